@@ -1,0 +1,78 @@
+/* kutil.h - what every workload needs around its kernels: CUDA error checks,
+ * a seeded RNG, dtype conversion on upload/download, output poisoning and the
+ * error norms of a correctness check. C and C++ (nvcc) clean. */
+#ifndef FP_KUTIL_H
+#define FP_KUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Report a failed CUDA call as "fuseprof: CALL failed: <cuda error string>
+ * (FILE:LINE)". Returns 0 when e is cudaSuccess, else -1. */
+int cuda_check(cudaError_t e, const char *call, const char *file, int line);
+#define CUDA_CHECK(call) cuda_check((call), #call, __FILE__, __LINE__)
+/* After every launch: catches bad configurations at once. */
+#define CUDA_CHECK_LAUNCH(name) \
+	cuda_check(cudaGetLastError(), "launch of " name, __FILE__, __LINE__)
+
+/* A small, fast, seeded generator (splitmix64 + xoshiro256**); the same seed
+ * gives the same numbers on every machine. */
+struct fp_rng {
+	uint64_t s[4];
+	int have_spare;
+	double spare;
+};
+void rng_seed(struct fp_rng *r, uint64_t seed);
+uint64_t rng_next(struct fp_rng *r);
+double rng_uniform(struct fp_rng *r);  /* [0, 1) */
+double rng_normal(struct fp_rng *r);   /* mean 0, variance 1 */
+
+/* Round each value to the nearest value dtype can hold (round to nearest
+ * even, as the upload does), so a CPU reference sees exactly what the GPU
+ * sees. */
+void host_round(double *v, size_t n, enum fp_dtype dt);
+
+/* Copy n values to the device as dtype (rounded to nearest even) / back to
+ * the host as double. Synchronous. Return 0 or -1 (reported). */
+int dev_upload(void *dst, enum fp_dtype dt, const double *src, size_t n);
+int dev_download(double *dst, const void *src, enum fp_dtype dt, size_t n);
+
+/* Fill n elements with N(mean, std^2) random values drawn on the device from
+ * seed (counter-based: the values depend only on seed and index). For the
+ * input sets that timing rotates through; checks upload host data instead. */
+int dev_fill_normal(void *dst, enum fp_dtype dt, size_t n, uint64_t seed,
+		    float mean, float std, cudaStream_t stream);
+
+/* Set bytes to 0xff: NaN in fp32 and bf16, so an element a kernel forgot to
+ * write fails the check. Synchronous. */
+int dev_poison(void *p, size_t bytes);
+
+/* Accumulates the error of one output against its reference. */
+struct fp_cmp {
+	double sq_err, sq_ref, max_abs;
+	size_t n, bad;        /* compared; non-finite where ref is finite */
+	size_t first_bad;     /* index of the first bad element */
+};
+void cmp_init(struct fp_cmp *c);
+void cmp_add(struct fp_cmp *c, const double *out, const double *ref, size_t n);
+/* ||out - ref|| / ||ref||; plain ||out - ref|| when ref is all zeros. */
+double cmp_rel(const struct fp_cmp *c);
+
+/* Start a check result: seed recorded, tolerance set, passed = 1. */
+void check_begin(struct fp_check *r, unsigned long long seed, double tol);
+/* Fold one output's comparison into r (worst rel_err and max_abs_err kept);
+ * marks r failed with a detail naming the output when it is out of bounds
+ * or has non-finite elements. */
+void check_output(struct fp_check *r, const char *name, const struct fp_cmp *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,142 @@
+/* workload.h - the contract between a workload (one operation, several
+ * variants computing the same function) and the run loop that measures it.
+ *
+ * The run loop knows no workload by name: it walks fp_workloads[], asks each
+ * for its shapes, model and variants, and drives instances through
+ * create -> check -> launch (many times) -> destroy. Adding a workload is one
+ * new kernels/NAME.cu that defines a `const struct workload` plus one line in
+ * kernels/registry.c. This header is C and C++ (nvcc) clean. */
+#ifndef FP_WORKLOAD_H
+#define FP_WORKLOAD_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Storage types. Math is fp32 for both; bf16 is storage only. */
+enum fp_dtype { FP_F32 = 0, FP_BF16 = 1, FP_NDTYPES };
+#define FP_DTYPE_BIT(d) (1u << (d))
+
+const char *fp_dtype_name(enum fp_dtype dt);            /* "fp32", "bf16" */
+int fp_dtype_parse(const char *s, enum fp_dtype *out);  /* 0, or -1 if unknown */
+size_t fp_dtype_size(enum fp_dtype dt);                 /* bytes per element */
+
+#define FP_MAX_PARAMS 6
+#define FP_REQUIRED (-1L)
+
+/* One shape parameter. A shape spec may omit a parameter whose def is not
+ * FP_REQUIRED; values outside [min, max] are rejected by the parser. */
+struct fp_param {
+	const char *name;  /* "M", "N", "erf" */
+	long def;          /* default, or FP_REQUIRED */
+	long min, max;
+	const char *help;  /* "rows", "row width (elements)" */
+};
+
+/* Parameter values, in the order of workload->params. */
+struct fp_shape {
+	long v[FP_MAX_PARAMS];
+};
+
+/* What a variant is to fusion analysis: reports pair each FP_FUSED variant
+ * with every other variant of the same workload, dtype and shape. */
+enum fp_role { FP_UNFUSED = 0, FP_FUSED = 1, FP_NAIVE = 2 };
+const char *fp_role_name(enum fp_role r);  /* "unfused", "fused", "naive" */
+
+struct fp_variant {
+	const char *name;     /* "fused", "unfused3" */
+	enum fp_role role;
+	const char *summary;  /* one line: how many kernels, what each does */
+};
+
+/* The napkin math of one op. Bytes are DRAM bytes. */
+struct fp_model {
+	double flops;          /* FLOP the operation must do (an FMA counts 2) */
+	double min_bytes;      /* each input read once, each output written once */
+	double variant_bytes;  /* what this variant is expected to move */
+};
+
+/* Outcome of one correctness check. */
+struct fp_check {
+	unsigned long long seed;  /* inputs drawn from this seed */
+	double rel_err;      /* worst over outputs of ||out - ref||_2 / ||ref||_2 */
+	double max_abs_err;  /* worst |out - ref| over all outputs */
+	double tolerance;    /* bound on rel_err for this dtype */
+	int passed;          /* rel_err <= tolerance and every element finite where ref is */
+	char detail[160];    /* on failure: which output and why */
+};
+
+/* A workload's instance: device buffers for one shape, dtype and variant,
+ * with nsets input sets to rotate among. Defined by each workload. */
+struct fp_op;
+
+struct workload {
+	const char *name;                   /* "ln_gelu_fwd" */
+	const char *summary;                /* one line */
+	const struct fp_param *params;      /* terminated by .name == NULL */
+	unsigned dtypes;                    /* FP_DTYPE_BIT(FP_F32) | ... */
+	const struct fp_variant *variants;  /* terminated by .name == NULL */
+	const char *const *profiles;        /* input profiles for check(), NULL-
+	                                       terminated; [0] is plain random data,
+	                                       the inputs timing uses */
+	const char *suite;   /* default suite: shape specs separated by ';' */
+	const char *quick;   /* the --quick suite, likewise */
+
+	/* 0 if this shape and dtype can run, else -1 with a one-line reason
+	 * ("N=0: rows must be at least 1 element wide") in why. Allocates
+	 * nothing, touches no GPU. */
+	int (*validate)(const struct fp_shape *s, enum fp_dtype dt,
+			char *why, size_t whylen);
+
+	/* Device bytes that create() with nsets input sets allocates, so the
+	 * run loop can refuse a shape that does not fit before allocating. */
+	size_t (*device_bytes)(const struct fp_shape *s, enum fp_dtype dt,
+			       int variant, int nsets);
+
+	/* FLOPs and bytes for this shape, dtype and variant. */
+	void (*model)(const struct fp_shape *s, enum fp_dtype dt, int variant,
+		      struct fp_model *m);
+
+	/* Allocate an instance and fill its nsets (>= 1) input sets with
+	 * profile-0 random data drawn from seed. Returns 0 with *op set, or -1
+	 * (reported through error()) with nothing allocated. */
+	int (*create)(struct fp_op **op, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed);
+
+	/* Enqueue every kernel of the variant on stream, reading input set
+	 * `set`. Does not synchronize. Returns 0, or -1 if a launch failed. */
+	int (*launch)(struct fp_op *op, int set, cudaStream_t stream);
+
+	/* Draw fresh inputs from profile (an index into profiles) and seed into
+	 * set 0, poison the outputs, run the variant once, compare with the
+	 * double-precision CPU reference. Returns 0 when the check ran (see
+	 * r->passed), -1 when it could not run (CUDA error, reported). */
+	int (*check)(struct fp_op *op, int profile, unsigned long long seed,
+		     struct fp_check *r);
+
+	/* Free everything create() allocated. NULL is a no-op. */
+	void (*destroy)(struct fp_op *op);
+};
+
+/* The registry: every workload, NULL-terminated (kernels/registry.c). */
+extern const struct workload *const fp_workloads[];
+
+/* The workload named name, or NULL. */
+const struct workload *workload_find(const char *name);
+/* Index of the variant named name, or -1. */
+int workload_variant(const struct workload *w, const char *name);
+int workload_nvariants(const struct workload *w);
+int workload_nparams(const struct workload *w);
+int workload_nprofiles(const struct workload *w);
+/* Canonical shape text, every parameter in order: "M=16384,N=768". */
+void workload_format_shape(const struct workload *w, const struct fp_shape *s,
+			   char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,161 @@
+/* cmd-list.c - `fuseprof list`: the runs in a database, or the workloads this
+ * build can measure. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "store.h"
+#include "table.h"
+#include "util.h"
+#include "workload.h"
+
+static void help(void)
+{
+	printf("Usage: fuseprof list [OPTION]... runs\n"
+	       "       fuseprof list [OPTION]... workloads\n"
+	       "List the runs stored in the database (newest first), or the workloads\n"
+	       "this fuseprof can measure with their variants, dtypes and shape\n"
+	       "parameters.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
+	       "  -f, --format FMT     table (default), csv, json or md\n"
+	       "  -h, --help           show this help and exit\n"
+	       "\n"
+	       "Examples:\n"
+	       "  fuseprof list runs\n"
+	       "  fuseprof list runs --format json --db nightly.db\n"
+	       "  fuseprof list workloads\n");
+}
+
+static int list_runs(const char *db, enum table_format fmt)
+{
+	static const char *const hdr[] = {
+		"id", "started", "device", "tag", "status", "ops", "failed"
+	};
+	struct store *st;
+	sqlite3_stmt *s = NULL;
+	struct table t;
+	int rc;
+
+	if (store_open(&st, db, STORE_READONLY))
+		return EXIT_FAIL;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT run_id, started_at, device, tag, status, ops, "
+			       "failed_ops FROM v_runs ORDER BY run_id DESC",
+			       -1, &s, NULL) != SQLITE_OK) {
+		store_error(st, "cannot read runs from");
+		store_close(st);
+		return EXIT_FAIL;
+	}
+	table_init(&t, 7, hdr);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		table_add_int(&t, sqlite3_column_int64(s, 0));
+		for (int i = 1; i <= 4; i++)
+			table_add_text(&t, (const char *)sqlite3_column_text(s, i));
+		table_add_int(&t, sqlite3_column_int64(s, 5));
+		table_add_int(&t, sqlite3_column_int64(s, 6));
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_error(st, "cannot read runs from");
+		table_release(&t);
+		store_close(st);
+		return EXIT_FAIL;
+	}
+	table_print(&t, fmt, stdout);
+	table_release(&t);
+	store_close(st);
+	return EXIT_OK;
+}
+
+static int list_workloads(enum table_format fmt)
+{
+	static const char *const hdr[] = {
+		"workload", "variants", "dtypes", "shape", "summary"
+	};
+	struct table t;
+
+	table_init(&t, 5, hdr);
+	for (const struct workload *const *w = fp_workloads; *w; w++) {
+		struct strbuf v = STRBUF_INIT, d = STRBUF_INIT, p = STRBUF_INIT;
+
+		for (int i = 0; (*w)->variants[i].name; i++)
+			strbuf_addf(&v, "%s%s", i ? "," : "", (*w)->variants[i].name);
+		for (int i = 0; i < FP_NDTYPES; i++)
+			if ((*w)->dtypes & FP_DTYPE_BIT(i))
+				strbuf_addf(&d, "%s%s", d.len ? "," : "",
+					    fp_dtype_name((enum fp_dtype)i));
+		for (int i = 0; (*w)->params[i].name; i++) {
+			const struct fp_param *pp = &(*w)->params[i];
+
+			if (pp->def == FP_REQUIRED)
+				strbuf_addf(&p, "%s%s", i ? "," : "", pp->name);
+			else
+				strbuf_addf(&p, "%s[%s=%ld]", i ? "," : "", pp->name, pp->def);
+		}
+		table_add_text(&t, (*w)->name);
+		table_add_text(&t, strbuf_str(&v));
+		table_add_text(&t, strbuf_str(&d));
+		table_add_text(&t, strbuf_str(&p));
+		table_add_text(&t, (*w)->summary);
+		strbuf_release(&v);
+		strbuf_release(&d);
+		strbuf_release(&p);
+	}
+	table_print(&t, fmt, stdout);
+	table_release(&t);
+	return EXIT_OK;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *db = default_db_path();
+	enum table_format fmt = TABLE_TEXT;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			if (table_format_parse(optarg, &fmt))
+				return usage_error("list", "list: unknown format '%s' "
+						   "(use table, csv, json or md)", optarg);
+			break;
+		case 'h':
+			help();
+			return EXIT_OK;
+		default:
+			return usage_error("list", "list: unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return usage_error("list", "list: say what to list: runs or workloads");
+	if (optind + 1 < argc)
+		return usage_error("list", "list: one thing at a time: runs or workloads");
+	if (!strcmp(argv[optind], "runs"))
+		return list_runs(db, fmt);
+	if (!strcmp(argv[optind], "workloads"))
+		return list_workloads(fmt);
+	return usage_error("list", "list: unknown list '%s' (use runs or workloads)",
+			   argv[optind]);
+}
+
+const struct cmd_entry cmd_list_entry = {
+	"list", "list the runs in a database, or the workloads", cmd_list
+};

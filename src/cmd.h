@@ -1,0 +1,26 @@
+/* cmd.h - the command table: each command lives in src/cmd-NAME.c and exports
+ * one `const struct cmd_entry cmd_NAME_entry`, listed in src/main.c. */
+#ifndef FP_CMD_H
+#define FP_CMD_H
+
+struct cmd_entry {
+	const char *name;     /* "query" */
+	const char *summary;  /* one line for `fuseprof --help` */
+	/* Runs the command; argv[0] is the command's name. Returns the exit
+	 * status: 0 success, 1 failure, 2 usage error (130 interrupted). */
+	int (*exec)(int argc, char **argv);
+};
+
+/* Exit statuses, as documented in fuseprof(1). */
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+/* The database a command uses when --db is not given: $FUSEPROF_DB, else
+ * "fuseprof.db". */
+const char *default_db_path(void);
+
+extern const struct cmd_entry cmd_query_entry;
+extern const struct cmd_entry cmd_list_entry;
+
+#endif

@@ -1,0 +1,100 @@
+/* main.c - the fuseprof program: global options and the command table. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "error.h"
+
+/* In the order `fuseprof --help` lists them. */
+static const struct cmd_entry *const commands[] = {
+	&cmd_list_entry,
+	&cmd_query_entry,
+	NULL
+};
+
+const char *default_db_path(void)
+{
+	const char *p = getenv("FUSEPROF_DB");
+
+	return p && *p ? p : "fuseprof.db";
+}
+
+static const struct cmd_entry *find_command(const char *name)
+{
+	for (const struct cmd_entry *const *c = commands; *c; c++)
+		if (!strcmp((*c)->name, name))
+			return *c;
+	return NULL;
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: fuseprof COMMAND [OPTION]...\n"
+		"Measure fused and unfused GPU kernels, store every number in SQLite,\n"
+		"and turn the database into rooflines, tables and regression verdicts.\n"
+		"\n"
+		"Commands:\n");
+	for (const struct cmd_entry *const *c = commands; *c; c++)
+		fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
+	fprintf(f,
+		"  %-10s %s\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help     show this help and exit\n"
+		"  -V, --version  show the version and exit\n"
+		"\n"
+		"Each command has its own help: 'fuseprof COMMAND --help' or\n"
+		"'fuseprof help COMMAND'. The database is ./fuseprof.db unless --db PATH\n"
+		"or $FUSEPROF_DB names another.\n"
+		"\n"
+		"Exit status: 0 success, 1 failure (or a regression found by compare),\n"
+		"2 usage error.\n",
+		"help", "show help for fuseprof or one command");
+}
+
+static int run_help(int argc, char **argv)
+{
+	const struct cmd_entry *c;
+	char *hargv[] = { NULL, "--help", NULL };
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		print_help(stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return usage_error("help", "help: too many arguments");
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "help: unknown command '%s'", argv[1]);
+	hargv[0] = (char *)c->name;
+	return c->exec(2, hargv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_entry *c;
+
+	if (argc < 2)
+		return usage_error(NULL, "no command given");
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		print_help(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("fuseprof %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	if (argv[1][0] == '-')
+		return usage_error(NULL, "unknown option '%s'", argv[1]);
+	if (!strcmp(argv[1], "help"))
+		return run_help(argc - 1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	/* getopt_long in each command starts from argv[1] of its own vector. */
+	return c->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,768 @@
+/* store.c - the SQLite store: open and validate, migrate, keep views current,
+ * and write each op in one transaction so a killed process never leaves a
+ * half-written op behind. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "store.h"
+#include "util.h"
+#include "views.h"
+
+/* PRAGMA application_id of every fuseprof database: "FPRF". */
+#define FUSEPROF_APP_ID 0x46505246
+
+/* How long a writer waits for another (ms); $FUSEPROF_BUSY_TIMEOUT_MS
+ * overrides it. Ten seconds covers any single op's insert by a wide margin. */
+#define DEFAULT_BUSY_TIMEOUT_MS 10000
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	enum store_mode mode;
+	int busy_ms;
+};
+
+/* Schema migrations: migrations[i] takes a database from user_version i to
+ * i + 1. Append, never edit: a released step is history. */
+static const char *const migrations[] = {
+	/* 0 -> 1: the first schema. */
+	"CREATE TABLE meta ("
+	"  key TEXT PRIMARY KEY,"
+	"  value TEXT NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE TABLE devices ("
+	"  id INTEGER PRIMARY KEY,"
+	"  uuid TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  cc_major INTEGER, cc_minor INTEGER, sm_count INTEGER,"
+	"  l2_bytes INTEGER, mem_bytes INTEGER, mem_bus_bits INTEGER,"
+	"  sm_clock_khz INTEGER, mem_clock_khz INTEGER,"
+	"  driver_version INTEGER, runtime_version INTEGER, cupti_version INTEGER,"
+	"  UNIQUE (uuid, driver_version, sm_clock_khz, mem_clock_khz)"
+	");"
+	"CREATE TABLE runs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  started_at TEXT NOT NULL,"
+	"  finished_at TEXT,"
+	"  status TEXT NOT NULL DEFAULT 'running'"
+	"    CHECK (status IN ('running', 'complete', 'aborted', 'failed')),"
+	"  host TEXT, pid INTEGER,"
+	"  tool_version TEXT NOT NULL,"
+	"  command_line TEXT, tag TEXT,"
+	"  device_id INTEGER REFERENCES devices(id),"
+	"  counters TEXT,"
+	"  note TEXT"
+	");"
+	"CREATE INDEX runs_tag ON runs(tag);"
+	"CREATE TABLE ceilings ("
+	"  id INTEGER PRIMARY KEY,"
+	"  device_id INTEGER NOT NULL REFERENCES devices(id),"
+	"  run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,"
+	"  name TEXT NOT NULL,"
+	"  unit TEXT NOT NULL CHECK (unit IN ('B/s', 'FLOP/s')),"
+	"  value REAL NOT NULL CHECK (value > 0),"
+	"  provenance TEXT NOT NULL CHECK (provenance IN ('measured', 'theoretical')),"
+	"  method TEXT,"
+	"  measured_at TEXT NOT NULL"
+	");"
+	"CREATE INDEX ceilings_device ON ceilings(device_id, name, provenance);"
+	"CREATE TABLE ops ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  workload TEXT NOT NULL, variant TEXT NOT NULL,"
+	"  role TEXT NOT NULL CHECK (role IN ('fused', 'unfused', 'naive')),"
+	"  dtype TEXT NOT NULL, shape TEXT NOT NULL,"
+	"  status TEXT NOT NULL CHECK (status IN ('ok', 'wrong', 'error')),"
+	"  seed INTEGER, rel_err REAL, max_abs_err REAL, tolerance REAL,"
+	"  reps INTEGER NOT NULL,"
+	"  time_ns REAL, time_ns_min REAL, time_ns_max REAL, span_ns REAL,"
+	"  launches INTEGER,"
+	"  model_flops REAL, model_min_bytes REAL, model_variant_bytes REAL,"
+	"  message TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  UNIQUE (run_id, workload, variant, dtype, shape)"
+	");"
+	"CREATE INDEX ops_key ON ops(workload, variant, dtype, shape);"
+	"CREATE TABLE samples ("
+	"  op_id INTEGER NOT NULL REFERENCES ops(id) ON DELETE CASCADE,"
+	"  rep INTEGER NOT NULL,"
+	"  time_ns REAL NOT NULL,"
+	"  span_ns REAL,"
+	"  PRIMARY KEY (op_id, rep)"
+	") WITHOUT ROWID;"
+	"CREATE TABLE kernels ("
+	"  id INTEGER PRIMARY KEY,"
+	"  op_id INTEGER NOT NULL REFERENCES ops(id) ON DELETE CASCADE,"
+	"  idx INTEGER NOT NULL,"
+	"  name TEXT NOT NULL, mangled TEXT,"
+	"  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,"
+	"  block_x INTEGER, block_y INTEGER, block_z INTEGER,"
+	"  registers INTEGER, static_smem INTEGER, dynamic_smem INTEGER,"
+	"  launches INTEGER NOT NULL,"
+	"  dur_ns REAL, dur_ns_min REAL, dur_ns_max REAL,"
+	"  UNIQUE (op_id, idx)"
+	");"
+	"CREATE TABLE counters ("
+	"  kernel_id INTEGER NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,"
+	"  metric TEXT NOT NULL,"
+	"  value REAL NOT NULL,"
+	"  PRIMARY KEY (kernel_id, metric)"
+	") WITHOUT ROWID;",
+};
+
+int store_error(struct store *st, const char *what)
+{
+	return error("%s: '%s': %s", what, st->path, sqlite3_errmsg(st->db));
+}
+
+sqlite3 *store_db(struct store *st)
+{
+	return st->db;
+}
+
+const char *store_path(const struct store *st)
+{
+	return st->path;
+}
+
+static int exec(struct store *st, const char *sql, const char *what)
+{
+	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return store_error(st, what);
+	return 0;
+}
+
+/* The single integer a query returns, or -1 (reported) on error. */
+static int query_int(struct store *st, const char *sql, long long *out)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read");
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return store_error(st, "cannot read");
+	}
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int store_begin(struct store *st)
+{
+	/* IMMEDIATE takes the write lock now, so a busy database fails here
+	 * (after the timeout) and not half-way through a write. */
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		int busy = sqlite3_errcode(st->db) == SQLITE_BUSY;
+
+		if (busy)
+			return error("cannot write '%s': database is locked by another "
+				     "process (waited %d ms)", st->path, st->busy_ms);
+		return store_error(st, "cannot write");
+	}
+	return 0;
+}
+
+int store_commit(struct store *st)
+{
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		store_error(st, "cannot commit");
+		store_rollback(st);
+		return -1;
+	}
+	return 0;
+}
+
+void store_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int set_meta(struct store *st, const char *key, const char *value)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+			       "ON CONFLICT(key) DO UPDATE SET value = ?2",
+			       -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot write");
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : store_error(st, "cannot write");
+}
+
+/* Returns a malloc'd value, or NULL when the key or the table is missing. */
+static char *get_meta(struct store *st, const char *key)
+{
+	sqlite3_stmt *s = NULL;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT value FROM main.meta WHERE key = ?1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		v = xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* Bring the schema from version `from` to STORE_SCHEMA_VERSION in one
+ * transaction: all steps or none. */
+static int migrate(struct store *st, long long from)
+{
+	char sql[64];
+
+	if (store_begin(st))
+		return -1;
+	for (long long v = from; v < STORE_SCHEMA_VERSION; v++)
+		if (exec(st, migrations[v], "cannot migrate the schema"))
+			goto out_rollback;
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d",
+		 STORE_SCHEMA_VERSION, FUSEPROF_APP_ID);
+	if (exec(st, sql, "cannot migrate the schema"))
+		goto out_rollback;
+	if (from == 0 && (set_meta(st, "created_by", "fuseprof " PACKAGE_VERSION) ||
+			  set_meta(st, "application", "fuseprof")))
+		goto out_rollback;
+	return store_commit(st);
+
+out_rollback:
+	store_rollback(st);
+	return -1;
+}
+
+/* Views are derived: recreate them whenever this build's definitions differ
+ * from the ones stored, so a formula fix reaches old databases with no
+ * re-run. A read-only open gets the current ones as TEMP views, which shadow
+ * the stored ones for this connection only. */
+static int refresh_views(struct store *st)
+{
+	char *have = get_meta(st, "views");
+	const char *want = views_signature();
+	int temp = st->mode == STORE_READONLY;
+	struct strbuf sb = STRBUF_INIT;
+	int rc = -1;
+
+	if (have && !strcmp(have, want)) {
+		free(have);
+		return 0;
+	}
+	free(have);
+	if (!temp && store_begin(st))
+		return -1;
+	if (!temp) {
+		/* Drop every stored view, not only the ones this build knows. */
+		sqlite3_stmt *s = NULL;
+
+		if (sqlite3_prepare_v2(st->db,
+				       "SELECT name FROM main.sqlite_master WHERE type = 'view'",
+				       -1, &s, NULL) != SQLITE_OK) {
+			store_error(st, "cannot read the schema");
+			goto out;
+		}
+		while (sqlite3_step(s) == SQLITE_ROW)
+			strbuf_addf(&sb, "DROP VIEW IF EXISTS main.\"%s\";",
+				    (const char *)sqlite3_column_text(s, 0));
+		sqlite3_finalize(s);
+		if (exec(st, strbuf_str(&sb), "cannot update the views"))
+			goto out;
+	}
+	for (const struct view_def *v = fp_views; v->name; v++) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "CREATE %sVIEW %s AS %s", temp ? "TEMP " : "",
+			    v->name, v->sql);
+		if (exec(st, strbuf_str(&sb), "cannot create the views"))
+			goto out;
+	}
+	if (!temp && set_meta(st, "views", want))
+		goto out;
+	rc = temp ? 0 : store_commit(st);
+	strbuf_release(&sb);
+	return rc;
+out:
+	if (!temp)
+		store_rollback(st);
+	strbuf_release(&sb);
+	return -1;
+}
+
+/* Decide whether the open file is a fuseprof database we can use; migrate
+ * or initialise it when the mode allows. Writes nothing before the checks
+ * pass. */
+static int validate(struct store *st)
+{
+	long long version, app, tables;
+
+	/* The first read fails on a file that is not SQLite at all. */
+	if (query_int(st, "SELECT count(*) FROM main.sqlite_master WHERE type = 'table'",
+		      &tables))
+		return -1;
+	if (query_int(st, "PRAGMA user_version", &version) ||
+	    query_int(st, "PRAGMA application_id", &app))
+		return -1;
+	if (version == 0 && tables == 0) {
+		if (st->mode == STORE_READONLY)
+			return error("cannot read '%s': it is empty, not a fuseprof "
+				     "database (run 'fuseprof run' to fill it)", st->path);
+		return migrate(st, 0);
+	}
+	if (app != FUSEPROF_APP_ID)
+		return error("cannot open '%s': an SQLite database, but not one of "
+			     "fuseprof's", st->path);
+	if (version > STORE_SCHEMA_VERSION)
+		return error("cannot open '%s': its schema is version %lld, newer than "
+			     "this fuseprof understands (%d): upgrade fuseprof",
+			     st->path, version, STORE_SCHEMA_VERSION);
+	if (version < STORE_SCHEMA_VERSION) {
+		if (st->mode == STORE_READONLY)
+			return error("cannot read '%s': its schema is version %lld and "
+				     "needs migrating to %d; open it once with a command "
+				     "that writes (e.g. 'fuseprof run')",
+				     st->path, version, STORE_SCHEMA_VERSION);
+		if (migrate(st, version))
+			return -1;
+	}
+	return 0;
+}
+
+int store_open(struct store **out, const char *path, enum store_mode mode)
+{
+	struct store *st;
+	struct stat sb;
+	const char *env = getenv("FUSEPROF_BUSY_TIMEOUT_MS");
+	long ms;
+	int flags;
+
+	*out = NULL;
+	if (stat(path, &sb) != 0) {
+		if (errno != ENOENT || mode != STORE_CREATE)
+			return error("cannot open '%s': %s", path, strerror(errno));
+	} else if (S_ISDIR(sb.st_mode)) {
+		return error("cannot open '%s': is a directory", path);
+	}
+	if (mode != STORE_READONLY && stat(path, &sb) == 0 && access(path, W_OK) != 0)
+		return error("cannot write '%s': %s (check its permissions, or "
+			     "use a copy)", path, strerror(errno));
+
+	st = xcalloc(1, sizeof *st);
+	st->path = xstrdup(path);
+	st->mode = mode;
+	st->busy_ms = env && parse_long(env, &ms) == 0 && ms >= 0 ? (int)ms
+								     : DEFAULT_BUSY_TIMEOUT_MS;
+	flags = mode == STORE_READONLY ? SQLITE_OPEN_READONLY
+	      : mode == STORE_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+				     : SQLITE_OPEN_READWRITE;
+	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+		error("cannot open '%s': %s", path,
+		      st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto out_close;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	sqlite3_busy_timeout(st->db, st->busy_ms);
+	if (mode != STORE_READONLY && sqlite3_db_readonly(st->db, "main") == 1) {
+		error("cannot write '%s': the file is read-only", path);
+		goto out_close;
+	}
+	if (validate(st))
+		goto out_close;
+	if (exec(st, "PRAGMA foreign_keys = ON", "cannot configure"))
+		goto out_close;
+	if (mode != STORE_READONLY) {
+		/* WAL: readers never block the writer, and several `fuseprof
+		 * run` processes (one per GPU) can share one file. NORMAL is
+		 * durable at checkpoints and never corrupts under WAL. */
+		if (exec(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
+			 "cannot switch to WAL"))
+			goto out_close;
+	}
+	if (refresh_views(st))
+		goto out_close;
+	*out = st;
+	return 0;
+
+out_close:
+	store_close(st);
+	return -1;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close_v2(st->db);
+	free(st->path);
+	free(st);
+}
+
+/* ---- writes ---------------------------------------------------------- */
+
+static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void bind_real_or_null(sqlite3_stmt *s, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* Step a prepared write to completion and finalize it. */
+static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc != SQLITE_DONE) {
+		store_error(st, what);
+		sqlite3_finalize(s);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int prepare(struct store *st, const char *sql, sqlite3_stmt **s)
+{
+	if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot prepare a statement for");
+	return 0;
+}
+
+int store_upsert_device(struct store *st, const struct store_device *d,
+			long long *id)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (prepare(st, "INSERT INTO devices (uuid, name, cc_major, cc_minor, "
+			"sm_count, l2_bytes, mem_bytes, mem_bus_bits, sm_clock_khz, "
+			"mem_clock_khz, driver_version, runtime_version, cupti_version) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+			"ON CONFLICT (uuid, driver_version, sm_clock_khz, mem_clock_khz) "
+			"DO UPDATE SET name = excluded.name RETURNING id", &s))
+		return -1;
+	sqlite3_bind_text(s, 1, d->uuid, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 2, d->name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 3, d->cc_major);
+	sqlite3_bind_int(s, 4, d->cc_minor);
+	sqlite3_bind_int(s, 5, d->sm_count);
+	sqlite3_bind_int64(s, 6, d->l2_bytes);
+	sqlite3_bind_int64(s, 7, d->mem_bytes);
+	sqlite3_bind_int(s, 8, d->mem_bus_bits);
+	sqlite3_bind_int(s, 9, d->sm_clock_khz);
+	sqlite3_bind_int(s, 10, d->mem_clock_khz);
+	sqlite3_bind_int(s, 11, d->driver_version);
+	sqlite3_bind_int(s, 12, d->runtime_version);
+	sqlite3_bind_int(s, 13, d->cupti_version);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		store_error(st, "cannot record the device in");
+		sqlite3_finalize(s);
+		return -1;
+	}
+	*id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int store_begin_run(struct store *st, const struct store_run *r,
+		    long long *run_id)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32];
+
+	utc_now_iso(now, sizeof now);
+	if (prepare(st, "INSERT INTO runs (started_at, status, host, pid, "
+			"tool_version, command_line, tag, device_id, counters) "
+			"VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s))
+		return -1;
+	sqlite3_bind_text(s, 1, now, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 2, r->host);
+	sqlite3_bind_int64(s, 3, (long long)getpid());
+	sqlite3_bind_text(s, 4, r->tool_version ? r->tool_version : PACKAGE_VERSION,
+			  -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 5, r->command_line);
+	bind_text_or_null(s, 6, r->tag);
+	if (r->device_id > 0)
+		sqlite3_bind_int64(s, 7, r->device_id);
+	else
+		sqlite3_bind_null(s, 7);
+	bind_text_or_null(s, 8, r->counters);
+	if (step_done(st, s, "cannot start a run in"))
+		return -1;
+	*run_id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+static int update_run(struct store *st, const char *sql, long long run_id,
+		      const char *text, long long num, const char *what)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (prepare(st, sql, &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (text)
+		sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_int64(s, 2, num);
+	if (step_done(st, s, what))
+		return -1;
+	if (sqlite3_changes(st->db) != 1)
+		return error("%s '%s': no run %lld", what, st->path, run_id);
+	return 0;
+}
+
+int store_set_run_device(struct store *st, long long run_id, long long device_id)
+{
+	return update_run(st, "UPDATE runs SET device_id = ?2 WHERE id = ?1",
+			  run_id, NULL, device_id, "cannot update the run in");
+}
+
+int store_set_run_counters(struct store *st, long long run_id, const char *counters)
+{
+	return update_run(st, "UPDATE runs SET counters = ?2 WHERE id = ?1",
+			  run_id, counters, 0, "cannot update the run in");
+}
+
+int store_finish_run(struct store *st, long long run_id, const char *status,
+		     const char *note)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32];
+
+	utc_now_iso(now, sizeof now);
+	if (prepare(st, "UPDATE runs SET status = ?2, finished_at = ?3, "
+			"note = coalesce(?4, note) WHERE id = ?1", &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, status, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, now, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 4, note);
+	if (step_done(st, s, "cannot finish the run in"))
+		return -1;
+	if (sqlite3_changes(st->db) != 1)
+		return error("cannot finish run %lld in '%s': no such run", run_id,
+			     st->path);
+	return 0;
+}
+
+static int insert_kernel(struct store *st, long long op_id, int idx,
+			 const struct store_kernel *k)
+{
+	sqlite3_stmt *s = NULL;
+	long long kid;
+
+	if (prepare(st, "INSERT INTO kernels (op_id, idx, name, mangled, grid_x, "
+			"grid_y, grid_z, block_x, block_y, block_z, registers, "
+			"static_smem, dynamic_smem, launches, dur_ns, dur_ns_min, "
+			"dur_ns_max) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+			"?11, ?12, ?13, ?14, ?15, ?16, ?17)", &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, op_id);
+	sqlite3_bind_int(s, 2, idx);
+	sqlite3_bind_text(s, 3, k->name ? k->name : "?", -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 4, k->mangled);
+	for (int i = 0; i < 3; i++) {
+		sqlite3_bind_int64(s, 5 + i, k->grid[i]);
+		sqlite3_bind_int64(s, 8 + i, k->block[i]);
+	}
+	sqlite3_bind_int(s, 11, k->registers);
+	sqlite3_bind_int(s, 12, k->static_smem);
+	sqlite3_bind_int(s, 13, k->dynamic_smem);
+	sqlite3_bind_int64(s, 14, k->launches);
+	bind_real_or_null(s, 15, k->dur_ns_median);
+	bind_real_or_null(s, 16, k->dur_ns_min);
+	bind_real_or_null(s, 17, k->dur_ns_max);
+	if (step_done(st, s, "cannot store a kernel in"))
+		return -1;
+	kid = sqlite3_last_insert_rowid(st->db);
+	if (k->ncounters == 0)
+		return 0;
+	if (prepare(st, "INSERT INTO counters (kernel_id, metric, value) "
+			"VALUES (?1, ?2, ?3)", &s))
+		return -1;
+	for (int i = 0; i < k->ncounters; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, kid);
+		sqlite3_bind_text(s, 2, k->counter_names[i], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(s, 3, k->counter_values[i]);
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			store_error(st, "cannot store a counter in");
+			sqlite3_finalize(s);
+			return -1;
+		}
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int store_insert_op(struct store *st, long long run_id,
+		    const struct store_op *op, long long *op_id)
+{
+	sqlite3_stmt *s = NULL;
+	double tmin = NAN, tmax = NAN;
+	char now[32];
+	long long id;
+
+	for (int i = 0; i < op->reps; i++) {
+		if (i == 0 || op->time_ns[i] < tmin)
+			tmin = op->time_ns[i];
+		if (i == 0 || op->time_ns[i] > tmax)
+			tmax = op->time_ns[i];
+	}
+	utc_now_iso(now, sizeof now);
+	if (store_begin(st))
+		return -1;
+	if (prepare(st, "INSERT INTO ops (run_id, workload, variant, role, dtype, "
+			"shape, status, seed, rel_err, max_abs_err, tolerance, reps, "
+			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
+			"model_flops, model_min_bytes, model_variant_bytes, message, "
+			"created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+			"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)", &s))
+		goto out_rollback;
+	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, op->workload, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, op->variant, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 4, op->role ? op->role : "unfused", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 5, op->dtype, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 6, op->shape, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 7, op->status, -1, SQLITE_TRANSIENT);
+	/* SQLite integers are signed: store the seed's bits as they are. */
+	sqlite3_bind_int64(s, 8, (sqlite3_int64)op->seed);
+	bind_real_or_null(s, 9, op->rel_err);
+	bind_real_or_null(s, 10, op->max_abs_err);
+	bind_real_or_null(s, 11, op->tolerance);
+	sqlite3_bind_int(s, 12, op->reps);
+	bind_real_or_null(s, 13, median_of(op->time_ns, (size_t)op->reps));
+	bind_real_or_null(s, 14, tmin);
+	bind_real_or_null(s, 15, tmax);
+	bind_real_or_null(s, 16, op->span_ns ? median_of(op->span_ns, (size_t)op->reps)
+					      : NAN);
+	sqlite3_bind_int64(s, 17, op->launches);
+	bind_real_or_null(s, 18, op->model_flops);
+	bind_real_or_null(s, 19, op->model_min_bytes);
+	bind_real_or_null(s, 20, op->model_variant_bytes);
+	bind_text_or_null(s, 21, op->message);
+	sqlite3_bind_text(s, 22, now, -1, SQLITE_TRANSIENT);
+	if (step_done(st, s, "cannot store an op in"))
+		goto out_rollback;
+	id = sqlite3_last_insert_rowid(st->db);
+
+	if (op->reps > 0) {
+		if (prepare(st, "INSERT INTO samples (op_id, rep, time_ns, span_ns) "
+				"VALUES (?1, ?2, ?3, ?4)", &s))
+			goto out_rollback;
+		for (int i = 0; i < op->reps; i++) {
+			sqlite3_reset(s);
+			sqlite3_bind_int64(s, 1, id);
+			sqlite3_bind_int(s, 2, i);
+			sqlite3_bind_double(s, 3, op->time_ns[i]);
+			if (op->span_ns)
+				bind_real_or_null(s, 4, op->span_ns[i]);
+			else
+				sqlite3_bind_null(s, 4);
+			if (sqlite3_step(s) != SQLITE_DONE) {
+				store_error(st, "cannot store a sample in");
+				sqlite3_finalize(s);
+				goto out_rollback;
+			}
+		}
+		sqlite3_finalize(s);
+	}
+	for (int i = 0; i < op->nkernels; i++)
+		if (insert_kernel(st, id, i, &op->kernels[i]))
+			goto out_rollback;
+	if (store_commit(st))
+		return -1;
+	if (op_id)
+		*op_id = id;
+	return 0;
+
+out_rollback:
+	store_rollback(st);
+	return -1;
+}
+
+int store_insert_ceiling(struct store *st, long long device_id,
+			 long long run_id, const struct store_ceiling *c)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32];
+
+	utc_now_iso(now, sizeof now);
+	if (prepare(st, "INSERT INTO ceilings (device_id, run_id, name, unit, "
+			"value, provenance, method, measured_at) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, device_id);
+	if (run_id > 0)
+		sqlite3_bind_int64(s, 2, run_id);
+	else
+		sqlite3_bind_null(s, 2);
+	sqlite3_bind_text(s, 3, c->name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 4, c->unit, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(s, 5, c->value);
+	sqlite3_bind_text(s, 6, c->provenance, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 7, c->method);
+	sqlite3_bind_text(s, 8, now, -1, SQLITE_TRANSIENT);
+	return step_done(st, s, "cannot store a ceiling in");
+}
+
+/* ---- reads ----------------------------------------------------------- */
+
+int store_resolve_run(struct store *st, const char *ref, long long *id)
+{
+	sqlite3_stmt *s = NULL;
+	long n = 0;
+	int rc;
+
+	if (!ref || !*ref)
+		return error("empty run reference: give a run id, 'latest', "
+			     "'latest~N' or a tag");
+	if (parse_long(ref, &n) == 0) {
+		if (n <= 0)
+			return error("no run '%s' in '%s': run ids start at 1", ref, st->path);
+		if (prepare(st, "SELECT id FROM runs WHERE id = ?1", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, n);
+	} else if (!strcmp(ref, "latest") ||
+		   (!strncmp(ref, "latest~", 7) && parse_long(ref + 7, &n) == 0 && n >= 0)) {
+		if (prepare(st, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, n);
+	} else {
+		if (prepare(st, "SELECT id FROM runs WHERE tag = ?1 ORDER BY id DESC LIMIT 1", &s))
+			return -1;
+		sqlite3_bind_text(s, 1, ref, -1, SQLITE_TRANSIENT);
+	}
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return store_error(st, "cannot read runs from");
+	return error("no run '%s' in '%s' (see 'fuseprof list runs')", ref, st->path);
+}

@@ -1,0 +1,138 @@
+/* store.h - the SQLite store: every measurement fuseprof makes, versioned
+ * schema, one transaction per op, and the reads that reports need.
+ *
+ * Schema (v1), see src/store.c for the DDL and src/views.c for the public views:
+ *   meta(key, value)            schema version, creator
+ *   devices                     one row per GPU x driver x clocks
+ *   runs                        one `fuseprof run`: status running/complete/aborted/failed
+ *   ceilings                    measured and theoretical roofs per device
+ *   ops                         workload x variant x dtype x shape in a run
+ *   samples                     per-repetition op times (ns)
+ *   kernels                     per op: each distinct kernel, launches, durations
+ *   counters                    per kernel: raw hardware counter values */
+#ifndef FP_STORE_H
+#define FP_STORE_H
+
+#include <sqlite3.h>
+
+#define STORE_SCHEMA_VERSION 1
+
+enum store_mode {
+	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
+	STORE_READWRITE = 1, /* must exist */
+	STORE_CREATE = 2,    /* created (schema and all) when missing */
+};
+
+struct store;
+
+/* Open the database at path. Validates that it is a fuseprof database of a
+ * schema this build understands, migrates an older one forward (not in
+ * READONLY mode), and (re)creates the views when they are out of date.
+ * Returns 0 with *out set, or -1 after a one-line error naming the file and
+ * the cause; the file is then untouched. */
+int store_open(struct store **out, const char *path, enum store_mode mode);
+
+/* Close and free. NULL is a no-op. */
+void store_close(struct store *st);
+
+/* The underlying connection, for reads the API does not cover. */
+sqlite3 *store_db(struct store *st);
+const char *store_path(const struct store *st);
+
+/* Report the connection's last error as "<what>: '<path>': <sqlite message>"
+ * and return -1. */
+int store_error(struct store *st, const char *what);
+
+/* ---- writes ---------------------------------------------------------- */
+
+struct store_device {
+	const char *uuid, *name;
+	int cc_major, cc_minor, sm_count;
+	long long l2_bytes, mem_bytes;
+	int mem_bus_bits;
+	int sm_clock_khz, mem_clock_khz;  /* clocks the run saw */
+	int driver_version, runtime_version, cupti_version;
+};
+
+/* Find or insert the row for this device (uuid, driver and clocks). */
+int store_upsert_device(struct store *st, const struct store_device *d,
+			long long *id);
+
+struct store_run {
+	const char *tool_version;  /* PACKAGE_VERSION */
+	const char *host;
+	const char *command_line;
+	const char *tag;           /* may be NULL */
+	long long device_id;       /* 0 when not known yet */
+	const char *counters;      /* "range-profiler", "none", "denied", ... */
+};
+
+/* Insert a run with status 'running' and started_at now. */
+int store_begin_run(struct store *st, const struct store_run *r,
+		    long long *run_id);
+int store_set_run_device(struct store *st, long long run_id, long long device_id);
+int store_set_run_counters(struct store *st, long long run_id, const char *counters);
+/* Set the final status ("complete", "aborted", "failed") and finished_at;
+ * note may be NULL. */
+int store_finish_run(struct store *st, long long run_id, const char *status,
+		     const char *note);
+
+struct store_kernel {
+	const char *name;      /* demangled */
+	const char *mangled;   /* may be NULL */
+	unsigned grid[3], block[3];
+	int registers, static_smem, dynamic_smem;
+	long long launches;    /* launches per repetition */
+	double dur_ns_median, dur_ns_min, dur_ns_max;  /* per launch */
+	int ncounters;
+	const char *const *counter_names;  /* raw metric names, as CUPTI took them */
+	const double *counter_values;      /* summed over this kernel's launches */
+};
+
+struct store_op {
+	const char *workload, *variant, *role, *dtype, *shape;
+	const char *status;     /* "ok", "wrong", "error" */
+	unsigned long long seed;
+	double rel_err, max_abs_err, tolerance;  /* NaN when not checked */
+	int reps;               /* number of samples below */
+	const double *time_ns;  /* per rep: sum of the op's kernel durations */
+	const double *span_ns;  /* per rep: first kernel start to last end */
+	long long launches;     /* kernel launches per repetition */
+	double model_flops, model_min_bytes, model_variant_bytes;
+	const char *message;    /* may be NULL */
+	int nkernels;
+	const struct store_kernel *kernels;
+};
+
+/* Insert one op with its samples, kernels and counters in one transaction
+ * (BEGIN IMMEDIATE; waits up to the busy timeout for other writers). The
+ * op's median/min/max time are computed from the samples. On error nothing
+ * of the op is stored. */
+int store_insert_op(struct store *st, long long run_id,
+		    const struct store_op *op, long long *op_id);
+
+struct store_ceiling {
+	const char *name;        /* "dram_bw", "l2_bw", "fp32_fma", "fp64_fma", "tensor_bf16", ... */
+	const char *unit;        /* "B/s" or "FLOP/s" */
+	double value;
+	const char *provenance;  /* "measured" or "theoretical" */
+	const char *method;      /* how: "copy kernel, 4 GiB", "cuBLAS bf16 GEMM 8192^3" */
+};
+
+int store_insert_ceiling(struct store *st, long long device_id,
+			 long long run_id, const struct store_ceiling *c);
+
+/* ---- reads ----------------------------------------------------------- */
+
+/* Resolve a run reference to an id: a number, "latest", "latest~N" (N runs
+ * before the latest), or a tag (the newest run carrying it). Returns 0 with
+ * *id set, or -1 after an error naming ref. */
+int store_resolve_run(struct store *st, const char *ref, long long *id);
+
+/* Run in a transaction that readers see whole: store_begin / store_commit /
+ * store_rollback for callers that write several rows outside insert_op. */
+int store_begin(struct store *st);
+int store_commit(struct store *st);
+void store_rollback(struct store *st);
+
+#endif

@@ -1,0 +1,62 @@
+/* util.h - small helpers shared by every module: allocation, strings, numbers, time. */
+#ifndef FP_UTIL_H
+#define FP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation that aborts the program on out-of-memory: a profiler that cannot
+ * get a few kilobytes of host memory has nothing sensible left to do. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+/* A growable NUL-terminated string. Initialise with STRBUF_INIT; release with
+ * strbuf_release(), which leaves it empty and reusable. */
+struct strbuf {
+	char *buf;
+	size_t len, alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void strbuf_add(struct strbuf *sb, const char *s, size_t n);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+void strbuf_reset(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+/* Returns the string ("" when empty); the strbuf still owns it. */
+const char *strbuf_str(const struct strbuf *sb);
+
+/* Parse a whole string as a decimal integer / finite double. Returns 0, or -1
+ * (and leaves *out alone) if s is empty, has trailing junk or overflows. */
+int parse_long(const char *s, long *out);
+int parse_double(const char *s, double *out);
+
+/* Median of n doubles (sorts a copy); NaN when n == 0. */
+double median_of(const double *v, size_t n);
+
+/* Wall-clock time now as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into buf (>= 21 bytes). */
+void utc_now_iso(char *buf, size_t n);
+
+/* Monotonic time in seconds. */
+double now_seconds(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
