@@ -1,7 +1,9 @@
 /* registry.c - the list of workloads, and lookups over the contract. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "workload.h"
@@ -101,4 +103,68 @@ void workload_format_shape(const struct workload *w, const struct fp_shape *s,
 	for (int i = 0; w->params[i].name && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s=%ld",
 					i ? "," : "", w->params[i].name, s->v[i]);
+}
+
+int workload_parse_shape(const struct workload *w, const char *spec,
+			 struct fp_shape *s, char *why, size_t whylen)
+{
+	int np = workload_nparams(w), seen[FP_MAX_PARAMS] = { 0 };
+	const char *p = spec;
+
+	for (int i = 0; i < np; i++)
+		s->v[i] = w->params[i].def;
+	while (*p) {
+		const char *eq = strchr(p, '='), *end = strchr(p, ',');
+		char *num_end;
+		size_t len;
+		long v;
+		int i;
+
+		if (!end)
+			end = p + strlen(p);
+		if (!eq || eq > end) {
+			snprintf(why, whylen, "'%.*s' is not NAME=VALUE", (int)(end - p), p);
+			return -1;
+		}
+		len = (size_t)(eq - p);
+		for (i = 0; i < np; i++)
+			if (strlen(w->params[i].name) == len &&
+			    !strncmp(w->params[i].name, p, len))
+				break;
+		if (i == np) {
+			char names[128] = "";
+			for (int j = 0; j < np; j++)
+				snprintf(names + strlen(names), sizeof names - strlen(names),
+					 "%s%s", j ? ", " : "", w->params[j].name);
+			snprintf(why, whylen, "unknown parameter '%.*s' (%s takes %s)",
+				 (int)len, p, w->name, names);
+			return -1;
+		}
+		if (seen[i]++) {
+			snprintf(why, whylen, "parameter '%s' given twice", w->params[i].name);
+			return -1;
+		}
+		errno = 0;
+		v = strtol(eq + 1, &num_end, 10);
+		if (errno || num_end == eq + 1 || num_end != end) {
+			snprintf(why, whylen, "%s: '%.*s' is not a whole number",
+				 w->params[i].name, (int)(end - eq - 1), eq + 1);
+			return -1;
+		}
+		if (v < w->params[i].min || v > w->params[i].max) {
+			snprintf(why, whylen, "%s=%ld is out of range [%ld, %ld]",
+				 w->params[i].name, v, w->params[i].min, w->params[i].max);
+			return -1;
+		}
+		s->v[i] = v;
+		p = *end ? end + 1 : end;
+	}
+	for (int i = 0; i < np; i++) {
+		if (s->v[i] == FP_REQUIRED) {
+			snprintf(why, whylen, "missing parameter '%s' (%s)",
+				 w->params[i].name, w->params[i].help);
+			return -1;
+		}
+	}
+	return 0;
 }

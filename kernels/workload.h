@@ -84,6 +84,8 @@ struct workload {
 	                                       the inputs timing uses */
 	const char *suite;   /* default suite: shape specs separated by ';' */
 	const char *quick;   /* the --quick suite, likewise */
+	const char *tests;   /* shapes the GPU test checks every variant, dtype
+	                        and profile at (awkward sizes), likewise */
 
 	/* 0 if this shape and dtype can run, else -1 with a one-line reason
 	 * ("N=0: rows must be at least 1 element wide") in why. Allocates
@@ -132,6 +134,11 @@ int workload_variant(const struct workload *w, const char *name);
 int workload_nvariants(const struct workload *w);
 int workload_nparams(const struct workload *w);
 int workload_nprofiles(const struct workload *w);
+/* Parse one shape "M=16384,N=768" (no sweeps; names in any order; omitted
+ * parameters take their defaults). Returns 0, or -1 with a one-line reason in
+ * why ("unknown parameter 'Q' (ln_gelu_fwd takes M, N, erf)"). */
+int workload_parse_shape(const struct workload *w, const char *spec,
+			 struct fp_shape *s, char *why, size_t whylen);
 /* Canonical shape text, every parameter in order: "M=16384,N=768". */
 void workload_format_shape(const struct workload *w, const struct fp_shape *s,
 			   char *buf, size_t n);

@@ -1,0 +1,1 @@
+## plots/local.mk - (empty until its folder's work lands)

@@ -1,0 +1,1 @@
+## probes/local.mk - (empty until its folder's work lands)

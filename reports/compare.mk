@@ -1,0 +1,1 @@
+## reports/compare.mk - (empty until its folder's work lands)

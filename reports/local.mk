@@ -1,0 +1,1 @@
+## reports/local.mk - (empty until its folder's work lands)
