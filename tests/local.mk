@@ -16,3 +16,9 @@ EXTRA_DIST += tests/setup tests/test.h
 test_core_libs = src/libfpcore.a -lm
 test_store_libs = src/libfpstore.a src/libfpcore.a $(SQLITE_LIBS) -lm
 test_kernel_libs = kernels/libfpkernels.a src/libfpcore.a $(CUDA_LIBS) -lm
+
+### GPU tests over the workload contract ######################################
+check_PROGRAMS += tests/test-workloads
+TESTS += tests/test-workloads
+tests_test_workloads_SOURCES = tests/test-workloads.c
+tests_test_workloads_LDADD = $(test_kernel_libs)

@@ -1,0 +1,189 @@
+/* fpbench.c - quick cudaEvent timing of workloads through the contract, for
+ * kernel development before (and beside) `fuseprof run`.
+ *
+ * Usage: fpbench [-r REPS] [-w WARMUP] [-c] WORKLOAD[/VARIANT] DTYPE SHAPE...
+ *   -c  also time a 1 GiB device-to-device copy (the bandwidth anchor)
+ * Prints one line per variant and shape: median µs over REPS launches, the
+ * bandwidth counting the model's min bytes and the variant's bytes, and the
+ * check's relative error. */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kutil.h"
+#include "util.h"
+#include "workload.h"
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of reps single-launch event timings, in ms; -1 on error. */
+static float time_launches(const struct workload *w, struct fp_op *op,
+			   int nsets, int warmup, int reps)
+{
+	cudaEvent_t *ev = xcalloc((size_t)reps + 1, sizeof *ev);
+	float *ms = xcalloc((size_t)reps, sizeof *ms), med = -1;
+
+	for (int i = 0; i <= reps; i++)
+		if (CUDA_CHECK(cudaEventCreate(&ev[i])))
+			goto out;
+	for (int i = 0; i < warmup; i++)
+		if (w->launch(op, i % nsets, 0))
+			goto out;
+	/* Back-to-back launches with an event between each: the gaps are the
+	 * launch overhead a real model would also pay. */
+	if (CUDA_CHECK(cudaEventRecord(ev[0], 0)))
+		goto out;
+	for (int i = 0; i < reps; i++) {
+		if (w->launch(op, i % nsets, 0) || CUDA_CHECK(cudaEventRecord(ev[i + 1], 0)))
+			goto out;
+	}
+	if (CUDA_CHECK(cudaEventSynchronize(ev[reps])))
+		goto out;
+	for (int i = 0; i < reps; i++)
+		cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]);
+	qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
+	med = ms[reps / 2];
+out:
+	for (int i = 0; i <= reps; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+	free(ev);
+	free(ms);
+	return med;
+}
+
+static int copy_bandwidth(void)
+{
+	size_t n = (size_t)1 << 30;
+	void *a = NULL, *b = NULL;
+	cudaEvent_t e0, e1;
+	float ms, best = 1e30f;
+
+	if (CUDA_CHECK(cudaMalloc(&a, n)) || CUDA_CHECK(cudaMalloc(&b, n)))
+		return -1;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	for (int i = 0; i < 12; i++) {
+		cudaEventRecord(e0, 0);
+		cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, 0);
+		cudaEventRecord(e1, 0);
+		if (CUDA_CHECK(cudaEventSynchronize(e1)))
+			return -1;
+		cudaEventElapsedTime(&ms, e0, e1);
+		if (i >= 2 && ms < best)
+			best = ms;
+	}
+	printf("copy 1 GiB device-to-device: %.1f us, %.0f GB/s (read + write)\n",
+	       best * 1e3, 2.0 * (double)n / (best * 1e-3) / 1e9);
+	cudaFree(a);
+	cudaFree(b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int reps = 100, warmup = 10, c, l2 = 0, failed = 0;
+	const struct workload *w;
+	char name[128], *slash;
+	enum fp_dtype dt;
+	int v0, v1;
+
+	while ((c = getopt(argc, argv, "r:w:c")) != -1) {
+		switch (c) {
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'w':
+			warmup = atoi(optarg);
+			break;
+		case 'c':
+			if (copy_bandwidth())
+				return 1;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind < 3 || reps < 1)
+		goto usage;
+	snprintf(name, sizeof name, "%s", argv[optind]);
+	slash = strchr(name, '/');
+	if (slash)
+		*slash++ = '\0';
+	w = workload_find(name);
+	if (!w) {
+		fprintf(stderr, "fpbench: unknown workload '%s'\n", name);
+		return 2;
+	}
+	v0 = 0;
+	v1 = workload_nvariants(w);
+	if (slash) {
+		v0 = workload_variant(w, slash);
+		if (v0 < 0) {
+			fprintf(stderr, "fpbench: %s has no variant '%s'\n", name, slash);
+			return 2;
+		}
+		v1 = v0 + 1;
+	}
+	if (fp_dtype_parse(argv[optind + 1], &dt)) {
+		fprintf(stderr, "fpbench: unknown dtype '%s'\n", argv[optind + 1]);
+		return 2;
+	}
+	cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+	printf("%-16s %-10s %-5s %-22s %10s %9s %9s %9s\n", "workload", "variant",
+	       "dtype", "shape", "us", "GB/s-min", "GB/s-var", "rel_err");
+	for (int a = optind + 2; a < argc; a++) {
+		struct fp_shape s;
+		char why[256], shape[128];
+
+		if (workload_parse_shape(w, argv[a], &s, why, sizeof why) ||
+		    w->validate(&s, dt, why, sizeof why)) {
+			fprintf(stderr, "fpbench: %s: %s\n", argv[a], why);
+			return 2;
+		}
+		workload_format_shape(w, &s, shape, sizeof shape);
+		for (int v = v0; v < v1; v++) {
+			struct fp_model m;
+			struct fp_check r;
+			struct fp_op *op = NULL;
+			int nsets;
+			float ms;
+
+			w->model(&s, dt, v, &m);
+			/* Rotate input sets so repeats do not run from L2. */
+			nsets = (int)ceil(4.0 * l2 / m.min_bytes);
+			nsets = nsets < 1 ? 1 : nsets > 16 ? 16 : nsets;
+			if (w->create(&op, &s, dt, v, nsets, 0x5eed + (unsigned)a))
+				return 1;
+			if (w->check(op, 0, 0xc0ffee + (unsigned)v, &r))
+				return 1;
+			ms = time_launches(w, op, nsets, warmup, reps);
+			if (ms < 0)
+				return 1;
+			printf("%-16s %-10s %-5s %-22s %10.2f %9.0f %9.0f %9.2g%s\n",
+			       w->name, w->variants[v].name, fp_dtype_name(dt), shape,
+			       ms * 1e3, m.min_bytes / (ms * 1e-3) / 1e9,
+			       m.variant_bytes / (ms * 1e-3) / 1e9, r.rel_err,
+			       r.passed ? "" : "  WRONG");
+			failed += !r.passed;
+			w->destroy(op);
+		}
+	}
+	return failed ? 1 : 0;
+
+usage:
+	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] "
+			"WORKLOAD[/VARIANT] DTYPE SHAPE...\n");
+	return 2;
+}

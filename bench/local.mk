@@ -1,0 +1,9 @@
+## bench/local.mk - benchmark drivers (not tests: `make bench` builds them).
+
+EXTRA_PROGRAMS = bench/fpbench
+bench_fpbench_SOURCES = bench/fpbench.c
+bench_fpbench_LDADD = $(test_kernel_libs)
+CLEANFILES += $(EXTRA_PROGRAMS)
+
+.PHONY: bench
+bench: bench/fpbench$(EXEEXT)

@@ -1,0 +1,154 @@
+/* test-workloads.c - GPU test: every registered workload, variant, dtype and
+ * input profile at the workload's test shapes, checked through the contract
+ * against its double-precision CPU reference on fresh random inputs.
+ *
+ * Usage: test-workloads [WORKLOAD...]   (default: all; also
+ * $FUSEPROF_TEST_WORKLOADS, comma-separated). $FUSEPROF_SEED fixes the seed
+ * to reproduce a failure; otherwise a fresh one is drawn and printed. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "test.h"
+#include "workload.h"
+
+/* The loosest relative error a workload may claim as its tolerance. */
+#define MAX_TOL_FP32 1e-4
+#define MAX_TOL_BF16 1e-2
+
+static int selected(const char *name, int argc, char **argv)
+{
+	const char *env = getenv("FUSEPROF_TEST_WORKLOADS");
+	size_t n = strlen(name);
+
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], name))
+				return 1;
+		return 0;
+	}
+	if (!env || !*env)
+		return 1;
+	for (const char *p = env; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+static unsigned long long mix(unsigned long long x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int run_shape(const struct workload *w, const char *spec,
+		     unsigned long long seed, int *nchecks)
+{
+	struct fp_shape s;
+	char why[256], shape[128];
+	int failed = 0;
+
+	if (workload_parse_shape(w, spec, &s, why, sizeof why))
+		FAIL("%s: test shape '%s' does not parse: %s", w->name, spec, why);
+	workload_format_shape(w, &s, shape, sizeof shape);
+	for (int dt = 0; dt < FP_NDTYPES; dt++) {
+		if (!(w->dtypes & FP_DTYPE_BIT(dt)))
+			continue;
+		if (w->validate(&s, (enum fp_dtype)dt, why, sizeof why))
+			FAIL("%s %s %s: test shape rejected: %s", w->name, shape,
+			     fp_dtype_name((enum fp_dtype)dt), why);
+		for (int v = 0; w->variants[v].name; v++) {
+			struct fp_op *op = NULL;
+			struct fp_model m;
+
+			w->model(&s, (enum fp_dtype)dt, v, &m);
+			if (!(m.flops >= 0 && m.min_bytes > 0 &&
+			      m.variant_bytes >= m.min_bytes))
+				FAIL("%s/%s %s: model is not sane (flops %g, min %g, "
+				     "variant %g bytes)", w->name, w->variants[v].name,
+				     shape, m.flops, m.min_bytes, m.variant_bytes);
+			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed))
+				FAIL("%s/%s %s: create failed", w->name,
+				     w->variants[v].name, shape);
+			for (int p = 0; w->profiles[p]; p++) {
+				struct fp_check r;
+				unsigned long long cs = mix(seed + 1000003ull * (unsigned)p +
+							    7919ull * (unsigned)v);
+				double bound = dt == FP_BF16 ? MAX_TOL_BF16 : MAX_TOL_FP32;
+
+				if (w->check(op, p, cs, &r))
+					FAIL("%s/%s %s: check could not run", w->name,
+					     w->variants[v].name, shape);
+				(*nchecks)++;
+				printf("%-4s %s/%s/%s/%s profile=%s rel_err=%.3g "
+				       "max_abs=%.3g tol=%.3g%s%s\n",
+				       r.passed ? "ok" : "FAIL", w->name,
+				       w->variants[v].name,
+				       fp_dtype_name((enum fp_dtype)dt), shape,
+				       w->profiles[p], r.rel_err, r.max_abs_err,
+				       r.tolerance, r.passed ? "" : ": ", r.detail);
+				if (!r.passed)
+					failed++;
+				if (!(r.tolerance > 0 && r.tolerance <= bound)) {
+					printf("FAIL tolerance %.3g is outside (0, %.0e]\n",
+					       r.tolerance, bound);
+					failed++;
+				}
+				if (r.seed != cs) {
+					printf("FAIL check recorded seed %llu, not %llu\n",
+					       r.seed, cs);
+					failed++;
+				}
+			}
+			w->destroy(op);
+		}
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("FUSEPROF_SEED");
+	unsigned long long seed;
+	int ndev = 0, failed = 0, nchecks = 0, nworkloads = 0;
+
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+		SKIP("no CUDA GPU found (%s)",
+		     cudaGetErrorString(cudaGetDeviceCount(&ndev)));
+	seed = env ? strtoull(env, NULL, 0)
+		   : mix((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32));
+	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n", seed);
+
+	for (const struct workload *const *w = fp_workloads; *w; w++) {
+		char *specs, *save = NULL;
+
+		if (!selected((*w)->name, argc, argv))
+			continue;
+		nworkloads++;
+		ASSERT((*w)->tests && *(*w)->tests);
+		ASSERT((*w)->profiles && (*w)->profiles[0]);
+		specs = strdup((*w)->tests);
+		for (char *t = strtok_r(specs, ";", &save); t;
+		     t = strtok_r(NULL, ";", &save))
+			failed += run_shape(*w, t, seed, &nchecks);
+		free(specs);
+	}
+	if (nworkloads == 0)
+		SKIP("no workload selected (registry has none, or the filter matched none)");
+	printf("%d checks, %d failed\n", nchecks, failed);
+	return failed ? 1 : 0;
+}
