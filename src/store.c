@@ -357,9 +357,12 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 	} else if (S_ISDIR(sb.st_mode)) {
 		return error("cannot open '%s': is a directory", path);
 	}
-	if (mode != STORE_READONLY && stat(path, &sb) == 0 && access(path, W_OK) != 0)
-		return error("cannot write '%s': %s (check its permissions, or "
-			     "use a copy)", path, strerror(errno));
+	/* A file with no write permission bit is read-only to fuseprof even
+	 * for root, who could write it anyway: the user marked it so. */
+	if (mode != STORE_READONLY && stat(path, &sb) == 0 &&
+	    (access(path, W_OK) != 0 || !(sb.st_mode & 0222)))
+		return error("cannot write '%s': the file is read-only (check its "
+			     "permissions, or use a copy)", path);
 
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);

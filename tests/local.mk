@@ -22,3 +22,19 @@ check_PROGRAMS += tests/test-workloads
 TESTS += tests/test-workloads
 tests_test_workloads_SOURCES = tests/test-workloads.c
 tests_test_workloads_LDADD = $(test_kernel_libs)
+
+### the store #################################################################
+check_PROGRAMS += tests/test-store tests/store-writer
+TESTS += tests/test-store
+tests_test_store_SOURCES = tests/test-store.c
+tests_test_store_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_store_LDADD = $(test_store_libs)
+tests_store_writer_SOURCES = tests/store-writer.c
+tests_store_writer_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_store_writer_LDADD = $(test_store_libs)
+TESTS += tests/test-store-kill.sh tests/test-store-concurrent.sh
+EXTRA_DIST += tests/test-store-kill.sh tests/test-store-concurrent.sh
+
+### the command line ##########################################################
+TESTS += tests/test-cli.sh
+EXTRA_DIST += tests/test-cli.sh
