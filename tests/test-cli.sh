@@ -109,3 +109,9 @@ expect_exit 1 "$FUSEPROF" query --db "$db" "SELECT nope FROM ops"
 one_line_error "no such column: nope"
 expect_exit 1 "$FUSEPROF" query --db "$db" "SELECT 1; SELECT 2"
 one_line_error "one statement"
+
+# Every command --help lists is documented in the man page and the README.
+for c in $cmds; do
+	grep -q "^\.SS $c\$" "$top_srcdir/fuseprof.1" || fail "fuseprof.1 does not document '$c'"
+	grep -q "fuseprof $c" "$top_srcdir/README.md" || fail "README.md does not show 'fuseprof $c'"
+done
