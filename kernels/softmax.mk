@@ -1,1 +1,10 @@
-## kernels/softmax.mk - (empty until its folder's work lands)
+## kernels/softmax.mk - the row softmax workloads (softmax_fwd,
+## softmax_masked_fwd, softmax_bwd) and the CPU test of their references.
+
+kernels_libfpkernels_a_SOURCES += kernels/softmax.h kernels/softmax.cu
+kernels/softmax.$(OBJEXT): kernels/softmax.h $(kernels_headers)
+
+check_PROGRAMS += tests/test-softmax-ref
+TESTS += tests/test-softmax-ref
+tests_test_softmax_ref_SOURCES = tests/test-softmax-ref.c
+tests_test_softmax_ref_LDADD = $(test_kernel_libs)

@@ -1,0 +1,57 @@
+/* softmax.h - the row-softmax workloads' double-precision CPU references and
+ * input generators, exposed for tests (the workloads themselves are reached
+ * through the registry: softmax_fwd, softmax_masked_fwd, softmax_bwd). */
+#ifndef FP_SOFTMAX_H
+#define FP_SOFTMAX_H
+
+#include <stdint.h>
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The scale of softmax_masked_fwd: 1/sqrt(64), a head dimension of 64. A
+ * power of two, so x * scale is exact in fp32 and bf16 alike. */
+#define SOFTMAX_MASKED_SCALE 0.125
+
+/* Columns of row r that the causal rule of softmax_masked_fwd keeps: rows are
+ * M = (batch * heads) blocks of N queries over N keys, query i = r mod N sees
+ * keys 0..i. Always in [1, N]. */
+long softmax_causal_keep(long r, long N);
+
+/* y = softmax(x * scale) over each of M rows of N doubles, in double. When
+ * causal is set, only columns [0, softmax_causal_keep(r, N)) take part and the
+ * others are written as 0 (their mask is -inf). x may hold -inf (not +inf or
+ * NaN). A row whose kept entries are all -inf gives all zeros: an attention
+ * row that may see nothing contributes nothing, as in FlashAttention, and no
+ * NaN reaches the next layer. y may not alias x. */
+void softmax_fwd_ref(const double *x, double *y, long M, long N, double scale,
+		     int causal);
+
+/* dx = y * (dy - sum(dy * y)) per row, in double: the gradient of softmax
+ * given its output y and the output gradient dy. dx may not alias y or dy. */
+void softmax_bwd_ref(const double *y, const double *dy, double *dx, long M,
+		     long N);
+
+/* Input profiles, the same for every softmax workload (the workloads list
+ * the ones they use by name). Logits of M x N, drawn from seed:
+ *   SM_NORMAL     N(0, std^2)
+ *   SM_LARGE      rows around +1e4, around -1e4 (unit spread) and spread
+ *                 uniformly over [-1e4, 1e4]: exp without the max overflows
+ *   SM_NEGINF     each entry -inf with probability 1/4, every row keeps at
+ *                 least one finite entry
+ *   SM_DEADROWS   like SM_NEGINF, but every 3rd row (r % 3 == 1) is all -inf
+ * The result is not rounded to a dtype: the caller applies host_round(). */
+enum sm_profile { SM_NORMAL, SM_LARGE, SM_NEGINF, SM_DEADROWS };
+void softmax_gen_logits(double *x, long M, long N, enum sm_profile p,
+			double std, uint64_t seed);
+
+/* Count of kept (unmasked) entries over all M rows under the causal rule. */
+double softmax_causal_kept(long M, long N);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

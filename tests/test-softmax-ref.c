@@ -1,0 +1,371 @@
+/* test-softmax-ref.c - the softmax workloads' CPU side, no GPU needed: the
+ * double references (backward against central finite differences of the
+ * forward, inputs around +-1e4, rows with -inf, the causal rule), the input
+ * profiles, and validate()/model()/device_bytes() through the registry.
+ * $FUSEPROF_SEED fixes the seed. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kutil.h"
+#include "softmax.h"
+#include "test.h"
+#include "workload.h"
+
+static double *dalloc(long n)
+{
+	double *p = calloc((size_t)n, sizeof *p);
+
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		exit(TEST_HARD_ERROR);
+	}
+	return p;
+}
+
+/* sum(dy * softmax(x)) over one row: the loss whose gradient softmax_bwd_ref
+ * claims to be. */
+static double loss(const double *x, const double *dy, double *y, long N)
+{
+	double l = 0;
+
+	softmax_fwd_ref(x, y, 1, N, 1.0, 0);
+	for (long j = 0; j < N; j++)
+		l += dy[j] * y[j];
+	return l;
+}
+
+static void test_bwd_fd(struct fp_rng *g)
+{
+	static const long widths[] = { 1, 2, 3, 5, 17, 64 };
+	const double h = 1e-5;
+
+	for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+		const long M = 3, N = widths[w];
+		double *x = dalloc(M * N), *y = dalloc(M * N), *dy = dalloc(M * N);
+		double *dx = dalloc(M * N), *tmp = dalloc(N);
+		double worst = 0;
+
+		for (long i = 0; i < M * N; i++) {
+			x[i] = 1.5 * rng_normal(g);
+			dy[i] = rng_normal(g);
+		}
+		/* Row 2 gets a -inf entry when it has room for one: its
+		 * gradient there is 0 and the rest must still match. */
+		if (N > 1)
+			x[2 * N + (long)(rng_next(g) % (uint64_t)N)] = -INFINITY;
+		softmax_fwd_ref(x, y, M, N, 1.0, 0);
+		softmax_bwd_ref(y, dy, dx, M, N);
+		for (long r = 0; r < M; r++) {
+			double *xr = x + r * N;
+
+			for (long j = 0; j < N; j++) {
+				double keep = xr[j], lp, lm, fd;
+
+				if (keep == -INFINITY) {
+					ASSERT(dx[r * N + j] == 0);
+					continue;
+				}
+				xr[j] = keep + h;
+				lp = loss(xr, dy + r * N, tmp, N);
+				xr[j] = keep - h;
+				lm = loss(xr, dy + r * N, tmp, N);
+				xr[j] = keep;
+				fd = (lp - lm) / (2 * h);
+				ASSERT_NEAR(dx[r * N + j], fd, 1e-8);
+				if (fabs(dx[r * N + j] - fd) > worst)
+					worst = fabs(dx[r * N + j] - fd);
+			}
+		}
+		/* A 1-wide row has y = 1 and zero gradient: a wrong formula
+		 * could still pass there, not at the wider ones. */
+		printf("bwd vs finite differences, 3 x %ld: max |diff| %.2g\n", N, worst);
+		free(x);
+		free(y);
+		free(dy);
+		free(dx);
+		free(tmp);
+	}
+}
+
+static void assert_row_is_distribution(const double *y, long N)
+{
+	double s = 0;
+
+	for (long j = 0; j < N; j++) {
+		ASSERT(isfinite(y[j]) && y[j] >= 0 && y[j] <= 1);
+		s += y[j];
+	}
+	ASSERT_NEAR(s, 1.0, 1e-12);
+}
+
+static void test_large(struct fp_rng *g)
+{
+	const long N = 257;
+	double *x = dalloc(N), *xs = dalloc(N), *y = dalloc(N), *ys = dalloc(N);
+	long top = 0;
+
+	/* Shifting by +-1e4 changes nothing (exp(1e4) overflows a double:
+	 * only the max subtraction makes this work). */
+	for (long j = 0; j < N; j++)
+		x[j] = rng_normal(g);
+	softmax_fwd_ref(x, y, 1, N, 1.0, 0);
+	for (int sign = -1; sign <= 1; sign += 2) {
+		for (long j = 0; j < N; j++)
+			xs[j] = x[j] + sign * 1e4;
+		softmax_fwd_ref(xs, ys, 1, N, 1.0, 0);
+		assert_row_is_distribution(ys, N);
+		for (long j = 0; j < N; j++)
+			ASSERT_NEAR(ys[j], y[j], 1e-9);
+	}
+	/* Spread over [-1e4, 1e4]: the largest input takes almost all. */
+	for (long j = 0; j < N; j++) {
+		xs[j] = (2 * rng_uniform(g) - 1) * 1e4;
+		if (xs[j] > xs[top])
+			top = j;
+	}
+	softmax_fwd_ref(xs, ys, 1, N, 1.0, 0);
+	assert_row_is_distribution(ys, N);
+	for (long j = 0; j < N; j++)
+		ASSERT(ys[j] <= ys[top]);
+	ASSERT(ys[top] > 0.5);
+	free(x);
+	free(xs);
+	free(y);
+	free(ys);
+}
+
+static void test_neginf(struct fp_rng *g, uint64_t seed)
+{
+	const long M = 60, N = 33;
+	double *x = dalloc(M * N), *y = dalloc(M * N), *sub = dalloc(N), *ysub = dalloc(N);
+
+	/* -inf entries give 0; the rest is the softmax of the finite ones. */
+	softmax_gen_logits(x, M, N, SM_NEGINF, 1.0, seed);
+	softmax_fwd_ref(x, y, M, N, 1.0, 0);
+	for (long r = 0; r < M; r++) {
+		long n = 0, k = 0;
+
+		for (long j = 0; j < N; j++)
+			if (x[r * N + j] != -INFINITY)
+				sub[n++] = x[r * N + j];
+		ASSERT(n >= 1);  /* the profile keeps a finite entry per row */
+		softmax_fwd_ref(sub, ysub, 1, n, 1.0, 0);
+		assert_row_is_distribution(y + r * N, N);
+		for (long j = 0; j < N; j++) {
+			if (x[r * N + j] == -INFINITY)
+				ASSERT(y[r * N + j] == 0);
+			else
+				ASSERT_NEAR(y[r * N + j], ysub[k++], 1e-14);
+		}
+	}
+	/* An all -inf row gives zeros, not NaN (the documented choice). */
+	softmax_gen_logits(x, M, N, SM_DEADROWS, 1.0, seed + 1);
+	softmax_fwd_ref(x, y, M, N, 1.0, 0);
+	for (long r = 0; r < M; r++) {
+		if (r % 3 == 1) {
+			for (long j = 0; j < N; j++) {
+				ASSERT(x[r * N + j] == -INFINITY);
+				ASSERT(y[r * N + j] == 0);
+			}
+		} else {
+			assert_row_is_distribution(y + r * N, N);
+		}
+	}
+	/* Its gradient is zero too. */
+	{
+		double *dy = dalloc(M * N), *dx = dalloc(M * N);
+
+		for (long i = 0; i < M * N; i++)
+			dy[i] = rng_normal(g);
+		softmax_bwd_ref(y, dy, dx, M, N);
+		for (long j = 0; j < N; j++)
+			ASSERT(dx[1 * N + j] == 0);
+		free(dy);
+		free(dx);
+	}
+	free(x);
+	free(y);
+	free(sub);
+	free(ysub);
+}
+
+static void test_causal(struct fp_rng *g)
+{
+	const long M = 23, N = 7;
+	const double sc = SOFTMAX_MASKED_SCALE;
+	double *x = dalloc(M * N), *y = dalloc(M * N), *sub = dalloc(N), *ysub = dalloc(N);
+	double kept = 0;
+
+	for (long i = 0; i < M * N; i++)
+		x[i] = 8 * rng_normal(g);
+	softmax_fwd_ref(x, y, M, N, sc, 1);
+	for (long r = 0; r < M; r++) {
+		long keep = softmax_causal_keep(r, N);
+
+		ASSERT(keep >= 1 && keep <= N);
+		ASSERT_EQ(keep, r % N + 1);
+		kept += (double)keep;
+		softmax_fwd_ref(x + r * N, ysub, 1, keep, sc, 0);
+		assert_row_is_distribution(y + r * N, N);
+		for (long j = 0; j < N; j++)
+			ASSERT_NEAR(y[r * N + j], j < keep ? ysub[j] : 0.0, 1e-14);
+	}
+	ASSERT_NEAR(softmax_causal_kept(M, N), kept, 0);
+	ASSERT_NEAR(softmax_causal_kept(16384, 4096), 4.0 * 4096 * 4097 / 2, 0);
+	free(x);
+	free(y);
+	free(sub);
+	free(ysub);
+}
+
+static void test_profiles(uint64_t seed)
+{
+	const long M = 30, N = 40;
+	double *a = dalloc(M * N), *b = dalloc(M * N);
+	int naive_overflows = 0;
+
+	/* Same seed, same numbers; another seed, other numbers. */
+	softmax_gen_logits(a, M, N, SM_NORMAL, 1.0, seed);
+	softmax_gen_logits(b, M, N, SM_NORMAL, 1.0, seed);
+	ASSERT(!memcmp(a, b, (size_t)(M * N) * sizeof *a));
+	softmax_gen_logits(b, M, N, SM_NORMAL, 1.0, seed + 1);
+	ASSERT(memcmp(a, b, (size_t)(M * N) * sizeof *a));
+	/* The large profile really does overflow a naive exp in fp32. */
+	softmax_gen_logits(a, M, N, SM_LARGE, 1.0, seed);
+	for (long i = 0; i < M * N; i++) {
+		ASSERT(isfinite(a[i]) && fabs(a[i]) <= 1e4 + 20);
+		if (isinf(expf((float)a[i])))
+			naive_overflows++;
+	}
+	ASSERT(naive_overflows > 0);
+	free(a);
+	free(b);
+}
+
+static void parse_all(const struct workload *w, const char *specs, int need)
+{
+	char *copy = strdup(specs), *save = NULL, why[256];
+	int n = 0;
+
+	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		struct fp_shape s;
+
+		if (workload_parse_shape(w, t, &s, why, sizeof why))
+			FAIL("%s: shape '%s' does not parse: %s", w->name, t, why);
+		for (int dt = 0; dt < FP_NDTYPES; dt++)
+			if (w->validate(&s, (enum fp_dtype)dt, why, sizeof why))
+				FAIL("%s: shape '%s' rejected: %s", w->name, t, why);
+		n++;
+	}
+	ASSERT(n >= need);
+	free(copy);
+}
+
+static void test_contract(void)
+{
+	static const char *const names[] = {
+		"softmax_fwd", "softmax_masked_fwd", "softmax_bwd",
+	};
+	/* Inputs and outputs per element, in units of M x N tensors. */
+	static const double min_tensors[] = { 2, -1, 3 };
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		const struct workload *w = workload_find(names[i]);
+		struct fp_shape s;
+		struct fp_model m0, m1;
+		char why[256];
+		int nv;
+
+		ASSERT(w != NULL);
+		nv = workload_nvariants(w);
+		ASSERT_EQ(nv, 2);
+		ASSERT_EQ(workload_nprofiles(w), 4);
+		ASSERT_STR_EQ(w->profiles[0], "normal");
+		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
+		for (int v = 0; v < nv; v++)
+			ASSERT_EQ(w->variants[v].role,
+				  !strcmp(w->variants[v].name, "fused") ? FP_FUSED : FP_UNFUSED);
+		parse_all(w, w->suite, 2);
+		parse_all(w, w->quick, 1);
+		parse_all(w, w->tests, 5);
+		ASSERT(strstr(w->tests, "M=1,N=1") && strstr(w->tests, "M=4,N=50257") &&
+		       strstr(w->tests, "M=1,N=4097") && strstr(w->tests, "M=3,N=1023") &&
+		       strstr(w->tests, "M=16384,N=768"));
+
+		/* validate: one line naming the parameter, before anything runs */
+		ASSERT(workload_parse_shape(w, "M=1,N=1", &s, why, sizeof why) == 0);
+		ASSERT(w->validate(&s, FP_F32, why, sizeof why) == 0);
+		s.v[1] = 0;
+		why[0] = '\0';
+		ASSERT(w->validate(&s, FP_BF16, why, sizeof why) == -1);
+		ASSERT(!strncmp(why, "N=0", 3) && !strchr(why, '\n'));
+		s.v[1] = 5;
+		s.v[0] = 0;
+		ASSERT(w->validate(&s, FP_F32, why, sizeof why) == -1);
+		ASSERT(!strncmp(why, "M=0", 3));
+		s.v[0] = 2;
+		s.v[1] = (1L << 30) + 1;
+		ASSERT(w->validate(&s, FP_F32, why, sizeof why) == -1);
+		ASSERT(!strncmp(why, "N=", 2));
+		s.v[1] = 5;
+		ASSERT(w->validate(&s, (enum fp_dtype)7, why, sizeof why) == -1);
+		ASSERT(workload_parse_shape(w, "N=0", &s, why, sizeof why) == -1);
+
+		/* model at the headline shape */
+		ASSERT(workload_parse_shape(w, "M=16384,N=4096", &s, why, sizeof why) == 0);
+		for (int dt = 0; dt < FP_NDTYPES; dt++) {
+			double E = 16384.0 * 4096, es = dt == FP_BF16 ? 2 : 4;
+			double mint = min_tensors[i] > 0 ? min_tensors[i]
+				: 1 + softmax_causal_kept(16384, 4096) / E;
+			size_t d1, d3;
+
+			w->model(&s, (enum fp_dtype)dt, workload_variant(w, "fused"), &m1);
+			w->model(&s, (enum fp_dtype)dt, 0, &m0);
+			ASSERT_NEAR(m1.min_bytes, mint * E * es, 1e-12);
+			ASSERT_NEAR(m1.variant_bytes, m1.min_bytes, 1e-12);
+			ASSERT_NEAR(m0.min_bytes, m1.min_bytes, 1e-12);
+			ASSERT(m0.variant_bytes >= 1.6 * m1.variant_bytes);
+			ASSERT(m1.flops >= 4 * E * (i == 1 ? 0.5 : 1) &&
+			       m1.flops <= 6 * E);
+			/* each extra input set costs one (or, backward, two)
+			 * padded M x N tensors */
+			d1 = w->device_bytes(&s, (enum fp_dtype)dt, 0, 1);
+			d3 = w->device_bytes(&s, (enum fp_dtype)dt, 0, 3);
+			ASSERT_EQ(d3 - d1, 2 * (size_t)(E * es) * (i == 2 ? 2 : 1));
+			ASSERT(d1 >= (size_t)((min_tensors[i] > 0 ? min_tensors[i] : 2) * E * es));
+			ASSERT(w->device_bytes(&s, (enum fp_dtype)dt, 1, 1) <= d1);
+		}
+		/* the forward's textbook form moves three times the bytes */
+		if (i == 0) {
+			w->model(&s, FP_F32, workload_variant(w, "unfused4"), &m0);
+			w->model(&s, FP_F32, workload_variant(w, "fused"), &m1);
+			ASSERT(m0.variant_bytes >= 3 * m1.variant_bytes);
+		}
+		printf("%s: contract ok\n", w->name);
+	}
+}
+
+int main(void)
+{
+	const char *env = getenv("FUSEPROF_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0)
+			    : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	struct fp_rng g;
+
+	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n",
+	       (unsigned long long)seed);
+	rng_seed(&g, seed);
+	test_bwd_fd(&g);
+	test_large(&g);
+	test_neginf(&g, seed);
+	test_causal(&g);
+	test_profiles(seed);
+	test_contract();
+	return 0;
+}
