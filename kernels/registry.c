@@ -10,10 +10,13 @@
 
 /* Each workload is defined in its own kernels/NAME.cu; add it here too. */
 /* @workload-externs@ */
+extern const struct workload wl_ln_gelu_fwd, wl_ln_gelu_bwd;
 extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
+	&wl_ln_gelu_fwd,
+	&wl_ln_gelu_bwd,
 	&wl_softmax_fwd,
 	&wl_softmax_masked_fwd,
 	&wl_softmax_bwd,
