@@ -1,0 +1,203 @@
+/* activity.c - kernel durations from CUPTI Activity concurrent-kernel
+ * records: buffers handed to CUPTI, records copied out on completion, every
+ * dropped record counted. The run loop synchronizes, then collects; records
+ * come back in launch order. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "error.h"
+#include "probes.h"
+#include "util.h"
+
+/* Big enough that one op's reps (a few thousand kernels at ~250 bytes a
+ * record) fit in one buffer; CUPTI asks for more when it needs them. */
+#define BUFFER_BYTES (8u << 20)
+#define BUFFER_ALIGN 8
+
+/* libstdc++'s demangler (fuseprof links libstdc++ for CUDA already). */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
+			    int *status);
+
+static struct {
+	pthread_mutex_t lock;
+	int started;
+	struct kernel_rec *recs;
+	size_t n, alloc;
+	unsigned long long dropped;
+	int failed;   /* a CUPTI call inside a callback failed */
+} st = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, 0, 0 };
+
+static const char *cupti_str(CUptiResult r)
+{
+	const char *s = NULL;
+
+	cuptiGetResultString(r, &s);
+	return s ? s : "unknown CUPTI error";
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size,
+				      size_t *max_records)
+{
+	*buf = aligned_alloc(BUFFER_ALIGN, BUFFER_BYTES);
+	*size = *buf ? BUFFER_BYTES : 0;
+	*max_records = 0;  /* as many as fit */
+}
+
+static char *demangle(const char *mangled)
+{
+	int status = -1;
+	char *d = mangled ? __cxa_demangle(mangled, NULL, NULL, &status) : NULL;
+
+	if (d && status == 0) {
+		char *copy = xstrdup(d);
+
+		free(d);
+		return copy;
+	}
+	free(d);
+	return xstrdup(mangled ? mangled : "?");
+}
+
+static void keep(const CUpti_ActivityKernel10 *k)
+{
+	struct kernel_rec *r;
+
+	if (st.n == st.alloc) {
+		st.alloc = st.alloc ? 2 * st.alloc : 1024;
+		st.recs = xrealloc(st.recs, st.alloc * sizeof *st.recs);
+	}
+	r = &st.recs[st.n++];
+	memset(r, 0, sizeof *r);
+	r->name = demangle(k->name);
+	r->mangled = xstrdup(k->name ? k->name : "?");
+	r->grid[0] = (unsigned)k->gridX;
+	r->grid[1] = (unsigned)k->gridY;
+	r->grid[2] = (unsigned)k->gridZ;
+	r->block[0] = (unsigned)k->blockX;
+	r->block[1] = (unsigned)k->blockY;
+	r->block[2] = (unsigned)k->blockZ;
+	r->registers = k->registersPerThread;
+	r->static_smem = k->staticSharedMemory;
+	r->dynamic_smem = k->dynamicSharedMemory;
+	r->stream = k->streamId;
+	r->correlation = k->correlationId;
+	r->start = k->start;
+	r->end = k->end;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
+				      uint8_t *buf, size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	size_t dropped = 0;
+	CUptiResult r;
+
+	pthread_mutex_lock(&st.lock);
+	while ((r = cuptiActivityGetNextRecord(buf, valid, &rec)) == CUPTI_SUCCESS) {
+		if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		    rec->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+			keep((const CUpti_ActivityKernel10 *)rec);
+	}
+	if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
+		st.failed = 1;
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+		st.dropped += dropped;
+	pthread_mutex_unlock(&st.lock);
+	free(buf);
+}
+
+int activity_start(void)
+{
+	CUptiResult r;
+
+	if (st.started)
+		return 0;
+	r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS)
+		r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		return PROBE_BUSY;
+	if (r != CUPTI_SUCCESS)
+		return error("cannot trace kernels with CUPTI Activity: %s",
+			     cupti_str(r));
+	st.started = 1;
+	return 0;
+}
+
+static int by_correlation(const void *a, const void *b)
+{
+	const struct kernel_rec *x = a, *y = b;
+
+	if (x->correlation != y->correlation)
+		return x->correlation < y->correlation ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int activity_collect(struct kernel_rec **recs, size_t *n)
+{
+	CUptiResult r;
+
+	*recs = NULL;
+	*n = 0;
+	if (!st.started)
+		return error("cannot collect kernel records: tracing is not started");
+	r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (r != CUPTI_SUCCESS)
+		return error("cannot flush CUPTI Activity buffers: %s", cupti_str(r));
+	pthread_mutex_lock(&st.lock);
+	*recs = st.recs;
+	*n = st.n;
+	st.recs = NULL;
+	st.n = st.alloc = 0;
+	if (st.failed) {
+		st.failed = 0;
+		pthread_mutex_unlock(&st.lock);
+		activity_free(*recs, *n);
+		*recs = NULL;
+		*n = 0;
+		return error("cannot read CUPTI Activity records: a buffer was corrupt");
+	}
+	pthread_mutex_unlock(&st.lock);
+	if (*n > 1)
+		qsort(*recs, *n, sizeof **recs, by_correlation);
+	return 0;
+}
+
+void activity_free(struct kernel_rec *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(recs[i].name);
+		free(recs[i].mangled);
+	}
+	free(recs);
+}
+
+unsigned long long activity_dropped(void)
+{
+	unsigned long long d;
+
+	pthread_mutex_lock(&st.lock);
+	d = st.dropped;
+	pthread_mutex_unlock(&st.lock);
+	return d;
+}
+
+void activity_stop(void)
+{
+	struct kernel_rec *recs;
+	size_t n;
+
+	if (!st.started)
+		return;
+	cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (activity_collect(&recs, &n) == 0)
+		activity_free(recs, n);
+	st.started = 0;
+}

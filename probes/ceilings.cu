@@ -1,0 +1,495 @@
+/* ceilings.cu - what the hardware allows, measured and quoted: DRAM copy and
+ * read-only bandwidth over buffers far larger than L2, L2 bandwidth over a
+ * buffer inside L2, FP32/FP64 FMA peaks from independent FMA chains, tensor
+ * peaks from cuBLAS bf16 and tf32 GEMMs; and the theoretical ceilings from
+ * CUPTI's *.peak_sustained metrics x the clock the hardware ran at. Also the
+ * kernels of known work that tests use. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "probes.h"
+#include "util.h"
+
+#define CK(call) cuda_ok((call), #call, __LINE__)
+static int cuda_ok(cudaError_t e, const char *call, int line)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return error("%s failed: %s (probes/ceilings.cu:%d)", call,
+		     cudaGetErrorString(e), line);
+}
+#define CK_LAUNCH() CK(cudaGetLastError())
+
+/* ---- kernels, simplest first ---------------------------------------- */
+
+/* One float per thread per step: reads 4n bytes, writes 4n bytes. Scalar on
+ * purpose: tests count its bytes, and scalar accesses are what a first
+ * kernel does. */
+__global__ void copy_f32(float *__restrict__ dst, const float *__restrict__ src,
+			 size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+/* 16-byte accesses, the fastest way to stream: the DRAM copy ceiling. */
+__global__ void copy_f4(float4 *__restrict__ dst, const float4 *__restrict__ src,
+			size_t n4)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4;
+	     i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+/* Read-only stream; one float per block written so nothing is dead code.
+ * `passes` > 1 rereads the buffer: with it inside L2 this is the L2 ceiling
+ * (__ldcg skips L1, so the bytes come from L2 on every pass). */
+__global__ void read_f4(const float4 *__restrict__ src, size_t n4, int passes,
+			float *__restrict__ sink)
+{
+	float acc = 0.f;
+
+	for (int p = 0; p < passes; p++)
+		for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4;
+		     i += (size_t)gridDim.x * blockDim.x) {
+			float4 v = __ldcg(&src[i]);
+
+			acc += v.x + v.y + v.z + v.w;
+		}
+	if (acc == 1234.5f)  /* practically never: keeps the loads alive */
+		sink[blockIdx.x] = acc;
+}
+
+/* PROBE_FMA_CHAINS independent chains per thread, so the FMA pipes never
+ * wait on a previous result; a and b come from memory so nothing folds.
+ * Exactly iters * PROBE_FMA_CHAINS FMA instructions per thread. */
+template <typename T>
+__global__ void fma_chains(T *__restrict__ out, const T *__restrict__ ab, int iters)
+{
+	T a = ab[0], b = ab[1], x[PROBE_FMA_CHAINS];
+
+#pragma unroll
+	for (int k = 0; k < PROBE_FMA_CHAINS; k++)
+		x[k] = (T)(threadIdx.x + k);
+	for (int i = 0; i < iters; i++) {
+#pragma unroll
+		for (int k = 0; k < PROBE_FMA_CHAINS; k++)
+			x[k] = x[k] * a + b;
+	}
+	T s = 0;
+#pragma unroll
+	for (int k = 0; k < PROBE_FMA_CHAINS; k++)
+		s += x[k];
+	out[blockIdx.x * (size_t)blockDim.x + threadIdx.x] = s;
+}
+
+/* Deterministic, non-zero values in [-1, 1): never time on zeros. */
+template <typename T>
+__global__ void fill_hash(T *p, size_t n, unsigned seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		unsigned h = (unsigned)i * 2654435761u ^ seed;
+
+		h ^= h >> 15;
+		h *= 2246822519u;
+		h ^= h >> 13;
+		p[i] = (T)((float)(h & 0xffffff) / 8388608.0f - 1.0f);
+	}
+}
+
+/* ---- launchers -------------------------------------------------------- */
+
+static int grid_for(size_t n, int threads)
+{
+	int dev = 0, sms = 132;
+
+	cudaGetDevice(&dev);
+	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+	size_t want = (n + threads - 1) / threads;
+	size_t cap = (size_t)sms * 32;
+	return (int)(want < cap ? (want ? want : 1) : cap);
+}
+
+int probe_copy_f32(float *dst, const float *src, size_t n)
+{
+	copy_f32<<<grid_for(n, 256), 256>>>(dst, src, n);
+	return CK_LAUNCH();
+}
+
+int probe_fma_f32(float *out, int blocks, int threads_per_block, int iters)
+{
+	/* a = 1 - 2^-20, b = 2^-20: values stay finite for any iters. The
+	 * pair lives right after the outputs, which the caller allocated. */
+	static float *ab;
+	const float h_ab[2] = { 1.0f - 1.0f / 1048576.0f, 1.0f / 1048576.0f };
+
+	if (!ab && CK(cudaMalloc(&ab, sizeof h_ab)))
+		return -1;
+	if (CK(cudaMemcpy(ab, h_ab, sizeof h_ab, cudaMemcpyHostToDevice)))
+		return -1;
+	fma_chains<float><<<blocks, threads_per_block>>>(out, ab, iters);
+	return CK_LAUNCH();
+}
+
+/* ---- timing ----------------------------------------------------------- */
+
+typedef int (*launch_fn)(void *arg);
+
+/* Median milliseconds of reps launches of fn, after warm-up. */
+static int time_ms(launch_fn fn, void *arg, int reps, double *ms)
+{
+	cudaEvent_t a, b;
+	double *t = (double *)xcalloc((size_t)reps, sizeof *t);
+	int rc = -1;
+
+	if (CK(cudaEventCreate(&a)))
+		goto out_free;
+	if (CK(cudaEventCreate(&b)))
+		goto out_a;
+	for (int i = 0; i < 3; i++)
+		if (fn(arg))
+			goto out_b;
+	for (int i = 0; i < reps; i++) {
+		float f;
+
+		if (CK(cudaEventRecord(a)) || fn(arg) || CK(cudaEventRecord(b)) ||
+		    CK(cudaEventSynchronize(b)) || CK(cudaEventElapsedTime(&f, a, b)))
+			goto out_b;
+		t[i] = f;
+	}
+	*ms = median_of(t, (size_t)reps);
+	rc = 0;
+out_b:
+	cudaEventDestroy(b);
+out_a:
+	cudaEventDestroy(a);
+out_free:
+	free(t);
+	return rc;
+}
+
+struct stream_arg {
+	float4 *dst;
+	const float4 *src;
+	size_t n4;
+	int passes, grid;
+	float *sink;
+};
+
+static int launch_copy(void *p)
+{
+	struct stream_arg *s = (struct stream_arg *)p;
+
+	copy_f4<<<s->grid, 256>>>(s->dst, s->src, s->n4);
+	return CK_LAUNCH();
+}
+
+static int launch_read(void *p)
+{
+	struct stream_arg *s = (struct stream_arg *)p;
+
+	read_f4<<<s->grid, 256>>>(s->src, s->n4, s->passes, s->sink);
+	return CK_LAUNCH();
+}
+
+struct fma_arg {
+	void *out, *ab;
+	int blocks, threads, iters, dbl;
+};
+
+static int launch_fma(void *p)
+{
+	struct fma_arg *f = (struct fma_arg *)p;
+
+	if (f->dbl)
+		fma_chains<double><<<f->blocks, f->threads>>>((double *)f->out,
+							     (const double *)f->ab, f->iters);
+	else
+		fma_chains<float><<<f->blocks, f->threads>>>((float *)f->out,
+							    (const float *)f->ab, f->iters);
+	return CK_LAUNCH();
+}
+
+struct gemm_arg {
+	cublasHandle_t h;
+	int n, tf32;
+	void *a, *b, *c;
+};
+
+static int launch_gemm(void *p)
+{
+	struct gemm_arg *g = (struct gemm_arg *)p;
+	const float one = 1.0f, zero = 0.0f;
+	cublasStatus_t s;
+
+	if (g->tf32)
+		s = cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one,
+				 g->a, CUDA_R_32F, g->n, g->b, CUDA_R_32F, g->n, &zero,
+				 g->c, CUDA_R_32F, g->n, CUBLAS_COMPUTE_32F_FAST_TF32,
+				 CUBLAS_GEMM_DEFAULT);
+	else
+		s = cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one,
+				 g->a, CUDA_R_16BF, g->n, g->b, CUDA_R_16BF, g->n, &zero,
+				 g->c, CUDA_R_32F, g->n, CUBLAS_COMPUTE_32F,
+				 CUBLAS_GEMM_DEFAULT);
+	if (s != CUBLAS_STATUS_SUCCESS)
+		return error("cuBLAS GEMM failed: %s", cublasGetStatusString(s));
+	return 0;
+}
+
+static void put(struct ceiling *c, const char *name, const char *unit,
+		double value, const char *prov, const char *method)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(c->unit, sizeof c->unit, "%s", unit);
+	c->value = value;
+	snprintf(c->provenance, sizeof c->provenance, "%s", prov);
+	snprintf(c->method, sizeof c->method, "%s", method);
+}
+
+int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
+		     int verbose)
+{
+	size_t free_b = 0, total_b = 0, big, l2;
+	struct stream_arg s;
+	struct fma_arg f;
+	struct gemm_arg g;
+	void *buf0 = NULL, *buf1 = NULL, *buf2 = NULL, *ab = NULL;
+	char method[160];
+	double ms;
+	int n = 0, rc = -1;
+
+	memset(&g, 0, sizeof g);
+	if (max < 7)
+		return error("ceilings: room for %d, need 7", max);
+	if (CK(cudaMemGetInfo(&free_b, &total_b)))
+		return -1;
+	/* 1 GiB each way (>= 20x L2 on any current GPU), less if memory is short. */
+	big = (size_t)1 << 30;
+	while (big > ((size_t)64 << 20) && 3 * big > free_b)
+		big /= 2;
+	l2 = (size_t)d->l2_bytes;
+	if (CK(cudaMalloc(&buf0, big)) || CK(cudaMalloc(&buf1, big)) ||
+	    CK(cudaMalloc(&buf2, 4096 * sizeof(float))))
+		goto out_free;
+	fill_hash<float><<<1024, 256>>>((float *)buf0, big / 4, 1);
+	fill_hash<float><<<1024, 256>>>((float *)buf1, big / 4, 2);
+	if (CK_LAUNCH() || CK(cudaDeviceSynchronize()))
+		goto out_free;
+
+	/* DRAM copy: bytes read + bytes written. */
+	s.dst = (float4 *)buf1;
+	s.src = (const float4 *)buf0;
+	s.n4 = big / 16;
+	s.passes = 1;
+	s.grid = d->sm_count * 8;
+	s.sink = (float *)buf2;
+	if (verbose)
+		fprintf(stderr, "ceilings: DRAM copy over 2 x %zu MiB\n", big >> 20);
+	if (time_ms(launch_copy, &s, 20, &ms))
+		goto out_free;
+	snprintf(method, sizeof method, "copy kernel, float4, 2 x %zu MiB, median of 20",
+		 big >> 20);
+	put(&out[n++], "dram_bw", "B/s", 2.0 * big / (ms * 1e-3), "measured", method);
+
+	/* DRAM read-only. */
+	if (time_ms(launch_read, &s, 20, &ms))
+		goto out_free;
+	snprintf(method, sizeof method, "read kernel, float4, %zu MiB, median of 20",
+		 big >> 20);
+	put(&out[n++], "dram_read_bw", "B/s", (double)big / (ms * 1e-3), "measured",
+	    method);
+
+	/* L2: a buffer of a quarter of L2 read 50 times per launch (the first
+	 * pass comes from DRAM: 2% of the bytes). H100's L2 is two partitions;
+	 * a quarter stays resident in both halves. */
+	s.n4 = (l2 / 4) / 16;
+	s.passes = 50;
+	if (verbose)
+		fprintf(stderr, "ceilings: L2 over %zu KiB x %d passes\n",
+			(l2 / 4) >> 10, s.passes);
+	if (time_ms(launch_read, &s, 10, &ms))
+		goto out_free;
+	snprintf(method, sizeof method, "read kernel, __ldcg float4, %zu KiB x %d passes",
+		 (l2 / 4) >> 10, s.passes);
+	put(&out[n++], "l2_bw", "B/s", (double)s.n4 * 16 * s.passes / (ms * 1e-3),
+	    "measured", method);
+
+	/* FP32 and FP64 FMA: every SM full, long chains. */
+	{
+		const float fab[2] = { 1.0f - 1.0f / 1048576.0f, 1.0f / 1048576.0f };
+		const double dab[2] = { 1.0 - 1.0 / 1048576.0, 1.0 / 1048576.0 };
+
+		if (CK(cudaMalloc(&ab, 16)))
+			goto out_free;
+		f.out = buf1;
+		f.ab = ab;
+		f.blocks = d->sm_count * 8;
+		f.threads = 256;
+		for (int dbl = 0; dbl < 2; dbl++) {
+			double flop;
+
+			f.dbl = dbl;
+			f.iters = dbl ? 4096 : 16384;
+			if (CK(cudaMemcpy(ab, dbl ? (const void *)dab : (const void *)fab,
+					  dbl ? sizeof dab : sizeof fab,
+					  cudaMemcpyHostToDevice)))
+				goto out_free;
+			if (verbose)
+				fprintf(stderr, "ceilings: %s FMA chains\n", dbl ? "FP64" : "FP32");
+			if (time_ms(launch_fma, &f, 10, &ms))
+				goto out_free;
+			flop = 2.0 * f.blocks * f.threads * (double)f.iters * PROBE_FMA_CHAINS;
+			snprintf(method, sizeof method, "%d independent %s FMA chains x %d "
+				 "per thread, %d x %d threads", PROBE_FMA_CHAINS,
+				 dbl ? "fp64" : "fp32", f.iters, f.blocks, f.threads);
+			put(&out[n++], dbl ? "fp64_fma" : "fp32_fma", "FLOP/s",
+			    flop / (ms * 1e-3), "measured", method);
+		}
+	}
+
+	/* Tensor cores through cuBLAS: 8192^3 bf16 (fp32 accumulate) and tf32. */
+	{
+		int gn = 8192;
+		size_t need = (size_t)gn * gn * 4 * 3;
+
+		if (need > big * 2) {  /* only when memory is very short */
+			gn = 4096;
+			need = (size_t)gn * gn * 4 * 3;
+		}
+		cudaFree(buf0);
+		cudaFree(buf1);
+		buf0 = buf1 = NULL;
+		if (CK(cudaMalloc(&buf0, (size_t)gn * gn * 4 * 2)) ||
+		    CK(cudaMalloc(&buf1, (size_t)gn * gn * 4)))
+			goto out_free;
+		if (cublasCreate(&g.h) != CUBLAS_STATUS_SUCCESS) {
+			error("cannot create a cuBLAS handle");
+			goto out_free;
+		}
+		g.n = gn;
+		g.c = buf1;
+		for (int tf32 = 0; tf32 < 2; tf32++) {
+			size_t elems = (size_t)gn * gn;
+
+			g.tf32 = tf32;
+			g.a = buf0;
+			if (tf32) {
+				g.b = (float *)buf0 + elems;
+				fill_hash<float><<<1024, 256>>>((float *)buf0, 2 * elems, 3);
+			} else {
+				g.b = (__nv_bfloat16 *)buf0 + elems;
+				fill_hash<__nv_bfloat16><<<1024, 256>>>((__nv_bfloat16 *)buf0,
+									2 * elems, 4);
+			}
+			if (CK_LAUNCH() || CK(cudaDeviceSynchronize()))
+				goto out_free;
+			if (verbose)
+				fprintf(stderr, "ceilings: cuBLAS %s GEMM %d^3\n",
+					tf32 ? "tf32" : "bf16", gn);
+			if (time_ms(launch_gemm, &g, 10, &ms))
+				goto out_free;
+			snprintf(method, sizeof method, "cuBLAS GEMM %s %d^3, fp32 accumulate, "
+				 "median of 10", tf32 ? "tf32" : "bf16", gn);
+			put(&out[n++], tf32 ? "tensor_tf32" : "tensor_bf16", "FLOP/s",
+			    2.0 * gn * (double)gn * gn / (ms * 1e-3), "measured", method);
+		}
+	}
+	rc = n;
+out_free:
+	if (g.h)
+		cublasDestroy(g.h);
+	cudaFree(buf0);
+	cudaFree(buf1);
+	cudaFree(buf2);
+	cudaFree(ab);
+	return rc;
+}
+
+/* ---- theoretical ------------------------------------------------------ */
+
+struct copy_arg {
+	float *dst, *src;
+	size_t n;
+};
+
+static int launch_small_copy(void *p)
+{
+	struct copy_arg *c = (struct copy_arg *)p;
+
+	return probe_copy_f32(c->dst, c->src, c->n);
+}
+
+/* Each ceiling: the metrics whose product it is, times a factor. Names are
+ * Nsight Compute's (its roofline sections use the same peak_sustained
+ * metrics); a name the chip lacks drops only that ceiling. */
+static const struct {
+	const char *name, *unit, *peak, *rate;
+	double factor;
+	const char *what;
+} theory[] = {
+	{ "dram_bw", "B/s", "dram__bytes.sum.peak_sustained",
+	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
+	{ "dram_read_bw", "B/s", "dram__bytes.sum.peak_sustained",
+	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
+	{ "l2_bw", "B/s", "lts__t_bytes.sum.peak_sustained",
+	  "lts__cycles_elapsed.avg.per_second", 1, "L2 bytes/cycle" },
+	{ "fp32_fma", "FLOP/s", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 2, "FFMA/cycle x 2" },
+	{ "fp64_fma", "FLOP/s", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 2, "DFMA/cycle x 2" },
+	{ "tensor_bf16", "FLOP/s", "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 1, "bf16 tensor ops/cycle" },
+	{ "tensor_tf32", "FLOP/s", "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 1, "tf32 tensor ops/cycle" },
+};
+
+int ceilings_theoretical(const struct probe_device *d, struct ceiling *out, int max)
+{
+	struct copy_arg c;
+	int n = 0, rc;
+
+	(void)d;
+	c.n = 1 << 20;
+	if (CK(cudaMalloc(&c.dst, c.n * 4)) || CK(cudaMalloc(&c.src, c.n * 4)))
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(theory) && n < max; i++) {
+		const char *m[2] = { theory[i].peak, theory[i].rate };
+		double v[2];
+		char method[160];
+
+		rc = counters_sample(m, 2, launch_small_copy, &c, v);
+		if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
+			n = 0;
+			break;
+		}
+		if (rc == PROBE_BAD_COUNTER)
+			continue;  /* reported; this chip lacks it */
+		if (rc) {
+			n = -1;
+			break;
+		}
+		if (!(v[0] > 0 && v[1] > 0))
+			continue;
+		snprintf(method, sizeof method, "%s x %.0f MHz: %s x %s%s",
+			 theory[i].what, v[1] / 1e6, theory[i].peak, theory[i].rate,
+			 theory[i].factor != 1 ? " x 2" : "");
+		put(&out[n++], theory[i].name, theory[i].unit,
+		    v[0] * v[1] * theory[i].factor, "theoretical", method);
+	}
+	cudaFree(c.dst);
+	cudaFree(c.src);
+	return n;
+}

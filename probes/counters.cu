@@ -1,0 +1,386 @@
+/* counters.cu - hardware counters per kernel through the CUPTI Range
+ * Profiler (CUDA 13: cupti_range_profiler.h for the target side,
+ * cupti_profiler_host.h for configuration and evaluation), with auto ranges
+ * (one range per kernel) and kernel replay (CUPTI saves and restores device
+ * memory and re-runs each kernel once per pass). Host-only code; it is a .cu
+ * file because cupti_profiler_host.h needs C++. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+
+#include "error.h"
+#include "probes.h"
+
+struct counters {
+	CUcontext ctx;
+	CUpti_Profiler_Host_Object *host;
+	CUpti_RangeProfiler_Object *rp;
+	const char **metrics;  /* borrowed from the caller for our lifetime */
+	int n, max_ranges, passes, running;
+	uint8_t *config;
+	size_t config_size;
+	uint8_t *data;
+	size_t data_size;
+};
+
+const char *counters_result_name(int r)
+{
+	const char *s = NULL;
+
+	cuptiGetResultString((CUptiResult)r, &s);
+	return s ? s : "unknown CUPTI error";
+}
+
+/* Map the results callers handle specially; report the rest. */
+static int fail(CUptiResult r, const char *what)
+{
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+	    r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
+		return PROBE_DENIED;
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
+	    r == CUPTI_ERROR_HARDWARE_BUSY)
+		return PROBE_BUSY;
+	return error("cannot collect counters: %s: %s", what, counters_result_name(r));
+}
+
+#define TRY(call, label) do { \
+	CUptiResult r_ = (call); \
+	if (r_ != CUPTI_SUCCESS) { \
+		rc = fail(r_, #call); \
+		goto label; \
+	} \
+} while (0)
+
+/* The current context through the runtime: fuseprof does not link
+ * libcuda, so a machine without a driver can still run its other commands. */
+static int current_context(CUcontext *ctx)
+{
+	typedef CUresult (*get_fn)(CUcontext *);
+	void *fn = NULL;
+	cudaDriverEntryPointQueryResult q;
+	cudaError_t e;
+
+	e = cudaFree(NULL);
+	if (e == cudaSuccess)
+		e = cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000,
+						     cudaEnableDefault, &q);
+	if (e != cudaSuccess || !fn || q != cudaDriverEntryPointSuccess)
+		return error("cannot find the CUDA context: %s",
+			     e != cudaSuccess ? cudaGetErrorString(e)
+					      : "cuCtxGetCurrent not found");
+	if (((get_fn)fn)(ctx) != CUDA_SUCCESS || !*ctx)
+		return error("cannot find the CUDA context: none is current");
+	return 0;
+}
+
+static int initialized;
+
+int counters_open(struct counters **out, const char *const *metrics, int n,
+		  int max_ranges)
+{
+	CUpti_Profiler_Initialize_Params ip;
+	CUpti_Device_GetChipName_Params cn;
+	CUpti_Profiler_GetCounterAvailability_Params ca;
+	CUpti_Profiler_Host_Initialize_Params hi;
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs;
+	CUpti_Profiler_Host_GetConfigImage_Params ci;
+	CUpti_Profiler_Host_GetNumOfPasses_Params np;
+	CUpti_RangeProfiler_Enable_Params en;
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
+	struct counters *c;
+	uint8_t *avail = NULL;
+	int dev, rc = -1;
+
+	*out = NULL;
+	if (n <= 0 || max_ranges <= 0)
+		return error("cannot collect counters: nothing to collect");
+	c = (struct counters *)calloc(1, sizeof *c);
+	if (!c)
+		return error("cannot collect counters: out of memory");
+	c->metrics = (const char **)metrics;
+	c->n = n;
+	c->max_ranges = max_ranges;
+	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
+		goto out_free;
+	if (!initialized) {
+		memset(&ip, 0, sizeof ip);
+		ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+		TRY(cuptiProfilerInitialize(&ip), out_free);
+		initialized = 1;
+	}
+	memset(&cn, 0, sizeof cn);
+	cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+	cn.deviceIndex = (size_t)dev;
+	TRY(cuptiDeviceGetChipName(&cn), out_free);
+
+	memset(&ca, 0, sizeof ca);
+	ca.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+	ca.ctx = c->ctx;
+	TRY(cuptiProfilerGetCounterAvailability(&ca), out_free);
+	avail = (uint8_t *)malloc(ca.counterAvailabilityImageSize);
+	if (!avail) {
+		rc = error("cannot collect counters: out of memory");
+		goto out_free;
+	}
+	ca.pCounterAvailabilityImage = avail;
+	TRY(cuptiProfilerGetCounterAvailability(&ca), out_free);
+
+	memset(&hi, 0, sizeof hi);
+	hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	hi.pChipName = cn.pChipName;
+	hi.pCounterAvailabilityImage = avail;
+	TRY(cuptiProfilerHostInitialize(&hi), out_free);
+	c->host = hi.pHostObject;
+
+	/* One metric at a time, so an unknown name is named. */
+	for (int i = 0; i < n; i++) {
+		CUpti_Profiler_Host_ConfigAddMetrics_Params am;
+		CUptiResult r;
+
+		memset(&am, 0, sizeof am);
+		am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+		am.pHostObject = c->host;
+		am.ppMetricNames = &c->metrics[i];
+		am.numMetrics = 1;
+		r = cuptiProfilerHostConfigAddMetrics(&am);
+		if (r != CUPTI_SUCCESS) {
+			error("unknown counter '%s' on chip %s: %s (fix the counter "
+			      "group, or list the chip's metrics with 'ncu "
+			      "--query-metrics')", c->metrics[i], cn.pChipName,
+			      counters_result_name(r));
+			rc = PROBE_BAD_COUNTER;
+			goto out_free;
+		}
+	}
+	memset(&cs, 0, sizeof cs);
+	cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+	cs.pHostObject = c->host;
+	TRY(cuptiProfilerHostGetConfigImageSize(&cs), out_free);
+	c->config_size = cs.configImageSize;
+	c->config = (uint8_t *)malloc(c->config_size);
+	if (!c->config) {
+		rc = error("cannot collect counters: out of memory");
+		goto out_free;
+	}
+	memset(&ci, 0, sizeof ci);
+	ci.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+	ci.pHostObject = c->host;
+	ci.configImageSize = c->config_size;
+	ci.pConfigImage = c->config;
+	TRY(cuptiProfilerHostGetConfigImage(&ci), out_free);
+	memset(&np, 0, sizeof np);
+	np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+	np.configImageSize = c->config_size;
+	np.pConfigImage = c->config;
+	TRY(cuptiProfilerHostGetNumOfPasses(&np), out_free);
+	c->passes = (int)np.numOfPasses;
+
+	memset(&en, 0, sizeof en);
+	en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+	en.ctx = c->ctx;
+	TRY(cuptiRangeProfilerEnable(&en), out_free);
+	c->rp = en.pRangeProfilerObject;
+
+	memset(&ds, 0, sizeof ds);
+	ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+	ds.pRangeProfilerObject = c->rp;
+	ds.pMetricNames = c->metrics;
+	ds.numMetrics = (size_t)n;
+	ds.maxNumOfRanges = (size_t)max_ranges;
+	ds.maxNumRangeTreeNodes = (uint32_t)max_ranges;
+	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out_free);
+	c->data_size = ds.counterDataSize;
+	c->data = (uint8_t *)malloc(c->data_size);
+	if (!c->data) {
+		rc = error("cannot collect counters: out of memory");
+		goto out_free;
+	}
+	free(avail);
+	*out = c;
+	return 0;
+
+out_free:
+	free(avail);
+	counters_close(c);
+	return rc;
+}
+
+int counters_passes(const struct counters *c)
+{
+	return c->passes;
+}
+
+int counters_begin(struct counters *c)
+{
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
+	CUpti_RangeProfiler_SetConfig_Params sc;
+	CUpti_RangeProfiler_Start_Params st;
+	int rc = -1;
+
+	memset(c->data, 0, c->data_size);
+	memset(&di, 0, sizeof di);
+	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+	di.pRangeProfilerObject = c->rp;
+	di.counterDataSize = c->data_size;
+	di.pCounterData = c->data;
+	TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), out);
+
+	memset(&sc, 0, sizeof sc);
+	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+	sc.pRangeProfilerObject = c->rp;
+	sc.configSize = c->config_size;
+	sc.pConfig = c->config;
+	sc.counterDataImageSize = c->data_size;
+	sc.pCounterDataImage = c->data;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = CUPTI_KernelReplay;
+	sc.maxRangesPerPass = (size_t)c->max_ranges;
+	sc.numNestingLevels = 1;
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	TRY(cuptiRangeProfilerSetConfig(&sc), out);
+
+	memset(&st, 0, sizeof st);
+	st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+	st.pRangeProfilerObject = c->rp;
+	TRY(cuptiRangeProfilerStart(&st), out);
+	c->running = 1;
+	return 0;
+out:
+	return rc;
+}
+
+int counters_end(struct counters *c, double **values, int *nranges, int *dropped)
+{
+	CUpti_RangeProfiler_Stop_Params sp;
+	CUpti_RangeProfiler_DecodeData_Params dd;
+	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
+	double *v = NULL;
+	int rc = -1;
+
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	if (!c->running)
+		return error("cannot stop counter collection: it is not running");
+	c->running = 0;
+	memset(&sp, 0, sizeof sp);
+	sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+	sp.pRangeProfilerObject = c->rp;
+	TRY(cuptiRangeProfilerStop(&sp), out);
+	if (!sp.isAllPassSubmitted)
+		return error("cannot collect counters: kernel replay left passes "
+			     "unsubmitted (pass %zu of %d)", sp.passIndex, c->passes);
+	memset(&dd, 0, sizeof dd);
+	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+	dd.pRangeProfilerObject = c->rp;
+	TRY(cuptiRangeProfilerDecodeData(&dd), out);
+	*dropped = (int)dd.numOfRangeDropped;
+
+	memset(&inf, 0, sizeof inf);
+	inf.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+	inf.pCounterDataImage = c->data;
+	inf.counterDataImageSize = c->data_size;
+	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
+	v = (double *)calloc(inf.numTotalRanges ? inf.numTotalRanges * (size_t)c->n : 1,
+			     sizeof *v);
+	if (!v)
+		return error("cannot collect counters: out of memory");
+	for (size_t i = 0; i < inf.numTotalRanges; i++) {
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+
+		memset(&ev, 0, sizeof ev);
+		ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+		ev.pHostObject = c->host;
+		ev.pCounterDataImage = c->data;
+		ev.counterDataImageSize = c->data_size;
+		ev.rangeIndex = i;
+		ev.ppMetricNames = c->metrics;
+		ev.numMetrics = (size_t)c->n;
+		ev.pMetricValues = v + i * (size_t)c->n;
+		TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
+	}
+	*values = v;
+	*nranges = (int)inf.numTotalRanges;
+	return 0;
+out:
+	free(v);
+	return rc;
+}
+
+void counters_close(struct counters *c)
+{
+	if (!c)
+		return;
+	if (c->running) {
+		CUpti_RangeProfiler_Stop_Params sp;
+
+		memset(&sp, 0, sizeof sp);
+		sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+		sp.pRangeProfilerObject = c->rp;
+		cuptiRangeProfilerStop(&sp);
+	}
+	if (c->rp) {
+		CUpti_RangeProfiler_Disable_Params dp;
+
+		memset(&dp, 0, sizeof dp);
+		dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+		dp.pRangeProfilerObject = c->rp;
+		cuptiRangeProfilerDisable(&dp);
+	}
+	if (c->host) {
+		CUpti_Profiler_Host_Deinitialize_Params hd;
+
+		memset(&hd, 0, sizeof hd);
+		hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+		hd.pHostObject = c->host;
+		cuptiProfilerHostDeinitialize(&hd);
+	}
+	free(c->config);
+	free(c->data);
+	free(c);
+}
+
+int counters_sample(const char *const *metrics, int n, int (*fn)(void *),
+		    void *arg, double *out)
+{
+	struct counters *c = NULL;
+	double *v = NULL;
+	int rc, nr = 0, dropped = 0;
+
+	rc = counters_open(&c, metrics, n, 4);
+	if (rc)
+		return rc;
+	rc = counters_begin(c);
+	if (rc)
+		goto out_close;
+	rc = fn(arg);
+	if (rc == 0 && cudaDeviceSynchronize() != cudaSuccess)
+		rc = error("cannot sample counters: the kernel failed");
+	{
+		int rc2 = counters_end(c, &v, &nr, &dropped);
+
+		if (rc == 0)
+			rc = rc2;
+	}
+	if (rc == 0 && nr < 1)
+		rc = error("cannot sample counters: no kernel ran");
+	if (rc == 0)
+		memcpy(out, v, (size_t)n * sizeof *out);
+	free(v);
+out_close:
+	counters_close(c);
+	return rc;
+}

@@ -1,0 +1,196 @@
+/* cmd-run.c - `fuseprof run`: option parsing for the measurement run; the
+ * protocol itself is in runloop.c. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "runloop.h"
+#include "util.h"
+
+#define DEFAULT_REPS 50
+#define QUICK_REPS 20
+#define DEFAULT_GROUP "roofline"
+
+static void help(void)
+{
+	printf("Usage: fuseprof run [OPTION]...\n"
+	       "Measure every selected op (workload x variant x dtype x shape) on the GPU\n"
+	       "and store it: a correctness check against the CPU reference, warm-up,\n"
+	       "timed repetitions from CUPTI Activity kernel records, then one repetition\n"
+	       "under the CUPTI Range Profiler for hardware counters. Each op is stored in\n"
+	       "one transaction and runs inside an NVTX range 'workload/variant/dtype/shape'.\n"
+	       "Ceilings are measured once per device, driver and clocks, and reused.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --db PATH          database file (default: $FUSEPROF_DB or fuseprof.db)\n"
+	       "  -w, --workload LIST    only these workloads (comma-separated)\n"
+	       "  -v, --variant LIST     only these variants (comma-separated)\n"
+	       "  -t, --dtype LIST       only these dtypes: fp32, bf16\n"
+	       "  -s, --shape SPEC       shapes instead of the suite; sweeps allowed:\n"
+	       "                         'M=16384,N=768|4096', 'N=768:4096:x2' (geometric),\n"
+	       "                         'N=1024:4096:+1024' (arithmetic), ';' between shapes\n"
+	       "  -r, --reps N           timed repetitions per op (default %d, %d with --quick)\n"
+	       "      --warmup N         untimed repetitions first (default 5)\n"
+	       "      --no-counters      timing only: no Range Profiler pass\n"
+	       "  -m, --metrics GROUP    counter group (default '%s'; a name from the\n"
+	       "                         groups directory or a file path)\n"
+	       "  -d, --device N         GPU index (default 0)\n"
+	       "      --tag TEXT         label the run (compare and report accept tags)\n"
+	       "  -q, --quick            the quick suite: about a minute\n"
+	       "      --remeasure-ceilings  measure the ceilings again even if stored\n"
+	       "  -n, --dry-run          print the ops that would run and exit\n"
+	       "  -h, --help             show this help and exit\n"
+	       "\n"
+	       "Examples:\n"
+	       "  fuseprof run --quick\n"
+	       "  fuseprof run --workload ln_gelu --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
+	       "  fuseprof run --no-counters --reps 200 --dtype bf16\n"
+	       "  fuseprof run --metrics roofline --device 1 --db gpu1.db\n"
+	       "\n"
+	       "Progress goes to stderr when it is a terminal; a table of the ops goes to\n"
+	       "stdout. Ctrl-C finishes the op in flight, marks the run 'aborted' and\n"
+	       "exits 130. If counters are not permitted, the run goes on timing only\n"
+	       "(runs.counters = 'denied').\n"
+	       "\n"
+	       "Exit status: 0 every op ok, 1 failure or a wrong op, 2 usage error,\n"
+	       "130 interrupted.\n", DEFAULT_REPS, QUICK_REPS, DEFAULT_GROUP);
+}
+
+/* Positive integer option value, or a usage error. */
+static int int_opt(const char *name, const char *arg, long lo, long hi, int *out)
+{
+	long v;
+
+	if (parse_long(arg, &v) || v < lo || v > hi)
+		return usage_error("run", "run: %s: '%s' is not a whole number in "
+				   "[%ld, %ld]", name, arg, lo, hi);
+	*out = (int)v;
+	return 0;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *s;
+
+	strbuf_addstr(&sb, "fuseprof");
+	for (int i = 0; i < argc; i++)
+		strbuf_addf(&sb, " %s", argv[i]);
+	s = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return s;
+}
+
+enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE };
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "variant", required_argument, NULL, 'v' },
+		{ "dtype", required_argument, NULL, 't' },
+		{ "shape", required_argument, NULL, 's' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "tag", required_argument, NULL, OPT_TAG },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "remeasure-ceilings", no_argument, NULL, OPT_REMEASURE },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct run_opts o;
+	int c, reps = 0, rc;
+
+	memset(&o, 0, sizeof o);
+	o.db = default_db_path();
+	o.counters = 1;
+	o.group = DEFAULT_GROUP;
+	o.warmup = 5;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+w:v:t:s:r:m:d:qnh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			o.db = optarg;
+			break;
+		case 'w':
+			o.workloads = optarg;
+			break;
+		case 'v':
+			o.variants = optarg;
+			break;
+		case 't':
+			o.dtypes = optarg;
+			break;
+		case 's':
+			o.shape = optarg;
+			break;
+		case 'r':
+			if (int_opt("--reps", optarg, 1, 100000, &reps))
+				return EXIT_USAGE;
+			break;
+		case OPT_WARMUP:
+			if (int_opt("--warmup", optarg, 1, 10000, &o.warmup))
+				return EXIT_USAGE;
+			break;
+		case OPT_NO_COUNTERS:
+			o.counters = 0;
+			break;
+		case 'm':
+			o.group = optarg;
+			break;
+		case 'd':
+			if (int_opt("--device", optarg, 0, 1023, &o.device))
+				return EXIT_USAGE;
+			break;
+		case OPT_TAG:
+			o.tag = optarg;
+			break;
+		case 'q':
+			o.quick = 1;
+			break;
+		case OPT_REMEASURE:
+			o.remeasure = 1;
+			break;
+		case 'n':
+			o.dry_run = 1;
+			break;
+		case 'h':
+			help();
+			return EXIT_OK;
+		default:
+			return usage_error("run", "run: unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("run", "run: unexpected argument '%s' (shapes go "
+				   "with --shape)", argv[optind]);
+	if (!*o.db)
+		return usage_error("run", "run: --db: empty path");
+	if (!o.counters && o.group != (const char *)DEFAULT_GROUP &&
+	    strcmp(o.group, DEFAULT_GROUP))
+		return usage_error("run", "run: --metrics and --no-counters contradict "
+				   "each other");
+	if (o.shape && !*o.shape)
+		return usage_error("run", "run: --shape: empty spec");
+	o.reps = reps ? reps : o.quick ? QUICK_REPS : DEFAULT_REPS;
+	o.command_line = join_args(argc, argv);
+	rc = run_suite(&o);
+	free((char *)o.command_line);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	"run", "measure ops on the GPU and store the results", cmd_run
+};

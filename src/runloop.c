@@ -1,0 +1,945 @@
+/* runloop.c - the measurement protocol (DESIGN.md, "Measurement protocol"):
+ * per op validate, check it fits, create with rotating input sets, check
+ * against the CPU reference, warm up, time R reps from CUPTI Activity
+ * records, one rep under the Range Profiler, one transaction. The loop
+ * walks fp_workloads[] and knows no workload by name. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "probes.h"
+#include "runloop.h"
+#include "shape.h"
+#include "store.h"
+#include "table.h"
+#include "util.h"
+#include "workload.h"
+
+/* Most kernels one op may launch per repetition and still get counters. */
+#define MAX_RANGES 256
+/* Input sets rotate until the inputs of consecutive reps span this many
+ * L2 sizes, so a rep never finds the previous one's data in L2. */
+#define WORKING_SET_L2S 4
+#define MAX_SETS 16
+
+struct op_spec {
+	const struct workload *w;
+	int variant;
+	enum fp_dtype dt;
+	struct fp_shape shape;
+	char key[256];  /* workload/variant/dtype/shape: the NVTX range name */
+	char shape_text[160];
+};
+
+struct op_list {
+	struct op_spec *v;
+	size_t n, alloc;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+	/* A second Ctrl-C ends the process at once; the op in flight is one
+	 * transaction, so the database keeps only whole ops either way. */
+	signal(SIGINT, SIG_DFL);
+}
+
+/* ---- the op list -------------------------------------------------------- */
+
+/* Is name in the comma-separated list (NULL list = everything)? */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!list)
+		return 1;
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+/* Every name in list must be one of names[] (NULL-terminated). */
+static int check_names(const char *list, const char *what,
+		       const char *const *names, int nnames)
+{
+	if (!list)
+		return 0;
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int found = 0;
+
+		for (int i = 0; i < nnames && !found; i++)
+			found = strlen(names[i]) == len && !strncmp(names[i], p, len);
+		if (!found) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int i = 0; i < nnames; i++)
+				strbuf_addf(&sb, "%s%s", i ? ", " : "", names[i]);
+			usage_error("run", "run: unknown %s '%.*s' (known: %s)", what,
+				    (int)len, p, nnames ? strbuf_str(&sb) : "none built in");
+			strbuf_release(&sb);
+			return -1;
+		}
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+static void push_op(struct op_list *l, const struct op_spec *o)
+{
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 64;
+		l->v = xrealloc(l->v, l->alloc * sizeof *l->v);
+	}
+	l->v[l->n++] = *o;
+}
+
+/* Build the ops in suite order: workload, shape, dtype, variant. Returns 0,
+ * or EXIT_USAGE / EXIT_FAIL (reported). */
+static int build_ops(const struct run_opts *o, struct op_list *ops)
+{
+	const char *names[64], *vnames[256], *dnames[FP_NDTYPES];
+	int nw = 0, nv = 0;
+
+	for (const struct workload *const *w = fp_workloads; *w && nw < 64; w++) {
+		names[nw++] = (*w)->name;
+		for (int v = 0; (*w)->variants[v].name && nv < 256; v++)
+			vnames[nv++] = (*w)->variants[v].name;
+	}
+	for (int d = 0; d < FP_NDTYPES; d++)
+		dnames[d] = fp_dtype_name((enum fp_dtype)d);
+	/* Syntax first: a malformed --shape is a usage error on any build. */
+	if (o->shape) {
+		struct shape_list l = SHAPE_LIST_INIT;
+		char why[256];
+
+		if (shape_expand(o->shape, &l, why, sizeof why))
+			return usage_error("run", "run: --shape: %s", why);
+		shape_list_release(&l);
+	}
+	if (check_names(o->workloads, "workload", names, nw) ||
+	    check_names(o->variants, "variant", vnames, nv) ||
+	    check_names(o->dtypes, "dtype", dnames, FP_NDTYPES))
+		return EXIT_USAGE;
+	if (nw == 0)
+		return error("nothing to run: this fuseprof has no workloads built in"),
+		       EXIT_FAIL;
+
+	for (const struct workload *const *wp = fp_workloads; *wp; wp++) {
+		const struct workload *w = *wp;
+		const char *spec = o->shape ? o->shape : o->quick ? w->quick : w->suite;
+		struct fp_shape *shapes = NULL;
+		size_t nshapes = 0;
+		char why[256];
+
+		if (!in_list(o->workloads, w->name))
+			continue;
+		if (!spec || !*spec)
+			continue;
+		if (shape_sweep(w, spec, &shapes, &nshapes, why, sizeof why)) {
+			if (o->shape)
+				return usage_error("run", "run: --shape '%s': %s", spec, why);
+			return error("the built-in suite of '%s' is broken: %s", w->name,
+				     why), EXIT_FAIL;
+		}
+		for (size_t s = 0; s < nshapes; s++) {
+			for (int d = 0; d < FP_NDTYPES; d++) {
+				if (!(w->dtypes & FP_DTYPE_BIT(d)) ||
+				    !in_list(o->dtypes, fp_dtype_name((enum fp_dtype)d)))
+					continue;
+				if (w->validate(&shapes[s], (enum fp_dtype)d, why, sizeof why)) {
+					char txt[160];
+
+					workload_format_shape(w, &shapes[s], txt, sizeof txt);
+					if (o->shape) {
+						free(shapes);
+						return usage_error("run", "run: %s %s %s: %s",
+								   w->name, txt,
+								   fp_dtype_name((enum fp_dtype)d),
+								   why);
+					}
+					continue;  /* a suite shape this dtype cannot take */
+				}
+				for (int v = 0; w->variants[v].name; v++) {
+					struct op_spec op;
+
+					if (!in_list(o->variants, w->variants[v].name))
+						continue;
+					memset(&op, 0, sizeof op);
+					op.w = w;
+					op.variant = v;
+					op.dt = (enum fp_dtype)d;
+					op.shape = shapes[s];
+					workload_format_shape(w, &shapes[s], op.shape_text,
+							      sizeof op.shape_text);
+					snprintf(op.key, sizeof op.key, "%s/%s/%s/%s", w->name,
+						 w->variants[v].name, fp_dtype_name(op.dt),
+						 op.shape_text);
+					push_op(ops, &op);
+				}
+			}
+		}
+		free(shapes);
+	}
+	if (ops->n == 0)
+		return usage_error("run", "run: nothing to run: no op matches the "
+				   "selection (see 'fuseprof list workloads')");
+	return 0;
+}
+
+/* ---- ceilings bookkeeping ------------------------------------------------ */
+
+void device_to_store(const struct probe_device *d, struct store_device *out)
+{
+	memset(out, 0, sizeof *out);
+	out->uuid = d->uuid;
+	out->name = d->name;
+	out->cc_major = d->cc_major;
+	out->cc_minor = d->cc_minor;
+	out->sm_count = d->sm_count;
+	out->l2_bytes = d->l2_bytes;
+	out->mem_bytes = d->mem_bytes;
+	out->mem_bus_bits = d->mem_bus_bits;
+	out->sm_clock_khz = d->sm_clock_khz;
+	out->mem_clock_khz = d->mem_clock_khz;
+	out->driver_version = d->driver_version;
+	out->runtime_version = d->runtime_version;
+	out->cupti_version = d->cupti_version;
+}
+
+int ceilings_count(struct store *st, long long device_id, const char *prov,
+		   long long *n)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT count(DISTINCT name) FROM "
+			       "ceilings WHERE device_id = ?1 AND provenance = ?2",
+			       -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read ceilings from");
+	sqlite3_bind_int64(s, 1, device_id);
+	sqlite3_bind_text(s, 2, prov, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	*n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : store_error(st, "cannot read ceilings from");
+}
+
+int ceilings_save(struct store *st, long long device_id, long long run_id,
+		  const struct ceiling *c, int n)
+{
+	if (store_begin(st))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		struct store_ceiling sc = { c[i].name, c[i].unit, c[i].value,
+					    c[i].provenance, c[i].method };
+
+		if (store_insert_ceiling(st, device_id, run_id, &sc)) {
+			store_rollback(st);
+			return -1;
+		}
+	}
+	return store_commit(st);
+}
+
+/* "3012.4 GB/s", "51.7 TFLOP/s" */
+static void human_rate(char *buf, size_t n, double v, const char *unit)
+{
+	const char *base = !strcmp(unit, "B/s") ? "B/s" : "FLOP/s";
+
+	if (v >= 1e12)
+		snprintf(buf, n, "%.1f T%s", v / 1e12, base);
+	else if (v >= 1e9)
+		snprintf(buf, n, "%.1f G%s", v / 1e9, base);
+	else
+		snprintf(buf, n, "%.3g %s", v, base);
+}
+
+int ceilings_print(struct store *st, long long device_id, enum table_format f)
+{
+	static const char *const hdr[] = { "device", "ceiling", "provenance", "value",
+					   "rate", "method", "measured_at" };
+	sqlite3_stmt *s = NULL;
+	struct table t;
+	int rc;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT d.name, c.name, c.provenance, c.value, c.unit, "
+			       "c.method, c.measured_at FROM ceilings c "
+			       "JOIN devices d ON d.id = c.device_id "
+			       "WHERE (?1 = 0 OR c.device_id = ?1) AND c.id = ("
+			       " SELECT max(c2.id) FROM ceilings c2 WHERE "
+			       " c2.device_id = c.device_id AND c2.name = c.name AND "
+			       " c2.provenance = c.provenance) "
+			       "ORDER BY d.id, c.name, c.provenance",
+			       -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read ceilings from");
+	sqlite3_bind_int64(s, 1, device_id);
+	table_init(&t, 7, hdr);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		char rate[64];
+
+		human_rate(rate, sizeof rate, sqlite3_column_double(s, 3),
+			   (const char *)sqlite3_column_text(s, 4));
+		table_add_text(&t, (const char *)sqlite3_column_text(s, 0));
+		table_add_text(&t, (const char *)sqlite3_column_text(s, 1));
+		table_add_text(&t, (const char *)sqlite3_column_text(s, 2));
+		table_add_double(&t, sqlite3_column_double(s, 3), 6);
+		table_add_text(&t, rate);
+		table_add_text(&t, (const char *)sqlite3_column_text(s, 5));
+		table_add_text(&t, (const char *)sqlite3_column_text(s, 6));
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		table_release(&t);
+		return store_error(st, "cannot read ceilings from");
+	}
+	table_print(&t, f, stdout);
+	table_release(&t);
+	return 0;
+}
+
+int ceilings_collect(const struct probe_device *d, struct ceiling *out, int max,
+		     int verbose)
+{
+	int n = ceilings_measure(d, out, max, verbose), m;
+
+	if (n < 0)
+		return -1;
+	m = ceilings_theoretical(d, out + n, max - n);
+	if (m < 0)
+		return -1;
+	if (m == 0)
+		warning("theoretical ceilings skipped: reading peak_sustained "
+			"counters is not permitted here");
+	return n + m;
+}
+
+/* ---- one op ------------------------------------------------------------ */
+
+/* A distinct kernel of an op: same function and launch configuration. */
+struct kslot {
+	const struct kernel_rec *first;
+	long long launches;      /* per rep */
+	double *dur;             /* every launch's duration, all reps */
+	size_t ndur;
+	double *values;          /* counters summed over its launches */
+	int counted;             /* how many launches the counters cover */
+};
+
+static int same_kernel(const struct kernel_rec *a, const struct kernel_rec *b)
+{
+	return !strcmp(a->mangled, b->mangled) && !memcmp(a->grid, b->grid, sizeof a->grid) &&
+	       !memcmp(a->block, b->block, sizeof a->block) &&
+	       a->dynamic_smem == b->dynamic_smem;
+}
+
+struct run_state {
+	const struct run_opts *o;
+	struct store *st;
+	long long run_id;
+	const struct probe_device *dev;
+	struct counter_group *group;  /* NULL: no counters */
+	struct counters *ctr;         /* NULL: no counters (off, denied, busy) */
+	const char *counters_state;   /* what the run's row says */
+	unsigned long long seed_base;
+	int nwrong, nerror;
+};
+
+static unsigned long long splitmix(unsigned long long x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static int sync_device(const char *key)
+{
+	cudaError_t e = cudaDeviceSynchronize();
+
+	if (e != cudaSuccess)
+		return error("%s: the GPU reported an error: %s", key,
+			     cudaGetErrorString(e));
+	return 0;
+}
+
+/* Launch reps repetitions, rotating input sets from *next_set. */
+static int launch_reps(const struct op_spec *op, struct fp_op *inst, int reps,
+		       int nsets, int *next_set)
+{
+	for (int r = 0; r < reps; r++) {
+		if (op->w->launch(inst, *next_set, 0))
+			return error("%s: a launch failed", op->key);
+		*next_set = (*next_set + 1) % nsets;
+	}
+	return 0;
+}
+
+/* If counters were denied or another profiler holds them at the first
+ * collection, say so once and go on timing only. */
+static void counters_fallback(struct run_state *rs, int why)
+{
+	if (why == PROBE_DENIED) {
+		warning("counters not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): "
+			"allow them with 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
+			"in /etc/modprobe.d (then reboot) or run as root; timing only");
+		rs->counters_state = "denied";
+	} else {
+		warning("counters unavailable: another profiler is attached "
+			"(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; e.g. Nsight "
+			"Compute or Systems): timing only");
+		rs->counters_state = "busy";
+	}
+	counters_close(rs->ctr);
+	rs->ctr = NULL;
+	if (rs->st && rs->run_id)
+		store_set_run_counters(rs->st, rs->run_id, rs->counters_state);
+}
+
+/* Measure one op and store it. Returns 0 (stored, whatever its status) or
+ * -1 when nothing could be stored. */
+static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
+{
+	const struct run_opts *o = rs->o;
+	const struct workload *w = op->w;
+	struct fp_model model;
+	struct fp_check chk;
+	struct fp_op *inst = NULL;
+	struct store_op so;
+	struct store_kernel *sk = NULL;
+	struct kslot *slots = NULL;
+	struct kernel_rec *recs = NULL;
+	size_t nrecs = 0, free_b = 0, need;
+	double *time_ns = NULL, *span_ns = NULL, *cvals = NULL;
+	char msg[512] = "";
+	const char *status = "ok";
+	unsigned long long seed = splitmix(rs->seed_base + index);
+	unsigned long long dropped0 = activity_dropped();
+	int nsets = 1, next_set = 0, k = 0, nslots = 0, reps = 0, rc = -1;
+	long long launches = 0;
+	double ws;
+
+	memset(&chk, 0, sizeof chk);
+	chk.rel_err = chk.max_abs_err = chk.tolerance = NAN;
+	w->model(&op->shape, op->dt, op->variant, &model);
+	ws = model.min_bytes > 0 ? model.min_bytes : 1;
+	if (ws < (double)WORKING_SET_L2S * rs->dev->l2_bytes)
+		nsets = (int)fmin(MAX_SETS, ceil(WORKING_SET_L2S *
+						 (double)rs->dev->l2_bytes / ws));
+	need = w->device_bytes(&op->shape, op->dt, op->variant, nsets);
+	if (probe_device_free_bytes(&free_b))
+		goto out;
+	if (need > free_b) {
+		snprintf(msg, sizeof msg, "does not fit in GPU memory: needs %.2f GiB, "
+			 "%.2f GiB free", need / 1073741824.0, free_b / 1073741824.0);
+		error("%s: %s", op->key, msg);
+		status = "error";
+		goto store;
+	}
+	nvtxRangePushA(op->key);
+	if (w->create(&inst, &op->shape, op->dt, op->variant, nsets, seed)) {
+		snprintf(msg, sizeof msg, "could not be set up (see the error above)");
+		status = "error";
+		goto pop;
+	}
+	/* Check with every input profile; the worst result is the op's. */
+	for (int p = 0, np = workload_nprofiles(w); p < (np ? np : 1); p++) {
+		struct fp_check c;
+
+		memset(&c, 0, sizeof c);
+		if (w->check(inst, p, splitmix(seed ^ (unsigned long long)(p + 1)), &c)) {
+			snprintf(msg, sizeof msg, "the check could not run");
+			status = "error";
+			goto pop;
+		}
+		if (!c.passed) {
+			snprintf(msg, sizeof msg, "wrong result on '%s' inputs: %s",
+				 np ? w->profiles[p] : "random", c.detail);
+			status = "wrong";
+			chk = c;
+			break;
+		}
+		if (p == 0 || c.rel_err > chk.rel_err)
+			chk = c;
+	}
+	if (!strcmp(status, "wrong")) {
+		error("%s: %s", op->key, msg);
+		goto pop;
+	}
+
+	/* Warm up, and learn how many kernels one repetition launches. */
+	{
+		struct kernel_rec *wr = NULL;
+		size_t nw = 0;
+
+		if (activity_collect(&wr, &nw))  /* drop what the check launched */
+			goto pop_fail;
+		activity_free(wr, nw);
+		if (launch_reps(op, inst, o->warmup, nsets, &next_set) ||
+		    sync_device(op->key) || activity_collect(&wr, &nw))
+			goto pop_fail;
+		activity_free(wr, nw);
+		if (nw == 0 || nw % (size_t)o->warmup) {
+			snprintf(msg, sizeof msg, "%zu kernels in %d warm-up repetitions: "
+				 "a repetition must launch the same kernels every time",
+				 nw, o->warmup);
+			status = "error";
+			goto pop;
+		}
+		k = (int)(nw / (size_t)o->warmup);
+	}
+
+	/* Timed repetitions: kernel durations from Activity records. */
+	if (launch_reps(op, inst, o->reps, nsets, &next_set) || sync_device(op->key) ||
+	    activity_collect(&recs, &nrecs))
+		goto pop_fail;
+	if (activity_dropped() != dropped0) {
+		snprintf(msg, sizeof msg, "CUPTI dropped %llu kernel records: timing "
+			 "discarded", activity_dropped() - dropped0);
+		status = "error";
+		goto pop;
+	}
+	if (nrecs != (size_t)o->reps * (size_t)k) {
+		snprintf(msg, sizeof msg, "%zu kernel records for %d repetitions of %d "
+			 "kernels", nrecs, o->reps, k);
+		status = "error";
+		goto pop;
+	}
+	reps = o->reps;
+	time_ns = xcalloc((size_t)reps, sizeof *time_ns);
+	span_ns = xcalloc((size_t)reps, sizeof *span_ns);
+	slots = xcalloc((size_t)k, sizeof *slots);
+	{
+		int *slot_of = xcalloc((size_t)k, sizeof *slot_of);
+
+		for (int j = 0; j < k; j++) {
+			int s;
+
+			for (s = 0; s < nslots; s++)
+				if (same_kernel(slots[s].first, &recs[j]))
+					break;
+			if (s == nslots) {
+				slots[s].first = &recs[j];
+				slots[s].dur = xcalloc((size_t)reps * (size_t)k,
+						       sizeof *slots[s].dur);
+				nslots++;
+			}
+			slots[s].launches++;
+			slot_of[j] = s;
+		}
+		for (int r = 0; r < reps; r++) {
+			uint64_t lo = UINT64_MAX, hi = 0;
+			double sum = 0;
+
+			for (int j = 0; j < k; j++) {
+				const struct kernel_rec *kr = &recs[(size_t)r * k + j];
+				struct kslot *sl = &slots[slot_of[j]];
+
+				if (!same_kernel(sl->first, kr)) {
+					snprintf(msg, sizeof msg, "repetition %d launched '%s' "
+						 "where the first launched '%s'", r, kr->name,
+						 sl->first->name);
+					status = "error";
+					free(slot_of);
+					goto pop;
+				}
+				sl->dur[sl->ndur++] = (double)(kr->end - kr->start);
+				sum += (double)(kr->end - kr->start);
+				if (kr->start < lo)
+					lo = kr->start;
+				if (kr->end > hi)
+					hi = kr->end;
+			}
+			time_ns[r] = sum;
+			span_ns[r] = (double)(hi - lo);
+		}
+		launches = k;
+
+		/* One repetition under the Range Profiler: range j = launch j. */
+		if (rs->ctr) {
+			int nr = 0, drop = 0, crc = counters_begin(rs->ctr);
+
+			if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
+				counters_fallback(rs, crc);
+			} else if (crc) {
+				free(slot_of);
+				goto pop_fail;
+			} else {
+				int lrc = launch_reps(op, inst, 1, nsets, &next_set);
+				int src = lrc ? -1 : sync_device(op->key);
+
+				if (counters_end(rs->ctr, &cvals, &nr, &drop) || lrc || src) {
+					free(slot_of);
+					goto pop_fail;
+				}
+				if (nr != k || drop) {
+					snprintf(msg, sizeof msg, "counters not stored: %d "
+						 "ranges (%d dropped) for %d kernels", nr, drop, k);
+				} else {
+					int nm = rs->group->ncounters;
+
+					for (int j = 0; j < k; j++) {
+						struct kslot *sl = &slots[slot_of[j]];
+
+						if (!sl->values)
+							sl->values = xcalloc((size_t)nm,
+									     sizeof *sl->values);
+						for (int m = 0; m < nm; m++)
+							sl->values[m] += cvals[(size_t)j * nm + m];
+						sl->counted++;
+					}
+				}
+			}
+			/* The replayed kernels' Activity records are not timings. */
+			{
+				struct kernel_rec *cr = NULL;
+				size_t nc = 0;
+
+				if (activity_collect(&cr, &nc) == 0)
+					activity_free(cr, nc);
+			}
+		}
+		free(slot_of);
+	}
+	goto pop;
+
+pop_fail:
+	status = "error";
+	if (!msg[0])
+		snprintf(msg, sizeof msg, "measurement failed (see the error above)");
+pop:
+	nvtxRangePop();
+store:
+	if (strcmp(status, "ok")) {
+		if (!strcmp(status, "wrong"))
+			rs->nwrong++;
+		else
+			rs->nerror++;
+	}
+	memset(&so, 0, sizeof so);
+	so.workload = w->name;
+	so.variant = w->variants[op->variant].name;
+	so.role = fp_role_name(w->variants[op->variant].role);
+	so.dtype = fp_dtype_name(op->dt);
+	so.shape = op->shape_text;
+	so.status = status;
+	so.seed = chk.seed ? chk.seed : seed;
+	so.rel_err = chk.rel_err;
+	so.max_abs_err = chk.max_abs_err;
+	so.tolerance = chk.tolerance;
+	so.reps = !strcmp(status, "ok") ? reps : 0;
+	so.time_ns = time_ns;
+	so.span_ns = span_ns;
+	so.launches = launches;
+	so.model_flops = model.flops;
+	so.model_min_bytes = model.min_bytes;
+	so.model_variant_bytes = model.variant_bytes;
+	so.message = msg[0] ? msg : NULL;
+	if (so.reps > 0) {
+		sk = xcalloc((size_t)nslots, sizeof *sk);
+		for (int s = 0; s < nslots; s++) {
+			const struct kernel_rec *f = slots[s].first;
+			double mn = INFINITY, mx = -INFINITY;
+
+			for (size_t i = 0; i < slots[s].ndur; i++) {
+				mn = fmin(mn, slots[s].dur[i]);
+				mx = fmax(mx, slots[s].dur[i]);
+			}
+			sk[s].name = f->name;
+			sk[s].mangled = f->mangled;
+			memcpy(sk[s].grid, f->grid, sizeof sk[s].grid);
+			memcpy(sk[s].block, f->block, sizeof sk[s].block);
+			sk[s].registers = f->registers;
+			sk[s].static_smem = f->static_smem;
+			sk[s].dynamic_smem = f->dynamic_smem;
+			sk[s].launches = slots[s].launches;
+			sk[s].dur_ns_median = median_of(slots[s].dur, slots[s].ndur);
+			sk[s].dur_ns_min = mn;
+			sk[s].dur_ns_max = mx;
+			if (slots[s].values) {
+				sk[s].ncounters = rs->group->ncounters;
+				sk[s].counter_names = (const char *const *)rs->group->counters;
+				sk[s].counter_values = slots[s].values;
+			}
+		}
+		so.nkernels = nslots;
+		so.kernels = sk;
+	}
+	rc = store_insert_op(rs->st, rs->run_id, &so, NULL);
+	if (rc == 0 && !strcmp(status, "error") && msg[0] &&
+	    strcmp(msg, "measurement failed (see the error above)"))
+		error("%s: %s", op->key, msg);
+out:
+	w->destroy(inst);
+	for (int s = 0; s < nslots; s++) {
+		free(slots[s].dur);
+		free(slots[s].values);
+	}
+	free(slots);
+	free(sk);
+	free(cvals);
+	free(time_ns);
+	free(span_ns);
+	activity_free(recs, nrecs);
+	return rc;
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+static void progress(size_t i, size_t n, const char *key, double t0)
+{
+	double el = now_seconds() - t0;
+
+	if (!isatty(STDERR_FILENO))
+		return;
+	if (i == 0)
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.0fs", i + 1, n, key, el);
+	else
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.0fs, ~%.0fs left", i + 1, n,
+			key, el, el / (double)i * (double)(n - i));
+	fflush(stderr);
+}
+
+static void progress_done(void)
+{
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+static void print_summary(struct store *st, long long run_id)
+{
+	static const char *const hdr[] = { "workload", "variant", "dtype", "shape",
+					   "status", "time_us", "kernels", "dram_MB" };
+	sqlite3_stmt *s = NULL;
+	struct table t;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT workload, variant, dtype, shape, status, "
+			       "time_ns / 1e3, launches, dram_bytes / 1e6 FROM v_ops "
+			       "WHERE run_id = ?1 ORDER BY op_id", -1, &s, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(s, 1, run_id);
+	table_init(&t, 8, hdr);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		for (int c = 0; c < 5; c++)
+			table_add_text(&t, (const char *)sqlite3_column_text(s, c));
+		for (int c = 5; c < 8; c++) {
+			if (sqlite3_column_type(s, c) == SQLITE_NULL)
+				table_add_null(&t);
+			else
+				table_add_double(&t, sqlite3_column_double(s, c), 4);
+		}
+	}
+	sqlite3_finalize(s);
+	table_print(&t, TABLE_TEXT, stdout);
+	table_release(&t);
+}
+
+int run_suite(const struct run_opts *o)
+{
+	struct op_list ops = { NULL, 0, 0 };
+	struct counter_group group;
+	struct probe_device dev;
+	struct store_device sd;
+	struct store_run sr;
+	struct run_state rs;
+	struct ceiling ceil[32];
+	struct store *st = NULL;
+	long long device_id = 0, have = 0;
+	char host[256] = "", note[256];
+	int nceil = 0, rc, status = EXIT_FAIL, have_group = 0;
+	size_t done = 0;
+	double t0;
+	struct sigaction sa, old_sa;
+
+	memset(&rs, 0, sizeof rs);
+	memset(&group, 0, sizeof group);
+	rc = build_ops(o, &ops);
+	if (rc)
+		return rc;
+	if (o->dry_run) {
+		for (size_t i = 0; i < ops.n; i++)
+			printf("%s\n", ops.v[i].key);
+		free(ops.v);
+		return EXIT_OK;
+	}
+	if (o->counters) {
+		if (group_load(&group, o->group))
+			goto out_free;
+		have_group = 1;
+	}
+	if (probe_device_open(o->device, &dev))
+		goto out_free;
+	/* Every op must fit before anything is stored: a sweep that overflows
+	 * GPU memory at its last shape should fail now, not in an hour. */
+	{
+		size_t free_b;
+
+		if (probe_device_free_bytes(&free_b))
+			goto out_free;
+		for (size_t i = 0; i < ops.n; i++) {
+			const struct op_spec *op = &ops.v[i];
+			size_t need = op->w->device_bytes(&op->shape, op->dt, op->variant, 1);
+
+			if (need > free_b) {
+				error("%s: does not fit in GPU memory: needs %.2f GiB, "
+				      "%.2f GiB free (choose a smaller --shape)", op->key,
+				      need / 1073741824.0, free_b / 1073741824.0);
+				goto out_free;
+			}
+		}
+	}
+	if (store_open(&st, o->db, STORE_CREATE))
+		goto out_free;
+	device_to_store(&dev, &sd);
+	if (store_upsert_device(st, &sd, &device_id) ||
+	    ceilings_count(st, device_id, "measured", &have))
+		goto out_close;
+	if (o->remeasure || have == 0) {
+		fprintf(stderr, "fuseprof: measuring the ceilings of %s (once per "
+			"device, driver and clocks)\n", dev.name);
+		nceil = ceilings_collect(&dev, ceil, (int)ARRAY_SIZE(ceil), 0);
+		if (nceil < 0)
+			goto out_close;
+	}
+
+	rs.o = o;
+	rs.st = st;
+	rs.dev = &dev;
+	rs.counters_state = "none";
+	if (have_group) {
+		size_t nm = (size_t)group.ncounters;
+
+		rs.group = &group;
+		rc = counters_open(&rs.ctr, (const char *const *)group.counters,
+				   (int)nm, MAX_RANGES);
+		if (rc == PROBE_BAD_COUNTER) {
+			char *list = group_list();
+
+			error("counter group '%s' (%s) names a counter this GPU lacks; "
+			      "groups: %s", group.name, group.path, list);
+			free(list);
+			goto out_close;
+		}
+		if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
+			counters_fallback(&rs, rc);
+		} else if (rc) {
+			goto out_close;
+		} else {
+			rs.counters_state = "range-profiler";
+			fprintf(stderr, "fuseprof: counter group '%s': %d counters, %d "
+				"replay pass%s per kernel\n", group.name, group.ncounters,
+				counters_passes(rs.ctr),
+				counters_passes(rs.ctr) == 1 ? "" : "es");
+		}
+	}
+	rc = activity_start();
+	if (rc == PROBE_BUSY) {
+		error("cannot time kernels: another profiler holds CUPTI "
+		      "(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED): run fuseprof "
+		      "outside Nsight Systems/Compute");
+		goto out_counters;
+	} else if (rc) {
+		goto out_counters;
+	}
+
+	gethostname(host, sizeof host - 1);
+	memset(&sr, 0, sizeof sr);
+	sr.tool_version = PACKAGE_VERSION;
+	sr.host = host;
+	sr.command_line = o->command_line;
+	sr.tag = o->tag;
+	sr.device_id = device_id;
+	sr.counters = rs.counters_state;
+	if (store_begin_run(st, &sr, &rs.run_id))
+		goto out_activity;
+	if (nceil > 0 && ceilings_save(st, device_id, rs.run_id, ceil, nceil)) {
+		store_finish_run(st, rs.run_id, "failed", "could not store the ceilings");
+		goto out_activity;
+	}
+	rs.seed_base = splitmix((unsigned long long)time(NULL) ^
+				((unsigned long long)getpid() << 32));
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_sa);
+	t0 = now_seconds();
+	for (done = 0; done < ops.n && !interrupted; done++) {
+		progress(done, ops.n, ops.v[done].key, t0);
+		if (run_op(&rs, &ops.v[done], done)) {
+			progress_done();
+			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
+				 "could not be stored", done + 1, ops.n, ops.v[done].key);
+			store_finish_run(st, rs.run_id, "failed", note);
+			sigaction(SIGINT, &old_sa, NULL);
+			goto out_activity;
+		}
+	}
+	progress_done();
+	sigaction(SIGINT, &old_sa, NULL);
+
+	{
+		unsigned long long dr = activity_dropped();
+		const char *final = interrupted ? "aborted" : "complete";
+
+		snprintf(note, sizeof note, "%zu of %zu ops; %d wrong, %d error; "
+			 "CUPTI dropped %llu kernel records; counters: %s",
+			 done, ops.n, rs.nwrong, rs.nerror, dr, rs.counters_state);
+		if (dr)
+			warning("CUPTI dropped %llu kernel records: the ops concerned "
+				"are marked 'error'", dr);
+		if (store_finish_run(st, rs.run_id, final, note))
+			goto out_activity;
+	}
+	print_summary(st, rs.run_id);
+	if (interrupted) {
+		fprintf(stderr, "fuseprof: interrupted: run %lld aborted after %zu of "
+			"%zu ops (all stored ops are whole)\n", rs.run_id, done, ops.n);
+		status = 130;
+	} else if (rs.nwrong || rs.nerror) {
+		error("run %lld: %d op%s wrong, %d failed (see the messages above)",
+		      rs.run_id, rs.nwrong, rs.nwrong == 1 ? "" : "s", rs.nerror);
+		status = EXIT_FAIL;
+	} else {
+		status = EXIT_OK;
+	}
+out_activity:
+	activity_stop();
+out_counters:
+	counters_close(rs.ctr);
+out_close:
+	store_close(st);
+out_free:
+	if (have_group)
+		group_release(&group);
+	free(ops.v);
+	return status;
+}

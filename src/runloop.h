@@ -1,0 +1,56 @@
+/* runloop.h - the measurement protocol of `fuseprof run` (DESIGN.md): build
+ * the op list from the registry, then per op validate, fit, create, check,
+ * warm up, time under CUPTI Activity, count under the Range Profiler, store
+ * in one transaction. Also the ceilings bookkeeping `run` and `ceilings`
+ * share. Knows no workload by name. */
+#ifndef FP_RUNLOOP_H
+#define FP_RUNLOOP_H
+
+#include "probes.h"
+#include "store.h"
+#include "table.h"
+
+struct run_opts {
+	const char *db;
+	const char *workloads;  /* comma-separated names, NULL = all */
+	const char *variants;   /* comma-separated, NULL = all */
+	const char *dtypes;     /* comma-separated, NULL = all the workload has */
+	const char *shape;      /* sweep spec (shape.h), NULL = the suite */
+	int reps;               /* timed repetitions per op */
+	int warmup;             /* untimed repetitions first */
+	int counters;           /* 0: --no-counters */
+	const char *group;      /* counter group name or file */
+	int device;
+	const char *tag;
+	int quick;              /* the workloads' quick suites */
+	int remeasure;          /* measure ceilings even if stored */
+	int dry_run;            /* list the ops and stop; no GPU, no store */
+	const char *command_line;
+};
+
+/* Run the suite o describes. Returns the exit status: 0 all ops ok, 1 a
+ * failure or a wrong op (the run still finishes), 2 a usage error found
+ * while building the op list, 130 interrupted (run marked aborted). */
+int run_suite(const struct run_opts *o);
+
+/* Copy device facts into the store's row form (strings borrowed from d). */
+void device_to_store(const struct probe_device *d, struct store_device *out);
+
+/* Number of ceilings of provenance prov stored for device_id, in *n. */
+int ceilings_count(struct store *st, long long device_id, const char *prov,
+		   long long *n);
+
+/* Store n ceilings for device_id (run_id 0 = none) in one transaction. */
+int ceilings_save(struct store *st, long long device_id, long long run_id,
+		  const struct ceiling *c, int n);
+
+/* Print the newest ceiling of each name and provenance for device_id
+ * (0 = every device) as a table. Returns 0 or -1. */
+int ceilings_print(struct store *st, long long device_id, enum table_format f);
+
+/* Measure (verbose: progress on stderr) the measured and theoretical
+ * ceilings of the current device into out[max]; returns how many or -1. */
+int ceilings_collect(const struct probe_device *d, struct ceiling *out, int max,
+		     int verbose);
+
+#endif

@@ -1,0 +1,80 @@
+#!/bin/sh
+# test-run-cli.sh - `fuseprof run` and `fuseprof ceilings` on the command
+# line: help, usage errors (exit 2, one line), the op list, and, on a
+# machine without a GPU, the no-GPU error (exit 1, one line, nothing stored).
+. "${srcdir:-.}/tests/setup"
+
+expect_exit 0 "$FUSEPROF" run --help
+grep -q '^Usage: fuseprof run' "$tmp/out" || fail "run --help: no usage line"
+grep -q -- '--remeasure-ceilings' "$tmp/out" || fail "run --help misses an option"
+expect_exit 0 "$FUSEPROF" help run
+expect_exit 0 "$FUSEPROF" ceilings --help
+grep -q '^Usage: fuseprof ceilings' "$tmp/out" || fail "ceilings --help: no usage line"
+
+expect_exit 2 "$FUSEPROF" run --reps 0
+one_line_error -- --reps
+expect_exit 2 "$FUSEPROF" run --reps many
+one_line_error many
+expect_exit 2 "$FUSEPROF" run --bogus
+one_line_error bogus
+expect_exit 2 "$FUSEPROF" run extra
+one_line_error extra
+expect_exit 2 "$FUSEPROF" run --shape ''
+one_line_error shape
+expect_exit 2 "$FUSEPROF" run --shape 'M=1:8'
+one_line_error step
+expect_exit 2 "$FUSEPROF" run --shape 'M=8:1:x2'
+one_line_error empty
+expect_exit 2 "$FUSEPROF" run --workload no_such_workload
+one_line_error no_such_workload
+expect_exit 2 "$FUSEPROF" run --dtype fp7
+one_line_error fp7
+expect_exit 2 "$FUSEPROF" run --device -1
+one_line_error device
+expect_exit 2 "$FUSEPROF" ceilings --all --remeasure
+one_line_error all
+expect_exit 2 "$FUSEPROF" ceilings --format xml
+one_line_error xml
+
+# The op list needs no GPU.
+if "$FUSEPROF" run --dry-run >"$tmp/ops" 2>"$tmp/err"; then
+	n=$(wc -l <"$tmp/ops")
+	[ "$n" -gt 0 ] || fail "dry run lists no ops"
+	# Every line is workload/variant/dtype/shape.
+	if grep -v '^[a-z0-9_]*/[a-z0-9_]*/\(fp32\|bf16\)/[A-Za-z0-9_=,-]*$' "$tmp/ops"; then
+		fail "malformed op keys"
+	fi
+	wl=$(head -n 1 "$tmp/ops" | cut -d/ -f1)
+	"$FUSEPROF" run --dry-run --quick >"$tmp/quick"
+	[ "$(wc -l <"$tmp/quick")" -le "$n" ] || fail "the quick suite is larger than the suite"
+	"$FUSEPROF" run --dry-run --workload "$wl" --dtype bf16 >"$tmp/sel"
+	[ -s "$tmp/sel" ] || fail "no bf16 ops for $wl"
+	if grep -v "^$wl/[a-z0-9_]*/bf16/" "$tmp/sel"; then fail "selection leaks"; fi
+	expect_exit 2 "$FUSEPROF" run --dry-run --workload "$wl" --shape 'Q=1'
+	one_line_error "'Q'"
+	expect_exit 2 "$FUSEPROF" run --dry-run --workload "$wl" --variant no_such_variant
+	one_line_error no_such_variant
+	have_ops=1
+else
+	one_line_error
+	have_ops=0
+fi
+
+# Without a GPU: one clear line, exit 1, no database left behind.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	expect_exit 1 "$FUSEPROF" run --db "$tmp/x.db" --quick
+	one_line_error
+	[ "$have_ops" = 0 ] || grep -q 'GPU' "$tmp/err" || fail "no-GPU error does not say GPU"
+	[ ! -e "$tmp/x.db" ] || fail "a failed run left $tmp/x.db"
+	expect_exit 1 "$FUSEPROF" ceilings --db "$tmp/x.db"
+	one_line_error GPU
+	[ ! -e "$tmp/x.db" ] || fail "a failed ceilings left $tmp/x.db"
+	# An unknown counter group is named before the GPU is touched.
+	if [ "$have_ops" = 1 ]; then
+		expect_exit 1 "$FUSEPROF" run --db "$tmp/x.db" --metrics no_such_group
+		one_line_error no_such_group roofline
+	fi
+fi
+expect_exit 1 "$FUSEPROF" ceilings --all --db "$tmp/missing.db"
+one_line_error missing.db
+exit 0

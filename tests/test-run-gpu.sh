@@ -1,0 +1,73 @@
+#!/bin/sh
+# test-run-gpu.sh - `fuseprof run` on a GPU (skips with 77 without one):
+# --quick fills the store with every op, its kernels and counters, and the
+# run is 'complete'; Ctrl-C (SIGINT) leaves an 'aborted' run whose finished
+# ops are whole; `ceilings` reuses what the run measured.
+. "${srcdir:-.}/tests/setup"
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no GPU" >&2
+	exit 77
+fi
+"$FUSEPROF" run --dry-run --quick >"$tmp/ops" || exit 77
+nops=$(wc -l <"$tmp/ops")
+db=$tmp/q.db
+q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n +2; }
+
+set +e
+"$FUSEPROF" run --quick --db "$db" --tag quick >"$tmp/out" 2>"$tmp/err"
+rc=$?
+set -e
+cat "$tmp/err" >&2
+[ "$rc" = 0 ] || fail "run --quick exited $rc"
+grep -q 'replay pass' "$tmp/err" || grep -q 'timing only' "$tmp/err" ||
+	fail "run did not say how many replay passes it needs"
+[ "$(q "SELECT status FROM runs")" = complete ] || fail "run not complete"
+[ "$(q "SELECT count(*) FROM ops")" = "$nops" ] || fail "not every op stored"
+[ "$(q "SELECT count(*) FROM ops WHERE status != 'ok'")" = 0 ] || fail "ops not ok"
+[ "$(q "SELECT count(*) FROM ops o WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.op_id = o.id)")" = 0 ] ||
+	fail "an op without kernels"
+[ "$(q "SELECT count(*) FROM ops WHERE time_ns IS NULL OR time_ns <= 0 OR span_ns < time_ns * 0.5")" = 0 ] ||
+	fail "bad op times"
+[ "$(q "SELECT count(*) FROM samples")" -ge "$nops" ] || fail "no samples"
+counters=$(q "SELECT counters FROM runs")
+if [ "$counters" = range-profiler ]; then
+	[ "$(q "SELECT count(*) FROM v_ops WHERE ncounters = 0 OR dram_bytes IS NULL OR dram_bytes <= 0")" = 0 ] ||
+		fail "an op without counters"
+else
+	echo "note: counters were '$counters' here; counter checks skipped" >&2
+fi
+[ "$(q "SELECT count(*) FROM ceilings WHERE provenance = 'measured'")" -ge 7 ] ||
+	fail "ceilings not measured"
+[ "$(q "SELECT count(DISTINCT name) FROM ceilings WHERE name IN ('dram_bw','dram_read_bw','l2_bw','fp32_fma','fp64_fma','tensor_bf16','tensor_tf32')")" = 7 ] ||
+	fail "a ceiling is missing"
+
+# ceilings: reused (nothing new stored), printed.
+before=$(q "SELECT count(*) FROM ceilings")
+expect_exit 0 "$FUSEPROF" ceilings --db "$db"
+grep -q dram_bw "$tmp/out" || fail "ceilings table lacks dram_bw"
+[ "$(q "SELECT count(*) FROM ceilings")" = "$before" ] || fail "ceilings measured again"
+
+# Interrupt a longer run once its first op is stored.
+"$FUSEPROF" run --db "$db" --reps 200 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
+pid=$!
+i=0
+while [ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'" 2>/dev/null || echo 0)" -lt 1 ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { kill $pid; fail "no op stored after 60 s"; }
+	sleep 0.1
+done
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+cat "$tmp/ierr" >&2
+[ "$rc" = 130 ] || fail "interrupted run exited $rc, wanted 130"
+[ "$(q "SELECT status FROM runs WHERE tag = 'interrupted'")" = aborted ] || fail "run not aborted"
+n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'")
+[ "$n" -ge 1 ] || fail "no op kept"
+[ "$n" -lt "$("$FUSEPROF" run --dry-run | wc -l)" ] || fail "the interrupt came too late to test anything"
+[ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted' AND (reps != 200 OR NOT EXISTS (SELECT 1 FROM kernels k WHERE k.op_id = o.id))")" = 0 ] ||
+	fail "an interrupted run kept a partial op"
+exit 0
