@@ -21,6 +21,8 @@ struct cmd_entry {
 const char *default_db_path(void);
 
 extern const struct cmd_entry cmd_query_entry;
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_ceilings_entry;
 extern const struct cmd_entry cmd_list_entry;
 
 #endif

@@ -10,6 +10,8 @@
 
 /* In the order `fuseprof --help` lists them. */
 static const struct cmd_entry *const commands[] = {
+	&cmd_run_entry,
+	&cmd_ceilings_entry,
 	&cmd_list_entry,
 	&cmd_query_entry,
 	NULL
