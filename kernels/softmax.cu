@@ -346,12 +346,6 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
 #define UF_THREADS 256
 #define UF_WARPS (UF_THREADS / 32)
 
-template <typename T>
-__device__ __forceinline__ void row_setup(long row, long N, int *off)
-{
-	*off = (int)(((size_t)row * N) % vec<T>::W);
-}
-
 // max over each row -> mx[row] (fp32).
 template <typename T>
 __global__ void __launch_bounds__(UF_THREADS)
@@ -867,6 +861,21 @@ static int pick_reg(long N, enum fp_dtype dt, int *wpr, int *vpt)
 	return -1;
 }
 
+// Register kernel shapes compiled, as (warps per row, slots per thread):
+// pick_reg's choices plus the alternatives FUSEPROF_SOFTMAX_REG=WxV can force
+// when tuning on a GPU machine (see sm_create).
+#define SM_REG_SHAPES(X) X(1, 1) X(1, 2) X(1, 4) X(1, 8) X(2, 4) X(2, 8) \
+	X(4, 2) X(4, 4) X(4, 8) X(8, 2) X(8, 4) X(16, 1) X(16, 2) X(16, 4) \
+	X(32, 1) X(32, 2)
+
+static int reg_shape_compiled(int wpr, int vpt)
+{
+#define IS_SHAPE(W_, V_) if (wpr == W_ && vpt == V_) return 1;
+	SM_REG_SHAPES(IS_SHAPE)
+#undef IS_SHAPE
+	return 0;
+}
+
 static unsigned blocks_for(long M, int wpr)
 {
 	int rows = wpr >= 4 ? 1 : 4 / wpr;
@@ -892,8 +901,7 @@ static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 #define FWD_CASE(W_, V_) \
 	if (op->wpr == W_ && op->vpt == V_) \
 		softmax_fused_reg<T, W_, V_, MASKED><<<g, thr, 0, st>>>(x, y, M, N, scale); else
-	FWD_CASE(1, 1) FWD_CASE(1, 2) FWD_CASE(1, 4) FWD_CASE(2, 4)
-	FWD_CASE(4, 4) FWD_CASE(8, 4) FWD_CASE(16, 4)
+	SM_REG_SHAPES(FWD_CASE)
 		return error("softmax: no register kernel for %d warps x %d slots",
 			     op->wpr, op->vpt);
 #undef FWD_CASE
@@ -918,8 +926,7 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 #define BWD_CASE(W_, V_) \
 	if (op->wpr == W_ && op->vpt == V_) \
 		softmax_bwd_fused_reg<T, W_, V_><<<g, thr, 0, st>>>(y, dy, dx, M, N); else
-	BWD_CASE(1, 1) BWD_CASE(1, 2) BWD_CASE(1, 4) BWD_CASE(2, 4)
-	BWD_CASE(4, 4) BWD_CASE(8, 4) BWD_CASE(16, 4)
+	SM_REG_SHAPES(BWD_CASE)
 		return error("softmax_bwd: no register kernel for %d warps x %d slots",
 			     op->wpr, op->vpt);
 #undef BWD_CASE
@@ -1196,6 +1203,16 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 			goto out_free;
 		op->stash_fwd = (int)(S < avail / 16 ? S : avail / 16);
 		op->stash_bwd = (int)(S < avail / 32 ? S : avail / 32);
+	} else {
+		const char *force = getenv("FUSEPROF_SOFTMAX_REG");
+		int w, v;
+
+		if (force && sscanf(force, "%dx%d", &w, &v) == 2 &&
+		    reg_shape_compiled(w, v) &&
+		    (long)w * 32 * v >= max_row_slots(op->N, dt == FP_BF16 ? 8 : 4)) {
+			op->wpr = w;
+			op->vpt = v;
+		}
 	}
 	if (dev_alloc(&op->in0, (size_t)nsets * op->set_bytes) ||
 	    (kind == SM_BWD && dev_alloc(&op->in1, (size_t)nsets * op->set_bytes)) ||
