@@ -12,6 +12,7 @@
 /* @workload-externs@ */
 extern const struct workload wl_ln_gelu_fwd, wl_ln_gelu_bwd;
 extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_bwd;
+extern const struct workload wl_ln_linear_fwd, wl_ln_linear_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -20,6 +21,8 @@ const struct workload *const fp_workloads[] = {
 	&wl_softmax_fwd,
 	&wl_softmax_masked_fwd,
 	&wl_softmax_bwd,
+	&wl_ln_linear_fwd,
+	&wl_ln_linear_bwd,
 	NULL
 };
 

@@ -1,0 +1,79 @@
+/* ln_linear.h - the LayerNorm+Linear workloads' double-precision CPU
+ * references, input profiles and check sampling, exposed for tests (the
+ * workloads themselves are reached through the registry: ln_linear_fwd,
+ * ln_linear_bwd).
+ *
+ * The operation: y = LayerNorm(x; gamma, beta) * W^T + b, with x: M x K
+ * (rows of K features), gamma, beta: K, W: N x K (row-major, as PyTorch's
+ * nn.Linear stores it), b: N, y: M x N. LayerNorm uses the biased variance
+ * and eps = LNL_EPS inside the square root, as torch.nn.LayerNorm does. */
+#ifndef FP_LN_LINEAR_H
+#define FP_LN_LINEAR_H
+
+#include <stdint.h>
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LNL_EPS 1e-5
+
+/* Shift of the "offset" profile: rows of mean 1e3 and unit spread. There a
+ * one-pass variance (E[x^2] - E[x]^2) loses about six of fp32's seven
+ * digits, and a FlashNorm GEMM over the unshifted x about three. */
+#define LNL_OFFSET_MEAN 1e3
+
+/* A check whose CPU reference costs more multiply-adds than this compares a
+ * deterministic sample of rows (see lnl_sample) instead of every element. */
+#define LNL_FULL_CHECK_MACS 1e9
+
+/* Input profiles (index i is enum lnl_profile i):
+ *   LNL_NORMAL    x ~ N(0, 1)
+ *   LNL_OFFSET    x ~ LNL_OFFSET_MEAN + N(0, 1)
+ *   LNL_CONSTANT  row i is c_i + 1e-3 * N(0, 1) with c_i ~ N(0, 1): the
+ *                 variance (1e-6) is a tenth of eps, so eps matters, and in
+ *                 bf16 the rows round to exact constants (variance 0)
+ * and for every profile gamma ~ N(1, 0.1^2), beta ~ N(0, 0.1^2),
+ * W ~ N(0, 1/K), b ~ N(0, 0.1^2), dy ~ N(0, 1). */
+enum lnl_profile { LNL_NORMAL, LNL_OFFSET, LNL_CONSTANT, LNL_NPROFILES };
+
+/* Draw the inputs of profile p from seed into caller-owned arrays of M*K,
+ * K, K, N*K, N and M*N doubles; any pointer but x may be NULL to skip that
+ * input (the draws of the others do not change). Not rounded to a dtype:
+ * the caller applies host_round(). */
+void lnl_gen_inputs(enum lnl_profile p, uint64_t seed, long M, long K, long N,
+		    double *x, double *gamma, double *beta, double *W,
+		    double *b, double *dy);
+
+/* LayerNorm of one row of K doubles: *mean, *rstd = 1/sqrt(var + eps), and,
+ * where not NULL, xhat = (x - mean) * rstd and h = xhat * gamma + beta. */
+void lnl_layernorm_row_ref(const double *x, long K, const double *gamma,
+			   const double *beta, double *xhat, double *h,
+			   double *mean, double *rstd);
+
+/* y = LayerNorm(x) * W^T + b for M rows, in double. y may not alias x. */
+void lnl_fwd_ref(const double *x, const double *gamma, const double *beta,
+		 const double *W, const double *b, double *y, long M, long K,
+		 long N);
+
+/* The gradients of L = sum(dy * y) with respect to x (M x K), gamma (K),
+ * beta (K), W (N x K) and b (N), in double; every output is overwritten
+ * (not accumulated into). Mean and rstd are recomputed from x. */
+void lnl_bwd_ref(const double *x, const double *gamma, const double *beta,
+		 const double *W, const double *dy, double *dx, double *dgamma,
+		 double *dbeta, double *dW, double *db, long M, long K, long N);
+
+/* The indices a sampled check compares along a dimension of n items when
+ * one item's reference costs cost multiply-adds: all of 0..n-1 when
+ * n * cost <= budget, else between 16 and 64 indices (fewer when cost is
+ * large) spread evenly, strictly increasing, always 0 and n - 1. Writes at
+ * most 64 entries to idx[] (or n when all are taken: idx must then hold n)
+ * and returns the count; a NULL idx only counts. */
+long lnl_sample(long n, double cost, double budget, long *idx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

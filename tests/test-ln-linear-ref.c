@@ -1,0 +1,401 @@
+/* test-ln-linear-ref.c - the LayerNorm+Linear workloads' CPU side, no GPU
+ * needed: the double references (backward against central finite
+ * differences of the forward, a hand-computed case, shift invariance), the
+ * FlashNorm identity the fused kernel relies on and the cancellation that
+ * its per-row shift avoids, the input profiles, check sampling, and
+ * validate()/model()/device_bytes() through the registry.
+ * $FUSEPROF_SEED fixes the seed. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kutil.h"
+#include "ln_linear.h"
+#include "test.h"
+#include "workload.h"
+
+static double *dalloc(long n)
+{
+	double *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
+
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		exit(TEST_HARD_ERROR);
+	}
+	return p;
+}
+
+static double max_abs(const double *v, long n)
+{
+	double m = 0;
+
+	for (long i = 0; i < n; i++)
+		if (fabs(v[i]) > m)
+			m = fabs(v[i]);
+	return m;
+}
+
+/* L = sum(dy * y(x, gamma, beta, W, b)). */
+static double loss(const double *x, const double *g, const double *be,
+		   const double *W, const double *b, const double *dy, double *y,
+		   long M, long K, long N)
+{
+	double l = 0;
+
+	lnl_fwd_ref(x, g, be, W, b, y, M, K, N);
+	for (long i = 0; i < M * N; i++)
+		l += dy[i] * y[i];
+	return l;
+}
+
+/* Central difference of the loss along every element of p[0..n), compared
+ * with the analytic gradient ana; returns the worst difference relative to
+ * the gradient's largest entry. */
+static double fd_compare(double *p, long n, const double *ana, double h,
+			 const double *x, const double *g, const double *be,
+			 const double *W, const double *b, const double *dy,
+			 double *y, long M, long K, long N)
+{
+	double scale = max_abs(ana, n) + 1e-3, worst = 0;
+
+	for (long i = 0; i < n; i++) {
+		double keep = p[i], lp, lm, fd;
+
+		p[i] = keep + h;
+		lp = loss(x, g, be, W, b, dy, y, M, K, N);
+		p[i] = keep - h;
+		lm = loss(x, g, be, W, b, dy, y, M, K, N);
+		p[i] = keep;
+		fd = (lp - lm) / (2 * h);
+		if (fabs(fd - ana[i]) / scale > worst)
+			worst = fabs(fd - ana[i]) / scale;
+	}
+	return worst;
+}
+
+static void test_bwd_fd(uint64_t seed)
+{
+	static const long shapes[][3] = {
+		{ 1, 1, 1 }, { 2, 3, 2 }, { 3, 5, 4 }, { 2, 17, 3 }, { 4, 8, 1 },
+	};
+
+	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+		const long M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
+
+		for (int p = 0; p < LNL_NPROFILES; p++) {
+			double *x = dalloc(M * K), *g = dalloc(K), *be = dalloc(K);
+			double *W = dalloc(N * K), *b = dalloc(N), *dy = dalloc(M * N);
+			double *y = dalloc(M * N), *dx = dalloc(M * K), *dg = dalloc(K);
+			double *dbe = dalloc(K), *dW = dalloc(N * K), *db = dalloc(N);
+			/* The constant rows have rstd ~ 300: a smaller step
+			 * keeps the third-derivative error down. */
+			double h = p == LNL_CONSTANT ? 1e-8 : 1e-6, w[5];
+
+			lnl_gen_inputs((enum lnl_profile)p, seed + s, M, K, N, x, g,
+				       be, W, b, dy);
+			lnl_bwd_ref(x, g, be, W, dy, dx, dg, dbe, dW, db, M, K, N);
+			w[0] = fd_compare(x, M * K, dx, h, x, g, be, W, b, dy, y, M, K, N);
+			w[1] = fd_compare(g, K, dg, h, x, g, be, W, b, dy, y, M, K, N);
+			w[2] = fd_compare(be, K, dbe, h, x, g, be, W, b, dy, y, M, K, N);
+			w[3] = fd_compare(W, N * K, dW, h, x, g, be, W, b, dy, y, M, K, N);
+			w[4] = fd_compare(b, N, db, h, x, g, be, W, b, dy, y, M, K, N);
+			printf("bwd vs finite differences, %ld x %ld -> %ld, profile %d: "
+			       "dx %.1e dgamma %.1e dbeta %.1e dW %.1e db %.1e\n",
+			       M, K, N, p, w[0], w[1], w[2], w[3], w[4]);
+			for (int j = 0; j < 5; j++)
+				ASSERT(w[j] < 1e-5);
+			/* A one-feature row normalises to 0: dx and dgamma
+			 * vanish, the rest must not. */
+			if (K == 1)
+				ASSERT(max_abs(dx, M) == 0 && max_abs(dg, K) == 0);
+			ASSERT(max_abs(dW, N * K) > 0 && max_abs(db, N) > 0);
+			free(x), free(g), free(be), free(W), free(b), free(dy);
+			free(y), free(dx), free(dg), free(dbe), free(dW), free(db);
+		}
+	}
+}
+
+/* K = 2 by hand: x = (a, c) normalises to (+-d, -+d) with
+ * d = (a - c)/2 / sqrt(((a - c)/2)^2 + eps). */
+static void test_hand(void)
+{
+	double x[2] = { 3.0, -1.0 }, g[2] = { 2.0, 0.5 }, be[2] = { 0.25, -1.0 };
+	double W[6] = { 1, 2, -1, 0.5, 0, 3 }, b[3] = { 0.1, -0.2, 0.3 }, y[3];
+	double d = 2.0 / sqrt(4.0 + LNL_EPS), h0 = d * 2.0 + 0.25, h1 = -d * 0.5 - 1.0;
+
+	lnl_fwd_ref(x, g, be, W, b, y, 1, 2, 3);
+	ASSERT_NEAR(y[0], h0 * 1 + h1 * 2 + 0.1, 1e-14);
+	ASSERT_NEAR(y[1], h0 * -1 + h1 * 0.5 - 0.2, 1e-14);
+	ASSERT_NEAR(y[2], h0 * 0 + h1 * 3 + 0.3, 1e-14);
+}
+
+/* LayerNorm ignores a shift of its row: y(x + 1e3) = y(x). */
+static void test_shift(uint64_t seed)
+{
+	const long M = 5, K = 33, N = 7;
+	double *x = dalloc(M * K), *g = dalloc(K), *be = dalloc(K), *W = dalloc(N * K);
+	double *b = dalloc(N), *y0 = dalloc(M * N), *y1 = dalloc(M * N);
+
+	lnl_gen_inputs(LNL_NORMAL, seed, M, K, N, x, g, be, W, b, NULL);
+	lnl_fwd_ref(x, g, be, W, b, y0, M, K, N);
+	for (long i = 0; i < M * K; i++)
+		x[i] += LNL_OFFSET_MEAN;
+	lnl_fwd_ref(x, g, be, W, b, y1, M, K, N);
+	for (long i = 0; i < M * N; i++)
+		ASSERT_NEAR(y1[i], y0[i], 1e-10);
+	free(x), free(g), free(be), free(W), free(b), free(y0), free(y1);
+}
+
+/* The fused kernel's algebra, in double: with W' = W o gamma, s = rowsum(W'),
+ * b' = W beta + b and any pivot c per row,
+ * y = rstd * ((x - c) W'^T - (mean - c) s) + b'. Then the same GEMM in float
+ * at mean offset 1e3, unshifted (c = 0, FlashNorm as published) and shifted
+ * by the row's first element: the unshifted one loses ~3 digits. */
+static void test_flashnorm(uint64_t seed)
+{
+	const long M = 4, K = 4096, N = 8;
+	double *x = dalloc(M * K), *g = dalloc(K), *be = dalloc(K), *W = dalloc(N * K);
+	double *b = dalloc(N), *y = dalloc(M * N), *Wf = dalloc(N * K), *s = dalloc(N);
+	double *bf = dalloc(N), e2[2] = { 0, 0 }, r2 = 0;
+
+	lnl_gen_inputs(LNL_OFFSET, seed, M, K, N, x, g, be, W, b, NULL);
+	/* fp32 inputs, as the GPU would see them */
+	host_round(x, (size_t)(M * K), FP_F32);
+	host_round(g, (size_t)K, FP_F32);
+	host_round(be, (size_t)K, FP_F32);
+	host_round(W, (size_t)(N * K), FP_F32);
+	lnl_fwd_ref(x, g, be, W, b, y, M, K, N);
+	for (long n = 0; n < N; n++) {
+		s[n] = 0;
+		bf[n] = b[n];
+		for (long k = 0; k < K; k++) {
+			/* rounded to fp32, as the fold stores it */
+			Wf[n * K + k] = (float)(W[n * K + k] * g[k]);
+			s[n] += Wf[n * K + k];
+			bf[n] += W[n * K + k] * be[k];
+		}
+	}
+	for (long i = 0; i < M; i++) {
+		const double *xr = x + i * K;
+		double mean, rstd;
+
+		lnl_layernorm_row_ref(xr, K, g, be, NULL, NULL, &mean, &rstd);
+		for (long n = 0; n < N; n++) {
+			const double *w = Wf + n * K;
+			double acc = 0, yd;
+			float f[2] = { 0, 0 };
+
+			for (long k = 0; k < K; k++) {
+				acc += (xr[k] - xr[0]) * w[k];
+				f[0] = fmaf((float)xr[k], (float)w[k], f[0]);
+				f[1] = fmaf((float)xr[k] - (float)xr[0], (float)w[k], f[1]);
+			}
+			yd = rstd * (acc - (mean - xr[0]) * s[n]) + bf[n];
+			/* exact but for the fold's rounding of W' (2^-24) */
+			ASSERT_NEAR(yd, y[i * N + n], 1e-5);
+			e2[0] += pow(rstd * ((double)f[0] - mean * s[n]) + bf[n] - yd, 2);
+			e2[1] += pow(rstd * ((double)f[1] - (mean - xr[0]) * s[n]) + bf[n] - yd, 2);
+			r2 += yd * yd;
+		}
+	}
+	printf("fp32 GEMM at mean offset 1e3, K = %ld: relative error %.2g "
+	       "unshifted (FlashNorm), %.2g shifted by the row's first element\n",
+	       K, sqrt(e2[0] / r2), sqrt(e2[1] / r2));
+	ASSERT(sqrt(e2[0] / r2) > 1e-4);       /* over the fp32 tolerance */
+	ASSERT(sqrt(e2[1] / r2) < 2e-5);
+	ASSERT(sqrt(e2[0] / r2) > 10 * sqrt(e2[1] / r2));
+	free(x), free(g), free(be), free(W), free(b), free(y), free(Wf), free(s), free(bf);
+}
+
+static void test_profiles(uint64_t seed)
+{
+	const long M = 20, K = 64, N = 5;
+	double *a = dalloc(M * K), *b = dalloc(M * K), *W0 = dalloc(N * K), *W1 = dalloc(N * K);
+
+	/* same seed, same numbers; skipping an input changes no other */
+	lnl_gen_inputs(LNL_NORMAL, seed, M, K, N, a, NULL, NULL, W0, NULL, NULL);
+	lnl_gen_inputs(LNL_NORMAL, seed, M, K, N, b, NULL, NULL, W1, NULL, NULL);
+	ASSERT(!memcmp(a, b, (size_t)(M * K) * sizeof *a));
+	ASSERT(!memcmp(W0, W1, (size_t)(N * K) * sizeof *W0));
+	lnl_gen_inputs(LNL_NORMAL, seed + 1, M, K, N, b, NULL, NULL, NULL, NULL, NULL);
+	ASSERT(memcmp(a, b, (size_t)(M * K) * sizeof *a));
+	/* offset rows sit around 1e3; constant rows vary less than eps */
+	lnl_gen_inputs(LNL_OFFSET, seed, M, K, N, a, NULL, NULL, NULL, NULL, NULL);
+	lnl_gen_inputs(LNL_CONSTANT, seed, M, K, N, b, NULL, NULL, NULL, NULL, NULL);
+	for (long i = 0; i < M; i++) {
+		double m, r;
+
+		lnl_layernorm_row_ref(a + i * K, K, NULL, NULL, NULL, NULL, &m, &r);
+		ASSERT(fabs(m - LNL_OFFSET_MEAN) < 1 && r > 0.5 && r < 2);
+		lnl_layernorm_row_ref(b + i * K, K, NULL, NULL, NULL, NULL, &m, &r);
+		ASSERT(1 / (r * r) - LNL_EPS < LNL_EPS);
+	}
+	free(a), free(b), free(W0), free(W1);
+}
+
+static void test_sample(void)
+{
+	long idx[64], n;
+
+	ASSERT_EQ(lnl_sample(10, 5, 100, idx), 10);
+	for (long i = 0; i < 10; i++)
+		ASSERT_EQ(idx[i], i);
+	n = lnl_sample(16384, 768.0 * 256, 1e9, idx);
+	ASSERT_EQ(n, 64);
+	ASSERT_EQ(idx[0], 0);
+	ASSERT_EQ(idx[n - 1], 16383);
+	for (long i = 1; i < n; i++)
+		ASSERT(idx[i] > idx[i - 1]);
+	n = lnl_sample(512, 4096.0 * 16384, 1e9, idx);
+	ASSERT_EQ(n, 16);
+	ASSERT(idx[0] == 0 && idx[15] == 511);
+	ASSERT_EQ(lnl_sample(20, 1e12, 1e9, idx), 16);
+	ASSERT_EQ(lnl_sample(3, 1e12, 1e9, idx), 3);
+	ASSERT(idx[0] == 0 && idx[1] == 1 && idx[2] == 2);
+	ASSERT_EQ(lnl_sample(16384, 768.0 * 256, 1e9, NULL), 64);
+}
+
+static void parse_all(const struct workload *w, const char *specs, int need)
+{
+	char *copy = strdup(specs), *save = NULL, why[256];
+	int n = 0;
+
+	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		struct fp_shape s;
+
+		if (workload_parse_shape(w, t, &s, why, sizeof why))
+			FAIL("%s: shape '%s' does not parse: %s", w->name, t, why);
+		for (int dt = 0; dt < FP_NDTYPES; dt++)
+			if (w->validate(&s, (enum fp_dtype)dt, why, sizeof why))
+				FAIL("%s: shape '%s' rejected: %s", w->name, t, why);
+		n++;
+	}
+	ASSERT(n >= need);
+	free(copy);
+}
+
+static void expect_reject(const struct workload *w, const char *spec,
+			  enum fp_dtype dt, const char *prefix)
+{
+	struct fp_shape s;
+	char why[256] = "";
+
+	ASSERT(workload_parse_shape(w, "M=1,K=1,N=1", &s, why, sizeof why) == 0);
+	if (!strncmp(spec, "M=", 2))
+		s.v[0] = atol(spec + 2);
+	else if (!strncmp(spec, "K=", 2))
+		s.v[1] = atol(spec + 2);
+	else
+		s.v[2] = atol(spec + 2);
+	ASSERT(w->validate(&s, dt, why, sizeof why) == -1);
+	if (strncmp(why, prefix, strlen(prefix)) || strchr(why, '\n'))
+		FAIL("%s: '%s' rejected as '%s', expected '%s...'", w->name, spec,
+		     why, prefix);
+}
+
+static void test_contract(void)
+{
+	static const char *const names[] = { "ln_linear_fwd", "ln_linear_bwd" };
+
+	for (int b = 0; b < 2; b++) {
+		const struct workload *w = workload_find(names[b]);
+		struct fp_shape s;
+		char why[256];
+		int nv;
+
+		ASSERT(w != NULL);
+		nv = workload_nvariants(w);
+		ASSERT_EQ(nv, b ? 2 : 3);
+		ASSERT_EQ(w->variants[workload_variant(w, "naive")].role, FP_NAIVE);
+		ASSERT_EQ(w->variants[workload_variant(w, "unfused")].role, FP_UNFUSED);
+		if (!b)
+			ASSERT_EQ(w->variants[workload_variant(w, "fused")].role, FP_FUSED);
+		ASSERT_EQ(workload_nprofiles(w), 3);
+		ASSERT_STR_EQ(w->profiles[LNL_NORMAL], "normal");
+		ASSERT_STR_EQ(w->profiles[LNL_OFFSET], "offset");
+		ASSERT_STR_EQ(w->profiles[LNL_CONSTANT], "constant");
+		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
+		parse_all(w, w->suite, 3);
+		parse_all(w, w->quick, 1);
+		parse_all(w, w->tests, 4);
+		ASSERT(strstr(w->tests, "M=1,K=1,N=1") && strstr(w->tests, "M=3,K=1023,N=17") &&
+		       strstr(w->tests, "M=16384,K=768,N=256") &&
+		       strstr(w->tests, "M=512,K=4096,N=16384"));
+		ASSERT(strstr(w->suite, "M=16384,K=768,N=256") &&
+		       strstr(w->suite, "M=16384,K=4096,N=256") &&
+		       strstr(w->suite, "M=16384,K=4096,N=16384"));
+
+		expect_reject(w, "M=0", FP_F32, "M=0");
+		expect_reject(w, "K=0", FP_BF16, "K=0");
+		expect_reject(w, "N=0", FP_F32, "N=0");
+		expect_reject(w, "K=2000000", FP_F32, "K=2000000");
+		expect_reject(w, "N=2000000", FP_BF16, "N=2000000");
+		ASSERT(workload_parse_shape(w, "M=4,K=5,N=6", &s, why, sizeof why) == 0);
+		ASSERT(w->validate(&s, (enum fp_dtype)7, why, sizeof why) == -1);
+		ASSERT(workload_parse_shape(w, "M=4,K=5", &s, why, sizeof why) == -1);
+		ASSERT(strstr(why, "'N'"));
+
+		for (int dt = 0; dt < FP_NDTYPES; dt++) {
+			double es = dt == FP_BF16 ? 2 : 4;
+			const char *shapes[] = { "M=16384,K=768,N=256", "M=16384,K=4096,N=16384",
+						 "M=3,K=1023,N=17" };
+
+			for (size_t j = 0; j < 3; j++) {
+				double M, K, N, minb;
+				struct fp_model m[3];
+
+				ASSERT(workload_parse_shape(w, shapes[j], &s, why, sizeof why) == 0);
+				M = (double)s.v[0], K = (double)s.v[1], N = (double)s.v[2];
+				minb = b ? es * (2 * M * K + M * N + 4 * K + 2 * N * K + N)
+					 : es * (M * K + 2 * K + N * K + N + M * N);
+				for (int v = 0; v < nv; v++) {
+					size_t d1 = w->device_bytes(&s, (enum fp_dtype)dt, v, 1);
+					size_t d3 = w->device_bytes(&s, (enum fp_dtype)dt, v, 3);
+
+					w->model(&s, (enum fp_dtype)dt, v, &m[v]);
+					ASSERT_NEAR(m[v].min_bytes, minb, 1e-12);
+					ASSERT(m[v].variant_bytes >= m[v].min_bytes);
+					ASSERT(m[v].flops >= (b ? 4 : 2) * M * N * K);
+					ASSERT(m[v].flops <= (b ? 4 : 2) * M * N * K + 20 * M * K + M * N);
+					/* two more input sets: x (and dy) twice more */
+					ASSERT(d3 - d1 >= 2 * (size_t)(M * K * es) +
+					       (b ? 2 * (size_t)(M * N * es) : 0));
+					ASSERT(d3 - d1 <= 2 * (size_t)(M * K * es + 256) +
+					       (b ? 2 * (size_t)(M * N * es + 256) : 0));
+					ASSERT((double)d1 >= minb);
+				}
+				/* the unfused form writes and reads the
+				 * normalised x */
+				ASSERT(m[1].variant_bytes >= m[1].min_bytes + 2 * M * K * es);
+				/* the fused forward's model claims min bytes
+				 * while the weight stays in L2 */
+				if (!b && N * K * es <= 16e6)
+					ASSERT(m[2].variant_bytes <= 1.0001 * m[2].min_bytes);
+			}
+		}
+		printf("%s: contract ok\n", w->name);
+	}
+}
+
+int main(void)
+{
+	const char *env = getenv("FUSEPROF_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0)
+			    : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n",
+	       (unsigned long long)seed);
+	test_hand();
+	test_shift(seed);
+	test_bwd_fd(seed);
+	test_flashnorm(seed);
+	test_profiles(seed);
+	test_sample();
+	test_contract();
+	return 0;
+}
