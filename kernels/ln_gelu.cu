@@ -132,7 +132,8 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 		double mean, rstd, a = 0, b = 0;
 
 		ref_stats(xr, N, &mean, &rstd);
-		// First pass: dgamma/dbeta and the two row means of dxhat.
+		// First pass: dgamma/dbeta and the two row means of dxhat; the
+		// row of dx holds dh until the second pass.
 		for (long j = 0; j < N; j++) {
 			double xh = (xr[j] - mean) * rstd;
 			double dh = dyr[j] * ln_gelu_ref_gelu_grad(xh * gamma[j] + beta[j], erf);
@@ -141,14 +142,14 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 			dbeta[j] += dh;
 			a += dh * gamma[j];
 			b += dh * gamma[j] * xh;
+			dx[i * N + j] = dh;
 		}
 		a /= (double)N;
 		b /= (double)N;
 		for (long j = 0; j < N; j++) {
 			double xh = (xr[j] - mean) * rstd;
-			double dh = dyr[j] * ln_gelu_ref_gelu_grad(xh * gamma[j] + beta[j], erf);
 
-			dx[i * N + j] = rstd * (dh * gamma[j] - a - xh * b);
+			dx[i * N + j] = rstd * (dx[i * N + j] * gamma[j] - a - xh * b);
 		}
 	}
 }
@@ -451,10 +452,11 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // loads its share of the row with 16-byte coalesced loads, all of them
 // before the first use (up to 8 loads in flight per thread), and both
 // statistics passes and the output pass run on registers, so x is read
-// from DRAM exactly once and y written once. TPR threads per row (one warp
-// for N <= 1024 fp32 / 256 bf16 vectors... see ln_gelu_plan()); with
-// TPR < 256 a block of 256 threads takes 256 / TPR rows, so a warp-per-row
-// reduction needs no barrier at all. Same MODEs as kernel 2.
+// from DRAM exactly once and y written once. TPR threads per row, the
+// fewest that hold it at 32 values each (ln_gelu_plan(): one warp up to
+// N = 1024, 128 threads at 4096); with TPR < 256 a block of 256 threads
+// takes 256 / TPR rows, and a warp-per-row reduction needs no barrier at
+// all. Same MODEs as kernel 2.
 // Napkin (FWD_FUSED, 16384 x 4096 fp32): 537 MB, floor 179 us at 3.0 TB/s.
 template <typename T, int TPR, int MODE>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)

@@ -31,7 +31,7 @@ void ln_gelu_ref_fwd(const double *x, const double *gamma, const double *beta,
 
 /* The gradients of sum(dy * y) for the forward above: dx (M*N) is written;
  * dgamma and dbeta (N each) are ADDED to, so rows can be fed in chunks
- * (zero them first). */
+ * (zero them first). dx must not alias the inputs. */
 void ln_gelu_ref_bwd(const double *dy, const double *x, const double *gamma,
 		     const double *beta, double *dx, double *dgamma,
 		     double *dbeta, long M, long N, int erf);
