@@ -1,1 +1,13 @@
-## plots/local.mk - (empty until its folder's work lands)
+## plots/local.mk - the gnuplot scripts (installed under $(pkgdatadir)) and
+## the driver that writes their data files and runs gnuplot; with its test.
+
+noinst_LIBRARIES += plots/libfpplots.a
+plots_libfpplots_a_SOURCES = plots/plot.c plots/plot.h
+## Where the scripts are found at run time: $FUSEPROF_DATADIR, else the
+## installed copy, else the source tree (an uninstalled build).
+plots_libfpplots_a_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFP_PKGDATADIR='"$(pkgdatadir)"' -DFP_SRCPLOTSDIR='"$(abs_top_srcdir)/plots"'
+fp_cmd_libs += plots/libfpplots.a
+
+plotsdir = $(pkgdatadir)
+dist_plots_DATA = plots/roofline.gp plots/fusion.gp

@@ -1,1 +1,22 @@
-## reports/local.mk - (empty until its folder's work lands)
+## reports/local.mk - analysis and rendering: roofline numbers and fusion
+## pairs read from the views, Markdown/HTML/CSV/JSON output, and the
+## `fuseprof report` command; with their tests.
+
+noinst_LIBRARIES += reports/libfpreports.a
+reports_libfpreports_a_SOURCES = \
+	reports/roofline.c reports/roofline.h \
+	reports/fusion.c reports/fusion.h \
+	reports/render.c reports/render.h
+reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+fp_cmd_libs += reports/libfpreports.a
+
+fuseprof_SOURCES += src/cmd-report.c
+
+## A report test links the report libraries, the store, and the synthetic
+## database writer.
+test_report_libs = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
+
+check_PROGRAMS += tests/mkdb
+tests_mkdb_SOURCES = tests/mkdb.c tests/synth.c tests/synth.h
+tests_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_mkdb_LDADD = $(test_store_libs)

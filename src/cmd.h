@@ -24,5 +24,6 @@ extern const struct cmd_entry cmd_query_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_ceilings_entry;
 extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_report_entry;
 
 #endif

@@ -14,6 +14,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_ceilings_entry,
 	&cmd_list_entry,
 	&cmd_query_entry,
+	&cmd_report_entry,
 	NULL
 };
 

@@ -80,6 +80,129 @@ const struct view_def fp_views[] = {
 	  " FROM runs r LEFT JOIN devices d ON d.id = r.device_id",
 	  "one row per run: when, where, status, how many ops and how many failed" },
 
+	/* The roofs a run is judged against: per ceiling name, a measured
+	 * value beats a theoretical one; among equals, one taken in this run,
+	 * then the newest. Reports and v_roofline use this choice alone. */
+	{ "v_ceilings",
+	  "SELECT run_id, device_id, name, unit, value, provenance, method,"
+	  " measured_at, ceiling_id FROM ("
+	  " SELECT r.id AS run_id, c.device_id, c.name, c.unit, c.value,"
+	  "  c.provenance, c.method, c.measured_at, c.id AS ceiling_id,"
+	  "  row_number() OVER (PARTITION BY r.id, c.name ORDER BY"
+	  "   c.provenance = 'measured' DESC, c.run_id IS r.id DESC, c.id DESC) AS rk"
+	  " FROM runs r JOIN ceilings c ON c.device_id = r.device_id)"
+	  " WHERE rk = 1",
+	  "per run and ceiling name, the roof used: measured if there is one, else theoretical" },
+
+	/* Per op: intensity at each memory level and the attainable roof
+	 * min(peak, AI x bandwidth) for the op's dominant precision. A missing
+	 * ceiling leaves its roof NULL rather than borrowing another one; an op
+	 * without counters has NULL FLOPs and bytes. Times are ns, so rates
+	 * scale by 1e9. reports/roofline.c holds the reference of this math. */
+	{ "v_roofline",
+	  "SELECT op_id, run_id, device, workload, variant, role, dtype, shape,"
+	  " status, time_ns, launches, flops, flops_fp32, flops_fp64, flops_fp16,"
+	  " flops_tensor, precision, dram_bytes, l2_bytes, l1_bytes,"
+	  " ai_dram, ai_l2, ai_l1, flop_rate, dram_rate, l2_rate,"
+	  " peak_flop_rate, peak_provenance, dram_bw, dram_bw_provenance,"
+	  " l2_bw, l2_bw_provenance,"
+	  " min(peak_flop_rate, ai_dram * dram_bw) AS roof,"
+	  " 100.0 * flop_rate / min(peak_flop_rate, ai_dram * dram_bw) AS roof_pct,"
+	  " min(peak_flop_rate, ai_l2 * l2_bw) AS roof_l2,"
+	  " 100.0 * flop_rate / min(peak_flop_rate, ai_l2 * l2_bw) AS roof_l2_pct,"
+	  " CASE WHEN ai_dram * dram_bw < peak_flop_rate THEN 'memory'"
+	  "  WHEN ai_dram * dram_bw >= peak_flop_rate THEN 'compute' END AS bound,"
+	  " model_flops, model_min_bytes, model_variant_bytes,"
+	  " dram_bytes / model_min_bytes AS traffic_eff,"
+	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
+	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
+	  " rel_err, tolerance, message FROM ("
+	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
+	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
+	  "  1e9 * dram_bytes / time_ns AS dram_rate,"
+	  "  1e9 * l2_bytes / time_ns AS l2_rate,"
+	  "  cp.value AS peak_flop_rate, cp.provenance AS peak_provenance,"
+	  "  cd.value AS dram_bw, cd.provenance AS dram_bw_provenance,"
+	  "  cl.value AS l2_bw, cl.provenance AS l2_bw_provenance FROM ("
+	  "  SELECT o.op_id, o.run_id, o.device, o.workload, o.variant, o.role,"
+	  "   o.dtype, o.shape, o.status, o.time_ns, o.launches,"
+	  "   CASE WHEN o.ncounters > 0 THEN o.flops_fp32 + o.flops_fp64"
+	  "    + o.flops_fp16 + coalesce(o.flops_tensor, 0) END AS flops,"
+	  "   CASE WHEN o.ncounters > 0 THEN o.flops_fp32 END AS flops_fp32,"
+	  "   CASE WHEN o.ncounters > 0 THEN o.flops_fp64 END AS flops_fp64,"
+	  "   CASE WHEN o.ncounters > 0 THEN o.flops_fp16 END AS flops_fp16,"
+	  "   CASE WHEN o.ncounters > 0 THEN coalesce(o.flops_tensor, 0) END AS flops_tensor,"
+	  "   CASE WHEN coalesce(o.flops_tensor, 0) > o.flops_fp32 + o.flops_fp64 + o.flops_fp16"
+	  "    THEN CASE WHEN o.dtype = 'bf16' THEN 'tensor_bf16' ELSE 'tensor_tf32' END"
+	  "    WHEN o.flops_fp64 > o.flops_fp32 + o.flops_fp16 THEN 'fp64_fma'"
+	  "    ELSE 'fp32_fma' END AS precision,"
+	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes, o.model_flops, o.model_min_bytes,"
+	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message"
+	  "  FROM v_ops o) p"
+	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
+	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"
+	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw')",
+	  "one row per op: FLOPs, bytes and intensity per level, achieved rates, roof and % of roof" },
+
+	/* Each fused variant against every other variant of the same run,
+	 * workload, dtype and shape; both must have passed their check, so a
+	 * wrong op never shows a gain. Ratios are base / fused: above 1 means
+	 * the fused variant is faster, moves fewer bytes, launches less. */
+	{ "v_fusion",
+	  /* Named once so SQLite (3.35+) computes v_roofline once for both sides. */
+	  "WITH r AS (SELECT run_id, op_id, workload, variant, role, dtype, shape,"
+	  "  status, time_ns, dram_bytes, launches, model_variant_bytes, roof_pct,"
+	  "  eff_bw_pct FROM v_roofline)"
+	  " SELECT f.run_id, f.workload, f.dtype, f.shape,"
+	  " f.op_id AS fused_op_id, f.variant AS fused_variant,"
+	  " b.op_id AS base_op_id, b.variant AS base_variant, b.role AS base_role,"
+	  " f.time_ns AS fused_time_ns, b.time_ns AS base_time_ns,"
+	  " b.time_ns / f.time_ns AS speedup,"
+	  " f.dram_bytes AS fused_dram_bytes, b.dram_bytes AS base_dram_bytes,"
+	  " b.dram_bytes / f.dram_bytes AS dram_ratio,"
+	  " f.launches AS fused_launches, b.launches AS base_launches,"
+	  " CAST(b.launches AS REAL) / f.launches AS launch_ratio,"
+	  " f.model_variant_bytes AS fused_model_bytes,"
+	  " b.model_variant_bytes AS base_model_bytes,"
+	  " b.model_variant_bytes / f.model_variant_bytes AS predicted_speedup,"
+	  " f.roof_pct AS fused_roof_pct, b.roof_pct AS base_roof_pct,"
+	  " f.eff_bw_pct AS fused_eff_bw_pct, b.eff_bw_pct AS base_eff_bw_pct"
+	  " FROM r f JOIN r b ON b.run_id = f.run_id"
+	  "  AND b.workload = f.workload AND b.dtype = f.dtype AND b.shape = f.shape"
+	  "  AND b.op_id != f.op_id"
+	  " WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok'",
+	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup" },
+
+	/* Each op against the same op (workload, variant, dtype, shape) in the
+	 * latest earlier run on the same GPU model (devices.name) that had it;
+	 * an op with no such predecessor has no row. Ratios are new / base:
+	 * above 1 means slower, more bytes, more FLOPs. No noise model here:
+	 * `fuseprof compare` judges timing against the spread of the reps.
+	 * FLOPs count every precision, as in v_roofline; NULL without counters. */
+	{ "v_regressions",
+	  "WITH o AS (SELECT op_id, run_id, device, workload, variant, dtype, shape,"
+	  "  status, time_ns, launches, dram_bytes,"
+	  "  CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
+	  "   + coalesce(flops_tensor, 0) END AS flops FROM v_ops),"
+	  " p AS MATERIALIZED (SELECT x.id AS op_id, (SELECT y.id FROM ops y"
+	  "   JOIN runs ry ON ry.id = y.run_id LEFT JOIN devices dy ON dy.id = ry.device_id"
+	  "   WHERE y.workload = x.workload AND y.variant = x.variant"
+	  "    AND y.dtype = x.dtype AND y.shape = x.shape AND y.run_id < x.run_id"
+	  "    AND dy.name IS dx.name ORDER BY y.run_id DESC LIMIT 1) AS base_op_id"
+	  "  FROM ops x JOIN runs rx ON rx.id = x.run_id"
+	  "  LEFT JOIN devices dx ON dx.id = rx.device_id)"
+	  "SELECT n.run_id, n.op_id, b.run_id AS base_run_id, b.op_id AS base_op_id,"
+	  " n.device, n.workload, n.variant, n.dtype, n.shape,"
+	  " b.status AS base_status, n.status,"
+	  " CASE WHEN b.status = 'ok' AND n.status != 'ok' THEN 1 ELSE 0 END AS became_wrong,"
+	  " b.time_ns AS base_time_ns, n.time_ns, n.time_ns / b.time_ns AS time_ratio,"
+	  " b.dram_bytes AS base_dram_bytes, n.dram_bytes,"
+	  " n.dram_bytes / b.dram_bytes AS dram_ratio,"
+	  " b.flops AS base_flops, n.flops, n.flops / b.flops AS flops_ratio,"
+	  " b.launches AS base_launches, n.launches"
+	  " FROM p JOIN o n ON n.op_id = p.op_id JOIN o b ON b.op_id = p.base_op_id",
+	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
+
 	{ NULL, NULL, NULL }
 };
 

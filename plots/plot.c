@@ -1,0 +1,763 @@
+/* plot.c - the plot driver: turns a run's roofline and fusion numbers into
+ * plain .dat files and one command file, then runs gnuplot once over the
+ * scripts in plots/, so 10,000 ops cost one process, not one per op. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fusion.h"
+#include "plot.h"
+#include "roofline.h"
+#include "util.h"
+
+#ifndef FP_PKGDATADIR
+#define FP_PKGDATADIR "/usr/local/share/fuseprof"
+#endif
+#ifndef FP_SRCPLOTSDIR
+#define FP_SRCPLOTSDIR "plots"
+#endif
+
+/* Above this many points a chart carries no per-point labels; above
+ * MANY_OPS a run with several workloads also gets one chart per workload. */
+#define MAX_LABELS 40
+#define MANY_OPS 24
+/* Above this many groups the fusion chart drops its group names. */
+#define MAX_GROUP_TICS 60
+
+const char *plot_gnuplot(void)
+{
+	const char *g = getenv("GNUPLOT");
+
+	return g && *g ? g : GNUPLOT_PATH;
+}
+
+static int has_scripts(const char *dir)
+{
+	char *p = xasprintf("%s/roofline.gp", dir);
+	int ok = access(p, R_OK) == 0;
+
+	free(p);
+	return ok;
+}
+
+const char *plot_scripts_dir(void)
+{
+	const char *d = getenv("FUSEPROF_DATADIR");
+
+	if (d && *d)
+		return d;
+	if (has_scripts(FP_PKGDATADIR))
+		return FP_PKGDATADIR;
+	return FP_SRCPLOTSDIR;
+}
+
+/* 1 when prog names an executable file, directly or through $PATH. */
+static int program_exists(const char *prog)
+{
+	const char *path = getenv("PATH");
+	int found = 0;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (!found && *path) {
+		size_t n = strcspn(path, ":");
+		char *p = xasprintf("%.*s/%s", (int)n, n ? path : ".", prog);
+
+		found = access(p, X_OK) == 0;
+		free(p);
+		path += n + (path[n] == ':');
+	}
+	return found;
+}
+
+/* "3.00 T" style: three significant digits and an SI prefix. */
+static void si(char *buf, size_t n, double v, const char *unit)
+{
+	static const char prefix[] = " kMGTPE";
+	int i = 0;
+
+	while (fabs(v) >= 1000 && i < 6) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, n, "%.3g %s%s", v, i ? (char[]){ prefix[i], 0 } : "", unit);
+}
+
+/* Keep names safe inside gnuplot strings and file names. */
+static void sanitize(char *dst, size_t n, const char *src, int for_file)
+{
+	size_t i = 0;
+
+	for (; *src && i + 1 < n; src++) {
+		char c = *src;
+
+		if (for_file && !(c == '-' || c == '_' || c == '.' ||
+				  (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+				  (c >= 'A' && c <= 'Z')))
+			c = '_';
+		else if (c == '"' || c == '\'' || c == '\\' || c == '\n')
+			c = '_';
+		dst[i++] = c;
+	}
+	dst[i] = 0;
+}
+
+/* ---- the data the charts share --------------------------------------- */
+
+struct names {
+	int n;
+	const char **v;
+};
+
+static int name_index(struct names *nm, const char *s, int add)
+{
+	for (int i = 0; i < nm->n; i++)
+		if (!strcmp(nm->v[i], s))
+			return i + 1;
+	if (!add)
+		return 0;
+	nm->v = xrealloc(nm->v, (size_t)(nm->n + 1) * sizeof *nm->v);
+	nm->v[nm->n++] = s;
+	return nm->n;
+}
+
+static void names_gp(struct strbuf *sb, const char *var, const struct names *nm)
+{
+	char buf[128];
+
+	strbuf_addf(sb, "%s = \"", var);
+	for (int i = 0; i < nm->n; i++) {
+		sanitize(buf, sizeof buf, nm->v[i], 1);
+		strbuf_addf(sb, "%s%s", i ? " " : "", buf);
+	}
+	strbuf_addstr(sb, "\"\n");
+}
+
+/* The run's ceiling called name, or NULL. (The driver keeps its own
+ * lookup so that it links without reports/.) */
+static const struct rf_ceiling *ceiling(const struct rf_run *run, const char *name)
+{
+	for (int i = 0; i < run->nceilings; i++)
+		if (!strcmp(run->ceilings[i].name, name))
+			return &run->ceilings[i];
+	return NULL;
+}
+
+static int role_rank(const char *role)
+{
+	return !strcmp(role, "fused") ? 0 : !strcmp(role, "unfused") ? 1 : 2;
+}
+
+struct ctx {
+	const struct rf_run *run;
+	const struct fu_pairs *pairs;
+	const struct plot_opts *o;
+	struct names workloads, variants;
+	const struct rf_op **byid;  /* ok ops sorted by id, for arrows */
+	size_t nbyid;
+	struct strbuf cmds;         /* plots.gp */
+	char **files;               /* data files written, to remove */
+	size_t nfiles;
+	struct plot_images *out;
+	double peak_top;            /* highest compute ceiling, NaN if none */
+};
+
+static int cmp_op_id(const void *a, const void *b)
+{
+	long long x = (*(const struct rf_op *const *)a)->op_id;
+	long long y = (*(const struct rf_op *const *)b)->op_id;
+
+	return (x > y) - (x < y);
+}
+
+static const struct rf_op *find_op(const struct ctx *c, long long id)
+{
+	size_t lo = 0, hi = c->nbyid;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->byid[mid]->op_id < id)
+			lo = mid + 1;
+		else if (c->byid[mid]->op_id > id)
+			hi = mid;
+		else
+			return c->byid[mid];
+	}
+	return NULL;
+}
+
+static int plottable(double x, double y)
+{
+	return isfinite(x) && isfinite(y) && x > 0 && y > 0;
+}
+
+static FILE *open_data(struct ctx *c, const char *name)
+{
+	char *path = xasprintf("%s/%s", c->o->dir, name);
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof *c->files);
+	c->files[c->nfiles++] = path;
+	return f;
+}
+
+static int close_data(FILE *f, const char *name)
+{
+	if (ferror(f) | fclose(f))
+		return error("cannot write '%s': %s", name, strerror(errno));
+	return 0;
+}
+
+static void add_image(struct ctx *c, const char *stem, const char *title)
+{
+	struct plot_images *im = c->out;
+
+	im->v = xrealloc(im->v, (im->n + 1) * sizeof *im->v);
+	im->v[im->n].stem = xstrdup(stem);
+	im->v[im->n].title = xstrdup(title);
+	im->n++;
+}
+
+static void gp_string(struct strbuf *sb, const char *var, const char *val)
+{
+	char buf[512];
+
+	sanitize(buf, sizeof buf, val, 0);
+	strbuf_addf(sb, "%s = '%s'\n", var, buf);
+}
+
+static void gp_common(struct ctx *c, const char *stem, const char *title)
+{
+	strbuf_addstr(&c->cmds, "reset\n");
+	gp_string(&c->cmds, "out", stem);
+	gp_string(&c->cmds, "chart_title", title);
+	strbuf_addf(&c->cmds, "width = %d\nheight = %d\nsvg = %d\n",
+		    c->o->width, c->o->height, c->o->svg);
+}
+
+static const char *script_ref(const struct ctx *c, const char *name)
+{
+	static char buf[4096];
+
+	/* Kept data comes with its own copy of the scripts, so the folder
+	 * can be redrawn (and restyled) on its own. */
+	if (c->o->keep_data)
+		snprintf(buf, sizeof buf, "%s", name);
+	else
+		snprintf(buf, sizeof buf, "%s/%s", plot_scripts_dir(), name);
+	return buf;
+}
+
+/* ---- roofline charts --------------------------------------------------- */
+
+struct roof {
+	const char *ceiling, *label;
+	int kind;       /* 1 bandwidth, 2 compute */
+	double scale;   /* value = ceiling x scale */
+	const char *note;
+};
+
+static const struct roof roofs[] = {
+	{ "dram_bw", "DRAM", 1, 1, NULL },
+	{ "l2_bw", "L2", 1, 1, NULL },
+	{ "tensor_bf16", "tensor bf16", 2, 1, NULL },
+	{ "tensor_tf32", "tensor tf32", 2, 1, NULL },
+	{ "fp32_fma", "FP32 FMA", 2, 1, NULL },
+	{ "fp32_fma", "FP32 no FMA", 2, 0.5, "fp32_fma/2, " },
+	{ "fp64_fma", "FP64 FMA", 2, 1, NULL },
+};
+
+/* Roof segments between the axis limits, and their labels. */
+static void write_roofs(struct ctx *c, FILE *f, double xmin, double xmax,
+			double ymin)
+{
+	const struct rf_ceiling *dram = ceiling(c->run, "dram_bw");
+
+	for (size_t i = 0; i < ARRAY_SIZE(roofs); i++) {
+		const struct roof *r = &roofs[i];
+		const struct rf_ceiling *ce = ceiling(c->run, r->ceiling);
+		double v, x0, y0, x1, y1, lx, ly;
+		char val[48];
+
+		if (!ce)
+			continue;
+		v = ce->value * r->scale;
+		if (r->kind == 1) {
+			x0 = fmax(xmin, ymin / v);
+			x1 = isnan(c->peak_top) ? xmax : fmin(xmax, c->peak_top / v);
+			y0 = x0 * v;
+			y1 = x1 * v;
+			lx = x0 * 1.5;
+			ly = lx * v;
+			si(val, sizeof val, v, "B/s");
+		} else {
+			x0 = dram ? fmax(xmin, v / dram->value) : xmin;
+			x1 = xmax;
+			y0 = y1 = v;
+			lx = xmax / 1.05;
+			ly = v;
+			si(val, sizeof val, v, "FLOP/s");
+		}
+		if (x0 >= x1)
+			continue;
+		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s %s (%s%s)\"\n",
+			x0, y0, x1, y1, r->kind, lx, ly, r->label, val,
+			r->note ? r->note : "", ce->provenance);
+	}
+}
+
+struct range {
+	double xlo, xhi, ylo, yhi;
+};
+
+static void range_add(struct range *r, double x, double y)
+{
+	if (!plottable(x, y))
+		return;
+	r->xlo = fmin(r->xlo, x);
+	r->xhi = fmax(r->xhi, x);
+	r->ylo = fmin(r->ylo, y);
+	r->yhi = fmax(r->yhi, y);
+}
+
+/* One roofline chart of the ok ops of `workload` (NULL: all). levels: each
+ * op at three intensities (marker = level) instead of one (marker =
+ * variant). arrows: draw unfused -> fused arrows. Returns 0 (also when
+ * there was nothing to draw), -1 on error. */
+static int roofline_chart(struct ctx *c, const char *workload, int levels,
+			  int arrows)
+{
+	char stem[160], fname[200], title[512], wsafe[128] = "";
+	const struct rf_run *run = c->run;
+	struct range rg = { INFINITY, -INFINITY, INFINITY, -INFINITY };
+	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL;
+	size_t npoints = 0, nlabelled = 0;
+	int widx = 0, rc = -1;
+	char pname[200], aname[200], rname[200], lname[200];
+
+	if (workload) {
+		sanitize(wsafe, sizeof wsafe, workload, 1);
+		widx = name_index(&c->workloads, workload, 0);
+	}
+	snprintf(stem, sizeof stem, "roofline%s%s%s", levels ? "-levels" : "",
+		 workload ? "-" : "", wsafe);
+	/* Count first: labels only when the chart stays readable. */
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *op = &run->ops[i];
+
+		if (strcmp(op->status, "ok") || (workload && strcmp(op->workload, workload)))
+			continue;
+		if (plottable(op->ai_dram, op->flop_rate))
+			npoints++;
+	}
+	if (npoints == 0)
+		return 0;
+	snprintf(pname, sizeof pname, "%s.points.dat", stem);
+	snprintf(aname, sizeof aname, "%s.arrows.dat", stem);
+	snprintf(rname, sizeof rname, "%s.roofs.dat", stem);
+	snprintf(lname, sizeof lname, "%s.levels.dat", stem);
+	if (!(fp = open_data(c, pname)) || !(fa = open_data(c, aname)) ||
+	    !(fr = open_data(c, rname)) || (levels && !(fl = open_data(c, lname))))
+		goto out;
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *op = &run->ops[i];
+		double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
+		int w;
+
+		if (strcmp(op->status, "ok") || (workload && strcmp(op->workload, workload)))
+			continue;
+		if (!plottable(op->ai_dram, op->flop_rate))
+			continue;
+		w = name_index(&c->workloads, op->workload, 0);
+		if (workload)
+			snprintf(fname, sizeof fname, "%s/%s/%s", op->variant, op->dtype,
+				 op->shape);
+		else
+			snprintf(fname, sizeof fname, "%s/%s/%s/%s", op->workload,
+				 op->variant, op->dtype, op->shape);
+		sanitize(title, sizeof title, fname, 0);
+		for (int l = 0; l < (levels ? 3 : 1); l++) {
+			if (!plottable(ai[l], op->flop_rate))
+				continue;
+			range_add(&rg, ai[l], op->flop_rate);
+			fprintf(fp, "%.6g %.6g %d %d \"%s\"\n", ai[l], op->flop_rate, w,
+				levels ? l + 1 : name_index(&c->variants, op->variant, 0),
+				l == 0 ? title : "");
+			if (levels)
+				fprintf(fl, "%.6g %.6g %d\n", ai[l], op->flop_rate, w);
+		}
+		if (levels)
+			fputc('\n', fl);
+		nlabelled++;
+	}
+	/* Arrows only on the plain chart: at three levels they would cross. */
+	for (size_t i = 0; arrows && !levels && i < c->pairs->n; i++) {
+		const struct fu_pair *p = &c->pairs->v[i];
+		const struct rf_op *f, *b;
+
+		if (!strcmp(p->base_role, "fused") || (workload && strcmp(p->workload, workload)))
+			continue;
+		f = find_op(c, p->fused_op_id);
+		b = find_op(c, p->base_op_id);
+		if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
+		    !plottable(b->ai_dram, b->flop_rate))
+			continue;
+		fprintf(fa, "%.6g %.6g %.6g %.6g %d\n", b->ai_dram, b->flop_rate,
+			f->ai_dram - b->ai_dram, f->flop_rate - b->flop_rate,
+			name_index(&c->workloads, f->workload, 0));
+	}
+	/* The ridge points belong in view as much as the ops do. */
+	for (int i = 0; i < run->nceilings; i++) {
+		const struct rf_ceiling *ce = &run->ceilings[i];
+		const struct rf_ceiling *dram = ceiling(run, "dram_bw");
+
+		if (!strcmp(ce->unit, "FLOP/s")) {
+			rg.yhi = fmax(rg.yhi, ce->value);
+			if (dram)
+				rg.xhi = fmax(rg.xhi, ce->value / dram->value);
+		}
+	}
+	{
+		double xmin = rg.xlo / 4, xmax = rg.xhi * 4;
+		double ymin = rg.ylo / 4, ymax = rg.yhi * 3;
+
+		write_roofs(c, fr, xmin, xmax, ymin);
+		if (close_data(fp, pname) | close_data(fa, aname) | close_data(fr, rname) |
+		    (fl ? close_data(fl, lname) : 0)) {
+			fp = fa = fr = fl = NULL;
+			goto out;
+		}
+		fp = fa = fr = fl = NULL;
+		snprintf(title, sizeof title, "%s%s%s: %s, run %lld (%s)",
+			 levels ? "roofline by memory level" : "roofline",
+			 workload ? " of " : "", workload ? workload : "",
+			 *run->device ? run->device : "unknown device", run->id,
+			 run->started_at);
+		gp_common(c, stem, title);
+		strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
+			    "levels = '%s'\nlabels = %d\n"
+			    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n",
+			    pname, aname, rname, levels ? lname : "",
+			    nlabelled <= (workload ? MAX_LABELS : MANY_OPS),
+			    xmin, xmax, ymin, ymax);
+		names_gp(&c->cmds, "workloads", &c->workloads);
+		if (levels)
+			strbuf_addstr(&c->cmds, "markers = \"DRAM L2 L1\"\n");
+		else
+			names_gp(&c->cmds, "markers", &c->variants);
+		strbuf_addf(&c->cmds, "wfrom = %d\nwto = %d\nload '%s'\n",
+			    workload ? widx : 1, workload ? widx : c->workloads.n,
+			    script_ref(c, "roofline.gp"));
+		add_image(c, stem, title);
+	}
+	rc = 0;
+out:
+	if (fp)
+		fclose(fp);
+	if (fa)
+		fclose(fa);
+	if (fr)
+		fclose(fr);
+	if (fl)
+		fclose(fl);
+	return rc;
+}
+
+/* ---- fusion bars ------------------------------------------------------- */
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct rf_op *x = *(const struct rf_op *const *)a;
+	const struct rf_op *y = *(const struct rf_op *const *)b;
+	int d;
+
+	if ((d = strcmp(x->workload, y->workload)) || (d = strcmp(x->dtype, y->dtype)))
+		return d;
+	/* Shapes in the order the run measured them, not as text. */
+	if (strcmp(x->shape, y->shape))
+		return (x->op_id > y->op_id) - (x->op_id < y->op_id);
+	if ((d = role_rank(x->role) - role_rank(y->role)))
+		return d;
+	return strcmp(x->variant, y->variant);
+}
+
+static int same_group(const struct rf_op *a, const struct rf_op *b)
+{
+	return !strcmp(a->workload, b->workload) && !strcmp(a->dtype, b->dtype) &&
+	       !strcmp(a->shape, b->shape);
+}
+
+/* Bars of time and DRAM bytes for every group (workload, dtype, shape)
+ * with a fused variant and at least one other, all ok. */
+static int fusion_chart(struct ctx *c)
+{
+	const struct rf_run *run = c->run;
+	const struct rf_op **ops = xcalloc(run->nops, sizeof *ops);
+	size_t n = 0, ngroups = 0;
+	FILE *fb = NULL, *fg = NULL;
+	double x = 0;
+	char title[512];
+	int rc = -1;
+
+	for (size_t i = 0; i < run->nops; i++)
+		if (!strcmp(run->ops[i].status, "ok") && isfinite(run->ops[i].time_ns))
+			ops[n++] = &run->ops[i];
+	qsort(ops, n, sizeof *ops, cmp_group);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int fused = 0;
+
+		while (j < n && same_group(ops[i], ops[j]))
+			fused |= !strcmp(ops[j++]->role, "fused");
+		if (fused && j - i >= 2) {
+			if (!fb && (!(fb = open_data(c, "fusion.bars.dat")) ||
+				    !(fg = open_data(c, "fusion.groups.dat"))))
+				goto out;
+			fprintf(fg, "%.1f \"%s %s %s\"\n", x + (double)(j - i - 1) / 2,
+				ops[i]->workload, ops[i]->dtype, ops[i]->shape);
+			for (size_t k = i; k < j; k++, x++)
+				fprintf(fb, "%.1f %.6g %.6g %d\n", x, ops[k]->time_ns / 1e3,
+					ops[k]->dram_bytes / 1e6,
+					name_index(&c->variants, ops[k]->variant, 0));
+			x++;
+			ngroups++;
+		}
+		i = j;
+	}
+	if (ngroups == 0) {
+		rc = 0;
+		goto out;
+	}
+	rc = close_data(fb, "fusion.bars.dat") | close_data(fg, "fusion.groups.dat");
+	fb = fg = NULL;
+	if (rc)
+		goto out;
+	snprintf(title, sizeof title, "fusion: time and DRAM bytes per variant, %s, run %lld",
+		 *run->device ? run->device : "unknown device", run->id);
+	gp_common(c, "fusion", title);
+	strbuf_addf(&c->cmds, "bars = 'fusion.bars.dat'\ngroups = 'fusion.groups.dat'\n"
+		    "show_tics = %d\nxmax = %.1f\n", ngroups <= MAX_GROUP_TICS, x - 0.5);
+	names_gp(&c->cmds, "variants", &c->variants);
+	strbuf_addf(&c->cmds, "load '%s'\n", script_ref(c, "fusion.gp"));
+	add_image(c, "fusion", "time and DRAM bytes of each variant, per workload, dtype and shape");
+	rc = 0;
+out:
+	if (fb)
+		fclose(fb);
+	if (fg)
+		fclose(fg);
+	free(ops);
+	return rc;
+}
+
+/* ---- running gnuplot --------------------------------------------------- */
+
+/* Run `gnuplot plots.gp` in dir; 0, or -1 with gnuplot's own first error
+ * line in the message. */
+static int run_gnuplot(const char *gnuplot, const char *dir)
+{
+	struct strbuf err = STRBUF_INIT;
+	int pfd[2], status, rc = -1;
+	char buf[4096];
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return error("cannot run gnuplot: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return error("cannot run gnuplot: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		if (chdir(dir) == 0)
+			execlp(gnuplot, gnuplot, "plots.gp", (char *)NULL);
+		dprintf(2, "cannot run '%s': %s\n", gnuplot, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((r = read(pfd[0], buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			strbuf_add(&err, buf, (size_t)r);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		rc = 0;
+	} else {
+		/* gnuplot echoes the offending line first; its message is the
+		 * last non-empty line. */
+		const char *s = strbuf_str(&err), *line = s, *p;
+
+		for (p = s; *p; p++)
+			if (*p == '\n' && p[1] && p[1] != '\n')
+				line = p + 1;
+		error("cannot draw the plots: gnuplot '%s' failed: %.*s", gnuplot,
+		      (int)strcspn(line, "\n"), *line ? line : "no message");
+	}
+	strbuf_release(&err);
+	return rc;
+}
+
+/* Copy a script next to the kept data. */
+static int copy_script(const char *name, const char *dir)
+{
+	char *src = xasprintf("%s/%s", plot_scripts_dir(), name);
+	char *dst = xasprintf("%s/%s", dir, name);
+	FILE *in = fopen(src, "r"), *out = NULL;
+	char buf[8192];
+	size_t n;
+	int rc = -1;
+
+	if (!in) {
+		error("cannot read '%s': %s", src, strerror(errno));
+		goto out_free;
+	}
+	if (!(out = fopen(dst, "w"))) {
+		error("cannot write '%s': %s", dst, strerror(errno));
+		goto out_close;
+	}
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		fwrite(buf, 1, n, out);
+	rc = ferror(in) || ferror(out) ? error("cannot copy '%s' to '%s'", src, dst) : 0;
+	if (fclose(out) && !rc)
+		rc = error("cannot write '%s': %s", dst, strerror(errno));
+out_close:
+	fclose(in);
+out_free:
+	free(src);
+	free(dst);
+	return rc;
+}
+
+int plot_run(const struct rf_run *run, const struct fu_pairs *pairs,
+	     const struct plot_opts *o, struct plot_images *out)
+{
+	const char *gnuplot = plot_gnuplot();
+	struct ctx c = { .run = run, .pairs = pairs, .o = o, .out = out,
+			 .cmds = STRBUF_INIT, .peak_top = NAN };
+	const struct rf_op **sorted;
+	char *script = NULL;
+	FILE *f;
+	int rc = -1, many;
+
+	memset(out, 0, sizeof *out);
+	if (!program_exists(gnuplot)) {
+		out->skipped = xasprintf("gnuplot '%s' was not found", gnuplot);
+		warning("plots skipped: gnuplot '%s' not found (install gnuplot-nox, "
+			"or set $GNUPLOT); the tables are written all the same", gnuplot);
+		return 0;
+	}
+	if (!has_scripts(plot_scripts_dir()))
+		return error("cannot draw the plots: no roofline.gp in '%s' (set "
+			     "$FUSEPROF_DATADIR to the folder holding fuseprof's .gp "
+			     "scripts)", plot_scripts_dir());
+
+	/* Colours by workload and markers by variant stay the same in every
+	 * chart: fused variants first, then unfused, then the rest. */
+	sorted = xcalloc(run->nops, sizeof *sorted);
+	for (size_t i = 0; i < run->nops; i++) {
+		if (strcmp(run->ops[i].status, "ok"))
+			continue;
+		name_index(&c.workloads, run->ops[i].workload, 1);
+		sorted[c.nbyid++] = &run->ops[i];
+	}
+	for (int rank = 0; rank < 3; rank++)
+		for (size_t i = 0; i < c.nbyid; i++)
+			if (role_rank(sorted[i]->role) == rank)
+				name_index(&c.variants, sorted[i]->variant, 1);
+	qsort(sorted, c.nbyid, sizeof *sorted, cmp_op_id);
+	c.byid = sorted;
+	for (int i = 0; i < run->nceilings; i++)
+		if (!strcmp(run->ceilings[i].unit, "FLOP/s"))
+			c.peak_top = isnan(c.peak_top) ? run->ceilings[i].value
+						       : fmax(c.peak_top, run->ceilings[i].value);
+
+	strbuf_addstr(&c.cmds, "# plots.gp - redraws every chart of this report: "
+		      "run `gnuplot plots.gp` in this folder.\n");
+	/* Many ops: an overview of points alone, then one chart per workload
+	 * with the arrows (and labels where they fit). */
+	many = c.workloads.n > 1 && c.nbyid > MANY_OPS;
+	if (roofline_chart(&c, NULL, 0, !many))
+		goto out;
+	if (out->n && many)
+		for (int w = 0; w < c.workloads.n; w++)
+			if (roofline_chart(&c, c.workloads.v[w], 0, 1))
+				goto out;
+	if (o->hierarchical && roofline_chart(&c, NULL, 1, 0))
+		goto out;
+	if (fusion_chart(&c))
+		goto out;
+	if (out->n == 0) {
+		out->skipped = xstrdup("no op passed its check with counters and a time");
+		rc = 0;
+		goto out;
+	}
+	script = xasprintf("%s/plots.gp", o->dir);
+	if (!(f = fopen(script, "w"))) {
+		error("cannot write '%s': %s", script, strerror(errno));
+		goto out;
+	}
+	fputs(strbuf_str(&c.cmds), f);
+	if (ferror(f) | fclose(f)) {
+		error("cannot write '%s': %s", script, strerror(errno));
+		goto out;
+	}
+	if (o->keep_data && (copy_script("roofline.gp", o->dir) ||
+			     copy_script("fusion.gp", o->dir)))
+		goto out;
+	rc = run_gnuplot(gnuplot, o->dir);
+out:
+	if (!o->keep_data) {
+		for (size_t i = 0; i < c.nfiles; i++)
+			unlink(c.files[i]);
+		if (script)
+			unlink(script);
+	}
+	for (size_t i = 0; i < c.nfiles; i++)
+		free(c.files[i]);
+	free(c.files);
+	free(script);
+	free(sorted);
+	free(c.workloads.v);
+	free(c.variants.v);
+	strbuf_release(&c.cmds);
+	if (rc)
+		plot_images_release(out);
+	return rc;
+}
+
+void plot_images_release(struct plot_images *im)
+{
+	for (size_t i = 0; i < im->n; i++) {
+		free(im->v[i].stem);
+		free(im->v[i].title);
+	}
+	free(im->v);
+	free(im->skipped);
+	memset(im, 0, sizeof *im);
+}

@@ -1,0 +1,137 @@
+/* fusion.c - reads fused-versus-other pairs of a run from v_fusion, the
+ * one home of the pairing rule and its ratios. */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "error.h"
+#include "fusion.h"
+#include "roofline.h"
+#include "store.h"
+#include "util.h"
+
+enum col_kind { COL_TEXT, COL_REAL, COL_INT };
+
+struct col {
+	const char *name;
+	enum col_kind kind;
+	size_t off;
+};
+
+#define T(f) { #f, COL_TEXT, offsetof(struct fu_pair, f) }
+#define R(f) { #f, COL_REAL, offsetof(struct fu_pair, f) }
+#define I(f) { #f, COL_INT, offsetof(struct fu_pair, f) }
+static const struct col pair_cols[] = {
+	T(workload), T(dtype), T(shape), I(fused_op_id), T(fused_variant),
+	I(base_op_id), T(base_variant), T(base_role),
+	R(fused_time_ns), R(base_time_ns), R(speedup),
+	R(fused_dram_bytes), R(base_dram_bytes), R(dram_ratio),
+	R(fused_launches), R(base_launches), R(launch_ratio),
+	R(fused_model_bytes), R(base_model_bytes), R(predicted_speedup),
+	R(fused_roof_pct), R(base_roof_pct), R(fused_eff_bw_pct), R(base_eff_bw_pct),
+};
+#undef T
+#undef R
+#undef I
+
+static int wanted(const char *workload, const char *const *workloads)
+{
+	if (!workloads)
+		return 1;
+	for (; *workloads; workloads++)
+		if (!strcmp(*workloads, workload))
+			return 1;
+	return 0;
+}
+
+int fusion_load(struct store *st, long long run_id, const char *const *workloads,
+		struct fu_pairs *out)
+{
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	strbuf_addstr(&sql, "SELECT ");
+	for (size_t i = 0; i < ARRAY_SIZE(pair_cols); i++)
+		strbuf_addf(&sql, "%s%s", i ? ", " : "", pair_cols[i].name);
+	strbuf_addstr(&sql, " FROM v_fusion WHERE run_id = ?1"
+		      " ORDER BY workload, fused_op_id, base_op_id");
+	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
+	strbuf_release(&sql);
+	if (rc != SQLITE_OK)
+		return store_error(st, "cannot read v_fusion from");
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *w = sqlite3_column_text(s, 0);
+		struct fu_pair *p;
+
+		if (!wanted(w ? (const char *)w : "", workloads))
+			continue;
+		if (out->n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			out->v = xrealloc(out->v, alloc * sizeof *out->v);
+		}
+		p = &out->v[out->n++];
+		for (size_t i = 0; i < ARRAY_SIZE(pair_cols); i++) {
+			char *f = (char *)p + pair_cols[i].off;
+			const unsigned char *t;
+
+			switch (pair_cols[i].kind) {
+			case COL_TEXT:
+				t = sqlite3_column_text(s, (int)i);
+				*(char **)f = xstrdup(t ? (const char *)t : "");
+				break;
+			case COL_REAL:
+				*(double *)f = sqlite3_column_type(s, (int)i) == SQLITE_NULL
+					? NAN : sqlite3_column_double(s, (int)i);
+				break;
+			case COL_INT:
+				*(long long *)f = sqlite3_column_int64(s, (int)i);
+				break;
+			}
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		fusion_release(out);
+		return store_error(st, "cannot read v_fusion from");
+	}
+	return 0;
+}
+
+void fusion_release(struct fu_pairs *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t c = 0; c < ARRAY_SIZE(pair_cols); c++)
+			if (pair_cols[c].kind == COL_TEXT)
+				free(*(char **)((char *)&p->v[i] + pair_cols[c].off));
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair *p)
+{
+	p->fused_time_ns = f->time_ns;
+	p->base_time_ns = b->time_ns;
+	p->speedup = rf_div(b->time_ns, f->time_ns);
+	p->fused_dram_bytes = f->dram_bytes;
+	p->base_dram_bytes = b->dram_bytes;
+	p->dram_ratio = rf_div(b->dram_bytes, f->dram_bytes);
+	p->fused_launches = f->launches;
+	p->base_launches = b->launches;
+	p->launch_ratio = rf_div(b->launches, f->launches);
+	p->fused_model_bytes = f->model_variant_bytes;
+	p->base_model_bytes = b->model_variant_bytes;
+	p->predicted_speedup = rf_div(b->model_variant_bytes, f->model_variant_bytes);
+	p->fused_roof_pct = f->roof_pct;
+	p->base_roof_pct = b->roof_pct;
+	p->fused_eff_bw_pct = f->eff_bw_pct;
+	p->base_eff_bw_pct = b->eff_bw_pct;
+}

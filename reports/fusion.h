@@ -1,0 +1,44 @@
+/* fusion.h - what fusion bought in one run: each fused variant against
+ * every other variant of the same workload, dtype and shape (view
+ * v_fusion), plus the reference math of that view for the tests. */
+#ifndef FP_FUSION_H
+#define FP_FUSION_H
+
+#include <stddef.h>
+
+struct store;
+struct rf_op;
+
+/* One pair, a row of v_fusion. Both ops passed their check. Ratios are
+ * base / fused, so above 1 favours the fused variant; NaN when unknown.
+ * Units: ns, bytes, launches per repetition, percent. */
+struct fu_pair {
+	long long fused_op_id, base_op_id;
+	char *workload, *dtype, *shape, *fused_variant, *base_variant, *base_role;
+	double fused_time_ns, base_time_ns, speedup;
+	double fused_dram_bytes, base_dram_bytes, dram_ratio;
+	double fused_launches, base_launches, launch_ratio;
+	double fused_model_bytes, base_model_bytes, predicted_speedup;
+	double fused_roof_pct, base_roof_pct, fused_eff_bw_pct, base_eff_bw_pct;
+};
+
+struct fu_pairs {
+	size_t n;
+	struct fu_pair *v;
+};
+
+/* Read the pairs of run run_id (ordered by workload, fused op, base op),
+ * keeping only workloads in the NULL-terminated list when it is not NULL.
+ * Returns 0 (n may be 0), or -1 after an error with nothing to free. */
+int fusion_load(struct store *st, long long run_id, const char *const *workloads,
+		struct fu_pairs *out);
+
+/* Free what fusion_load allocated. */
+void fusion_release(struct fu_pairs *p);
+
+/* The reference of v_fusion's ratios: fill p's numbers from two ops as
+ * rf_load returns them (strings and ids are left alone). */
+void fusion_compute(const struct rf_op *fused, const struct rf_op *base,
+		    struct fu_pair *p);
+
+#endif

@@ -1,0 +1,800 @@
+/* render.c - the report's files: Markdown for reading in a repository, one
+ * self-contained HTML page (plots as base64 data) for a browser, CSV and
+ * JSON tables in base units for scripts. Numbers come from the views only. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fusion.h"
+#include "plot.h"
+#include "render.h"
+#include "roofline.h"
+#include "table.h"
+#include "util.h"
+
+const char *const report_ceiling_names[] = {
+	"dram_bw", "dram_read_bw", "l2_bw", "fp32_fma", "fp64_fma",
+	"tensor_bf16", "tensor_tf32", NULL
+};
+
+int report_parse_formats(const char *list, unsigned *formats, const char **bad)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+		{ "md", REPORT_MD }, { "markdown", REPORT_MD }, { "html", REPORT_HTML },
+		{ "csv", REPORT_CSV }, { "json", REPORT_JSON }, { "all", REPORT_ALL },
+	};
+	unsigned f = 0;
+
+	for (const char *p = list; ; ) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
+				break;
+		if (i == ARRAY_SIZE(names)) {
+			*bad = p;
+			return -1;
+		}
+		f |= names[i].bit;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*formats = f;
+	return 0;
+}
+
+/* ---- the tables ---------------------------------------------------------- */
+
+static int is_ok(const struct rf_op *op)
+{
+	return !strcmp(op->status, "ok");
+}
+
+static void run_table(const struct report *r, struct table *t)
+{
+	static const char *const hdr[] = { "field", "value" };
+	const struct rf_run *run = r->run;
+	char buf[64];
+	const char *rows[][2] = {
+		{ "device", *run->device ? run->device : "unknown" },
+		{ "run", NULL },
+		{ "tag", run->tag },
+		{ "status", run->status },
+		{ "started", run->started_at },
+		{ "finished", run->finished_at },
+		{ "host", run->host },
+		{ "measured with", run->tool_version },
+		{ "counters", run->counters },
+		{ "command", run->command_line },
+		{ "database", r->db_path },
+		{ "workloads shown", r->workloads ? r->workloads : "all" },
+		{ "report by", "fuseprof " PACKAGE_VERSION },
+	};
+
+	snprintf(buf, sizeof buf, "%lld", run->id);
+	rows[1][1] = buf;
+	table_init(t, 2, hdr);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		table_add_text(t, rows[i][0]);
+		table_add_text(t, rows[i][1]);
+	}
+}
+
+static void ceilings_table(const struct rf_run *run, struct table *t, int display)
+{
+	static const char *const hdr[] = { "ceiling", "value", "unit", "provenance", "method" };
+
+	table_init(t, 5, hdr);
+	for (const char *const *n = report_ceiling_names; *n; n++) {
+		const struct rf_ceiling *c = rf_ceiling(run, *n);
+
+		table_add_text(t, *n);
+		if (!c) {
+			table_add_null(t);
+			table_add_null(t);
+			table_add_text(t, "missing");
+			table_add_null(t);
+			continue;
+		}
+		if (display) {
+			table_add_double(t, c->value / 1e12, 4);
+			table_add_text(t, !strcmp(c->unit, "B/s") ? "TB/s" : "TFLOP/s");
+		} else {
+			table_add_double(t, c->value, 15);
+			table_add_text(t, c->unit);
+		}
+		table_add_text(t, c->provenance);
+		table_add_text(t, c->method);
+	}
+	/* Ceilings the collector added beyond the ones the report knows. */
+	for (int i = 0; i < run->nceilings; i++) {
+		const struct rf_ceiling *c = &run->ceilings[i];
+		const char *const *n;
+
+		for (n = report_ceiling_names; *n && strcmp(*n, c->name); n++)
+			;
+		if (*n)
+			continue;
+		table_add_text(t, c->name);
+		table_add_double(t, display ? c->value / 1e12 : c->value, display ? 4 : 15);
+		table_add_text(t, display ? (!strcmp(c->unit, "B/s") ? "TB/s" : "TFLOP/s")
+					  : c->unit);
+		table_add_text(t, c->provenance);
+		table_add_text(t, c->method);
+	}
+}
+
+/* Every column of v_roofline, base units: for CSV and JSON. */
+static void ops_table_full(const struct rf_run *run, struct table *t)
+{
+	static const char *const hdr[] = {
+		"op_id", "workload", "variant", "role", "dtype", "shape", "status",
+		"time_ns", "launches", "flops", "flops_fp32", "flops_fp64", "flops_fp16",
+		"flops_tensor", "precision", "dram_bytes", "l2_bytes", "l1_bytes",
+		"ai_dram", "ai_l2", "ai_l1", "flop_rate", "dram_rate", "l2_rate",
+		"peak_flop_rate", "peak_provenance", "dram_bw", "dram_bw_provenance",
+		"l2_bw", "l2_bw_provenance", "roof", "roof_pct", "roof_l2", "roof_l2_pct",
+		"bound", "model_flops", "model_min_bytes", "model_variant_bytes",
+		"traffic_eff", "eff_bw", "eff_bw_pct", "rel_err", "tolerance", "message",
+	};
+
+	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *o = &run->ops[i];
+		const double nums1[] = { o->time_ns, o->launches, o->flops, o->flops_fp32,
+					 o->flops_fp64, o->flops_fp16, o->flops_tensor };
+		const double nums2[] = { o->dram_bytes, o->l2_bytes, o->l1_bytes,
+					 o->ai_dram, o->ai_l2, o->ai_l1, o->flop_rate,
+					 o->dram_rate, o->l2_rate, o->peak_flop_rate };
+
+		table_add_int(t, o->op_id);
+		table_add_text(t, o->workload);
+		table_add_text(t, o->variant);
+		table_add_text(t, o->role);
+		table_add_text(t, o->dtype);
+		table_add_text(t, o->shape);
+		table_add_text(t, o->status);
+		for (size_t k = 0; k < ARRAY_SIZE(nums1); k++)
+			table_add_double(t, nums1[k], 10);
+		table_add_text(t, o->precision);
+		for (size_t k = 0; k < ARRAY_SIZE(nums2); k++)
+			table_add_double(t, nums2[k], 10);
+		table_add_text(t, *o->peak_provenance ? o->peak_provenance : NULL);
+		table_add_double(t, o->dram_bw, 10);
+		table_add_text(t, *o->dram_bw_provenance ? o->dram_bw_provenance : NULL);
+		table_add_double(t, o->l2_bw, 10);
+		table_add_text(t, *o->l2_bw_provenance ? o->l2_bw_provenance : NULL);
+		table_add_double(t, o->roof, 10);
+		table_add_double(t, o->roof_pct, 10);
+		table_add_double(t, o->roof_l2, 10);
+		table_add_double(t, o->roof_l2_pct, 10);
+		table_add_text(t, *o->bound ? o->bound : NULL);
+		table_add_double(t, o->model_flops, 10);
+		table_add_double(t, o->model_min_bytes, 10);
+		table_add_double(t, o->model_variant_bytes, 10);
+		table_add_double(t, o->traffic_eff, 10);
+		table_add_double(t, o->eff_bw, 10);
+		table_add_double(t, o->eff_bw_pct, 10);
+		table_add_double(t, o->rel_err, 10);
+		table_add_double(t, o->tolerance, 10);
+		table_add_text(t, o->message);
+	}
+}
+
+/* The ops that passed, in reading units: for Markdown and HTML. */
+static void ops_table_display(const struct rf_run *run, struct table *t)
+{
+	static const char *const hdr[] = {
+		"workload", "variant", "dtype", "shape", "time µs", "DRAM MB",
+		"AI FLOP/B", "TFLOP/s", "DRAM GB/s", "% of roof", "bound",
+		"bytes / min", "min-byte GB/s", "% of DRAM bw",
+	};
+
+	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *o = &run->ops[i];
+
+		if (!is_ok(o))
+			continue;
+		table_add_text(t, o->workload);
+		table_add_text(t, o->variant);
+		table_add_text(t, o->dtype);
+		table_add_text(t, o->shape);
+		table_add_double(t, o->time_ns / 1e3, 4);
+		table_add_double(t, o->dram_bytes / 1e6, 4);
+		table_add_double(t, o->ai_dram, 3);
+		table_add_double(t, o->flop_rate / 1e12, 3);
+		table_add_double(t, o->dram_rate / 1e9, 4);
+		table_add_double(t, o->roof_pct, 3);
+		table_add_text(t, *o->bound ? o->bound : NULL);
+		table_add_double(t, o->traffic_eff, 3);
+		table_add_double(t, o->eff_bw / 1e9, 4);
+		table_add_double(t, o->eff_bw_pct, 3);
+	}
+}
+
+static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
+{
+	static const char *const full[] = {
+		"workload", "dtype", "shape", "fused_op_id", "fused_variant",
+		"base_op_id", "base_variant", "base_role", "fused_time_ns",
+		"base_time_ns", "speedup", "fused_dram_bytes", "base_dram_bytes",
+		"dram_ratio", "fused_launches", "base_launches", "launch_ratio",
+		"fused_model_bytes", "base_model_bytes", "predicted_speedup",
+		"fused_roof_pct", "base_roof_pct", "fused_eff_bw_pct", "base_eff_bw_pct",
+	};
+	static const char *const disp[] = {
+		"workload", "dtype", "shape", "fused", "vs", "fused µs", "vs µs",
+		"speedup", "predicted", "DRAM bytes ÷", "launches ÷", "fused % of roof",
+	};
+
+	if (!display) {
+		table_init(t, (int)ARRAY_SIZE(full), full);
+		for (size_t i = 0; i < p->n; i++) {
+			const struct fu_pair *x = &p->v[i];
+			const double nums[] = {
+				x->fused_time_ns, x->base_time_ns, x->speedup,
+				x->fused_dram_bytes, x->base_dram_bytes, x->dram_ratio,
+				x->fused_launches, x->base_launches, x->launch_ratio,
+				x->fused_model_bytes, x->base_model_bytes,
+				x->predicted_speedup, x->fused_roof_pct, x->base_roof_pct,
+				x->fused_eff_bw_pct, x->base_eff_bw_pct,
+			};
+
+			table_add_text(t, x->workload);
+			table_add_text(t, x->dtype);
+			table_add_text(t, x->shape);
+			table_add_int(t, x->fused_op_id);
+			table_add_text(t, x->fused_variant);
+			table_add_int(t, x->base_op_id);
+			table_add_text(t, x->base_variant);
+			table_add_text(t, x->base_role);
+			for (size_t k = 0; k < ARRAY_SIZE(nums); k++)
+				table_add_double(t, nums[k], 10);
+		}
+		return;
+	}
+	table_init(t, (int)ARRAY_SIZE(disp), disp);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct fu_pair *x = &p->v[i];
+
+		table_add_text(t, x->workload);
+		table_add_text(t, x->dtype);
+		table_add_text(t, x->shape);
+		table_add_text(t, x->fused_variant);
+		table_add_text(t, x->base_variant);
+		table_add_double(t, x->fused_time_ns / 1e3, 4);
+		table_add_double(t, x->base_time_ns / 1e3, 4);
+		table_add_double(t, x->speedup, 3);
+		table_add_double(t, x->predicted_speedup, 3);
+		table_add_double(t, x->dram_ratio, 3);
+		table_add_double(t, x->launch_ratio, 3);
+		table_add_double(t, x->fused_roof_pct, 3);
+	}
+}
+
+static void wrong_table(const struct rf_run *run, struct table *t)
+{
+	static const char *const hdr[] = {
+		"op_id", "workload", "variant", "dtype", "shape", "status", "rel_err",
+		"tolerance", "message",
+	};
+
+	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *o = &run->ops[i];
+
+		if (is_ok(o))
+			continue;
+		table_add_int(t, o->op_id);
+		table_add_text(t, o->workload);
+		table_add_text(t, o->variant);
+		table_add_text(t, o->dtype);
+		table_add_text(t, o->shape);
+		table_add_text(t, o->status);
+		table_add_double(t, o->rel_err, 3);
+		table_add_double(t, o->tolerance, 3);
+		table_add_text(t, o->message);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of the finite values; NaN when there are none. Sorts v. */
+static double median_finite(double *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			v[k++] = v[i];
+	if (!k)
+		return NAN;
+	qsort(v, k, sizeof *v, cmp_double);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* One row per workload: counts, median and best speedup of fused over
+ * unfused variants, median % of roof and of DRAM bandwidth of fused ops. */
+static void summary_table(const struct report *r, struct table *t)
+{
+	static const char *const hdr[] = {
+		"workload", "ops", "wrong", "pairs", "median speedup", "best speedup",
+		"fused % of roof", "fused % of DRAM bw",
+	};
+	const struct rf_run *run = r->run;
+	double *a = xcalloc(run->nops + r->pairs->n + 1, sizeof *a);
+
+	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < run->nops;) {
+		const char *w = run->ops[i].workload;
+		size_t j = i, wrong = 0, np = 0, nf = 0;
+		double best = NAN, med, roof, bw;
+
+		for (; j < run->nops && !strcmp(run->ops[j].workload, w); j++)
+			wrong += !is_ok(&run->ops[j]);
+		for (size_t k = 0; k < r->pairs->n; k++) {
+			const struct fu_pair *p = &r->pairs->v[k];
+
+			if (strcmp(p->workload, w) || strcmp(p->base_role, "unfused"))
+				continue;
+			a[np++] = p->speedup;
+			if (isfinite(p->speedup) && !(best >= p->speedup))
+				best = p->speedup;
+		}
+		med = median_finite(a, np);
+		for (size_t k = i; k < j; k++)
+			if (is_ok(&run->ops[k]) && !strcmp(run->ops[k].role, "fused"))
+				a[nf++] = run->ops[k].roof_pct;
+		roof = median_finite(a, nf);
+		nf = 0;
+		for (size_t k = i; k < j; k++)
+			if (is_ok(&run->ops[k]) && !strcmp(run->ops[k].role, "fused"))
+				a[nf++] = run->ops[k].eff_bw_pct;
+		bw = median_finite(a, nf);
+		table_add_text(t, w);
+		table_add_int(t, (long long)(j - i));
+		table_add_int(t, (long long)wrong);
+		table_add_int(t, (long long)np);
+		table_add_double(t, med, 3);
+		table_add_double(t, best, 3);
+		table_add_double(t, roof, 3);
+		table_add_double(t, bw, 3);
+		i = j;
+	}
+	free(a);
+}
+
+void report_summary(const struct report *r, FILE *out)
+{
+	struct table t;
+
+	summary_table(r, &t);
+	table_print(&t, TABLE_TEXT, out);
+	table_release(&t);
+}
+
+/* Each table is built once and printed in every format asked for: with
+ * 10,000 ops, formatting numbers is a good part of a report's time. */
+struct tables {
+	struct table summary, run, ceilings_disp, ceilings_full, wrong;
+	struct table ops_disp, ops_full, fusion_disp, fusion_full;
+};
+
+/* ---- files ------------------------------------------------------------- */
+
+static FILE *create(const char *dir, const char *name, char **path)
+{
+	FILE *f;
+
+	*path = xasprintf("%s/%s", dir, name);
+	f = fopen(*path, "w");
+	if (!f) {
+		error("cannot write '%s': %s", *path, strerror(errno));
+		free(*path);
+		*path = NULL;
+	}
+	return f;
+}
+
+static int finish(FILE *f, char *path)
+{
+	int rc = 0;
+
+	if (ferror(f) | fclose(f))
+		rc = error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+	free(path);
+	return rc;
+}
+
+static char *missing_ceilings(const struct rf_run *run)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *const *n = report_ceiling_names; *n; n++)
+		if (!rf_ceiling(run, *n))
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", *n);
+	return sb.len ? xstrdup(strbuf_str(&sb)) : NULL;
+}
+
+static size_t count_wrong(const struct rf_run *run)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->nops; i++)
+		n += !is_ok(&run->ops[i]);
+	return n;
+}
+
+/* The sentences both documents open with, as plain text. */
+static void intro(const struct report *r, struct strbuf *sb)
+{
+	const struct rf_run *run = r->run;
+	char *missing = missing_ceilings(run);
+	size_t wrong = count_wrong(run);
+	int measured = 0, theoretical = 0;
+
+	for (int i = 0; i < run->nceilings; i++) {
+		if (!strcmp(run->ceilings[i].provenance, "measured"))
+			measured++;
+		else
+			theoretical++;
+	}
+	strbuf_addf(sb, "Run %lld on %s, started %s, measured with fuseprof %s; "
+		    "%zu ops, %zu pairs of fused and other variants. ",
+		    run->id, *run->device ? run->device : "an unknown device",
+		    run->started_at, run->tool_version, run->nops, r->pairs->n);
+	if (strcmp(run->status, "complete"))
+		strbuf_addf(sb, "The run is '%s', not complete: this report covers "
+			    "the ops it stored. ", run->status);
+	if (run->nceilings)
+		strbuf_addf(sb, "Roofs: %d measured and %d theoretical ceilings "
+			    "(a measured one is used where there is one). ",
+			    measured, theoretical);
+	else
+		strbuf_addstr(sb, "The device has no ceilings in the database: no "
+			      "roof or % of roof is computed (run 'fuseprof "
+			      "ceilings' on the GPU machine). ");
+	if (missing && run->nceilings)
+		strbuf_addf(sb, "Missing ceilings (their roofs are left out, not "
+			    "guessed): %s. ", missing);
+	if (!strcmp(run->counters, "none") || !strcmp(run->counters, "denied"))
+		strbuf_addf(sb, "Counters were '%s' in this run: FLOPs, bytes and "
+			    "intensities are unknown; times and model numbers remain. ",
+			    run->counters);
+	if (wrong)
+		strbuf_addf(sb, "%zu op%s failed %s check: listed below, left out "
+			    "of every chart and gain.", wrong, wrong == 1 ? "" : "s",
+			    wrong == 1 ? "its" : "their");
+	else
+		strbuf_addstr(sb, "Every op passed its check.");
+	free(missing);
+}
+
+static void md_section(FILE *f, const char *title, const struct table *t)
+{
+	fprintf(f, "\n## %s\n\n", title);
+	if (t->nrows)
+		table_print(t, TABLE_MD, f);
+	else
+		fputs("None.\n", f);
+}
+
+static int write_md(const struct report *r, const struct tables *t, const char *dir)
+{
+	const struct rf_run *run = r->run;
+	struct strbuf sb = STRBUF_INIT;
+	char *path;
+	FILE *f = create(dir, "report.md", &path);
+
+	if (!f)
+		return -1;
+	intro(r, &sb);
+	fprintf(f, "# fuseprof report: run %lld, %s\n\n%s\n", run->id,
+		*run->device ? run->device : "unknown device", strbuf_str(&sb));
+	strbuf_release(&sb);
+	md_section(f, "Summary", &t->summary);
+	md_section(f, "Run", &t->run);
+	md_section(f, "Ceilings", &t->ceilings_disp);
+	md_section(f, "Ops that failed their check", &t->wrong);
+	fputs("\n## Plots\n\n", f);
+	if (r->images->skipped)
+		fprintf(f, "Plots skipped: %s.\n", r->images->skipped);
+	for (size_t i = 0; i < r->images->n; i++)
+		fprintf(f, "![%s](%s.png)\n\n", r->images->v[i].title, r->images->v[i].stem);
+	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	md_section(f, "Ops", &t->ops_disp);
+	return finish(f, path);
+}
+
+static void html_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+static void html_table(FILE *f, const char *title, const struct table *t)
+{
+	fputs("<h2>", f);
+	html_escape(f, title);
+	fputs("</h2>\n", f);
+	if (!t->nrows) {
+		fputs("<p>None.</p>\n", f);
+		return;
+	}
+	fputs("<table>\n<tr>", f);
+	for (int c = 0; c < t->ncols; c++) {
+		fputs("<th>", f);
+		html_escape(f, t->headers[c]);
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs("<tr>", f);
+		for (int c = 0; c < t->ncols; c++) {
+			const struct cell *x = &t->cells[r * (size_t)t->ncols + (size_t)c];
+
+			fputs(x->kind == CELL_NUMBER ? "<td class=n>" : "<td>", f);
+			if (x->kind != CELL_NULL)
+				html_escape(f, x->text);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+/* Embed DIR/NAME as base64: the page must open on its own, mailed or
+ * copied without its folder. */
+static int html_image(FILE *f, const char *dir, const char *stem, const char *title)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *path = xasprintf("%s/%s.png", dir, stem);
+	FILE *in = fopen(path, "rb");
+	unsigned char buf[3 * 1024];
+	char enc[4 * 1024 + 1];
+	size_t n;
+
+	if (!in) {
+		error("cannot read '%s': %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	fputs("<figure><img alt=\"", f);
+	html_escape(f, title);
+	fputs("\" src=\"data:image/png;base64,", f);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i += 3) {
+			unsigned v = (unsigned)buf[i] << 16 |
+				     (i + 1 < n ? (unsigned)buf[i + 1] << 8 : 0) |
+				     (i + 2 < n ? buf[i + 2] : 0);
+
+			enc[k++] = b64[v >> 18 & 63];
+			enc[k++] = b64[v >> 12 & 63];
+			enc[k++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+			enc[k++] = i + 2 < n ? b64[v & 63] : '=';
+		}
+		fwrite(enc, 1, k, f);
+	}
+	fputs("\"><figcaption>", f);
+	html_escape(f, title);
+	fputs("</figcaption></figure>\n", f);
+	fclose(in);
+	free(path);
+	return 0;
+}
+
+static int write_html(const struct report *r, const struct tables *t, const char *dir)
+{
+	const struct rf_run *run = r->run;
+	struct strbuf sb = STRBUF_INIT;
+	char *path, title[256];
+	FILE *f = create(dir, "report.html", &path);
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	snprintf(title, sizeof title, "fuseprof report: run %lld, %s", run->id,
+		 *run->device ? run->device : "unknown device");
+	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>", f);
+	html_escape(f, title);
+	fputs("</title>\n<style>body{font:14px/1.4 sans-serif;margin:2em;max-width:90em}"
+	      "table{border-collapse:collapse;margin:.5em 0}"
+	      "td,th{border:1px solid #ccc;padding:2px 6px}th{background:#f2f2f2}"
+	      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	      "img{max-width:100%}figure{margin:1em 0}</style>\n</head><body>\n<h1>", f);
+	html_escape(f, title);
+	fputs("</h1>\n<p>", f);
+	intro(r, &sb);
+	html_escape(f, strbuf_str(&sb));
+	strbuf_release(&sb);
+	fputs("</p>\n", f);
+	html_table(f, "Summary", &t->summary);
+	html_table(f, "Run", &t->run);
+	html_table(f, "Ceilings", &t->ceilings_disp);
+	html_table(f, "Ops that failed their check", &t->wrong);
+	fputs("<h2>Plots</h2>\n", f);
+	if (r->images->skipped) {
+		fputs("<p>Plots skipped: ", f);
+		html_escape(f, r->images->skipped);
+		fputs(".</p>\n", f);
+	}
+	for (size_t i = 0; !rc && i < r->images->n; i++)
+		rc = html_image(f, dir, r->images->v[i].stem, r->images->v[i].title);
+	html_table(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	html_table(f, "Ops", &t->ops_disp);
+	fputs("</body></html>\n", f);
+	if (rc) {
+		fclose(f);
+		free(path);
+		return -1;
+	}
+	return finish(f, path);
+}
+
+static int write_csv(const struct tables *t, const char *dir)
+{
+	const struct {
+		const char *name;
+		const struct table *t;
+	} files[] = {
+		{ "roofline.csv", &t->ops_full },
+		{ "fusion.csv", &t->fusion_full },
+		{ "ceilings.csv", &t->ceilings_full },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *path;
+		FILE *f = create(dir, files[i].name, &path);
+
+		if (!f)
+			return -1;
+		table_print(files[i].t, TABLE_CSV, f);
+		if (finish(f, path))
+			return -1;
+	}
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static int write_json(const struct report *r, const struct tables *t, const char *dir)
+{
+	const struct rf_run *run = r->run;
+	const char *const fields[][2] = {
+		{ "device", run->device }, { "started_at", run->started_at },
+		{ "finished_at", run->finished_at }, { "status", run->status },
+		{ "tag", run->tag }, { "host", run->host },
+		{ "tool_version", run->tool_version }, { "counters", run->counters },
+		{ "command_line", run->command_line },
+	};
+	char *path;
+	FILE *f = create(dir, "report.json", &path);
+
+	if (!f)
+		return -1;
+	fputs("{\"report_by\": ", f);
+	json_str(f, "fuseprof " PACKAGE_VERSION);
+	fputs(",\n\"database\": ", f);
+	json_str(f, r->db_path);
+	fprintf(f, ",\n\"run\": {\"id\": %lld", run->id);
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		fprintf(f, ", \"%s\": ", fields[i][0]);
+		if (*fields[i][1])
+			json_str(f, fields[i][1]);
+		else
+			fputs("null", f);
+	}
+	fputs("},\n\"missing_ceilings\": [", f);
+	for (const char *const *n = report_ceiling_names, *sep = ""; *n; n++)
+		if (!rf_ceiling(run, *n)) {
+			fputs(sep, f);
+			json_str(f, *n);
+			sep = ", ";
+		}
+	fputs("],\n\"plots\": [", f);
+	for (size_t i = 0; i < r->images->n; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, r->images->v[i].stem);
+	}
+	fputs("],\n\"plots_skipped\": ", f);
+	if (r->images->skipped)
+		json_str(f, r->images->skipped);
+	else
+		fputs("null", f);
+	fputs(",\n\"ceilings\": ", f);
+	table_print(&t->ceilings_full, TABLE_JSON, f);
+	fputs(",\n\"ops\": ", f);
+	table_print(&t->ops_full, TABLE_JSON, f);
+	fputs(",\n\"fusion\": ", f);
+	table_print(&t->fusion_full, TABLE_JSON, f);
+	fputs("}\n", f);
+	return finish(f, path);
+}
+
+int report_write(const struct report *r, const char *dir, unsigned formats)
+{
+	struct tables t;
+	int rc = -1;
+
+	memset(&t, 0, sizeof t);
+	if (formats & (REPORT_MD | REPORT_HTML)) {
+		summary_table(r, &t.summary);
+		run_table(r, &t.run);
+		ceilings_table(r->run, &t.ceilings_disp, 1);
+		wrong_table(r->run, &t.wrong);
+		ops_table_display(r->run, &t.ops_disp);
+		fusion_table(r->pairs, &t.fusion_disp, 1);
+	}
+	if (formats & (REPORT_CSV | REPORT_JSON)) {
+		ceilings_table(r->run, &t.ceilings_full, 0);
+		ops_table_full(r->run, &t.ops_full);
+		fusion_table(r->pairs, &t.fusion_full, 0);
+	}
+	if ((formats & REPORT_MD) && write_md(r, &t, dir))
+		goto out;
+	if ((formats & REPORT_HTML) && write_html(r, &t, dir))
+		goto out;
+	if ((formats & REPORT_CSV) && write_csv(&t, dir))
+		goto out;
+	if ((formats & REPORT_JSON) && write_json(r, &t, dir))
+		goto out;
+	rc = 0;
+out:
+	/* An unbuilt table is all zeros, which table_release accepts. */
+	table_release(&t.summary);
+	table_release(&t.run);
+	table_release(&t.ceilings_disp);
+	table_release(&t.ceilings_full);
+	table_release(&t.wrong);
+	table_release(&t.ops_disp);
+	table_release(&t.ops_full);
+	table_release(&t.fusion_disp);
+	table_release(&t.fusion_full);
+	return rc;
+}

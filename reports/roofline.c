@@ -1,0 +1,310 @@
+/* roofline.c - reads a run's ceilings and per-op roofline numbers from the
+ * views (the one home of the formulas), and keeps the reference math the
+ * views implement for the plots and the tests. */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "error.h"
+#include "roofline.h"
+#include "store.h"
+#include "util.h"
+
+enum col_kind { COL_TEXT, COL_REAL, COL_INT };
+
+/* A view column and where it lands in struct rf_op: one table drives both
+ * the SELECT list and the copy, so the two cannot drift apart. */
+struct col {
+	const char *name;
+	enum col_kind kind;
+	size_t off;
+};
+
+#define T(f) { #f, COL_TEXT, offsetof(struct rf_op, f) }
+#define R(f) { #f, COL_REAL, offsetof(struct rf_op, f) }
+static const struct col op_cols[] = {
+	{ "op_id", COL_INT, offsetof(struct rf_op, op_id) },
+	T(workload), T(variant), T(role), T(dtype), T(shape), T(status), T(message),
+	R(time_ns), R(launches),
+	R(flops), R(flops_fp32), R(flops_fp64), R(flops_fp16), R(flops_tensor),
+	T(precision), R(dram_bytes), R(l2_bytes), R(l1_bytes),
+	R(ai_dram), R(ai_l2), R(ai_l1), R(flop_rate), R(dram_rate), R(l2_rate),
+	R(peak_flop_rate), R(dram_bw), R(l2_bw),
+	T(peak_provenance), T(dram_bw_provenance), T(l2_bw_provenance),
+	R(roof), R(roof_pct), R(roof_l2), R(roof_l2_pct), T(bound),
+	R(model_flops), R(model_min_bytes), R(model_variant_bytes),
+	R(traffic_eff), R(eff_bw), R(eff_bw_pct), R(rel_err), R(tolerance),
+};
+#undef T
+#undef R
+
+static char *text_or(sqlite3_stmt *s, int i, const char *dflt)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	if (t)
+		return xstrdup((const char *)t);
+	return dflt ? xstrdup(dflt) : NULL;
+}
+
+static double real_or_nan(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static int wanted(const char *workload, const char *const *workloads)
+{
+	if (!workloads)
+		return 1;
+	for (; *workloads; workloads++)
+		if (!strcmp(*workloads, workload))
+			return 1;
+	return 0;
+}
+
+static int load_run(struct store *st, long long run_id, struct rf_run *run)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT r.started_at, r.finished_at, r.status, r.tag,"
+			       " r.host, r.tool_version, r.command_line, r.counters,"
+			       " d.name FROM runs r LEFT JOIN devices d"
+			       " ON d.id = r.device_id WHERE r.id = ?1", -1, &s, NULL))
+		return store_error(st, "cannot read the run from");
+	sqlite3_bind_int64(s, 1, run_id);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		if (rc == SQLITE_DONE)
+			return error("no run %lld in '%s' (see 'fuseprof list runs')",
+				     run_id, store_path(st));
+		return store_error(st, "cannot read the run from");
+	}
+	run->id = run_id;
+	run->started_at = text_or(s, 0, "");
+	run->finished_at = text_or(s, 1, "");
+	run->status = text_or(s, 2, "");
+	run->tag = text_or(s, 3, "");
+	run->host = text_or(s, 4, "");
+	run->tool_version = text_or(s, 5, "");
+	run->command_line = text_or(s, 6, "");
+	run->counters = text_or(s, 7, "");
+	run->device = text_or(s, 8, "");
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int load_ceilings(struct store *st, struct rf_run *run)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, alloc = 0;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT name, unit, value, provenance, method"
+			       " FROM v_ceilings WHERE run_id = ?1 ORDER BY name",
+			       -1, &s, NULL))
+		return store_error(st, "cannot read the ceilings from");
+	sqlite3_bind_int64(s, 1, run->id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct rf_ceiling *c;
+
+		if (run->nceilings == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			run->ceilings = xrealloc(run->ceilings,
+						 (size_t)alloc * sizeof *run->ceilings);
+		}
+		c = &run->ceilings[run->nceilings++];
+		c->name = text_or(s, 0, "");
+		c->unit = text_or(s, 1, "");
+		c->value = sqlite3_column_double(s, 2);
+		c->provenance = text_or(s, 3, "");
+		c->method = text_or(s, 4, NULL);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_error(st, "cannot read the ceilings from");
+	return 0;
+}
+
+static int load_ops(struct store *st, const char *const *workloads,
+		    struct rf_run *run)
+{
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	strbuf_addstr(&sql, "SELECT ");
+	for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++)
+		strbuf_addf(&sql, "%s%s", i ? ", " : "", op_cols[i].name);
+	strbuf_addstr(&sql, " FROM v_roofline WHERE run_id = ?1 ORDER BY workload, op_id");
+	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
+	strbuf_release(&sql);
+	if (rc != SQLITE_OK)
+		return store_error(st, "cannot read v_roofline from");
+	sqlite3_bind_int64(s, 1, run->id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct rf_op *op;
+		const unsigned char *w = sqlite3_column_text(s, 1);
+
+		if (!wanted(w ? (const char *)w : "", workloads))
+			continue;
+		if (run->nops == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			run->ops = xrealloc(run->ops, alloc * sizeof *run->ops);
+		}
+		op = &run->ops[run->nops++];
+		memset(op, 0, sizeof *op);
+		for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++) {
+			char *p = (char *)op + op_cols[i].off;
+
+			switch (op_cols[i].kind) {
+			case COL_TEXT:
+				*(char **)p = text_or(s, (int)i,
+						      strcmp(op_cols[i].name, "message") ? "" : NULL);
+				break;
+			case COL_REAL:
+				*(double *)p = real_or_nan(s, (int)i);
+				break;
+			case COL_INT:
+				*(long long *)p = sqlite3_column_int64(s, (int)i);
+				break;
+			}
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_error(st, "cannot read v_roofline from");
+	return 0;
+}
+
+int rf_load(struct store *st, long long run_id, const char *const *workloads,
+	    struct rf_run *run)
+{
+	memset(run, 0, sizeof *run);
+	if (load_run(st, run_id, run))
+		return -1;
+	if (load_ceilings(st, run) || load_ops(st, workloads, run)) {
+		rf_release(run);
+		return -1;
+	}
+	return 0;
+}
+
+void rf_release(struct rf_run *run)
+{
+	free(run->started_at);
+	free(run->finished_at);
+	free(run->status);
+	free(run->tag);
+	free(run->host);
+	free(run->tool_version);
+	free(run->command_line);
+	free(run->counters);
+	free(run->device);
+	for (int i = 0; i < run->nceilings; i++) {
+		free(run->ceilings[i].name);
+		free(run->ceilings[i].unit);
+		free(run->ceilings[i].provenance);
+		free(run->ceilings[i].method);
+	}
+	free(run->ceilings);
+	for (size_t i = 0; i < run->nops; i++)
+		for (size_t c = 0; c < ARRAY_SIZE(op_cols); c++)
+			if (op_cols[c].kind == COL_TEXT)
+				free(*(char **)((char *)&run->ops[i] + op_cols[c].off));
+	free(run->ops);
+	memset(run, 0, sizeof *run);
+}
+
+const struct rf_ceiling *rf_ceiling(const struct rf_run *run, const char *name)
+{
+	for (int i = 0; i < run->nceilings; i++)
+		if (!strcmp(run->ceilings[i].name, name))
+			return &run->ceilings[i];
+	return NULL;
+}
+
+/* ---- the reference math ---------------------------------------------- */
+
+double rf_div(double a, double b)
+{
+	if (isnan(a) || isnan(b) || b == 0)
+		return NAN;
+	return a / b;
+}
+
+double rf_attainable(double ai, double peak, double bw)
+{
+	double slope = ai * bw;
+
+	if (isnan(ai) || isnan(peak) || isnan(bw))
+		return NAN;
+	return slope < peak ? slope : peak;
+}
+
+const char *rf_precision(double fp32, double fp64, double fp16, double tensor,
+			 const char *dtype)
+{
+	if (isnan(tensor))
+		tensor = 0;
+	if (tensor > fp32 + fp64 + fp16)
+		return !strcmp(dtype, "bf16") ? "tensor_bf16" : "tensor_tf32";
+	if (fp64 > fp32 + fp16)
+		return "fp64_fma";
+	return "fp32_fma";
+}
+
+static double ceiling_value(const struct rf_run *run, const char *name,
+			    char **provenance)
+{
+	const struct rf_ceiling *c = rf_ceiling(run, name);
+
+	*provenance = c ? c->provenance : "";
+	return c ? c->value : NAN;
+}
+
+void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
+{
+	double tensor = isnan(op->flops_tensor) ? 0 : op->flops_tensor;
+
+	/* v_ops's FLOP sums are 0, not NULL, for an op without counters,
+	 * and the precision is chosen from those zeros all the same. */
+	op->precision = (char *)rf_precision(op->flops_fp32, op->flops_fp64,
+					     op->flops_fp16, tensor, op->dtype);
+	if (has_counters) {
+		op->flops = op->flops_fp32 + op->flops_fp64 + op->flops_fp16 + tensor;
+		op->flops_tensor = tensor;
+	} else {
+		op->flops = op->flops_fp32 = op->flops_fp64 = NAN;
+		op->flops_fp16 = op->flops_tensor = NAN;
+	}
+	op->ai_dram = rf_div(op->flops, op->dram_bytes);
+	op->ai_l2 = rf_div(op->flops, op->l2_bytes);
+	op->ai_l1 = rf_div(op->flops, op->l1_bytes);
+	op->flop_rate = rf_div(1e9 * op->flops, op->time_ns);
+	op->dram_rate = rf_div(1e9 * op->dram_bytes, op->time_ns);
+	op->l2_rate = rf_div(1e9 * op->l2_bytes, op->time_ns);
+	op->peak_flop_rate = ceiling_value(run, op->precision, &op->peak_provenance);
+	op->dram_bw = ceiling_value(run, "dram_bw", &op->dram_bw_provenance);
+	op->l2_bw = ceiling_value(run, "l2_bw", &op->l2_bw_provenance);
+	op->roof = rf_attainable(op->ai_dram, op->peak_flop_rate, op->dram_bw);
+	op->roof_pct = rf_div(100.0 * op->flop_rate, op->roof);
+	op->roof_l2 = rf_attainable(op->ai_l2, op->peak_flop_rate, op->l2_bw);
+	op->roof_l2_pct = rf_div(100.0 * op->flop_rate, op->roof_l2);
+	if (isnan(op->ai_dram) || isnan(op->dram_bw) || isnan(op->peak_flop_rate))
+		op->bound = "";
+	else
+		op->bound = op->ai_dram * op->dram_bw < op->peak_flop_rate ? "memory"
+									   : "compute";
+	op->traffic_eff = rf_div(op->dram_bytes, op->model_min_bytes);
+	op->eff_bw = rf_div(1e9 * op->model_min_bytes, op->time_ns);
+	op->eff_bw_pct = rf_div(100.0 * op->eff_bw, op->dram_bw);
+}

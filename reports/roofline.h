@@ -1,0 +1,91 @@
+/* roofline.h - the roofline numbers of one run: the ceilings it is judged
+ * against (view v_ceilings) and, per op, FLOPs, bytes, intensity, achieved
+ * rates and % of roof (view v_roofline); plus the reference math those
+ * views implement, used to draw roofs and to test the views. */
+#ifndef FP_ROOFLINE_H
+#define FP_ROOFLINE_H
+
+#include <stddef.h>
+
+struct store;
+
+/* One ceiling as v_ceilings chose it (measured beats theoretical). */
+struct rf_ceiling {
+	char *name;        /* "dram_bw", "fp32_fma", ... */
+	char *unit;        /* "B/s" or "FLOP/s" */
+	double value;      /* in unit */
+	char *provenance;  /* "measured" or "theoretical" */
+	char *method;      /* may be NULL */
+};
+
+/* One op: a row of v_roofline. Unknown numbers (no counters, a missing
+ * ceiling, a division by zero) are NaN; strings are never NULL except
+ * message. Units: ns, FLOP, bytes, FLOP/s, B/s, FLOP/byte, percent. */
+struct rf_op {
+	long long op_id;
+	char *workload, *variant, *role, *dtype, *shape, *status, *message;
+	double time_ns, launches;
+	double flops, flops_fp32, flops_fp64, flops_fp16, flops_tensor;
+	char *precision;  /* the ceiling name of its compute roof */
+	double dram_bytes, l2_bytes, l1_bytes;
+	double ai_dram, ai_l2, ai_l1;
+	double flop_rate, dram_rate, l2_rate;
+	double peak_flop_rate, dram_bw, l2_bw;
+	char *peak_provenance, *dram_bw_provenance, *l2_bw_provenance;  /* "" if none */
+	double roof, roof_pct, roof_l2, roof_l2_pct;
+	char *bound;  /* "memory", "compute" or "" */
+	double model_flops, model_min_bytes, model_variant_bytes;
+	double traffic_eff, eff_bw, eff_bw_pct;
+	double rel_err, tolerance;
+};
+
+/* A run with its ceilings and ops (ordered by workload, then op id). */
+struct rf_run {
+	long long id;
+	char *started_at, *finished_at, *status, *tag, *host, *tool_version;
+	char *command_line, *counters, *device;  /* "" when unknown */
+	int nceilings;
+	struct rf_ceiling *ceilings;
+	size_t nops;
+	struct rf_op *ops;
+};
+
+/* Read run `run_id`, its chosen ceilings and every op of v_roofline into
+ * *run. When workloads is not NULL, keep only ops whose workload is in
+ * that NULL-terminated list. Returns 0, or -1 after an error (nothing to
+ * free then). An existing run with no ops is not an error: nops is 0. */
+int rf_load(struct store *st, long long run_id, const char *const *workloads,
+	    struct rf_run *run);
+
+/* Free everything rf_load allocated; the struct can be loaded again. */
+void rf_release(struct rf_run *run);
+
+/* The ceiling called name, or NULL when the run has none. */
+const struct rf_ceiling *rf_ceiling(const struct rf_run *run, const char *name);
+
+/* ---- the reference math (what v_roofline computes) ------------------- */
+
+/* a / b; NaN when b is 0 or either is NaN (SQL's NULL). */
+double rf_div(double a, double b);
+
+/* The attainable FLOP/s at intensity ai (FLOP/byte) under a compute peak
+ * (FLOP/s) and a bandwidth (B/s): min(peak, ai * bw); NaN when any is NaN:
+ * a missing ceiling gives no roof rather than a borrowed one. */
+double rf_attainable(double ai, double peak, double bw);
+
+/* The ceiling name of an op's compute roof, from its FLOPs by precision:
+ * tensor-core work when it outweighs all others ("tensor_bf16" for bf16
+ * storage, else "tensor_tf32"), then "fp64_fma" when FP64 outweighs FP32
+ * and FP16, else "fp32_fma". */
+const char *rf_precision(double fp32, double fp64, double fp16, double tensor,
+			 const char *dtype);
+
+/* Fill op's derived fields (flops, precision, ai_*, rates, peaks, roofs,
+ * bound, traffic_eff, eff_bw*) from its raw fields (time_ns, flops_fp32,
+ * flops_fp64, flops_fp16, flops_tensor, dram/l2/l1 bytes, model_*, dtype)
+ * and run's ceilings, exactly as v_roofline does. has_counters is 0 for an
+ * op without counters (its FLOPs are then unknown). precision and the
+ * provenance strings point into static storage or run's ceilings. */
+void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run);
+
+#endif

@@ -1,0 +1,295 @@
+/* cmd-report.c - `fuseprof report`: turns one run of the database into
+ * rooflines, fusion gains and tables (Markdown, HTML, CSV, JSON), and
+ * prints a short summary. Needs no GPU. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "fusion.h"
+#include "plot.h"
+#include "render.h"
+#include "roofline.h"
+#include "store.h"
+#include "util.h"
+
+#define DEFAULT_OUT "fuseprof-report"
+
+static void help(void)
+{
+	printf("Usage: fuseprof report [OPTION]...\n"
+	       "Write a report of one run: rooflines (PNG and SVG), fusion gains, the\n"
+	       "ceilings used and every op that failed its check, as report.md, a\n"
+	       "self-contained report.html, CSV and JSON tables; print a summary.\n"
+	       "Works on any machine with the database file; no GPU needed.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --db PATH         database file (default: $FUSEPROF_DB or fuseprof.db)\n"
+	       "  -r, --run REF         run id, 'latest' (default), 'latest~N' or a tag\n"
+	       "  -o, --out DIR         output folder, created if missing (default: "
+	       DEFAULT_OUT ")\n"
+	       "  -f, --format LIST     any of md,html,csv,json (default: all of them)\n"
+	       "  -w, --workload NAME   only this workload (repeat or comma-separate)\n"
+	       "      --hierarchical    also plot each op at its DRAM, L2 and L1 intensity\n"
+	       "      --size WxH        PNG size in pixels (default: 1200x800)\n"
+	       "      --no-svg          PNG only\n"
+	       "      --no-plots        tables only; gnuplot is not run\n"
+	       "  -k, --keep-data       keep the plots' .dat files, plots.gp and the .gp\n"
+	       "                        scripts in DIR, to restyle with 'gnuplot plots.gp'\n"
+	       "  -h, --help            show this help and exit\n"
+	       "\n"
+	       "Plots need gnuplot ($GNUPLOT, else the one found at build time); without\n"
+	       "it the tables are written and a warning says the plots were skipped.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  fuseprof report\n"
+	       "  fuseprof report --db examples/h100-sample.db --out /tmp/h100\n"
+	       "  fuseprof report --run nightly --workload softmax --format md,csv\n"
+	       "\n"
+	       "Exit status: 0 success, 1 failure (no such run, a run without ops,\n"
+	       "an unwritable folder, gnuplot failed), 2 usage error.\n");
+}
+
+static int parse_size(const char *s, int *w, int *h)
+{
+	char *x;
+	long a, b;
+
+	errno = 0;
+	a = strtol(s, &x, 10);
+	if (x == s || (*x != 'x' && *x != 'X'))
+		return -1;
+	s = x + 1;
+	b = strtol(s, &x, 10);
+	if (x == s || *x || errno || a < 100 || b < 100 || a > 20000 || b > 20000)
+		return -1;
+	*w = (int)a;
+	*h = (int)b;
+	return 0;
+}
+
+/* mkdir -p: create dir and its missing parents; then make sure we can write
+ * into it. 0 or -1 (reported). */
+static int make_out_dir(const char *dir)
+{
+	char *p = xstrdup(dir);
+	struct stat sb;
+	int rc = 0;
+
+	for (char *s = p + 1; ; s++) {
+		char c = *s;
+
+		if (c != '/' && c != 0)
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) && errno != EEXIST) {
+			rc = error("cannot create the output folder '%s': %s", p,
+				   strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	if (rc)
+		return -1;
+	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+		return error("cannot write the report to '%s': %s", dir,
+			     errno && !S_ISDIR(sb.st_mode) ? "not a directory" : strerror(errno));
+	if (access(dir, W_OK | X_OK))
+		return error("cannot write the report to '%s': %s (choose another "
+			     "folder with --out)", dir, strerror(errno));
+	return 0;
+}
+
+/* Split a comma list into *list (NULL-terminated, strings owned by buf). */
+static void add_workloads(const char *arg, char ***list, int *n, struct strbuf *all)
+{
+	char *copy = xstrdup(arg);
+
+	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+		*list = xrealloc(*list, (size_t)(*n + 2) * sizeof **list);
+		(*list)[(*n)++] = xstrdup(tok);
+		(*list)[*n] = NULL;
+		strbuf_addf(all, "%s%s", all->len ? "," : "", tok);
+	}
+	free(copy);
+}
+
+static char *run_workloads(struct store *st, long long run_id)
+{
+	sqlite3_stmt *s = NULL;
+	char *w = NULL;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT group_concat(workload, ', ') FROM "
+			       "(SELECT DISTINCT workload FROM ops WHERE run_id = ?1 "
+			       "ORDER BY workload)", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run_id);
+		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+			w = xstrdup((const char *)sqlite3_column_text(s, 0));
+	}
+	sqlite3_finalize(s);
+	return w;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	enum { OPT_DB = 256, OPT_HIER, OPT_SIZE, OPT_NOSVG, OPT_NOPLOTS };
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "run", required_argument, NULL, 'r' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "hierarchical", no_argument, NULL, OPT_HIER },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "no-svg", no_argument, NULL, OPT_NOSVG },
+		{ "no-plots", no_argument, NULL, OPT_NOPLOTS },
+		{ "keep-data", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *db = default_db_path(), *ref = "latest", *out = DEFAULT_OUT, *bad;
+	struct plot_opts po = { .width = 1200, .height = 800, .svg = 1 };
+	struct strbuf wall = STRBUF_INIT;
+	struct plot_images images = { 0 };
+	struct fu_pairs pairs = { 0 };
+	struct rf_run run = { 0 };
+	struct report rep;
+	struct store *st = NULL;
+	unsigned formats = REPORT_ALL;
+	char **workloads = NULL;
+	int c, nw = 0, plots = 1, rc = EXIT_FAIL, plot_failed = 0;
+	long long run_id;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+r:o:f:w:kh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			db = optarg;
+			break;
+		case 'r':
+			ref = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+			if (report_parse_formats(optarg, &formats, &bad)) {
+				rc = usage_error("report", "report: unknown format '%.*s' "
+						 "(use md, html, csv or json, comma-separated)",
+						 (int)strcspn(bad, ","), bad);
+				goto out_free;
+			}
+			break;
+		case 'w':
+			add_workloads(optarg, &workloads, &nw, &wall);
+			break;
+		case OPT_HIER:
+			po.hierarchical = 1;
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &po.width, &po.height)) {
+				rc = usage_error("report", "report: bad --size '%s' (use WxH "
+						 "in pixels, e.g. 1600x1000, each 100 to 20000)",
+						 optarg);
+				goto out_free;
+			}
+			break;
+		case OPT_NOSVG:
+			po.svg = 0;
+			break;
+		case OPT_NOPLOTS:
+			plots = 0;
+			break;
+		case 'k':
+			po.keep_data = 1;
+			break;
+		case 'h':
+			help();
+			rc = EXIT_OK;
+			goto out_free;
+		default:
+			rc = usage_error("report", "report: unknown or incomplete option '%s'",
+					 argv[optind - 1]);
+			goto out_free;
+		}
+	}
+	if (optind < argc) {
+		rc = usage_error("report", "report: unexpected argument '%s'", argv[optind]);
+		goto out_free;
+	}
+	if (!*out) {
+		rc = usage_error("report", "report: --out needs a folder name");
+		goto out_free;
+	}
+	if (store_open(&st, db, STORE_READONLY))
+		goto out_free;
+	if (store_resolve_run(st, ref, &run_id))
+		goto out_close;
+	if (rf_load(st, run_id, (const char *const *)workloads, &run))
+		goto out_close;
+	if (run.nops == 0) {
+		char *have = run_workloads(st, run_id);
+
+		if (have && nw)
+			error("no ops of workload '%s' in run %lld of '%s' (it has: %s)",
+			      strbuf_str(&wall), run_id, db, have);
+		else
+			error("run %lld in '%s' has no ops: nothing to report (its status "
+			      "is '%s'; see 'fuseprof list runs')", run_id, db, run.status);
+		free(have);
+		goto out_release;
+	}
+	if (strcmp(run.status, "complete"))
+		warning("run %lld is '%s', not complete: the report covers the %zu "
+			"ops it stored", run_id, run.status, run.nops);
+	if (fusion_load(st, run_id, (const char *const *)workloads, &pairs))
+		goto out_release;
+	if (make_out_dir(out))
+		goto out_release;
+
+	po.dir = out;
+	if (!plots) {
+		images.skipped = xstrdup("not asked for (--no-plots)");
+	} else if (plot_run(&run, &pairs, &po, &images)) {
+		/* Tables still carry every number: write them, then fail. */
+		plot_failed = 1;
+		images.skipped = xstrdup("gnuplot failed");
+	}
+	rep = (struct report){ .run = &run, .pairs = &pairs, .images = &images,
+			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
+	if (report_write(&rep, out, formats))
+		goto out_release;
+	report_summary(&rep, stdout);
+	printf("\nreport of run %lld (%zu ops, %zu fusion pairs) written to %s/\n",
+	       run_id, run.nops, pairs.n, out);
+	rc = plot_failed ? EXIT_FAIL : EXIT_OK;
+
+out_release:
+	plot_images_release(&images);
+	fusion_release(&pairs);
+	rf_release(&run);
+out_close:
+	store_close(st);
+out_free:
+	for (int i = 0; i < nw; i++)
+		free(workloads[i]);
+	free(workloads);
+	strbuf_release(&wall);
+	return rc;
+}
+
+const struct cmd_entry cmd_report_entry = {
+	"report", "write rooflines, fusion gains and tables for a run (no GPU needed)",
+	cmd_report
+};
