@@ -450,10 +450,10 @@ static const struct {
 	  "sm__cycles_elapsed.avg.per_second", 2, "FFMA/cycle x 2" },
 	{ "fp64_fma", "FLOP/s", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
 	  "sm__cycles_elapsed.avg.per_second", 2, "DFMA/cycle x 2" },
-	{ "tensor_bf16", "FLOP/s", "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained",
-	  "sm__cycles_elapsed.avg.per_second", 1, "bf16 tensor ops/cycle" },
-	{ "tensor_tf32", "FLOP/s", "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained",
-	  "sm__cycles_elapsed.avg.per_second", 1, "tf32 tensor ops/cycle" },
+	{ "tensor_bf16", "FLOP/s", "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 1, "bf16 HGMMA ops/cycle" },
+	{ "tensor_tf32", "FLOP/s", "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained",
+	  "sm__cycles_elapsed.avg.per_second", 1, "tf32 HGMMA ops/cycle" },
 };
 
 int ceilings_theoretical(const struct probe_device *d, struct ceiling *out, int max)

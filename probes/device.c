@@ -8,7 +8,6 @@
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
-#include <cupti_target.h>
 
 #include "error.h"
 #include "probes.h"
@@ -46,7 +45,6 @@ static int attr(int *v, enum cudaDeviceAttr a, int dev)
 int probe_device_open(int index, struct probe_device *d)
 {
 	struct cudaDeviceProp p;
-	CUpti_Device_GetChipName_Params cn;
 	uint32_t cupti = 0;
 	int n, l2 = 0, bus = 0, clk = 0, mclk = 0;
 	cudaError_t e;
@@ -90,11 +88,6 @@ int probe_device_open(int index, struct probe_device *d)
 	cudaRuntimeGetVersion(&d->runtime_version);
 	if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS)
 		d->cupti_version = (int)cupti;
-	memset(&cn, 0, sizeof cn);
-	cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
-	cn.deviceIndex = (size_t)index;
-	if (cuptiDeviceGetChipName(&cn) == CUPTI_SUCCESS && cn.pChipName)
-		snprintf(d->chip, sizeof d->chip, "%s", cn.pChipName);
 	return 0;
 }
 

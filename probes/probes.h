@@ -35,7 +35,6 @@ struct probe_device {
 	int mem_bus_bits;
 	int sm_clock_khz, mem_clock_khz;  /* peak clocks the driver reports */
 	int driver_version, runtime_version, cupti_version;
-	char chip[32];            /* CUPTI chip name ("GH100"), "" if unknown */
 };
 
 /* Number of CUDA devices in *n. Returns 0, or PROBE_NO_GPU after one line

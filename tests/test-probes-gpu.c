@@ -48,8 +48,8 @@ int main(void)
 	fprintf(stderr, "test-probes-gpu: seed %u\n", seed);
 	srand(seed);
 	ASSERT_EQ(probe_device_open(0, &d), 0);
-	fprintf(stderr, "device: %s (%s), %d SMs, L2 %lld MiB, CUPTI %d\n", d.name,
-		d.chip, d.sm_count, d.l2_bytes >> 20, d.cupti_version);
+	fprintf(stderr, "device: %s, %d SMs, L2 %lld MiB, CUPTI %d\n", d.name,
+		d.sm_count, d.l2_bytes >> 20, d.cupti_version);
 	ASSERT(d.sm_count > 0 && d.l2_bytes > 0 && d.mem_bytes > 0);
 	ASSERT(strncmp(d.uuid, "GPU-", 4) == 0);
 	l2 = (double)d.l2_bytes;
