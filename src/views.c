@@ -32,7 +32,10 @@ const struct view_def fp_views[] = {
 	  " + coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_hmul_pred_on.sum") ", 0)"
 	  " + 2 * coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_hfma_pred_on.sum") ", 0)"
 	  "   AS flops_fp16,"
-	  " " SUM_METRIC("sm__ops_path_tensor_src_bf16_dst_fp32.sum") " AS flops_tensor,"
+	  " coalesce(" SUM_METRIC("sm__ops_path_tensor_src_bf16_dst_fp32.sum") ", 0)"
+	  " + coalesce(" SUM_METRIC("sm__ops_path_tensor_src_fp16.sum") ", 0)"
+	  " + coalesce(" SUM_METRIC("sm__ops_path_tensor_src_tf32_dst_fp32.sum") ", 0)"
+	  "   AS flops_tensor,"
 	  " count(c.metric) AS ncounters"
 	  " FROM kernels k LEFT JOIN counters c ON c.kernel_id = k.id"
 	  " GROUP BY k.id",
