@@ -547,7 +547,9 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 					wmma::load_matrix_sync(a[i], As + (wm * 64 + i * 16) * F_ALD + ks, F_ALD);
 				for (int j = 0; j < 2; j++)
 					wmma::load_matrix_sync(bfr[j], Bs + (wn * 32 + j * 16) * F_ALD + ks, F_ALD);
+#pragma unroll
 				for (int i = 0; i < 4; i++)
+#pragma unroll
 					for (int j = 0; j < 2; j++)
 						wmma::mma_sync(acc[i][j], a[i], bfr[j], acc[i][j]);
 			}
@@ -585,7 +587,9 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 	if constexpr (BF) {
 		float *scratch = (float *)(smem + 2 * FB_M * F_ALD * 2) + warp * 256;
 
+#pragma unroll
 		for (int i = 0; i < 4; i++) {
+#pragma unroll
 			for (int j = 0; j < 2; j++) {
 				wmma::store_matrix_sync(scratch, acc[i][j], 16, wmma::mem_row_major);
 				__syncwarp();
