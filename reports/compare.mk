@@ -1,1 +1,17 @@
-## reports/compare.mk - (empty until its folder's work lands)
+## reports/compare.mk - `fuseprof compare`: the verdict library (no SQLite,
+## so its tests run on constructed distributions), the command, its tests.
+
+noinst_LIBRARIES += reports/libfpcompare.a
+reports_libfpcompare_a_SOURCES = reports/compare.c reports/compare.h
+fp_cmd_libs += reports/libfpcompare.a
+fuseprof_SOURCES += src/cmd-compare.c
+
+## tests/mkruns writes runs with chosen numbers through the store API, for
+## the CLI tests of compare and query.
+check_PROGRAMS += tests/test-compare tests/mkruns
+TESTS += tests/test-compare
+tests_test_compare_SOURCES = tests/test-compare.c tests/test.h
+tests_test_compare_LDADD = reports/libfpcompare.a $(test_core_libs)
+tests_mkruns_SOURCES = tests/mkruns.c
+tests_mkruns_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_mkruns_LDADD = $(test_store_libs)

@@ -25,5 +25,6 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_ceilings_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_compare_entry;
 
 #endif

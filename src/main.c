@@ -13,6 +13,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_run_entry,
 	&cmd_ceilings_entry,
 	&cmd_list_entry,
+	&cmd_compare_entry,
 	&cmd_query_entry,
 	&cmd_report_entry,
 	NULL

@@ -206,6 +206,36 @@ const struct view_def fp_views[] = {
 	  " FROM p JOIN o n ON n.op_id = p.op_id JOIN o b ON b.op_id = p.base_op_id",
 	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
 
+	/* Each op against the same op (workload, variant, dtype, shape) in the
+	 * latest earlier run on the same GPU model (devices.name) that had it;
+	 * an op with no such predecessor has no row. A run holds at most one op
+	 * per key, so lag() over that partition ordered by run is exactly the
+	 * predecessor, in one sort instead of a lookup per op. Ratios are
+	 * new / base: above 1 means slower, more bytes, more FLOPs. No noise
+	 * model here: `fuseprof compare` judges timing against the spread of the
+	 * reps. FLOPs count every precision, as in v_roofline; NULL without
+	 * counters. */
+	{ "v_regressions",
+	  "SELECT run_id, op_id, base_run_id, base_op_id, device, workload, variant,"
+	  " dtype, shape, base_status, status,"
+	  " CASE WHEN base_status = 'ok' AND status != 'ok' THEN 1 ELSE 0 END AS became_wrong,"
+	  " base_time_ns, time_ns, time_ns / base_time_ns AS time_ratio,"
+	  " base_dram_bytes, dram_bytes, dram_bytes / base_dram_bytes AS dram_ratio,"
+	  " base_flops, flops, flops / base_flops AS flops_ratio,"
+	  " base_launches, launches FROM ("
+	  " SELECT *, lag(run_id) OVER w AS base_run_id, lag(op_id) OVER w AS base_op_id,"
+	  "  lag(status) OVER w AS base_status, lag(time_ns) OVER w AS base_time_ns,"
+	  "  lag(dram_bytes) OVER w AS base_dram_bytes, lag(flops) OVER w AS base_flops,"
+	  "  lag(launches) OVER w AS base_launches FROM ("
+	  "  SELECT op_id, run_id, device, workload, variant, dtype, shape, status,"
+	  "   time_ns, launches, dram_bytes,"
+	  "   CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
+	  "    + coalesce(flops_tensor, 0) END AS flops FROM v_ops)"
+	  " WINDOW w AS (PARTITION BY device, workload, variant, dtype, shape"
+	  "  ORDER BY run_id))"
+	  " WHERE base_op_id IS NOT NULL",
+	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
+
 	{ NULL, NULL, NULL }
 };
 

@@ -1,0 +1,514 @@
+/* cmd-compare.c - `fuseprof compare BASE NEW`: match the ops of two runs and
+ * say, op by op, what got slower, moves more bytes or FLOPs, or broke; the
+ * exit status gates a CI job. The verdicts themselves live in
+ * reports/compare.c. */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "compare.h"
+#include "error.h"
+#include "store.h"
+#include "table.h"
+#include "util.h"
+
+static void help(void)
+{
+	printf("Usage: fuseprof compare [OPTION]... BASE NEW\n"
+	       "Compare run NEW against run BASE op by op and exit 1 if anything\n"
+	       "regressed, so 'fuseprof compare latest~1 latest' can gate a CI job.\n"
+	       "BASE and NEW are run ids, 'latest', 'latest~N' (N runs before the\n"
+	       "latest) or tags (the newest run carrying it).\n"
+	       "\n"
+	       "Ops are matched by workload, variant, dtype and shape. Each gets:\n"
+	       "  time    SLOWER / FASTER / SAME from the per-repetition times. The\n"
+	       "          change is median(NEW) / median(BASE) - 1; it counts only when\n"
+	       "          it exceeds both the threshold and the noise of each run,\n"
+	       "          where noise = (p90 - p10) / median of that run's repetitions.\n"
+	       "  dram    MORE / FEWER / SAME DRAM bytes (read + write), and\n"
+	       "  flops   the same for FLOPs of all precisions: hardware counts, so any\n"
+	       "          change over 1%% is real; n/a when a run has no counters.\n"
+	       "A verdict column names the worst finding per op: WRONG (was ok, now\n"
+	       "wrong or failed), SLOWER, MORE-BYTES, MORE-FLOPS, REMOVED, ADDED,\n"
+	       "LAUNCHES (launch count changed), STILL-WRONG, FIXED, FASTER,\n"
+	       "FEWER-BYTES, FEWER-FLOPS, SAME. Rows come worst first.\n"
+	       "Runs on different GPU models (device names) are refused.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --db PATH              database of NEW, and of BASE unless\n"
+	       "                             --base-db (default: $FUSEPROF_DB or\n"
+	       "                             fuseprof.db)\n"
+	       "      --base-db PATH         database of BASE\n"
+	       "  -t, --threshold PCT        smallest time change that counts, in %%\n"
+	       "                             (default %g)\n"
+	       "      --count-threshold PCT  smallest DRAM-byte or FLOP change that\n"
+	       "                             counts, in %% (default %g)\n"
+	       "      --force                compare runs on different GPU models\n"
+	       "  -c, --changes              leave out the SAME rows\n"
+	       "  -f, --format FMT           table (default), csv, json or md\n"
+	       "  -h, --help                 show this help and exit\n"
+	       "\n"
+	       "Columns: verdict, the op's key, base_ns and new_ns (median times),\n"
+	       "time_pct (change in %%), noise_pct (larger noise of the two runs),\n"
+	       "time, dram_pct, dram, flops_pct, flops, launches (per repetition,\n"
+	       "'3->1' when changed) and status ('ok->wrong' when changed).\n"
+	       "\n"
+	       "Examples:\n"
+	       "  fuseprof compare latest~1 latest           # CI: exit 1 on a regression\n"
+	       "  fuseprof compare --changes v1.2 latest     # tags; only what changed\n"
+	       "  fuseprof compare -t 10 --format md 3 7     # 10%% bar, Markdown table\n"
+	       "  fuseprof compare --base-db main.db --db pr.db latest latest\n"
+	       "  fuseprof compare --format json 12 15 > diff.json\n"
+	       "\n"
+	       "Exit status: 0 nothing regressed, 1 something is SLOWER, moves more\n"
+	       "DRAM bytes or FLOPs, or became wrong (or the comparison failed),\n"
+	       "2 usage error.\n",
+	       100 * CMP_DEFAULT_TIME_THRESHOLD, 100 * CMP_DEFAULT_COUNT_THRESHOLD);
+}
+
+/* One op of one run, as the verdicts need it. */
+struct op {
+	long long id;
+	char *workload, *variant, *dtype, *shape, *status;
+	double *samples;
+	size_t nsamples, alloc;
+	long long launches;
+	int has_counters;
+	double dram_bytes, flops;
+};
+
+struct run {
+	long long id;
+	char *started, *tag, *status, *device;
+	const char *db;
+	struct op *ops;
+	size_t nops;
+};
+
+struct row {
+	const struct op *base, *new;
+	struct cmp_result r;
+};
+
+static char *column_dup(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double column_real(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static int key_cmp(const struct op *a, const struct op *b)
+{
+	int c;
+
+	if ((c = strcmp(a->workload, b->workload)) ||
+	    (c = strcmp(a->variant, b->variant)) ||
+	    (c = strcmp(a->dtype, b->dtype)))
+		return c;
+	return strcmp(a->shape, b->shape);
+}
+
+static int op_order(const void *a, const void *b)
+{
+	return key_cmp(a, b);
+}
+
+static void run_release(struct run *r)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		struct op *o = &r->ops[i];
+
+		free(o->workload);
+		free(o->variant);
+		free(o->dtype);
+		free(o->shape);
+		free(o->status);
+		free(o->samples);
+	}
+	free(r->ops);
+	free(r->started);
+	free(r->tag);
+	free(r->status);
+	free(r->device);
+	memset(r, 0, sizeof *r);
+}
+
+/* Resolve ref in db and load the run with its ops (sorted by key) and
+ * per-rep samples. Returns 0, or -1 after an error. */
+static int load_run(const char *db, const char *ref, struct run *run)
+{
+	struct store *st = NULL;
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0, j = 0;
+	int rc = -1, step;
+
+	memset(run, 0, sizeof *run);
+	run->db = db;
+	if (store_open(&st, db, STORE_READONLY) ||
+	    store_resolve_run(st, ref, &run->id))
+		goto out;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT started_at, tag, status, device "
+			       "FROM v_runs WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run->id);
+	if (sqlite3_step(s) != SQLITE_ROW)
+		goto out_sql;
+	run->started = column_dup(s, 0);
+	run->tag = column_dup(s, 1);
+	run->status = column_dup(s, 2);
+	run->device = column_dup(s, 3);
+	sqlite3_finalize(s);
+
+	/* FLOPs of all precisions, defined as v_roofline does; NULL without
+	 * counters, since v_kernel_counters reports 0 FLOPs then. */
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT op_id, workload, variant, dtype, shape, status,"
+			       " launches, ncounters, dram_bytes,"
+			       " CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64"
+			       "  + flops_fp16 + coalesce(flops_tensor, 0) END"
+			       " FROM v_ops WHERE run_id = ?1 ORDER BY op_id",
+			       -1, &s, NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run->id);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		struct op *o;
+
+		if (run->nops == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			run->ops = xrealloc(run->ops, alloc * sizeof *run->ops);
+		}
+		o = &run->ops[run->nops++];
+		memset(o, 0, sizeof *o);
+		o->id = sqlite3_column_int64(s, 0);
+		o->workload = column_dup(s, 1);
+		o->variant = column_dup(s, 2);
+		o->dtype = column_dup(s, 3);
+		o->shape = column_dup(s, 4);
+		o->status = column_dup(s, 5);
+		o->launches = sqlite3_column_type(s, 6) == SQLITE_NULL
+			      ? -1 : sqlite3_column_int64(s, 6);
+		o->has_counters = sqlite3_column_int64(s, 7) > 0;
+		o->dram_bytes = column_real(s, 8);
+		o->flops = column_real(s, 9);
+	}
+	if (step != SQLITE_DONE)
+		goto out_sql;
+	sqlite3_finalize(s);
+
+	/* Samples in op id order, walked alongside the ops in the same order. */
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT s.op_id, s.time_ns FROM samples s"
+			       " JOIN ops o ON o.id = s.op_id WHERE o.run_id = ?1"
+			       " ORDER BY s.op_id, s.rep", -1, &s, NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run->id);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		long long id = sqlite3_column_int64(s, 0);
+		struct op *o;
+
+		while (j < run->nops && run->ops[j].id < id)
+			j++;
+		if (j == run->nops || run->ops[j].id != id)
+			continue;
+		o = &run->ops[j];
+		if (o->nsamples == o->alloc) {
+			o->alloc = o->alloc ? 2 * o->alloc : 16;
+			o->samples = xrealloc(o->samples, o->alloc * sizeof *o->samples);
+		}
+		o->samples[o->nsamples++] = sqlite3_column_double(s, 1);
+	}
+	if (step != SQLITE_DONE)
+		goto out_sql;
+	sqlite3_finalize(s);
+	s = NULL;
+	qsort(run->ops, run->nops, sizeof *run->ops, op_order);
+	rc = 0;
+	goto out;
+
+out_sql:
+	store_error(st, "cannot read the run from");
+	sqlite3_finalize(s);
+out:
+	store_close(st);
+	if (rc)
+		run_release(run);
+	return rc;
+}
+
+static void to_cmp(const struct op *o, struct cmp_op *c)
+{
+	c->status = o->status;
+	c->samples = o->samples;
+	c->nsamples = o->nsamples;
+	c->launches = o->launches;
+	c->has_counters = o->has_counters;
+	c->dram_bytes = o->dram_bytes;
+	c->flops = o->flops;
+}
+
+/* Match ops by key (both runs sorted) and judge each pair. Returns the rows
+ * (malloc'd) and their count in *n. */
+static struct row *match(const struct run *base, const struct run *new,
+			 const struct cmp_opts *opts, size_t *n)
+{
+	struct row *rows = xcalloc(base->nops + new->nops + 1, sizeof *rows);
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < base->nops || j < new->nops) {
+		struct row *r = &rows[k++];
+		struct cmp_op cb, cn;
+		int c = i == base->nops ? 1 : j == new->nops ? -1
+			: key_cmp(&base->ops[i], &new->ops[j]);
+
+		r->base = c <= 0 ? &base->ops[i++] : NULL;
+		r->new = c >= 0 ? &new->ops[j++] : NULL;
+		if (r->base)
+			to_cmp(r->base, &cb);
+		if (r->new)
+			to_cmp(r->new, &cn);
+		cmp_ops(r->base ? &cb : NULL, r->new ? &cn : NULL, opts, &r->r);
+	}
+	*n = k;
+	return rows;
+}
+
+static int row_order(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	int c = cmp_result_order(&a->r, &b->r);
+
+	if (c)
+		return c;
+	return key_cmp(a->base ? a->base : a->new, b->base ? b->base : b->new);
+}
+
+/* A signed percentage ("+12.3"), or null when not finite. */
+static void add_pct(struct table *t, double fraction)
+{
+	char buf[32];
+
+	if (!isfinite(fraction)) {
+		table_add_null(t);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%+.1f", 100 * fraction);
+	table_add_number_text(t, buf);
+}
+
+static void add_row(struct table *t, const struct row *row)
+{
+	const struct cmp_result *r = &row->r;
+	const struct op *key = row->base ? row->base : row->new;
+	char buf[64];
+
+	table_add_text(t, cmp_verdict_name(r->verdict));
+	table_add_text(t, key->workload);
+	table_add_text(t, key->variant);
+	table_add_text(t, key->dtype);
+	table_add_text(t, key->shape);
+	table_add_double(t, r->base_ns, 6);
+	table_add_double(t, r->new_ns, 6);
+	add_pct(t, r->time_change);
+	if (r->time == CMP_TIME_NA)
+		table_add_null(t);
+	else
+		table_add_double(t, 100 * fmax(r->base_noise, r->new_noise), 2);
+	table_add_text(t, cmp_time_name(r->time));
+	add_pct(t, r->dram_change);
+	table_add_text(t, cmp_count_name(r->dram));
+	add_pct(t, r->flops_change);
+	table_add_text(t, cmp_count_name(r->flops));
+	if (r->launches_changed) {
+		snprintf(buf, sizeof buf, "%lld->%lld", r->base_launches, r->new_launches);
+		table_add_text(t, buf);
+	} else if (r->new_launches >= 0 || r->base_launches >= 0) {
+		table_add_int(t, r->new_launches >= 0 ? r->new_launches : r->base_launches);
+	} else {
+		table_add_null(t);
+	}
+	if (row->base && row->new && strcmp(row->base->status, row->new->status)) {
+		snprintf(buf, sizeof buf, "%s->%s", row->base->status, row->new->status);
+		table_add_text(t, buf);
+	} else {
+		table_add_text(t, key->status);
+	}
+}
+
+static void describe_run(const char *label, const struct run *r)
+{
+	printf("%s: run %lld (%s), started %s on %s%s%s, in %s\n", label, r->id,
+	       r->status ? r->status : "?", r->started ? r->started : "?",
+	       r->device ? r->device : "an unknown GPU",
+	       r->tag ? ", tag " : "", r->tag ? r->tag : "", r->db);
+}
+
+static void summary(const struct row *rows, size_t n, int regressed,
+		    const struct cmp_opts *opts)
+{
+	size_t count[CMP_NVERDICTS] = { 0 };
+	int first = 1;
+
+	for (size_t i = 0; i < n; i++)
+		count[rows[i].r.verdict]++;
+	printf("\n%zu op%s:", n, n == 1 ? "" : "s");
+	for (int v = 0; v < CMP_NVERDICTS; v++) {
+		if (!count[v])
+			continue;
+		printf("%s %zu %s", first ? "" : ",", count[v],
+		       cmp_verdict_name((enum cmp_verdict)v));
+		first = 0;
+	}
+	printf("; bars: time %g%% or the noise, counts %g%%: %s\n",
+	       100 * opts->time_threshold, 100 * opts->count_threshold,
+	       regressed ? "REGRESSED" : "no regression");
+}
+
+/* "5", "5%", "2.5" -> 0.05, 0.05, 0.025. */
+static int parse_pct(const char *s, double *out)
+{
+	char buf[64];
+	size_t n = strlen(s);
+	double v;
+
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n + 1);
+	if (buf[n - 1] == '%')
+		buf[n - 1] = '\0';
+	if (parse_double(buf, &v) || v < 0 || v >= 1000)
+		return -1;
+	*out = v / 100;
+	return 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+	enum { OPT_DB = 256, OPT_BASE_DB, OPT_COUNT, OPT_FORCE };
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "base-db", required_argument, NULL, OPT_BASE_DB },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "count-threshold", required_argument, NULL, OPT_COUNT },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "changes", no_argument, NULL, 'c' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const hdr[] = {
+		"verdict", "workload", "variant", "dtype", "shape", "base_ns",
+		"new_ns", "time_pct", "noise_pct", "time", "dram_pct", "dram",
+		"flops_pct", "flops", "launches", "status"
+	};
+	struct cmp_opts co = { CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD };
+	const char *db = default_db_path(), *base_db = NULL;
+	enum table_format fmt = TABLE_TEXT;
+	struct run base, new;
+	struct row *rows = NULL;
+	struct table t;
+	size_t n = 0;
+	int c, force = 0, changes = 0, regressed = 0, rc = EXIT_FAIL;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:cf:h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			db = optarg;
+			break;
+		case OPT_BASE_DB:
+			base_db = optarg;
+			break;
+		case 't':
+			if (parse_pct(optarg, &co.time_threshold))
+				return usage_error("compare", "compare: bad --threshold '%s' "
+						   "(a percentage, e.g. 5 or 2.5%%)", optarg);
+			break;
+		case OPT_COUNT:
+			if (parse_pct(optarg, &co.count_threshold))
+				return usage_error("compare", "compare: bad --count-threshold "
+						   "'%s' (a percentage, e.g. 1)", optarg);
+			break;
+		case OPT_FORCE:
+			force = 1;
+			break;
+		case 'c':
+			changes = 1;
+			break;
+		case 'f':
+			if (table_format_parse(optarg, &fmt))
+				return usage_error("compare", "compare: unknown format '%s' "
+						   "(use table, csv, json or md)", optarg);
+			break;
+		case 'h':
+			help();
+			return EXIT_OK;
+		default:
+			return usage_error("compare", "compare: unknown or incomplete "
+					   "option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("compare", "compare: give two runs, BASE and NEW "
+				   "(e.g. 'latest~1 latest'), got %d", argc - optind);
+
+	if (load_run(base_db ? base_db : db, argv[optind], &base))
+		return EXIT_FAIL;
+	if (load_run(db, argv[optind + 1], &new))
+		goto out_base;
+	if (base.device && new.device && strcmp(base.device, new.device) && !force) {
+		error("compare: run %lld ran on '%s' and run %lld on '%s': refusing to "
+		      "compare different GPU models (--force compares anyway)",
+		      base.id, base.device, new.id, new.device);
+		goto out_new;
+	}
+	if (!base.device || !new.device)
+		warning("compare: run %lld has no recorded GPU; cannot check that both "
+			"runs used the same model", base.device ? new.id : base.id);
+	if (base.status && strcmp(base.status, "complete"))
+		warning("compare: base run %lld is '%s': ops it did not reach show as ADDED",
+			base.id, base.status);
+	if (new.status && strcmp(new.status, "complete"))
+		warning("compare: new run %lld is '%s': ops it did not reach show as REMOVED",
+			new.id, new.status);
+
+	rows = match(&base, &new, &co, &n);
+	qsort(rows, n, sizeof *rows, row_order);
+	table_init(&t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < n; i++) {
+		regressed |= rows[i].r.regressed;
+		if (!changes || rows[i].r.verdict != CMP_SAME)
+			add_row(&t, &rows[i]);
+	}
+	if (fmt == TABLE_TEXT) {
+		describe_run("base", &base);
+		describe_run("new", &new);
+		putchar('\n');
+	}
+	table_print(&t, fmt, stdout);
+	if (fmt == TABLE_TEXT)
+		summary(rows, n, regressed, &co);
+	table_release(&t);
+	free(rows);
+	rc = regressed ? EXIT_FAIL : EXIT_OK;
+out_new:
+	run_release(&new);
+out_base:
+	run_release(&base);
+	return rc;
+}
+
+const struct cmd_entry cmd_compare_entry = {
+	"compare", "compare two runs op by op; exit 1 on a regression", cmd_compare
+};

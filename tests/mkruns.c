@@ -1,0 +1,182 @@
+/* mkruns.c - test helper: writes runs with chosen numbers into a fuseprof
+ * database through the store API, so CLI tests of compare and query know
+ * what each op should get.
+ *
+ * Usage: mkruns [-s SEED] DB < SPEC
+ * SPEC has one directive a line ('#' starts a comment):
+ *   device NAME              GPU model of the runs that follow
+ *   run TAG|- [STATUS]       start a run (final status: complete by default)
+ *   op WORKLOAD VARIANT DTYPE SHAPE STATUS LAUNCHES DRAM FLOPS MEDIAN SPREAD N
+ *       N per-rep times (ns) drawn uniformly from MEDIAN * (1 +- SPREAD/2);
+ *       DRAM bytes and FLOPs become raw counters of one kernel, '-' for
+ *       both stores the op without counters.
+ * Prints each new run id on stdout and the seed on stderr. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "store.h"
+#include "util.h"
+
+/* Raw metric names that v_kernel_counters turns into dram_bytes and
+ * flops_fp32 (FLOPs = fadd + fmul + 2 ffma); kept in one place so a rename
+ * in the collector is one edit here. */
+static const char *const counter_names[] = {
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+};
+
+static uint64_t rng_state;
+
+static double rng_uniform(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+#define MAXF 16
+
+static int split(char *line, char **f)
+{
+	int n = 0;
+
+	for (char *t = strtok(line, " \t\r\n"); t && n < MAXF; t = strtok(NULL, " \t\r\n"))
+		f[n++] = t;
+	return n;
+}
+
+static int finish(struct store *st, long long run, const char *status)
+{
+	if (run <= 0)
+		return 0;
+	if (store_finish_run(st, run, status, NULL))
+		return -1;
+	printf("%lld\n", run);
+	return 0;
+}
+
+static int add_op(struct store *st, long long run, char **f, int lineno)
+{
+	struct store_op op = { 0 };
+	struct store_kernel k = { 0 };
+	double vals[3], median, spread, dram, flops, *t;
+	long launches, n;
+	int counters = strcmp(f[7], "-") != 0;
+	int rc;
+
+	if (parse_long(f[6], &launches) || parse_double(f[9], &median) ||
+	    parse_double(f[10], &spread) || parse_long(f[11], &n) || n < 0 ||
+	    (counters && (parse_double(f[7], &dram) || parse_double(f[8], &flops))))
+		return error("line %d: bad number", lineno);
+	t = xcalloc(n ? (size_t)n : 1, sizeof *t);
+	for (long i = 0; i < n; i++)
+		t[i] = median * (1 + spread * (rng_uniform() - 0.5));
+	op.workload = f[1];
+	op.variant = f[2];
+	op.role = !strcmp(f[2], "fused") ? "fused" : !strcmp(f[2], "naive") ? "naive"
+									 : "unfused";
+	op.dtype = f[3];
+	op.shape = f[4];
+	op.status = f[5];
+	op.seed = 1;
+	op.rel_err = op.max_abs_err = op.tolerance = NAN;
+	op.reps = (int)n;
+	op.time_ns = t;
+	op.launches = launches;
+	op.model_flops = op.model_min_bytes = op.model_variant_bytes = NAN;
+	k.name = "test_kernel";
+	k.launches = launches;
+	k.dur_ns_median = k.dur_ns_min = k.dur_ns_max = median;
+	if (counters) {
+		vals[0] = round(dram * 0.75);
+		vals[1] = dram - vals[0];
+		vals[2] = flops;
+		k.ncounters = 3;
+		k.counter_names = counter_names;
+		k.counter_values = vals;
+	}
+	op.nkernels = 1;
+	op.kernels = &k;
+	rc = store_insert_op(st, run, &op, NULL);
+	free(t);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	char line[1024], *f[MAXF], *status = NULL;
+	long long device = 0, run = 0;
+	struct store *st;
+	int c, n, lineno = 0, rc = 1;
+
+	while ((c = getopt(argc, argv, "s:")) != -1) {
+		if (c != 's')
+			goto usage;
+		seed = strtoull(optarg, NULL, 0);
+	}
+	if (optind + 1 != argc)
+		goto usage;
+	rng_state = seed ? seed : 1;
+	fprintf(stderr, "mkruns: seed %" PRIu64 "\n", seed);
+	if (store_open(&st, argv[optind], STORE_CREATE))
+		return 1;
+	while (fgets(line, sizeof line, stdin)) {
+		lineno++;
+		n = split(line, f);
+		if (n == 0 || f[0][0] == '#')
+			continue;
+		if (!strcmp(f[0], "device") && n == 2) {
+			struct store_device d = { 0 };
+			char uuid[128];
+
+			snprintf(uuid, sizeof uuid, "GPU-test-%s", f[1]);
+			d.uuid = uuid;
+			d.name = f[1];
+			if (store_upsert_device(st, &d, &device))
+				goto out;
+		} else if (!strcmp(f[0], "run") && (n == 2 || n == 3)) {
+			struct store_run r = { 0 };
+
+			if (finish(st, run, status))
+				goto out;
+			free(status);
+			status = xstrdup(n == 3 ? f[2] : "complete");
+			r.tool_version = PACKAGE_VERSION;
+			r.host = "test";
+			r.command_line = "mkruns";
+			r.tag = strcmp(f[1], "-") ? f[1] : NULL;
+			r.device_id = device;
+			r.counters = "range-profiler";
+			if (store_begin_run(st, &r, &run))
+				goto out;
+		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
+			if (add_op(st, run, f, lineno))
+				goto out;
+		} else {
+			error("line %d: cannot parse '%s' (see tests/mkruns.c)", lineno, f[0]);
+			goto out;
+		}
+	}
+	if (finish(st, run, status))
+		goto out;
+	rc = 0;
+out:
+	free(status);
+	store_close(st);
+	return rc;
+usage:
+	fprintf(stderr, "usage: mkruns [-s SEED] DB < SPEC\n");
+	return 2;
+}

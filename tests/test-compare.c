@@ -1,0 +1,373 @@
+/* test-compare.c - the verdict logic of `fuseprof compare` on constructed
+ * distributions: the noise rule on both sides of its bar, counter verdicts,
+ * correctness changes, launch counts, ADDED/REMOVED and the sort order. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "compare.h"
+#include "test.h"
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+	/* xorshift64*: enough to draw shapes of test distributions. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static double rng_uniform(double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+/* n (odd) samples evenly spaced over median * [1 - s/2, 1 + s/2], in random
+ * order. Their median is `median` and, with type-7 percentiles, p90 - p10 is
+ * 0.8 * s * median: the noise is 0.8 * s exactly. */
+static double *make_dist(size_t n, double median, double s)
+{
+	double *v = malloc(n * sizeof *v);
+
+	if (!v)
+		exit(TEST_HARD_ERROR);
+	for (size_t k = 0; k < n; k++)
+		v[k] = median * (1 - s / 2 + s * (double)k / (double)(n - 1));
+	for (size_t k = n - 1; k > 0; k--) {
+		size_t j = (size_t)(rng_next() % (k + 1));
+		double t = v[k];
+
+		v[k] = v[j];
+		v[j] = t;
+	}
+	return v;
+}
+
+static size_t random_odd_n(void)
+{
+	return 11 + 2 * (size_t)(rng_next() % 20);
+}
+
+static const struct cmp_opts opts = {
+	CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD
+};
+
+/* An ok op with samples and no counters. */
+static struct cmp_op op_with(const double *v, size_t n)
+{
+	struct cmp_op op = { "ok", v, n, 1, 0, NAN, NAN };
+
+	return op;
+}
+
+static void test_stats(void)
+{
+	size_t n = random_odd_n();
+	double m = rng_uniform(1e3, 1e6), s = rng_uniform(0.01, 0.5);
+	double *v = make_dist(n, m, s), med, noise;
+	double sorted[5] = { 1, 2, 3, 4, 5 };
+
+	ASSERT_NEAR(cmp_percentile(sorted, 5, 0.5), 3, 1e-12);
+	ASSERT_NEAR(cmp_percentile(sorted, 5, 0.1), 1.4, 1e-12);
+	ASSERT_NEAR(cmp_percentile(sorted, 5, 0.9), 4.6, 1e-12);
+	ASSERT(isnan(cmp_percentile(sorted, 0, 0.5)));
+	ASSERT_EQ(cmp_time_stats(v, n, &med, &noise), 0);
+	ASSERT_NEAR(med, m, 1e-9);
+	ASSERT_NEAR(noise, 0.8 * s, 1e-9);
+	/* One sample: no spread, only the threshold will apply. */
+	ASSERT_EQ(cmp_time_stats(v, 1, &med, &noise), 0);
+	ASSERT_NEAR(noise, 0, 1e-12);
+	ASSERT_EQ(cmp_time_stats(v, 0, &med, &noise), -1);
+	ASSERT(isnan(med) && isnan(noise));
+	free(v);
+}
+
+/* Verdict of NEW (median m * (1 + change), noise nn) against BASE (median m,
+ * noise nb). */
+static enum cmp_time time_case(double nb, double nn, double change,
+			       struct cmp_result *r)
+{
+	size_t n1 = random_odd_n(), n2 = random_odd_n();
+	double m = rng_uniform(1e3, 1e6);
+	double *b = make_dist(n1, m, nb / 0.8), *x = make_dist(n2, m * (1 + change), nn / 0.8);
+	struct cmp_op ob = op_with(b, n1), on = op_with(x, n2);
+
+	cmp_ops(&ob, &on, &opts, r);
+	ASSERT_NEAR(r->time_change, change, 1e-9);
+	free(b);
+	free(x);
+	return r->time;
+}
+
+static void test_threshold_bound(void)
+{
+	const double eps = 1e-4, t = CMP_DEFAULT_TIME_THRESHOLD;
+	double quiet = rng_uniform(0.001, 0.03);  /* below the threshold */
+	struct cmp_result r;
+
+	ASSERT_EQ(time_case(quiet, quiet, t + eps, &r), CMP_TIME_SLOWER);
+	ASSERT_NEAR(r.time_bar, t, 1e-12);
+	ASSERT_EQ(r.verdict, CMP_SLOWER);
+	ASSERT(r.regressed);
+	ASSERT_EQ(time_case(quiet, quiet, t - eps, &r), CMP_TIME_SAME);
+	ASSERT_EQ(r.verdict, CMP_SAME);
+	ASSERT(!r.regressed);
+	ASSERT_EQ(time_case(quiet, quiet, -t - eps, &r), CMP_TIME_FASTER);
+	ASSERT_EQ(r.verdict, CMP_FASTER);
+	ASSERT(!r.regressed);
+	ASSERT_EQ(time_case(quiet, quiet, -t + eps, &r), CMP_TIME_SAME);
+}
+
+static void test_noise_bound(void)
+{
+	const double eps = 1e-4;
+	double loud = rng_uniform(0.1, 0.3), quiet = rng_uniform(0.001, 0.03);
+	double mid = (CMP_DEFAULT_TIME_THRESHOLD + loud) / 2;
+	struct cmp_result r;
+
+	/* Past the threshold but inside BASE's noise: not a change. */
+	ASSERT_EQ(time_case(loud, quiet, mid, &r), CMP_TIME_SAME);
+	ASSERT_NEAR(r.time_bar, loud, 1e-9);
+	ASSERT(!r.regressed);
+	ASSERT_EQ(time_case(loud, quiet, loud + eps, &r), CMP_TIME_SLOWER);
+	ASSERT(r.regressed);
+	ASSERT_EQ(time_case(loud, quiet, loud - eps, &r), CMP_TIME_SAME);
+	/* The same with the noise in NEW, and on the faster side. */
+	ASSERT_EQ(time_case(quiet, loud, mid, &r), CMP_TIME_SAME);
+	ASSERT_NEAR(r.time_bar, loud, 1e-9);
+	ASSERT_EQ(time_case(quiet, loud, loud + eps, &r), CMP_TIME_SLOWER);
+	ASSERT_EQ(time_case(quiet, loud, -mid, &r), CMP_TIME_SAME);
+	ASSERT_EQ(time_case(quiet, loud, -loud - eps, &r), CMP_TIME_FASTER);
+	ASSERT_EQ(time_case(loud, loud, -loud + eps, &r), CMP_TIME_SAME);
+}
+
+static void test_counts(void)
+{
+	const double t = CMP_DEFAULT_COUNT_THRESHOLD;
+	double bytes = floor(rng_uniform(1e6, 1e10)), c;
+	size_t n = random_odd_n();
+	double *v = make_dist(n, 1e5, 0.01);
+	struct cmp_op b = op_with(v, n), x = op_with(v, n);
+	struct cmp_result r;
+
+	ASSERT_EQ(cmp_count_verdict(bytes, bytes * (1 + t / 2), t, &c), CMP_COUNT_SAME);
+	ASSERT_EQ(cmp_count_verdict(bytes, bytes * (1 + 1.5 * t), t, &c), CMP_COUNT_MORE);
+	ASSERT_NEAR(c, 1.5 * t, 1e-9);
+	ASSERT_EQ(cmp_count_verdict(bytes, bytes * (1 - 1.5 * t), t, &c), CMP_COUNT_FEWER);
+	ASSERT_EQ(cmp_count_verdict(0, 0, t, &c), CMP_COUNT_SAME);
+	ASSERT_EQ(cmp_count_verdict(0, bytes, t, &c), CMP_COUNT_MORE);
+	ASSERT(isinf(c));
+	ASSERT_EQ(cmp_count_verdict(NAN, bytes, t, &c), CMP_COUNT_NA);
+	ASSERT(isnan(c));
+
+	/* Same time, 3% more DRAM bytes: a regression the clock cannot see. */
+	b.has_counters = x.has_counters = 1;
+	b.dram_bytes = bytes;
+	x.dram_bytes = bytes * 1.03;
+	b.flops = x.flops = 4 * bytes;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.time, CMP_TIME_SAME);
+	ASSERT_EQ(r.dram, CMP_COUNT_MORE);
+	ASSERT_EQ(r.flops, CMP_COUNT_SAME);
+	ASSERT_EQ(r.verdict, CMP_MORE_BYTES);
+	ASSERT(r.regressed);
+
+	/* More FLOPs, bytes the same. */
+	x.dram_bytes = bytes;
+	x.flops = 4 * bytes * 1.02;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_MORE_FLOPS);
+	ASSERT(r.regressed);
+
+	/* Fewer bytes and FLOPs: better, not a regression. */
+	x.dram_bytes = bytes * 0.5;
+	x.flops = 4 * bytes * 0.9;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_FEWER_BYTES);
+	ASSERT_EQ(r.flops, CMP_COUNT_FEWER);
+	ASSERT(!r.regressed);
+
+	/* A run without counters gives no counter verdict, however different
+	 * the (meaningless) numbers look. */
+	x.has_counters = 0;
+	x.dram_bytes = bytes * 10;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.dram, CMP_COUNT_NA);
+	ASSERT_EQ(r.flops, CMP_COUNT_NA);
+	ASSERT(isnan(r.dram_change));
+	ASSERT_EQ(r.verdict, CMP_SAME);
+	ASSERT(!r.regressed);
+	b.has_counters = 0;
+	x.has_counters = 1;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.dram, CMP_COUNT_NA);
+	ASSERT(!r.regressed);
+	free(v);
+}
+
+static void test_faster_but_more_bytes(void)
+{
+	size_t n = random_odd_n();
+	double *v = make_dist(n, 1e5, 0.01), *w = make_dist(n, 0.5e5, 0.01);
+	struct cmp_op b = op_with(v, n), x = op_with(w, n);
+	struct cmp_result r;
+
+	b.has_counters = x.has_counters = 1;
+	b.dram_bytes = 1e9;
+	x.dram_bytes = 1.2e9;
+	b.flops = x.flops = 0;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.time, CMP_TIME_FASTER);
+	ASSERT_EQ(r.verdict, CMP_MORE_BYTES);
+	ASSERT(r.regressed);
+	free(v);
+	free(w);
+}
+
+static void test_launches(void)
+{
+	size_t n = random_odd_n();
+	double *v = make_dist(n, 2e4, 0.02);
+	struct cmp_op b = op_with(v, n), x = op_with(v, n);
+	struct cmp_result r;
+
+	b.launches = 3;
+	x.launches = 1;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT(r.launches_changed);
+	ASSERT_EQ(r.base_launches, 3);
+	ASSERT_EQ(r.new_launches, 1);
+	ASSERT_EQ(r.verdict, CMP_LAUNCHES);
+	ASSERT(!r.regressed);
+	x.launches = -1;  /* unknown: no change claimed */
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT(!r.launches_changed);
+	ASSERT_EQ(r.verdict, CMP_SAME);
+	free(v);
+}
+
+static void test_correctness(void)
+{
+	size_t n = random_odd_n();
+	double *v = make_dist(n, 5e4, 0.02), *w = make_dist(n, 5e3, 0.02);
+	struct cmp_op b = op_with(v, n), x = op_with(w, n);
+	struct cmp_result r;
+
+	/* Ten times faster, but wrong: the gate fails. */
+	x.status = "wrong";
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_WRONG);
+	ASSERT_EQ(r.time, CMP_TIME_NA);
+	ASSERT(r.regressed);
+	x.status = "error";
+	x.nsamples = 0;
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_WRONG);
+	ASSERT(r.regressed);
+	ASSERT(isnan(r.new_ns));
+	cmp_ops(&x, &b, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_FIXED);
+	ASSERT(!r.regressed);
+	b.status = "wrong";
+	cmp_ops(&b, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_STILL_WRONG);
+	ASSERT(!r.regressed);
+	free(v);
+	free(w);
+}
+
+static void test_added_removed(void)
+{
+	size_t n = random_odd_n();
+	double m = rng_uniform(1e3, 1e6), *v = make_dist(n, m, 0.02);
+	struct cmp_op x = op_with(v, n);
+	struct cmp_result r;
+
+	cmp_ops(NULL, &x, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_ADDED);
+	ASSERT(!r.regressed);
+	ASSERT(isnan(r.base_ns));
+	ASSERT_NEAR(r.new_ns, m, 1e-9);
+	cmp_ops(&x, NULL, &opts, &r);
+	ASSERT_EQ(r.verdict, CMP_REMOVED);
+	ASSERT(!r.regressed);
+	ASSERT_NEAR(r.base_ns, m, 1e-9);
+	ASSERT(isnan(r.new_ns));
+	/* No samples on an ok op: nothing to time, no verdict invented. */
+	x.nsamples = 0;
+	cmp_ops(&x, &x, &opts, &r);
+	ASSERT_EQ(r.time, CMP_TIME_NA);
+	ASSERT_EQ(r.verdict, CMP_SAME);
+	free(v);
+}
+
+static int order(const void *a, const void *b)
+{
+	return cmp_result_order(a, b);
+}
+
+static void test_order(void)
+{
+	/* Changes in random order; sorted they must come out worst first. */
+	const double changes[] = { 0.30, 0.10, 0.0, -0.20, 0.60 };
+	const size_t k = sizeof changes / sizeof changes[0];
+	struct cmp_result r[6];
+	size_t n = random_odd_n();
+	double *b = make_dist(n, 1e5, 0.01);
+
+	for (size_t i = 0; i < k; i++) {
+		double *x = make_dist(n, 1e5 * (1 + changes[i]), 0.01);
+		struct cmp_op ob = op_with(b, n), on = op_with(x, n);
+
+		cmp_ops(&ob, &on, &opts, &r[i]);
+		free(x);
+	}
+	{
+		struct cmp_op ob = op_with(b, n), on = op_with(b, n);
+
+		on.status = "wrong";
+		cmp_ops(&ob, &on, &opts, &r[k]);
+	}
+	qsort(r, k + 1, sizeof r[0], order);
+	ASSERT_EQ(r[0].verdict, CMP_WRONG);
+	ASSERT_EQ(r[1].verdict, CMP_SLOWER);
+	ASSERT_NEAR(r[1].time_change, 0.60, 1e-9);
+	ASSERT_NEAR(r[2].time_change, 0.30, 1e-9);
+	ASSERT_NEAR(r[3].time_change, 0.10, 1e-9);
+	ASSERT_EQ(r[4].verdict, CMP_FASTER);
+	ASSERT_EQ(r[5].verdict, CMP_SAME);
+	ASSERT_STR_EQ(cmp_verdict_name(r[0].verdict), "WRONG");
+	ASSERT_STR_EQ(cmp_verdict_name(CMP_MORE_BYTES), "MORE-BYTES");
+	ASSERT_STR_EQ(cmp_time_name(CMP_TIME_NA), "n/a");
+	ASSERT_STR_EQ(cmp_count_name(CMP_COUNT_MORE), "MORE");
+	free(b);
+}
+
+int main(void)
+{
+	const char *env = getenv("FUSEPROF_TEST_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0)
+			    : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+
+	rng_state = seed ? seed : 1;
+	fprintf(stderr, "seed %" PRIu64 " (set FUSEPROF_TEST_SEED to repeat)\n", seed);
+	for (int round = 0; round < 20; round++) {
+		test_stats();
+		test_threshold_bound();
+		test_noise_bound();
+		test_counts();
+		test_faster_but_more_bytes();
+		test_launches();
+		test_correctness();
+		test_added_removed();
+		test_order();
+	}
+	return 0;
+}
