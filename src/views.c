@@ -178,36 +178,6 @@ const struct view_def fp_views[] = {
 
 	/* Each op against the same op (workload, variant, dtype, shape) in the
 	 * latest earlier run on the same GPU model (devices.name) that had it;
-	 * an op with no such predecessor has no row. Ratios are new / base:
-	 * above 1 means slower, more bytes, more FLOPs. No noise model here:
-	 * `fuseprof compare` judges timing against the spread of the reps.
-	 * FLOPs count every precision, as in v_roofline; NULL without counters. */
-	{ "v_regressions",
-	  "WITH o AS (SELECT op_id, run_id, device, workload, variant, dtype, shape,"
-	  "  status, time_ns, launches, dram_bytes,"
-	  "  CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
-	  "   + coalesce(flops_tensor, 0) END AS flops FROM v_ops),"
-	  " p AS MATERIALIZED (SELECT x.id AS op_id, (SELECT y.id FROM ops y"
-	  "   JOIN runs ry ON ry.id = y.run_id LEFT JOIN devices dy ON dy.id = ry.device_id"
-	  "   WHERE y.workload = x.workload AND y.variant = x.variant"
-	  "    AND y.dtype = x.dtype AND y.shape = x.shape AND y.run_id < x.run_id"
-	  "    AND dy.name IS dx.name ORDER BY y.run_id DESC LIMIT 1) AS base_op_id"
-	  "  FROM ops x JOIN runs rx ON rx.id = x.run_id"
-	  "  LEFT JOIN devices dx ON dx.id = rx.device_id)"
-	  "SELECT n.run_id, n.op_id, b.run_id AS base_run_id, b.op_id AS base_op_id,"
-	  " n.device, n.workload, n.variant, n.dtype, n.shape,"
-	  " b.status AS base_status, n.status,"
-	  " CASE WHEN b.status = 'ok' AND n.status != 'ok' THEN 1 ELSE 0 END AS became_wrong,"
-	  " b.time_ns AS base_time_ns, n.time_ns, n.time_ns / b.time_ns AS time_ratio,"
-	  " b.dram_bytes AS base_dram_bytes, n.dram_bytes,"
-	  " n.dram_bytes / b.dram_bytes AS dram_ratio,"
-	  " b.flops AS base_flops, n.flops, n.flops / b.flops AS flops_ratio,"
-	  " b.launches AS base_launches, n.launches"
-	  " FROM p JOIN o n ON n.op_id = p.op_id JOIN o b ON b.op_id = p.base_op_id",
-	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
-
-	/* Each op against the same op (workload, variant, dtype, shape) in the
-	 * latest earlier run on the same GPU model (devices.name) that had it;
 	 * an op with no such predecessor has no row. A run holds at most one op
 	 * per key, so lag() over that partition ordered by run is exactly the
 	 * predecessor, in one sort instead of a lookup per op. Ratios are
