@@ -11,3 +11,9 @@ fp_cmd_libs += plots/libfpplots.a
 
 plotsdir = $(pkgdatadir)
 dist_plots_DATA = plots/roofline.gp plots/fusion.gp
+
+check_PROGRAMS += tests/test-plot
+TESTS += tests/test-plot
+tests_test_plot_SOURCES = tests/test-plot.c tests/synth.c tests/synth.h
+tests_test_plot_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_plot_LDADD = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)

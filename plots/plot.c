@@ -348,7 +348,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	const struct rf_run *run = c->run;
 	struct range rg = { INFINITY, -INFINITY, INFINITY, -INFINITY };
 	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL;
-	size_t npoints = 0, nlabelled = 0;
+	size_t npoints = 0, nlabelled = 0, narrows = 0;
 	int widx = 0, rc = -1;
 	char pname[200], aname[200], rname[200], lname[200];
 
@@ -422,6 +422,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		fprintf(fa, "%.6g %.6g %.6g %.6g %d\n", b->ai_dram, b->flop_rate,
 			f->ai_dram - b->ai_dram, f->flop_rate - b->flop_rate,
 			name_index(&c->workloads, f->workload, 0));
+		narrows++;
 	}
 	/* The ridge points belong in view as much as the ops do. */
 	for (int i = 0; i < run->nceilings; i++) {
@@ -452,10 +453,10 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			 run->started_at);
 		gp_common(c, stem, title);
 		strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
-			    "levels = '%s'\nlabels = %d\n"
+			    "levels = '%s'\nlabels = %d\nhas_arrows = %d\n"
 			    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n",
 			    pname, aname, rname, levels ? lname : "",
-			    nlabelled <= (workload ? MAX_LABELS : MANY_OPS),
+			    nlabelled <= (workload ? MAX_LABELS : MANY_OPS), narrows > 0,
 			    xmin, xmax, ymin, ymax);
 		names_gp(&c->cmds, "workloads", &c->workloads);
 		if (levels)

@@ -6,6 +6,7 @@
 #   points      x y colour marker "label": one point per op (colour: index
 #               into `workloads`; marker: index into `markers`)
 #   arrows      x y dx dy colour: unfused point -> fused point
+#   has_arrows  0 when the arrows file is empty (nothing to draw)
 #   roofs       x1 y1 x2 y2 kind lx ly "label": a roof segment (kind 1:
 #               bandwidth, 2: compute) and where its label goes
 #   levels      '' or a file of blocks (one per op) joining its DRAM, L2
@@ -35,6 +36,8 @@ set tics nomirror
 # nothing, where a clause that draws nothing still reads every point.
 level_lines = strlen(levels) > 0 ? \
 	"levels using 1:2:3 with lines lw 0.5 lc variable notitle," : ""
+arrow_lines = has_arrows ? \
+	"arrows using 1:2:3:4 with vectors arrowstyle 1 notitle," : ""
 point_labels = labels ? \
 	"points using 1:2:5 with labels left offset 0.6,0 font ',7' notitle," : ""
 set style arrow 1 head filled size screen 0.008,20 lw 1 lc rgb "#555555"
@@ -48,7 +51,7 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set output out.".".fmt
 	plot \
 	  @level_lines \
-	  arrows using 1:2:3:4 with vectors arrowstyle 1 notitle, \
+	  @arrow_lines \
 	  points using 1:2:(mtype($4)):3 with points ps 1.1 pt variable \
 	    lc variable notitle, \
 	  @point_labels \

@@ -16,7 +16,17 @@ fuseprof_SOURCES += src/cmd-report.c
 ## database writer.
 test_report_libs = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
 
-check_PROGRAMS += tests/mkdb
+check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views
+TESTS += tests/test-roofline tests/test-report-views
 tests_mkdb_SOURCES = tests/mkdb.c tests/synth.c tests/synth.h
 tests_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_mkdb_LDADD = $(test_store_libs)
+tests_test_roofline_SOURCES = tests/test-roofline.c
+tests_test_roofline_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_roofline_LDADD = $(test_report_libs)
+tests_test_report_views_SOURCES = tests/test-report-views.c tests/synth.c tests/synth.h
+tests_test_report_views_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_report_views_LDADD = $(test_report_libs)
+
+TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
+EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh

@@ -1,0 +1,172 @@
+/* test-report-views.c - v_roofline and v_fusion against the reference C
+ * math (reports/roofline.c, reports/fusion.c) on a fresh synthetic
+ * database: same raw counters in, same numbers out. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "fusion.h"
+#include "roofline.h"
+#include "store.h"
+#include "synth.h"
+#include "test.h"
+#include "util.h"
+
+/* Equal, or both unknown. */
+#define SAME(a, b, what, id) do { \
+	double a_ = (a), b_ = (b); \
+	if (isnan(a_) != isnan(b_) || \
+	    (!isnan(a_) && fabs(a_ - b_) > 1e-9 * fmax(1, fabs(b_)))) \
+		FAIL("op %lld: %s: view %.17g, reference %.17g", (long long)(id), \
+		     what, a_, b_); \
+} while (0)
+
+static double col(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static const struct rf_op *find(const struct rf_run *r, long long id)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].op_id == id)
+			return &r->ops[i];
+	return NULL;
+}
+
+int main(void)
+{
+	unsigned long long seed = (unsigned long long)time(NULL) ^ (unsigned long long)getpid();
+	char path[] = "/tmp/fuseprof-test-views.XXXXXX";
+	struct synth_opts o = { .nops = 300, .seed = seed, .ceilings = 1, .counters = 1,
+				.wrong_every = 7 };
+	struct store *st;
+	struct rf_run r;
+	struct fu_pairs p;
+	sqlite3_stmt *s;
+	long long run_id;
+	size_t checked = 0, expect_pairs = 0, wrong = 0;
+	int fd;
+
+	fprintf(stderr, "seed %llu\n", seed);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return TEST_HARD_ERROR;
+	close(fd);
+	unlink(path);
+	run_id = synth_build(path, &o);
+	if (run_id < 0)
+		return TEST_HARD_ERROR;
+	if (store_open(&st, path, STORE_READONLY) || rf_load(st, run_id, NULL, &r) ||
+	    fusion_load(st, run_id, NULL, &p))
+		return TEST_HARD_ERROR;
+	ASSERT_EQ(r.nops, 300);
+
+	/* The raw inputs, from v_ops, through the reference math. */
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT op_id, time_ns, launches, flops_fp32, flops_fp64,"
+			       " flops_fp16, flops_tensor, dram_bytes, l2_bytes, l1_bytes,"
+			       " model_flops, model_min_bytes, model_variant_bytes, ncounters"
+			       " FROM v_ops WHERE run_id = ?1", -1, &s, NULL))
+		return TEST_HARD_ERROR;
+	sqlite3_bind_int64(s, 1, run_id);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		long long id = sqlite3_column_int64(s, 0);
+		const struct rf_op *v = find(&r, id);
+		struct rf_op c = { .op_id = id };
+
+		ASSERT(v);
+		c.dtype = v->dtype;
+		c.time_ns = col(s, 1);
+		c.launches = col(s, 2);
+		c.flops_fp32 = col(s, 3);
+		c.flops_fp64 = col(s, 4);
+		c.flops_fp16 = col(s, 5);
+		c.flops_tensor = col(s, 6);
+		c.dram_bytes = col(s, 7);
+		c.l2_bytes = col(s, 8);
+		c.l1_bytes = col(s, 9);
+		c.model_flops = col(s, 10);
+		c.model_min_bytes = col(s, 11);
+		c.model_variant_bytes = col(s, 12);
+		rf_derive(&c, sqlite3_column_int64(s, 13) > 0, &r);
+		ASSERT_STR_EQ(v->precision, c.precision);
+		ASSERT_STR_EQ(v->bound, c.bound);
+		ASSERT_STR_EQ(v->peak_provenance, c.peak_provenance);
+		SAME(v->flops, c.flops, "flops", id);
+		SAME(v->ai_dram, c.ai_dram, "ai_dram", id);
+		SAME(v->ai_l2, c.ai_l2, "ai_l2", id);
+		SAME(v->ai_l1, c.ai_l1, "ai_l1", id);
+		SAME(v->flop_rate, c.flop_rate, "flop_rate", id);
+		SAME(v->dram_rate, c.dram_rate, "dram_rate", id);
+		SAME(v->l2_rate, c.l2_rate, "l2_rate", id);
+		SAME(v->peak_flop_rate, c.peak_flop_rate, "peak_flop_rate", id);
+		SAME(v->dram_bw, c.dram_bw, "dram_bw", id);
+		SAME(v->l2_bw, c.l2_bw, "l2_bw", id);
+		SAME(v->roof, c.roof, "roof", id);
+		SAME(v->roof_pct, c.roof_pct, "roof_pct", id);
+		SAME(v->roof_l2, c.roof_l2, "roof_l2", id);
+		SAME(v->roof_l2_pct, c.roof_l2_pct, "roof_l2_pct", id);
+		SAME(v->traffic_eff, c.traffic_eff, "traffic_eff", id);
+		SAME(v->eff_bw, c.eff_bw, "eff_bw", id);
+		SAME(v->eff_bw_pct, c.eff_bw_pct, "eff_bw_pct", id);
+		/* The synthetic ops all have counters and ceilings: the
+		 * comparisons above must not be NaN == NaN throughout. */
+		ASSERT(isfinite(v->flops) && isfinite(v->ai_dram));
+		checked++;
+	}
+	sqlite3_finalize(s);
+	ASSERT_EQ(checked, r.nops);
+
+	/* Every ok fused op pairs with every other ok op of its group. */
+	for (size_t i = 0; i < r.nops; i++) {
+		const struct rf_op *f = &r.ops[i];
+
+		wrong += strcmp(f->status, "ok") != 0;
+		if (strcmp(f->role, "fused") || strcmp(f->status, "ok"))
+			continue;
+		for (size_t j = 0; j < r.nops; j++) {
+			const struct rf_op *b = &r.ops[j];
+
+			expect_pairs += j != i && !strcmp(b->status, "ok") &&
+					!strcmp(b->workload, f->workload) &&
+					!strcmp(b->dtype, f->dtype) &&
+					!strcmp(b->shape, f->shape);
+		}
+	}
+	ASSERT(wrong > 0);
+	ASSERT(expect_pairs > 0);
+	ASSERT_EQ(p.n, expect_pairs);
+	for (size_t i = 0; i < p.n; i++) {
+		const struct fu_pair *v = &p.v[i];
+		const struct rf_op *f = find(&r, v->fused_op_id), *b = find(&r, v->base_op_id);
+		struct fu_pair c;
+
+		ASSERT(f && b);
+		ASSERT_STR_EQ(f->status, "ok");
+		ASSERT_STR_EQ(b->status, "ok");
+		ASSERT_STR_EQ(f->shape, b->shape);
+		fusion_compute(f, b, &c);
+		SAME(v->speedup, c.speedup, "speedup", v->fused_op_id);
+		SAME(v->dram_ratio, c.dram_ratio, "dram_ratio", v->fused_op_id);
+		SAME(v->launch_ratio, c.launch_ratio, "launch_ratio", v->fused_op_id);
+		SAME(v->predicted_speedup, c.predicted_speedup, "predicted_speedup",
+		     v->fused_op_id);
+		SAME(v->fused_roof_pct, c.fused_roof_pct, "fused_roof_pct", v->fused_op_id);
+		SAME(v->base_eff_bw_pct, c.base_eff_bw_pct, "base_eff_bw_pct",
+		     v->fused_op_id);
+		ASSERT(v->speedup > 0);
+	}
+	fusion_release(&p);
+	rf_release(&r);
+	store_close(st);
+	unlink(path);
+	return 0;
+}

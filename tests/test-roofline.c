@@ -1,0 +1,236 @@
+/* test-roofline.c - the roofline and fusion math on hand-computed cases:
+ * the reference functions, and v_roofline / v_fusion as rf_load and
+ * fusion_load read them from a database written through the store API. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fusion.h"
+#include "roofline.h"
+#include "store.h"
+#include "test.h"
+#include "util.h"
+
+static const char *const names[] = {
+	"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+	"l1tex__t_bytes.sum",
+	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+};
+
+/* k scales every byte and FLOP count (so intensities stay put) and the
+ * time (so rates stay put): the expected numbers below hold for any k. */
+static double k;
+
+static long long add_op(struct store *st, long long run, const char *variant,
+			const char *role, const char *dtype, const char *status,
+			double time_ns, long long launches, const double *c,
+			int ncounters, double min_bytes, double variant_bytes)
+{
+	double t[3] = { time_ns * k, time_ns * k * 0.9, time_ns * k * 1.2 };
+	double v[8];
+	struct store_kernel ker = { .name = "k", .launches = launches,
+				    .dur_ns_median = time_ns * k, .ncounters = ncounters,
+				    .counter_names = names, .counter_values = v };
+	struct store_op op = {
+		.workload = "wl", .variant = variant, .role = role, .dtype = dtype,
+		.shape = "M=4,N=8", .status = status, .rel_err = 0, .max_abs_err = 0,
+		.tolerance = 1e-5, .reps = 3, .time_ns = t, .launches = launches,
+		.model_flops = 1e9 * k, .model_min_bytes = min_bytes * k,
+		.model_variant_bytes = variant_bytes * k, .nkernels = 1, .kernels = &ker,
+	};
+	long long id;
+
+	for (int i = 0; i < 8; i++)
+		v[i] = c[i] * k;
+	if (store_insert_op(st, run, &op, &id))
+		exit(TEST_HARD_ERROR);
+	return id;
+}
+
+static void test_reference(void)
+{
+	ASSERT(isnan(rf_div(1, 0)));
+	ASSERT(isnan(rf_div(NAN, 2)));
+	ASSERT_NEAR(rf_div(3, 2), 1.5, 1e-15);
+	/* Memory-bound: 2 FLOP/B x 3e12 B/s = 6e12 < 5e13. */
+	ASSERT_NEAR(rf_attainable(2, 5e13, 3e12), 6e12, 1e-12);
+	/* Compute-bound past the ridge (5e13 / 3e12 = 16.7 FLOP/B). */
+	ASSERT_NEAR(rf_attainable(100, 5e13, 3e12), 5e13, 1e-12);
+	ASSERT(isnan(rf_attainable(2, NAN, 3e12)));
+	ASSERT(isnan(rf_attainable(2, 5e13, NAN)));
+	ASSERT_STR_EQ(rf_precision(10, 0, 0, 0, "fp32"), "fp32_fma");
+	ASSERT_STR_EQ(rf_precision(10, 11, 0, 0, "fp32"), "fp64_fma");
+	ASSERT_STR_EQ(rf_precision(10, 0, 0, 11, "bf16"), "tensor_bf16");
+	ASSERT_STR_EQ(rf_precision(10, 0, 0, 11, "fp32"), "tensor_tf32");
+	ASSERT_STR_EQ(rf_precision(10, 0, 0, 9, "bf16"), "fp32_fma");
+}
+
+static const struct rf_op *op_by_id(const struct rf_run *r, long long id)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].op_id == id)
+			return &r->ops[i];
+	FAIL("op %lld not in the run", id);
+}
+
+int main(void)
+{
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	char path[] = "/tmp/fuseprof-test-roofline.XXXXXX";
+	struct store_device dev = { .uuid = "GPU-t", .name = "Test GPU" };
+	struct store_device dev2 = { .uuid = "GPU-u", .name = "Bare GPU" };
+	struct store_run run = { .tool_version = "test", .counters = "range-profiler" };
+	struct store_ceiling ce[] = {
+		{ "dram_bw", "B/s", 2e12, "measured", "copy" },
+		{ "dram_bw", "B/s", 3e12, "theoretical", "spec" },
+		{ "l2_bw", "B/s", 8e12, "theoretical", "spec" },
+		{ "fp32_fma", "FLOP/s", 4e13, "measured", "fma chains" },
+	};
+	/* read, write, l2, l1, fadd, fmul, ffma, tensor */
+	const double ca[8] = { 6e8, 4e8, 2e9, 4e9, 1e8, 1e8, 4e8, 0 };
+	const double ce_[8] = { 18e8, 12e8, 6e9, 8e9, 1e8, 1e8, 4e8, 0 };
+	const double cb[8] = { 1e9, 1e9, 4e9, 8e9, 1e9, 0, 0, 1e12 };
+	long long dev_id, dev2_id, run_id, run2_id, a, e, w, b, n, a2;
+	struct store *st;
+	struct rf_run r;
+	struct fu_pairs p;
+	const struct rf_op *o;
+	int fd;
+
+	srand(seed);
+	k = 0.5 + (double)rand() / RAND_MAX;
+	fprintf(stderr, "seed %u, scale %.17g\n", seed, k);
+	test_reference();
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return TEST_HARD_ERROR;
+	close(fd);
+	unlink(path);
+	if (store_open(&st, path, STORE_CREATE) ||
+	    store_upsert_device(st, &dev, &dev_id) ||
+	    store_upsert_device(st, &dev2, &dev2_id))
+		return TEST_HARD_ERROR;
+	run.device_id = dev_id;
+	if (store_begin_run(st, &run, &run_id))
+		return TEST_HARD_ERROR;
+	for (size_t i = 0; i < ARRAY_SIZE(ce); i++)
+		if (store_insert_ceiling(st, dev_id, run_id, &ce[i]))
+			return TEST_HARD_ERROR;
+	a = add_op(st, run_id, "fused", "fused", "fp32", "ok", 1e6, 1, ca, 7, 8e8, 8e8);
+	e = add_op(st, run_id, "unfused", "unfused", "fp32", "ok", 3e6, 3, ce_, 7, 8e8, 24e8);
+	w = add_op(st, run_id, "naive", "naive", "fp32", "wrong", 9e6, 5, ce_, 7, 8e8, 40e8);
+	b = add_op(st, run_id, "fused", "fused", "bf16", "ok", 2e6, 1, cb, 8, 1e9, 1e9);
+	n = add_op(st, run_id, "unfused", "unfused", "bf16", "ok", 4e6, 2, cb, 0, 1e9, 2e9);
+	if (store_finish_run(st, run_id, "complete", NULL))
+		return TEST_HARD_ERROR;
+	run.device_id = dev2_id;
+	if (store_begin_run(st, &run, &run2_id))
+		return TEST_HARD_ERROR;
+	a2 = add_op(st, run2_id, "fused", "fused", "fp32", "ok", 1e6, 1, ca, 7, 8e8, 8e8);
+	store_close(st);
+
+	if (store_open(&st, path, STORE_READONLY) || rf_load(st, run_id, NULL, &r))
+		return TEST_HARD_ERROR;
+	ASSERT_EQ(r.nops, 5);
+	ASSERT_STR_EQ(r.device, "Test GPU");
+	/* Measured beats theoretical; theoretical fills in; no invention. */
+	ASSERT_EQ(r.nceilings, 3);
+	ASSERT_NEAR(rf_ceiling(&r, "dram_bw")->value, 2e12, 1e-15);
+	ASSERT_STR_EQ(rf_ceiling(&r, "dram_bw")->provenance, "measured");
+	ASSERT_STR_EQ(rf_ceiling(&r, "l2_bw")->provenance, "theoretical");
+	ASSERT(!rf_ceiling(&r, "tensor_bf16"));
+
+	/* A: FLOPs = 1e8 + 1e8 + 2 * 4e8 = 1e9 (x k) over 1e9 DRAM bytes
+	 * (x k) in 1 ms (x k). */
+	o = op_by_id(&r, a);
+	ASSERT_NEAR(o->time_ns, 1e6 * k, 1e-12);
+	ASSERT_NEAR(o->flops, 1e9 * k, 1e-12);
+	ASSERT_STR_EQ(o->precision, "fp32_fma");
+	ASSERT_NEAR(o->dram_bytes, 1e9 * k, 1e-12);
+	ASSERT_NEAR(o->ai_dram, 1.0, 1e-12);
+	ASSERT_NEAR(o->ai_l2, 0.5, 1e-12);
+	ASSERT_NEAR(o->ai_l1, 0.25, 1e-12);
+	ASSERT_NEAR(o->flop_rate, 1e12, 1e-12);
+	ASSERT_NEAR(o->dram_rate, 1e12, 1e-12);
+	ASSERT_NEAR(o->l2_rate, 2e12, 1e-12);
+	ASSERT_NEAR(o->peak_flop_rate, 4e13, 1e-12);
+	ASSERT_NEAR(o->roof, 2e12, 1e-12);        /* min(4e13, 1 x 2e12) */
+	ASSERT_NEAR(o->roof_pct, 50, 1e-12);
+	ASSERT_NEAR(o->roof_l2, 4e12, 1e-12);     /* min(4e13, 0.5 x 8e12) */
+	ASSERT_NEAR(o->roof_l2_pct, 25, 1e-12);
+	ASSERT_STR_EQ(o->bound, "memory");
+	ASSERT_NEAR(o->traffic_eff, 1.25, 1e-12); /* 1e9 / 8e8 */
+	ASSERT_NEAR(o->eff_bw, 8e11, 1e-12);      /* 8e8 B in 1 ms */
+	ASSERT_NEAR(o->eff_bw_pct, 40, 1e-12);
+
+	/* B: tensor work dominates, and there is no tensor_bf16 ceiling: no
+	 * roof rather than the FP32 one. */
+	o = op_by_id(&r, b);
+	ASSERT_STR_EQ(o->precision, "tensor_bf16");
+	ASSERT_NEAR(o->flops, (1e12 + 1e9) * k, 1e-12);
+	ASSERT_NEAR(o->flops_tensor, 1e12 * k, 1e-12);
+	ASSERT(isnan(o->peak_flop_rate));
+	ASSERT(isnan(o->roof) && isnan(o->roof_pct));
+	ASSERT_STR_EQ(o->bound, "");
+	ASSERT_NEAR(o->ai_dram, (1e12 + 1e9) / 2e9, 1e-12);
+
+	/* N: no counters: FLOPs and bytes unknown, time-based numbers stay. */
+	o = op_by_id(&r, n);
+	ASSERT(isnan(o->flops) && isnan(o->dram_bytes) && isnan(o->ai_dram));
+	ASSERT_NEAR(o->eff_bw, 1e9 / 4e6 * 1e9, 1e-12);
+	ASSERT_STR_EQ(op_by_id(&r, w)->status, "wrong");
+
+	/* Pairs: A vs E (both ok), B vs N; the wrong naive op never pairs. */
+	if (fusion_load(st, run_id, NULL, &p))
+		return TEST_HARD_ERROR;
+	ASSERT_EQ(p.n, 2);
+	for (size_t i = 0; i < p.n; i++)
+		ASSERT(p.v[i].base_op_id != w && p.v[i].fused_op_id != w);
+	ASSERT_EQ(p.v[0].fused_op_id, a);
+	ASSERT_EQ(p.v[0].base_op_id, e);
+	ASSERT_STR_EQ(p.v[0].base_role, "unfused");
+	ASSERT_NEAR(p.v[0].speedup, 3, 1e-12);
+	ASSERT_NEAR(p.v[0].dram_ratio, 3, 1e-12);
+	ASSERT_NEAR(p.v[0].launch_ratio, 3, 1e-12);
+	ASSERT_NEAR(p.v[0].predicted_speedup, 3, 1e-12);
+	ASSERT_NEAR(p.v[0].fused_roof_pct, 50, 1e-12);
+	ASSERT_EQ(p.v[1].fused_op_id, b);
+	ASSERT_NEAR(p.v[1].speedup, 2, 1e-12);
+	ASSERT(isnan(p.v[1].dram_ratio));  /* N has no counters */
+	ASSERT_NEAR(p.v[1].predicted_speedup, 2, 1e-12);
+	fusion_release(&p);
+
+	/* The --workload filter keeps nothing of an unknown workload. */
+	rf_release(&r);
+	{
+		const char *const only[] = { "other", NULL };
+
+		if (rf_load(st, run_id, only, &r))
+			return TEST_HARD_ERROR;
+		ASSERT_EQ(r.nops, 0);
+		rf_release(&r);
+	}
+
+	/* A device without ceilings: numbers, but no roof. */
+	if (rf_load(st, run2_id, NULL, &r))
+		return TEST_HARD_ERROR;
+	ASSERT_EQ(r.nceilings, 0);
+	o = op_by_id(&r, a2);
+	ASSERT_NEAR(o->ai_dram, 1.0, 1e-12);
+	ASSERT(isnan(o->roof) && isnan(o->eff_bw_pct));
+	rf_release(&r);
+
+	ASSERT(rf_load(st, 999, NULL, &r) == -1);
+	store_close(st);
+	unlink(path);
+	return 0;
+}
