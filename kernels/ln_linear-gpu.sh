@@ -40,8 +40,10 @@ bench)
 			FUSEPROF_VERBOSE=1 timeout 120 bench/fpbench ln_linear_fwd/$v $dt $fwd
 			FUSEPROF_VERBOSE=1 timeout 120 bench/fpbench -r 10 -w 2 ln_linear_fwd/$v $dt $big
 		done
-		timeout 120 bench/fpbench ln_linear_bwd/unfused $dt $fwd
-		timeout 120 bench/fpbench -r 10 -w 2 ln_linear_bwd/unfused $dt $big
+		for v in unfused fused; do
+			timeout 120 bench/fpbench ln_linear_bwd/$v $dt $fwd
+			timeout 120 bench/fpbench -r 10 -w 2 ln_linear_bwd/$v $dt $big
+		done
 	done
 	} > "$out/bench.log" 2>&1
 	grep -v '^workload' "$out/bench.log"

@@ -793,6 +793,100 @@ __global__ void k_colsum_final(const float *__restrict__ part, long R, int C,
 		out1[c] = from_f<T>(b);
 }
 
+// --- backward, fused LayerNorm part: one pass over dh and x per row gives
+// dx and the row's dgamma/dbeta contributions, which each warp adds into
+// its own rows of shared memory (lane l owns columns l, l + 32, ...: no two
+// threads add to one address). At the end the block adds its warps' rows in
+// a fixed order and writes one partial per block; k_colsum_final adds the
+// blocks in order. Deterministic, no atomics, and dh and x are read once
+// (the second pass over a row hits L1) where the unfused form reads them
+// twice. Blocks walk rows with a grid stride; the grid is fixed per shape
+// (LNB_BLOCKS), so the summation order is too.
+#define LNB_BLOCKS 264      // 2 per H100 SM
+#define LNB_SMEM_MAX (196 * 1024)
+template <typename T>
+__global__ void k_ln_bwd_fused(const float *__restrict__ dh, const T *__restrict__ x,
+			       const T *__restrict__ gamma,
+			       const float *__restrict__ stats, T *__restrict__ dx,
+			       float *__restrict__ part, long M, int K)
+{
+	extern __shared__ float sp[];  // [warps][2][K]
+	const int warps = blockDim.x / WARP, w = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+	float *pg = sp + (size_t)w * 2 * K, *pb = pg + K;
+
+	for (int k = lane; k < K; k += WARP)
+		pg[k] = pb[k] = 0.f;
+	for (long i = blockIdx.x * (long)warps + w; i < M; i += (long)gridDim.x * warps) {
+		const float *dr = dh + i * K;
+		const T *xr = x + i * K;
+		float c = stats[i], mt = stats[M + i], rs = stats[2 * M + i];
+		float sg = 0, sgx = 0;
+
+		for (int k = lane; k < K; k += WARP) {
+			float d = dr[k], xh = ((to_f(xr[k]) - c) - mt) * rs;
+			float g = d * to_f(gamma[k]);
+
+			pg[k] = fmaf(d, xh, pg[k]);
+			pb[k] += d;
+			sg += g;
+			sgx = fmaf(g, xh, sgx);
+		}
+		sg = warp_sum(sg) / K;
+		sgx = warp_sum(sgx) / K;
+		for (int k = lane; k < K; k += WARP) {
+			float xh = ((to_f(xr[k]) - c) - mt) * rs;
+
+			dx[i * K + k] = from_f<T>(rs * (dr[k] * to_f(gamma[k]) - sg - xh * sgx));
+		}
+	}
+	__syncthreads();
+	for (int k = threadIdx.x; k < K; k += blockDim.x) {
+		float a = 0, b = 0;
+
+		for (int j = 0; j < warps; j++) {
+			a += sp[(size_t)j * 2 * K + k];
+			b += sp[(size_t)j * 2 * K + K + k];
+		}
+		part[(long)blockIdx.x * K + k] = a;
+		part[(long)(gridDim.x + blockIdx.x) * K + k] = b;
+	}
+}
+
+// Warps per block of k_ln_bwd_fused for rows of K (its shared memory is
+// warps * 2 * K floats), or 0 when even one warp's rows do not fit: the
+// fused backward then takes the unfused LayerNorm path.
+static int lnb_warps(long K)
+{
+	for (int w = 4; w >= 1; w /= 2)
+		if ((long)w * 2 * K * 4 <= LNB_SMEM_MAX)
+			return w;
+	return 0;
+}
+
+// Blocks of k_ln_bwd_fused: fixed per shape, so is the summation order.
+static long lnb_blocks(long M, long K)
+{
+	long w = lnb_warps(K), b = w ? (M + w - 1) / w : 1;
+
+	return b < LNB_BLOCKS ? b : LNB_BLOCKS;
+}
+
+// Raise k_ln_bwd_fused's dynamic shared memory limit, once per process.
+static int lnb_smem_setup(void)
+{
+	static int done;
+
+	if (done)
+		return 0;
+	if (CUDA_CHECK(cudaFuncSetAttribute(k_ln_bwd_fused<float>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, LNB_SMEM_MAX)) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_ln_bwd_fused<__nv_bfloat16>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, LNB_SMEM_MAX)))
+		return -1;
+	done = 1;
+	return 0;
+}
+
 // ---------------------------------------------------------------------------
 // cuBLASLt: one matmul description per GEMM, its algorithm chosen once in
 // create(), run with a workspace allocated in create(), so a timed launch
@@ -892,7 +986,7 @@ static int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
 // Instances and launchers
 
 static const int FWD_NAIVE = 0, FWD_UNFUSED = 1, FWD_FUSED = 2;
-static const int BWD_NAIVE = 0, BWD_UNFUSED = 1;
+static const int BWD_NAIVE = 0, BWD_UNFUSED = 1, BWD_FUSED = 2;
 
 // An instance (struct fp_op is opaque to the run loop; this is its layout).
 struct lnl_op {
@@ -1011,19 +1105,34 @@ static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 	if (lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
 	    lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st))
 		return -1;
-	k_ln_bwd_dx<T><<<lnb, LN_ROWS * WARP, 0, st>>>(op->dh, x,
-		(const T *)op->gamma, op->stats, (T *)op->dx, M, K);
-	if (CUDA_CHECK_LAUNCH("k_ln_bwd_dx"))
-		return -1;
-	k_colsum_part<T, false><<<dim3((unsigned)((K + 31) / 32), (unsigned)R),
-				  dim3(32, 8), 0, st>>>(NULL, op->dh, x, op->stats,
-							op->part, M, K);
-	if (CUDA_CHECK_LAUNCH("k_colsum_part"))
-		return -1;
-	k_colsum_final<T><<<(unsigned)((K + 255) / 256), 256, 0, st>>>(
-		op->part, R, K, (T *)op->dg, (T *)op->dbeta);
-	if (CUDA_CHECK_LAUNCH("k_colsum_final"))
-		return -1;
+	if (op->variant == BWD_FUSED && lnb_warps(K)) {
+		const int w = lnb_warps(K);
+		const long B = lnb_blocks(M, K);
+
+		k_ln_bwd_fused<T><<<(unsigned)B, w * WARP, (size_t)w * 2 * K * 4, st>>>(
+			op->dh, x, (const T *)op->gamma, op->stats, (T *)op->dx,
+			op->part, M, K);
+		if (CUDA_CHECK_LAUNCH("k_ln_bwd_fused"))
+			return -1;
+		k_colsum_final<T><<<(unsigned)((K + 255) / 256), 256, 0, st>>>(
+			op->part, B, K, (T *)op->dg, (T *)op->dbeta);
+		if (CUDA_CHECK_LAUNCH("k_colsum_final"))
+			return -1;
+	} else {
+		k_ln_bwd_dx<T><<<lnb, LN_ROWS * WARP, 0, st>>>(op->dh, x,
+			(const T *)op->gamma, op->stats, (T *)op->dx, M, K);
+		if (CUDA_CHECK_LAUNCH("k_ln_bwd_dx"))
+			return -1;
+		k_colsum_part<T, false><<<dim3((unsigned)((K + 31) / 32), (unsigned)R),
+					  dim3(32, 8), 0, st>>>(NULL, op->dh, x, op->stats,
+								op->part, M, K);
+		if (CUDA_CHECK_LAUNCH("k_colsum_part"))
+			return -1;
+		k_colsum_final<T><<<(unsigned)((K + 255) / 256), 256, 0, st>>>(
+			op->part, R, K, (T *)op->dg, (T *)op->dbeta);
+		if (CUDA_CHECK_LAUNCH("k_colsum_final"))
+			return -1;
+	}
 	// db's partials reuse the buffer: the launches are ordered on st.
 	k_colsum_part<T, true><<<dim3((unsigned)((N + 31) / 32), (unsigned)R),
 				 dim3(32, 8), 0, st>>>(dy, NULL, NULL, NULL,
@@ -1134,7 +1243,10 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		z->h = z->xset;
 		z->stats = pad256(3 * M * sizeof(float));
 		z->dh = pad256(M * K * sizeof(float));
-		z->part = pad256(2 * R * (K > N ? K : N) * sizeof(float));
+		z->part = 2 * R * (K > N ? K : N);
+		if (variant == BWD_FUSED && z->part < 2 * (size_t)LNB_BLOCKS * K)
+			z->part = 2 * (size_t)LNB_BLOCKS * K;
+		z->part = pad256(z->part * sizeof(float));
 		z->ws = LT_WS_BYTES;
 	}
 	// inputs: x, dy sets; gamma, beta, W. outputs: dx, dW, dgamma, dbeta, db.
@@ -1209,10 +1321,16 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
 		m->variant_bytes = m->min_bytes + 3 * E * es + 3 * M * N * es +
 				   2 * 4 * (N * K + 2 * K + N);
-	else  // h (write, read), 2 more dy and x reads, dh fp32 (write, 2 reads),
-	      // 3 floats of statistics per row written and read twice
+	else if (variant == BWD_UNFUSED)
+		// h (write, read), 2 more dy and x reads, dh fp32 (write, 2
+		// reads), 3 floats of statistics per row written, read twice
 		m->variant_bytes = m->min_bytes + 2 * E * es + 2 * M * N * es +
 				   2 * E * es + 12 * E + 36 * M + 2 * wre;
+	else  // as unfused, less one read of x and of dh; block partials
+		m->variant_bytes = m->min_bytes + 2 * E * es + 2 * M * N * es +
+				   E * es + 8 * E + 24 * M + 2 * wre +
+				   (lnb_warps(s->v[1]) ? 2 * 2 * lnb_blocks(s->v[0], s->v[1]) * K * 4
+						       : 4 * E);
 }
 
 static void lnl_destroy(struct fp_op *fop)
@@ -1278,7 +1396,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		free(op);
 		return error("%s: %s", name, why);
 	}
-	if (nsets < 1 || variant < 0 || variant > (bwd ? BWD_UNFUSED : FWD_FUSED)) {
+	if (nsets < 1 || variant < 0 || variant > (bwd ? BWD_FUSED : FWD_FUSED)) {
 		free(op);
 		return error("%s: bad instance (variant %d, %d input sets)", name,
 			     variant, nsets);
@@ -1315,7 +1433,9 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		    dev_alloc(&op->part, z.part))
 			goto out_free;
 	}
-	if (variant == (bwd ? BWD_UNFUSED : FWD_UNFUSED) && lnl_plan(op))
+	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
+		goto out_free;
+	if (bwd && variant == BWD_FUSED && lnb_smem_setup())
 		goto out_free;
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
@@ -1670,6 +1790,9 @@ static const struct fp_variant bwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "7 kernels: LayerNorm recompute h, cuBLASLt dW = dy^T h and dh = dy W (fp32), "
 	  "LayerNorm backward dx, column sums dgamma/dbeta and db (deterministic)" },
+	{ "fused", FP_FUSED,
+	  "6 kernels: as unfused, but dx and per-block dgamma/dbeta partials in one pass "
+	  "over dh and x (deterministic); h still materialised for cuBLASLt's dW" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
