@@ -136,10 +136,11 @@ void cmp_ops(const struct cmp_op *base, const struct cmp_op *new,
 
 	describe(base, &r->base_ns, &r->base_noise, &r->base_launches);
 	describe(new, &r->new_ns, &r->new_noise, &r->new_launches);
-	r->launches_changed = base->launches >= 0 && new->launches >= 0 &&
-			      base->launches != new->launches;
 	base_ok = is_ok(base);
 	new_ok = is_ok(new);
+	/* A failed op's launch count says where it stopped, not how it runs. */
+	r->launches_changed = base_ok && new_ok && base->launches >= 0 &&
+			      new->launches >= 0 && base->launches != new->launches;
 	if (base_ok && new_ok) {
 		cmp_time_verdict(base->samples, base->nsamples, new->samples,
 				 new->nsamples, opts->time_threshold, r);

@@ -84,7 +84,7 @@ struct cmp_result {
 	double dram_change, flops_change;  /* new / base - 1; NaN when n/a */
 
 	long long base_launches, new_launches;  /* < 0 unknown or absent */
-	int launches_changed;
+	int launches_changed;    /* both ok, both known, and different */
 };
 
 /* Percentile p (0..1) of n sorted values, interpolated linearly between

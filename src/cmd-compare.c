@@ -293,17 +293,26 @@ static int row_order(const void *pa, const void *pb)
 	return key_cmp(a->base ? a->base : a->new, b->base ? b->base : b->new);
 }
 
-/* A signed percentage ("+12.3"), or null when not finite. */
-static void add_pct(struct table *t, double fraction)
+/* A number with a fixed number of decimals, or null when not finite. No
+ * '+' sign and no "-0.0": the cell must stay a valid JSON number. */
+static void add_fixed(struct table *t, double v, int decimals)
 {
-	char buf[32];
+	char buf[64];
 
-	if (!isfinite(fraction)) {
+	if (!isfinite(v)) {
 		table_add_null(t);
 		return;
 	}
-	snprintf(buf, sizeof buf, "%+.1f", 100 * fraction);
+	if (fabs(v) < 0.5 * pow(10, -decimals))
+		v = 0;
+	snprintf(buf, sizeof buf, "%.*f", decimals, v);
 	table_add_number_text(t, buf);
+}
+
+/* A change (fraction) as a percentage with one decimal. */
+static void add_pct(struct table *t, double fraction)
+{
+	add_fixed(t, 100 * fraction, 1);
 }
 
 static void add_row(struct table *t, const struct row *row)
@@ -317,13 +326,14 @@ static void add_row(struct table *t, const struct row *row)
 	table_add_text(t, key->variant);
 	table_add_text(t, key->dtype);
 	table_add_text(t, key->shape);
-	table_add_double(t, r->base_ns, 6);
-	table_add_double(t, r->new_ns, 6);
+	/* Whole ns: the timer's resolution. */
+	add_fixed(t, r->base_ns, 0);
+	add_fixed(t, r->new_ns, 0);
 	add_pct(t, r->time_change);
 	if (r->time == CMP_TIME_NA)
 		table_add_null(t);
 	else
-		table_add_double(t, 100 * fmax(r->base_noise, r->new_noise), 2);
+		add_fixed(t, 100 * fmax(r->base_noise, r->new_noise), 1);
 	table_add_text(t, cmp_time_name(r->time));
 	add_pct(t, r->dram_change);
 	table_add_text(t, cmp_count_name(r->dram));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd.h"
 #include "error.h"
@@ -24,6 +25,18 @@ static void help(void)
 	       "A bare VIEW name (e.g. 'ops' or 'v_ops') selects every row of that view.\n"
 	       "The database is opened read-only: statements that write are refused.\n"
 	       "\n"
+	       "Named queries (each prints a view documented in fuseprof(1)):\n"
+	       "  runs          every run, newest first: date, GPU, tag, status, op\n"
+	       "                counts (v_runs)\n"
+	       "  regressions   each op against the same op in the previous run on the\n"
+	       "                same GPU model: time, DRAM-byte and FLOP ratios, newest\n"
+	       "                run and largest slowdown first (v_regressions)\n"
+	       "  fusion-gains  each fused variant against the other variants of its\n"
+	       "                workload, dtype and shape: speedup, byte and launch\n"
+	       "                ratios (v_fusion)\n"
+	       "  roofline      per op: FLOPs, bytes, intensity, achieved rates and %% of\n"
+	       "                the roof (v_roofline)\n"
+	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
 	       "  -f, --format FMT     table (default), csv, json or md\n"
@@ -32,6 +45,10 @@ static void help(void)
 	       "\n"
 	       "Examples:\n"
 	       "  fuseprof query runs\n"
+	       "  fuseprof query --format csv regressions > regressions.csv\n"
+	       "  fuseprof query \"SELECT workload, variant, time_ratio FROM v_regressions\n"
+	       "                  WHERE run_id = 7 AND (time_ratio > 1.05 OR dram_ratio > 1.01)\"\n"
+	       "  fuseprof query --format json fusion-gains\n"
 	       "  fuseprof query --format csv \"SELECT workload, variant, time_ns FROM v_ops\"\n"
 	       "  fuseprof query --format json \"SELECT * FROM v_kernels WHERE run_id = 3\"\n"
 	       "\n"
@@ -39,12 +56,36 @@ static void help(void)
 	       "2 usage error.\n");
 }
 
+/* Named questions: `fuseprof query NAME` prints the view that answers it,
+ * in the order that reads best (NULL: the view's own). */
+static const struct named_query {
+	const char *name, *view, *order;
+} named_queries[] = {
+	{ "runs", "v_runs", "run_id DESC" },
+	{ "regressions", "v_regressions", "run_id DESC, time_ratio DESC" },
+	{ "fusion-gains", "v_fusion", NULL },
+	{ "roofline", "v_roofline", NULL },
+	{ NULL, NULL, NULL }
+};
+
+static const struct named_query *find_named(const char *word)
+{
+	for (const struct named_query *q = named_queries; q->name; q++)
+		if (!strcmp(q->name, word))
+			return q;
+	return NULL;
+}
+
 /* "ops" / "v_ops" / "fusion-gains" -> the view's name, or NULL. */
 static const char *find_view(const char *word)
 {
+	const struct named_query *q = find_named(word);
 	char buf[64];
 	size_t n = strlen(word);
 
+	if (q)
+		word = q->view;
+	n = strlen(word);
 	if (n == 0 || n + 3 > sizeof buf)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
@@ -62,10 +103,17 @@ static const char *find_view(const char *word)
 
 static int list_views(enum table_format fmt)
 {
-	static const char *const hdr[] = { "view", "rows" };
+	static const char *const hdr[] = { "name", "about" };
 	struct table t;
 
 	table_init(&t, 2, hdr);
+	for (const struct named_query *q = named_queries; q->name; q++) {
+		char *doc = xasprintf("named query: the rows of %s", q->view);
+
+		table_add_text(&t, q->name);
+		table_add_text(&t, doc);
+		free(doc);
+	}
 	for (const struct view_def *v = fp_views; v->name; v++) {
 		table_add_text(&t, v->name);
 		table_add_text(&t, v->doc);
@@ -83,6 +131,128 @@ static int only_space(const char *s)
 	return 1;
 }
 
+/* Pragmas that only report (with or without an argument). */
+static int pragma_reads(const char *name, const char *arg)
+{
+	static const char *const introspect[] = {
+		"table_info", "table_xinfo", "table_list", "index_info",
+		"index_xinfo", "index_list", "foreign_key_list", "foreign_key_check",
+		"integrity_check", "quick_check", "function_list", "module_list",
+		"pragma_list", "collation_list", "database_list", "compile_options",
+		NULL
+	};
+	static const char *const acting[] = {
+		"optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory",
+		NULL
+	};
+
+	for (int i = 0; introspect[i]; i++)
+		if (!strcasecmp(name, introspect[i]))
+			return 1;
+	/* Without an argument a pragma reads its setting, except these. */
+	if (arg)
+		return 0;
+	for (int i = 0; acting[i]; i++)
+		if (!strcasecmp(name, acting[i]))
+			return 0;
+	return 1;
+}
+
+/* The first action a statement was refused, for the error message; and
+ * the first write to SQLite's schema table, allowed (see below) but named
+ * if the statement then fails to prepare. */
+struct refusal {
+	char what[64];
+	char schema[64];
+};
+
+/* SQLite authorizer: allow reading rows and calling functions, nothing else.
+ * The read-only open already stops writes to the file; this also refuses
+ * what sqlite3_stmt_readonly() lets through (ATTACH, DETACH, BEGIN, pragmas
+ * that change the connection) and names what was refused. */
+static int reads_only(void *ctx, int action, const char *a, const char *b,
+		      const char *dbname, const char *trigger)
+{
+	struct refusal *r = ctx;
+
+	(void)dbname;
+	(void)trigger;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_FUNCTION:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_INSERT:
+	case SQLITE_UPDATE:
+	case SQLITE_DELETE:
+		/* SQLite reports its own schema bookkeeping this way (even when
+		 * preparing a read of a pragma function); a real schema change
+		 * also reports its CREATE or DROP, refused below. */
+		if (a && (!strcmp(a, "sqlite_master") || !strcmp(a, "sqlite_temp_master"))) {
+			if (!r->schema[0])
+				snprintf(r->schema, sizeof r->schema, "%s on %s",
+					 action == SQLITE_INSERT ? "INSERT" :
+					 action == SQLITE_UPDATE ? "UPDATE" : "DELETE", a);
+			return SQLITE_OK;
+		}
+		break;
+	case SQLITE_PRAGMA:
+		if (pragma_reads(a, b))
+			return SQLITE_OK;
+		if (!r->what[0])
+			snprintf(r->what, sizeof r->what, "PRAGMA %s%s", a, b ? " = ..." : "");
+		return SQLITE_DENY;
+	}
+	if (!r->what[0]) {
+		static const struct { int code; const char *name; } names[] = {
+			{ SQLITE_INSERT, "INSERT" }, { SQLITE_UPDATE, "UPDATE" },
+			{ SQLITE_DELETE, "DELETE" }, { SQLITE_ATTACH, "ATTACH" },
+			{ SQLITE_DETACH, "DETACH" }, { SQLITE_TRANSACTION, "a transaction" },
+			{ SQLITE_SAVEPOINT, "SAVEPOINT" }, { SQLITE_ALTER_TABLE, "ALTER TABLE" },
+			{ SQLITE_REINDEX, "REINDEX" }, { SQLITE_ANALYZE, "ANALYZE" },
+			{ SQLITE_CREATE_VTABLE, "CREATE VIRTUAL TABLE" },
+			{ SQLITE_DROP_VTABLE, "DROP VIRTUAL TABLE" },
+		};
+		const char *name = action >= SQLITE_CREATE_INDEX &&
+				   action <= SQLITE_CREATE_VIEW ? "CREATE"
+				 : action >= SQLITE_DROP_INDEX &&
+				   action <= SQLITE_DROP_VIEW ? "DROP" : "a write";
+
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+			if (names[i].code == action)
+				name = names[i].name;
+		snprintf(r->what, sizeof r->what, "%s", name);
+	}
+	return SQLITE_DENY;
+}
+
+/* The statement's leading keyword when it is one that writes or changes
+ * the connection (copied into buf, uppercased), else NULL. Names the
+ * refusal when SQLite rejects such a statement before asking the
+ * authorizer (e.g. "DELETE FROM sqlite_master"). */
+static const char *writing_keyword(const char *sql, char *buf, size_t n)
+{
+	static const char *const words[] = {
+		"INSERT", "REPLACE", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER",
+		"ATTACH", "DETACH", "VACUUM", "REINDEX", "ANALYZE", "BEGIN",
+		"COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", NULL
+	};
+	size_t i = 0;
+
+	while (isspace((unsigned char)*sql))
+		sql++;
+	while (i + 1 < n && isalpha((unsigned char)sql[i])) {
+		buf[i] = (char)toupper((unsigned char)sql[i]);
+		i++;
+	}
+	buf[i] = '\0';
+	for (int w = 0; words[w]; w++)
+		if (!strcmp(buf, words[w]))
+			return buf;
+	return NULL;
+}
+
 /* Run sql and print every row; 0 or -1 (reported). */
 static int print_query(struct store *st, const char *sql, enum table_format fmt)
 {
@@ -90,10 +260,32 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
 	const char **hdr;
+	struct refusal refused = { "", "" };
+	char keyword[16];
 	struct table t;
 	int ncols, rc;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &s, &tail) != SQLITE_OK)
+	sqlite3_set_authorizer(db, reads_only, &refused);
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);
+	if (rc != SQLITE_OK && !refused.what[0] &&
+	    writing_keyword(sql, keyword, sizeof keyword))
+		snprintf(refused.what, sizeof refused.what, "%s", keyword);
+	if (rc != SQLITE_OK && (refused.what[0] || refused.schema[0])) {
+		/* Quote the statement on one line, cut short: the action alone
+		 * can be SQLite's (ANALYZE refuses as a CREATE). */
+		char quote[48];
+		size_t q = 0;
+
+		for (const char *p = sql; *p && q < sizeof quote - 4; p++)
+			if (!isspace((unsigned char)*p) || (q && quote[q - 1] != ' '))
+				quote[q++] = isspace((unsigned char)*p) ? ' ' : *p;
+		strcpy(quote + q, strlen(sql) > q ? "..." : "");
+		return error("query: refusing %s in '%s': query only reads (SELECT, "
+			     "WITH, pragmas that report); the database is opened "
+			     "read-only", refused.what[0] ? refused.what : refused.schema,
+			     quote);
+	}
+	if (rc != SQLITE_OK)
 		return error("query: %s", sqlite3_errmsg(db));
 	if (!s)
 		return error("query: the SQL is empty");
@@ -155,6 +347,7 @@ static int cmd_query(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path(), *view;
+	const struct named_query *named;
 	enum table_format fmt = TABLE_TEXT;
 	struct store *st;
 	char *sql;
@@ -192,8 +385,18 @@ static int cmd_query(int argc, char **argv)
 		return usage_error("query", "query: give the SQL as one argument (quote it)");
 	if (store_open(&st, db, STORE_READONLY))
 		return EXIT_FAIL;
+	named = find_named(argv[optind]);
 	view = find_view(argv[optind]);
-	sql = view ? xasprintf("SELECT * FROM %s", view) : xstrdup(argv[optind]);
+	if (named && !view) {
+		error("query: '%s' needs the view %s, which this fuseprof lacks "
+		      "(see 'fuseprof query --list')", named->name, named->view);
+		store_close(st);
+		return EXIT_FAIL;
+	}
+	sql = !view ? xstrdup(argv[optind])
+	    : named && named->order ? xasprintf("SELECT * FROM %s ORDER BY %s", view,
+						named->order)
+	    : xasprintf("SELECT * FROM %s", view);
 	rc = print_query(st, sql, fmt);
 	free(sql);
 	store_close(st);

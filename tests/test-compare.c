@@ -268,9 +268,11 @@ static void test_correctness(void)
 	ASSERT(r.regressed);
 	x.status = "error";
 	x.nsamples = 0;
+	x.launches = 0;  /* stopped before launching: not a launch change */
 	cmp_ops(&b, &x, &opts, &r);
 	ASSERT_EQ(r.verdict, CMP_WRONG);
 	ASSERT(r.regressed);
+	ASSERT(!r.launches_changed);
 	ASSERT(isnan(r.new_ns));
 	cmp_ops(&x, &b, &opts, &r);
 	ASSERT_EQ(r.verdict, CMP_FIXED);
