@@ -1563,7 +1563,7 @@ static int bwd_check(struct lnl_op *op, const double *x, const double *gm,
 						 N * K) * sizeof(double));
 	double *ref = (double *)xmalloc((size_t)((nr > nw ? nr : nw) * K + 2 * nk + N) *
 					sizeof(double));
-	double *dh = (double *)xmalloc((size_t)K * sizeof(double));
+	double *dh = (double *)xmalloc((size_t)K * sizeof(double)), *wk = NULL;
 	struct fp_cmp c;
 	int rc = -1;
 
@@ -1616,16 +1616,21 @@ static int bwd_check(struct lnl_op *op, const double *x, const double *gm,
 	cmp_rows(&c, got, ref, iw, nw, K, K);
 	check_output(r, "dW", &c);
 
-	// dgamma, dbeta: the sampled columns k of dh over every row
+	// dgamma, dbeta: the sampled columns k of dh over every row (column k
+	// of W copied out first: a walk down W's column would miss cache on
+	// every element)
+	wk = (double *)xmalloc((size_t)N * sizeof(double));
 	for (long s = 0; s < nk; s++) {
 		long k = ik[s];
 		double ag = 0, ab = 0;
 
+		for (long n = 0; n < N; n++)
+			wk[n] = W[n * K + k];
 		for (long i = 0; i < M; i++) {
 			double d = 0;
 
 			for (long n = 0; n < N; n++)
-				d += dy[i * N + n] * W[n * K + k];
+				d += dy[i * N + n] * wk[n];
 			ag += d * xh[i * K + k];
 			ab += d;
 		}
@@ -1668,6 +1673,7 @@ out_free:
 	free(got);
 	free(ref);
 	free(dh);
+	free(wk);
 	return rc;
 }
 
