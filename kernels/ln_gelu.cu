@@ -44,7 +44,7 @@
 // - GELU in fp32 is written h * sigmoid(2u), which equals 0.5 h (1 + tanh u)
 //   but keeps its accuracy in the negative tail; the erf form uses erfc for
 //   the same reason. bf16 outputs round to 2^-9 anyway, so the bf16 kernels
-//   use the fast __expf.
+//   use the hardware tanh (tanh.approx) instead.
 #include "config.h"
 
 #include <math.h>
@@ -169,10 +169,11 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 #ifndef BWD_PER_THREAD
 #define BWD_PER_THREAD 16
 #endif
-// Blocks per SM the backward row kernel asks registers for (a cap of
-// 65536 / (256 * this) registers per thread at 256 threads).
+// Blocks per SM the backward row kernel asks registers for, at 256
+// threads: 3 caps it at 80 registers, which it fits without spilling
+// (84 fp32 / 96 bf16 unbounded, i.e. 2 blocks per SM).
 #ifndef BWD_MIN_BLOCKS
-#define BWD_MIN_BLOCKS 1
+#define BWD_MIN_BLOCKS 3
 #endif
 #define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
 #define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
@@ -259,9 +260,21 @@ __device__ __forceinline__ float dev_exp(float z)
 	return FAST ? __expf(z) : expf(z);
 }
 
-// GELU(h). tanh form as h * sigmoid(2u): u is clamped at -40 so that
-// 1 + exp(-2u) stays below 2^126, the range of __fdividef (2 ulp there);
-// the clamped result is h * 1.8e-35, zero for any purpose.
+// The hardware tanh (one MUFU op, max relative error 2^-10.99): far below
+// bf16's 2^-9 rounding, far above fp32's.
+__device__ __forceinline__ float tanh_approx(float x)
+{
+	float y;
+
+	asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+// GELU(h). fp32, tanh form, as h * sigmoid(2u): u is clamped at -40 so
+// that 1 + exp(-2u) stays below 2^126, the range of __fdividef (2 ulp
+// there); the clamped result is h * 1.8e-35, zero for any purpose. bf16
+// (FAST) takes the textbook form with the hardware tanh: 7 instructions
+// instead of about 12 (the bf16 kernels run close to the ALU's limit).
 template <bool FAST>
 __device__ __forceinline__ float gelu(float h, int erf)
 {
@@ -269,13 +282,18 @@ __device__ __forceinline__ float gelu(float h, int erf)
 		return FAST ? 0.5f * h * (1.0f + erff(h * RSQRT2))
 			    : 0.5f * h * erfcf(-h * RSQRT2);
 	float u = GELU_K * fmaf(GELU_C * h * h, h, h);
+	if (FAST) {
+		float hh = 0.5f * h;
+		return fmaf(hh, tanh_approx(u), hh);
+	}
 	float e = dev_exp<FAST>(-2.0f * fmaxf(u, -40.0f));
 
 	return __fdividef(h, 1.0f + e);
 }
 
-// GELU'(h). With s = sigmoid(2u), 1 - s = e s (e = exp(-2u)), so
+// GELU'(h). fp32: with s = sigmoid(2u), 1 - s = e s (e = exp(-2u)), so
 // d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
+// bf16: 0.5 (1 + t) + 0.5 h (1 - t^2) u' with the hardware tanh.
 template <bool FAST>
 __device__ __forceinline__ float gelu_grad(float h, int erf)
 {
@@ -287,6 +305,10 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 	float h2 = h * h;
 	float u = GELU_K * fmaf(GELU_C * h2, h, h);
 	float du = GELU_K * fmaf(3.0f * GELU_C, h2, 1.0f);
+	if (FAST) {
+		float t = tanh_approx(u);
+		return fmaf(0.5f * h * du, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
+	}
 	float e = dev_exp<FAST>(-2.0f * fmaxf(u, -40.0f));
 	float s = __fdividef(1.0f, 1.0f + e);
 
@@ -649,7 +671,7 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			if constexpr (MODE == BWD_DH) {
 				outr[j] = from_f<T>(dh);
 			} else {
-				float dxh = dh * gm;
+				float dxh = __fmul_rn(dh, gm);  // as in the dx pass
 
 				pg[j] = fmaf(dh, xh, pg[j]);
 				pb[j] += dh;
@@ -667,7 +689,10 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 
 				if constexpr (MODE != BWD_LN)
 					dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), erf);
-				outr[j] = from_f<T>(rstd * (dh * gm - fmaf(xh, b, a)));
+				// __fmul_rn: no FMA contraction, so dxhat is the same
+				// rounded value the row sums saw, and a row of N = 1
+				// gives exactly 0.
+				outr[j] = from_f<T>(rstd * (__fmul_rn(dh, gm) - fmaf(xh, b, a)));
 			}
 		}
 	}
@@ -695,16 +720,30 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	constexpr int CAP = TPR * CH * V;  // widest row this instance holds
+	// dgamma/dbeta accumulators: [2][RPB][CAP] fp32 in shared memory
+	// (32 KB at 256 threads), each thread touching only its own columns
+	// of its own row group, so no barrier until the end. In registers
+	// they took 32 of the thread's ~113 and held the kernel to 2 blocks
+	// per SM. At 512 threads they would need 64 KB: registers there.
+	constexpr bool SACC = MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
 	__shared__ float sh[BLOCK / 32 * 2];
+	__shared__ __align__(16) float sacc[SACC ? 2 * RPB * CAP : 4];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const float n = (float)N;
-	float ag[CH][V], ab[CH][V];  // this thread's dgamma, dbeta columns
+	float ag[SACC ? 1 : CH][V], ab[SACC ? 1 : CH][V];  // !SACC: in registers
+	float *const sg = sacc + g * CAP, *const sb = sacc + (RPB + g) * CAP;
 
 #pragma unroll
 	for (int c = 0; c < CH; c++)
 #pragma unroll
-		for (int k = 0; k < V; k++)
-			ag[c][k] = ab[c][k] = 0.0f;
+		for (int k = 0; k < V; k++) {
+			if constexpr (SACC) {
+				sg[(c * TPR + t) * V + k] = 0.0f;
+				sb[(c * TPR + t) * V + k] = 0.0f;
+			} else {
+				ag[c][k] = ab[c][k] = 0.0f;
+			}
+		}
 	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
 		const long row = r0 + g;
 		const bool live = row < M;
@@ -768,7 +807,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 		for (int c = 0; c < CH; c++) {
 			const int j = (c * TPR + t) * V;
 			if (j < N) {
-				float gm[V], bt[V];
+				float gm[V], bt[V], dh[V];
 
 				ld16<false>(gamma + j, gm);
 				if constexpr (MODE != BWD_LN)
@@ -776,21 +815,42 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					const float xh = (xv[c][k] - lo) * rstd;
-					float dh = gv[c][k];
 
+					dh[k] = gv[c][k];
 					if constexpr (MODE != BWD_LN)
-						dh *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), erf);
+						dh[k] *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), erf);
 					xv[c][k] = xh;
 					if constexpr (MODE == BWD_DH) {
-						gv[c][k] = dh;
+						gv[c][k] = dh[k];
 					} else {
-						const float dxh = dh * gm[k];
+						const float dxh = __fmul_rn(dh[k], gm[k]);
 
-						ag[c][k] = fmaf(dh, xh, ag[c][k]);
-						ab[c][k] += dh;
+						if constexpr (!SACC) {
+							ag[c][k] = fmaf(dh[k], xh, ag[c][k]);
+							ab[c][k] += dh[k];
+						}
 						gv[c][k] = dxh;
 						p[0] += dxh;
 						p[1] = fmaf(dxh, xh, p[1]);
+					}
+				}
+				if constexpr (SACC) {
+#pragma unroll
+					for (int k = 0; k < V; k += 4) {  // 16-byte RMW
+						float4 *qg = (float4 *)(sg + j + k);
+						float4 *qb = (float4 *)(sb + j + k);
+						float4 u = *qg, w = *qb;
+
+						u.x = fmaf(dh[k], xv[c][k], u.x);
+						u.y = fmaf(dh[k + 1], xv[c][k + 1], u.y);
+						u.z = fmaf(dh[k + 2], xv[c][k + 2], u.z);
+						u.w = fmaf(dh[k + 3], xv[c][k + 3], u.w);
+						w.x += dh[k];
+						w.y += dh[k + 1];
+						w.z += dh[k + 2];
+						w.w += dh[k + 3];
+						*qg = u;
+						*qb = w;
 					}
 				}
 			}
@@ -823,7 +883,21 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			}
 		}
 	}
-	if constexpr (MODE != BWD_DH) {
+	if constexpr (SACC) {
+		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
+
+		__syncthreads();
+		for (int j = threadIdx.x; j < N; j += BLOCK) {
+			float u = sacc[j], w = sacc[RPB * CAP + j];
+#pragma unroll
+			for (int s = 1; s < RPB; s++) {  // groups in order
+				u += sacc[s * CAP + j];
+				w += sacc[(RPB + s) * CAP + j];
+			}
+			pg[j] = u;
+			pb[j] = w;
+		}
+	} else if constexpr (MODE != BWD_DH) {
 		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
 
 		if constexpr (RPB == 1) {
