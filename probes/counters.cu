@@ -143,23 +143,41 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	TRY(cuptiProfilerHostInitialize(&hi), out_free);
 	c->host = hi.pHostObject;
 
-	/* One metric at a time, so an unknown name is named. */
-	for (int i = 0; i < n; i++) {
+	/* All metrics in one call: added one call at a time, CUPTI 13.0
+	 * scheduled every sm__sass_thread_inst_executed_op_* metric with the
+	 * first one's instruction filter (all read the same value). */
+	{
 		CUpti_Profiler_Host_ConfigAddMetrics_Params am;
 		CUptiResult r;
 
 		memset(&am, 0, sizeof am);
 		am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
 		am.pHostObject = c->host;
-		am.ppMetricNames = &c->metrics[i];
-		am.numMetrics = 1;
+		am.ppMetricNames = c->metrics;
+		am.numMetrics = (size_t)n;
 		r = cuptiProfilerHostConfigAddMetrics(&am);
 		if (r != CUPTI_SUCCESS) {
-			error("unknown counter '%s' on chip %s: %s (fix the counter "
-			      "group, or list the chip's metrics with 'ncu "
-			      "--query-metrics')", c->metrics[i], cn.pChipName,
-			      counters_result_name(r));
-			rc = PROBE_BAD_COUNTER;
+			/* Name the culprit: the first metric CUPTI has no properties for. */
+			const char *bad = NULL;
+
+			for (int i = 0; i < n && !bad; i++) {
+				CUpti_Profiler_Host_GetMetricProperties_Params mp;
+
+				memset(&mp, 0, sizeof mp);
+				mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+				mp.pHostObject = c->host;
+				mp.pMetricName = c->metrics[i];
+				if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
+					bad = c->metrics[i];
+			}
+			if (bad) {
+				error("unknown counter '%s' on chip %s (fix the counter group, "
+				      "or list the chip's metrics with 'ncu --query-metrics')",
+				      bad, cn.pChipName);
+				rc = PROBE_BAD_COUNTER;
+			} else {
+				rc = fail(r, "cuptiProfilerHostConfigAddMetrics");
+			}
 			goto out_free;
 		}
 	}

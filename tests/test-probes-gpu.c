@@ -28,8 +28,11 @@ static const char *const metrics[] = {
 	"dram__bytes_write.sum",
 	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
 	"lts__t_bytes.sum",
+	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum",
 };
-#define NM 4
+#define NM 7
 
 int main(void)
 {
@@ -133,6 +136,11 @@ int main(void)
 		fprintf(stderr, "fma %d x %d threads x %d iters x %d chains: ffma %.0f, "
 			"want %.0f\n", blocks, threads, iters, PROBE_FMA_CHAINS, v[2], want);
 		ASSERT_EQ((long long)v[2], (long long)want);
+		/* Each instruction type counted on its own: no FMUL or DFMA
+		 * here, a few FADDs (the final sum of the chains). */
+		ASSERT_EQ((long long)v[5], 0);
+		ASSERT_EQ((long long)v[6], 0);
+		ASSERT(v[4] > 0 && v[4] < want);
 		free(v);
 		CUDA_OK(cudaFree(out));
 	}

@@ -12,7 +12,7 @@ fi
 "$FUSEPROF" run --dry-run --quick >"$tmp/ops" || exit 77
 nops=$(wc -l <"$tmp/ops")
 db=$tmp/q.db
-q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n +2; }
+q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n +2 | tr -d '\r'; }
 
 set +e
 "$FUSEPROF" run --quick --db "$db" --tag quick >"$tmp/out" 2>"$tmp/err"
@@ -52,7 +52,9 @@ grep -q dram_bw "$tmp/out" || fail "ceilings table lacks dram_bw"
 "$FUSEPROF" run --db "$db" --reps 200 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
 pid=$!
 i=0
-while [ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'" 2>/dev/null || echo 0)" -lt 1 ]; do
+while :; do
+	n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'" 2>/dev/null || true)
+	[ "${n:-0}" -lt 1 ] || break
 	i=$((i + 1))
 	[ $i -lt 600 ] || { kill $pid; fail "no op stored after 60 s"; }
 	sleep 0.1
