@@ -169,11 +169,21 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 #ifndef BWD_PER_THREAD
 #define BWD_PER_THREAD 16
 #endif
-// Blocks per SM the backward row kernel asks registers for, at 256
-// threads: 3 caps it at 80 registers, which it fits without spilling
-// (84 fp32 / 96 bf16 unbounded, i.e. 2 blocks per SM).
-#ifndef BWD_MIN_BLOCKS
-#define BWD_MIN_BLOCKS 3
+// Per storage type (F32, BF16): keep the backward's dgamma/dbeta
+// accumulators in shared memory (1) or in registers (0), see ln_rows_bwd;
+// and the blocks per SM its 256-thread instances ask registers for
+// (3 caps them at 80 registers, 4 at 64).
+#ifndef BWD_SMEM_ACC_F32
+#define BWD_SMEM_ACC_F32 1
+#endif
+#ifndef BWD_SMEM_ACC_BF16
+#define BWD_SMEM_ACC_BF16 1
+#endif
+#ifndef BWD_MIN_BLOCKS_F32
+#define BWD_MIN_BLOCKS_F32 3
+#endif
+#ifndef BWD_MIN_BLOCKS_BF16
+#define BWD_MIN_BLOCKS_BF16 3
 #endif
 #define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
 #define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
@@ -367,9 +377,9 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 // fp32 537 MB, 179 us at 3.0 TB/s.
 // 16-byte accesses, GELU_UNROLL independent loads in flight per thread
 // before the first use; the < 16-byte tail of the buffer goes scalar.
-template <typename T>
+template <typename T, int ERF>
 __global__ void __launch_bounds__(GELU_THREADS)
-gelu_kernel(const T *__restrict__ h, T *__restrict__ y, size_t n, int erf)
+gelu_kernel(const T *__restrict__ h, T *__restrict__ y, size_t n)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	constexpr int V = 16 / sizeof(T);
@@ -392,14 +402,14 @@ gelu_kernel(const T *__restrict__ h, T *__restrict__ y, size_t n, int erf)
 			if (i < nvec) {
 #pragma unroll
 				for (int k = 0; k < V; k++)
-					v[u][k] = gelu<FAST>(v[u][k], erf);
+					v[u][k] = gelu<FAST>(v[u][k], ERF);
 				st16<true>(y + i * V, v[u]);
 			}
 		}
 	}
 	size_t tail = nvec * V + (size_t)blockIdx.x * GELU_THREADS + threadIdx.x;
 	if (tail < n && blockIdx.x * (size_t)GELU_THREADS + threadIdx.x < (size_t)V)
-		y[tail] = from_f<T>(gelu<FAST>(to_f(h[tail]), erf));
+		y[tail] = from_f<T>(gelu<FAST>(to_f(h[tail]), ERF));
 }
 
 // Kernel 2: LayerNorm (and GELU) of rows of any width, one block per row,
@@ -416,11 +426,11 @@ gelu_kernel(const T *__restrict__ h, T *__restrict__ y, size_t n, int erf)
 // x is read three times, but one row is at most a few hundred KB, and the
 // rows of the blocks in flight (132 SMs x 4 blocks) fit the 50 MB L2, so
 // DRAM should see x about once.
-template <typename T, int MODE>
+template <typename T, int MODE, int ERF>
 __global__ void __launch_bounds__(WIDE_THREADS)
 ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	    const T *__restrict__ beta, T *__restrict__ out,
-	    float *__restrict__ stats, long M, long N, int erf)
+	    float *__restrict__ stats, long M, long N)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
@@ -464,7 +474,7 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
 				float h = fmaf(((to_f(xr[j]) - hi) - lo) * rstd,
 					       to_f(gamma[j]), to_f(beta[j]));
-				yr[j] = from_f<T>(MODE == FWD_FUSED ? gelu<FAST>(h, erf) : h);
+				yr[j] = from_f<T>(MODE == FWD_FUSED ? gelu<FAST>(h, ERF) : h);
 			}
 		}
 	}
@@ -480,11 +490,11 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // takes 256 / TPR rows, and a warp-per-row reduction needs no barrier at
 // all. Same MODEs as kernel 2.
 // Napkin (FWD_FUSED, 16384 x 4096 fp32): 537 MB, floor 179 us at 3.0 TB/s.
-template <typename T, int TPR, int MODE>
+template <typename T, int TPR, int MODE, int ERF>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
 ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	    const T *__restrict__ beta, T *__restrict__ out,
-	    float *__restrict__ stats, long M, long Nl, int erf)
+	    float *__restrict__ stats, long M, long Nl)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
@@ -567,7 +577,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 #pragma unroll
 					for (int k = 0; k < V; k++) {
 						float h = fmaf((v[c][k] - lo) * rstd, gm[k], bt[k]);
-						v[c][k] = MODE == FWD_FUSED ? gelu<FAST>(h, erf) : h;
+						v[c][k] = MODE == FWD_FUSED ? gelu<FAST>(h, ERF) : h;
 					}
 					st16<true>(yr + j, v[c]);
 				}
@@ -616,12 +626,12 @@ reduce_partials(const float *__restrict__ partial, int P, long N,
 // (each column always owned by the same thread: no race, fixed order),
 // then dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)) in one more
 // pass. Reads x four times and dy twice, mostly from L2.
-template <typename T, int MODE>
+template <typename T, int MODE, int ERF>
 __global__ void __launch_bounds__(WIDE_THREADS)
 ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
-	    float *__restrict__ partial, long M, long N, int erf)
+	    float *__restrict__ partial, long M, long N)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
@@ -667,7 +677,7 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			float dh = to_f(dyr[j]);
 
 			if constexpr (MODE != BWD_LN)
-				dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), erf);
+				dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
 			if constexpr (MODE == BWD_DH) {
 				outr[j] = from_f<T>(dh);
 			} else {
@@ -688,7 +698,7 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				float dh = to_f(dyr[j]);
 
 				if constexpr (MODE != BWD_LN)
-					dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), erf);
+					dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
 				// __fmul_rn: no FMA contraction, so dxhat is the same
 				// rounded value the row sums saw, and a row of N = 1
 				// gives exactly 0.
@@ -708,13 +718,14 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 // as kernel 5 (BWD_DH runs on a plain, non-persistent grid).
 // Napkin (BWD_FUSED, 16384 x 4096 fp32): 805 MB + partials (P 2N 4 bytes
 // written, read back by kernel 4, mostly from L2); floor 268 us at 3.0 TB/s.
-template <typename T, int TPR, int MODE>
+template <typename T, int TPR, int MODE, int ERF>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
-				  (TPR > ROW_BLOCK ? 1 : BWD_MIN_BLOCKS))
+				  (TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ? BWD_MIN_BLOCKS_BF16
+									: BWD_MIN_BLOCKS_F32))
 ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
-	    float *__restrict__ partial, long M, long Nl, int erf)
+	    float *__restrict__ partial, long M, long Nl)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
@@ -725,7 +736,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	// of its own row group, so no barrier until the end. In registers
 	// they took 32 of the thread's ~113 and held the kernel to 2 blocks
 	// per SM. At 512 threads they would need 64 KB: registers there.
-	constexpr bool SACC = MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
+	constexpr bool SACC = (sizeof(T) == 2 ? BWD_SMEM_ACC_BF16 : BWD_SMEM_ACC_F32) &&
+			      MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
 	__shared__ float sh[BLOCK / 32 * 2];
 	__shared__ __align__(16) float sacc[SACC ? 2 * RPB * CAP : 4];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
@@ -818,7 +830,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 
 					dh[k] = gv[c][k];
 					if constexpr (MODE != BWD_LN)
-						dh[k] *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), erf);
+						dh[k] *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), ERF);
 					xv[c][k] = xh;
 					if constexpr (MODE == BWD_DH) {
 						gv[c][k] = dh[k];
@@ -957,71 +969,81 @@ extern "C" int ln_gelu_plan(int bwd, long N, enum fp_dtype dt)
 }
 
 // A kernel picked for a row width: its address for cudaLaunchKernel (every
-// forward kernel takes x, gamma, beta, out, stats, M, N, erf; every backward
-// one dy, x, gamma, beta, out, stats, partial, M, N, erf), its block size
+// forward kernel takes x, gamma, beta, out, stats, M, N; every backward
+// one dy, x, gamma, beta, out, stats, partial, M, N), its block size
 // and how many rows one block takes per iteration.
 struct kcfg {
 	const void *fn;
 	int block, rpb;
 };
 
-#define ROW_CASES(KERNEL, T, MODE)                                               \
-	case 32: return { (const void *)KERNEL<T, 32, MODE>, ROW_BLOCK, ROW_BLOCK / 32 }; \
-	case 64: return { (const void *)KERNEL<T, 64, MODE>, ROW_BLOCK, ROW_BLOCK / 64 }; \
-	case 128: return { (const void *)KERNEL<T, 128, MODE>, ROW_BLOCK, ROW_BLOCK / 128 }; \
-	case 256: return { (const void *)KERNEL<T, 256, MODE>, 256, 1 };        \
-	case 512: return { (const void *)KERNEL<T, 512, MODE>, 512, 1 }
+#define ROW_CASES(KERNEL, T, MODE, ERF)                                          \
+	case 32: return { (const void *)KERNEL<T, 32, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 32 }; \
+	case 64: return { (const void *)KERNEL<T, 64, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 64 }; \
+	case 128: return { (const void *)KERNEL<T, 128, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 128 }; \
+	case 256: return { (const void *)KERNEL<T, 256, MODE, ERF>, 256, 1 };   \
+	case 512: return { (const void *)KERNEL<T, 512, MODE, ERF>, 512, 1 }
 
-template <typename T, int MODE>
+template <typename T, int MODE, int ERF>
 static struct kcfg fwd_kernel(int tpr)
 {
 	switch (tpr) {
-	ROW_CASES(ln_rows_fwd, T, MODE);
-	case 1024: return { (const void *)ln_rows_fwd<T, 1024, MODE>, 1024, 1 };
-	default: return { (const void *)ln_wide_fwd<T, MODE>, WIDE_THREADS, 1 };
+	ROW_CASES(ln_rows_fwd, T, MODE, ERF);
+	case 1024: return { (const void *)ln_rows_fwd<T, 1024, MODE, ERF>, 1024, 1 };
+	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1 };
 	}
 }
 
 // No 1024-thread backward: at 1024 threads a thread gets 64 registers, and
 // x, dy and the two accumulators alone take 64 (it spilled).
-template <typename T, int MODE>
+template <typename T, int MODE, int ERF>
 static struct kcfg bwd_kernel(int tpr)
 {
 	switch (tpr) {
-	ROW_CASES(ln_rows_bwd, T, MODE);
-	default: return { (const void *)ln_wide_bwd<T, MODE>, WIDE_THREADS, 1 };
+	ROW_CASES(ln_rows_bwd, T, MODE, ERF);
+	default: return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1 };
+	}
+}
+
+// The GELU form is a template parameter: as a run-time argument the
+// compiler if-converted both forms into every element (select between a
+// tanh and an erf result), doubling the arithmetic. Modes without GELU
+// take the ERF = 0 instance.
+template <typename T>
+static struct kcfg fwd_kernel_t(int mode, int erf, int tpr)
+{
+	switch (mode) {
+	case FWD_STATS: return fwd_kernel<T, FWD_STATS, 0>(tpr);
+	case FWD_NORM: return fwd_kernel<T, FWD_NORM, 0>(tpr);
+	case FWD_LN: return fwd_kernel<T, FWD_LN, 0>(tpr);
+	default:
+		return erf ? fwd_kernel<T, FWD_FUSED, 1>(tpr)
+			   : fwd_kernel<T, FWD_FUSED, 0>(tpr);
 	}
 }
 
 template <typename T>
-static struct kcfg fwd_kernel_t(int mode, int tpr)
+static struct kcfg bwd_kernel_t(int mode, int erf, int tpr)
 {
 	switch (mode) {
-	case FWD_STATS: return fwd_kernel<T, FWD_STATS>(tpr);
-	case FWD_NORM: return fwd_kernel<T, FWD_NORM>(tpr);
-	case FWD_LN: return fwd_kernel<T, FWD_LN>(tpr);
-	default: return fwd_kernel<T, FWD_FUSED>(tpr);
+	case BWD_DH:
+		return erf ? bwd_kernel<T, BWD_DH, 1>(tpr) : bwd_kernel<T, BWD_DH, 0>(tpr);
+	case BWD_LN: return bwd_kernel<T, BWD_LN, 0>(tpr);
+	default:
+		return erf ? bwd_kernel<T, BWD_FUSED, 1>(tpr)
+			   : bwd_kernel<T, BWD_FUSED, 0>(tpr);
 	}
 }
 
-template <typename T>
-static struct kcfg bwd_kernel_t(int mode, int tpr)
-{
-	switch (mode) {
-	case BWD_DH: return bwd_kernel<T, BWD_DH>(tpr);
-	case BWD_LN: return bwd_kernel<T, BWD_LN>(tpr);
-	default: return bwd_kernel<T, BWD_FUSED>(tpr);
-	}
-}
-
-static struct kcfg pick(int bwd, int mode, long N, enum fp_dtype dt)
+static struct kcfg pick(int bwd, int mode, int erf, long N, enum fp_dtype dt)
 {
 	int tpr = ln_gelu_plan(bwd, N, dt);
 
 	if (dt == FP_BF16)
-		return bwd ? bwd_kernel_t<__nv_bfloat16>(mode, tpr)
-			   : fwd_kernel_t<__nv_bfloat16>(mode, tpr);
-	return bwd ? bwd_kernel_t<float>(mode, tpr) : fwd_kernel_t<float>(mode, tpr);
+		return bwd ? bwd_kernel_t<__nv_bfloat16>(mode, erf, tpr)
+			   : fwd_kernel_t<__nv_bfloat16>(mode, erf, tpr);
+	return bwd ? bwd_kernel_t<float>(mode, erf, tpr)
+		   : fwd_kernel_t<float>(mode, erf, tpr);
 }
 
 enum { V_FWD_UNFUSED3, V_FWD_UNFUSED2, V_FWD_FUSED };
@@ -1053,11 +1075,10 @@ static int launch_fwd_rows(const struct fp_op *op, int mode, const void *x,
 			   const void *g, const void *b, void *out,
 			   cudaStream_t st)
 {
-	struct kcfg k = pick(0, mode, op->N, op->dt);
+	struct kcfg k = pick(0, mode, op->erf, op->N, op->dt);
 	long M = op->M, N = op->N;
-	int erf = op->erf;
 	float *stats = op->stats;
-	void *args[] = { &x, &g, &b, &out, &stats, &M, &N, &erf };
+	void *args[] = { &x, &g, &b, &out, &stats, &M, &N };
 
 	return CUDA_CHECK(cudaLaunchKernel(k.fn, dim3(row_grid(&k, M)), dim3(k.block),
 					   args, 0, st));
@@ -1070,12 +1091,21 @@ static int launch_gelu(const struct fp_op *op, const void *h, void *y,
 	size_t nvec = n / (16 / op->es), blocks = (nvec + per - 1) / per;
 	unsigned grid = (unsigned)(blocks < 1 ? 1 : blocks > MAX_GRID ? MAX_GRID : blocks);
 
-	if (op->dt == FP_BF16)
-		gelu_kernel<__nv_bfloat16><<<grid, GELU_THREADS, 0, st>>>(
-			(const __nv_bfloat16 *)h, (__nv_bfloat16 *)y, n, op->erf);
-	else
-		gelu_kernel<float><<<grid, GELU_THREADS, 0, st>>>(
-			(const float *)h, (float *)y, n, op->erf);
+	if (op->dt == FP_BF16) {
+		if (op->erf)
+			gelu_kernel<__nv_bfloat16, 1><<<grid, GELU_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)h, (__nv_bfloat16 *)y, n);
+		else
+			gelu_kernel<__nv_bfloat16, 0><<<grid, GELU_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)h, (__nv_bfloat16 *)y, n);
+	} else {
+		if (op->erf)
+			gelu_kernel<float, 1><<<grid, GELU_THREADS, 0, st>>>(
+				(const float *)h, (float *)y, n);
+		else
+			gelu_kernel<float, 0><<<grid, GELU_THREADS, 0, st>>>(
+				(const float *)h, (float *)y, n);
+	}
 	return CUDA_CHECK_LAUNCH("gelu_kernel");
 }
 
@@ -1085,9 +1115,8 @@ static int launch_bwd_rows(const struct fp_op *op, const struct kcfg *k,
 			   cudaStream_t st)
 {
 	long M = op->M, N = op->N;
-	int erf = op->erf;
 	float *stats = op->stats, *partial = op->partial;
-	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N, &erf };
+	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N };
 
 	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid), dim3(k->block), args,
 					   0, st));
@@ -1130,7 +1159,7 @@ static int op_launch(struct fp_op *op, int set, cudaStream_t st)
 	const char *dy = op->dy + set * mn;
 
 	if (op->variant == V_BWD_UNFUSED) {
-		struct kcfg k1 = pick(1, BWD_DH, op->N, op->dt);
+		struct kcfg k1 = pick(1, BWD_DH, op->erf, op->N, op->dt);
 
 		return launch_bwd_rows(op, &k1, row_grid(&k1, op->M), dy, x, g, b,
 				       op->mid, st) ||
@@ -1244,7 +1273,7 @@ static int uses_mid(int bwd, int variant)
 static long partial_rows_max(const struct fp_shape *s, enum fp_dtype dt, int variant)
 {
 	struct kcfg k = pick(1, variant == V_BWD_UNFUSED ? BWD_LN : BWD_FUSED,
-			     s->v[1], dt);
+			     (int)s->v[2], s->v[1], dt);
 	long groups = (s->v[0] + k.rpb - 1) / k.rpb;
 
 	return groups < MAX_PARTIALS ? groups : MAX_PARTIALS;
@@ -1402,7 +1431,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		goto out_free;
 	if (bwd) {
 		op->main = pick(1, variant == V_BWD_UNFUSED ? BWD_LN : BWD_FUSED,
-				op->N, dt);
+				op->erf, op->N, dt);
 		if (persistent_grid(&op->main, op->M, &op->pgrid) ||
 		    CUDA_CHECK(cudaMalloc((void **)&op->dy, nsets * mn)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&op->dgb, 2 * nb)) ||
