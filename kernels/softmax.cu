@@ -656,19 +656,25 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 // bytes (ncu: 423 MB read for 412 MB of input): a 201 KB stash allows one
 // block per SM, so each SM alternated a read-only and a write-only phase with
 // nothing to overlap them.
-// This version splits the row over a cluster of WIDE_CLUSTER blocks of 256
-// threads (Hopper thread block clusters): each block streams and stashes one
-// eighth of the row (25 KB at 50257 fp32, so several rows share an SM and
-// their phases overlap), the blocks merge their (max, sum) through
+// This version splits the row over a cluster of up to WIDE_CLUSTER blocks
+// of 256 threads (Hopper thread block clusters): each block streams and
+// stashes its part of the row (25 KB at 50257 fp32, so several rows share an
+// SM and their phases overlap), the blocks merge their (max, sum) through
 // distributed shared memory in rank order (so every block gets the identical
-// result), and each writes its eighth. Rows whose eighth exceeds the shared
-// memory a block may have (over ~460k fp32 elements) re-read the rest from
-// global memory in pass 2.
+// result), and each writes its part. Measured with 8 blocks per row: 337 us
+// fp32 (2.45 TB/s; ncu: 411.8 MB read, exactly the input), but bf16 only
+// 223 us, its eighths (786 slots, 3 per thread) too short to pay for a
+// block's start and two cluster barriers; so the cluster now has the fewest
+// blocks (1, 2, 4 or 8) that leave each at most WIDE_BLOCK_SLOTS slots
+// (4 at 50257 bf16, 8 at fp32: 1571 slots each). Rows whose part exceeds
+// the shared memory a block may have (over ~460k fp32 elements) re-read the
+// rest from global memory in pass 2.
 
 #define WIDE_THREADS 256
 #define WIDE_WARPS (WIDE_THREADS / 32)
 #define WIDE_UNROLL 4
-#define WIDE_CLUSTER 8
+#define WIDE_CLUSTER 8        // most blocks per row (the portable cluster limit)
+#define WIDE_BLOCK_SLOTS 3072 // most slots per block before the cluster grows
 
 template <typename T, bool MASKED>
 __global__ void __launch_bounds__(WIDE_THREADS)
@@ -679,7 +685,8 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 	__shared__ float red_m[WIDE_WARPS], red_s[WIDE_WARPS], fin[2];
 	constexpr int W = vec<T>::W, STEP = WIDE_THREADS * WIDE_UNROLL;
 	cg::cluster_group cl = cg::this_cluster();
-	const long row = blockIdx.x / WIDE_CLUSTER;
+	const int C = (int)cl.num_blocks();
+	const long row = blockIdx.x / C;
 	const int rank = (int)cl.block_rank();
 	const size_t start = (size_t)row * N;
 	const int off = (int)(start % W), t = threadIdx.x;
@@ -754,7 +761,7 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 	cl.sync();
 	m = -INFINITY;
 	s = 0;
-	for (int r = 0; r < WIDE_CLUSTER; r++) {
+	for (int r = 0; r < C; r++) {
 		const float *f = cl.map_shared_rank(fin, r);
 		ms_merge(m, s, f[0], f[1]);
 	}
@@ -797,7 +804,8 @@ softmax_bwd_fused_wide(const T *__restrict__ y, const T *__restrict__ dy,
 	__shared__ float red[WIDE_WARPS + 1];
 	constexpr int W = vec<T>::W, STEP = WIDE_THREADS * WIDE_UNROLL;
 	cg::cluster_group cl = cg::this_cluster();
-	const long row = blockIdx.x / WIDE_CLUSTER;
+	const int C = (int)cl.num_blocks();
+	const long row = blockIdx.x / C;
 	const int rank = (int)cl.block_rank();
 	const size_t start = (size_t)row * N;
 	const int off = (int)(start % W), t = threadIdx.x;
@@ -832,7 +840,7 @@ softmax_bwd_fused_wide(const T *__restrict__ y, const T *__restrict__ dy,
 	block_reduce<WIDE_WARPS, false>(s, red);  // this block's part in red[WIDE_WARPS]
 	cl.sync();
 	s = 0;
-	for (int r = 0; r < WIDE_CLUSTER; r++)
+	for (int r = 0; r < C; r++)
 		s += *cl.map_shared_rank(&red[WIDE_WARPS], r);
 	cl.sync();
 	for (int k0 = lo + t; k0 < hi; k0 += STEP) {
@@ -887,6 +895,7 @@ struct sm_op {
 	void *tmp;         // e (unfused4) or masked scores t (masked unfused)
 	float *rowa, *rowb;  // per-row max / sum (unfused4), sum(dy*y) (bwd)
 	int wpr, vpt;      // register kernel shape; wpr == 0: wide kernel
+	int cluster;       // wide kernels: blocks per row (a cluster)
 	int chunk;         // wide kernels: slots of a row per cluster block
 	int stash_fwd, stash_bwd;  // wide kernels' stash per block, in slots
 };
@@ -936,6 +945,17 @@ static int reg_shape_compiled(int wpr, int vpt)
 	return 0;
 }
 
+// Blocks per row for the wide kernels, rows of S slots: the fewest of 1, 2,
+// 4, 8 that leave each block at most WIDE_BLOCK_SLOTS slots.
+static int wide_cluster(long S)
+{
+	int c = 1;
+
+	while (c < WIDE_CLUSTER && (S + c - 1) / c > WIDE_BLOCK_SLOTS)
+		c *= 2;
+	return c;
+}
+
 static unsigned blocks_for(long M, int wpr)
 {
 	int rows = wpr >= 4 ? 1 : 4 / wpr;
@@ -943,17 +963,17 @@ static unsigned blocks_for(long M, int wpr)
 	return (unsigned)((M + rows - 1) / rows);
 }
 
-// A launch of WIDE_CLUSTER blocks per row, clustered; cfg points to attr.
+// A launch of C blocks per row, clustered; cfg points to attr.
 static void wide_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
-			long M, size_t smem, cudaStream_t st)
+			long M, int C, size_t smem, cudaStream_t st)
 {
 	*cfg = cudaLaunchConfig_t{};
 	*attr = cudaLaunchAttribute{};
 	attr->id = cudaLaunchAttributeClusterDimension;
-	attr->val.clusterDim.x = WIDE_CLUSTER;
+	attr->val.clusterDim.x = (unsigned)C;
 	attr->val.clusterDim.y = 1;
 	attr->val.clusterDim.z = 1;
-	cfg->gridDim = dim3((unsigned)(M * WIDE_CLUSTER));
+	cfg->gridDim = dim3((unsigned)(M * C));
 	cfg->blockDim = dim3(WIDE_THREADS);
 	cfg->dynamicSmemBytes = smem;
 	cfg->stream = st;
@@ -972,7 +992,7 @@ static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute attr;
 
-		wide_config(&cfg, &attr, M, (size_t)op->stash_fwd * 16, st);
+		wide_config(&cfg, &attr, M, op->cluster, (size_t)op->stash_fwd * 16, st);
 
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_fused_wide<T, MASKED>,
 						     x, y, N, scale, op->chunk,
@@ -1001,7 +1021,7 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute attr;
 
-		wide_config(&cfg, &attr, M, (size_t)op->stash_bwd * 32, st);
+		wide_config(&cfg, &attr, M, op->cluster, (size_t)op->stash_bwd * 32, st);
 
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_bwd_fused_wide<T>,
 						     y, dy, dx, N, op->chunk,
@@ -1142,7 +1162,7 @@ static int sm_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 		snprintf(why, n, "N=%ld: rows are at most %ld elements wide (32-bit in-row indexing)",
 			 N, SM_MAX_N);
 	else if (pick_reg(N, dt, &wpr, &vpt) && M > SM_MAX_M / WIDE_CLUSTER)
-		snprintf(why, n, "M=%ld: rows of N=%ld run as clusters of %d blocks, so at most %ld rows",
+		snprintf(why, n, "M=%ld: rows of N=%ld run as clusters of up to %d blocks, so at most %ld rows",
 			 M, N, WIDE_CLUSTER, SM_MAX_M / WIDE_CLUSTER);
 	else
 		return 0;
@@ -1189,11 +1209,12 @@ static double wide_reread(long N, enum fp_dtype dt, int arrays)
 {
 	int wpr, vpt, W = dt == FP_BF16 ? 8 : 4;
 	long S = max_row_slots(N, W), cap = SM_ASSUMED_STASH_BYTES / (16L * arrays);
-	long chunk = (S + WIDE_CLUSTER - 1) / WIDE_CLUSTER;
+	int C = wide_cluster(S);
+	long chunk = (S + C - 1) / C;
 
 	if (pick_reg(N, dt, &wpr, &vpt) == 0 || chunk <= cap)
 		return 0;
-	return (double)(chunk - cap) * WIDE_CLUSTER * 16 * arrays;
+	return (double)(chunk - cap) * C * 16 * arrays;
 }
 
 static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
@@ -1292,7 +1313,11 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 		op->wpr = op->vpt = 0;
 		if ((avail = wide_smem_setup()) < 0)
 			goto out_free;
-		op->chunk = (int)((S + WIDE_CLUSTER - 1) / WIDE_CLUSTER);
+		const char *force = getenv("FUSEPROF_SOFTMAX_WIDE");  // tuning
+		int c = force ? atoi(force) : 0;
+
+		op->cluster = c == 1 || c == 2 || c == 4 || c == 8 ? c : wide_cluster(S);
+		op->chunk = (int)((S + op->cluster - 1) / op->cluster);
 		op->stash_fwd = (int)(op->chunk < avail / 16 ? op->chunk : avail / 16);
 		op->stash_bwd = (int)(op->chunk < avail / 32 ? op->chunk : avail / 32);
 	} else {
