@@ -7,3 +7,4 @@ CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench
 bench: bench/fpbench$(EXEEXT)
+EXTRA_DIST += bench/gpu-suite.sh
