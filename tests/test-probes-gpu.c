@@ -1,7 +1,7 @@
 /* test-probes-gpu.c - the probes on kernels of known work (skips with 77
  * without a GPU or without permission to read counters):
  *  - a copy of N floats (N*4 much larger than L2) reads 4N DRAM bytes within
- *    3% and writes between 4N - L2 and 4N;
+ *    3% and writes between 4N - L2 and 4N (+1%);
  *  - FMA chains report exactly their FFMA count;
  *  - CUPTI Activity returns one record per launch, in order, none dropped. */
 #include "config.h"
@@ -113,7 +113,9 @@ int main(void)
 		"%.0f (%.3f%%), L2 %.0f, ffma %.0f\n", n, bytes, v[0],
 		100 * (v[0] / bytes - 1), v[1], 100 * (v[1] / bytes - 1), v[3], v[2]);
 	ASSERT(fabs(v[0] - bytes) <= 0.03 * bytes);
-	ASSERT(v[1] >= bytes - l2 && v[1] <= bytes * 1.001);
+	/* Dirty lines may stay in L2 when the kernel ends (hence 4N - L2);
+	 * an H200 also showed +0.44% over 4N: allow 1% of other traffic. */
+	ASSERT(v[1] >= bytes - l2 && v[1] <= bytes * 1.01);
 	ASSERT_EQ(v[2], 0);
 	ASSERT(v[3] >= 2 * bytes * 0.97);  /* every byte passes L2 both ways */
 	free(v);

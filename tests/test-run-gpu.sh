@@ -14,6 +14,33 @@ nops=$(wc -l <"$tmp/ops")
 db=$tmp/q.db
 q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n +2 | tr -d '\r'; }
 
+# Interrupt a longer run once its first op is stored (a database of its own).
+db=$tmp/i.db
+"$FUSEPROF" run --db "$db" --reps 200 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
+pid=$!
+i=0
+while :; do
+	n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'" 2>/dev/null || true)
+	[ "${n:-0}" -lt 1 ] || break
+	i=$((i + 1))
+	[ $i -lt 600 ] || { kill $pid; fail "no op stored after 60 s"; }
+	sleep 0.1
+done
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+cat "$tmp/ierr" >&2
+[ "$rc" = 130 ] || fail "interrupted run exited $rc, wanted 130"
+[ "$(q "SELECT status FROM runs WHERE tag = 'interrupted'")" = aborted ] || fail "run not aborted"
+n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'")
+[ "$n" -ge 1 ] || fail "no op kept"
+[ "$n" -lt "$("$FUSEPROF" run --dry-run | wc -l)" ] || fail "the interrupt came too late to test anything"
+[ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted' AND (reps != 200 OR NOT EXISTS (SELECT 1 FROM kernels k WHERE k.op_id = o.id))")" = 0 ] ||
+	fail "an interrupted run kept a partial op"
+
+db=$tmp/q.db
 set +e
 "$FUSEPROF" run --quick --db "$db" --tag quick >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -48,28 +75,4 @@ expect_exit 0 "$FUSEPROF" ceilings --db "$db"
 grep -q dram_bw "$tmp/out" || fail "ceilings table lacks dram_bw"
 [ "$(q "SELECT count(*) FROM ceilings")" = "$before" ] || fail "ceilings measured again"
 
-# Interrupt a longer run once its first op is stored.
-"$FUSEPROF" run --db "$db" --reps 200 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
-pid=$!
-i=0
-while :; do
-	n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'" 2>/dev/null || true)
-	[ "${n:-0}" -lt 1 ] || break
-	i=$((i + 1))
-	[ $i -lt 600 ] || { kill $pid; fail "no op stored after 60 s"; }
-	sleep 0.1
-done
-kill -INT $pid
-set +e
-wait $pid
-rc=$?
-set -e
-cat "$tmp/ierr" >&2
-[ "$rc" = 130 ] || fail "interrupted run exited $rc, wanted 130"
-[ "$(q "SELECT status FROM runs WHERE tag = 'interrupted'")" = aborted ] || fail "run not aborted"
-n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'")
-[ "$n" -ge 1 ] || fail "no op kept"
-[ "$n" -lt "$("$FUSEPROF" run --dry-run | wc -l)" ] || fail "the interrupt came too late to test anything"
-[ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted' AND (reps != 200 OR NOT EXISTS (SELECT 1 FROM kernels k WHERE k.op_id = o.id))")" = 0 ] ||
-	fail "an interrupted run kept a partial op"
 exit 0
