@@ -664,9 +664,13 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 // result), and each writes its part. Measured with 8 blocks per row: 337 us
 // fp32 (2.45 TB/s; ncu: 411.8 MB read, exactly the input), but bf16 only
 // 223 us, its eighths (786 slots, 3 per thread) too short to pay for a
-// block's start and two cluster barriers; so the cluster now has the fewest
-// blocks (1, 2, 4 or 8) that leave each at most WIDE_BLOCK_SLOTS slots
-// (4 at 50257 bf16, 8 at fp32: 1571 slots each). Rows whose part exceeds
+// block's start and two cluster barriers. Cluster sizes compared on an H200
+// (FUSEPROF_SOFTMAX_WIDE; copy 4.25 TB/s) at 2048 x 50257, us for 2, 4, 8
+// blocks per row: forward fp32 285, 263, 288; bf16 142, 155, 209; backward
+// fp32 458, 419, 416; bf16 211, 200, 233. The best keep about 50 KB of stash
+// per block (3142 slots forward, 1571 of each input backward), so the cluster
+// has the fewest blocks (1, 2, 4 or 8) that leave each at most
+// WIDE_BLOCK_STASH bytes of stash. Rows whose part exceeds
 // the shared memory a block may have (over ~460k fp32 elements) re-read the
 // rest from global memory in pass 2.
 
@@ -674,7 +678,7 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 #define WIDE_WARPS (WIDE_THREADS / 32)
 #define WIDE_UNROLL 4
 #define WIDE_CLUSTER 8        // most blocks per row (the portable cluster limit)
-#define WIDE_BLOCK_SLOTS 3072 // most slots per block before the cluster grows
+#define WIDE_BLOCK_STASH 51200 // most stash bytes per block before the cluster grows
 
 template <typename T, bool MASKED>
 __global__ void __launch_bounds__(WIDE_THREADS)
@@ -895,9 +899,11 @@ struct sm_op {
 	void *tmp;         // e (unfused4) or masked scores t (masked unfused)
 	float *rowa, *rowb;  // per-row max / sum (unfused4), sum(dy*y) (bwd)
 	int wpr, vpt;      // register kernel shape; wpr == 0: wide kernel
-	int cluster;       // wide kernels: blocks per row (a cluster)
-	int chunk;         // wide kernels: slots of a row per cluster block
-	int stash_fwd, stash_bwd;  // wide kernels' stash per block, in slots
+	// Wide kernels, forward (also drawing backward's timing inputs) and
+	// backward: blocks per row (a cluster), slots of a row per block, and
+	// the slots each block stashes.
+	int cluster_fwd, chunk_fwd, stash_fwd;
+	int cluster_bwd, chunk_bwd, stash_bwd;
 };
 
 // Most 16-byte slots one row of N elements can span (a row starting mid-slot
@@ -945,13 +951,14 @@ static int reg_shape_compiled(int wpr, int vpt)
 	return 0;
 }
 
-// Blocks per row for the wide kernels, rows of S slots: the fewest of 1, 2,
-// 4, 8 that leave each block at most WIDE_BLOCK_SLOTS slots.
-static int wide_cluster(long S)
+// Blocks per row for the wide kernels, rows of S slots of `arrays` inputs
+// (1 forward, 2 backward): the fewest of 1, 2, 4, 8 that leave each block at
+// most WIDE_BLOCK_STASH bytes to stash.
+static int wide_cluster(long S, int arrays)
 {
 	int c = 1;
 
-	while (c < WIDE_CLUSTER && (S + c - 1) / c > WIDE_BLOCK_SLOTS)
+	while (c < WIDE_CLUSTER && (S + c - 1) / c * 16 * arrays > WIDE_BLOCK_STASH)
 		c *= 2;
 	return c;
 }
@@ -992,10 +999,10 @@ static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute attr;
 
-		wide_config(&cfg, &attr, M, op->cluster, (size_t)op->stash_fwd * 16, st);
+		wide_config(&cfg, &attr, M, op->cluster_fwd, (size_t)op->stash_fwd * 16, st);
 
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_fused_wide<T, MASKED>,
-						     x, y, N, scale, op->chunk,
+						     x, y, N, scale, op->chunk_fwd,
 						     op->stash_fwd));
 	}
 	const unsigned g = blocks_for(M, op->wpr);
@@ -1021,10 +1028,10 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute attr;
 
-		wide_config(&cfg, &attr, M, op->cluster, (size_t)op->stash_bwd * 32, st);
+		wide_config(&cfg, &attr, M, op->cluster_bwd, (size_t)op->stash_bwd * 32, st);
 
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_bwd_fused_wide<T>,
-						     y, dy, dx, N, op->chunk,
+						     y, dy, dx, N, op->chunk_bwd,
 						     op->stash_bwd));
 	}
 	const unsigned g = blocks_for(M, op->wpr);
@@ -1209,7 +1216,7 @@ static double wide_reread(long N, enum fp_dtype dt, int arrays)
 {
 	int wpr, vpt, W = dt == FP_BF16 ? 8 : 4;
 	long S = max_row_slots(N, W), cap = SM_ASSUMED_STASH_BYTES / (16L * arrays);
-	int C = wide_cluster(S);
+	int C = wide_cluster(S, arrays);
 	long chunk = (S + C - 1) / C;
 
 	if (pick_reg(N, dt, &wpr, &vpt) == 0 || chunk <= cap)
@@ -1316,10 +1323,14 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 		const char *force = getenv("FUSEPROF_SOFTMAX_WIDE");  // tuning
 		int c = force ? atoi(force) : 0;
 
-		op->cluster = c == 1 || c == 2 || c == 4 || c == 8 ? c : wide_cluster(S);
-		op->chunk = (int)((S + op->cluster - 1) / op->cluster);
-		op->stash_fwd = (int)(op->chunk < avail / 16 ? op->chunk : avail / 16);
-		op->stash_bwd = (int)(op->chunk < avail / 32 ? op->chunk : avail / 32);
+		if (c != 1 && c != 2 && c != 4 && c != 8)
+			c = 0;
+		op->cluster_fwd = c ? c : wide_cluster(S, 1);
+		op->cluster_bwd = c ? c : wide_cluster(S, 2);
+		op->chunk_fwd = (int)((S + op->cluster_fwd - 1) / op->cluster_fwd);
+		op->chunk_bwd = (int)((S + op->cluster_bwd - 1) / op->cluster_bwd);
+		op->stash_fwd = (int)(op->chunk_fwd < avail / 16 ? op->chunk_fwd : avail / 16);
+		op->stash_bwd = (int)(op->chunk_bwd < avail / 32 ? op->chunk_bwd : avail / 32);
 	} else {
 		const char *force = getenv("FUSEPROF_SOFTMAX_REG");
 		int w, v;
