@@ -662,8 +662,8 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 // SM and their phases overlap), the blocks merge their (max, sum) through
 // distributed shared memory in rank order (so every block gets the identical
 // result), and each writes its part. Measured on the H100 with 8 blocks per
-// row: 337 us
-// fp32 (2.45 TB/s; ncu: 411.8 MB read, exactly the input), but bf16 only
+// row: 337 us fp32 (2.45 TB/s; ncu: 411.8 MB read, exactly the input), but
+// bf16 only
 // 223 us, its eighths (786 slots, 3 per thread) too short to pay for a
 // block's start and two cluster barriers. Cluster sizes compared on an H200
 // (FUSEPROF_SOFTMAX_WIDE; copy 4.25 TB/s) at 2048 x 50257, us for 2, 4, 8
