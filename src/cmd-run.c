@@ -48,7 +48,7 @@ static void help(void)
 	       "\n"
 	       "Examples:\n"
 	       "  fuseprof run --quick\n"
-	       "  fuseprof run --workload ln_gelu --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
+	       "  fuseprof run --workload ln_gelu_fwd --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
 	       "  fuseprof run --no-counters --reps 200 --dtype bf16\n"
 	       "  fuseprof run --metrics roofline --device 1 --db gpu1.db\n"
 	       "\n"
