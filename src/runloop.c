@@ -34,6 +34,13 @@
  * L2 sizes, so a rep never finds the previous one's data in L2. */
 #define WORKING_SET_L2S 4
 #define MAX_SETS 16
+/* A repetition slower than SLOW_REP_S (a naive kernel at a large shape) gets
+ * one warm-up and only as many timed repetitions as fit in OP_BUDGET_S, but
+ * at least MIN_REPS so the median means something: the default suite must
+ * finish even when it holds a variant that is slow on purpose. */
+#define SLOW_REP_S 0.05
+#define OP_BUDGET_S 2.0
+#define MIN_REPS 3
 
 struct op_spec {
 	const struct workload *w;
@@ -491,30 +498,53 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		goto pop;
 	}
 
-	/* Warm up, and learn how many kernels one repetition launches. */
+	/* Warm up, and learn how many kernels one repetition launches and how
+	 * long one takes (the first repetition alone: it pays one-time costs
+	 * such as module loading, so it is not the one timed). */
 	{
 		struct kernel_rec *wr = NULL;
 		size_t nw = 0;
+		int warm = 1;
+		double t0, one;
 
 		if (activity_collect(&wr, &nw))  /* drop what the check launched */
 			goto pop_fail;
 		activity_free(wr, nw);
-		if (launch_reps(op, inst, o->warmup, nsets, &next_set) ||
-		    sync_device(op->key) || activity_collect(&wr, &nw))
+		if (launch_reps(op, inst, 1, nsets, &next_set) || sync_device(op->key))
+			goto pop_fail;
+		if (o->warmup > 1) {
+			t0 = now_seconds();
+			if (launch_reps(op, inst, 1, nsets, &next_set) ||
+			    sync_device(op->key))
+				goto pop_fail;
+			one = now_seconds() - t0;
+			warm = 2;
+			if (one < SLOW_REP_S) {
+				if (launch_reps(op, inst, o->warmup - 2, nsets, &next_set) ||
+				    sync_device(op->key))
+					goto pop_fail;
+				warm = o->warmup;
+			} else {
+				reps = (int)fmax(MIN_REPS, ceil(OP_BUDGET_S / one));
+			}
+		}
+		if (activity_collect(&wr, &nw))
 			goto pop_fail;
 		activity_free(wr, nw);
-		if (nw == 0 || nw % (size_t)o->warmup) {
+		if (nw == 0 || nw % (size_t)warm) {
 			snprintf(msg, sizeof msg, "%zu kernels in %d warm-up repetitions: "
 				 "a repetition must launch the same kernels every time",
-				 nw, o->warmup);
+				 nw, warm);
 			status = "error";
 			goto pop;
 		}
-		k = (int)(nw / (size_t)o->warmup);
+		k = (int)(nw / (size_t)warm);
 	}
+	if (reps == 0 || reps > o->reps)
+		reps = o->reps;
 
 	/* Timed repetitions: kernel durations from Activity records. */
-	if (launch_reps(op, inst, o->reps, nsets, &next_set) || sync_device(op->key) ||
+	if (launch_reps(op, inst, reps, nsets, &next_set) || sync_device(op->key) ||
 	    activity_collect(&recs, &nrecs))
 		goto pop_fail;
 	if (activity_dropped() != dropped0) {
@@ -523,13 +553,12 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		status = "error";
 		goto pop;
 	}
-	if (nrecs != (size_t)o->reps * (size_t)k) {
+	if (nrecs != (size_t)reps * (size_t)k) {
 		snprintf(msg, sizeof msg, "%zu kernel records for %d repetitions of %d "
-			 "kernels", nrecs, o->reps, k);
+			 "kernels", nrecs, reps, k);
 		status = "error";
 		goto pop;
 	}
-	reps = o->reps;
 	time_ns = xcalloc((size_t)reps, sizeof *time_ns);
 	span_ns = xcalloc((size_t)reps, sizeof *span_ns);
 	slots = xcalloc((size_t)k, sizeof *slots);
