@@ -30,3 +30,7 @@ tests_test_report_views_LDADD = $(test_report_libs)
 
 TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
+
+## The sample database of a real GPU run, reported end to end.
+TESTS += tests/test-report-sample.sh
+EXTRA_DIST += tests/test-report-sample.sh examples/h100-sample.db examples/README.md
