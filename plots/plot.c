@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +52,16 @@ static int has_scripts(const char *dir)
 
 const char *plot_scripts_dir(void)
 {
+	static char abs[PATH_MAX];
 	const char *d = getenv("FUSEPROF_DATADIR");
 
-	if (d && *d)
-		return d;
-	if (has_scripts(FP_PKGDATADIR))
-		return FP_PKGDATADIR;
-	return FP_SRCPLOTSDIR;
+	if (!d || !*d)
+		d = has_scripts(FP_PKGDATADIR) ? FP_PKGDATADIR : FP_SRCPLOTSDIR;
+	/* gnuplot runs in the output folder, so a relative folder given in
+	 * $FUSEPROF_DATADIR would name the wrong place there. */
+	if (d[0] != '/' && realpath(d, abs))
+		return abs;
+	return d;
 }
 
 /* 1 when prog names an executable file, directly or through $PATH. */
