@@ -5,10 +5,6 @@ kernels_libfpkernels_a_SOURCES += kernels/ln_linear.cu kernels/ln_linear.h
 ## nvcc objects get no automatic dependency tracking.
 kernels/ln_linear.$(OBJEXT): kernels/ln_linear.h $(kernels_headers)
 
-## The unfused variants call cuBLASLt (the bias epilogue, a preallocated
-## workspace); every program that links the workloads library needs it.
-CUDA_LIBS += -lcublasLt
-
 TESTS += tests/test-ln-linear-ref
 check_PROGRAMS += tests/test-ln-linear-ref
 tests_test_ln_linear_ref_SOURCES = tests/test-ln-linear-ref.c
