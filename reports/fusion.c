@@ -14,6 +14,7 @@
 #include "roofline.h"
 #include "store.h"
 #include "util.h"
+#include "views.h"
 
 enum col_kind { COL_TEXT, COL_REAL, COL_INT };
 
@@ -49,8 +50,9 @@ static int wanted(const char *workload, const char *const *workloads)
 	return 0;
 }
 
-int fusion_load(struct store *st, long long run_id, const char *const *workloads,
-		struct fu_pairs *out)
+/* The pairs of run_id from `from` (a relation with v_fusion's columns). */
+static int load_pairs(struct store *st, long long run_id, const char *const *workloads,
+		      const char *from, struct fu_pairs *out)
 {
 	struct strbuf sql = STRBUF_INIT;
 	sqlite3_stmt *s = NULL;
@@ -61,8 +63,8 @@ int fusion_load(struct store *st, long long run_id, const char *const *workloads
 	strbuf_addstr(&sql, "SELECT ");
 	for (size_t i = 0; i < ARRAY_SIZE(pair_cols); i++)
 		strbuf_addf(&sql, "%s%s", i ? ", " : "", pair_cols[i].name);
-	strbuf_addstr(&sql, " FROM v_fusion WHERE run_id = ?1"
-		      " ORDER BY workload, fused_op_id, base_op_id");
+	strbuf_addf(&sql, " FROM %s WHERE run_id = ?1"
+		    " ORDER BY workload, fused_op_id, base_op_id", from);
 	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
 	strbuf_release(&sql);
 	if (rc != SQLITE_OK)
@@ -104,6 +106,41 @@ int fusion_load(struct store *st, long long run_id, const char *const *workloads
 		return store_error(st, "cannot read v_fusion from");
 	}
 	return 0;
+}
+
+int fusion_load(struct store *st, long long run_id, const char *const *workloads,
+		struct fu_pairs *out)
+{
+	return load_pairs(st, run_id, workloads, "v_fusion", out);
+}
+
+/* 1 when RF_RUN_TABLE holds exactly the ops run_id has now, 0 otherwise
+ * (also when there is no such table). */
+static int run_table_holds(struct store *st, long long run_id)
+{
+	sqlite3_stmt *s = NULL;
+	int ok = 0;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT (SELECT count(*) FROM " RF_RUN_TABLE ") ="
+			       " (SELECT count(*) FROM " RF_RUN_TABLE " WHERE run_id = ?1)"
+			       " AND (SELECT count(*) FROM " RF_RUN_TABLE ") ="
+			       " (SELECT count(*) FROM ops WHERE run_id = ?1)",
+			       -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run_id);
+		ok = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1;
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
+
+int fusion_load_run(struct store *st, long long run_id, const char *const *workloads,
+		    struct fu_pairs *out)
+{
+	if (!run_table_holds(st, run_id))
+		return fusion_load(st, run_id, workloads, out);
+	return load_pairs(st, run_id, workloads,
+			  "(" FP_FUSION_SQL(RF_RUN_TABLE) ")", out);
 }
 
 void fusion_release(struct fu_pairs *p)

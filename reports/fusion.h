@@ -33,6 +33,12 @@ struct fu_pairs {
 int fusion_load(struct store *st, long long run_id, const char *const *workloads,
 		struct fu_pairs *out);
 
+/* The same pairs, by the same SQL (FP_FUSION_SQL), from the rows of v_roofline
+ * that rf_load of this run left in RF_RUN_TABLE on st's connection: the view
+ * is not evaluated a second time. Falls back to fusion_load when that table
+ * is missing or does not hold exactly the run's ops. */
+int fusion_load_run(struct store *st, long long run_id, const char *const *workloads,
+		    struct fu_pairs *out);
 /* Free what fusion_load allocated. */
 void fusion_release(struct fu_pairs *p);
 

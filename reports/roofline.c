@@ -14,6 +14,7 @@
 #include "roofline.h"
 #include "store.h"
 #include "util.h"
+#include "views.h"
 
 enum col_kind { COL_TEXT, COL_REAL, COL_INT };
 
@@ -133,27 +134,68 @@ static int load_ceilings(struct store *st, struct rf_run *run)
 	return 0;
 }
 
+/* RF_RUN_TABLE, created empty, and the statement that fills it with one
+ * row of the FP_FUSION_INPUT columns; *ncols gets their number. The
+ * columns have no declared type, so each value keeps the type the view
+ * gave it and v_fusion's SQL over them computes what the view computes. */
+static sqlite3_stmt *run_table(struct store *st, int *ncols)
+{
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *ins = NULL;
+	int n = 1;
+
+	for (const char *p = FP_FUSION_INPUT; *p; p++)
+		n += *p == ',';
+	strbuf_addstr(&sql, "INSERT INTO " RF_RUN_TABLE " VALUES (");
+	for (int i = 1; i <= n; i++)
+		strbuf_addf(&sql, "%s?%d", i > 1 ? ", " : "", i);
+	strbuf_addstr(&sql, ")");
+	if (sqlite3_exec(store_db(st), "DROP TABLE IF EXISTS " RF_RUN_TABLE ";"
+			 " CREATE TABLE " RF_RUN_TABLE " (" FP_FUSION_INPUT ")",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &ins, NULL) != SQLITE_OK) {
+		store_error(st, "cannot keep the run's roofline in");
+		ins = NULL;
+	}
+	strbuf_release(&sql);
+	*ncols = n;
+	return ins;
+}
+
 static int load_ops(struct store *st, const char *const *workloads,
 		    struct rf_run *run)
 {
 	struct strbuf sql = STRBUF_INIT;
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s = NULL, *ins;
 	size_t alloc = 0;
-	int rc;
+	int rc, nin;
 
-	strbuf_addstr(&sql, "SELECT ");
+	if (!(ins = run_table(st, &nin)))
+		return -1;
+	/* The SELECT reads FP_FUSION_INPUT's columns first, in its order, to
+	 * copy them as they come; then every column of op_cols. */
+	strbuf_addstr(&sql, "SELECT " FP_FUSION_INPUT);
 	for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++)
-		strbuf_addf(&sql, "%s%s", i ? ", " : "", op_cols[i].name);
+		strbuf_addf(&sql, ", %s", op_cols[i].name);
 	strbuf_addstr(&sql, " FROM v_roofline WHERE run_id = ?1 ORDER BY workload, op_id");
 	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
 	strbuf_release(&sql);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(ins);
 		return store_error(st, "cannot read v_roofline from");
+	}
 	sqlite3_bind_int64(s, 1, run->id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct rf_op *op;
-		const unsigned char *w = sqlite3_column_text(s, 1);
+		const unsigned char *w;
 
+		for (int i = 0; i < nin; i++)
+			sqlite3_bind_value(ins, i + 1, sqlite3_column_value(s, i));
+		if (sqlite3_step(ins) != SQLITE_DONE || sqlite3_reset(ins) != SQLITE_OK) {
+			rc = SQLITE_ERROR;
+			break;
+		}
+		w = sqlite3_column_text(s, nin + 1);
 		if (!wanted(w ? (const char *)w : "", workloads))
 			continue;
 		if (run->nops == alloc) {
@@ -164,22 +206,24 @@ static int load_ops(struct store *st, const char *const *workloads,
 		memset(op, 0, sizeof *op);
 		for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++) {
 			char *p = (char *)op + op_cols[i].off;
+			int k = nin + (int)i;
 
 			switch (op_cols[i].kind) {
 			case COL_TEXT:
-				*(char **)p = text_or(s, (int)i,
+				*(char **)p = text_or(s, k,
 						      strcmp(op_cols[i].name, "message") ? "" : NULL);
 				break;
 			case COL_REAL:
-				*(double *)p = real_or_nan(s, (int)i);
+				*(double *)p = real_or_nan(s, k);
 				break;
 			case COL_INT:
-				*(long long *)p = sqlite3_column_int64(s, (int)i);
+				*(long long *)p = sqlite3_column_int64(s, k);
 				break;
 			}
 		}
 	}
 	sqlite3_finalize(s);
+	sqlite3_finalize(ins);
 	if (rc != SQLITE_DONE)
 		return store_error(st, "cannot read v_roofline from");
 	return 0;

@@ -50,10 +50,15 @@ struct rf_run {
 	struct rf_op *ops;
 };
 
+/* The TEMP table where rf_load leaves the run's rows of v_roofline (every
+ * workload), for fusion_load_run to pair without evaluating the view again. */
+#define RF_RUN_TABLE "temp.fp_run_roofline"
+
 /* Read run `run_id`, its chosen ceilings and every op of v_roofline into
  * *run. When workloads is not NULL, keep only ops whose workload is in
  * that NULL-terminated list. Returns 0, or -1 after an error (nothing to
- * free then). An existing run with no ops is not an error: nops is 0. */
+ * free then). An existing run with no ops is not an error: nops is 0.
+ * Replaces RF_RUN_TABLE on st's connection with the run's rows. */
 int rf_load(struct store *st, long long run_id, const char *const *workloads,
 	    struct rf_run *run);
 

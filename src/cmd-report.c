@@ -253,7 +253,7 @@ static int cmd_report(int argc, char **argv)
 	if (strcmp(run.status, "complete"))
 		warning("run %lld is '%s', not complete: the report covers the %zu "
 			"ops it stored", run_id, run.status, run.nops);
-	if (fusion_load(st, run_id, (const char *const *)workloads, &pairs))
+	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs))
 		goto out_release;
 	if (make_out_dir(out))
 		goto out_release;

@@ -53,18 +53,24 @@ char *xstrdup(const char *s)
 
 char *xasprintf(const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
+	char small[128], *s;
 	va_list ap;
 	int n;
 
+	/* Most results are short (a number, a path): format once into a
+	 * stack buffer; only longer ones are formatted a second time. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof small, fmt, ap);
 	va_end(ap);
-	sb.buf = xmalloc((size_t)n + 1);
+	s = xmalloc((size_t)n + 1);
+	if ((size_t)n < sizeof small) {
+		memcpy(s, small, (size_t)n + 1);
+		return s;
+	}
 	va_start(ap, fmt);
-	vsnprintf(sb.buf, (size_t)n + 1, fmt, ap);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	return sb.buf;
+	return s;
 }
 
 static void strbuf_grow(struct strbuf *sb, size_t extra)

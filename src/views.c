@@ -10,35 +10,39 @@
 #include "views.h"
 
 /* FLOPs follow Nsight Compute's roofline sections: add + mul + 2 * fma per
- * precision, from thread-level instruction counts with predicates on. */
-#define SUM_METRIC(m) "sum(CASE WHEN c.metric = '" m "' THEN c.value END)"
+ * precision, from thread-level instruction counts with predicates on.
+ * A kernel has at most one value per metric (the primary key), so each is
+ * one lookup, NULL when absent. Lookups rather than an aggregate keep
+ * v_kernel_counters a plain view: a query of one run's ops reads that
+ * run's kernels alone, instead of pivoting every kernel of the file. */
+#define METRIC(m) "(SELECT c.value FROM counters c" \
+	" WHERE c.kernel_id = k.id AND c.metric = '" m "')"
 
 const struct view_def fp_views[] = {
 	{ "v_kernel_counters",
 	  "SELECT k.id AS kernel_id, k.op_id,"
-	  " " SUM_METRIC("dram__bytes_read.sum") " AS dram_read_bytes,"
-	  " " SUM_METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
-	  " " SUM_METRIC("lts__t_bytes.sum") " AS l2_bytes,"
-	  " " SUM_METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
-	  " coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_fadd_pred_on.sum") ", 0)"
-	  " + coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_fmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_ffma_pred_on.sum") ", 0)"
+	  " " METRIC("dram__bytes_read.sum") " AS dram_read_bytes,"
+	  " " METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
+	  " " METRIC("lts__t_bytes.sum") " AS l2_bytes,"
+	  " " METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
+	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_fadd_pred_on.sum") ", 0)"
+	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_fmul_pred_on.sum") ", 0)"
+	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_ffma_pred_on.sum") ", 0)"
 	  "   AS flops_fp32,"
-	  " coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_dadd_pred_on.sum") ", 0)"
-	  " + coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_dmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_dfma_pred_on.sum") ", 0)"
+	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_dadd_pred_on.sum") ", 0)"
+	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_dmul_pred_on.sum") ", 0)"
+	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_dfma_pred_on.sum") ", 0)"
 	  "   AS flops_fp64,"
-	  " coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_hadd_pred_on.sum") ", 0)"
-	  " + coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_hmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" SUM_METRIC("sm__sass_thread_inst_executed_op_hfma_pred_on.sum") ", 0)"
+	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_hadd_pred_on.sum") ", 0)"
+	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_hmul_pred_on.sum") ", 0)"
+	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_hfma_pred_on.sum") ", 0)"
 	  "   AS flops_fp16,"
-	  " coalesce(" SUM_METRIC("sm__ops_path_tensor_src_bf16_dst_fp32.sum") ", 0)"
-	  " + coalesce(" SUM_METRIC("sm__ops_path_tensor_src_fp16.sum") ", 0)"
-	  " + coalesce(" SUM_METRIC("sm__ops_path_tensor_src_tf32_dst_fp32.sum") ", 0)"
+	  " coalesce(" METRIC("sm__ops_path_tensor_src_bf16_dst_fp32.sum") ", 0)"
+	  " + coalesce(" METRIC("sm__ops_path_tensor_src_fp16.sum") ", 0)"
+	  " + coalesce(" METRIC("sm__ops_path_tensor_src_tf32_dst_fp32.sum") ", 0)"
 	  "   AS flops_tensor,"
-	  " count(c.metric) AS ncounters"
-	  " FROM kernels k LEFT JOIN counters c ON c.kernel_id = k.id"
-	  " GROUP BY k.id",
+	  " (SELECT count(*) FROM counters c WHERE c.kernel_id = k.id) AS ncounters"
+	  " FROM kernels k",
 	  "raw counters of each kernel, pivoted: bytes per memory level and FLOPs per precision" },
 
 	{ "v_kernels",
@@ -70,7 +74,9 @@ const struct view_def fp_views[] = {
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
 	  " LEFT JOIN v_kernel_counters kc ON kc.op_id = o.id"
-	  " GROUP BY o.id",
+	  /* run_id follows from o.id; grouping by it too lets a filter on
+	   * run_id (v_roofline WHERE run_id = ?) reach the ops table. */
+	  " GROUP BY o.id, o.run_id",
 	  "one row per op: check result, median time (ns), model and measured bytes and FLOPs" },
 
 	{ "v_runs",
@@ -150,30 +156,9 @@ const struct view_def fp_views[] = {
 	/* Each fused variant against every other variant of the same run,
 	 * workload, dtype and shape; both must have passed their check, so a
 	 * wrong op never shows a gain. Ratios are base / fused: above 1 means
-	 * the fused variant is faster, moves fewer bytes, launches less. */
-	{ "v_fusion",
-	  /* Named once so SQLite (3.35+) computes v_roofline once for both sides. */
-	  "WITH r AS (SELECT run_id, op_id, workload, variant, role, dtype, shape,"
-	  "  status, time_ns, dram_bytes, launches, model_variant_bytes, roof_pct,"
-	  "  eff_bw_pct FROM v_roofline)"
-	  " SELECT f.run_id, f.workload, f.dtype, f.shape,"
-	  " f.op_id AS fused_op_id, f.variant AS fused_variant,"
-	  " b.op_id AS base_op_id, b.variant AS base_variant, b.role AS base_role,"
-	  " f.time_ns AS fused_time_ns, b.time_ns AS base_time_ns,"
-	  " b.time_ns / f.time_ns AS speedup,"
-	  " f.dram_bytes AS fused_dram_bytes, b.dram_bytes AS base_dram_bytes,"
-	  " b.dram_bytes / f.dram_bytes AS dram_ratio,"
-	  " f.launches AS fused_launches, b.launches AS base_launches,"
-	  " CAST(b.launches AS REAL) / f.launches AS launch_ratio,"
-	  " f.model_variant_bytes AS fused_model_bytes,"
-	  " b.model_variant_bytes AS base_model_bytes,"
-	  " b.model_variant_bytes / f.model_variant_bytes AS predicted_speedup,"
-	  " f.roof_pct AS fused_roof_pct, b.roof_pct AS base_roof_pct,"
-	  " f.eff_bw_pct AS fused_eff_bw_pct, b.eff_bw_pct AS base_eff_bw_pct"
-	  " FROM r f JOIN r b ON b.run_id = f.run_id"
-	  "  AND b.workload = f.workload AND b.dtype = f.dtype AND b.shape = f.shape"
-	  "  AND b.op_id != f.op_id"
-	  " WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok'",
+	 * the fused variant is faster, moves fewer bytes, launches less. The
+	 * SELECT is FP_FUSION_SQL in views.h, shared with `fuseprof report`. */
+	{ "v_fusion", FP_FUSION_SQL("v_roofline"),
 	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup" },
 
 	/* Each op against the same op (workload, variant, dtype, shape) in the

@@ -164,6 +164,39 @@ int main(void)
 		     v->fused_op_id);
 		ASSERT(v->speedup > 0);
 	}
+
+	/* The report's path: the same SQL over the rows rf_load kept gives
+	 * the view's pairs bit for bit, in the same order. */
+	{
+		struct fu_pairs q;
+
+		if (fusion_load_run(st, run_id, NULL, &q))
+			return TEST_HARD_ERROR;
+		ASSERT_EQ(q.n, p.n);
+		for (size_t i = 0; i < p.n; i++) {
+			const struct fu_pair *a = &p.v[i], *b = &q.v[i];
+			const double x[] = { a->fused_time_ns, a->base_time_ns, a->speedup,
+				a->fused_dram_bytes, a->base_dram_bytes, a->dram_ratio,
+				a->fused_launches, a->base_launches, a->launch_ratio,
+				a->fused_model_bytes, a->base_model_bytes,
+				a->predicted_speedup, a->fused_roof_pct, a->base_roof_pct,
+				a->fused_eff_bw_pct, a->base_eff_bw_pct };
+			const double y[] = { b->fused_time_ns, b->base_time_ns, b->speedup,
+				b->fused_dram_bytes, b->base_dram_bytes, b->dram_ratio,
+				b->fused_launches, b->base_launches, b->launch_ratio,
+				b->fused_model_bytes, b->base_model_bytes,
+				b->predicted_speedup, b->fused_roof_pct, b->base_roof_pct,
+				b->fused_eff_bw_pct, b->base_eff_bw_pct };
+
+			ASSERT_EQ(a->fused_op_id, b->fused_op_id);
+			ASSERT_EQ(a->base_op_id, b->base_op_id);
+			ASSERT_STR_EQ(a->base_variant, b->base_variant);
+			ASSERT_STR_EQ(a->base_role, b->base_role);
+			for (size_t k = 0; k < ARRAY_SIZE(x); k++)
+				ASSERT(memcmp(&x[k], &y[k], sizeof x[k]) == 0);
+		}
+		fusion_release(&q);
+	}
 	fusion_release(&p);
 	rf_release(&r);
 	store_close(st);
