@@ -523,6 +523,10 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 
 static void html_escape(FILE *f, const char *s)
 {
+	if (!strpbrk(s, "<>&\"")) {
+		fputs(s, f);
+		return;
+	}
 	for (; *s; s++) {
 		switch (*s) {
 		case '<':

@@ -86,8 +86,12 @@ void table_add_int(struct table *t, long long v)
 
 void table_add_double(struct table *t, double v, int digits)
 {
+	char buf[FMT_G_SIZE];
+
 	if (!isfinite(v))
 		add_cell(t, CELL_NULL, NULL);
+	else if (digits >= 1 && digits <= 15)
+		add_cell(t, CELL_NUMBER, xstrdup((fmt_g(buf, v, digits), buf)));
 	else
 		add_cell(t, CELL_NUMBER, xasprintf("%.*g", digits, v));
 }
@@ -178,9 +182,23 @@ static void print_csv(const struct table *t, FILE *out)
 	}
 }
 
+static int json_plain(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == '"' || *p == '\\')
+			return 0;
+	return 1;
+}
+
 static void json_string(const char *s, FILE *out)
 {
 	fputc('"', out);
+	/* Most strings need no escape: write them whole. */
+	if (json_plain(s)) {
+		fputs(s, out);
+		fputc('"', out);
+		return;
+	}
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
 		case '"':
@@ -210,6 +228,24 @@ static void json_string(const char *s, FILE *out)
 
 static void print_json(const struct table *t, FILE *out)
 {
+	/* Each key as it is printed ("name": ), escaped once, not per row. */
+	char **keys = xcalloc((size_t)t->ncols, sizeof *keys);
+
+	for (int c = 0; c < t->ncols; c++) {
+		char *buf = NULL;
+		size_t len;
+		FILE *m = open_memstream(&buf, &len);
+
+		if (!m)
+			continue;  /* printed the slow way below */
+		json_string(t->headers[c], m);
+		fputs(": ", m);
+		if (fclose(m)) {
+			free(buf);
+			buf = NULL;
+		}
+		keys[c] = buf;
+	}
 	fputc('[', out);
 	for (size_t r = 0; r < t->nrows; r++) {
 		fputs(r ? ",\n {" : "\n {", out);
@@ -218,8 +254,12 @@ static void print_json(const struct table *t, FILE *out)
 
 			if (c)
 				fputs(", ", out);
-			json_string(t->headers[c], out);
-			fputs(": ", out);
+			if (keys[c]) {
+				fputs(keys[c], out);
+			} else {
+				json_string(t->headers[c], out);
+				fputs(": ", out);
+			}
 			if (x->kind == CELL_NULL)
 				fputs("null", out);
 			else if (x->kind == CELL_NUMBER)
@@ -230,10 +270,17 @@ static void print_json(const struct table *t, FILE *out)
 		fputc('}', out);
 	}
 	fputs(t->nrows ? "\n]\n" : "]\n", out);
+	for (int c = 0; c < t->ncols; c++)
+		free(keys[c]);
+	free(keys);
 }
 
 static void md_field(const char *s, FILE *out)
 {
+	if (!strpbrk(s, "|\n")) {
+		fputs(s, out);
+		return;
+	}
 	for (; *s; s++) {
 		if (*s == '|')
 			fputc('\\', out);

@@ -73,6 +73,97 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* The fast path scales v by a power of ten into [10^(digits-1), 10^digits)
+ * with one correctly rounded multiply or divide (relative error at most
+ * 2^-53), so the nearest integer is the exact value's unless the scaled
+ * value sits within that error of a rounding boundary (a half, or the
+ * ends of the range): those, and the extremes, go to snprintf. */
+size_t fmt_g(char *buf, double v, int digits)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+	};
+	double a = fabs(v), m = 0, lo, hi, tol, fl, frac;
+	char d[16], *p = buf;
+	int e, x, nd, tries;
+	long long n;
+
+	if (digits < 1 || digits > 15 || !isfinite(v) || a < 1e-280 || a > 1e280)
+		goto slow;
+	lo = p10[digits - 1];
+	hi = p10[digits];
+	e = (int)floor(log10(a));
+	for (tries = 0; tries < 3; tries++) {
+		int k = digits - 1 - e;
+
+		if (k > 22 || k < -22)
+			goto slow;
+		m = k >= 0 ? a * p10[k] : a / p10[-k];
+		if (m < lo)
+			e--;
+		else if (m >= hi)
+			e++;
+		else
+			break;
+	}
+	tol = m * 0x1p-51;
+	if (tries == 3 || m - lo <= tol || hi - m <= tol)
+		goto slow;
+	fl = floor(m);
+	frac = m - fl;
+	if (fabs(frac - 0.5) <= tol)
+		goto slow;
+	n = (long long)fl + (frac > 0.5);
+	x = e;
+	if (n == (long long)hi) {
+		n = (long long)lo;
+		x++;
+	}
+	for (int i = digits - 1; i >= 0; i--, n /= 10)
+		d[i] = (char)('0' + n % 10);
+	for (nd = digits; nd > 1 && d[nd - 1] == '0'; nd--)
+		;
+	if (signbit(v))
+		*p++ = '-';
+	if (x < -4 || x >= digits) {
+		*p++ = d[0];
+		if (nd > 1) {
+			*p++ = '.';
+			memcpy(p, d + 1, (size_t)nd - 1);
+			p += nd - 1;
+		}
+		*p++ = 'e';
+		*p++ = x < 0 ? '-' : '+';
+		x = abs(x);
+		if (x >= 100)
+			*p++ = (char)('0' + x / 100);
+		*p++ = (char)('0' + x / 10 % 10);
+		*p++ = (char)('0' + x % 10);
+		*p = 0;
+	} else if (x >= 0) {
+		memcpy(p, d, (size_t)x + 1);
+		p += x + 1;
+		if (nd > x + 1) {
+			*p++ = '.';
+			memcpy(p, d + x + 1, (size_t)(nd - x - 1));
+			p += nd - x - 1;
+		}
+		*p = 0;
+	} else {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = 0; i < -x - 1; i++)
+			*p++ = '0';
+		memcpy(p, d, (size_t)nd);
+		p += nd;
+		*p = 0;
+	}
+	return (size_t)(p - buf);
+slow:
+	return (size_t)snprintf(buf, FMT_G_SIZE, "%.*g", digits, v);
+}
+
 static void strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	if (sb->len + extra + 1 <= sb->alloc)

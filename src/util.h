@@ -47,6 +47,12 @@ const char *strbuf_str(const struct strbuf *sb);
 int parse_long(const char *s, long *out);
 int parse_double(const char *s, double *out);
 
+/* Write v into buf exactly as snprintf(buf, FMT_G_SIZE, "%.*g", digits, v)
+ * would, for finite v and 1 <= digits <= 15, mostly without printf: reports
+ * format hundreds of thousands of numbers. Returns the length. */
+#define FMT_G_SIZE 32
+size_t fmt_g(char *buf, double v, int digits);
+
 /* Median of n doubles (sorts a copy); NaN when n == 0. */
 double median_of(const double *v, size_t n);
 

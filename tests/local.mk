@@ -35,6 +35,12 @@ tests_store_writer_LDADD = $(test_store_libs)
 TESTS += tests/test-store-kill.sh tests/test-store-concurrent.sh
 EXTRA_DIST += tests/test-store-kill.sh tests/test-store-concurrent.sh
 
+### number formatting ########################################################
+check_PROGRAMS += tests/test-format
+TESTS += tests/test-format
+tests_test_format_SOURCES = tests/test-format.c
+tests_test_format_LDADD = $(test_core_libs)
+
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
 EXTRA_DIST += tests/test-cli.sh
