@@ -202,6 +202,14 @@ static const struct rf_op *find_op(const struct ctx *c, long long id)
 	return NULL;
 }
 
+/* v as "%.6g" into buf (FMT_G_SIZE bytes): tens of thousands of data
+ * lines are written per report, and fmt_g is much cheaper than printf. */
+static const char *g6(char *buf, double v)
+{
+	fmt_g(buf, v, 6);
+	return buf;
+}
+
 static int plottable(double x, double y)
 {
 	return isfinite(x) && isfinite(y) && x > 0 && y > 0;
@@ -355,6 +363,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	size_t npoints = 0, nlabelled = 0, narrows = 0;
 	int widx = 0, rc = -1;
 	char pname[200], aname[200], rname[200], lname[200];
+	char xs[FMT_G_SIZE], ys[FMT_G_SIZE], dxs[FMT_G_SIZE], dys[FMT_G_SIZE];
 
 	if (workload) {
 		sanitize(wsafe, sizeof wsafe, workload, 1);
@@ -401,11 +410,11 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			if (!plottable(ai[l], op->flop_rate))
 				continue;
 			range_add(&rg, ai[l], op->flop_rate);
-			fprintf(fp, "%.6g %.6g %d %d \"%s\"\n", ai[l], op->flop_rate, w,
+			fprintf(fp, "%s %s %d %d \"%s\"\n", g6(xs, ai[l]), g6(ys, op->flop_rate), w,
 				levels ? l + 1 : name_index(&c->variants, op->variant, 0),
 				l == 0 ? title : "");
 			if (levels)
-				fprintf(fl, "%.6g %.6g %d\n", ai[l], op->flop_rate, w);
+				fprintf(fl, "%s %s %d\n", xs, ys, w);
 		}
 		if (levels)
 			fputc('\n', fl);
@@ -423,8 +432,8 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
 		    !plottable(b->ai_dram, b->flop_rate))
 			continue;
-		fprintf(fa, "%.6g %.6g %.6g %.6g %d\n", b->ai_dram, b->flop_rate,
-			f->ai_dram - b->ai_dram, f->flop_rate - b->flop_rate,
+		fprintf(fa, "%s %s %s %s %d\n", g6(xs, b->ai_dram), g6(ys, b->flop_rate),
+			g6(dxs, f->ai_dram - b->ai_dram), g6(dys, f->flop_rate - b->flop_rate),
 			name_index(&c->workloads, f->workload, 0));
 		narrows++;
 	}
@@ -518,7 +527,7 @@ static int fusion_chart(struct ctx *c)
 	size_t n = 0, ngroups = 0;
 	FILE *fb = NULL, *fg = NULL;
 	double x = 0;
-	char title[512];
+	char title[512], ts[FMT_G_SIZE], bs[FMT_G_SIZE];
 	int rc = -1;
 
 	for (size_t i = 0; i < run->nops; i++)
@@ -538,8 +547,8 @@ static int fusion_chart(struct ctx *c)
 			fprintf(fg, "%.1f \"%s %s %s\"\n", x + (double)(j - i - 1) / 2,
 				ops[i]->workload, ops[i]->dtype, ops[i]->shape);
 			for (size_t k = i; k < j; k++, x++)
-				fprintf(fb, "%.1f %.6g %.6g %d\n", x, ops[k]->time_ns / 1e3,
-					ops[k]->dram_bytes / 1e6,
+				fprintf(fb, "%.1f %s %s %d\n", x, g6(ts, ops[k]->time_ns / 1e3),
+					g6(bs, ops[k]->dram_bytes / 1e6),
 					name_index(&c->variants, ops[k]->variant, 0));
 			x++;
 			ngroups++;
