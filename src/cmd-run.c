@@ -43,7 +43,7 @@ static void help(void)
 	       "                         groups directory or a file path)\n"
 	       "  -d, --device N         GPU index (default 0)\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
-	       "  -q, --quick            the quick suite: about a minute\n"
+	       "  -q, --quick            the quick suite: every op at small shapes\n"
 	       "      --remeasure-ceilings  measure the ceilings again even if stored\n"
 	       "  -n, --dry-run          print the ops that would run and exit\n"
 	       "  -h, --help             show this help and exit\n"
