@@ -45,6 +45,9 @@ static void help(void)
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
 	       "      --remeasure-ceilings  measure the ceilings again even if stored\n"
+	       "      --check-all        check each op with every input profile of its\n"
+	       "                         workload (offsets, extremes), not only with the\n"
+	       "                         plain random inputs that timing uses\n"
 	       "  -n, --dry-run          print the ops that would run and exit\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -88,7 +91,8 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE };
+enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE,
+       OPT_CHECK_ALL };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -107,6 +111,7 @@ static int cmd_run(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "remeasure-ceilings", no_argument, NULL, OPT_REMEASURE },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "check-all", no_argument, NULL, OPT_CHECK_ALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -166,6 +171,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			o.dry_run = 1;
+			break;
+		case OPT_CHECK_ALL:
+			o.check_all = 1;
 			break;
 		case 'h':
 			help();

@@ -25,6 +25,8 @@ struct run_opts {
 	int quick;              /* the workloads' quick suites */
 	int remeasure;          /* measure ceilings even if stored */
 	int dry_run;            /* list the ops and stop; no GPU, no store */
+	int check_all;          /* check with every input profile, not only
+	                           the plain random inputs timing uses */
 	const char *command_line;
 };
 
