@@ -51,7 +51,7 @@ static void help(void)
 	       "Examples:\n"
 	       "  fuseprof report\n"
 	       "  fuseprof report --db examples/h100-sample.db --out /tmp/h100\n"
-	       "  fuseprof report --run nightly --workload softmax --format md,csv\n"
+	       "  fuseprof report --run nightly --workload softmax_fwd,softmax_bwd --format md,csv\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (no such run, a run without ops,\n"
 	       "an unwritable folder, gnuplot failed), 2 usage error.\n");
