@@ -85,9 +85,8 @@ static int cmd_ceilings(int argc, char **argv)
 			all = 1;
 			break;
 		case 'f':
-			if (table_format_parse(optarg, &fmt))
-				return usage_error("ceilings", "ceilings: unknown format '%s' "
-						   "(use table, csv, json or md)", optarg);
+			if (format_option("ceilings", optarg, &fmt))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			help();

@@ -458,9 +458,8 @@ static int cmd_compare(int argc, char **argv)
 			changes = 1;
 			break;
 		case 'f':
-			if (table_format_parse(optarg, &fmt))
-				return usage_error("compare", "compare: unknown format '%s' "
-						   "(use table, csv, json or md)", optarg);
+			if (format_option("compare", optarg, &fmt))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			help();

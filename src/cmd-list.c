@@ -132,9 +132,8 @@ static int cmd_list(int argc, char **argv)
 			db = optarg;
 			break;
 		case 'f':
-			if (table_format_parse(optarg, &fmt))
-				return usage_error("list", "list: unknown format '%s' "
-						   "(use table, csv, json or md)", optarg);
+			if (format_option("list", optarg, &fmt))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			help();

@@ -361,9 +361,8 @@ static int cmd_query(int argc, char **argv)
 			db = optarg;
 			break;
 		case 'f':
-			if (table_format_parse(optarg, &fmt))
-				return usage_error("query", "query: unknown format '%s' "
-						   "(use table, csv, json or md)", optarg);
+			if (format_option("query", optarg, &fmt))
+				return EXIT_USAGE;
 			break;
 		case 'l':
 			list = 1;

@@ -3,6 +3,8 @@
 #ifndef FP_CMD_H
 #define FP_CMD_H
 
+#include "table.h"
+
 struct cmd_entry {
 	const char *name;     /* "query" */
 	const char *summary;  /* one line for `fuseprof --help` */
@@ -19,6 +21,10 @@ struct cmd_entry {
 /* The database a command uses when --db is not given: $FUSEPROF_DB, else
  * "fuseprof.db". */
 const char *default_db_path(void);
+
+/* Parse the argument of a command's --format into *fmt. Returns 0, or -1
+ * after a usage error naming cmd and the accepted formats. */
+int format_option(const char *cmd, const char *arg, enum table_format *fmt);
 
 extern const struct cmd_entry cmd_query_entry;
 extern const struct cmd_entry cmd_run_entry;

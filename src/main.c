@@ -26,6 +26,15 @@ const char *default_db_path(void)
 	return p && *p ? p : "fuseprof.db";
 }
 
+int format_option(const char *cmd, const char *arg, enum table_format *fmt)
+{
+	if (table_format_parse(arg, fmt) == 0)
+		return 0;
+	usage_error(cmd, "%s: unknown format '%s' (use table, csv, json or md)",
+		    cmd, arg);
+	return -1;
+}
+
 static const struct cmd_entry *find_command(const char *name)
 {
 	for (const struct cmd_entry *const *c = commands; *c; c++)
