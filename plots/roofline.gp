@@ -3,8 +3,9 @@
 #   out         output stem: writes out.'.png' (and out.'.svg' when svg = 1)
 #   width, height   size in pixels; svg   0 or 1
 #   chart_title     the title line
-#   points      x y colour marker "label": one point per op (colour: index
-#               into `workloads`; marker: index into `markers`)
+#   points      x y colour marker "label" pt: one point per op (colour:
+#               index into `workloads`; marker: index into `markers`; pt:
+#               the gnuplot point type drawn for that marker)
 #   arrows      x y dx dy colour: unfused point -> fused point
 #   has_arrows  0 when the arrows file is empty (nothing to draw)
 #   roofs       x1 y1 x2 y2 kind lx ly "label": a roof segment (kind 1:
@@ -13,12 +14,13 @@
 #               and L1 points: x y colour
 #   workloads, markers   space-separated names for the key; the key shows
 #               workloads wfrom to wto (their colours are their indices)
+#   marker_pts  the point types of markers 1, 2, ... (the data's column 6)
 #   labels      1: print each point's label beside it
 #   xmin, xmax, ymin, ymax   axis ranges
 # Restyle freely: `gnuplot plots.gp` in a report folder made with
 # --keep-data redraws every chart from the kept data.
 
-mtype(i) = int(word("7 5 9 11 13 15 4 6 8 10 12 14", (int(i) - 1) % 12 + 1))
+mtype(i) = int(word(marker_pts, (int(i) - 1) % words(marker_pts) + 1))
 
 set logscale xy
 set xrange [xmin:xmax]
@@ -52,7 +54,7 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	plot \
 	  @level_lines \
 	  @arrow_lines \
-	  points using 1:2:(mtype($4)):3 with points ps 1.1 pt variable \
+	  points using 1:2:6:3 with points ps 1.1 pt variable \
 	    lc variable notitle, \
 	  @point_labels \
 	  roofs using 1:2:($3 - $1):($4 - $2):($5 == 1 ? 0x1f3a93 : 0xa02020) \
