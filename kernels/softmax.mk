@@ -6,5 +6,5 @@ kernels/softmax.$(OBJEXT): kernels/softmax.h $(kernels_headers)
 
 check_PROGRAMS += tests/test-softmax-ref
 TESTS += tests/test-softmax-ref
-tests_test_softmax_ref_SOURCES = tests/test-softmax-ref.c
+tests_test_softmax_ref_SOURCES = tests/test-softmax-ref.c tests/wltest.c tests/wltest.h
 tests_test_softmax_ref_LDADD = $(test_kernel_libs)

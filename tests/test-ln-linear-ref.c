@@ -17,6 +17,7 @@
 #include "kutil.h"
 #include "ln_linear.h"
 #include "test.h"
+#include "wltest.h"
 #include "workload.h"
 
 static double *dalloc(long n)
@@ -260,25 +261,6 @@ static void test_sample(void)
 	ASSERT_EQ(lnl_sample(16384, 768.0 * 256, 1e9, NULL), 64);
 }
 
-static void parse_all(const struct workload *w, const char *specs, int need)
-{
-	char *copy = strdup(specs), *save = NULL, why[256];
-	int n = 0;
-
-	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-		struct fp_shape s;
-
-		if (workload_parse_shape(w, t, &s, why, sizeof why))
-			FAIL("%s: shape '%s' does not parse: %s", w->name, t, why);
-		for (int dt = 0; dt < FP_NDTYPES; dt++)
-			if (w->validate(&s, (enum fp_dtype)dt, why, sizeof why))
-				FAIL("%s: shape '%s' rejected: %s", w->name, t, why);
-		n++;
-	}
-	ASSERT(n >= need);
-	free(copy);
-}
-
 static void expect_reject(const struct workload *w, const char *spec,
 			  enum fp_dtype dt, const char *prefix)
 {
@@ -319,9 +301,9 @@ static void test_contract(void)
 		ASSERT_STR_EQ(w->profiles[LNL_OFFSET], "offset");
 		ASSERT_STR_EQ(w->profiles[LNL_CONSTANT], "constant");
 		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
-		parse_all(w, w->suite, 3);
-		parse_all(w, w->quick, 1);
-		parse_all(w, w->tests, 4);
+		assert_shapes_run(w, w->suite, 3);
+		assert_shapes_run(w, w->quick, 1);
+		assert_shapes_run(w, w->tests, 4);
 		ASSERT(strstr(w->tests, "M=1,K=1,N=1") && strstr(w->tests, "M=3,K=1023,N=17") &&
 		       strstr(w->tests, "M=16384,K=768,N=256") &&
 		       strstr(w->tests, "M=512,K=4096,N=16384"));

@@ -15,6 +15,7 @@
 #include "kutil.h"
 #include "softmax.h"
 #include "test.h"
+#include "wltest.h"
 #include "workload.h"
 
 static double *dalloc(long n)
@@ -248,25 +249,6 @@ static void test_profiles(uint64_t seed)
 	free(b);
 }
 
-static void parse_all(const struct workload *w, const char *specs, int need)
-{
-	char *copy = strdup(specs), *save = NULL, why[256];
-	int n = 0;
-
-	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-		struct fp_shape s;
-
-		if (workload_parse_shape(w, t, &s, why, sizeof why))
-			FAIL("%s: shape '%s' does not parse: %s", w->name, t, why);
-		for (int dt = 0; dt < FP_NDTYPES; dt++)
-			if (w->validate(&s, (enum fp_dtype)dt, why, sizeof why))
-				FAIL("%s: shape '%s' rejected: %s", w->name, t, why);
-		n++;
-	}
-	ASSERT(n >= need);
-	free(copy);
-}
-
 static void test_contract(void)
 {
 	static const char *const names[] = {
@@ -291,9 +273,9 @@ static void test_contract(void)
 		for (int v = 0; v < nv; v++)
 			ASSERT_EQ(w->variants[v].role,
 				  !strcmp(w->variants[v].name, "fused") ? FP_FUSED : FP_UNFUSED);
-		parse_all(w, w->suite, 2);
-		parse_all(w, w->quick, 1);
-		parse_all(w, w->tests, 5);
+		assert_shapes_run(w, w->suite, 2);
+		assert_shapes_run(w, w->quick, 1);
+		assert_shapes_run(w, w->tests, 5);
 		ASSERT(strstr(w->tests, "M=1,N=1") && strstr(w->tests, "M=4,N=50257") &&
 		       strstr(w->tests, "M=1,N=4097") && strstr(w->tests, "M=3,N=1023") &&
 		       strstr(w->tests, "M=16384,N=768"));
