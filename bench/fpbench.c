@@ -1,8 +1,11 @@
 /* fpbench.c - quick cudaEvent timing of workloads through the contract, for
  * kernel development before (and beside) `fuseprof run`.
  *
- * Usage: fpbench [-r REPS] [-w WARMUP] [-c] WORKLOAD[/VARIANT] DTYPE SHAPE...
+ * Usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] WORKLOAD[/VARIANT] DTYPE SHAPE...
  *   -c  also time a 1 GiB device-to-device copy (the bandwidth anchor)
+ *   -a  also measure what CUPTI Activity costs: the wall time of the same
+ *       warm-up and timed launches with and without Activity recording every
+ *       kernel (as `fuseprof run` times them), best of three each
  * Prints one line per variant and shape: median µs over REPS launches, the
  * bandwidth counting the model's min bytes and the variant's bytes, and the
  * check's relative error. */
@@ -17,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kutil.h"
+#include "probes.h"
 #include "util.h"
 #include "workload.h"
 
@@ -63,6 +67,64 @@ out:
 	return med;
 }
 
+/* Wall seconds of warmup + reps launches and a synchronize, best of three:
+ * timed the plain way (an event recorded after each launch, the elapsed
+ * times read back), or the way `fuseprof run` times them (no events; CUPTI
+ * Activity records every kernel and the records are collected). -1 on
+ * error. */
+static double wall_launches(const struct workload *w, struct fp_op *op,
+			    int nsets, int warmup, int reps, int activity)
+{
+	cudaEvent_t *ev = xcalloc((size_t)reps + 1, sizeof *ev);
+	double best = -1;
+	float ms;
+
+	for (int i = 0; i <= reps; i++)
+		if (CUDA_CHECK(cudaEventCreate(&ev[i])))
+			goto out;
+	for (int t = 0; t < 3; t++) {
+		struct kernel_rec *recs = NULL;
+		size_t nrecs = 0;
+		double t0;
+
+		if (activity && activity_start())
+			goto out;
+		t0 = now_seconds();
+		for (int i = 0; i < warmup; i++)
+			if (w->launch(op, i % nsets, 0))
+				goto out;
+		if (!activity && CUDA_CHECK(cudaEventRecord(ev[0], 0)))
+			goto out;
+		for (int i = 0; i < reps; i++) {
+			if (w->launch(op, i % nsets, 0))
+				goto out;
+			if (!activity && CUDA_CHECK(cudaEventRecord(ev[i + 1], 0)))
+				goto out;
+		}
+		if (CUDA_CHECK(cudaDeviceSynchronize()))
+			goto out;
+		if (activity) {
+			if (activity_collect(&recs, &nrecs))
+				goto out;
+			activity_free(recs, nrecs);
+		} else {
+			for (int i = 0; i < reps; i++)
+				cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
+		}
+		t0 = now_seconds() - t0;
+		if (activity)
+			activity_stop();
+		if (best < 0 || t0 < best)
+			best = t0;
+	}
+out:
+	for (int i = 0; i <= reps; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+	free(ev);
+	return best;
+}
+
 static int copy_bandwidth(void)
 {
 	size_t n = (size_t)1 << 30;
@@ -93,19 +155,23 @@ static int copy_bandwidth(void)
 
 int main(int argc, char **argv)
 {
-	int reps = 100, warmup = 10, c, l2 = 0, failed = 0;
+	int reps = 100, warmup = 10, c, l2 = 0, failed = 0, act = 0;
+	double wall_ev = 0, wall_act = 0;
 	const struct workload *w;
 	char name[128], *slash;
 	enum fp_dtype dt;
 	int v0, v1;
 
-	while ((c = getopt(argc, argv, "r:w:c")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:ca")) != -1) {
 		switch (c) {
 		case 'r':
 			reps = atoi(optarg);
 			break;
 		case 'w':
 			warmup = atoi(optarg);
+			break;
+		case 'a':
+			act = 1;
 			break;
 		case 'c':
 			if (copy_bandwidth())
@@ -177,13 +243,28 @@ int main(int argc, char **argv)
 			       m.variant_bytes / (ms * 1e-3) / 1e9, r.rel_err,
 			       r.passed ? "" : "  WRONG");
 			failed += !r.passed;
+			if (act) {
+				double pe = wall_launches(w, op, nsets, warmup, reps, 0);
+				double pa = wall_launches(w, op, nsets, warmup, reps, 1);
+
+				if (pe < 0 || pa < 0)
+					return 1;
+				printf("  wall of %d launches: %.3f ms with events, %.3f ms "
+				       "with Activity (%+.1f%%)\n", warmup + reps, pe * 1e3,
+				       pa * 1e3, 100 * (pa / pe - 1));
+				wall_ev += pe;
+				wall_act += pa;
+			}
 			w->destroy(op);
 		}
 	}
+	if (act)
+		printf("total wall: %.3f ms with events, %.3f ms with Activity (%+.2f%%)\n",
+		       wall_ev * 1e3, wall_act * 1e3, 100 * (wall_act / wall_ev - 1));
 	return failed ? 1 : 0;
 
 usage:
-	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] "
+	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] "
 			"WORKLOAD[/VARIANT] DTYPE SHAPE...\n");
 	return 2;
 }

@@ -2,9 +2,9 @@
 
 EXTRA_PROGRAMS = bench/fpbench
 bench_fpbench_SOURCES = bench/fpbench.c
-bench_fpbench_LDADD = $(test_kernel_libs)
+bench_fpbench_LDADD = probes/libfpprobes.a $(test_kernel_libs)
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench
 bench: bench/fpbench$(EXEEXT)
-EXTRA_DIST += bench/gpu-suite.sh
+EXTRA_DIST += bench/gpu-suite.sh bench/collector.sh bench/ncu-compare.py

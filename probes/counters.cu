@@ -1,9 +1,18 @@
 /* counters.cu - hardware counters per kernel through the CUPTI Range
  * Profiler (CUDA 13: cupti_range_profiler.h for the target side,
  * cupti_profiler_host.h for configuration and evaluation), with auto ranges
- * (one range per kernel) and kernel replay (CUPTI saves and restores device
- * memory and re-runs each kernel once per pass). Host-only code; it is a .cu
- * file because cupti_profiler_host.h needs C++. */
+ * (one range per kernel).
+ *
+ * Passes are replayed one of two ways. Op replay (the default; CUPTI's user
+ * replay): the caller's work runs once per pass, with L2 flushed before
+ * each by reading a buffer four times its size, so every pass starts from
+ * the same clean cache, as Nsight Compute's --cache-control all does. It
+ * needs work that can be repeated (every workload's launch can: the timed
+ * repetitions rely on it) and costs a pass what the op costs. Kernel replay:
+ * CUPTI saves the device memory before each kernel and restores it before
+ * every further pass; any work qualifies, but the save and restore take far
+ * longer than the kernels, and the restored lines it leaves dirty in L2 are
+ * written back during the next pass and counted as the kernel's writes. */
 #include "config.h"
 
 #include <stdio.h>
@@ -26,7 +35,10 @@ struct counters {
 	CUpti_Profiler_Host_Object *host;
 	CUpti_RangeProfiler_Object *rp;
 	const char **metrics;  /* borrowed from the caller for our lifetime */
-	int n, max_ranges, passes, running;
+	int n, max_ranges, passes, running, sms;
+	enum counters_replay replay;
+	void *flush;           /* op replay: the buffer read to flush L2 */
+	size_t flush_bytes;
 	uint8_t *config;
 	size_t config_size;
 	uint8_t *data;
@@ -86,7 +98,7 @@ static int current_context(CUcontext *ctx)
 static int initialized;
 
 int counters_open(struct counters **out, const char *const *metrics, int n,
-		  int max_ranges)
+		  int max_ranges, enum counters_replay replay)
 {
 	CUpti_Profiler_Initialize_Params ip;
 	CUpti_Device_GetChipName_Params cn;
@@ -110,8 +122,28 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	c->metrics = (const char **)metrics;
 	c->n = n;
 	c->max_ranges = max_ranges;
+	c->replay = replay;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
 		goto out_free;
+	if (replay == COUNTERS_REPLAY_OP) {
+		int l2 = 0;
+		cudaError_t e;
+
+		e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+		if (e == cudaSuccess)
+			e = cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, dev);
+		c->flush_bytes = 4 * (size_t)(l2 > (1 << 20) ? l2 : 1 << 20);
+		if (e == cudaSuccess)
+			e = cudaMalloc(&c->flush, c->flush_bytes);
+		if (e == cudaSuccess)
+			e = cudaMemset(c->flush, 0, c->flush_bytes);
+		if (e != cudaSuccess) {
+			rc = error("cannot collect counters: the L2 flush buffer "
+				   "(%zu MB): %s", c->flush_bytes >> 20,
+				   cudaGetErrorString(e));
+			goto out_free;
+		}
+	}
 	if (!initialized) {
 		memset(&ip, 0, sizeof ip);
 		ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
@@ -239,68 +271,62 @@ int counters_passes(const struct counters *c)
 	return c->passes;
 }
 
-int counters_begin(struct counters *c)
+/* Read the flush buffer once: every line of L2 then holds clean lines of
+ * it, and whatever the previous pass left dirty has been written back during
+ * this kernel, not during the next pass's first kernel. */
+__global__ void flush_l2_read(const float4 *__restrict__ p, size_t n, float *sink)
 {
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
-	CUpti_RangeProfiler_SetConfig_Params sc;
-	CUpti_RangeProfiler_Start_Params st;
+	float acc = 0.0f;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float4 v = __ldcg(p + i);
+
+		acc += v.x + v.y + v.z + v.w;
+	}
+	if (acc == 1234.5f)  /* never true (the buffer is zero): keeps the loads */
+		*sink = acc;
+}
+
+static int flush_l2(struct counters *c)
+{
+	cudaError_t e;
+
+	flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
+					     c->flush_bytes / sizeof(float4),
+					     (float *)c->flush);
+	e = cudaGetLastError();
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	if (e != cudaSuccess)
+		return error("cannot flush L2 before a counter pass: %s",
+			     cudaGetErrorString(e));
+	return 0;
+}
+
+static int stop(struct counters *c, CUpti_RangeProfiler_Stop_Params *sp)
+{
 	int rc = -1;
 
-	memset(c->data, 0, c->data_size);
-	memset(&di, 0, sizeof di);
-	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
-	di.pRangeProfilerObject = c->rp;
-	di.counterDataSize = c->data_size;
-	di.pCounterData = c->data;
-	TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), out);
-
-	memset(&sc, 0, sizeof sc);
-	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
-	sc.pRangeProfilerObject = c->rp;
-	sc.configSize = c->config_size;
-	sc.pConfig = c->config;
-	sc.counterDataImageSize = c->data_size;
-	sc.pCounterDataImage = c->data;
-	sc.range = CUPTI_AutoRange;
-	sc.replayMode = CUPTI_KernelReplay;
-	sc.maxRangesPerPass = (size_t)c->max_ranges;
-	sc.numNestingLevels = 1;
-	sc.minNestingLevel = 1;
-	sc.passIndex = 0;
-	sc.targetNestingLevel = 1;
-	TRY(cuptiRangeProfilerSetConfig(&sc), out);
-
-	memset(&st, 0, sizeof st);
-	st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
-	st.pRangeProfilerObject = c->rp;
-	TRY(cuptiRangeProfilerStart(&st), out);
-	c->running = 1;
-	return 0;
+	c->running = 0;
+	memset(sp, 0, sizeof *sp);
+	sp->structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+	sp->pRangeProfilerObject = c->rp;
+	TRY(cuptiRangeProfilerStop(sp), out);
+	rc = 0;
 out:
 	return rc;
 }
 
-int counters_end(struct counters *c, double **values, int *nranges, int *dropped)
+/* Decode the counter data image and evaluate every range. */
+static int evaluate(struct counters *c, double **values, int *nranges,
+		    int *dropped)
 {
-	CUpti_RangeProfiler_Stop_Params sp;
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
 	double *v = NULL;
 	int rc = -1;
 
-	*values = NULL;
-	*nranges = 0;
-	*dropped = 0;
-	if (!c->running)
-		return error("cannot stop counter collection: it is not running");
-	c->running = 0;
-	memset(&sp, 0, sizeof sp);
-	sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
-	sp.pRangeProfilerObject = c->rp;
-	TRY(cuptiRangeProfilerStop(&sp), out);
-	if (!sp.isAllPassSubmitted)
-		return error("cannot collect counters: kernel replay left passes "
-			     "unsubmitted (pass %zu of %d)", sp.passIndex, c->passes);
 	memset(&dd, 0, sizeof dd);
 	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
 	dd.pRangeProfilerObject = c->rp;
@@ -338,6 +364,79 @@ out:
 	return rc;
 }
 
+int counters_collect(struct counters *c, int (*work)(void *), void *arg,
+		     double **values, int *nranges, int *dropped)
+{
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
+	CUpti_RangeProfiler_SetConfig_Params sc;
+	CUpti_RangeProfiler_Start_Params st;
+	CUpti_RangeProfiler_Stop_Params sp;
+	int rc = -1, pass;
+
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	memset(c->data, 0, c->data_size);
+	memset(&di, 0, sizeof di);
+	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+	di.pRangeProfilerObject = c->rp;
+	di.counterDataSize = c->data_size;
+	di.pCounterData = c->data;
+	TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), out);
+
+	memset(&sc, 0, sizeof sc);
+	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+	sc.pRangeProfilerObject = c->rp;
+	sc.configSize = c->config_size;
+	sc.pConfig = c->config;
+	sc.counterDataImageSize = c->data_size;
+	sc.pCounterDataImage = c->data;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = c->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
+							     : CUPTI_UserReplay;
+	sc.maxRangesPerPass = (size_t)c->max_ranges;
+	sc.numNestingLevels = 1;
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	TRY(cuptiRangeProfilerSetConfig(&sc), out);
+
+	/* Kernel replay submits every pass in one go; op replay needs one
+	 * run of the work per pass, and CUPTI says when it has them all. */
+	for (pass = 0;; pass++) {
+		cudaError_t e;
+		int wrc;
+
+		if (c->replay == COUNTERS_REPLAY_OP && flush_l2(c))
+			goto out;
+		memset(&st, 0, sizeof st);
+		st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+		st.pRangeProfilerObject = c->rp;
+		TRY(cuptiRangeProfilerStart(&st), out);
+		c->running = 1;
+		wrc = work(arg);
+		e = cudaDeviceSynchronize();
+		if (stop(c, &sp) || wrc)
+			goto out;
+		if (e != cudaSuccess) {
+			rc = error("cannot collect counters: the GPU reported an error: %s",
+				   cudaGetErrorString(e));
+			goto out;
+		}
+		if (sp.isAllPassSubmitted)
+			break;
+		if (c->replay == COUNTERS_REPLAY_KERNEL || pass + 1 >= c->passes) {
+			rc = error("cannot collect counters: %d replay passes left "
+				   "passes unsubmitted (CUPTI is at pass %zu of %d)",
+				   pass + 1, sp.passIndex, c->passes);
+			goto out;
+		}
+	}
+	rc = evaluate(c, values, nranges, dropped);
+out:
+	return rc;
+}
+
 void counters_close(struct counters *c)
 {
 	if (!c)
@@ -366,6 +465,8 @@ void counters_close(struct counters *c)
 		hd.pHostObject = c->host;
 		cuptiProfilerHostDeinitialize(&hd);
 	}
+	if (c->flush)
+		cudaFree(c->flush);
 	free(c->config);
 	free(c->data);
 	free(c);
@@ -378,27 +479,15 @@ int counters_sample(const char *const *metrics, int n, int (*fn)(void *),
 	double *v = NULL;
 	int rc, nr = 0, dropped = 0;
 
-	rc = counters_open(&c, metrics, n, 4);
+	rc = counters_open(&c, metrics, n, 4, COUNTERS_REPLAY_KERNEL);
 	if (rc)
 		return rc;
-	rc = counters_begin(c);
-	if (rc)
-		goto out_close;
-	rc = fn(arg);
-	if (rc == 0 && cudaDeviceSynchronize() != cudaSuccess)
-		rc = error("cannot sample counters: the kernel failed");
-	{
-		int rc2 = counters_end(c, &v, &nr, &dropped);
-
-		if (rc == 0)
-			rc = rc2;
-	}
+	rc = counters_collect(c, fn, arg, &v, &nr, &dropped);
 	if (rc == 0 && nr < 1)
 		rc = error("cannot sample counters: no kernel ran");
 	if (rc == 0)
 		memcpy(out, v, (size_t)n * sizeof *out);
 	free(v);
-out_close:
 	counters_close(c);
 	return rc;
 }

@@ -115,26 +115,34 @@ void activity_stop(void);
 
 struct counters;
 
+/* How the passes a counter configuration needs are replayed. */
+enum counters_replay {
+	COUNTERS_REPLAY_OP,      /* the work runs once per pass, L2 flushed
+				    before each (CUPTI user replay) */
+	COUNTERS_REPLAY_KERNEL,  /* CUPTI saves and restores device memory and
+				    replays each kernel (any work) */
+};
+
 /* Prepare to collect the given raw metrics on the current device with
- * auto ranges (one range per kernel) and kernel replay, at most max_ranges
- * kernels per collection. Returns 0 with *out set; PROBE_DENIED or
- * PROBE_BUSY (not reported: the caller warns and falls back);
- * PROBE_BAD_COUNTER (reported, naming the metric); or -1. */
+ * auto ranges (one range per kernel), at most max_ranges kernels per
+ * collection. Op replay allocates a buffer of 4 x L2 to flush it with.
+ * Returns 0 with *out set; PROBE_DENIED or PROBE_BUSY (not reported: the
+ * caller warns and falls back); PROBE_BAD_COUNTER (reported, naming the
+ * metric); or -1. */
 int counters_open(struct counters **out, const char *const *metrics, int n,
-		  int max_ranges);
+		  int max_ranges, enum counters_replay replay);
 
 /* Replay passes each kernel needs for this configuration. */
 int counters_passes(const struct counters *c);
 
-/* Start collecting: every kernel launched until counters_end() becomes one
- * range. Returns 0, PROBE_DENIED, PROBE_BUSY or -1. */
-int counters_begin(struct counters *c);
-
-/* Stop (after the caller synchronized), decode, and return the values:
- * *values is malloc'd, nranges x nmetrics, row per kernel in launch order.
- * *dropped gets the ranges that did not fit. Returns 0 or -1. */
-int counters_end(struct counters *c, double **values, int *nranges,
-		 int *dropped);
+/* Collect: work(arg) enqueues kernels on the current device and returns 0
+ * or -1 (reported); under op replay it runs once per pass and must launch
+ * the same kernels, with the same results, every time. Every kernel it
+ * launches is one range. *values is malloc'd, nranges x nmetrics, a row per
+ * kernel in launch order; *dropped gets the ranges that did not fit.
+ * Returns 0, PROBE_DENIED, PROBE_BUSY or -1. */
+int counters_collect(struct counters *c, int (*work)(void *), void *arg,
+		     double **values, int *nranges, int *dropped);
 
 void counters_close(struct counters *c);
 

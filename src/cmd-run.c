@@ -21,8 +21,8 @@ static void help(void)
 	printf("Usage: fuseprof run [OPTION]...\n"
 	       "Measure every selected op (workload x variant x dtype x shape) on the GPU\n"
 	       "and store it: a correctness check against the CPU reference, warm-up,\n"
-	       "timed repetitions from CUPTI Activity kernel records, then one repetition\n"
-	       "under the CUPTI Range Profiler for hardware counters. Each op is stored in\n"
+	       "timed repetitions from CUPTI Activity kernel records, then hardware counters\n"
+	       "from the CUPTI Range Profiler (one range per kernel). Each op is stored in\n"
 	       "one transaction and runs inside an NVTX range 'workload/variant/dtype/shape'.\n"
 	       "Ceilings are measured once per device, driver and clocks, and reused.\n"
 	       "\n"
@@ -41,6 +41,11 @@ static void help(void)
 	       "      --no-counters      timing only: no Range Profiler pass\n"
 	       "  -m, --metrics GROUP    counter group (default '%s'; a name from the\n"
 	       "                         groups directory or a file path)\n"
+	       "      --replay MODE      how the counter passes are replayed: 'op' (default:\n"
+	       "                         the op runs once per pass with L2 flushed before\n"
+	       "                         each, like ncu --cache-control all) or 'kernel'\n"
+	       "                         (CUPTI saves and restores memory around each kernel:\n"
+	       "                         slower, and its restores add DRAM writes)\n"
 	       "  -d, --device N         GPU index (default 0)\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
@@ -92,7 +97,7 @@ static char *join_args(int argc, char **argv)
 }
 
 enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE,
-       OPT_CHECK_ALL };
+       OPT_CHECK_ALL, OPT_REPLAY };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -106,6 +111,7 @@ static int cmd_run(int argc, char **argv)
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "device", required_argument, NULL, 'd' },
 		{ "tag", required_argument, NULL, OPT_TAG },
 		{ "quick", no_argument, NULL, 'q' },
@@ -116,7 +122,7 @@ static int cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o;
-	int c, reps = 0, rc;
+	int c, reps = 0, rc, replay_set = 0;
 
 	memset(&o, 0, sizeof o);
 	o.db = default_db_path();
@@ -156,6 +162,16 @@ static int cmd_run(int argc, char **argv)
 		case 'm':
 			o.group = optarg;
 			break;
+		case OPT_REPLAY:
+			if (!strcmp(optarg, "op"))
+				o.replay = COUNTERS_REPLAY_OP;
+			else if (!strcmp(optarg, "kernel"))
+				o.replay = COUNTERS_REPLAY_KERNEL;
+			else
+				return usage_error("run", "run: --replay: '%s' is not "
+						   "'op' or 'kernel'", optarg);
+			replay_set = 1;
+			break;
 		case 'd':
 			if (int_opt("--device", optarg, 0, 1023, &o.device))
 				return EXIT_USAGE;
@@ -191,6 +207,9 @@ static int cmd_run(int argc, char **argv)
 	if (!o.counters && o.group != (const char *)DEFAULT_GROUP &&
 	    strcmp(o.group, DEFAULT_GROUP))
 		return usage_error("run", "run: --metrics and --no-counters contradict "
+				   "each other");
+	if (!o.counters && replay_set)
+		return usage_error("run", "run: --replay and --no-counters contradict "
 				   "each other");
 	if (o.shape && !*o.shape)
 		return usage_error("run", "run: --shape: empty spec");

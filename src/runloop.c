@@ -374,7 +374,19 @@ struct run_state {
 	const char *counters_state;   /* what the run's row says */
 	unsigned long long seed_base;
 	int nwrong, nerror;
+	/* Where the run's wall time went, in seconds, for the closing line. */
+	double t_setup, t_check, t_time, t_count, t_store;
+	long long counted;            /* kernel ranges counted */
 };
+
+/* Seconds since *t0, and restart the clock there. */
+static double lap(double *t0)
+{
+	double t = now_seconds(), d = t - *t0;
+
+	*t0 = t;
+	return d;
+}
 
 static unsigned long long splitmix(unsigned long long x)
 {
@@ -403,6 +415,22 @@ static int launch_reps(const struct op_spec *op, struct fp_op *inst, int reps,
 			return error("%s: a launch failed", op->key);
 		*next_set = (*next_set + 1) % nsets;
 	}
+	return 0;
+}
+
+/* One repetition of an op on one input set: the work of a counter pass. */
+struct one_launch {
+	const struct op_spec *op;
+	struct fp_op *inst;
+	int set;
+};
+
+static int launch_once(void *arg)
+{
+	const struct one_launch *ol = arg;
+
+	if (ol->op->w->launch(ol->inst, ol->set, 0))
+		return error("%s: a launch failed", ol->op->key);
 	return 0;
 }
 
@@ -448,7 +476,7 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 	unsigned long long dropped0 = activity_dropped();
 	int nsets = 1, next_set = 0, k = 0, nslots = 0, reps = 0, rc = -1;
 	long long launches = 0;
-	double ws;
+	double ws, clk = 0;
 
 	memset(&chk, 0, sizeof chk);
 	chk.rel_err = chk.max_abs_err = chk.tolerance = NAN;
@@ -468,11 +496,13 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		goto store;
 	}
 	nvtxRangePushA(op->key);
+	clk = now_seconds();
 	if (w->create(&inst, &op->shape, op->dt, op->variant, nsets, seed)) {
 		snprintf(msg, sizeof msg, "could not be set up (see the error above)");
 		status = "error";
 		goto pop;
 	}
+	rs->t_setup += lap(&clk);
 	/* Check with the plain random inputs timing uses (profile 0), or with
 	 * every profile (--check-all); the worst result is the op's. The hard
 	 * profiles (offsets, extremes) are the GPU tests' job: checking them
@@ -497,6 +527,7 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		if (p == 0 || c.rel_err > chk.rel_err)
 			chk = c;
 	}
+	rs->t_check += lap(&clk);
 	if (!strcmp(status, "wrong")) {
 		error("%s: %s", op->key, msg);
 		goto pop;
@@ -612,39 +643,37 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		}
 		launches = k;
 
-		/* One repetition under the Range Profiler: range j = launch j. */
+		/* Counters: one repetition per replay pass, range j = launch j. */
+		rs->t_time += lap(&clk);
 		if (rs->ctr) {
-			int nr = 0, drop = 0, crc = counters_begin(rs->ctr);
+			struct one_launch ol = { op, inst, next_set };
+			int nr = 0, drop = 0;
+			int crc = counters_collect(rs->ctr, launch_once, &ol, &cvals,
+						   &nr, &drop);
+
+			rs->t_count += lap(&clk);
+			rs->counted += crc ? 0 : nr;
 
 			if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
 				counters_fallback(rs, crc);
 			} else if (crc) {
 				free(slot_of);
 				goto pop_fail;
+			} else if (nr != k || drop) {
+				snprintf(msg, sizeof msg, "counters not stored: %d "
+					 "ranges (%d dropped) for %d kernels", nr, drop, k);
 			} else {
-				int lrc = launch_reps(op, inst, 1, nsets, &next_set);
-				int src = lrc ? -1 : sync_device(op->key);
+				int nm = rs->group->ncounters;
 
-				if (counters_end(rs->ctr, &cvals, &nr, &drop) || lrc || src) {
-					free(slot_of);
-					goto pop_fail;
-				}
-				if (nr != k || drop) {
-					snprintf(msg, sizeof msg, "counters not stored: %d "
-						 "ranges (%d dropped) for %d kernels", nr, drop, k);
-				} else {
-					int nm = rs->group->ncounters;
+				for (int j = 0; j < k; j++) {
+					struct kslot *sl = &slots[slot_of[j]];
 
-					for (int j = 0; j < k; j++) {
-						struct kslot *sl = &slots[slot_of[j]];
-
-						if (!sl->values)
-							sl->values = xcalloc((size_t)nm,
-									     sizeof *sl->values);
-						for (int m = 0; m < nm; m++)
-							sl->values[m] += cvals[(size_t)j * nm + m];
-						sl->counted++;
-					}
+					if (!sl->values)
+						sl->values = xcalloc((size_t)nm,
+								     sizeof *sl->values);
+					for (int m = 0; m < nm; m++)
+						sl->values[m] += cvals[(size_t)j * nm + m];
+					sl->counted++;
 				}
 			}
 			/* The replayed kernels' Activity records are not timings. */
@@ -722,7 +751,9 @@ store:
 		so.nkernels = nslots;
 		so.kernels = sk;
 	}
+	clk = now_seconds();
 	rc = store_insert_op(rs->st, rs->run_id, &so, NULL);
+	rs->t_store += lap(&clk);
 	if (rc == 0 && !strcmp(status, "error") && msg[0] &&
 	    strcmp(msg, "measurement failed (see the error above)"))
 		error("%s: %s", op->key, msg);
@@ -871,7 +902,7 @@ int run_suite(const struct run_opts *o)
 
 		rs.group = &group;
 		rc = counters_open(&rs.ctr, (const char *const *)group.counters,
-				   (int)nm, MAX_RANGES);
+				   (int)nm, MAX_RANGES, o->replay);
 		if (rc == PROBE_BAD_COUNTER) {
 			char *list = group_list();
 
@@ -886,10 +917,13 @@ int run_suite(const struct run_opts *o)
 			goto out_close;
 		} else {
 			rs.counters_state = "range-profiler";
+			int np = counters_passes(rs.ctr);
+
 			fprintf(stderr, "fuseprof: counter group '%s': %d counters, %d "
-				"replay pass%s per kernel\n", group.name, group.ncounters,
-				counters_passes(rs.ctr),
-				counters_passes(rs.ctr) == 1 ? "" : "es");
+				"replay pass%s %s\n", group.name, group.ncounters, np,
+				np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
+				"per kernel (kernel replay)" :
+				"per op (op replay, L2 flushed before each)");
 		}
 	}
 	rc = activity_start();
@@ -944,8 +978,11 @@ int run_suite(const struct run_opts *o)
 		const char *final = interrupted ? "aborted" : "complete";
 
 		snprintf(note, sizeof note, "%zu of %zu ops; %d wrong, %d error; "
-			 "CUPTI dropped %llu kernel records; counters: %s",
-			 done, ops.n, rs.nwrong, rs.nerror, dr, rs.counters_state);
+			 "CUPTI dropped %llu kernel records; counters: %s; %.1f s: "
+			 "setup %.1f, checks %.1f, timing %.1f, counters %.1f (%lld "
+			 "kernels), storing %.1f", done, ops.n, rs.nwrong, rs.nerror,
+			 dr, rs.counters_state, now_seconds() - t0, rs.t_setup,
+			 rs.t_check, rs.t_time, rs.t_count, rs.counted, rs.t_store);
 		if (dr)
 			warning("CUPTI dropped %llu kernel records: the ops concerned "
 				"are marked 'error'", dr);
@@ -953,6 +990,7 @@ int run_suite(const struct run_opts *o)
 			goto out_activity;
 	}
 	print_summary(st, rs.run_id);
+	fprintf(stderr, "fuseprof: run %lld: %s\n", rs.run_id, note);
 	if (interrupted) {
 		fprintf(stderr, "fuseprof: interrupted: run %lld aborted after %zu of "
 			"%zu ops (all stored ops are whole)\n", rs.run_id, done, ops.n);

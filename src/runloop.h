@@ -20,6 +20,7 @@ struct run_opts {
 	int warmup;             /* untimed repetitions first */
 	int counters;           /* 0: --no-counters */
 	const char *group;      /* counter group name or file */
+	enum counters_replay replay;
 	int device;
 	const char *tag;
 	int quick;              /* the workloads' quick suites */

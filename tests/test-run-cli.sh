@@ -6,7 +6,9 @@
 
 expect_exit 0 "$FUSEPROF" run --help
 grep -q '^Usage: fuseprof run' "$tmp/out" || fail "run --help: no usage line"
-grep -q -- '--remeasure-ceilings' "$tmp/out" || fail "run --help misses an option"
+for o in --remeasure-ceilings --replay --check-all; do
+	grep -q -- "$o" "$tmp/out" || fail "run --help misses $o"
+done
 expect_exit 0 "$FUSEPROF" help run
 expect_exit 0 "$FUSEPROF" ceilings --help
 grep -q '^Usage: fuseprof ceilings' "$tmp/out" || fail "ceilings --help: no usage line"
@@ -31,6 +33,10 @@ expect_exit 2 "$FUSEPROF" run --dtype fp7
 one_line_error fp7
 expect_exit 2 "$FUSEPROF" run --device -1
 one_line_error device
+expect_exit 2 "$FUSEPROF" run --replay application
+one_line_error application
+expect_exit 2 "$FUSEPROF" run --replay kernel --no-counters
+one_line_error replay
 expect_exit 2 "$FUSEPROF" ceilings --all --remeasure
 one_line_error all
 expect_exit 2 "$FUSEPROF" ceilings --format xml

@@ -33,6 +33,7 @@ rc=$?
 set -e
 cat "$tmp/ierr" >&2
 [ "$rc" = 130 ] || fail "interrupted run exited $rc, wanted 130"
+[ ! -e "$db-wal" ] || fail "the interrupted run left its write-ahead log behind"
 [ "$(q "SELECT status FROM runs WHERE tag = 'interrupted'")" = aborted ] || fail "run not aborted"
 n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'")
 [ "$n" -ge 1 ] || fail "no op kept"
