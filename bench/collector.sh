@@ -3,14 +3,14 @@
 # Compute (the same counters on the same kernels, and the time each takes to
 # collect them) and CUPTI Activity timing against plain cudaEvent timing.
 # Builds out of tree; leaves logs, databases and tables in $OUT (default
-# ./collector-out).
+# ./collector-out); $BUILD names a build directory to reuse.
 #   sh bench/collector.sh [SHAPE]      (default M=16384,N=4096)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/collector-out}
 shape=${1:-M=16384,N=4096}
 mkdir -p "$out"
-build=$(mktemp -d /tmp/fuseprof-build.XXXXXX)
+build=${BUILD:-$(mktemp -d /tmp/fuseprof-build.XXXXXX)}
 export PATH=/usr/local/cuda/bin:$PATH
 [ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >/dev/null)
 cd "$build"
