@@ -76,4 +76,4 @@ EXTRA_DIST += tests/test-run-cli.sh tests/test-run-gpu.sh
 
 ## Counters admit one profiling session per device: the two tests that
 ## collect them run one after the other even under make -j.
-tests/test-run-gpu.sh.log: tests/test-probes-gpu.log
+tests/test-run-gpu.log: tests/test-probes-gpu.log
