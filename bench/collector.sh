@@ -26,8 +26,8 @@ wls="ln_gelu_fwd ln_gelu_bwd softmax_fwd softmax_masked_fwd softmax_bwd"
 metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum
 
 # 1. Counters side by side: fp32, every variant of two workloads; ncu with
-# its default cache flush and no clock lock, on fpbench's launches (the last
-# launch of each kernel).
+# its default cache flush and no clock lock, on fpbench's one launch of each
+# kernel (-k: no check, whose launches would be profiled too).
 echo "== accuracy" | tee -a "$out/device.txt"
 ./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
 	--reps 5 --db "$out/acc.db" >/dev/null 2>"$out/acc.err"
@@ -36,7 +36,7 @@ echo "== accuracy" | tee -a "$out/device.txt"
 for w in ln_gelu_fwd softmax_fwd; do
 	ncu --cache-control all --clock-control none --print-kernel-base mangled \
 		--print-units base --csv --metrics "$metrics" \
-		./bench/fpbench -r 1 -w 0 "$w" fp32 "$shape" >"$out/ncu-$w.csv" 2>"$out/ncu-$w.err"
+		./bench/fpbench -k -r 1 -w 0 "$w" fp32 "$shape" >"$out/ncu-$w.csv" 2>"$out/ncu-$w.err"
 done
 python3 "$src/bench/ncu-compare.py" "$out/acc.db" "$out/acck.db" "$out"/ncu-*.csv |
 	tee "$out/accuracy.md"
@@ -51,9 +51,9 @@ t_bare=0; t_ncu=0; nprof=0
 for w in $wls; do
 	for dt in fp32 bf16; do
 		s=$(date +%s.%N)
-		./bench/fpbench -r 1 -w 0 "$w" "$dt" "$shape" >/dev/null 2>&1
+		./bench/fpbench -k -r 1 -w 0 "$w" "$dt" "$shape" >/dev/null 2>&1
 		e=$(date +%s.%N)
-		ncu --section SpeedOfLight_RooflineChart ./bench/fpbench -r 1 -w 0 \
+		ncu --section SpeedOfLight_RooflineChart ./bench/fpbench -k -r 1 -w 0 \
 			"$w" "$dt" "$shape" >"$out/ncu-speed-$w-$dt.log" 2>&1
 		f=$(date +%s.%N)
 		n=$(grep -c '==PROF== Profiling' "$out/ncu-speed-$w-$dt.log")
@@ -69,7 +69,7 @@ echo "ncu --section SpeedOfLight_RooflineChart: $nprof kernels profiled, bare $t
 echo "== timing overhead" | tee -a "$out/device.txt"
 for w in $wls; do
 	for dt in fp32 bf16; do
-		./bench/fpbench -a -r 50 -w 5 "$w" "$dt" "$shape"
+		./bench/fpbench -k -a -r 50 -w 5 "$w" "$dt" "$shape"
 	done
 done >"$out/overhead.txt" 2>&1
 grep '^total wall' "$out/overhead.txt" | awk '{e += $3; a += $7} END {

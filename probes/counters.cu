@@ -12,7 +12,13 @@
  * CUPTI saves the device memory before each kernel and restores it before
  * every further pass; any work qualifies, but the save and restore take far
  * longer than the kernels, and the restored lines it leaves dirty in L2 are
- * written back during the next pass and counted as the kernel's writes. */
+ * written back during the next pass and counted as the kernel's writes.
+ *
+ * The sm__sass_* metrics are not hardware counters: CUPTI counts them by
+ * patching the kernel's code, and under user replay (CUDA 13.0) they read
+ * zero. So op replay splits a request in two configurations: the hardware
+ * metrics, replayed per op, and the SASS metrics (instruction counts, which
+ * caches do not change), under kernel replay. */
 #include "config.h"
 
 #include <stdio.h>
@@ -30,19 +36,28 @@
 #include "error.h"
 #include "probes.h"
 
-struct counters {
-	CUcontext ctx;
+/* One counter configuration: the metrics CUPTI schedules together, and
+ * how their passes are replayed. */
+struct config {
 	CUpti_Profiler_Host_Object *host;
-	CUpti_RangeProfiler_Object *rp;
-	const char **metrics;  /* borrowed from the caller for our lifetime */
-	int n, max_ranges, passes, running, sms;
+	const char **names;     /* this configuration's metrics */
+	int *index;             /* names[i] is the caller's metric index[i] */
+	int n, passes;
 	enum counters_replay replay;
-	void *flush;           /* op replay: the buffer read to flush L2 */
-	size_t flush_bytes;
-	uint8_t *config;
-	size_t config_size;
+	uint8_t *image;
+	size_t image_size;
 	uint8_t *data;
 	size_t data_size;
+};
+
+struct counters {
+	CUcontext ctx;
+	CUpti_RangeProfiler_Object *rp;
+	int n, max_ranges, running, sms;
+	struct config cfg[2];
+	int ncfg;
+	void *flush;           /* op replay: the buffer read to flush L2 */
+	size_t flush_bytes;
 };
 
 const char *counters_result_name(int r)
@@ -97,18 +112,140 @@ static int current_context(CUcontext *ctx)
 
 static int initialized;
 
+/* Build cfg's configuration image for its metrics. */
+static int config_build(struct config *cfg, const char *chip, uint8_t *avail)
+{
+	CUpti_Profiler_Host_Initialize_Params hi;
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am;
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs;
+	CUpti_Profiler_Host_GetConfigImage_Params ci;
+	CUpti_Profiler_Host_GetNumOfPasses_Params np;
+	CUptiResult r;
+	int rc = -1;
+
+	memset(&hi, 0, sizeof hi);
+	hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	hi.pChipName = chip;
+	hi.pCounterAvailabilityImage = avail;
+	TRY(cuptiProfilerHostInitialize(&hi), out);
+	cfg->host = hi.pHostObject;
+
+	/* All metrics in one call: added one call at a time, CUPTI 13.0
+	 * scheduled every sm__sass_thread_inst_executed_op_* metric with the
+	 * first one's instruction filter (all read the same value). */
+	memset(&am, 0, sizeof am);
+	am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+	am.pHostObject = cfg->host;
+	am.ppMetricNames = cfg->names;
+	am.numMetrics = (size_t)cfg->n;
+	r = cuptiProfilerHostConfigAddMetrics(&am);
+	if (r != CUPTI_SUCCESS) {
+		/* Name the culprit: the first metric CUPTI has no properties for. */
+		const char *bad = NULL;
+
+		for (int i = 0; i < cfg->n && !bad; i++) {
+			CUpti_Profiler_Host_GetMetricProperties_Params mp;
+
+			memset(&mp, 0, sizeof mp);
+			mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+			mp.pHostObject = cfg->host;
+			mp.pMetricName = cfg->names[i];
+			if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
+				bad = cfg->names[i];
+		}
+		if (!bad)
+			return fail(r, "cuptiProfilerHostConfigAddMetrics");
+		error("unknown counter '%s' on chip %s (fix the counter group, "
+		      "or list the chip's metrics with 'ncu --query-metrics')",
+		      bad, chip);
+		return PROBE_BAD_COUNTER;
+	}
+	memset(&cs, 0, sizeof cs);
+	cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+	cs.pHostObject = cfg->host;
+	TRY(cuptiProfilerHostGetConfigImageSize(&cs), out);
+	cfg->image_size = cs.configImageSize;
+	cfg->image = (uint8_t *)malloc(cfg->image_size);
+	if (!cfg->image)
+		return error("cannot collect counters: out of memory");
+	memset(&ci, 0, sizeof ci);
+	ci.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+	ci.pHostObject = cfg->host;
+	ci.configImageSize = cfg->image_size;
+	ci.pConfigImage = cfg->image;
+	TRY(cuptiProfilerHostGetConfigImage(&ci), out);
+	memset(&np, 0, sizeof np);
+	np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+	np.configImageSize = cfg->image_size;
+	np.pConfigImage = cfg->image;
+	TRY(cuptiProfilerHostGetNumOfPasses(&np), out);
+	cfg->passes = (int)np.numOfPasses;
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Size and allocate cfg's counter data image for max_ranges ranges. */
+static int config_data(struct counters *c, struct config *cfg)
+{
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
+	int rc = -1;
+
+	memset(&ds, 0, sizeof ds);
+	ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+	ds.pRangeProfilerObject = c->rp;
+	ds.pMetricNames = cfg->names;
+	ds.numMetrics = (size_t)cfg->n;
+	ds.maxNumOfRanges = (size_t)c->max_ranges;
+	ds.maxNumRangeTreeNodes = (uint32_t)c->max_ranges;
+	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out);
+	cfg->data_size = ds.counterDataSize;
+	cfg->data = (uint8_t *)malloc(cfg->data_size);
+	if (!cfg->data)
+		return error("cannot collect counters: out of memory");
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Split the caller's metrics into configurations: under op replay the
+ * hardware metrics (op replay) and the SASS ones (kernel replay); under
+ * kernel replay, one configuration. */
+static int config_split(struct counters *c, const char *const *metrics, int n,
+			enum counters_replay replay)
+{
+	for (int i = 0; i < n; i++) {
+		int sass = replay == COUNTERS_REPLAY_OP && strstr(metrics[i], "__sass_");
+		int k;
+		struct config *cfg;
+
+		for (k = 0; k < c->ncfg; k++)
+			if ((c->cfg[k].replay == COUNTERS_REPLAY_KERNEL) ==
+			    (sass || replay == COUNTERS_REPLAY_KERNEL))
+				break;
+		cfg = &c->cfg[k];
+		if (k == c->ncfg) {
+			c->ncfg++;
+			cfg->replay = sass ? COUNTERS_REPLAY_KERNEL : replay;
+			cfg->names = (const char **)calloc((size_t)n, sizeof *cfg->names);
+			cfg->index = (int *)calloc((size_t)n, sizeof *cfg->index);
+			if (!cfg->names || !cfg->index)
+				return error("cannot collect counters: out of memory");
+		}
+		cfg->names[cfg->n] = metrics[i];
+		cfg->index[cfg->n++] = i;
+	}
+	return 0;
+}
+
 int counters_open(struct counters **out, const char *const *metrics, int n,
 		  int max_ranges, enum counters_replay replay)
 {
 	CUpti_Profiler_Initialize_Params ip;
 	CUpti_Device_GetChipName_Params cn;
 	CUpti_Profiler_GetCounterAvailability_Params ca;
-	CUpti_Profiler_Host_Initialize_Params hi;
-	CUpti_Profiler_Host_GetConfigImageSize_Params cs;
-	CUpti_Profiler_Host_GetConfigImage_Params ci;
-	CUpti_Profiler_Host_GetNumOfPasses_Params np;
 	CUpti_RangeProfiler_Enable_Params en;
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
 	struct counters *c;
 	uint8_t *avail = NULL;
 	int dev, rc = -1;
@@ -119,11 +256,11 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	c = (struct counters *)calloc(1, sizeof *c);
 	if (!c)
 		return error("cannot collect counters: out of memory");
-	c->metrics = (const char **)metrics;
 	c->n = n;
 	c->max_ranges = max_ranges;
-	c->replay = replay;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
+		goto out_free;
+	if (config_split(c, metrics, n, replay))
 		goto out_free;
 	if (replay == COUNTERS_REPLAY_OP) {
 		int l2 = 0;
@@ -166,96 +303,21 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	}
 	ca.pCounterAvailabilityImage = avail;
 	TRY(cuptiProfilerGetCounterAvailability(&ca), out_free);
-
-	memset(&hi, 0, sizeof hi);
-	hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
-	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = cn.pChipName;
-	hi.pCounterAvailabilityImage = avail;
-	TRY(cuptiProfilerHostInitialize(&hi), out_free);
-	c->host = hi.pHostObject;
-
-	/* All metrics in one call: added one call at a time, CUPTI 13.0
-	 * scheduled every sm__sass_thread_inst_executed_op_* metric with the
-	 * first one's instruction filter (all read the same value). */
-	{
-		CUpti_Profiler_Host_ConfigAddMetrics_Params am;
-		CUptiResult r;
-
-		memset(&am, 0, sizeof am);
-		am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-		am.pHostObject = c->host;
-		am.ppMetricNames = c->metrics;
-		am.numMetrics = (size_t)n;
-		r = cuptiProfilerHostConfigAddMetrics(&am);
-		if (r != CUPTI_SUCCESS) {
-			/* Name the culprit: the first metric CUPTI has no properties for. */
-			const char *bad = NULL;
-
-			for (int i = 0; i < n && !bad; i++) {
-				CUpti_Profiler_Host_GetMetricProperties_Params mp;
-
-				memset(&mp, 0, sizeof mp);
-				mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
-				mp.pHostObject = c->host;
-				mp.pMetricName = c->metrics[i];
-				if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
-					bad = c->metrics[i];
-			}
-			if (bad) {
-				error("unknown counter '%s' on chip %s (fix the counter group, "
-				      "or list the chip's metrics with 'ncu --query-metrics')",
-				      bad, cn.pChipName);
-				rc = PROBE_BAD_COUNTER;
-			} else {
-				rc = fail(r, "cuptiProfilerHostConfigAddMetrics");
-			}
+	for (int k = 0; k < c->ncfg; k++) {
+		rc = config_build(&c->cfg[k], cn.pChipName, avail);
+		if (rc)
 			goto out_free;
-		}
 	}
-	memset(&cs, 0, sizeof cs);
-	cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-	cs.pHostObject = c->host;
-	TRY(cuptiProfilerHostGetConfigImageSize(&cs), out_free);
-	c->config_size = cs.configImageSize;
-	c->config = (uint8_t *)malloc(c->config_size);
-	if (!c->config) {
-		rc = error("cannot collect counters: out of memory");
-		goto out_free;
-	}
-	memset(&ci, 0, sizeof ci);
-	ci.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-	ci.pHostObject = c->host;
-	ci.configImageSize = c->config_size;
-	ci.pConfigImage = c->config;
-	TRY(cuptiProfilerHostGetConfigImage(&ci), out_free);
-	memset(&np, 0, sizeof np);
-	np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-	np.configImageSize = c->config_size;
-	np.pConfigImage = c->config;
-	TRY(cuptiProfilerHostGetNumOfPasses(&np), out_free);
-	c->passes = (int)np.numOfPasses;
+	rc = -1;
 
 	memset(&en, 0, sizeof en);
 	en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
 	en.ctx = c->ctx;
 	TRY(cuptiRangeProfilerEnable(&en), out_free);
 	c->rp = en.pRangeProfilerObject;
-
-	memset(&ds, 0, sizeof ds);
-	ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
-	ds.pRangeProfilerObject = c->rp;
-	ds.pMetricNames = c->metrics;
-	ds.numMetrics = (size_t)n;
-	ds.maxNumOfRanges = (size_t)max_ranges;
-	ds.maxNumRangeTreeNodes = (uint32_t)max_ranges;
-	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out_free);
-	c->data_size = ds.counterDataSize;
-	c->data = (uint8_t *)malloc(c->data_size);
-	if (!c->data) {
-		rc = error("cannot collect counters: out of memory");
-		goto out_free;
-	}
+	for (int k = 0; k < c->ncfg; k++)
+		if (config_data(c, &c->cfg[k]))
+			goto out_free;
 	free(avail);
 	*out = c;
 	return 0;
@@ -268,7 +330,11 @@ out_free:
 
 int counters_passes(const struct counters *c)
 {
-	return c->passes;
+	int p = 0;
+
+	for (int k = 0; k < c->ncfg; k++)
+		p += c->cfg[k].passes;
+	return p;
 }
 
 /* Read the flush buffer once: every line of L2 then holds clean lines of
@@ -318,9 +384,11 @@ out:
 	return rc;
 }
 
-/* Decode the counter data image and evaluate every range. */
-static int evaluate(struct counters *c, double **values, int *nranges,
-		    int *dropped)
+/* Decode cfg's counter data and evaluate every range into out (nranges x
+ * c->n, the caller's metric order); *nranges must match what an earlier
+ * configuration found (or be -1 for the first). */
+static int evaluate(struct counters *c, struct config *cfg, double **out,
+		    int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
@@ -331,15 +399,25 @@ static int evaluate(struct counters *c, double **values, int *nranges,
 	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
 	dd.pRangeProfilerObject = c->rp;
 	TRY(cuptiRangeProfilerDecodeData(&dd), out);
-	*dropped = (int)dd.numOfRangeDropped;
+	*dropped += (int)dd.numOfRangeDropped;
 
 	memset(&inf, 0, sizeof inf);
 	inf.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
-	inf.pCounterDataImage = c->data;
-	inf.counterDataImageSize = c->data_size;
+	inf.pCounterDataImage = cfg->data;
+	inf.counterDataImageSize = cfg->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
-	v = (double *)calloc(inf.numTotalRanges ? inf.numTotalRanges * (size_t)c->n : 1,
-			     sizeof *v);
+	if (*nranges >= 0 && (size_t)*nranges != inf.numTotalRanges)
+		return error("cannot collect counters: %zu kernels in one replay, "
+			     "%d in the other: the work must launch the same kernels "
+			     "every time", inf.numTotalRanges, *nranges);
+	if (!*out) {
+		*out = (double *)calloc(inf.numTotalRanges ?
+					inf.numTotalRanges * (size_t)c->n : 1,
+					sizeof **out);
+		if (!*out)
+			return error("cannot collect counters: out of memory");
+	}
+	v = (double *)calloc((size_t)cfg->n, sizeof *v);
 	if (!v)
 		return error("cannot collect counters: out of memory");
 	for (size_t i = 0; i < inf.numTotalRanges; i++) {
@@ -347,25 +425,29 @@ static int evaluate(struct counters *c, double **values, int *nranges,
 
 		memset(&ev, 0, sizeof ev);
 		ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-		ev.pHostObject = c->host;
-		ev.pCounterDataImage = c->data;
-		ev.counterDataImageSize = c->data_size;
+		ev.pHostObject = cfg->host;
+		ev.pCounterDataImage = cfg->data;
+		ev.counterDataImageSize = cfg->data_size;
 		ev.rangeIndex = i;
-		ev.ppMetricNames = c->metrics;
-		ev.numMetrics = (size_t)c->n;
-		ev.pMetricValues = v + i * (size_t)c->n;
+		ev.ppMetricNames = cfg->names;
+		ev.numMetrics = (size_t)cfg->n;
+		ev.pMetricValues = v;
 		TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
+		for (int m = 0; m < cfg->n; m++)
+			(*out)[i * (size_t)c->n + (size_t)cfg->index[m]] = v[m];
 	}
-	*values = v;
 	*nranges = (int)inf.numTotalRanges;
-	return 0;
+	rc = 0;
 out:
 	free(v);
 	return rc;
 }
 
-int counters_collect(struct counters *c, int (*work)(void *), void *arg,
-		     double **values, int *nranges, int *dropped)
+/* Collect cfg: one run of the work per pass (op replay) or one in all
+ * (kernel replay), then evaluate into *values. */
+static int collect_config(struct counters *c, struct config *cfg,
+			  int (*work)(void *), void *arg, double **values,
+			  int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
 	CUpti_RangeProfiler_SetConfig_Params sc;
@@ -373,27 +455,24 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 	CUpti_RangeProfiler_Stop_Params sp;
 	int rc = -1, pass;
 
-	*values = NULL;
-	*nranges = 0;
-	*dropped = 0;
-	memset(c->data, 0, c->data_size);
+	memset(cfg->data, 0, cfg->data_size);
 	memset(&di, 0, sizeof di);
 	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
 	di.pRangeProfilerObject = c->rp;
-	di.counterDataSize = c->data_size;
-	di.pCounterData = c->data;
+	di.counterDataSize = cfg->data_size;
+	di.pCounterData = cfg->data;
 	TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), out);
 
 	memset(&sc, 0, sizeof sc);
 	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
 	sc.pRangeProfilerObject = c->rp;
-	sc.configSize = c->config_size;
-	sc.pConfig = c->config;
-	sc.counterDataImageSize = c->data_size;
-	sc.pCounterDataImage = c->data;
+	sc.configSize = cfg->image_size;
+	sc.pConfig = cfg->image;
+	sc.counterDataImageSize = cfg->data_size;
+	sc.pCounterDataImage = cfg->data;
 	sc.range = CUPTI_AutoRange;
-	sc.replayMode = c->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
-							     : CUPTI_UserReplay;
+	sc.replayMode = cfg->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
+							      : CUPTI_UserReplay;
 	sc.maxRangesPerPass = (size_t)c->max_ranges;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
@@ -407,7 +486,7 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		cudaError_t e;
 		int wrc;
 
-		if (c->replay == COUNTERS_REPLAY_OP && flush_l2(c))
+		if (cfg->replay == COUNTERS_REPLAY_OP && flush_l2(c))
 			goto out;
 		memset(&st, 0, sizeof st);
 		st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
@@ -425,16 +504,35 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		}
 		if (sp.isAllPassSubmitted)
 			break;
-		if (c->replay == COUNTERS_REPLAY_KERNEL || pass + 1 >= c->passes) {
+		if (cfg->replay == COUNTERS_REPLAY_KERNEL || pass + 1 >= cfg->passes) {
 			rc = error("cannot collect counters: %d replay passes left "
 				   "passes unsubmitted (CUPTI is at pass %zu of %d)",
-				   pass + 1, sp.passIndex, c->passes);
+				   pass + 1, sp.passIndex, cfg->passes);
 			goto out;
 		}
 	}
-	rc = evaluate(c, values, nranges, dropped);
+	rc = evaluate(c, cfg, values, nranges, dropped);
 out:
 	return rc;
+}
+
+int counters_collect(struct counters *c, int (*work)(void *), void *arg,
+		     double **values, int *nranges, int *dropped)
+{
+	int rc = 0, nr = -1;
+
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	for (int k = 0; k < c->ncfg && rc == 0; k++)
+		rc = collect_config(c, &c->cfg[k], work, arg, values, &nr, dropped);
+	if (rc) {
+		free(*values);
+		*values = NULL;
+		return rc;
+	}
+	*nranges = nr < 0 ? 0 : nr;
+	return 0;
 }
 
 void counters_close(struct counters *c)
@@ -457,18 +555,24 @@ void counters_close(struct counters *c)
 		dp.pRangeProfilerObject = c->rp;
 		cuptiRangeProfilerDisable(&dp);
 	}
-	if (c->host) {
-		CUpti_Profiler_Host_Deinitialize_Params hd;
+	for (int k = 0; k < c->ncfg; k++) {
+		struct config *cfg = &c->cfg[k];
 
-		memset(&hd, 0, sizeof hd);
-		hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
-		hd.pHostObject = c->host;
-		cuptiProfilerHostDeinitialize(&hd);
+		if (cfg->host) {
+			CUpti_Profiler_Host_Deinitialize_Params hd;
+
+			memset(&hd, 0, sizeof hd);
+			hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+			hd.pHostObject = cfg->host;
+			cuptiProfilerHostDeinitialize(&hd);
+		}
+		free(cfg->names);
+		free(cfg->index);
+		free(cfg->image);
+		free(cfg->data);
 	}
 	if (c->flush)
 		cudaFree(c->flush);
-	free(c->config);
-	free(c->data);
 	free(c);
 }
 

@@ -140,10 +140,11 @@ int main(void)
 	ASSERT_EQ(activity_dropped(), 0);
 	activity_free(recs, nrecs);
 
-	/* Copy: DRAM bytes, under both replay modes. Op replay flushes L2
-	 * (clean) before each pass, so the writes can only fall short of 4N
-	 * by the dirty lines still in L2 at the end. */
-	for (int mode = 0; mode < 2; mode++) {
+	/* Copy: DRAM bytes, under both replay modes (one profiler at a time:
+	 * kernel replay first, closed; op replay stays open for the rest). Op
+	 * replay flushes L2 (clean) before each pass, so the writes can only
+	 * fall short of 4N by the dirty lines still in L2 at the end. */
+	for (int mode = 1; mode >= 0; mode--) {
 		enum counters_replay replay = mode ? COUNTERS_REPLAY_KERNEL
 						   : COUNTERS_REPLAY_OP;
 		struct copy_work cw = { dst, src, n };
