@@ -27,12 +27,13 @@ dist_groups_DATA = \
 	probes/groups/memory.txt \
 	probes/groups/flops.txt
 
-## The commands and the protocol they share.
-fuseprof_SOURCES += \
+## The commands and the protocol they share: in fuseprof-gpu, the program
+## that links the GPU libraries (src/local.mk).
+fuseprof_gpu_SOURCES += \
 	src/cmd-run.c src/cmd-ceilings.c \
 	src/runloop.c src/runloop.h \
 	src/shape.c src/shape.h
-fp_cmd_libs += probes/libfpprobes.a
+fp_gpu_libs += probes/libfpprobes.a
 
 ### tests #####################################################################
 test_probe_libs = probes/libfpprobes.a kernels/libfpkernels.a src/libfpcore.a \

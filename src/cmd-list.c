@@ -11,7 +11,9 @@
 #include "store.h"
 #include "table.h"
 #include "util.h"
+#ifdef FP_GPU_PROGRAM
 #include "workload.h"
+#endif
 
 static void help(void)
 {
@@ -73,6 +75,7 @@ static int list_runs(const char *db, enum table_format fmt)
 	return EXIT_OK;
 }
 
+#ifdef FP_GPU_PROGRAM
 static int list_workloads(enum table_format fmt)
 {
 	static const char *const hdr[] = {
@@ -111,6 +114,7 @@ static int list_workloads(enum table_format fmt)
 	table_release(&t);
 	return EXIT_OK;
 }
+#endif
 
 static int cmd_list(int argc, char **argv)
 {
@@ -150,7 +154,11 @@ static int cmd_list(int argc, char **argv)
 	if (!strcmp(argv[optind], "runs"))
 		return list_runs(db, fmt);
 	if (!strcmp(argv[optind], "workloads"))
+#ifdef FP_GPU_PROGRAM
 		return list_workloads(fmt);
+#else
+		return gpu_exec(argc, argv);  /* the registry links CUDA */
+#endif
 	return usage_error("list", "list: unknown list '%s' (use runs or workloads)",
 			   argv[optind]);
 }

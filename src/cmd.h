@@ -26,6 +26,13 @@ const char *default_db_path(void);
  * after a usage error naming cmd and the accepted formats. */
 int format_option(const char *cmd, const char *arg, enum table_format *fmt);
 
+/* The GPU commands live in a second program, fuseprof-gpu, so that the
+ * others start without loading CUDA, cuBLAS and CUPTI (src/gpu-exec.c).
+ * In `fuseprof`, replace this process by fuseprof-gpu with the command's
+ * argv (argv[0] is the command's name); returns only on failure: 1, after
+ * an error naming the program it could not run. */
+int gpu_exec(int argc, char **argv);
+
 extern const struct cmd_entry cmd_query_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_ceilings_entry;

@@ -8,14 +8,18 @@
 #include "cmd.h"
 #include "error.h"
 
-/* In the order `fuseprof --help` lists them. */
+/* In the order `fuseprof --help` lists them. This file builds two programs:
+ * `fuseprof`, whose run and ceilings entries (src/gpu-exec.c) hand over to
+ * `fuseprof-gpu` (built with FP_GPU_PROGRAM), which has the GPU commands. */
 static const struct cmd_entry *const commands[] = {
 	&cmd_run_entry,
 	&cmd_ceilings_entry,
 	&cmd_list_entry,
+#ifndef FP_GPU_PROGRAM
 	&cmd_compare_entry,
 	&cmd_query_entry,
 	&cmd_report_entry,
+#endif
 	NULL
 };
 

@@ -115,3 +115,43 @@ for c in $cmds; do
 	grep -q "^\.SS $c\$" "$top_srcdir/fuseprof.1" || fail "fuseprof.1 does not document '$c'"
 	grep -q "fuseprof $c" "$top_srcdir/README.md" || fail "README.md does not show 'fuseprof $c'"
 done
+
+# The GPU commands run in a second program, fuseprof-gpu, so that the others
+# start without the GPU libraries. Its listing of them matches fuseprof's.
+gpu="${FUSEPROF%/*}/fuseprof-gpu"
+[ -x "$gpu" ] || fail "no fuseprof-gpu beside $FUSEPROF"
+expect_exit 0 "$gpu" --help
+for c in run ceilings list; do
+	[ "$(grep "^  $c " "$tmp/out")" = "$(grep "^  $c " "$tmp/help")" ] ||
+		fail "fuseprof and fuseprof-gpu describe '$c' differently"
+done
+if command -v ldd >/dev/null 2>&1; then
+	! ldd "$FUSEPROF" | grep -Eq 'libcudart|libcupti|libcublas' ||
+		fail "fuseprof links the GPU libraries: $(ldd "$FUSEPROF")"
+fi
+
+# The command line reaches fuseprof-gpu word for word, and its exit status
+# comes back; $FUSEPROF_EXEC_PATH names the folder it is taken from.
+mkdir "$tmp/exec"
+cat >"$tmp/exec/fuseprof-gpu" <<'SCRIPT'
+#!/bin/sh
+for a in "$@"; do printf '[%s]\n' "$a"; done
+exit 3
+SCRIPT
+chmod +x "$tmp/exec/fuseprof-gpu"
+FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 3 "$FUSEPROF" run --tag "two words" -w ''
+[ "$(cat "$tmp/out")" = "$(printf '[run]\n[--tag]\n[two words]\n[-w]\n[]')" ] ||
+	fail "run's arguments changed on the way: $(cat "$tmp/out")"
+FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 3 "$FUSEPROF" help ceilings
+[ "$(cat "$tmp/out")" = "$(printf '[ceilings]\n[--help]')" ] ||
+	fail "'help ceilings' reached fuseprof-gpu as: $(cat "$tmp/out")"
+FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 3 "$FUSEPROF" list -f csv workloads
+[ "$(cat "$tmp/out")" = "$(printf '[list]\n[-f]\n[csv]\n[workloads]')" ] ||
+	fail "'list workloads' reached fuseprof-gpu as: $(cat "$tmp/out")"
+# Commands without the GPU never start it.
+FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 0 "$FUSEPROF" list runs --db "$db"
+FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 0 "$FUSEPROF" query --db "$db" "SELECT 1"
+
+# Without fuseprof-gpu: a failure that says what is missing and how to fix it.
+FUSEPROF_EXEC_PATH="$tmp/none" expect_exit 1 "$FUSEPROF" run
+one_line_error "$tmp/none/fuseprof-gpu" "FUSEPROF_EXEC_PATH"

@@ -1,0 +1,87 @@
+/* gpu-exec.c - the commands that need the GPU libraries, as seen from the
+ * `fuseprof` program: each one hands its command line to the program
+ * fuseprof-gpu, which links CUDA, cuBLAS and CUPTI. Loading those libraries
+ * takes about 0.1 s of CPU time at start-up, which every other command
+ * (report, compare, query, list runs) would pay for nothing. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "util.h"
+
+#ifndef FP_PKGLIBEXECDIR
+#define FP_PKGLIBEXECDIR "/usr/local/libexec/fuseprof"
+#endif
+
+#define GPU_PROGRAM "fuseprof-gpu"
+
+/* The folder of the running program, or "" when unknown. */
+static const char *self_dir(void)
+{
+	static char dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+	char *slash;
+
+	if (n <= 0)
+		return "";
+	dir[n] = 0;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return "";
+	*slash = 0;
+	return dir;
+}
+
+/* Where fuseprof-gpu is: in $FUSEPROF_EXEC_PATH when set; else beside this
+ * program when it is there (a build tree, or both installed in one
+ * folder); else the installed $(pkglibexecdir). Returns a new string. */
+static char *gpu_program_path(void)
+{
+	const char *env = getenv("FUSEPROF_EXEC_PATH");
+	char *p;
+
+	if (env && *env)
+		return xasprintf("%s/" GPU_PROGRAM, env);
+	p = xasprintf("%s/" GPU_PROGRAM, self_dir());
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return xstrdup(FP_PKGLIBEXECDIR "/" GPU_PROGRAM);
+}
+
+int gpu_exec(int argc, char **argv)
+{
+	char *prog = gpu_program_path();
+	char **args = xcalloc((size_t)argc + 2, sizeof *args);
+	int err;
+
+	args[0] = prog;
+	for (int i = 0; i < argc; i++)
+		args[i + 1] = argv[i];
+	fflush(NULL);
+	execv(prog, args);
+	err = errno;
+	error("cannot run '%s': '%s': %s (set FUSEPROF_EXEC_PATH to the folder "
+	      "holding " GPU_PROGRAM ", or reinstall fuseprof)", argv[0], prog,
+	      strerror(err));
+	free(args);
+	free(prog);
+	return EXIT_FAIL;
+}
+
+/* The summaries must read as fuseprof-gpu's own (tests/test-cli.sh
+ * compares the two --help listings). */
+const struct cmd_entry cmd_run_entry = {
+	"run", "measure ops on the GPU and store the results", gpu_exec
+};
+
+const struct cmd_entry cmd_ceilings_entry = {
+	"ceilings", "measure or show the bandwidth and FLOP ceilings of a GPU", gpu_exec
+};
