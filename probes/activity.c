@@ -50,10 +50,33 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size,
 	*max_records = 0;  /* as many as fit */
 }
 
+/* Kernel names, interned: a run records the same few kernels thousands of
+ * times, and demangling each record cost ~10 us of the timed loop's wall
+ * time. Open addressing on the mangled name; entries live as long as the
+ * process (records point into them). Called under st.lock. */
+struct name_entry {
+	char *mangled, *name;
+	uint64_t hash;
+};
+
+static struct {
+	struct name_entry *v;
+	size_t n, cap;    /* cap a power of two */
+} names;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;  /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
 static char *demangle(const char *mangled)
 {
 	int status = -1;
-	char *d = mangled ? __cxa_demangle(mangled, NULL, NULL, &status) : NULL;
+	char *d = __cxa_demangle(mangled, NULL, NULL, &status);
 
 	if (d && status == 0) {
 		char *copy = xstrdup(d);
@@ -62,7 +85,40 @@ static char *demangle(const char *mangled)
 		return copy;
 	}
 	free(d);
-	return xstrdup(mangled ? mangled : "?");
+	return xstrdup(mangled);
+}
+
+static const struct name_entry *intern(const char *mangled)
+{
+	uint64_t h;
+	size_t i;
+
+	if (!mangled)
+		mangled = "?";
+	h = hash_str(mangled);
+	if (2 * (names.n + 1) > names.cap) {
+		size_t cap = names.cap ? 2 * names.cap : 64;
+		struct name_entry *v = xcalloc(cap, sizeof *v);
+
+		for (size_t j = 0; j < names.cap; j++) {
+			if (!names.v[j].mangled)
+				continue;
+			for (i = names.v[j].hash & (cap - 1); v[i].mangled; i = (i + 1) & (cap - 1))
+				;
+			v[i] = names.v[j];
+		}
+		free(names.v);
+		names.v = v;
+		names.cap = cap;
+	}
+	for (i = h & (names.cap - 1); names.v[i].mangled; i = (i + 1) & (names.cap - 1))
+		if (names.v[i].hash == h && !strcmp(names.v[i].mangled, mangled))
+			return &names.v[i];
+	names.v[i].mangled = xstrdup(mangled);
+	names.v[i].name = demangle(mangled);
+	names.v[i].hash = h;
+	names.n++;
+	return &names.v[i];
 }
 
 static void keep(const CUpti_ActivityKernel10 *k)
@@ -75,8 +131,12 @@ static void keep(const CUpti_ActivityKernel10 *k)
 	}
 	r = &st.recs[st.n++];
 	memset(r, 0, sizeof *r);
-	r->name = demangle(k->name);
-	r->mangled = xstrdup(k->name ? k->name : "?");
+	{
+		const struct name_entry *e = intern(k->name);
+
+		r->name = e->name;
+		r->mangled = e->mangled;
+	}
 	r->grid[0] = (unsigned)k->gridX;
 	r->grid[1] = (unsigned)k->gridY;
 	r->grid[2] = (unsigned)k->gridZ;
@@ -172,10 +232,7 @@ int activity_collect(struct kernel_rec **recs, size_t *n)
 
 void activity_free(struct kernel_rec *recs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(recs[i].name);
-		free(recs[i].mangled);
-	}
+	(void)n;  /* the names are interned */
 	free(recs);
 }
 

@@ -186,7 +186,37 @@ out:
 	return rc;
 }
 
-/* Size and allocate cfg's counter data image for max_ranges ranges. */
+static int rp_enable(struct counters *c)
+{
+	CUpti_RangeProfiler_Enable_Params en;
+	int rc = -1;
+
+	memset(&en, 0, sizeof en);
+	en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+	en.ctx = c->ctx;
+	TRY(cuptiRangeProfilerEnable(&en), out);
+	c->rp = en.pRangeProfilerObject;
+	rc = 0;
+out:
+	return rc;
+}
+
+static void rp_disable(struct counters *c)
+{
+	CUpti_RangeProfiler_Disable_Params dp;
+
+	if (!c->rp)
+		return;
+	memset(&dp, 0, sizeof dp);
+	dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+	dp.pRangeProfilerObject = c->rp;
+	cuptiRangeProfilerDisable(&dp);
+	c->rp = NULL;
+}
+
+/* Size cfg's counter data image for max_ranges ranges (this also tells the
+ * range profiler which metrics the next image holds), allocating it the
+ * first time. */
 static int config_data(struct counters *c, struct config *cfg)
 {
 	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
@@ -200,8 +230,13 @@ static int config_data(struct counters *c, struct config *cfg)
 	ds.maxNumOfRanges = (size_t)c->max_ranges;
 	ds.maxNumRangeTreeNodes = (uint32_t)c->max_ranges;
 	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out);
+	if (cfg->data && cfg->data_size != ds.counterDataSize)
+		return error("cannot collect counters: the counter data image "
+			     "changed size (%zu, now %zu bytes)", cfg->data_size,
+			     (size_t)ds.counterDataSize);
 	cfg->data_size = ds.counterDataSize;
-	cfg->data = (uint8_t *)malloc(cfg->data_size);
+	if (!cfg->data)
+		cfg->data = (uint8_t *)malloc(cfg->data_size);
 	if (!cfg->data)
 		return error("cannot collect counters: out of memory");
 	rc = 0;
@@ -245,7 +280,6 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	CUpti_Profiler_Initialize_Params ip;
 	CUpti_Device_GetChipName_Params cn;
 	CUpti_Profiler_GetCounterAvailability_Params ca;
-	CUpti_RangeProfiler_Enable_Params en;
 	struct counters *c;
 	uint8_t *avail = NULL;
 	int dev, rc = -1;
@@ -310,11 +344,10 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	}
 	rc = -1;
 
-	memset(&en, 0, sizeof en);
-	en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
-	en.ctx = c->ctx;
-	TRY(cuptiRangeProfilerEnable(&en), out_free);
-	c->rp = en.pRangeProfilerObject;
+	rc = rp_enable(c);
+	if (rc)
+		goto out_free;
+	rc = -1;
 	for (int k = 0; k < c->ncfg; k++)
 		if (config_data(c, &c->cfg[k]))
 			goto out_free;
@@ -455,6 +488,16 @@ static int collect_config(struct counters *c, struct config *cfg,
 	CUpti_RangeProfiler_Stop_Params sp;
 	int rc = -1, pass;
 
+	/* One range profiler session per configuration: CUPTI 13.0 fails
+	 * (CUPTI_ERROR_UNKNOWN) to initialize a second configuration's counter
+	 * data image in the session of the first. */
+	if (c->ncfg > 1) {
+		rp_disable(c);
+		rc = rp_enable(c);
+		if (rc || (rc = config_data(c, cfg)))
+			goto out;
+		rc = -1;
+	}
 	memset(cfg->data, 0, cfg->data_size);
 	memset(&di, 0, sizeof di);
 	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
@@ -547,14 +590,7 @@ void counters_close(struct counters *c)
 		sp.pRangeProfilerObject = c->rp;
 		cuptiRangeProfilerStop(&sp);
 	}
-	if (c->rp) {
-		CUpti_RangeProfiler_Disable_Params dp;
-
-		memset(&dp, 0, sizeof dp);
-		dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
-		dp.pRangeProfilerObject = c->rp;
-		cuptiRangeProfilerDisable(&dp);
-	}
+	rp_disable(c);
 	for (int k = 0; k < c->ncfg; k++) {
 		struct config *cfg = &c->cfg[k];
 

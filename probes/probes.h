@@ -86,8 +86,9 @@ double group_eval(const struct counter_group *g, int i, const double *values);
 /* ---- CUPTI Activity (activity.c) -------------------------------------- */
 
 struct kernel_rec {
-	char *name;               /* demangled, owned */
-	char *mangled;            /* owned */
+	const char *name;         /* demangled; interned, lives as long as
+				     the process */
+	const char *mangled;      /* interned likewise */
 	unsigned grid[3], block[3];
 	int registers, static_smem, dynamic_smem;
 	uint32_t stream, correlation;

@@ -434,8 +434,8 @@ static int launch_once(void *arg)
 	return 0;
 }
 
-/* If counters were denied or another profiler holds them at the first
- * collection, say so once and go on timing only. */
+/* If counters were denied, another profiler holds them, or a collection
+ * failed (why = -1), say so once and go on timing only. */
 static void counters_fallback(struct run_state *rs, int why)
 {
 	if (why == PROBE_DENIED) {
@@ -443,11 +443,14 @@ static void counters_fallback(struct run_state *rs, int why)
 			"allow them with 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
 			"in /etc/modprobe.d (then reboot) or run as root; timing only");
 		rs->counters_state = "denied";
-	} else {
+	} else if (why == PROBE_BUSY) {
 		warning("counters unavailable: another profiler is attached "
 			"(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; e.g. Nsight "
 			"Compute or Systems): timing only");
 		rs->counters_state = "busy";
+	} else {
+		warning("counter collection failed: timing only from here on");
+		rs->counters_state = "failed";
 	}
 	counters_close(rs->ctr);
 	rs->ctr = NULL;
@@ -657,8 +660,11 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 			if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
 				counters_fallback(rs, crc);
 			} else if (crc) {
-				free(slot_of);
-				goto pop_fail;
+				/* The timing stands; a profiler in an unknown
+				 * state is not used again. */
+				snprintf(msg, sizeof msg, "counters not stored: the "
+					 "collection failed (see the error above)");
+				counters_fallback(rs, crc);
 			} else if (nr != k || drop) {
 				snprintf(msg, sizeof msg, "counters not stored: %d "
 					 "ranges (%d dropped) for %d kernels", nr, drop, k);
