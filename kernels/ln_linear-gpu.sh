@@ -1,56 +1,77 @@
 #!/bin/sh
 # ln_linear-gpu.sh - on a GPU machine, from the build's root once
-# `make kernels/libfpkernels.a tests/test-workloads bench/fpbench` is done:
-# the contract test of ln_linear_fwd/bwd, compute-sanitizer memcheck of every
-# variant on small awkward shapes, then fpbench timings at the suite shapes.
+# `make fuseprof tests/test-workloads bench/fpbench` is done: the contract
+# test of ln_linear_fwd/bwd (timed), compute-sanitizer memcheck of every
+# variant and racecheck of the fused forward on small awkward shapes,
+# `fuseprof run` timings of the forward at the suite and quick shapes next
+# to PyTorch (eager, and cuBLAS's Linear alone), fpbench timings of the
+# backward, and Nsight Compute on the bf16 fused forward.
 # Logs go to $OUT (default: the current directory); a summary to stdout.
-# Usage: sh kernels/ln_linear-gpu.sh [test|memcheck|bench|torch|naive]...
+# Usage: sh kernels/ln_linear-gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
 out=${OUT:-.}
-steps=${*:-test memcheck bench torch naive}
-fwd="M=16384,K=768,N=256 M=16384,K=4096,N=256"
-big="M=16384,K=4096,N=16384"
+src=$(dirname "$0")
+steps=${*:-test memcheck run bwd torch naive}
+suite="M=16384,K=768,N=256;M=16384,K=4096,N=256;M=16384,K=4096,N=16384"
+quick="M=2048,K=768,N=256;M=1024,K=1024,N=1024"
+small="M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=4000,K=200,N=520"
 
 for step in $steps; do
 case $step in
 test)
-	echo "== test-workloads (log: test.log)"
-	FUSEPROF_TEST_WORKLOADS=ln_linear_fwd,ln_linear_bwd timeout 240 \
-		tests/test-workloads > "$out/test.log" 2>&1
-	echo "rc $?: $(grep -c '^ok' "$out/test.log") ok"
+	echo "== test-workloads (log: test.log, check times: test.err)"
+	t0=$(date +%s)
+	FUSEPROF_VERBOSE=1 timeout 200 tests/test-workloads ln_linear_fwd ln_linear_bwd \
+		> "$out/test.log" 2> "$out/test.err"
+	echo "rc $?: $(grep -c '^ok' "$out/test.log") ok, $(( $(date +%s) - t0 )) s"
 	grep -v '^ok' "$out/test.log" | tail -n 25
+	echo "slowest checks:"
+	sed -n 's/.*: check \([0-9]*\) ms/\1 &/p' "$out/test.err" | sort -rn | head -n 6 | cut -d' ' -f2-
 	;;
 memcheck)
-	echo "== compute-sanitizer memcheck (log: memcheck.log)"
+	echo "== compute-sanitizer (log: memcheck.log)"
 	for w in ln_linear_fwd ln_linear_bwd; do
 		for dt in fp32 bf16; do
 			timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
-				bench/fpbench -r 2 -w 0 $w $dt M=3,K=1023,N=17 \
-				M=130,K=64,N=136 >> "$out/memcheck.log" 2>&1
-			echo "$w (every variant) $dt rc $?"
+				bench/fpbench -r 2 -w 0 $w $dt $small >> "$out/memcheck.log" 2>&1
+			echo "memcheck $w (every variant) $dt rc $?"
 		done
 	done
-	grep "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+	timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
+		bench/fpbench -r 1 -w 0 ln_linear_fwd/fused bf16 M=200,K=264,N=100 \
+		M=4000,K=200,N=520 >> "$out/memcheck.log" 2>&1
+	echo "racecheck ln_linear_fwd/fused bf16 rc $?"
+	grep "ERROR SUMMARY\|RACECHECK SUMMARY" "$out/memcheck.log" | sort | uniq -c
 	;;
-bench)
-	echo "== fpbench (log: bench.log)"
-	{
-	bench/fpbench -c -r 1 ln_linear_fwd/unfused bf16 M=64,K=64,N=64
-	for dt in bf16 fp32; do
-		for v in unfused fused; do
-			FUSEPROF_VERBOSE=1 timeout 120 bench/fpbench ln_linear_fwd/$v $dt $fwd
-			FUSEPROF_VERBOSE=1 timeout 120 bench/fpbench -r 10 -w 2 ln_linear_fwd/$v $dt $big
-		done
-		for v in unfused fused; do
-			timeout 120 bench/fpbench ln_linear_bwd/$v $dt $fwd
-			timeout 120 bench/fpbench -r 10 -w 2 ln_linear_bwd/$v $dt $big
-		done
+run)
+	echo "== fuseprof run, forward (log: run.log, database: fwd.db)"
+	for s in "$suite" "$quick"; do
+		timeout 200 ./fuseprof run --no-counters -w ln_linear_fwd -v unfused,fused \
+			-t bf16 -s "$s" --db "$out/fwd.db" >> "$out/run.log" 2>&1
+		echo "rc $?"
 	done
-	} > "$out/bench.log" 2>&1
-	grep -v '^workload' "$out/bench.log"
+	./fuseprof query --db "$out/fwd.db" \
+		"SELECT variant, dtype, shape, status, rel_err, round(time_ns / 1e3, 1) AS us FROM v_ops ORDER BY shape, variant"
+	;;
+kernels)
+	echo "== fpbench, bf16 fused forward: wgmma and mma.sync kernels (log: kernels.log)"
+	echo "HGMMA in the build: $(cuobjdump -sass kernels/libfpkernels.a 2>/dev/null | grep -c HGMMA)"
+	for s in M=16384,K=768,N=256 M=16384,K=4096,N=256; do
+		timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
+		FUSEPROF_LNL_NO_WGMMA=1 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
+	done > "$out/kernels.log" 2>&1
+	grep -v '^workload' "$out/kernels.log"
+	;;
+bwd)
+	echo "== fpbench, backward (log: bwd.log)"
+	for v in unfused fused; do
+		timeout 120 bench/fpbench ln_linear_bwd/$v bf16 M=16384,K=768,N=256 \
+			M=16384,K=4096,N=256
+	done > "$out/bwd.log" 2>&1
+	grep -v '^workload' "$out/bwd.log"
 	;;
 torch)
 	echo "== PyTorch eager, Linear alone, autograd (log: torch.log)"
-	timeout 150 python3 kernels/ln_linear-torch.py > "$out/torch.log" 2>&1
+	timeout 150 python3 "$src/ln_linear-torch.py" bf16 > "$out/torch.log" 2>&1
 	tail -n 8 "$out/torch.log"
 	;;
 naive)
@@ -60,6 +81,17 @@ naive)
 		timeout 60 bench/fpbench -r 3 -w 1 ln_linear_bwd/naive $dt M=16384,K=768,N=256
 	done > "$out/naive.log" 2>&1
 	grep -v '^workload' "$out/naive.log"
+	;;
+ncu)
+	echo "== Nsight Compute, bf16 fused forward (log: ncu.log)"
+	for s in M=16384,K=768,N=256 M=16384,K=4096,N=256; do
+		timeout 120 ncu --clock-control none -k regex:k_fwd_fused -c 1 \
+			--section SpeedOfLight --section MemoryWorkloadAnalysis \
+			--section ComputeWorkloadAnalysis --section WarpStateStats \
+			--section Occupancy bench/fpbench -r 1 -w 0 \
+			ln_linear_fwd/fused bf16 $s >> "$out/ncu.log" 2>&1
+	done
+	grep -E "^  [A-Za-z]|Duration|Throughput|Stall|Issue" "$out/ncu.log" | head -n 60
 	;;
 esac
 done

@@ -1,11 +1,14 @@
 # ln_linear-torch.py - what a user would run instead: PyTorch eager LayerNorm+Linear,
 # the Linear alone (cuBLAS) and the autograd backward, timed with triton do_bench
-# (median), at the ln_linear suite shapes. Usage on a GPU machine: python3 kernels/ln_linear-torch.py
+# (median), at the ln_linear suite shapes.
+# Usage on a GPU machine: python3 kernels/ln_linear-torch.py [bf16|fp32]... (default both)
+import sys
 import torch, torch.nn.functional as F
 from triton.testing import do_bench
 torch.backends.cuda.matmul.allow_tf32 = False
+names = {'bf16': torch.bfloat16, 'fp32': torch.float32}
 M = 16384
-for dt in (torch.bfloat16, torch.float32):
+for dt in [names[a] for a in sys.argv[1:]] or names.values():
     for K, N in ((768, 256), (4096, 256), (4096, 16384)):
         t = dict(device='cuda', dtype=dt)
         x = torch.randn(M, K, **t); W = torch.randn(N, K, **t) / K**.5

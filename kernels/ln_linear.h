@@ -25,9 +25,15 @@ extern "C" {
  * digits, and a FlashNorm GEMM over the unshifted x about three. */
 #define LNL_OFFSET_MEAN 1e3
 
-/* A check whose CPU reference costs more multiply-adds than this compares a
- * deterministic sample of rows (see lnl_sample) instead of every element. */
-#define LNL_FULL_CHECK_MACS 1e9
+/* A check compares every element of an output whose double reference costs
+ * at most this many multiply-adds, and a sample of it otherwise (see
+ * lnl_sample_counts and lnl_pick). About a tenth of a second of one CPU core. */
+#define LNL_CHECK_MACS 2.5e8
+
+/* The granule of sampling: a sampled check takes at least one row (and one
+ * column) from every block of this many, so every tile of every kernel here
+ * (128-row blocks at most, cuBLAS's at least 64) holds a compared element. */
+#define LNL_SAMPLE_BLOCK 64
 
 /* Input profiles (index i is enum lnl_profile i):
  *   LNL_NORMAL    x ~ N(0, 1)
@@ -65,13 +71,27 @@ void lnl_bwd_ref(const double *x, const double *gamma, const double *beta,
 		 const double *W, const double *dy, double *dx, double *dgamma,
 		 double *dbeta, double *dW, double *db, long M, long K, long N);
 
-/* The indices a sampled check compares along a dimension of n items when
- * one item's reference costs cost multiply-adds: all of 0..n-1 when
- * n * cost <= budget, else between 16 and 64 indices (fewer when cost is
- * large) spread evenly, strictly increasing, always 0 and n - 1. Writes at
- * most 64 entries to idx[] (or n when all are taken: idx must then hold n)
- * and returns the count; a NULL idx only counts. */
-long lnl_sample(long n, double cost, double budget, long *idx);
+/* How much of an n1 x n2 output a check compares when each entry's
+ * reference costs cost multiply-adds and an output may cost budget: every
+ * entry when that fits (*w1 = n1, *w2 = n2); else every column and as many
+ * rows as the budget affords, never fewer than one per LNL_SAMPLE_BLOCK rows;
+ * else one row per block and as many columns as the budget affords, never
+ * fewer than one per block. Only when even one row and one column per block
+ * would cost over 4 x budget (outputs far larger than the tests') does it
+ * drop to max(8, what the budget affords) rows, spread evenly. A row-only
+ * output (a row's reference needs the whole row) passes n2 = 1. */
+void lnl_sample_counts(long n1, long n2, double cost, double budget,
+		       long *w1, long *w2);
+
+/* want indices of 0..n-1 (all of them when want >= n), strictly increasing,
+ * 0 and n - 1 always among them. When want covers the blocks of
+ * LNL_SAMPLE_BLOCK items, every block gets want / blocks of them or one more,
+ * at offsets drawn from g (so successive checks compare different rows of a
+ * tile); else want blocks spread evenly, one random offset each. Writes
+ * min(want, n) entries to idx and returns that count (0 when n or want is
+ * below 1). */
+struct fp_rng;
+long lnl_pick(long n, long want, struct fp_rng *g, long *idx);
 
 #ifdef __cplusplus
 }

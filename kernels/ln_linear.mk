@@ -2,8 +2,17 @@
 ## ln_linear_bwd) and the CPU-only test of their references.
 
 kernels_libfpkernels_a_SOURCES += kernels/ln_linear.cu kernels/ln_linear.h
-## nvcc objects get no automatic dependency tracking.
-kernels/ln_linear.$(OBJEXT): kernels/ln_linear.h $(kernels_headers)
+## The bf16 fused forward's Hopper kernel uses wgmma, which only the
+## architecture-specific sm_90a target has: this object is built for sm_90a
+## wherever the configured targets ask for sm_90 (the code runs on the same
+## GPUs; other targets get the mma.sync kernels). nvcc objects get no
+## automatic dependency tracking.
+lnl_comma = ,
+lnl_gencode = $(sort $(patsubst -gencode=arch=compute_90$(lnl_comma)code=sm_90,\
+	-gencode=arch=compute_90a$(lnl_comma)code=sm_90a,$(NVCC_GENCODE)))
+kernels/ln_linear.$(OBJEXT): kernels/ln_linear.cu kernels/ln_linear.h $(kernels_headers)
+	$(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS)) $(lnl_gencode) \
+		$(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
 
 TESTS += tests/test-ln-linear-ref
 check_PROGRAMS += tests/test-ln-linear-ref

@@ -2,7 +2,8 @@
  * needed: the double references (backward against central finite
  * differences of the forward, a hand-computed case, shift invariance), the
  * FlashNorm identity the fused kernel relies on and the cancellation that
- * its per-row shift avoids, the input profiles, check sampling, and
+ * its per-row shift avoids, the input profiles, check sampling (every
+ * block of rows covered, counts within the budget), and
  * validate()/model()/device_bytes() through the registry.
  * $FUSEPROF_SEED fixes the seed. */
 #include "config.h"
@@ -239,26 +240,87 @@ static void test_profiles(uint64_t seed)
 	free(a), free(b), free(W0), free(W1);
 }
 
-static void test_sample(void)
+/* Every block of LNL_SAMPLE_BLOCK gets an index, the ends are in, the
+ * indices increase, the same generator state gives the same sample and the
+ * counts follow the budget. */
+static void check_pick(long n, long want, uint64_t seed)
 {
-	long idx[64], n;
+	long *idx = calloc((size_t)(want > 0 ? want : 1), sizeof *idx), *again;
+	long nb = (n + LNL_SAMPLE_BLOCK - 1) / LNL_SAMPLE_BLOCK, cnt, seen = 0;
+	struct fp_rng g;
 
-	ASSERT_EQ(lnl_sample(10, 5, 100, idx), 10);
-	for (long i = 0; i < 10; i++)
-		ASSERT_EQ(idx[i], i);
-	n = lnl_sample(16384, 768.0 * 256, 1e9, idx);
-	ASSERT_EQ(n, 64);
-	ASSERT_EQ(idx[0], 0);
-	ASSERT_EQ(idx[n - 1], 16383);
-	for (long i = 1; i < n; i++)
+	again = calloc((size_t)(want > 0 ? want : 1), sizeof *again);
+	if (!idx || !again)
+		exit(TEST_HARD_ERROR);
+	rng_seed(&g, seed);
+	cnt = lnl_pick(n, want, &g, idx);
+	ASSERT_EQ(cnt, want < n ? want : n);
+	for (long i = 1; i < cnt; i++)
 		ASSERT(idx[i] > idx[i - 1]);
-	n = lnl_sample(512, 4096.0 * 16384, 1e9, idx);
-	ASSERT_EQ(n, 16);
-	ASSERT(idx[0] == 0 && idx[15] == 511);
-	ASSERT_EQ(lnl_sample(20, 1e12, 1e9, idx), 16);
-	ASSERT_EQ(lnl_sample(3, 1e12, 1e9, idx), 3);
-	ASSERT(idx[0] == 0 && idx[1] == 1 && idx[2] == 2);
-	ASSERT_EQ(lnl_sample(16384, 768.0 * 256, 1e9, NULL), 64);
+	ASSERT(idx[0] >= 0 && idx[cnt - 1] < n);
+	ASSERT_EQ(idx[0], 0);
+	if (cnt >= 2)
+		ASSERT_EQ(idx[cnt - 1], n - 1);
+	if (want >= nb) {
+		for (long i = 0, b = -1; i < cnt; i++)
+			if (idx[i] / LNL_SAMPLE_BLOCK != b) {
+				b = idx[i] / LNL_SAMPLE_BLOCK;
+				seen++;
+			}
+		ASSERT_EQ(seen, nb);
+	}
+	rng_seed(&g, seed);
+	ASSERT_EQ(lnl_pick(n, want, &g, again), cnt);
+	ASSERT(!memcmp(idx, again, (size_t)cnt * sizeof *idx));
+	free(idx);
+	free(again);
+}
+
+static void test_sample(uint64_t seed)
+{
+	static const long picks[][2] = {
+		{ 1, 1 }, { 10, 3 }, { 10, 10 }, { 10, 50 }, { 64, 2 }, { 65, 2 },
+		{ 65, 64 }, { 129, 3 }, { 200, 100 }, { 512, 8 }, { 16384, 256 },
+		{ 16384, 1271 }, { 16384, 7 }, { 1000, 999 },
+	};
+	long w1, w2, a[300], b[300];
+	struct fp_rng g;
+	int differ = 0;
+
+	for (size_t i = 0; i < sizeof picks / sizeof *picks; i++)
+		check_pick(picks[i][0], picks[i][1], seed + i);
+	/* fresh offsets for a fresh seed */
+	for (int t = 0; t < 4 && !differ; t++) {
+		rng_seed(&g, seed + 100 + t);
+		lnl_pick(16384, 300, &g, a);
+		rng_seed(&g, seed + 200 + t);
+		lnl_pick(16384, 300, &g, b);
+		differ = memcmp(a, b, sizeof a) != 0;
+	}
+	ASSERT(differ);
+
+	/* small outputs in full */
+	lnl_sample_counts(3, 17, 1023, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT(w1 == 3 && w2 == 17);
+	/* y at 16384 x 768 -> 256: all columns, rows to the budget */
+	lnl_sample_counts(16384, 256, 768, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT_EQ(w2, 256);
+	ASSERT(w1 >= 16384 / LNL_SAMPLE_BLOCK && w1 < 16384);
+	ASSERT((double)w1 * w2 * 768 <= LNL_CHECK_MACS);
+	/* y at 512 x 4096 -> 16384: a row per block, columns to the budget */
+	lnl_sample_counts(512, 16384, 4096, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT_EQ(w1, 512 / LNL_SAMPLE_BLOCK);
+	ASSERT(w2 >= 16384 / LNL_SAMPLE_BLOCK && w2 < 16384);
+	ASSERT((double)w1 * w2 * 4096 <= LNL_CHECK_MACS);
+	/* dx rows at 512 x 4096 -> 16384: one per block though over budget */
+	lnl_sample_counts(512, 1, 4096.0 * 16384, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT(w1 == 8 && w2 == 1);
+	/* far past the tests: what the budget affords, at least 8 */
+	lnl_sample_counts(16384, 1, 4096.0 * 16384, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT(w1 == 8 && w2 == 1);
+	lnl_sample_counts(16384, 16384, 4096, LNL_CHECK_MACS, &w1, &w2);
+	ASSERT(w1 == 16384 / LNL_SAMPLE_BLOCK && w2 >= 16384 / LNL_SAMPLE_BLOCK);
+	ASSERT((double)w1 * w2 * 4096 <= 4 * LNL_CHECK_MACS);
 }
 
 static void expect_reject(const struct workload *w, const char *spec,
@@ -303,7 +365,7 @@ static void test_contract(void)
 		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
 		assert_shapes_run(w, w->suite, 3);
 		assert_shapes_run(w, w->quick, 1);
-		assert_shapes_run(w, w->tests, 4);
+		assert_shapes_run(w, w->tests, 6);
 		ASSERT(strstr(w->tests, "M=1,K=1,N=1") && strstr(w->tests, "M=3,K=1023,N=17") &&
 		       strstr(w->tests, "M=16384,K=768,N=256") &&
 		       strstr(w->tests, "M=512,K=4096,N=16384"));
@@ -379,7 +441,7 @@ int main(void)
 	test_bwd_fd(seed);
 	test_flashnorm(seed);
 	test_profiles(seed);
-	test_sample();
+	test_sample(seed);
 	test_contract();
 	return 0;
 }
