@@ -547,8 +547,41 @@ static void html_escape(FILE *f, const char *s)
 	}
 }
 
+/* html_escape into a strbuf. */
+static void html_escape_sb(struct strbuf *sb, const char *s)
+{
+	size_t n;
+
+	while (*s) {
+		n = strcspn(s, "<>&\"");
+		strbuf_add(sb, s, n);
+		s += n;
+		switch (*s) {
+		case '<':
+			strbuf_addstr(sb, "&lt;");
+			break;
+		case '>':
+			strbuf_addstr(sb, "&gt;");
+			break;
+		case '&':
+			strbuf_addstr(sb, "&amp;");
+			break;
+		case '"':
+			strbuf_addstr(sb, "&quot;");
+			break;
+		default:
+			return;
+		}
+		s++;
+	}
+}
+
+/* Each row is assembled first and written with one fwrite: a stdio call
+ * per cell costs more than the cell. */
 static void html_table(FILE *f, const char *title, const struct table *t)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	fputs("<h2>", f);
 	html_escape(f, title);
 	fputs("</h2>\n", f);
@@ -564,17 +597,20 @@ static void html_table(FILE *f, const char *title, const struct table *t)
 	}
 	fputs("</tr>\n", f);
 	for (size_t r = 0; r < t->nrows; r++) {
-		fputs("<tr>", f);
+		strbuf_reset(&sb);
+		strbuf_addstr(&sb, "<tr>");
 		for (int c = 0; c < t->ncols; c++) {
 			const struct cell *x = &t->cells[r * (size_t)t->ncols + (size_t)c];
 
-			fputs(x->kind == CELL_NUMBER ? "<td class=n>" : "<td>", f);
+			strbuf_addstr(&sb, x->kind == CELL_NUMBER ? "<td class=n>" : "<td>");
 			if (x->kind != CELL_NULL)
-				html_escape(f, x->text);
-			fputs("</td>", f);
+				html_escape_sb(&sb, x->text);
+			strbuf_addstr(&sb, "</td>");
 		}
-		fputs("</tr>\n", f);
+		strbuf_addstr(&sb, "</tr>\n");
+		fwrite(sb.buf, 1, sb.len, f);
 	}
+	strbuf_release(&sb);
 	fputs("</table>\n", f);
 }
 

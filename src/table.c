@@ -28,6 +28,38 @@ int table_format_parse(const char *s, enum table_format *out)
 	return -1;
 }
 
+/* Cell texts live in chunks of at least CHUNK bytes, freed together: a
+ * report of 10,000 ops has half a million cells, and a malloc and a free
+ * for each cost more than formatting them. */
+#define CHUNK 65536
+
+struct table_chunk {
+	struct table_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+static char *keep(struct table *t, const char *s, size_t n)
+{
+	struct table_chunk *c = t->chunks;
+	char *p;
+
+	if (!c || c->size - c->used < n + 1) {
+		size_t size = n + 1 > CHUNK ? n + 1 : CHUNK;
+
+		c = xmalloc(sizeof *c + size);
+		c->next = t->chunks;
+		c->used = 0;
+		c->size = size;
+		t->chunks = c;
+	}
+	p = c->data + c->used;
+	memcpy(p, s, n);
+	p[n] = 0;
+	c->used += n + 1;
+	return p;
+}
+
 void table_init(struct table *t, int ncols, const char *const *headers)
 {
 	memset(t, 0, sizeof *t);
@@ -39,8 +71,12 @@ void table_init(struct table *t, int ncols, const char *const *headers)
 
 void table_release(struct table *t)
 {
-	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
-		free(t->cells[i].text);
+	while (t->chunks) {
+		struct table_chunk *next = t->chunks->next;
+
+		free(t->chunks);
+		t->chunks = next;
+	}
 	for (int i = 0; i < t->ncols; i++)
 		free(t->headers[i]);
 	free(t->cells);
@@ -48,7 +84,7 @@ void table_release(struct table *t)
 	memset(t, 0, sizeof *t);
 }
 
-static void add_cell(struct table *t, enum cell_kind kind, char *text)
+static void add_cell(struct table *t, enum cell_kind kind, const char *text, size_t n)
 {
 	struct cell *c;
 
@@ -62,43 +98,61 @@ static void add_cell(struct table *t, enum cell_kind kind, char *text)
 	}
 	c = &t->cells[(t->nrows - 1) * (size_t)t->ncols + (size_t)t->col];
 	c->kind = kind;
-	c->text = text;
+	c->text = text ? keep(t, text, n) : NULL;
 	t->col = (t->col + 1) % t->ncols;
 }
 
 void table_add_text(struct table *t, const char *s)
 {
-	if (!s)
-		add_cell(t, CELL_NULL, NULL);
-	else
-		add_cell(t, CELL_TEXT, xstrdup(s));
+	add_cell(t, s ? CELL_TEXT : CELL_NULL, s, s ? strlen(s) : 0);
 }
 
 void table_add_null(struct table *t)
 {
-	add_cell(t, CELL_NULL, NULL);
+	add_cell(t, CELL_NULL, NULL, 0);
 }
 
 void table_add_int(struct table *t, long long v)
 {
-	add_cell(t, CELL_NUMBER, xasprintf("%lld", v));
+	char buf[24], *p = buf + sizeof buf;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	add_cell(t, CELL_NUMBER, p, (size_t)(buf + sizeof buf - p));
 }
 
 void table_add_double(struct table *t, double v, int digits)
 {
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15,
+	};
 	char buf[FMT_G_SIZE];
 
-	if (!isfinite(v))
-		add_cell(t, CELL_NULL, NULL);
-	else if (digits >= 1 && digits <= 15)
-		add_cell(t, CELL_NUMBER, xstrdup((fmt_g(buf, v, digits), buf)));
-	else
-		add_cell(t, CELL_NUMBER, xasprintf("%.*g", digits, v));
+	if (!isfinite(v)) {
+		add_cell(t, CELL_NULL, NULL, 0);
+	} else if (digits >= 1 && digits <= 15 && v == floor(v) &&
+		   fabs(v) < p10[digits] && (v != 0 || !signbit(v))) {
+		/* An integer of at most `digits` digits prints as itself under
+		 * %g: counts, bytes and launches are most of a report's cells. */
+		table_add_int(t, (long long)v);
+	} else if (digits >= 1 && digits <= 15) {
+		add_cell(t, CELL_NUMBER, buf, fmt_g(buf, v, digits));
+	} else {
+		char *s = xasprintf("%.*g", digits, v);
+
+		add_cell(t, CELL_NUMBER, s, strlen(s));
+		free(s);
+	}
 }
 
 void table_add_number_text(struct table *t, const char *s)
 {
-	add_cell(t, s ? CELL_NUMBER : CELL_NULL, s ? xstrdup(s) : NULL);
+	add_cell(t, s ? CELL_NUMBER : CELL_NULL, s, s ? strlen(s) : 0);
 }
 
 static const struct cell *cell_at(const struct table *t, size_t r, int c)
@@ -111,9 +165,38 @@ static const char *shown(const struct cell *c)
 	return c->kind == CELL_NULL ? "" : c->text;
 }
 
+/* Rows are assembled in a strbuf and written with one fwrite each: a
+ * stdio call per field takes the stream's lock per field. */
+static void put(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+static void putch(struct strbuf *sb, char c)
+{
+	strbuf_add(sb, &c, 1);
+}
+
+static void pad(struct strbuf *sb, size_t n)
+{
+	static const char spaces[] = "                                ";
+
+	for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
+		strbuf_add(sb, spaces, sizeof spaces - 1);
+	strbuf_add(sb, spaces, n);
+}
+
+static void flush_row(struct strbuf *sb, FILE *out)
+{
+	if (sb->len)
+		fwrite(sb->buf, 1, sb->len, out);
+	strbuf_reset(sb);
+}
+
 static void print_text(const struct table *t, FILE *out)
 {
 	size_t *w = xcalloc((size_t)t->ncols, sizeof *w);
+	struct strbuf sb = STRBUF_INIT;
 
 	for (int c = 0; c < t->ncols; c++) {
 		w[c] = strlen(t->headers[c]);
@@ -123,63 +206,83 @@ static void print_text(const struct table *t, FILE *out)
 				w[c] = n;
 		}
 	}
-	for (int c = 0; c < t->ncols; c++)
-		fprintf(out, "%s%-*s", c ? "  " : "",
-			c == t->ncols - 1 ? 0 : (int)w[c], t->headers[c]);
-	fputc('\n', out);
 	for (int c = 0; c < t->ncols; c++) {
-		fputs(c ? "  " : "", out);
-		for (size_t i = 0; i < w[c]; i++)
-			fputc('-', out);
+		size_t n = strlen(t->headers[c]);
+
+		put(&sb, c ? "  " : "");
+		put(&sb, t->headers[c]);
+		if (c != t->ncols - 1 && n < w[c])
+			pad(&sb, w[c] - n);
 	}
-	fputc('\n', out);
+	putch(&sb, '\n');
+	for (int c = 0; c < t->ncols; c++) {
+		put(&sb, c ? "  " : "");
+		for (size_t i = 0; i < w[c]; i++)
+			putch(&sb, '-');
+	}
+	putch(&sb, '\n');
+	flush_row(&sb, out);
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
 			const struct cell *x = cell_at(t, r, c);
+			const char *s = shown(x);
+			size_t n = strlen(s);
 			int last = c == t->ncols - 1;
 
-			fputs(c ? "  " : "", out);
-			if (x->kind == CELL_NUMBER)
-				fprintf(out, "%*s", (int)w[c], x->text);
-			else
-				fprintf(out, "%-*s", last ? 0 : (int)w[c], shown(x));
+			put(&sb, c ? "  " : "");
+			if (x->kind == CELL_NUMBER) {
+				if (n < w[c])
+					pad(&sb, w[c] - n);
+				put(&sb, s);
+			} else {
+				put(&sb, s);
+				if (!last && n < w[c])
+					pad(&sb, w[c] - n);
+			}
 		}
-		fputc('\n', out);
+		putch(&sb, '\n');
+		flush_row(&sb, out);
 	}
+	strbuf_release(&sb);
 	free(w);
 }
 
-static void csv_field(const char *s, FILE *out)
+static void csv_field(struct strbuf *sb, const char *s)
 {
 	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
+		put(sb, s);
 		return;
 	}
-	fputc('"', out);
+	putch(sb, '"');
 	for (; *s; s++) {
 		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
+			putch(sb, '"');
+		putch(sb, *s);
 	}
-	fputc('"', out);
+	putch(sb, '"');
 }
 
 static void print_csv(const struct table *t, FILE *out)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	for (int c = 0; c < t->ncols; c++) {
 		if (c)
-			fputc(',', out);
-		csv_field(t->headers[c], out);
+			putch(&sb, ',');
+		csv_field(&sb, t->headers[c]);
 	}
-	fputs("\r\n", out);
+	put(&sb, "\r\n");
+	flush_row(&sb, out);
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
-				fputc(',', out);
-			csv_field(shown(cell_at(t, r, c)), out);
+				putch(&sb, ',');
+			csv_field(&sb, shown(cell_at(t, r, c)));
 		}
-		fputs("\r\n", out);
+		put(&sb, "\r\n");
+		flush_row(&sb, out);
 	}
+	strbuf_release(&sb);
 }
 
 static int json_plain(const char *s)
@@ -190,127 +293,120 @@ static int json_plain(const char *s)
 	return 1;
 }
 
-static void json_string(const char *s, FILE *out)
+static void json_string(struct strbuf *sb, const char *s)
 {
-	fputc('"', out);
-	/* Most strings need no escape: write them whole. */
+	putch(sb, '"');
+	/* Most strings need no escape: copy them whole. */
 	if (json_plain(s)) {
-		fputs(s, out);
-		fputc('"', out);
+		put(sb, s);
+		putch(sb, '"');
 		return;
 	}
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
 		case '"':
-			fputs("\\\"", out);
+			put(sb, "\\\"");
 			break;
 		case '\\':
-			fputs("\\\\", out);
+			put(sb, "\\\\");
 			break;
 		case '\n':
-			fputs("\\n", out);
+			put(sb, "\\n");
 			break;
 		case '\r':
-			fputs("\\r", out);
+			put(sb, "\\r");
 			break;
 		case '\t':
-			fputs("\\t", out);
+			put(sb, "\\t");
 			break;
 		default:
 			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
+				strbuf_addf(sb, "\\u%04x", *p);
 			else
-				fputc(*p, out);
+				putch(sb, (char)*p);
 		}
 	}
-	fputc('"', out);
+	putch(sb, '"');
 }
 
 static void print_json(const struct table *t, FILE *out)
 {
 	/* Each key as it is printed ("name": ), escaped once, not per row. */
-	char **keys = xcalloc((size_t)t->ncols, sizeof *keys);
+	struct strbuf *keys = xcalloc((size_t)t->ncols, sizeof *keys);
+	struct strbuf sb = STRBUF_INIT;
 
 	for (int c = 0; c < t->ncols; c++) {
-		char *buf = NULL;
-		size_t len;
-		FILE *m = open_memstream(&buf, &len);
-
-		if (!m)
-			continue;  /* printed the slow way below */
-		json_string(t->headers[c], m);
-		fputs(": ", m);
-		if (fclose(m)) {
-			free(buf);
-			buf = NULL;
-		}
-		keys[c] = buf;
+		json_string(&keys[c], t->headers[c]);
+		put(&keys[c], ": ");
 	}
-	fputc('[', out);
+	putch(&sb, '[');
 	for (size_t r = 0; r < t->nrows; r++) {
-		fputs(r ? ",\n {" : "\n {", out);
+		put(&sb, r ? ",\n {" : "\n {");
 		for (int c = 0; c < t->ncols; c++) {
 			const struct cell *x = cell_at(t, r, c);
 
 			if (c)
-				fputs(", ", out);
-			if (keys[c]) {
-				fputs(keys[c], out);
-			} else {
-				json_string(t->headers[c], out);
-				fputs(": ", out);
-			}
+				put(&sb, ", ");
+			strbuf_add(&sb, keys[c].buf, keys[c].len);
 			if (x->kind == CELL_NULL)
-				fputs("null", out);
+				put(&sb, "null");
 			else if (x->kind == CELL_NUMBER)
-				fputs(x->text, out);
+				put(&sb, x->text);
 			else
-				json_string(x->text, out);
+				json_string(&sb, x->text);
 		}
-		fputc('}', out);
+		putch(&sb, '}');
+		flush_row(&sb, out);
 	}
-	fputs(t->nrows ? "\n]\n" : "]\n", out);
+	put(&sb, t->nrows ? "\n]\n" : "]\n");
+	flush_row(&sb, out);
+	strbuf_release(&sb);
 	for (int c = 0; c < t->ncols; c++)
-		free(keys[c]);
+		strbuf_release(&keys[c]);
 	free(keys);
 }
 
-static void md_field(const char *s, FILE *out)
+static void md_field(struct strbuf *sb, const char *s)
 {
 	if (!strpbrk(s, "|\n")) {
-		fputs(s, out);
+		put(sb, s);
 		return;
 	}
 	for (; *s; s++) {
 		if (*s == '|')
-			fputc('\\', out);
-		fputc(*s == '\n' ? ' ' : *s, out);
+			putch(sb, '\\');
+		putch(sb, *s == '\n' ? ' ' : *s);
 	}
 }
 
 static void print_md(const struct table *t, FILE *out)
 {
-	fputc('|', out);
+	struct strbuf sb = STRBUF_INIT;
+
+	putch(&sb, '|');
 	for (int c = 0; c < t->ncols; c++) {
-		fputc(' ', out);
-		md_field(t->headers[c], out);
-		fputs(" |", out);
+		putch(&sb, ' ');
+		md_field(&sb, t->headers[c]);
+		put(&sb, " |");
 	}
-	fputs("\n|", out);
+	put(&sb, "\n|");
 	for (int c = 0; c < t->ncols; c++) {
 		int num = t->nrows && cell_at(t, 0, c)->kind == CELL_NUMBER;
-		fputs(num ? " ---: |" : " --- |", out);
+		put(&sb, num ? " ---: |" : " --- |");
 	}
-	fputc('\n', out);
+	putch(&sb, '\n');
+	flush_row(&sb, out);
 	for (size_t r = 0; r < t->nrows; r++) {
-		fputc('|', out);
+		putch(&sb, '|');
 		for (int c = 0; c < t->ncols; c++) {
-			fputc(' ', out);
-			md_field(shown(cell_at(t, r, c)), out);
-			fputs(" |", out);
+			putch(&sb, ' ');
+			md_field(&sb, shown(cell_at(t, r, c)));
+			put(&sb, " |");
 		}
-		fputc('\n', out);
+		putch(&sb, '\n');
+		flush_row(&sb, out);
 	}
+	strbuf_release(&sb);
 }
 
 void table_print(const struct table *t, enum table_format f, FILE *out)

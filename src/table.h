@@ -18,12 +18,15 @@ struct cell {
 	char *text;  /* owned; the printed form (numbers too) */
 };
 
+struct table_chunk;
+
 struct table {
 	int ncols;
 	char **headers;
 	size_t nrows, alloc;
 	struct cell *cells;  /* row-major, nrows * ncols */
 	int col;             /* next column of the row being filled */
+	struct table_chunk *chunks;  /* where the cells' texts are kept */
 };
 
 /* Start an empty table with ncols named columns (names are copied). */

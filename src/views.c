@@ -18,6 +18,39 @@
 #define METRIC(m) "(SELECT c.value FROM counters c" \
 	" WHERE c.kernel_id = k.id AND c.metric = '" m "')"
 
+/* The counters each FLOP count adds up, with their weights, as lists that
+ * X(metric, weight) expands; v_kernel_counters (per kernel) and v_ops (per
+ * op) both take their formulas from here. */
+#define FLOPS_FP32(X) \
+	X("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "2 * ")
+#define FLOPS_FP64(X) \
+	X("sm__sass_thread_inst_executed_op_dadd_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_dmul_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", "2 * ")
+#define FLOPS_FP16(X) \
+	X("sm__sass_thread_inst_executed_op_hadd_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_hmul_pred_on.sum", "") \
+	X("sm__sass_thread_inst_executed_op_hfma_pred_on.sum", "2 * ")
+#define FLOPS_TENSOR(X) \
+	X("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "") \
+	X("sm__ops_path_tensor_src_fp16.sum", "") \
+	X("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "")
+
+/* One kernel's FLOPs: 0 + the weighted counters, each 0 when absent. */
+#define KERNEL_TERM(m, w) " + " w "coalesce(" METRIC(m) ", 0)"
+#define KERNEL_FLOPS(list) "0" list(KERNEL_TERM)
+
+/* One op's value of a counter and its FLOPs, summed over the counters
+ * rows of all its kernels (c), in one pass over them instead of a lookup
+ * per kernel and metric: NULL without kernels, 0 with kernels but without
+ * those counters, as the sum of v_kernel_counters over the kernels gives. */
+#define OP_METRIC(m) "sum(CASE c.metric WHEN '" m "' THEN c.value END)"
+#define OP_TERM(m, w) " WHEN '" m "' THEN " w "c.value"
+#define OP_FLOPS(list) "CASE WHEN count(k.id) > 0 THEN" \
+	" coalesce(sum(CASE c.metric" list(OP_TERM) " END), 0) END"
+
 const struct view_def fp_views[] = {
 	{ "v_kernel_counters",
 	  "SELECT k.id AS kernel_id, k.op_id,"
@@ -25,22 +58,10 @@ const struct view_def fp_views[] = {
 	  " " METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
 	  " " METRIC("lts__t_bytes.sum") " AS l2_bytes,"
 	  " " METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
-	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_fadd_pred_on.sum") ", 0)"
-	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_fmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_ffma_pred_on.sum") ", 0)"
-	  "   AS flops_fp32,"
-	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_dadd_pred_on.sum") ", 0)"
-	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_dmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_dfma_pred_on.sum") ", 0)"
-	  "   AS flops_fp64,"
-	  " coalesce(" METRIC("sm__sass_thread_inst_executed_op_hadd_pred_on.sum") ", 0)"
-	  " + coalesce(" METRIC("sm__sass_thread_inst_executed_op_hmul_pred_on.sum") ", 0)"
-	  " + 2 * coalesce(" METRIC("sm__sass_thread_inst_executed_op_hfma_pred_on.sum") ", 0)"
-	  "   AS flops_fp16,"
-	  " coalesce(" METRIC("sm__ops_path_tensor_src_bf16_dst_fp32.sum") ", 0)"
-	  " + coalesce(" METRIC("sm__ops_path_tensor_src_fp16.sum") ", 0)"
-	  " + coalesce(" METRIC("sm__ops_path_tensor_src_tf32_dst_fp32.sum") ", 0)"
-	  "   AS flops_tensor,"
+	  " " KERNEL_FLOPS(FLOPS_FP32) " AS flops_fp32,"
+	  " " KERNEL_FLOPS(FLOPS_FP64) " AS flops_fp64,"
+	  " " KERNEL_FLOPS(FLOPS_FP16) " AS flops_fp16,"
+	  " " KERNEL_FLOPS(FLOPS_TENSOR) " AS flops_tensor,"
 	  " (SELECT count(*) FROM counters c WHERE c.kernel_id = k.id) AS ncounters"
 	  " FROM kernels k",
 	  "raw counters of each kernel, pivoted: bytes per memory level and FLOPs per precision" },
@@ -64,19 +85,25 @@ const struct view_def fp_views[] = {
 	  " o.status, o.rel_err, o.tolerance, o.reps, o.time_ns, o.time_ns_min,"
 	  " o.time_ns_max, o.span_ns, o.launches, o.model_flops, o.model_min_bytes,"
 	  " o.model_variant_bytes,"
-	  " sum(kc.dram_read_bytes) AS dram_read_bytes,"
-	  " sum(kc.dram_write_bytes) AS dram_write_bytes,"
-	  " sum(kc.dram_read_bytes) + sum(kc.dram_write_bytes) AS dram_bytes,"
-	  " sum(kc.l2_bytes) AS l2_bytes, sum(kc.l1_bytes) AS l1_bytes,"
-	  " sum(kc.flops_fp32) AS flops_fp32, sum(kc.flops_fp64) AS flops_fp64,"
-	  " sum(kc.flops_fp16) AS flops_fp16, sum(kc.flops_tensor) AS flops_tensor,"
-	  " coalesce(sum(kc.ncounters), 0) AS ncounters, o.message"
+	  " " OP_METRIC("dram__bytes_read.sum") " AS dram_read_bytes,"
+	  " " OP_METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
+	  " " OP_METRIC("dram__bytes_read.sum") " + " OP_METRIC("dram__bytes_write.sum")
+	  "   AS dram_bytes,"
+	  " " OP_METRIC("lts__t_bytes.sum") " AS l2_bytes,"
+	  " " OP_METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
+	  " " OP_FLOPS(FLOPS_FP32) " AS flops_fp32,"
+	  " " OP_FLOPS(FLOPS_FP64) " AS flops_fp64,"
+	  " " OP_FLOPS(FLOPS_FP16) " AS flops_fp16,"
+	  " " OP_FLOPS(FLOPS_TENSOR) " AS flops_tensor,"
+	  " count(c.metric) AS ncounters, o.message"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
-	  " LEFT JOIN v_kernel_counters kc ON kc.op_id = o.id"
-	  /* run_id follows from o.id; grouping by it too lets a filter on
-	   * run_id (v_roofline WHERE run_id = ?) reach the ops table. */
-	  " GROUP BY o.id, o.run_id",
+	  " LEFT JOIN kernels k ON k.op_id = o.id"
+	  " LEFT JOIN counters c ON c.kernel_id = k.id"
+	  /* The ops' unique key: its index yields each op's rows together, so
+	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
+	   * run_id = ?) reaches the ops table. */
+	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
 	  "one row per op: check result, median time (ns), model and measured bytes and FLOPs" },
 
 	{ "v_runs",

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "table.h"
 #include "test.h"
 #include "util.h"
 
@@ -41,6 +42,51 @@ static int check(double v, int digits)
 		return 1;
 	}
 	return 0;
+}
+
+/* A table's cells print numbers as "%.*g" too, integers by a shorter
+ * path: whole numbers of every size and sign, near 10^digits, and -0. */
+static long check_table(long *tested)
+{
+	static const char *const hdr[] = { "v" };
+	struct table t;
+	double v[4096];
+	int digits[4096];
+	long fails = 0;
+	size_t n = 0;
+
+	table_init(&t, 1, hdr);
+	for (int d = 1; d <= 15; d++) {
+		double p = pow(10, d);
+		const double edge[] = { 0.0, -0.0, 1, -1, p - 1, p, p + 1, -(p - 1), -p,
+					p / 10, p * 10, 0.5, -2.5 };
+
+		for (size_t i = 0; i < ARRAY_SIZE(edge); i++, n++) {
+			v[n] = edge[i];
+			digits[n] = d;
+		}
+	}
+	while (n < ARRAY_SIZE(v)) {
+		int e = (int)(next() % 19);
+
+		v[n] = floor(uniform() * pow(10, e)) * ((next() & 1) ? 1 : -1);
+		digits[n++] = 1 + (int)(next() % 15);
+	}
+	for (size_t i = 0; i < n; i++)
+		table_add_double(&t, v[i], digits[i]);
+	for (size_t i = 0; i < n; i++) {
+		char want[64];
+
+		snprintf(want, sizeof want, "%.*g", digits[i], v[i]);
+		if (strcmp(want, t.cells[i].text)) {
+			fprintf(stderr, "%.17g at %d digits: table '%s', printf '%s'\n",
+				v[i], digits[i], t.cells[i].text, want);
+			fails++;
+		}
+		(*tested)++;
+	}
+	table_release(&t);
+	return fails;
 }
 
 int main(void)
@@ -86,6 +132,7 @@ int main(void)
 				tested++;
 			}
 	}
+	fails += check_table(&tested);
 	fprintf(stderr, "%ld numbers compared, %ld differ\n", tested, fails);
 	ASSERT(tested > 1000000);
 	ASSERT_EQ(fails, 0);
