@@ -2,7 +2,8 @@
 ## the driver that writes their data files and runs gnuplot; with its test.
 
 noinst_LIBRARIES += plots/libfpplots.a
-plots_libfpplots_a_SOURCES = plots/plot.c plots/plot.h
+plots_libfpplots_a_SOURCES = plots/plot.c plots/plot.h \
+	plots/layout.c plots/layout.h
 ## Where the scripts are found at run time: $FUSEPROF_DATADIR, else the
 ## installed copy, else the source tree (an uninstalled build).
 plots_libfpplots_a_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -17,3 +18,9 @@ TESTS += tests/test-plot
 tests_test_plot_SOURCES = tests/test-plot.c tests/synth.c tests/synth.h
 tests_test_plot_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_plot_LDADD = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
+
+## Chart geometry and label placement.
+check_PROGRAMS += tests/test-layout
+TESTS += tests/test-layout
+tests_test_layout_SOURCES = tests/test-layout.c
+tests_test_layout_LDADD = plots/libfpplots.a $(test_core_libs)

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "fusion.h"
+#include "layout.h"
 #include "plot.h"
 #include "roofline.h"
 #include "util.h"
@@ -27,9 +28,9 @@
 #define FP_SRCPLOTSDIR "plots"
 #endif
 
-/* Above this many points a chart carries no per-point labels; above
- * MANY_OPS a run with several workloads also gets one chart per workload. */
-#define MAX_LABELS 40
+/* Above MANY_OPS ok ops, a run with several workloads also gets one
+ * chart per workload, with the arrows and labels the overview then leaves
+ * out. */
 #define MANY_OPS 24
 /* Above this many groups the fusion chart drops its group names. */
 #define MAX_GROUP_TICS 60
@@ -290,6 +291,27 @@ static const char *script_ref(const struct ctx *c, const char *name)
 
 /* ---- roofline charts --------------------------------------------------- */
 
+/* The plot area's margins, px. They are fixed rather than gnuplot's own,
+ * which follow the tic labels, because the labels are placed knowing where
+ * each point lands. The right margin holds the key and is sized to it. */
+#define MARGIN_LEFT 120
+#define MARGIN_TOP 44
+#define MARGIN_BOTTOM 52
+/* pt 7 at ps 1.1 covers 9 x 9 px. */
+#define POINT_R 4.5
+/* Font sizes (points) of the numbers beside the points, the roof labels
+ * and the table of what the numbers stand for. */
+#define LABEL_PT 8
+#define ROOF_PT 9
+#define KEY_PT 9
+#define KEY_ROW 14
+/* The key's first row, px under the plot area: below the axis label. */
+#define KEY_TOP 60
+/* Above this many groups (workload, dtype, shape), or this many labelled
+ * points, a chart has no labels. */
+#define MAX_GROUPS 30
+#define MAX_ANCHORS 60
+
 struct roof {
 	const char *ceiling, *label;
 	int kind;       /* 1 bandwidth, 2 compute */
@@ -307,17 +329,84 @@ static const struct roof roofs[] = {
 	{ "fp64_fma", "FP64 FMA", 2, 1, NULL },
 };
 
-/* Roof segments between the axis limits, and their labels. */
-static void write_roofs(struct ctx *c, FILE *f, double xmin, double xmax,
-			double ymin)
+/* Where a roof's label goes: beside a bandwidth roof (below and right of
+ * a point on it, or above and left: either way clear of the rising line),
+ * over or under a compute roof near its right end; the first spot that
+ * covers no point and no label placed before. *just: 0 left-aligned at
+ * the box's left edge, 1 right-aligned at its right edge. */
+static struct box roof_label(const struct layout *l, struct obstacles *obs, int kind,
+			     double x0, double y0, double x1, double y1,
+			     const char *text, int *just)
+{
+	double w = layout_text_width(text, ROOF_PT), h = layout_text_height(ROOF_PT);
+	double p0x = layout_px(l, x0), p0y = layout_py(l, y0);
+	double p1x = layout_px(l, x1), p1y = layout_py(l, y1);
+	double best = INFINITY;
+	struct box out = { 0, 0, 0, 0 };
+
+	*just = 0;
+	if (kind == 1) {
+		static const double at[] = { 0.05, 0.15, 0.3, 0.45, 0.6, 0.75 };
+
+		for (size_t i = 0; i < ARRAY_SIZE(at) && best > 0; i++) {
+			double ax = p0x + at[i] * (p1x - p0x), ay = p0y + at[i] * (p1y - p0y);
+			struct box b[2] = {
+				{ ax + 6, ay + 4, ax + 6 + w, ay + 4 + h },
+				{ ax - 6 - w, ay - 4 - h, ax - 6, ay - 4 },
+			};
+
+			for (int k = 0; k < 2 && best > 0; k++) {
+				double o = layout_overlap(l, obs, b[k]);
+
+				if (o < best) {
+					best = o;
+					out = b[k];
+					*just = k;
+				}
+			}
+		}
+	} else {
+		*just = 1;
+		for (double shift = 0; best > 0 && p1x - 4 - shift - w >= p0x - w / 2;
+		     shift += w / 2) {
+			struct box b[2] = {
+				{ p1x - 4 - shift - w, p1y - 3 - h, p1x - 4 - shift, p1y - 3 },
+				{ p1x - 4 - shift - w, p1y + 3, p1x - 4 - shift, p1y + 3 + h },
+			};
+
+			for (int k = 0; k < 2 && best > 0; k++) {
+				double o = layout_overlap(l, obs, b[k]);
+
+				if (o < best) {
+					best = o;
+					out = b[k];
+				}
+			}
+		}
+		if (isinf(best))  /* a roof too short for any spot: at its end */
+			out = (struct box){ p1x - 4 - w, p1y - 3 - h, p1x - 4, p1y - 3 };
+	}
+	obstacles_add_box(obs, out);
+	return out;
+}
+
+/* Roof segments between the axis limits, and their labels, which keep
+ * clear of every roof line and of what obs holds already. */
+static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
+			struct obstacles *obs, double xmin, double xmax, double ymin)
 {
 	const struct rf_ceiling *dram = ceiling(c->run, "dram_bw");
+	struct {
+		const struct roof *r;
+		const struct rf_ceiling *ce;
+		double x0, y0, x1, y1;
+	} seg[ARRAY_SIZE(roofs)];
+	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(roofs); i++) {
 		const struct roof *r = &roofs[i];
 		const struct rf_ceiling *ce = ceiling(c->run, r->ceiling);
-		double v, x0, y0, x1, y1, lx, ly;
-		char val[48];
+		double v, x0, y0, x1, y1;
 
 		if (!ce)
 			continue;
@@ -327,22 +416,38 @@ static void write_roofs(struct ctx *c, FILE *f, double xmin, double xmax,
 			x1 = isnan(c->peak_top) ? xmax : fmin(xmax, c->peak_top / v);
 			y0 = x0 * v;
 			y1 = x1 * v;
-			lx = x0 * 1.5;
-			ly = lx * v;
-			si(val, sizeof val, v, "B/s");
 		} else {
 			x0 = dram ? fmax(xmin, v / dram->value) : xmin;
 			x1 = xmax;
 			y0 = y1 = v;
-			lx = xmax / 1.05;
-			ly = v;
-			si(val, sizeof val, v, "FLOP/s");
 		}
 		if (x0 >= x1)
 			continue;
-		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s %s (%s%s)\"\n",
-			x0, y0, x1, y1, r->kind, lx, ly, r->label, val,
-			r->note ? r->note : "", ce->provenance);
+		seg[n].r = r;
+		seg[n].ce = ce;
+		seg[n].x0 = x0;
+		seg[n].y0 = y0;
+		seg[n].x1 = x1;
+		seg[n].y1 = y1;
+		obstacles_add_segment(obs, layout_px(l, x0), layout_py(l, y0),
+				      layout_px(l, x1), layout_py(l, y1));
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct roof *r = seg[i].r;
+		char val[48], text[256];
+		struct box b;
+		int just;
+
+		si(val, sizeof val, seg[i].ce->value * r->scale, r->kind == 1 ? "B/s" : "FLOP/s");
+		snprintf(text, sizeof text, "%s %s (%s%s)", r->label, val,
+			 r->note ? r->note : "", seg[i].ce->provenance);
+		b = roof_label(l, obs, r->kind, seg[i].x0, seg[i].y0, seg[i].x1, seg[i].y1,
+			       text, &just);
+		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s\" %d\n", seg[i].x0,
+			seg[i].y0, seg[i].x1, seg[i].y1, r->kind,
+			layout_x(l, just ? b.x1 : b.x0), layout_y(l, (b.y0 + b.y1) / 2),
+			text, just);
 	}
 }
 
@@ -360,6 +465,114 @@ static void range_add(struct range *r, double x, double y)
 	r->yhi = fmax(r->yhi, y);
 }
 
+/* The ops of one chart: ok, of `workload` when not NULL, and plottable at
+ * their DRAM intensity. */
+static int in_chart(const struct rf_op *op, const char *workload)
+{
+	return !strcmp(op->status, "ok") && (!workload || !strcmp(op->workload, workload)) &&
+	       plottable(op->ai_dram, op->flop_rate);
+}
+
+/* Groups of ops that share workload, dtype and shape: the number a chart
+ * prints beside a group's points, explained under the chart. */
+struct groups {
+	size_t n;
+	const struct rf_op *first[MAX_GROUPS + 1];
+};
+
+/* The 1-based number of op's group, numbered in the order the groups
+ * first appear; 0 when it is not in g and add is 0, or g is full (more
+ * than MAX_GROUPS: no labels). */
+static int group_of(struct groups *g, const struct rf_op *op, int add)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!strcmp(g->first[i]->shape, op->shape) &&
+		    !strcmp(g->first[i]->dtype, op->dtype) &&
+		    !strcmp(g->first[i]->workload, op->workload))
+			return (int)i + 1;
+	if (!add || g->n == ARRAY_SIZE(g->first))
+		return 0;
+	g->first[g->n++] = op;
+	return (int)g->n;
+}
+
+/* The longest name of the key beside the chart, for its margin. */
+static double key_width(const struct ctx *c, const struct names *markers,
+			int wfrom, int wto)
+{
+	char buf[128];
+	double w = 0;
+
+	for (int i = wfrom; i <= wto; i++) {
+		sanitize(buf, sizeof buf, c->workloads.v[i - 1], 1);
+		w = fmax(w, layout_text_width(buf, 10));
+	}
+	for (int i = 0; i < markers->n; i++) {
+		sanitize(buf, sizeof buf, markers->v[i], 1);
+		w = fmax(w, layout_text_width(buf, 10));
+	}
+	return w;
+}
+
+/* The numbers beside the points and, under the chart, what each stands
+ * for: one per group, at each of its points that is not the start of an
+ * arrow (the arrows lead to the labelled fused point). */
+static void write_labels(struct ctx *c, const char *workload, int levels,
+			 const struct layout *l, struct obstacles *obs, const char *tails,
+			 struct groups *g, FILE *fl, FILE *fk, double key_numw,
+			 double key_colw, int key_rows)
+{
+	const struct rf_run *run = c->run;
+	char num[16], xs[FMT_G_SIZE], ys[FMT_G_SIZE], text[512], buf[512];
+
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *op = &run->ops[i];
+		double px, py, w, h = layout_text_height(LABEL_PT);
+		struct box b;
+		int n;
+
+		if (!in_chart(op, workload) || (!levels && tails[i]))
+			continue;
+		n = group_of(g, op, 0);
+		snprintf(num, sizeof num, "%d", n);
+		px = layout_px(l, op->ai_dram);
+		py = layout_py(l, op->flop_rate);
+		w = layout_text_width(num, LABEL_PT) + 2;
+		if (layout_place(l, obs, px, py, POINT_R, w, h, &b) == 1) {
+			fprintf(fl, "%s %s \"%s\" NaN NaN NaN NaN\n",
+				g6(xs, layout_x(l, (b.x0 + b.x1) / 2)),
+				g6(ys, layout_y(l, (b.y0 + b.y1) / 2)), num);
+		} else {
+			/* A leader from the point's edge to the nearest edge of
+			 * the label. */
+			double bx = fmin(fmax(px, b.x0), b.x1), by = fmin(fmax(py, b.y0), b.y1);
+			double d = hypot(bx - px, by - py);
+			double ax = px + (bx - px) * POINT_R / d, ay = py + (by - py) * POINT_R / d;
+			char s[4][FMT_G_SIZE];
+
+			fprintf(fl, "%s %s \"%s\" %s %s %s %s\n",
+				g6(xs, layout_x(l, (b.x0 + b.x1) / 2)),
+				g6(ys, layout_y(l, (b.y0 + b.y1) / 2)), num,
+				g6(s[0], layout_x(l, ax)), g6(s[1], layout_y(l, ay)),
+				g6(s[2], layout_x(l, bx)), g6(s[3], layout_y(l, by)));
+		}
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct rf_op *op = g->first[i];
+		int col = (int)i / key_rows, row = (int)i % key_rows;
+		double x = l->left + col * key_colw;
+		double y = l->height - (l->bottom + KEY_TOP + row * KEY_ROW);
+
+		if (workload)
+			snprintf(buf, sizeof buf, "%s %s", op->dtype, op->shape);
+		else
+			snprintf(buf, sizeof buf, "%s %s %s", op->workload, op->dtype, op->shape);
+		sanitize(text, sizeof text, buf, 0);
+		fprintf(fk, "%.1f %.1f \"%zu\" %.1f \"%s\"\n", x + key_numw, y, i + 1,
+			x + key_numw + 6, text);
+	}
+}
+
 /* One roofline chart of the ok ops of `workload` (NULL: all). levels: each
  * op at three intensities (marker = level) instead of one (marker =
  * variant). arrows: draw unfused -> fused arrows. Returns 0 (also when
@@ -367,71 +580,45 @@ static void range_add(struct range *r, double x, double y)
 static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			  int arrows)
 {
-	char stem[160], fname[200], title[512], wsafe[128] = "";
+	char stem[160], title[512], wsafe[128] = "";
 	const struct rf_run *run = c->run;
 	struct range rg = { INFINITY, -INFINITY, INFINITY, -INFINITY };
-	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL;
-	size_t npoints = 0, nlabelled = 0, narrows = 0;
-	int widx = 0, rc = -1;
-	char pname[200], aname[200], rname[200], lname[200];
+	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL, *flab = NULL, *fk = NULL;
+	size_t npoints = 0, narrows = 0, nanchors = 0;
+	int widx = 0, wfrom, wto, rc = -1, labels, key_rows = 0, key_cols = 1;
+	char pname[200], aname[200], rname[200], lname[200], labname[200], kname[200];
 	char xs[FMT_G_SIZE], ys[FMT_G_SIZE], dxs[FMT_G_SIZE], dys[FMT_G_SIZE];
+	double key_numw = 0, key_colw = 0, mb = MARGIN_BOTTOM, mr;
+	struct groups groups = { 0 };
+	struct obstacles obs = { 0 };
+	struct names level_names = { 3, (const char *[]){ "DRAM", "L2", "L1" } };
+	char *tails = xcalloc(run->nops + 1, 1);
+	struct layout l;
 
 	if (workload) {
 		sanitize(wsafe, sizeof wsafe, workload, 1);
 		widx = name_index(&c->workloads, workload, 0);
 	}
+	wfrom = workload ? widx : 1;
+	wto = workload ? widx : c->workloads.n;
 	snprintf(stem, sizeof stem, "roofline%s%s%s", levels ? "-levels" : "",
 		 workload ? "-" : "", wsafe);
-	/* Count first: labels only when the chart stays readable. */
-	for (size_t i = 0; i < run->nops; i++) {
-		const struct rf_op *op = &run->ops[i];
-
-		if (strcmp(op->status, "ok") || (workload && strcmp(op->workload, workload)))
-			continue;
-		if (plottable(op->ai_dram, op->flop_rate))
-			npoints++;
-	}
-	if (npoints == 0)
-		return 0;
-	snprintf(pname, sizeof pname, "%s.points.dat", stem);
-	snprintf(aname, sizeof aname, "%s.arrows.dat", stem);
-	snprintf(rname, sizeof rname, "%s.roofs.dat", stem);
-	snprintf(lname, sizeof lname, "%s.levels.dat", stem);
-	if (!(fp = open_data(c, pname)) || !(fa = open_data(c, aname)) ||
-	    !(fr = open_data(c, rname)) || (levels && !(fl = open_data(c, lname))))
-		goto out;
+	/* First the extent of the chart and its groups: the labels need the
+	 * axes before the first point is written. */
 	for (size_t i = 0; i < run->nops; i++) {
 		const struct rf_op *op = &run->ops[i];
 		double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
-		int w;
 
-		if (strcmp(op->status, "ok") || (workload && strcmp(op->workload, workload)))
+		if (!in_chart(op, workload))
 			continue;
-		if (!plottable(op->ai_dram, op->flop_rate))
-			continue;
-		w = name_index(&c->workloads, op->workload, 0);
-		if (workload)
-			snprintf(fname, sizeof fname, "%s/%s/%s", op->variant, op->dtype,
-				 op->shape);
-		else
-			snprintf(fname, sizeof fname, "%s/%s/%s/%s", op->workload,
-				 op->variant, op->dtype, op->shape);
-		sanitize(title, sizeof title, fname, 0);
-		for (int l = 0; l < (levels ? 3 : 1); l++) {
-			if (!plottable(ai[l], op->flop_rate))
-				continue;
-			range_add(&rg, ai[l], op->flop_rate);
-			int marker = levels ? l + 1 : name_index(&c->variants, op->variant, 0);
-
-			fprintf(fp, "%s %s %d %d \"%s\" %d\n", g6(xs, ai[l]),
-				g6(ys, op->flop_rate), w, marker, l == 0 ? title : "",
-				point_type(marker));
-			if (levels)
-				fprintf(fl, "%s %s %d\n", xs, ys, w);
-		}
-		if (levels)
-			fputc('\n', fl);
-		nlabelled++;
+		npoints++;
+		for (int lv = 0; lv < (levels ? 3 : 1); lv++)
+			range_add(&rg, ai[lv], op->flop_rate);
+		group_of(&groups, op, 1);
+	}
+	if (npoints == 0) {
+		rc = 0;
+		goto out;
 	}
 	/* Arrows only on the plain chart: at three levels they would cross. */
 	for (size_t i = 0; arrows && !levels && i < c->pairs->n; i++) {
@@ -442,14 +629,12 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			continue;
 		f = find_op(c, p->fused_op_id);
 		b = find_op(c, p->base_op_id);
-		if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
-		    !plottable(b->ai_dram, b->flop_rate))
-			continue;
-		fprintf(fa, "%s %s %s %s %d\n", g6(xs, b->ai_dram), g6(ys, b->flop_rate),
-			g6(dxs, f->ai_dram - b->ai_dram), g6(dys, f->flop_rate - b->flop_rate),
-			name_index(&c->workloads, f->workload, 0));
-		narrows++;
+		if (f && b && plottable(f->ai_dram, f->flop_rate) &&
+		    plottable(b->ai_dram, b->flop_rate))
+			tails[b - run->ops] = 1;
 	}
+	for (size_t i = 0; i < run->nops; i++)
+		nanchors += in_chart(&run->ops[i], workload) && !tails[i];
 	/* The ridge points belong in view as much as the ops do. */
 	for (int i = 0; i < run->nceilings; i++) {
 		const struct rf_ceiling *ce = &run->ceilings[i];
@@ -461,17 +646,110 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 				rg.xhi = fmax(rg.xhi, ce->value / dram->value);
 		}
 	}
+	/* The overview of many ops has neither arrows nor labels: the chart
+	 * of each workload has them. */
+	labels = groups.n <= MAX_GROUPS && nanchors <= MAX_ANCHORS && (arrows || levels);
+	if (labels) {
+		/* What the numbers stand for, in as many columns as fit. */
+		double tw = 0;
+		char buf[512];
+
+		key_numw = layout_text_width("00", KEY_PT);
+		for (size_t i = 0; i < groups.n; i++) {
+			const struct rf_op *op = groups.first[i];
+
+			if (workload)
+				snprintf(buf, sizeof buf, "%s %s", op->dtype, op->shape);
+			else
+				snprintf(buf, sizeof buf, "%s %s %s", op->workload, op->dtype,
+					 op->shape);
+			tw = fmax(tw, layout_text_width(buf, KEY_PT));
+		}
+		key_colw = key_numw + 6 + tw + 24;
+		key_cols = (int)fmax(1, floor((c->o->width - MARGIN_LEFT - 10) / key_colw));
+		key_rows = (int)((groups.n + (size_t)key_cols - 1) / (size_t)key_cols);
+		mb += KEY_TOP - MARGIN_BOTTOM + key_rows * KEY_ROW;
+	}
+	mr = 44 + key_width(c, levels ? &level_names : &c->variants, wfrom, wto);
 	{
 		double xmin = rg.xlo / 4, xmax = rg.xhi * 4;
 		double ymin = rg.ylo / 4, ymax = rg.yhi * 3;
 
-		write_roofs(c, fr, xmin, xmax, ymin);
-		if (close_data(fp, pname) | close_data(fa, aname) | close_data(fr, rname) |
-		    (fl ? close_data(fl, lname) : 0)) {
-			fp = fa = fr = fl = NULL;
+		layout_init(&l, c->o->width, c->o->height, MARGIN_LEFT, mr, MARGIN_TOP, mb,
+			    xmin, xmax, ymin, ymax);
+		snprintf(pname, sizeof pname, "%s.points.dat", stem);
+		snprintf(aname, sizeof aname, "%s.arrows.dat", stem);
+		snprintf(rname, sizeof rname, "%s.roofs.dat", stem);
+		snprintf(lname, sizeof lname, "%s.levels.dat", stem);
+		snprintf(labname, sizeof labname, "%s.labels.dat", stem);
+		snprintf(kname, sizeof kname, "%s.keys.dat", stem);
+		if (!(fp = open_data(c, pname)) || !(fa = open_data(c, aname)) ||
+		    !(fr = open_data(c, rname)) || (levels && !(fl = open_data(c, lname))) ||
+		    (labels && (!(flab = open_data(c, labname)) || !(fk = open_data(c, kname)))))
 			goto out;
+		for (size_t i = 0; i < run->nops; i++) {
+			const struct rf_op *op = &run->ops[i];
+			double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
+			int w;
+
+			if (!in_chart(op, workload))
+				continue;
+			w = name_index(&c->workloads, op->workload, 0);
+			for (int lv = 0; lv < (levels ? 3 : 1); lv++) {
+				int marker = levels ? lv + 1 :
+					name_index(&c->variants, op->variant, 0);
+
+				if (!plottable(ai[lv], op->flop_rate))
+					continue;
+				fprintf(fp, "%s %s %d %d %d\n", g6(xs, ai[lv]),
+					g6(ys, op->flop_rate), w, marker, point_type(marker));
+				if (levels)
+					fprintf(fl, "%s %s %d\n", xs, ys, w);
+				/* Roof labels keep clear of every point; the
+				 * numbers too, when there are any. */
+				{
+					double px = layout_px(&l, ai[lv]);
+					double py = layout_py(&l, op->flop_rate);
+
+					obstacles_add_point(&obs, px, py, POINT_R);
+				}
+			}
+			if (levels)
+				fputc('\n', fl);
 		}
-		fp = fa = fr = fl = NULL;
+		for (size_t i = 0; arrows && !levels && i < c->pairs->n; i++) {
+			const struct fu_pair *p = &c->pairs->v[i];
+			const struct rf_op *f, *b;
+
+			if (!strcmp(p->base_role, "fused") ||
+			    (workload && strcmp(p->workload, workload)))
+				continue;
+			f = find_op(c, p->fused_op_id);
+			b = find_op(c, p->base_op_id);
+			if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
+			    !plottable(b->ai_dram, b->flop_rate))
+				continue;
+			fprintf(fa, "%s %s %s %s %d\n", g6(xs, b->ai_dram), g6(ys, b->flop_rate),
+				g6(dxs, f->ai_dram - b->ai_dram),
+				g6(dys, f->flop_rate - b->flop_rate),
+				name_index(&c->workloads, f->workload, 0));
+			obstacles_add_segment(&obs, layout_px(&l, b->ai_dram),
+					      layout_py(&l, b->flop_rate),
+					      layout_px(&l, f->ai_dram),
+					      layout_py(&l, f->flop_rate));
+			narrows++;
+		}
+		write_roofs(c, fr, &l, &obs, xmin, xmax, ymin);
+		if (labels)
+			write_labels(c, workload, levels, &l, &obs, tails, &groups, flab, fk,
+				     key_numw, key_colw, key_rows);
+		rc = close_data(fp, pname) | close_data(fa, aname) | close_data(fr, rname) |
+		     (fl ? close_data(fl, lname) : 0) |
+		     (flab ? close_data(flab, labname) : 0) | (fk ? close_data(fk, kname) : 0);
+		fp = fa = fr = fl = flab = fk = NULL;
+		if (rc)
+			goto out;
+		rc = -1;
 		snprintf(title, sizeof title, "%s%s%s: %s, run %lld (%s)",
 			 levels ? "roofline by memory level" : "roofline",
 			 workload ? " of " : "", workload ? workload : "",
@@ -479,22 +757,21 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			 run->started_at);
 		gp_common(c, stem, title);
 		strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
-			    "levels = '%s'\nlabels = %d\nhas_arrows = %d\n"
-			    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n",
-			    pname, aname, rname, levels ? lname : "",
-			    nlabelled <= (workload ? MAX_LABELS : MANY_OPS), narrows > 0,
-			    xmin, xmax, ymin, ymax);
+			    "levels = '%s'\nlabels = '%s'\nkeys = '%s'\nhas_arrows = %d\n"
+			    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n"
+			    "margin_l = %.6g\nmargin_r = %.6g\nmargin_t = %.6g\n"
+			    "margin_b = %.6g\n",
+			    pname, aname, rname, levels ? lname : "", labels ? labname : "",
+			    labels ? kname : "", narrows > 0, xmin, xmax, ymin, ymax,
+			    l.left / l.width, l.right / l.width,
+			    1 - l.top / l.height, 1 - l.bottom / l.height);
 		names_gp(&c->cmds, "workloads", &c->workloads);
-		if (levels)
-			strbuf_addstr(&c->cmds, "markers = \"DRAM L2 L1\"\n");
-		else
-			names_gp(&c->cmds, "markers", &c->variants);
+		names_gp(&c->cmds, "markers", levels ? &level_names : &c->variants);
 		strbuf_addstr(&c->cmds, "marker_pts = \"");
 		for (size_t i = 0; i < ARRAY_SIZE(point_types); i++)
 			strbuf_addf(&c->cmds, "%s%d", i ? " " : "", point_types[i]);
 		strbuf_addstr(&c->cmds, "\"\n");
-		strbuf_addf(&c->cmds, "wfrom = %d\nwto = %d\nload '%s'\n",
-			    workload ? widx : 1, workload ? widx : c->workloads.n,
+		strbuf_addf(&c->cmds, "wfrom = %d\nwto = %d\nload '%s'\n", wfrom, wto,
 			    script_ref(c, "roofline.gp"));
 		add_image(c, stem, title);
 	}
@@ -508,6 +785,12 @@ out:
 		fclose(fr);
 	if (fl)
 		fclose(fl);
+	if (flab)
+		fclose(flab);
+	if (fk)
+		fclose(fk);
+	obstacles_release(&obs);
+	free(tails);
 	return rc;
 }
 

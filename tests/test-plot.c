@@ -61,6 +61,42 @@ static void check_svg(const char *dir, const char *stem, unsigned w)
 	free(path);
 }
 
+/* A chart's numbered labels and their key: every number beside a point
+ * is explained under the chart, the key numbers 1..n in order, and n is at
+ * most the chart's points. Returns the number of labels. */
+static int check_labels(const char *dir, const char *stem)
+{
+	char *lp = xasprintf("%s/%s.labels.dat", dir, stem);
+	char *kp = xasprintf("%s/%s.keys.dat", dir, stem);
+	FILE *fl = fopen(lp, "r"), *fk = fopen(kp, "r");
+	int nkeys = 0, nlabels = 0, n;
+	char line[1024];
+	unsigned char seen[64] = { 0 };
+
+	if (!fl || !fk)
+		FAIL("'%s' has labels without a key or a key without labels", stem);
+	while (fgets(line, sizeof line, fk)) {
+		ASSERT_EQ(sscanf(line, "%*f %*f \"%d\"", &n), 1);
+		ASSERT_EQ(n, nkeys + 1);
+		ASSERT(strchr(line, '=') || strstr(line, "fp32") || strstr(line, "bf16"));
+		nkeys++;
+	}
+	ASSERT(nkeys > 0 && nkeys < (int)sizeof seen);
+	while (fgets(line, sizeof line, fl)) {
+		ASSERT_EQ(sscanf(line, "%*f %*f \"%d\"", &n), 1);
+		ASSERT(n >= 1 && n <= nkeys);
+		seen[n] = 1;
+		nlabels++;
+	}
+	for (int i = 1; i <= nkeys; i++)
+		ASSERT(seen[i]);  /* every group is labelled somewhere */
+	fclose(fl);
+	fclose(fk);
+	free(lp);
+	free(kp);
+	return nlabels;
+}
+
 static int exists(const char *dir, const char *name)
 {
 	char *p = xasprintf("%s/%s", dir, name);
@@ -126,6 +162,11 @@ int main(void)
 	ASSERT_EQ(levels, 1);
 	ASSERT_EQ(fusion, 1);
 	ASSERT_EQ(per_workload, 3);  /* 40 ops of 3 workloads are "many" */
+	/* Many ops: the overview has no labels, each workload's chart has. */
+	ASSERT(!exists(dir, "roofline.labels.dat") && !exists(dir, "roofline.keys.dat"));
+	for (size_t i = 0; i < im.n; i++)
+		if (!strncmp(im.v[i].stem, "roofline-", 9) && strcmp(im.v[i].stem, "roofline-levels"))
+			ASSERT(check_labels(dir, im.v[i].stem) > 0);
 	ASSERT(exists(dir, "plots.gp") && exists(dir, "roofline.gp") &&
 	       exists(dir, "fusion.gp") && exists(dir, "roofline.points.dat") &&
 	       exists(dir, "fusion.bars.dat"));
