@@ -173,25 +173,38 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 // Per storage type (F32, BF16): keep the backward's dgamma/dbeta
 // accumulators in shared memory (1) or in registers (0), see ln_rows_bwd;
 // and the blocks per SM its 256-thread instances ask registers for
-// (1: no cap, 3 caps them at 80 registers, 4 at 64). Measured on an H100,
-// fused backward at 16384 x 4096 (and 16384 x 768), microseconds:
-//              registers, 1   shared, 3      shared, 4
-//   fp32       300 (70.5)     314 (67.7)     321 (69.6)
-//   bf16       233 (65.9)     208 (56.1)     194 (53.4)
-// fp32 is memory-bound already (89% of copy bandwidth), and shared-memory
-// accumulation only adds traffic; bf16 has half the bytes per element and
-// the same arithmetic, so it wants every warp it can get.
+// (1: no cap, 2 caps them at 128, 3 at 80, 4 at 64). Measured on an H200
+// (copy 4.24 TB/s), fused backward at 16384 x 4096, microseconds, with
+// the next row staged in shared memory (BWD_STAGE_*) or not:
+//                 registers, 2   shared, 3   shared, 4   shared, 4, unstaged
+//   bf16 staged   150            163         171         177
+// (shared-memory accumulators then had 2-way bank conflicts, since
+// removed.) fp32: registers, unstaged 251, staged 265; shared, 3, staged
+// 287. The registers' price is occupancy: 117 registers leave 16 warps
+// per SM; shared accumulators cost 3 instructions per element more.
 #ifndef BWD_SMEM_ACC_F32
 #define BWD_SMEM_ACC_F32 0
 #endif
 #ifndef BWD_SMEM_ACC_BF16
-#define BWD_SMEM_ACC_BF16 1
+#define BWD_SMEM_ACC_BF16 0
 #endif
 #ifndef BWD_MIN_BLOCKS_F32
 #define BWD_MIN_BLOCKS_F32 1
 #endif
 #ifndef BWD_MIN_BLOCKS_BF16
-#define BWD_MIN_BLOCKS_BF16 4
+#define BWD_MIN_BLOCKS_BF16 2
+#endif
+// Per storage type: the backward copies its next row into shared memory
+// while it computes the current one (1) or loads each row when it starts
+// it (0); see ln_rows_bwd.
+#ifndef BWD_STAGE_F32
+#define BWD_STAGE_F32 0
+#endif
+#ifndef BWD_STAGE_BF16
+#define BWD_STAGE_BF16 1
+#endif
+#ifndef BWD_ACCURATE_EXP
+#define BWD_ACCURATE_EXP 0
 #endif
 #define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
 #define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
@@ -269,6 +282,8 @@ __device__ __forceinline__ void st16(__nv_bfloat16 *p, const float *v)
 
 #define GELU_K 0.7978845608028654f   // sqrt(2 / pi)
 #define GELU_C 0.044715f
+#define GELU_KC 0.035677408136300125f    // GELU_K GELU_C
+#define GELU_KC15 0.05351611220445019f   // 1.5 GELU_K GELU_C
 #define RSQRT2 0.7071067811865476f
 #define RSQRT2PI 0.3989422804014327f
 
@@ -291,19 +306,20 @@ __device__ __forceinline__ float tanh_approx(float x)
 // GELU(h). fp32, tanh form, as h * sigmoid(2u): u is clamped at -40 so
 // that 1 + exp(-2u) stays below 2^126, the range of __fdividef (2 ulp
 // there); the clamped result is h * 1.8e-35, zero for any purpose. bf16
-// (FAST) takes the textbook form with the hardware tanh: 7 instructions
-// instead of about 12 (the bf16 kernels run close to the ALU's limit).
+// (FAST) takes the textbook form with the hardware tanh and u written
+// h (K + K C h^2): 5 instructions and a MUFU op instead of about 12 (the
+// bf16 kernels run close to the ALU's limit).
 template <bool FAST>
 __device__ __forceinline__ float gelu(float h, int erf)
 {
 	if (erf)
 		return FAST ? 0.5f * h * (1.0f + erff(h * RSQRT2))
 			    : 0.5f * h * erfcf(-h * RSQRT2);
-	float u = GELU_K * fmaf(GELU_C * h * h, h, h);
 	if (FAST) {
 		float hh = 0.5f * h;
-		return fmaf(hh, tanh_approx(u), hh);
+		return fmaf(hh, tanh_approx(h * fmaf(GELU_KC, h * h, GELU_K)), hh);
 	}
+	float u = GELU_K * fmaf(GELU_C * h * h, h, h);
 	float e = dev_exp<FAST>(-2.0f * fmaxf(u, -40.0f));
 
 	return __fdividef(h, 1.0f + e);
@@ -311,7 +327,12 @@ __device__ __forceinline__ float gelu(float h, int erf)
 
 // GELU'(h). fp32: with s = sigmoid(2u), 1 - s = e s (e = exp(-2u)), so
 // d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
-// bf16: 0.5 (1 + t) + 0.5 h (1 - t^2) u' with the hardware tanh.
+// e comes from __expf (ex2.approx) of -2u clamped at 80: its error,
+// about |2u| 2^-24 relative, stays near 1e-6 where GELU' is not already
+// negligible, against a 1e-5 bound (BWD_ACCURATE_EXP=1 takes expf, about
+// 6 more instructions per element in a kernel that is short of issue slots).
+// bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
+// constants folded so that it takes 7 instructions and a MUFU op (was 11).
 template <bool FAST>
 __device__ __forceinline__ float gelu_grad(float h, int erf)
 {
@@ -321,16 +342,18 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 		return fmaf(h * RSQRT2PI, dev_exp<FAST>(-0.5f * h * h), cdf);
 	}
 	float h2 = h * h;
-	float u = GELU_K * fmaf(GELU_C * h2, h, h);
-	float du = GELU_K * fmaf(3.0f * GELU_C, h2, 1.0f);
 	if (FAST) {
-		float t = tanh_approx(u);
-		return fmaf(0.5f * h * du, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
-	}
-	float e = dev_exp<FAST>(-2.0f * fmaxf(u, -40.0f));
-	float s = __fdividef(1.0f, 1.0f + e);
+		float t = tanh_approx(h * fmaf(GELU_KC, h2, GELU_K));
+		float hdu = h * fmaf(GELU_KC15, h2, 0.5f * GELU_K);  // 0.5 h u'
 
-	return s * fmaf(2.0f * h * du, e * s, 1.0f);
+		return fmaf(hdu, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
+	}
+	float m2u = h * fmaf(-2.0f * GELU_KC, h2, -2.0f * GELU_K);  // -2u
+	float e = BWD_ACCURATE_EXP ? expf(fminf(m2u, 80.0f)) : __expf(fminf(m2u, 80.0f));
+	float s = __fdividef(1.0f, 1.0f + e);
+	float hdu2 = h * fmaf(6.0f * GELU_KC, h2, 2.0f * GELU_K);  // 2 h u'
+
+	return s * fmaf(hdu2, e * s, 1.0f);
 }
 
 // Butterfly sum: every lane ends with the same bits (a + b == b + a).
@@ -344,11 +367,15 @@ __device__ __forceinline__ float warp_sum(float v)
 
 // Sum NV values over the TPR threads of each row group (TPR a multiple of
 // 32; groups are consecutive threads). Every thread of a group gets the same
-// bits: the per-warp sums are added in a fixed order. sh holds
-// blockDim.x / 32 * NV floats. With TPR > 32, every thread of the block
-// must call it (it has barriers); the first barrier keeps the previous
-// call's readers ahead of this call's writers.
-template <int TPR, int NV>
+// bits: each warp sums its lanes by butterfly, lane 0 posts the warp's sum,
+// and every warp reads its group's WPR sums into WPR lanes and sums them by
+// butterfly again (one shared load and log2 WPR shuffles per value instead
+// of WPR loads). sh holds blockDim.x / 32 * NV floats. With TPR > 32, every
+// thread of the block must call it (it has barriers). GUARD puts a barrier
+// first, so that the previous call's readers of sh are done before this
+// call's writers; a kernel that cycles through two or more sh regions
+// (each call its own) needs none: the calls in between hold barriers.
+template <int TPR, int NV, bool GUARD = true>
 __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 {
 #pragma unroll
@@ -356,9 +383,11 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 		v[i] = warp_sum(v[i]);
 	if constexpr (TPR > 32) {
 		constexpr int WPR = TPR / 32;
-		const int warp = threadIdx.x / 32, first = threadIdx.x / TPR * WPR;
+		const int warp = threadIdx.x / 32;
+		const int from = threadIdx.x / TPR * WPR + (threadIdx.x & (WPR - 1));
 
-		__syncthreads();
+		if constexpr (GUARD)
+			__syncthreads();
 		if ((threadIdx.x & 31) == 0)
 #pragma unroll
 			for (int i = 0; i < NV; i++)
@@ -366,12 +395,84 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 		__syncthreads();
 #pragma unroll
 		for (int i = 0; i < NV; i++) {
-			float s = 0.0f;
+			float s = sh[from * NV + i];
 #pragma unroll
-			for (int w = 0; w < WPR; w++)
-				s += sh[(first + w) * NV + i];
+			for (int o = WPR / 2; o; o >>= 1)
+				s += __shfl_xor_sync(0xffffffffu, s, o);
 			v[i] = s;
 		}
+	}
+}
+
+// Mean (hi + lo, see the top of the file) and 1/sqrt(var + eps) of one row
+// of any width, by a whole block of WIDE_THREADS threads, in two passes
+// over global memory; every thread gets the same bits. Every thread of the
+// block must call it. sh: WIDE_THREADS / 32 * 2 floats.
+template <typename T>
+__device__ __forceinline__ void wide_stats(const T *__restrict__ xr, long N,
+					   float *sh, float *hi, float *lo,
+					   float *rstd)
+{
+	const float n = (float)N;
+	float s[1] = { 0.0f }, p[2] = { 0.0f, 0.0f };
+
+	for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
+		s[0] += to_f(xr[j]);
+	row_sum<WIDE_THREADS, 1>(s, sh);
+	*hi = s[0] / n;
+	for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+		float d = to_f(xr[j]) - *hi;
+		p[0] += d;
+		p[1] = fmaf(d, d, p[1]);
+	}
+	row_sum<WIDE_THREADS, 2>(p, sh);
+	*lo = p[0] / n;
+	*rstd = 1.0f / sqrtf(fmaxf(p[1] / n - *lo * *lo, 0.0f) + (float)LN_GELU_EPS);
+}
+
+// Asynchronous 16-byte global -> shared copies (cp.async, L2 only,
+// evict-first like __ldcs): the backward stages its next row with them.
+__device__ __forceinline__ uint64_t evict_first_policy(void)
+{
+	uint64_t pol;
+
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+	return pol;
+}
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, uint64_t pol)
+{
+	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+
+	asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
+		     :: "r"(s), "l"(gmem), "l"(pol) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit(void)
+{
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void cp_async_wait_all(void)
+{
+	asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// Unpack 16 staged bytes (4 fp32 or 8 bf16) to fp32, as ld16 does.
+__device__ __forceinline__ void unpack16(uint4 a, float *v, float)
+{
+	v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+	v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+}
+
+__device__ __forceinline__ void unpack16(uint4 a, float *v, __nv_bfloat16)
+{
+	unsigned w[4] = { a.x, a.y, a.z, a.w };
+
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		v[2 * i] = __uint_as_float(w[i] << 16);
+		v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
 	}
 }
 
@@ -445,7 +546,6 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
-	const float n = (float)N;
 
 	for (long row = blockIdx.x; row < M; row += gridDim.x) {
 		const T *xr = x + row * N;
@@ -456,20 +556,7 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			lo = stats[M + row];
 			rstd = stats[2 * M + row];
 		} else {
-			float s[1] = { 0.0f }, p[2] = { 0.0f, 0.0f };
-
-			for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
-				s[0] += to_f(xr[j]);
-			row_sum<WIDE_THREADS, 1>(s, sh);
-			hi = s[0] / n;
-			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
-				float d = to_f(xr[j]) - hi;
-				p[0] += d;
-				p[1] = fmaf(d, d, p[1]);
-			}
-			row_sum<WIDE_THREADS, 2>(p, sh);
-			lo = p[0] / n;
-			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
+			wide_stats(xr, N, sh, &hi, &lo, &rstd);
 			if constexpr (MODE == FWD_STATS) {
 				if (threadIdx.x == 0) {
 					stats[row] = hi;
@@ -513,7 +600,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr bool FAST = sizeof(T) == 2;
 	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
-	__shared__ float sh[BLOCK / 32 * 2];
+	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const float n = (float)N;
 
@@ -551,7 +638,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					s[0] += v[c][k];
-			row_sum<TPR, 1>(s, sh);
+			row_sum<TPR, 1, false>(s, sh[0]);
 			hi = s[0] / n;
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
@@ -564,7 +651,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 					}
 				}
 			}
-			row_sum<TPR, 2>(p, sh);
+			row_sum<TPR, 2, false>(p, sh[1]);
 			lo = p[0] / n;
 			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
 			if constexpr (MODE == FWD_STATS) {
@@ -601,32 +688,37 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 }
 
 // Kernel 4: sums the per-block dgamma/dbeta partials, partial[P][2N] fp32,
-// into dgb[0..N) = dgamma and dgb[N..2N) = dbeta. 32 columns per block
-// (128-byte coalesced rows), 8 slices of the P partials each summed in
-// order, then the 8 slice sums added in order: deterministic.
-// Napkin: reads P 2N 4 bytes (8.6 MB at P = 264, N = 4096, written just
-// before by the row kernel and mostly still in L2), writes 2N s.
+// into dgb[0..N) = dgamma and dgb[N..2N) = dbeta. RED_COLS columns per
+// block (128-byte coalesced rows); RED_SLICES slices of the P partials,
+// each summed in order, then the slice sums added pairwise in a fixed
+// order: deterministic.
+// Napkin: reads P 2N 4 bytes (17 MB at P = 528, N = 4096, written just
+// before by the row kernel and mostly still in L2), writes 2N s. It is
+// latency-bound: 32 slices give every SM 2048 threads with a few loads in
+// flight each (8 slices took 12 us at P = 528 under ncu).
+#define RED_COLS 32
+#define RED_SLICES 32
 template <typename T>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(RED_COLS * RED_SLICES)
 reduce_partials(const float *__restrict__ partial, int P, long N,
 		T *__restrict__ dgb)
 {
-	__shared__ float sh[8][33];
-	const long W = 2 * N, col = (long)blockIdx.x * 32 + threadIdx.x;
+	__shared__ float sh[RED_SLICES][RED_COLS + 1];
+	const long W = 2 * N, col = (long)blockIdx.x * RED_COLS + threadIdx.x;
 	float s = 0.0f;
 
 	if (col < W)
-		for (int p = threadIdx.y; p < P; p += 8)
+#pragma unroll 4
+		for (int p = threadIdx.y; p < P; p += RED_SLICES)
 			s += partial[(size_t)p * W + col];
 	sh[threadIdx.y][threadIdx.x] = s;
-	__syncthreads();
-	if (threadIdx.y == 0 && col < W) {
-		float tot = sh[0][threadIdx.x];
-#pragma unroll
-		for (int k = 1; k < 8; k++)
-			tot += sh[k][threadIdx.x];
-		dgb[col] = from_f<T>(tot);
+	for (int h = RED_SLICES / 2; h; h >>= 1) {
+		__syncthreads();
+		if ((int)threadIdx.y < h)
+			sh[threadIdx.y][threadIdx.x] += sh[threadIdx.y + h][threadIdx.x];
 	}
+	if (threadIdx.y == 0 && col < W)
+		dgb[col] = from_f<T>(sh[0][threadIdx.x]);
 }
 
 // Kernel 5: the backward for rows of any width, one block per row of a
@@ -665,21 +757,7 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			lo = stats[M + row];
 			rstd = stats[2 * M + row];
 		} else {
-			float s[1] = { 0.0f };
-
-			for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
-				s[0] += to_f(xr[j]);
-			row_sum<WIDE_THREADS, 1>(s, sh);
-			hi = s[0] / n;
-			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
-				float d = to_f(xr[j]) - hi;
-				p[0] += d;
-				p[1] = fmaf(d, d, p[1]);
-			}
-			row_sum<WIDE_THREADS, 2>(p, sh);
-			lo = p[0] / n;
-			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
-			p[0] = p[1] = 0.0f;
+			wide_stats(xr, N, sh, &hi, &lo, &rstd);
 			if (MODE == BWD_DH && threadIdx.x == 0) {
 				stats[row] = hi;
 				stats[M + row] = lo;
@@ -722,20 +800,56 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	}
 }
 
+// The shape of one instance of kernel 6, shared with its launcher, which
+// passes SMEM bytes of dynamic shared memory. SACC: dgamma/dbeta
+// accumulators in shared memory, [2][RPB][CAP] fp32 (32 KB at 256 threads),
+// each thread touching only its own columns of its own row group, so no
+// barrier until the end; in registers they take 32 of the thread's ~110
+// and hold the kernel to 2 blocks per SM; at 512 threads they would need
+// 64 KB: registers there. A group's CAP accumulators are laid out as
+// [CH][V / 4][TPR] 16-byte quads, so that a warp's 16-byte accesses are
+// consecutive (column-major per thread, they were 32 bytes apart: 2-way
+// bank conflicts on every access). STAGE: the next row of x and dy is
+// copied into shared memory (cp.async, [2][RPB][CH][TPR] 16-byte chunks,
+// each thread its own) while the current one is computed.
+template <typename T, int TPR, int MODE>
+struct bwd_shape {
+	static constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
+	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
+	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
+	static constexpr bool SACC = (sizeof(T) == 2 ? BWD_SMEM_ACC_BF16 : BWD_SMEM_ACC_F32) &&
+				     MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
+	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : BWD_STAGE_F32) &&
+				      MODE != BWD_DH;
+	static constexpr size_t SACC_BYTES = SACC ? (size_t)2 * RPB * CAP * 4 : 0;
+	static constexpr size_t SMEM = SACC_BYTES + (STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0);
+};
+
 // Kernel 6: the backward with the row in registers (changes over kernel 5
 // as kernel 3 over kernel 2): x and dy loaded once with 16-byte loads,
 // statistics, GELU', dxhat and its row sums on registers, dx stored once.
 // The grid is persistent and each thread keeps the same columns for every
-// row it takes, so its dgamma/dbeta contributions accumulate in registers
-// across rows; at the end the block's row groups are summed through shared
-// memory in group order and written as the block's partial row. Same MODEs
-// as kernel 5 (BWD_DH runs on a plain, non-persistent grid).
+// row it takes, so its dgamma/dbeta contributions accumulate (registers or
+// shared memory, see bwd_shape) across rows; at the end the block's row
+// groups are summed in group order and written as the block's partial row.
+// Same MODEs as kernel 5 (BWD_DH runs on a plain, non-persistent grid).
+// The row's steps are serial (load; mean; variance; GELU' and dxhat; their
+// row sums; dx), three of them block-wide sums, so while a block computes
+// it would have no loads in flight: with STAGE it copies its next row into
+// shared memory meanwhile, and DRAM stays busy with few blocks per SM.
 // Napkin (BWD_FUSED, 16384 x 4096 fp32): 805 MB + partials (P 2N 4 bytes
 // written, read back by kernel 4, mostly from L2); floor 268 us at 3.0 TB/s.
-// Measured (H100, copy 3.01 TB/s, with kernel 4): fp32 300 us (2.68 TB/s,
-// 89% of copy); bf16 194 us (2.08 TB/s, 69%: with half the bytes and the
-// same arithmetic, bf16 runs out of warps to hide the row's serial steps
-// before it runs out of bandwidth).
+// bf16: 403 MB, 95 us at an H200's 4.24 TB/s, but about 45 instructions
+// per element in SASS (ncu: 99 M warp instructions for 67 M elements;
+// GELU' and dxhat 21, statistics 6, loads and conversions 4, dx 5, the
+// three row sums and per-row bookkeeping the rest): some 90 us of issue
+// at 1.98 GHz on 132 SMs. The arithmetic has to hide under the memory
+// time, and on an H200 it barely can.
+// Measured (H100, copy 3.01 TB/s, with kernel 4, before STAGE and the
+// leaner GELU' and row sums): fp32 300 us (2.68 TB/s, 89% of copy); bf16
+// 194 us (2.08 TB/s, 69%: with half the bytes and the same arithmetic, bf16
+// ran out of warps to hide the row's serial steps before it ran out of
+// bandwidth).
 template <typename T, int TPR, int MODE, int ERF>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
 				  (TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ? BWD_MIN_BLOCKS_BF16
@@ -745,52 +859,99 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    T *__restrict__ out, float *__restrict__ stats,
 	    float *__restrict__ partial, long M, long Nl)
 {
-	constexpr bool FAST = sizeof(T) == 2;
-	constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
-	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
-	constexpr int CAP = TPR * CH * V;  // widest row this instance holds
-	// dgamma/dbeta accumulators (SACC, the bf16 default): [2][RPB][CAP]
-	// fp32 in shared memory (32 KB at 256 threads), each thread touching
-	// only its own columns of its own row group, so no barrier until the
-	// end. In registers they take 32 of the thread's ~110 and hold the
-	// kernel to 2 blocks per SM. At 512 threads they would need 64 KB:
-	// registers there.
-	constexpr bool SACC = (sizeof(T) == 2 ? BWD_SMEM_ACC_BF16 : BWD_SMEM_ACC_F32) &&
-			      MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
-	__shared__ float sh[BLOCK / 32 * 2];
-	__shared__ __align__(16) float sacc[SACC ? 2 * RPB * CAP : 4];
+	using S = bwd_shape<T, TPR, MODE>;
+	constexpr bool FAST = sizeof(T) == 2, SACC = S::SACC, STAGE = S::STAGE;
+	constexpr int V = S::V, CH = S::CH, BLOCK = S::BLOCK, RPB = S::RPB, CAP = S::CAP;
+	// One region per row_sum call of an iteration (see row_sum); BWD_LN
+	// makes one call only, and guards it.
+	__shared__ float sh[3][BLOCK / 32 * 2];
+	extern __shared__ __align__(16) unsigned char dsm[];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
-	const float n = (float)N;
+	// Multiplying by 1/N instead of dividing (1 ulp more, a few
+	// instructions less per row sum: the row's fixed costs are spread
+	// over only BWD_PER_THREAD elements per thread).
+	const float inv_n = 1.0f / (float)N;
+	const long stride = (long)gridDim.x * RPB;
 	float ag[SACC ? 1 : CH][V], ab[SACC ? 1 : CH][V];  // !SACC: in registers
-	float *const sg = sacc + g * CAP, *const sb = sacc + (RPB + g) * CAP;
+	// This thread's accumulator quad q of chunk c: sg[(c * V / 4 + q) * TPR].
+	float4 *const sg = (float4 *)dsm + g * (CAP / 4) + t;
+	float4 *const sb = sg + RPB * (CAP / 4);
+	// This thread's staged chunk c: stx[c * TPR] (x), sty[c * TPR] (dy).
+	uint4 *const stx = (uint4 *)(dsm + S::SACC_BYTES) + g * CH * TPR + t;
+	uint4 *const sty = stx + RPB * CH * TPR;
+	const uint64_t pol = STAGE ? evict_first_policy() : 0;
+	auto stage = [&](long row) {
+		if (row < M) {
+			const T *xs = x + row * N + t * V, *ds = dy + row * N + t * V;
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+				if ((c * TPR + t) * V < N) {
+					cp_async16(stx + c * TPR, xs + c * TPR * V, pol);
+					cp_async16(sty + c * TPR, ds + c * TPR * V, pol);
+				}
+		}
+		cp_async_commit();
+	};
 
 #pragma unroll
 	for (int c = 0; c < CH; c++)
 #pragma unroll
 		for (int k = 0; k < V; k++) {
 			if constexpr (SACC) {
-				sg[(c * TPR + t) * V + k] = 0.0f;
-				sb[(c * TPR + t) * V + k] = 0.0f;
+				if (k % 4 == 0) {
+					sg[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+					sb[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+				}
 			} else {
 				ag[c][k] = ab[c][k] = 0.0f;
 			}
 		}
-	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+	if constexpr (STAGE) {
+		// The slots no copy will ever fill are zeroed once (padding
+		// columns; every column of a group whose first row is past M),
+		// so the loop reads its staged row without conditions.
+		const long first = (long)blockIdx.x * RPB + g;
+#pragma unroll
+		for (int c = 0; c < CH; c++)
+			if (first >= M || (c * TPR + t) * V >= N)
+				stx[c * TPR] = sty[c * TPR] = make_uint4(0, 0, 0, 0);
+		stage(first);
+	}
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += stride) {
 		const long row = r0 + g;
 		const bool live = row < M;
 		const T *xr = x + row * N, *dyr = dy + row * N;
 		float xv[CH][V], gv[CH][V], hi, lo, rstd, p[2] = { 0.0f, 0.0f };
 
+		if constexpr (STAGE) {
+			// A group past M reads the previous row again (or zeros);
+			// its dy is taken as 0, so that it adds nothing to dgamma
+			// and dbeta, and it stores nothing.
+			cp_async_wait_all();
 #pragma unroll
-		for (int c = 0; c < CH; c++) {
-			const int j = (c * TPR + t) * V;
-			if (live && j < N) {
-				ld16<true>(xr + j, xv[c]);
-				ld16<true>(dyr + j, gv[c]);
-			} else {
+			for (int c = 0; c < CH; c++) {
+				uint4 d = sty[c * TPR];
+
+				unpack16(stx[c * TPR], xv[c], T());
+				unpack16(live ? d : make_uint4(0, 0, 0, 0), gv[c], T());
+			}
+			// Each staged chunk is read and rewritten by its own
+			// thread only; the barrier orders this read before the
+			// next row's copy.
+			__syncwarp();
+			stage(row + stride);
+		} else {
 #pragma unroll
-				for (int k = 0; k < V; k++)
-					xv[c][k] = gv[c][k] = 0.0f;
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (live && j < N) {
+					ld16<true>(xr + j, xv[c]);
+					ld16<true>(dyr + j, gv[c]);
+				} else {
+#pragma unroll
+					for (int k = 0; k < V; k++)
+						xv[c][k] = gv[c][k] = 0.0f;
+				}
 			}
 		}
 		if constexpr (MODE == BWD_LN) {
@@ -810,8 +971,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					s[0] += xv[c][k];
-			row_sum<TPR, 1>(s, sh);
-			hi = s[0] / n;
+			row_sum<TPR, 1, false>(s, sh[0]);
+			hi = s[0] * inv_n;
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				if ((c * TPR + t) * V < N) {
@@ -823,9 +984,9 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 					}
 				}
 			}
-			row_sum<TPR, 2>(p, sh);
-			lo = p[0] / n;
-			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
+			row_sum<TPR, 2, false>(p, sh[1]);
+			lo = p[0] * inv_n;
+			rstd = rsqrtf(fmaxf(p[1] * inv_n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
 			p[0] = p[1] = 0.0f;
 			if (MODE == BWD_DH && live && t == 0) {
 				stats[row] = hi;
@@ -833,6 +994,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				stats[2 * M + row] = rstd;
 			}
 		}
+		const float nlr = -lo * rstd;  // xhat = (x - hi) rstd - lo rstd
 		// xv becomes xhat; gv becomes dh (BWD_DH) or dxhat = dh gamma.
 #pragma unroll
 		for (int c = 0; c < CH; c++) {
@@ -845,7 +1007,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 					ld16<false>(beta + j, bt);
 #pragma unroll
 				for (int k = 0; k < V; k++) {
-					const float xh = (xv[c][k] - lo) * rstd;
+					const float xh = fmaf(xv[c][k], rstd, nlr);
 
 					dh[k] = gv[c][k];
 					if constexpr (MODE != BWD_LN)
@@ -868,8 +1030,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				if constexpr (SACC) {
 #pragma unroll
 					for (int k = 0; k < V; k += 4) {  // 16-byte RMW
-						float4 *qg = (float4 *)(sg + j + k);
-						float4 *qb = (float4 *)(sb + j + k);
+						float4 *qg = sg + (c * V / 4 + k / 4) * TPR;
+						float4 *qb = sb + (c * V / 4 + k / 4) * TPR;
 						float4 u = *qg, w = *qb;
 
 						u.x = fmaf(dh[k], xv[c][k], u.x);
@@ -896,8 +1058,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				}
 			continue;
 		} else {
-			row_sum<TPR, 2>(p, sh);
-			const float a = p[0] / n, b = p[1] / n;
+			row_sum<TPR, 2, MODE == BWD_LN>(p, sh[2]);
+			const float a = p[0] * inv_n, b = p[1] * inv_n;
 
 			if (!live)
 				continue;
@@ -916,14 +1078,19 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	}
 	if constexpr (SACC) {
 		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
+		const float *acc = (const float *)dsm;
 
 		__syncthreads();
 		for (int j = threadIdx.x; j < N; j += BLOCK) {
-			float u = sacc[j], w = sacc[RPB * CAP + j];
+			// Column j = (c TPR + t) V + 4 q + e sits at float
+			// ((c V / 4 + q) TPR + t) 4 + e of its group.
+			const int c = j / (TPR * V), tt = j / V % TPR, w4 = j % V;
+			const int at = ((c * V / 4 + w4 / 4) * TPR + tt) * 4 + w4 % 4;
+			float u = acc[at], w = acc[RPB * CAP + at];
 #pragma unroll
 			for (int s = 1; s < RPB; s++) {  // groups in order
-				u += sacc[s * CAP + j];
-				w += sacc[(RPB + s) * CAP + j];
+				u += acc[s * CAP + at];
+				w += acc[(RPB + s) * CAP + at];
 			}
 			pg[j] = u;
 			pb[j] = w;
@@ -989,27 +1156,35 @@ extern "C" int ln_gelu_plan(int bwd, long N, enum fp_dtype dt)
 
 // A kernel picked for a row width: its address for cudaLaunchKernel (every
 // forward kernel takes x, gamma, beta, out, stats, M, N; every backward
-// one dy, x, gamma, beta, out, stats, partial, M, N), its block size
-// and how many rows one block takes per iteration.
+// one dy, x, gamma, beta, out, stats, partial, M, N), its block size,
+// how many rows one block takes per iteration and its dynamic shared
+// memory (bytes; kcfg_ready() lets the kernel have it).
 struct kcfg {
 	const void *fn;
 	int block, rpb;
+	size_t smem;
 };
 
-#define ROW_CASES(KERNEL, T, MODE, ERF)                                          \
-	case 32: return { (const void *)KERNEL<T, 32, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 32 }; \
-	case 64: return { (const void *)KERNEL<T, 64, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 64 }; \
-	case 128: return { (const void *)KERNEL<T, 128, MODE, ERF>, ROW_BLOCK, ROW_BLOCK / 128 }; \
-	case 256: return { (const void *)KERNEL<T, 256, MODE, ERF>, 256, 1 };   \
-	case 512: return { (const void *)KERNEL<T, 512, MODE, ERF>, 512, 1 }
+#define FWD_CASE(TPR, T, MODE, ERF)                                           \
+	case TPR: return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,       \
+			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
+			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+#define BWD_CASE(TPR, T, MODE, ERF)                                           \
+	case TPR: return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF>,       \
+			   bwd_shape<T, TPR, MODE>::BLOCK, bwd_shape<T, TPR, MODE>::RPB, \
+			   bwd_shape<T, TPR, MODE>::SMEM }
 
 template <typename T, int MODE, int ERF>
 static struct kcfg fwd_kernel(int tpr)
 {
 	switch (tpr) {
-	ROW_CASES(ln_rows_fwd, T, MODE, ERF);
-	case 1024: return { (const void *)ln_rows_fwd<T, 1024, MODE, ERF>, 1024, 1 };
-	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1 };
+	FWD_CASE(32, T, MODE, ERF);
+	FWD_CASE(64, T, MODE, ERF);
+	FWD_CASE(128, T, MODE, ERF);
+	FWD_CASE(256, T, MODE, ERF);
+	FWD_CASE(512, T, MODE, ERF);
+	FWD_CASE(1024, T, MODE, ERF);
+	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
 	}
 }
 
@@ -1019,9 +1194,23 @@ template <typename T, int MODE, int ERF>
 static struct kcfg bwd_kernel(int tpr)
 {
 	switch (tpr) {
-	ROW_CASES(ln_rows_bwd, T, MODE, ERF);
-	default: return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1 };
+	BWD_CASE(32, T, MODE, ERF);
+	BWD_CASE(64, T, MODE, ERF);
+	BWD_CASE(128, T, MODE, ERF);
+	BWD_CASE(256, T, MODE, ERF);
+	BWD_CASE(512, T, MODE, ERF);
+	default: return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
 	}
+}
+
+// Let k's kernel have its dynamic shared memory: beyond 48 KB a kernel
+// must ask for it. 0 or -1 after error().
+static int kcfg_ready(const struct kcfg *k)
+{
+	if (!k->smem)
+		return 0;
+	return CUDA_CHECK(cudaFuncSetAttribute(k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       (int)k->smem));
 }
 
 // The GELU form is a template parameter: as a run-time argument the
@@ -1100,7 +1289,7 @@ static int launch_fwd_rows(const struct fp_op *op, int mode, const void *x,
 	void *args[] = { &x, &g, &b, &out, &stats, &M, &N };
 
 	return CUDA_CHECK(cudaLaunchKernel(k.fn, dim3(row_grid(&k, M)), dim3(k.block),
-					   args, 0, st));
+					   args, k.smem, st));
 }
 
 static int launch_gelu(const struct fp_op *op, const void *h, void *y,
@@ -1138,18 +1327,19 @@ static int launch_bwd_rows(const struct fp_op *op, const struct kcfg *k,
 	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N };
 
 	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid), dim3(k->block), args,
-					   0, st));
+					   k->smem, st));
 }
 
 static int launch_reduce(const struct fp_op *op, cudaStream_t st)
 {
-	unsigned grid = (unsigned)((2 * op->N + 31) / 32);
+	unsigned grid = (unsigned)((2 * op->N + RED_COLS - 1) / RED_COLS);
+	dim3 block(RED_COLS, RED_SLICES);
 
 	if (op->dt == FP_BF16)
-		reduce_partials<__nv_bfloat16><<<grid, dim3(32, 8), 0, st>>>(
+		reduce_partials<__nv_bfloat16><<<grid, block, 0, st>>>(
 			op->partial, op->pgrid, op->N, (__nv_bfloat16 *)op->dgb);
 	else
-		reduce_partials<float><<<grid, dim3(32, 8), 0, st>>>(
+		reduce_partials<float><<<grid, block, 0, st>>>(
 			op->partial, op->pgrid, op->N, (float *)op->dgb);
 	return CUDA_CHECK_LAUNCH("reduce_partials");
 }
@@ -1404,7 +1594,7 @@ static int persistent_grid(const struct kcfg *k, long M, int *grid)
 	if (CUDA_CHECK(cudaGetDevice(&dev)) ||
 	    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
 	    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn,
-								      k->block, 0)))
+								      k->block, k->smem)))
 		return -1;
 	g = (long)sms * (per_sm > 0 ? per_sm : 1);
 	if (g > MAX_PARTIALS)
@@ -1449,9 +1639,12 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	    CUDA_CHECK(cudaMalloc((void **)&op->stats, 3 * (size_t)op->M * sizeof(float))))
 		goto out_free;
 	if (bwd) {
+		struct kcfg k1 = pick(1, BWD_DH, op->erf, op->N, dt);
+
 		op->main = pick(1, variant == V_BWD_UNFUSED ? BWD_LN : BWD_FUSED,
 				op->erf, op->N, dt);
-		if (persistent_grid(&op->main, op->M, &op->pgrid) ||
+		if (kcfg_ready(&k1) || kcfg_ready(&op->main) ||
+		    persistent_grid(&op->main, op->M, &op->pgrid) ||
 		    CUDA_CHECK(cudaMalloc((void **)&op->dy, nsets * mn)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&op->dgb, 2 * nb)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&op->partial,
