@@ -41,11 +41,11 @@ static void help(void)
 	       "      --no-counters      timing only: no Range Profiler pass\n"
 	       "  -m, --metrics GROUP    counter group (default '%s'; a name from the\n"
 	       "                         groups directory or a file path)\n"
-	       "      --replay MODE      how the counter passes are replayed: 'op' (default:\n"
-	       "                         the op runs once per pass with L2 flushed before\n"
-	       "                         each, like ncu --cache-control all) or 'kernel'\n"
-	       "                         (CUPTI saves and restores memory around each kernel:\n"
-	       "                         slower, and its restores add DRAM writes)\n"
+	       "      --replay MODE      how the counter passes are replayed: 'kernel'\n"
+	       "                         (default: CUPTI saves and restores memory around\n"
+	       "                         each kernel and replays it) or 'op' (the op runs\n"
+	       "                         once per pass with L2 flushed before each; SASS\n"
+	       "                         instruction counts still come from kernel replay)\n"
 	       "  -d, --device N         GPU index (default 0)\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
@@ -127,6 +127,7 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.db = default_db_path();
 	o.counters = 1;
+	o.replay = COUNTERS_REPLAY_KERNEL;
 	o.group = DEFAULT_GROUP;
 	o.warmup = 5;
 	opterr = 0;
