@@ -17,9 +17,10 @@
 #include "util.h"
 
 /* Big enough that one op's reps (a few thousand kernels at ~250 bytes a
- * record) fit in one buffer; CUPTI asks for more when it needs them. */
-#define BUFFER_BYTES (8u << 20)
-#define BUFFER_ALIGN 8
+ * record) fit in one buffer; CUPTI asks for more when it needs them.
+ * Buffers come zeroed from calloc (fresh pages for a size this large), so
+ * CUPTI need not clear them itself in the launching thread. */
+#define BUFFER_BYTES (4u << 20)
 
 /* libstdc++'s demangler (fuseprof links libstdc++ for CUDA already). */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
@@ -45,7 +46,7 @@ static const char *cupti_str(CUptiResult r)
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size,
 				      size_t *max_records)
 {
-	*buf = aligned_alloc(BUFFER_ALIGN, BUFFER_BYTES);
+	*buf = calloc(1, BUFFER_BYTES);
 	*size = *buf ? BUFFER_BYTES : 0;
 	*max_records = 0;  /* as many as fit */
 }
@@ -180,6 +181,13 @@ int activity_start(void)
 	if (st.started)
 		return 0;
 	r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS) {
+		uint8_t zeroed = 1;
+		size_t size = sizeof zeroed;
+
+		r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+					      &size, &zeroed);
+	}
 	if (r == CUPTI_SUCCESS)
 		r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
