@@ -84,7 +84,7 @@ naive)
 	;;
 ncu)
 	echo "== Nsight Compute, bf16 fused forward (log: ncu.log)"
-	for s in M=16384,K=768,N=256 M=16384,K=4096,N=256; do
+	for s in M=16384,K=4096,N=256; do
 		timeout 120 ncu --clock-control none -k regex:k_fwd_fused -c 1 \
 			--section SpeedOfLight --section MemoryWorkloadAnalysis \
 			--section ComputeWorkloadAnalysis --section WarpStateStats \

@@ -54,7 +54,10 @@
 // the load path, needs mean and rstd before the first tile) also pays. In
 // bf16, x~ is rounded to bf16 for the tensor cores: a relative error of
 // 2^-9 on values of the order of the spread, the same as rounding the
-// normalised x, which the unfused form does too.
+// normalised x, which the unfused form does too. The tensor-core kernels
+// (k_fwd_fused_mma, k_fwd_fused_wgmma) sum the statistics from those
+// rounded x~, so the GEMM and the mean and variance see the same numbers:
+// they normalise the row c + round(x - c) exactly, within 2^-9 of x.
 //
 // The weight fold is preparation, done once per weight in create() (and
 // again in check(), which uploads new weights), timed there and printed on
@@ -448,24 +451,33 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 		}
 	}
 	shifted_stats(s1, s2, K, &mt, &rs);
-	for (int n = 0; n < N; n++) {
-		float acc = 0;
+	// NB outputs per pass over the row: each normalised chunk serves NB
+	// rows of W (rows past N read as zeros and are not stored), and NB
+	// independent W streams keep loads in flight.
+	constexpr int NB = 4;
+	for (int n0 = 0; n0 < N; n0 += NB) {
+		float acc[NB];
 
-#pragma unroll 4
+		for (int q = 0; q < NB; q++)
+			acc[q] = 0.f;
+#pragma unroll 2
 		for (int k = 0; k < K; k += V) {
-			float xv[V], gv[V], bv[V], wv[V];
+			float xv[V], gv[V], bv[V], wv[NB][V];
 
 			load_chunk<T, V>(x, M, K, i, k, xv);
 			load_chunk<T, V>(gamma, 1, K, 0, k, gv);
 			load_chunk<T, V>(beta, 1, K, 0, k, bv);
-			load_chunk<T, V>(W, N, K, n, k, wv);
+			for (int q = 0; q < NB; q++)
+				load_chunk<T, V>(W, N, K, n0 + q, k, wv[q]);
 			for (int j = 0; j < V; j++) {
 				float h = ((xv[j] - c) - mt) * rs * gv[j] + bv[j];
 
-				acc = fmaf(h, wv[j], acc);
+				for (int q = 0; q < NB; q++)
+					acc[q] = fmaf(h, wv[q][j], acc[q]);
 			}
 		}
-		y[i * N + n] = from_f<T>(acc + to_f(b[n]));
+		for (int q = 0; q < NB && n0 + q < N; q++)
+			y[i * N + n0 + q] = from_f<T>(acc[q] + to_f(b[n0 + q]));
 	}
 }
 
@@ -542,12 +554,14 @@ __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 	}
 }
 
-// --- forward, fused: one kernel, a 128 x 128 tile of y per block of 256
-// threads, K walked in steps of 32. Each step's x and W' tiles go global ->
-// registers -> shared memory; on the way every x element is shifted by its
-// row's pivot c and its shifted value summed into the row's statistics, so
-// the statistics cost no extra pass over x and the normalised x exists only
-// as the shifted tile in shared memory. The next step's tiles are loaded into
+// --- forward, fused, the first version; now the fp32 path and bf16 rows
+// whose 16-byte chunks are not aligned (K % 8 != 0): one kernel, a 128 x
+// 128 tile of y per block of 256 threads, K walked in steps of 32. Each
+// step's x and W' tiles go global -> registers -> shared memory; on the
+// way every x element is shifted by its row's pivot c and its shifted value
+// summed into the row's statistics, so the statistics cost no extra pass
+// over x and the normalised x exists only as the shifted tile in shared
+// memory. The next step's tiles are loaded into
 // registers while the current one is multiplied. bf16 multiplies on tensor
 // cores (WMMA 16x16x16, fp32 accumulation; 8 warps as 2 x 4, 64 x 32 each);
 // fp32 on the FMA pipes (8 x 8 outputs per thread; plain fp32, no TF32).
@@ -787,6 +801,12 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 // small M still spreads. At M = 16384, N = 256 a block owns whole rows of y
 // and reads its rows of x exactly once; W' (0.4 / 2 MB) comes from L2 for
 // every block: 2 bytes of W' per byte of x through L2.
+// Measured (H200, fuseprof run, 2026-11-21), M = 16384, bf16: 29.2 us at
+// 768 -> 256 and 128.5 us at 4096 -> 256 (cuBLAS Linear alone 18.9 / 52.7
+// us): ncu shows the tensor pipe 41 % busy, 1.9 instructions issued a
+// cycle, 2 warps per scheduler: issue-bound around the mma.sync stream.
+// The 128 x 256 tile now runs as k_fwd_fused_wgmma where sm_90a code is
+// there; this kernel keeps the small tiles and other targets.
 #define FX_BK 64
 #define FX_STAGES 4
 #define FX_THREADS 256
@@ -1089,6 +1109,22 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 // wgmma keeps one k-tile in flight (wait_group 1) while the next tile's A
 // fragments are prepared, in a second register set. Block tile 128 x 256,
 // two warpgroups, one block per SM.
+// Measured (H200, `fuseprof run --no-counters`, 2026-11-21; cuBLAS Linear
+// alone and eager PyTorch from kernels/ln_linear-torch.py in the same
+// session), M = 16384, bf16:
+//   K -> N           fused     unfused   Linear alone  eager LN+Linear
+//   768 -> 256       20.1 us   36.0 us   18.7 us       54.6 us
+//   4096 -> 256      77.0 us   182.2 us  54.0 us       157.1 us
+//   4096 -> 16384    5113 us   3372 us   3242 us       3368 us
+// so 1.07 x the Linear alone at K = 768, 1.43 x at K = 4096 (mma.sync
+// kernel: 32.1 / 131.3 us). At K = 4096 ncu reads the SM 45 % busy, DRAM
+// 35 % (1.7 TB/s), 1.5 instructions a cycle and 5.3 cycles between a
+// warp's instructions: waits, not issue, now bound it (cutting the copy
+// address arithmetic took it from 86 to 77 us). Next: TMA loads completing
+// on per-stage mbarriers instead of cp.async + one __syncthreads a tile
+// (the warpgroups now move in lockstep, both preparing A while the tensor
+// cores drain), x prefetched deeper than W', and 2-CTA clusters sharing
+// each W' tile by multicast (W' is 2/3 of the bytes through L2).
 #define FW_THREADS 256
 #define FW_STAGES 4
 #define FW_AHEAD 2
@@ -1217,28 +1253,39 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	uint32_t piv[2], a0[FX_BK / 16][4], a1[FX_BK / 16][4];
 	float s1[2] = { 0.f, 0.f }, s2[2] = { 0.f, 0.f }, acc[128];
 
+	// This thread copies the 16-byte chunk ch of tile rows lr + 32 j
+	// (A: j < 4, B: j < 8); their swizzled places are soff + 4096 j. The
+	// addresses are set up once: a tile's copies then cost a pointer add
+	// each (the first version recomputed them with 64-bit multiplies,
+	// ~20 instructions a copy, most of the warps' issue slots).
+	const int lr = tid >> 3, ch = tid & 7;
+	const uint32_t soff = lr * 128 + ((ch ^ (lr & 7)) << 4);
+	const long rstep = 32L * K;
+	const __nv_bfloat16 *xg = x + (m0 + lr) * K + ch * 8;
+	const __nv_bfloat16 *wg = Wf + (n0 + lr) * K + ch * 8;
+	uint32_t rows_ok = 0;
+
+#pragma unroll
+	for (int j = 0; j < BM / 32; j++)
+		rows_ok |= (uint32_t)(m0 + lr + 32 * j < M) << j;
+#pragma unroll
+	for (int j = 0; j < BN / 32; j++)
+		rows_ok |= (uint32_t)(n0 + lr + 32 * j < N) << (BM / 32 + j);
+
 	auto load_tile = [&](int stage, int kt) {
 		const int k0 = kt * FX_BK;
-		const uint32_t sa = sbase + stage * STAGE, sb = sa + A_BYTES;
+		const uint32_t sa = sbase + stage * STAGE + soff, sb = sa + A_BYTES;
+		const uint32_t ok = k0 + ch * 8 < K ? rows_ok : 0;
+		const __nv_bfloat16 *p = xg + k0;
 
 #pragma unroll
-		for (int j = 0; j < BM * 8 / FW_THREADS; j++) {
-			const int q = tid + j * FW_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * 8;
-			const long gr = m0 + r;
-			const bool ok = gr < M && k < K;
-
-			cp_async16(sa + r * 128 + ((ch ^ (r & 7)) << 4),
-				   ok ? x + gr * K + k : x, ok ? 16 : 0);
-		}
+		for (int j = 0; j < BM / 32; j++, p += rstep)
+			cp_async16(sa + j * 4096, ok >> j & 1 ? p : x, ok >> j & 1 ? 16 : 0);
+		p = wg + k0;
 #pragma unroll
-		for (int j = 0; j < BN * 8 / FW_THREADS; j++) {
-			const int q = tid + j * FW_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * 8;
-			const long gn = n0 + r;
-			const bool ok = gn < N && k < K;
-
-			cp_async16(sb + r * 128 + ((ch ^ (r & 7)) << 4),
-				   ok ? Wf + gn * K + k : Wf, ok ? 16 : 0);
-		}
+		for (int j = 0; j < BN / 32; j++, p += rstep)
+			cp_async16(sb + j * 4096, ok >> (BM / 32 + j) & 1 ? p : Wf,
+				   ok >> (BM / 32 + j) & 1 ? 16 : 0);
 	};
 
 	// One k-tile: wait for it, start the load FW_AHEAD tiles on, shift
@@ -1390,8 +1437,9 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // 32 lanes of a warp read W at adjacent chunks and add to adjacent
 // addresses of dW instead of queueing on one; dy is read V entries at a time
 // where N allows, and the loops over N are unrolled so that several loads
-// are in flight (at M = 512 there is one warp per SM: a loop that waits
-// for each load took 13 s at 512 x 4096 -> 16384 fp32 on an H200). The
+// are in flight (at M = 512 there is one warp per SM; at 512 x 4096 ->
+// 16384 on an H200 one launch took 12.3 s fp32 / 5.3 s bf16 loading one
+// chunk of dy at a time, 7.7 / 6.3 s with the dW loads batched). The
 // teaching version: M*N*K atomics and recomputation make it slow by design.
 template <typename T, int V>
 __global__ void k_bwd_naive(const T *__restrict__ x, const T *__restrict__ gamma,
@@ -1465,24 +1513,37 @@ __global__ void k_bwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 			}
 		}
 	}
+	// dW: NB chunks of dy are loaded before their atomics are issued, so
+	// NB loads are in flight (the compiler does not move loads above
+	// atomics, and one load at a time, each behind the previous chunk's
+	// atomics, took ~0.7 us a chunk).
+	constexpr int NB = 8;
 	for (int kk = 0; kk < K; kk++) {
 		int k = (int)((kk + i) % K);
 		float h = ((to_f(xr[k]) - c) - mt) * rs * to_f(gamma[k]) +
 			  to_f(beta[k]);
 
-#pragma unroll 8
-		for (int n = 0; n < N; n += NV) {
-			float dv[V];
+		for (int n0 = 0; n0 < N; n0 += NB * NV) {
+			float dv[NB][V];
 
-			if (NV == V)
-				load_chunk<T, V>(dy, M, N, i, n, dv);
-			else
-				dv[0] = to_f(dyr[n]);
 #pragma unroll
-			for (int jn = 0; jn < V; jn++) {
-				if (jn >= NV)
-					break;
-				atomicAdd(&adW[(long)(n + jn) * K + k], dv[jn] * h);
+			for (int u = 0; u < NB; u++) {
+				const int n = n0 + u * NV;
+
+				if (NV == V)
+					load_chunk<T, V>(dy, M, N, i, n, dv[u]);
+				else
+					dv[u][0] = n < N ? to_f(dyr[n]) : 0.f;
+			}
+#pragma unroll
+			for (int u = 0; u < NB; u++) {
+#pragma unroll
+				for (int jn = 0; jn < V; jn++) {
+					const int n = n0 + u * NV + jn;
+
+					if (jn < NV && n < N)
+						atomicAdd(&adW[(long)n * K + k], dv[u][jn] * h);
+				}
 			}
 		}
 	}
@@ -2914,8 +2975,9 @@ static const struct fp_variant fwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue" },
 	{ "fused", FP_FUSED,
-	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create), row statistics "
-	  "from the same tiles, y = rstd (acc - (mean - c) s) + b' in the epilogue" },
+	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create; bf16 on "
+	  "wgmma or mma.sync), row statistics from the same tiles, y = rstd (acc - (mean - c) s) "
+	  "+ b' in the epilogue" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
