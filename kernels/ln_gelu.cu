@@ -174,14 +174,13 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 // accumulators in shared memory (1) or in registers (0), see ln_rows_bwd;
 // and the blocks per SM its 256-thread instances ask registers for
 // (1: no cap, 2 caps them at 128, 3 at 80, 4 at 64). Measured on an H200
-// (copy 4.24 TB/s), fused backward at 16384 x 4096, microseconds, with
-// the next row staged in shared memory (BWD_STAGE_*) or not:
-//                 registers, 2   shared, 3   shared, 4   shared, 4, unstaged
-//   bf16 staged   150            163         171         177
-// (shared-memory accumulators then had 2-way bank conflicts, since
-// removed.) fp32: registers, unstaged 251, staged 265; shared, 3, staged
-// 287. The registers' price is occupancy: 117 registers leave 16 warps
-// per SM; shared accumulators cost 3 instructions per element more.
+// (cudaMemcpy copy 4.25 TB/s), fused backward at 16384 x 4096 with
+// kernel 4, bench/fpbench, microseconds:
+//                       registers, 2   shared, 3   shared, 4
+//   bf16, next row staged   141.6      146.7       157.1
+// fp32 (registers, 1): 248.3 unstaged, 263.0 staged. Registers cost
+// occupancy (120 of them leave 16 warps per SM), shared accumulators 3
+// instructions per element more, and the kernel is short of issue slots.
 #ifndef BWD_SMEM_ACC_F32
 #define BWD_SMEM_ACC_F32 0
 #endif
@@ -329,8 +328,10 @@ __device__ __forceinline__ float gelu(float h, int erf)
 // d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
 // e comes from __expf (ex2.approx) of -2u clamped at 80: its error,
 // about |2u| 2^-24 relative, stays near 1e-6 where GELU' is not already
-// negligible, against a 1e-5 bound (BWD_ACCURATE_EXP=1 takes expf, about
-// 6 more instructions per element in a kernel that is short of issue slots).
+// negligible, against a 1e-5 bound (measured worst dx error 3.5e-7).
+// BWD_ACCURATE_EXP=1 takes expf: 3.3e-7, and no slower on an H200 (248.8
+// against 248.3 us at 16384 x 4096), where fp32 waits on memory more than
+// on issue slots.
 // bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
 // constants folded so that it takes 7 instructions and a MUFU op (was 11).
 template <bool FAST>
@@ -695,7 +696,8 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // Napkin: reads P 2N 4 bytes (17 MB at P = 528, N = 4096, written just
 // before by the row kernel and mostly still in L2), writes 2N s. It is
 // latency-bound: 32 slices give every SM 2048 threads with a few loads in
-// flight each (8 slices took 12 us at P = 528 under ncu).
+// flight each (8 slices took 12 us at P = 528 under ncu, 32 slices take
+// 5.8 us at P = 264, with L2 flushed).
 #define RED_COLS 32
 #define RED_SLICES 32
 template <typename T>
@@ -845,11 +847,15 @@ struct bwd_shape {
 // three row sums and per-row bookkeeping the rest): some 90 us of issue
 // at 1.98 GHz on 132 SMs. The arithmetic has to hide under the memory
 // time, and on an H200 it barely can.
-// Measured (H100, copy 3.01 TB/s, with kernel 4, before STAGE and the
-// leaner GELU' and row sums): fp32 300 us (2.68 TB/s, 89% of copy); bf16
-// 194 us (2.08 TB/s, 69%: with half the bytes and the same arithmetic, bf16
-// ran out of warps to hide the row's serial steps before it ran out of
-// bandwidth).
+// Measured with kernel 4 (fuseprof run, sum of the two kernels):
+// H200 (cudaMemcpy copy 4.25 TB/s; fuseprof's copy kernel 3.89 TB/s):
+// bf16 137.2 us (2.94 TB/s: 69% / 75% of copy), fp32 245.2 us (3.28 TB/s:
+// 77% / 84%); before STAGE, the leaner GELU' and row sums, 187.9 and 250.0
+// us (fpbench). ncu on the bf16 kernel: 91.7 M warp instructions (43.7
+// per element), issue slots 66% busy with 4 warps per scheduler, DRAM 45%
+// busy: bound by issue and latency, not bandwidth.
+// H100 (copy 3.01 TB/s), before those changes: fp32 300 us (89% of copy),
+// bf16 194 us (69%).
 template <typename T, int TPR, int MODE, int ERF>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
 				  (TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ? BWD_MIN_BLOCKS_BF16
