@@ -33,4 +33,5 @@ EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
 
 ## The sample database of a real GPU run, reported end to end.
 TESTS += tests/test-report-sample.sh
-EXTRA_DIST += tests/test-report-sample.sh examples/h100-sample.db examples/README.md
+EXTRA_DIST += tests/test-report-sample.sh examples/h100-sample.db \
+	examples/h200-sample.db examples/README.md

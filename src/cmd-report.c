@@ -50,7 +50,7 @@ static void help(void)
 	       "\n"
 	       "Examples:\n"
 	       "  fuseprof report\n"
-	       "  fuseprof report --db examples/h100-sample.db --out /tmp/h100\n"
+	       "  fuseprof report --db examples/h200-sample.db --out /tmp/h200\n"
 	       "  fuseprof report --run nightly --workload softmax_fwd,softmax_bwd --format md,csv\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (no such run, a run without ops,\n"
