@@ -12,17 +12,10 @@
 #include "error.h"
 #include "fusion.h"
 #include "roofline.h"
+#include "rows.h"
 #include "store.h"
 #include "util.h"
 #include "views.h"
-
-enum col_kind { COL_TEXT, COL_REAL, COL_INT };
-
-struct col {
-	const char *name;
-	enum col_kind kind;
-	size_t off;
-};
 
 #define T(f) { #f, COL_TEXT, offsetof(struct fu_pair, f) }
 #define R(f) { #f, COL_REAL, offsetof(struct fu_pair, f) }
@@ -40,16 +33,6 @@ static const struct col pair_cols[] = {
 #undef R
 #undef I
 
-static int wanted(const char *workload, const char *const *workloads)
-{
-	if (!workloads)
-		return 1;
-	for (; *workloads; workloads++)
-		if (!strcmp(*workloads, workload))
-			return 1;
-	return 0;
-}
-
 /* The pairs of run_id from `from` (a relation with v_fusion's columns). */
 static int load_pairs(struct store *st, long long run_id, const char *const *workloads,
 		      const char *from, struct fu_pairs *out)
@@ -61,8 +44,7 @@ static int load_pairs(struct store *st, long long run_id, const char *const *wor
 
 	memset(out, 0, sizeof *out);
 	strbuf_addstr(&sql, "SELECT ");
-	for (size_t i = 0; i < ARRAY_SIZE(pair_cols); i++)
-		strbuf_addf(&sql, "%s%s", i ? ", " : "", pair_cols[i].name);
+	cols_select(&sql, pair_cols, ARRAY_SIZE(pair_cols));
 	strbuf_addf(&sql, " FROM %s WHERE run_id = ?1"
 		    " ORDER BY workload, fused_op_id, base_op_id", from);
 	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
@@ -74,31 +56,14 @@ static int load_pairs(struct store *st, long long run_id, const char *const *wor
 		const unsigned char *w = sqlite3_column_text(s, 0);
 		struct fu_pair *p;
 
-		if (!wanted(w ? (const char *)w : "", workloads))
+		if (!rows_wanted(w ? (const char *)w : "", workloads))
 			continue;
 		if (out->n == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
 			out->v = xrealloc(out->v, alloc * sizeof *out->v);
 		}
 		p = &out->v[out->n++];
-		for (size_t i = 0; i < ARRAY_SIZE(pair_cols); i++) {
-			char *f = (char *)p + pair_cols[i].off;
-			const unsigned char *t;
-
-			switch (pair_cols[i].kind) {
-			case COL_TEXT:
-				t = sqlite3_column_text(s, (int)i);
-				*(char **)f = xstrdup(t ? (const char *)t : "");
-				break;
-			case COL_REAL:
-				*(double *)f = sqlite3_column_type(s, (int)i) == SQLITE_NULL
-					? NAN : sqlite3_column_double(s, (int)i);
-				break;
-			case COL_INT:
-				*(long long *)f = sqlite3_column_int64(s, (int)i);
-				break;
-			}
-		}
+		cols_read(s, 0, pair_cols, ARRAY_SIZE(pair_cols), p);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
@@ -146,9 +111,7 @@ int fusion_load_run(struct store *st, long long run_id, const char *const *workl
 void fusion_release(struct fu_pairs *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		for (size_t c = 0; c < ARRAY_SIZE(pair_cols); c++)
-			if (pair_cols[c].kind == COL_TEXT)
-				free(*(char **)((char *)&p->v[i] + pair_cols[c].off));
+		cols_free(pair_cols, ARRAY_SIZE(pair_cols), &p->v[i]);
 	free(p->v);
 	memset(p, 0, sizeof *p);
 }

@@ -6,7 +6,8 @@ noinst_LIBRARIES += reports/libfpreports.a
 reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
-	reports/render.c reports/render.h
+	reports/render.c reports/render.h \
+	reports/rows.c reports/rows.h
 reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 fp_cmd_libs += reports/libfpreports.a
 

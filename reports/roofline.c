@@ -12,25 +12,17 @@
 
 #include "error.h"
 #include "roofline.h"
+#include "rows.h"
 #include "store.h"
 #include "util.h"
 #include "views.h"
-
-enum col_kind { COL_TEXT, COL_REAL, COL_INT };
-
-/* A view column and where it lands in struct rf_op: one table drives both
- * the SELECT list and the copy, so the two cannot drift apart. */
-struct col {
-	const char *name;
-	enum col_kind kind;
-	size_t off;
-};
 
 #define T(f) { #f, COL_TEXT, offsetof(struct rf_op, f) }
 #define R(f) { #f, COL_REAL, offsetof(struct rf_op, f) }
 static const struct col op_cols[] = {
 	{ "op_id", COL_INT, offsetof(struct rf_op, op_id) },
-	T(workload), T(variant), T(role), T(dtype), T(shape), T(status), T(message),
+	T(workload), T(variant), T(role), T(dtype), T(shape), T(status),
+	{ "message", COL_TEXT_NULL, offsetof(struct rf_op, message) },
 	R(time_ns), R(launches),
 	R(flops), R(flops_fp32), R(flops_fp64), R(flops_fp16), R(flops_tensor),
 	T(precision), R(dram_bytes), R(l2_bytes), R(l1_bytes),
@@ -51,21 +43,6 @@ static char *text_or(sqlite3_stmt *s, int i, const char *dflt)
 	if (t)
 		return xstrdup((const char *)t);
 	return dflt ? xstrdup(dflt) : NULL;
-}
-
-static double real_or_nan(sqlite3_stmt *s, int i)
-{
-	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
-}
-
-static int wanted(const char *workload, const char *const *workloads)
-{
-	if (!workloads)
-		return 1;
-	for (; *workloads; workloads++)
-		if (!strcmp(*workloads, workload))
-			return 1;
-	return 0;
 }
 
 static int load_run(struct store *st, long long run_id, struct rf_run *run)
@@ -175,8 +152,8 @@ static int load_ops(struct store *st, const char *const *workloads,
 	/* The SELECT reads FP_FUSION_INPUT's columns first, in its order, to
 	 * copy them as they come; then every column of op_cols. */
 	strbuf_addstr(&sql, "SELECT " FP_FUSION_INPUT);
-	for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++)
-		strbuf_addf(&sql, ", %s", op_cols[i].name);
+	strbuf_addstr(&sql, ", ");
+	cols_select(&sql, op_cols, ARRAY_SIZE(op_cols));
 	strbuf_addstr(&sql, " FROM v_roofline WHERE run_id = ?1 ORDER BY workload, op_id");
 	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
 	strbuf_release(&sql);
@@ -196,7 +173,7 @@ static int load_ops(struct store *st, const char *const *workloads,
 			break;
 		}
 		w = sqlite3_column_text(s, nin + 1);
-		if (!wanted(w ? (const char *)w : "", workloads))
+		if (!rows_wanted(w ? (const char *)w : "", workloads))
 			continue;
 		if (run->nops == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
@@ -204,23 +181,7 @@ static int load_ops(struct store *st, const char *const *workloads,
 		}
 		op = &run->ops[run->nops++];
 		memset(op, 0, sizeof *op);
-		for (size_t i = 0; i < ARRAY_SIZE(op_cols); i++) {
-			char *p = (char *)op + op_cols[i].off;
-			int k = nin + (int)i;
-
-			switch (op_cols[i].kind) {
-			case COL_TEXT:
-				*(char **)p = text_or(s, k,
-						      strcmp(op_cols[i].name, "message") ? "" : NULL);
-				break;
-			case COL_REAL:
-				*(double *)p = real_or_nan(s, k);
-				break;
-			case COL_INT:
-				*(long long *)p = sqlite3_column_int64(s, k);
-				break;
-			}
-		}
+		cols_read(s, nin, op_cols, ARRAY_SIZE(op_cols), op);
 	}
 	sqlite3_finalize(s);
 	sqlite3_finalize(ins);
@@ -261,9 +222,7 @@ void rf_release(struct rf_run *run)
 	}
 	free(run->ceilings);
 	for (size_t i = 0; i < run->nops; i++)
-		for (size_t c = 0; c < ARRAY_SIZE(op_cols); c++)
-			if (op_cols[c].kind == COL_TEXT)
-				free(*(char **)((char *)&run->ops[i] + op_cols[c].off));
+		cols_free(op_cols, ARRAY_SIZE(op_cols), &run->ops[i]);
 	free(run->ops);
 	memset(run, 0, sizeof *run);
 }
