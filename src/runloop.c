@@ -72,19 +72,7 @@ static void on_sigint(int sig)
 /* Is name in the comma-separated list (NULL list = everything)? */
 static int in_list(const char *list, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (!list)
-		return 1;
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		if (len == n && !strncmp(p, name, n))
-			return 1;
-		p += len + (e ? 1 : 0);
-	}
-	return 0;
+	return !list || list_has(list, name);
 }
 
 /* Every name in list must be one of names[] (NULL-terminated). */

@@ -47,6 +47,10 @@ const char *strbuf_str(const struct strbuf *sb);
 int parse_long(const char *s, long *out);
 int parse_double(const char *s, double *out);
 
+/* Is name one of the comma-separated items of list ("a,b,c")? A NULL list
+ * has none. */
+int list_has(const char *list, const char *name);
+
 /* Write v into buf exactly as snprintf(buf, FMT_G_SIZE, "%.*g", digits, v)
  * would, for finite v and 1 <= digits <= 15, mostly without printf: reports
  * format hundreds of thousands of numbers. Returns the length. */

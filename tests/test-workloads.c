@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "test.h"
+#include "util.h"
 #include "workload.h"
 
 /* The loosest relative error a workload may claim as its tolerance. */
@@ -26,7 +27,6 @@
 static int selected(const char *name, int argc, char **argv)
 {
 	const char *env = getenv("FUSEPROF_TEST_WORKLOADS");
-	size_t n = strlen(name);
 
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
@@ -34,17 +34,7 @@ static int selected(const char *name, int argc, char **argv)
 				return 1;
 		return 0;
 	}
-	if (!env || !*env)
-		return 1;
-	for (const char *p = env; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		if (len == n && !strncmp(p, name, n))
-			return 1;
-		p += len + (e ? 1 : 0);
-	}
-	return 0;
+	return !env || !*env || list_has(env, name);
 }
 
 static unsigned long long mix(unsigned long long x)
