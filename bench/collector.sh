@@ -30,7 +30,7 @@ metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_byt
 # kernel (-k: no check, whose launches would be profiled too).
 echo "== accuracy" | tee -a "$out/device.txt"
 ./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
-	--reps 5 --db "$out/acc.db" >/dev/null 2>"$out/acc.err"
+	--reps 5 --replay op --db "$out/acc.db" >/dev/null 2>"$out/acc.err"
 ./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
 	--reps 5 --replay kernel --db "$out/acck.db" >/dev/null 2>"$out/acck.err"
 for w in ln_gelu_fwd softmax_fwd; do
