@@ -3,27 +3,33 @@
  * cupti_profiler_host.h for configuration and evaluation), with auto ranges
  * (one range per kernel).
  *
- * Passes are replayed one of two ways. Op replay (the default; CUPTI's user
- * replay): the caller's work runs once per pass, with L2 flushed before
- * each by reading a buffer four times its size, so every pass starts from
- * the same clean cache, as Nsight Compute's --cache-control all does. It
- * needs work that can be repeated (every workload's launch can: the timed
- * repetitions rely on it) and costs a pass what the op costs. Kernel replay:
- * CUPTI saves the device memory before each kernel and restores it before
- * every further pass; any work qualifies, but the save and restore take far
- * longer than the kernels, and the restored lines it leaves dirty in L2 are
- * written back during the next pass and counted as the kernel's writes.
+ * Passes are replayed one of two ways. Op replay (CUPTI's user replay): the
+ * caller's work runs once per pass, with L2 flushed before each by reading
+ * a buffer four times its size, so every pass starts from the same clean
+ * cache, as Nsight Compute's --cache-control all does. It needs work that
+ * can be repeated (every workload's launch can: the timed repetitions rely
+ * on it) and costs a pass what the op costs, a few milliseconds. Kernel
+ * replay: CUPTI saves the device memory before each kernel and restores it
+ * before every further pass; any work qualifies, but the save and restore
+ * take far longer than the kernels, and the restored lines it leaves dirty
+ * in L2 are written back during the next pass and counted as the kernel's
+ * writes.
  *
  * The sm__sass_* metrics are not hardware counters: CUPTI counts them by
- * patching the kernel's code, and under user replay (CUDA 13.0) they read
- * zero. So op replay splits a request in two configurations: the hardware
- * metrics, replayed per op, and the SASS metrics (instruction counts, which
- * caches do not change), under kernel replay. */
+ * patching the kernel's code, which it does under kernel replay only (under
+ * user replay, CUDA 13.0, they read zero). So op replay refuses them, and a
+ * caller that wants both keeps two collectors: the instruction counts under
+ * kernel replay (caches do not change them), the rest under op replay. Only
+ * one collector may be collecting at a time: the range profiler session is
+ * opened at the first collection and held until counters_close, and
+ * opening one costs a few hundred milliseconds (CUPTI prepares the loaded
+ * code), so a caller should finish with one collector before the next. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -36,28 +42,20 @@
 #include "error.h"
 #include "probes.h"
 
-/* One counter configuration: the metrics CUPTI schedules together, and
- * how their passes are replayed. */
-struct config {
-	CUpti_Profiler_Host_Object *host;
-	const char **names;     /* this configuration's metrics */
-	int *index;             /* names[i] is the caller's metric index[i] */
-	int n, passes;
-	enum counters_replay replay;
-	uint8_t *image;
-	size_t image_size;
-	uint8_t *data;
-	size_t data_size;
-};
-
 struct counters {
 	CUcontext ctx;
-	CUpti_RangeProfiler_Object *rp;
-	int n, max_ranges, running, sms;
-	struct config cfg[2];
-	int ncfg;
-	void *flush;           /* op replay: the buffer read to flush L2 */
+	CUpti_RangeProfiler_Object *rp;  /* NULL until the first collection */
+	CUpti_Profiler_Host_Object *host;
+	const char *const *names;        /* the caller's, n of them */
+	int n, passes, max_ranges, running, sms, trace;
+	enum counters_replay replay;
+	uint8_t *image;                  /* configuration image */
+	size_t image_size;
+	uint8_t *data;                   /* counter data image */
+	size_t data_size;
+	void *flush;                     /* op replay: the buffer read to flush L2 */
 	size_t flush_bytes;
+	double trace_t;
 };
 
 const char *counters_result_name(int r)
@@ -112,8 +110,30 @@ static int current_context(CUcontext *ctx)
 
 static int initialized;
 
-/* Build cfg's configuration image for its metrics. */
-static int config_build(struct config *cfg, const char *chip, uint8_t *avail)
+int counters_instrumented(const char *metric)
+{
+	return strstr(metric, "__sass_") != NULL;
+}
+
+/* FUSEPROF_TRACE_COUNTERS=1: the time of each step of a collection on
+ * stderr, for whoever tunes the collector. */
+static void trace(struct counters *c, const char *what)
+{
+	struct timespec ts;
+	double t;
+
+	if (!c->trace)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	if (what)
+		fprintf(stderr, "fuseprof: counters: %-22s %8.3f ms\n", what,
+			1e3 * (t - c->trace_t));
+	c->trace_t = t;
+}
+
+/* Build the configuration image for c's metrics. */
+static int config_build(struct counters *c, const char *chip, uint8_t *avail)
 {
 	CUpti_Profiler_Host_Initialize_Params hi;
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am;
@@ -129,30 +149,30 @@ static int config_build(struct config *cfg, const char *chip, uint8_t *avail)
 	hi.pChipName = chip;
 	hi.pCounterAvailabilityImage = avail;
 	TRY(cuptiProfilerHostInitialize(&hi), out);
-	cfg->host = hi.pHostObject;
+	c->host = hi.pHostObject;
 
 	/* All metrics in one call: added one call at a time, CUPTI 13.0
 	 * scheduled every sm__sass_thread_inst_executed_op_* metric with the
 	 * first one's instruction filter (all read the same value). */
 	memset(&am, 0, sizeof am);
 	am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-	am.pHostObject = cfg->host;
-	am.ppMetricNames = cfg->names;
-	am.numMetrics = (size_t)cfg->n;
+	am.pHostObject = c->host;
+	am.ppMetricNames = (const char **)c->names;
+	am.numMetrics = (size_t)c->n;
 	r = cuptiProfilerHostConfigAddMetrics(&am);
 	if (r != CUPTI_SUCCESS) {
 		/* Name the culprit: the first metric CUPTI has no properties for. */
 		const char *bad = NULL;
 
-		for (int i = 0; i < cfg->n && !bad; i++) {
+		for (int i = 0; i < c->n && !bad; i++) {
 			CUpti_Profiler_Host_GetMetricProperties_Params mp;
 
 			memset(&mp, 0, sizeof mp);
 			mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
-			mp.pHostObject = cfg->host;
-			mp.pMetricName = cfg->names[i];
+			mp.pHostObject = c->host;
+			mp.pMetricName = c->names[i];
 			if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
-				bad = cfg->names[i];
+				bad = c->names[i];
 		}
 		if (!bad)
 			return fail(r, "cuptiProfilerHostConfigAddMetrics");
@@ -163,32 +183,36 @@ static int config_build(struct config *cfg, const char *chip, uint8_t *avail)
 	}
 	memset(&cs, 0, sizeof cs);
 	cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-	cs.pHostObject = cfg->host;
+	cs.pHostObject = c->host;
 	TRY(cuptiProfilerHostGetConfigImageSize(&cs), out);
-	cfg->image_size = cs.configImageSize;
-	cfg->image = (uint8_t *)malloc(cfg->image_size);
-	if (!cfg->image)
+	c->image_size = cs.configImageSize;
+	c->image = (uint8_t *)malloc(c->image_size);
+	if (!c->image)
 		return error("cannot collect counters: out of memory");
 	memset(&ci, 0, sizeof ci);
 	ci.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-	ci.pHostObject = cfg->host;
-	ci.configImageSize = cfg->image_size;
-	ci.pConfigImage = cfg->image;
+	ci.pHostObject = c->host;
+	ci.configImageSize = c->image_size;
+	ci.pConfigImage = c->image;
 	TRY(cuptiProfilerHostGetConfigImage(&ci), out);
 	memset(&np, 0, sizeof np);
 	np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-	np.configImageSize = cfg->image_size;
-	np.pConfigImage = cfg->image;
+	np.configImageSize = c->image_size;
+	np.pConfigImage = c->image;
 	TRY(cuptiProfilerHostGetNumOfPasses(&np), out);
-	cfg->passes = (int)np.numOfPasses;
+	c->passes = (int)np.numOfPasses;
 	rc = 0;
 out:
 	return rc;
 }
 
-static int rp_enable(struct counters *c)
+/* Open the range profiler session and size the counter data image for
+ * max_ranges ranges (which also tells the profiler which metrics it holds):
+ * done at the first collection, held until counters_close. */
+static int session_open(struct counters *c)
 {
 	CUpti_RangeProfiler_Enable_Params en;
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
 	int rc = -1;
 
 	memset(&en, 0, sizeof en);
@@ -196,82 +220,22 @@ static int rp_enable(struct counters *c)
 	en.ctx = c->ctx;
 	TRY(cuptiRangeProfilerEnable(&en), out);
 	c->rp = en.pRangeProfilerObject;
-	rc = 0;
-out:
-	return rc;
-}
-
-static void rp_disable(struct counters *c)
-{
-	CUpti_RangeProfiler_Disable_Params dp;
-
-	if (!c->rp)
-		return;
-	memset(&dp, 0, sizeof dp);
-	dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
-	dp.pRangeProfilerObject = c->rp;
-	cuptiRangeProfilerDisable(&dp);
-	c->rp = NULL;
-}
-
-/* Size cfg's counter data image for max_ranges ranges (this also tells the
- * range profiler which metrics the next image holds), allocating it the
- * first time. */
-static int config_data(struct counters *c, struct config *cfg)
-{
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds;
-	int rc = -1;
 
 	memset(&ds, 0, sizeof ds);
 	ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
 	ds.pRangeProfilerObject = c->rp;
-	ds.pMetricNames = cfg->names;
-	ds.numMetrics = (size_t)cfg->n;
+	ds.pMetricNames = (const char **)c->names;
+	ds.numMetrics = (size_t)c->n;
 	ds.maxNumOfRanges = (size_t)c->max_ranges;
 	ds.maxNumRangeTreeNodes = (uint32_t)c->max_ranges;
 	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out);
-	if (cfg->data && cfg->data_size != ds.counterDataSize)
-		return error("cannot collect counters: the counter data image "
-			     "changed size (%zu, now %zu bytes)", cfg->data_size,
-			     (size_t)ds.counterDataSize);
-	cfg->data_size = ds.counterDataSize;
-	if (!cfg->data)
-		cfg->data = (uint8_t *)malloc(cfg->data_size);
-	if (!cfg->data)
+	c->data_size = ds.counterDataSize;
+	c->data = (uint8_t *)malloc(c->data_size);
+	if (!c->data)
 		return error("cannot collect counters: out of memory");
 	rc = 0;
 out:
 	return rc;
-}
-
-/* Split the caller's metrics into configurations: under op replay the
- * hardware metrics (op replay) and the SASS ones (kernel replay); under
- * kernel replay, one configuration. */
-static int config_split(struct counters *c, const char *const *metrics, int n,
-			enum counters_replay replay)
-{
-	for (int i = 0; i < n; i++) {
-		int sass = replay == COUNTERS_REPLAY_OP && strstr(metrics[i], "__sass_");
-		int k;
-		struct config *cfg;
-
-		for (k = 0; k < c->ncfg; k++)
-			if ((c->cfg[k].replay == COUNTERS_REPLAY_KERNEL) ==
-			    (sass || replay == COUNTERS_REPLAY_KERNEL))
-				break;
-		cfg = &c->cfg[k];
-		if (k == c->ncfg) {
-			c->ncfg++;
-			cfg->replay = sass ? COUNTERS_REPLAY_KERNEL : replay;
-			cfg->names = (const char **)calloc((size_t)n, sizeof *cfg->names);
-			cfg->index = (int *)calloc((size_t)n, sizeof *cfg->index);
-			if (!cfg->names || !cfg->index)
-				return error("cannot collect counters: out of memory");
-		}
-		cfg->names[cfg->n] = metrics[i];
-		cfg->index[cfg->n++] = i;
-	}
-	return 0;
 }
 
 int counters_open(struct counters **out, const char *const *metrics, int n,
@@ -287,14 +251,20 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	*out = NULL;
 	if (n <= 0 || max_ranges <= 0)
 		return error("cannot collect counters: nothing to collect");
+	for (int i = 0; i < n && replay == COUNTERS_REPLAY_OP; i++)
+		if (counters_instrumented(metrics[i]))
+			return error("cannot collect '%s' under op replay: CUPTI "
+				     "counts it by instrumenting the kernel, which "
+				     "needs kernel replay", metrics[i]);
 	c = (struct counters *)calloc(1, sizeof *c);
 	if (!c)
 		return error("cannot collect counters: out of memory");
+	c->names = metrics;
 	c->n = n;
 	c->max_ranges = max_ranges;
+	c->replay = replay;
+	c->trace = getenv("FUSEPROF_TRACE_COUNTERS") != NULL;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
-		goto out_free;
-	if (config_split(c, metrics, n, replay))
 		goto out_free;
 	if (replay == COUNTERS_REPLAY_OP) {
 		int l2 = 0;
@@ -337,20 +307,9 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	}
 	ca.pCounterAvailabilityImage = avail;
 	TRY(cuptiProfilerGetCounterAvailability(&ca), out_free);
-	for (int k = 0; k < c->ncfg; k++) {
-		rc = config_build(&c->cfg[k], cn.pChipName, avail);
-		if (rc)
-			goto out_free;
-	}
-	rc = -1;
-
-	rc = rp_enable(c);
+	rc = config_build(c, cn.pChipName, avail);
 	if (rc)
 		goto out_free;
-	rc = -1;
-	for (int k = 0; k < c->ncfg; k++)
-		if (config_data(c, &c->cfg[k]))
-			goto out_free;
 	free(avail);
 	*out = c;
 	return 0;
@@ -363,11 +322,7 @@ out_free:
 
 int counters_passes(const struct counters *c)
 {
-	int p = 0;
-
-	for (int k = 0; k < c->ncfg; k++)
-		p += c->cfg[k].passes;
-	return p;
+	return c->passes;
 }
 
 /* Read the flush buffer once: every line of L2 then holds clean lines of
@@ -417,70 +372,51 @@ out:
 	return rc;
 }
 
-/* Decode cfg's counter data and evaluate every range into out (nranges x
- * c->n, the caller's metric order); *nranges must match what an earlier
- * configuration found (or be -1 for the first). */
-static int evaluate(struct counters *c, struct config *cfg, double **out,
-		    int *nranges, int *dropped)
+/* Decode the counter data and evaluate every range into *out (nranges x n,
+ * malloc'd). */
+static int evaluate(struct counters *c, double **out, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
-	double *v = NULL;
 	int rc = -1;
 
 	memset(&dd, 0, sizeof dd);
 	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
 	dd.pRangeProfilerObject = c->rp;
 	TRY(cuptiRangeProfilerDecodeData(&dd), out);
-	*dropped += (int)dd.numOfRangeDropped;
+	*dropped = (int)dd.numOfRangeDropped;
 
 	memset(&inf, 0, sizeof inf);
 	inf.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
-	inf.pCounterDataImage = cfg->data;
-	inf.counterDataImageSize = cfg->data_size;
+	inf.pCounterDataImage = c->data;
+	inf.counterDataImageSize = c->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
-	if (*nranges >= 0 && (size_t)*nranges != inf.numTotalRanges)
-		return error("cannot collect counters: %zu kernels in one replay, "
-			     "%d in the other: the work must launch the same kernels "
-			     "every time", inf.numTotalRanges, *nranges);
-	if (!*out) {
-		*out = (double *)calloc(inf.numTotalRanges ?
-					inf.numTotalRanges * (size_t)c->n : 1,
-					sizeof **out);
-		if (!*out)
-			return error("cannot collect counters: out of memory");
-	}
-	v = (double *)calloc((size_t)cfg->n, sizeof *v);
-	if (!v)
+	*out = (double *)calloc(inf.numTotalRanges ?
+				inf.numTotalRanges * (size_t)c->n : 1, sizeof **out);
+	if (!*out)
 		return error("cannot collect counters: out of memory");
 	for (size_t i = 0; i < inf.numTotalRanges; i++) {
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
 
 		memset(&ev, 0, sizeof ev);
 		ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-		ev.pHostObject = cfg->host;
-		ev.pCounterDataImage = cfg->data;
-		ev.counterDataImageSize = cfg->data_size;
+		ev.pHostObject = c->host;
+		ev.pCounterDataImage = c->data;
+		ev.counterDataImageSize = c->data_size;
 		ev.rangeIndex = i;
-		ev.ppMetricNames = cfg->names;
-		ev.numMetrics = (size_t)cfg->n;
-		ev.pMetricValues = v;
+		ev.ppMetricNames = (const char **)c->names;
+		ev.numMetrics = (size_t)c->n;
+		ev.pMetricValues = *out + i * (size_t)c->n;
 		TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
-		for (int m = 0; m < cfg->n; m++)
-			(*out)[i * (size_t)c->n + (size_t)cfg->index[m]] = v[m];
 	}
 	*nranges = (int)inf.numTotalRanges;
 	rc = 0;
 out:
-	free(v);
 	return rc;
 }
 
-/* Collect cfg: one run of the work per pass (op replay) or one in all
- * (kernel replay), then evaluate into *values. */
-static int collect_config(struct counters *c, struct config *cfg,
-			  int (*work)(void *), void *arg, double **values,
-			  int *nranges, int *dropped)
+int counters_collect(struct counters *c, int (*work)(void *), void *arg,
+		     double **values, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
 	CUpti_RangeProfiler_SetConfig_Params sc;
@@ -488,40 +424,42 @@ static int collect_config(struct counters *c, struct config *cfg,
 	CUpti_RangeProfiler_Stop_Params sp;
 	int rc = -1, pass;
 
-	/* One range profiler session per configuration: CUPTI 13.0 fails
-	 * (CUPTI_ERROR_UNKNOWN) to initialize a second configuration's counter
-	 * data image in the session of the first. */
-	if (c->ncfg > 1) {
-		rp_disable(c);
-		rc = rp_enable(c);
-		if (rc || (rc = config_data(c, cfg)))
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	trace(c, NULL);
+	if (!c->rp) {
+		rc = session_open(c);
+		if (rc)
 			goto out;
 		rc = -1;
+		trace(c, "open the session");
 	}
-	memset(cfg->data, 0, cfg->data_size);
+	memset(c->data, 0, c->data_size);
 	memset(&di, 0, sizeof di);
 	di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
 	di.pRangeProfilerObject = c->rp;
-	di.counterDataSize = cfg->data_size;
-	di.pCounterData = cfg->data;
+	di.counterDataSize = c->data_size;
+	di.pCounterData = c->data;
 	TRY(cuptiRangeProfilerCounterDataImageInitialize(&di), out);
 
 	memset(&sc, 0, sizeof sc);
 	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
 	sc.pRangeProfilerObject = c->rp;
-	sc.configSize = cfg->image_size;
-	sc.pConfig = cfg->image;
-	sc.counterDataImageSize = cfg->data_size;
-	sc.pCounterDataImage = cfg->data;
+	sc.configSize = c->image_size;
+	sc.pConfig = c->image;
+	sc.counterDataImageSize = c->data_size;
+	sc.pCounterDataImage = c->data;
 	sc.range = CUPTI_AutoRange;
-	sc.replayMode = cfg->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
-							      : CUPTI_UserReplay;
+	sc.replayMode = c->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
+							   : CUPTI_UserReplay;
 	sc.maxRangesPerPass = (size_t)c->max_ranges;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	sc.passIndex = 0;
 	sc.targetNestingLevel = 1;
 	TRY(cuptiRangeProfilerSetConfig(&sc), out);
+	trace(c, "set up the data");
 
 	/* Kernel replay submits every pass in one go; op replay needs one
 	 * run of the work per pass, and CUPTI says when it has them all. */
@@ -529,7 +467,7 @@ static int collect_config(struct counters *c, struct config *cfg,
 		cudaError_t e;
 		int wrc;
 
-		if (cfg->replay == COUNTERS_REPLAY_OP && flush_l2(c))
+		if (c->replay == COUNTERS_REPLAY_OP && flush_l2(c))
 			goto out;
 		memset(&st, 0, sizeof st);
 		st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
@@ -545,37 +483,26 @@ static int collect_config(struct counters *c, struct config *cfg,
 				   cudaGetErrorString(e));
 			goto out;
 		}
+		trace(c, c->replay == COUNTERS_REPLAY_OP ? "one pass (op)"
+							 : "all passes (kernel)");
 		if (sp.isAllPassSubmitted)
 			break;
-		if (cfg->replay == COUNTERS_REPLAY_KERNEL || pass + 1 >= cfg->passes) {
+		if (c->replay == COUNTERS_REPLAY_KERNEL || pass + 1 >= c->passes) {
 			rc = error("cannot collect counters: %d replay passes left "
 				   "passes unsubmitted (CUPTI is at pass %zu of %d)",
-				   pass + 1, sp.passIndex, cfg->passes);
+				   pass + 1, sp.passIndex, c->passes);
 			goto out;
 		}
 	}
-	rc = evaluate(c, cfg, values, nranges, dropped);
+	rc = evaluate(c, values, nranges, dropped);
+	trace(c, "decode and evaluate");
 out:
-	return rc;
-}
-
-int counters_collect(struct counters *c, int (*work)(void *), void *arg,
-		     double **values, int *nranges, int *dropped)
-{
-	int rc = 0, nr = -1;
-
-	*values = NULL;
-	*nranges = 0;
-	*dropped = 0;
-	for (int k = 0; k < c->ncfg && rc == 0; k++)
-		rc = collect_config(c, &c->cfg[k], work, arg, values, &nr, dropped);
 	if (rc) {
 		free(*values);
 		*values = NULL;
-		return rc;
+		*nranges = 0;
 	}
-	*nranges = nr < 0 ? 0 : nr;
-	return 0;
+	return rc;
 }
 
 void counters_close(struct counters *c)
@@ -590,23 +517,24 @@ void counters_close(struct counters *c)
 		sp.pRangeProfilerObject = c->rp;
 		cuptiRangeProfilerStop(&sp);
 	}
-	rp_disable(c);
-	for (int k = 0; k < c->ncfg; k++) {
-		struct config *cfg = &c->cfg[k];
+	if (c->rp) {
+		CUpti_RangeProfiler_Disable_Params dp;
 
-		if (cfg->host) {
-			CUpti_Profiler_Host_Deinitialize_Params hd;
-
-			memset(&hd, 0, sizeof hd);
-			hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
-			hd.pHostObject = cfg->host;
-			cuptiProfilerHostDeinitialize(&hd);
-		}
-		free(cfg->names);
-		free(cfg->index);
-		free(cfg->image);
-		free(cfg->data);
+		memset(&dp, 0, sizeof dp);
+		dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+		dp.pRangeProfilerObject = c->rp;
+		cuptiRangeProfilerDisable(&dp);
 	}
+	if (c->host) {
+		CUpti_Profiler_Host_Deinitialize_Params hd;
+
+		memset(&hd, 0, sizeof hd);
+		hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+		hd.pHostObject = c->host;
+		cuptiProfilerHostDeinitialize(&hd);
+	}
+	free(c->image);
+	free(c->data);
 	if (c->flush)
 		cudaFree(c->flush);
 	free(c);

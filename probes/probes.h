@@ -124,14 +124,21 @@ enum counters_replay {
 				    replays each kernel (any work) */
 };
 
-/* Prepare to collect the given raw metrics on the current device with
- * auto ranges (one range per kernel), at most max_ranges kernels per
- * collection. Op replay allocates a buffer of 4 x L2 to flush it with.
- * Returns 0 with *out set; PROBE_DENIED or PROBE_BUSY (not reported: the
- * caller warns and falls back); PROBE_BAD_COUNTER (reported, naming the
- * metric); or -1. */
+/* Prepare to collect the given raw metrics (the array must outlive the
+ * collector) on the current device with auto ranges (one range per kernel),
+ * at most max_ranges kernels per collection. Op replay refuses instrumented
+ * metrics (counters_instrumented) and allocates a buffer of 4 x L2 to flush
+ * it with. The range profiler session opens at the first collection: one
+ * collector at a time may have collected, until it is closed. Returns 0
+ * with *out set; PROBE_DENIED or PROBE_BUSY (not reported: the caller warns
+ * and falls back); PROBE_BAD_COUNTER (reported, naming the metric); or -1. */
 int counters_open(struct counters **out, const char *const *metrics, int n,
 		  int max_ranges, enum counters_replay replay);
+
+/* Is the metric counted by instrumenting the kernel's code (the sm__sass_*
+ * instruction counts) rather than by hardware counters? Those need kernel
+ * replay. */
+int counters_instrumented(const char *metric);
 
 /* Replay passes each kernel needs for this configuration. */
 int counters_passes(const struct counters *c);

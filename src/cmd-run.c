@@ -41,11 +41,13 @@ static void help(void)
 	       "      --no-counters      timing only: no Range Profiler pass\n"
 	       "  -m, --metrics GROUP    counter group (default '%s'; a name from the\n"
 	       "                         groups directory or a file path)\n"
-	       "      --replay MODE      how the counter passes are replayed: 'kernel'\n"
-	       "                         (default: CUPTI saves and restores memory around\n"
-	       "                         each kernel and replays it) or 'op' (the op runs\n"
-	       "                         once per pass with L2 flushed before each; SASS\n"
-	       "                         instruction counts still come from kernel replay)\n"
+	       "      --replay MODE      how the counter passes are replayed: 'op'\n"
+	       "                         (default: the op runs once per pass, L2 flushed\n"
+	       "                         before each; instruction counts come first, for\n"
+	       "                         every op, from one launch under kernel replay) or\n"
+	       "                         'kernel' (CUPTI saves and restores memory around\n"
+	       "                         each kernel and replays it: slower, and it counts\n"
+	       "                         the restore's dirty L2 lines as the kernel's writes)\n"
 	       "  -d, --device N         GPU index (default 0)\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
@@ -127,7 +129,7 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.db = default_db_path();
 	o.counters = 1;
-	o.replay = COUNTERS_REPLAY_KERNEL;
+	o.replay = COUNTERS_REPLAY_OP;
 	o.group = DEFAULT_GROUP;
 	o.warmup = 5;
 	opterr = 0;
@@ -167,7 +169,7 @@ static int cmd_run(int argc, char **argv)
 			if (!strcmp(optarg, "op"))
 				o.replay = COUNTERS_REPLAY_OP;
 			else if (!strcmp(optarg, "kernel"))
-				o.replay = COUNTERS_REPLAY_KERNEL;
+				o.replay = COUNTERS_REPLAY_OP;
 			else
 				return usage_error("run", "run: --replay: '%s' is not "
 						   "'op' or 'kernel'", optarg);

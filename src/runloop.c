@@ -358,14 +358,30 @@ struct run_state {
 	long long run_id;
 	const struct probe_device *dev;
 	struct counter_group *group;  /* NULL: no counters */
-	struct counters *ctr;         /* NULL: no counters (off, denied, busy) */
+	/* The group's counters in two collectors: ctr counts hw[] per op (the
+	 * group's counters hw_idx[], nhw of them), ictr the instrumented ins[]
+	 * (op replay only: instruction counts need kernel replay), every op
+	 * first, into insn[op] (nins values a kernel, insn_k[op] kernels).
+	 * Both NULL: no counters (off, denied, busy, failed). */
+	struct counters *ctr, *ictr;
+	const char **hw, **ins;
+	int *hw_idx, *ins_idx, nhw, nins;
+	double **insn;
+	int *insn_k;
 	const char *counters_state;   /* what the run's row says */
 	unsigned long long seed_base;
 	int nwrong, nerror;
 	/* Where the run's wall time went, in seconds, for the closing line. */
 	double t_setup, t_check, t_time, t_count, t_store;
 	long long counted;            /* kernel ranges counted */
+	int nops;
 };
+
+/* a + b where a NaN means "nothing yet". */
+static double nan_add(double a, double b)
+{
+	return isnan(a) ? b : a + b;
+}
 
 /* Seconds since *t0, and restart the clock there. */
 static double lap(double *t0)
@@ -441,7 +457,16 @@ static void counters_fallback(struct run_state *rs, int why)
 		rs->counters_state = "failed";
 	}
 	counters_close(rs->ctr);
-	rs->ctr = NULL;
+	counters_close(rs->ictr);
+	rs->ctr = rs->ictr = NULL;
+	if (rs->insn) {
+		for (int i = 0; i < rs->nops; i++)
+			free(rs->insn[i]);
+		free(rs->insn);
+		free(rs->insn_k);
+		rs->insn = NULL;
+		rs->insn_k = NULL;
+	}
 	if (rs->st && rs->run_id)
 		store_set_run_counters(rs->st, rs->run_id, rs->counters_state);
 }
@@ -636,15 +661,26 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 
 		/* Counters: one repetition per replay pass, range j = launch j. */
 		rs->t_time += lap(&clk);
-		if (rs->ctr) {
+		if (rs->ctr || rs->insn) {
 			struct one_launch ol = { op, inst, next_set };
-			int nr = 0, drop = 0;
-			int crc = counters_collect(rs->ctr, launch_once, &ol, &cvals,
-						   &nr, &drop);
+			const double *iv = rs->insn ? rs->insn[index] : NULL;
+			int nr = k, drop = 0, crc = 0;
 
+			if (rs->ctr)
+				crc = counters_collect(rs->ctr, launch_once, &ol, &cvals,
+						       &nr, &drop);
 			rs->t_count += lap(&clk);
 			rs->counted += crc ? 0 : nr;
 
+			if (rs->insn && !iv) {
+				snprintf(msg, sizeof msg, "instruction counts not "
+					 "stored: they could not be collected");
+			} else if (iv && rs->insn_k[index] != k) {
+				snprintf(msg, sizeof msg, "instruction counts not "
+					 "stored: %d kernels when counted, %d timed",
+					 rs->insn_k[index], k);
+				iv = NULL;
+			}
 			if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
 				counters_fallback(rs, crc);
 			} else if (crc) {
@@ -656,17 +692,27 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 			} else if (nr != k || drop) {
 				snprintf(msg, sizeof msg, "counters not stored: %d "
 					 "ranges (%d dropped) for %d kernels", nr, drop, k);
-			} else {
+			} else if (cvals || iv) {
 				int nm = rs->group->ncounters;
 
+				/* A counter not collected stays NaN: not stored. */
 				for (int j = 0; j < k; j++) {
 					struct kslot *sl = &slots[slot_of[j]];
 
-					if (!sl->values)
+					if (!sl->values) {
 						sl->values = xcalloc((size_t)nm,
 								     sizeof *sl->values);
-					for (int m = 0; m < nm; m++)
-						sl->values[m] += cvals[(size_t)j * nm + m];
+						for (int m = 0; m < nm; m++)
+							sl->values[m] = NAN;
+					}
+					for (int m = 0; cvals && m < rs->nhw; m++)
+						sl->values[rs->hw_idx[m]] = nan_add(
+							sl->values[rs->hw_idx[m]],
+							cvals[(size_t)j * rs->nhw + m]);
+					for (int m = 0; iv && m < rs->nins; m++)
+						sl->values[rs->ins_idx[m]] = nan_add(
+							sl->values[rs->ins_idx[m]],
+							iv[(size_t)j * rs->nins + m]);
 					sl->counted++;
 				}
 			}
@@ -768,17 +814,21 @@ out:
 
 /* ---- progress ---------------------------------------------------------- */
 
-static void progress(size_t i, size_t n, const char *key, double t0)
+/* "[i/n] key  elapsed, ~left" on a terminal; stage names a preliminary
+ * pass over the ops ("" for the measurement itself). */
+static void progress(const char *stage, size_t i, size_t n, const char *key,
+		     double t0)
 {
 	double el = now_seconds() - t0;
 
 	if (!isatty(STDERR_FILENO))
 		return;
 	if (i == 0)
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.0fs", i + 1, n, key, el);
+		fprintf(stderr, "\r\033[K[%s%zu/%zu] %s  %.0fs", stage, i + 1, n,
+			key, el);
 	else
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.0fs, ~%.0fs left", i + 1, n,
-			key, el, el / (double)i * (double)(n - i));
+		fprintf(stderr, "\r\033[K[%s%zu/%zu] %s  %.0fs, ~%.0fs left", stage,
+			i + 1, n, key, el, el / (double)i * (double)(n - i));
 	fflush(stderr);
 }
 
@@ -786,6 +836,70 @@ static void progress_done(void)
 {
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+}
+
+/* ---- instruction counts ------------------------------------------------ */
+
+/* Op replay: CUPTI counts the instrumented metrics (sm__sass_*) under
+ * kernel replay only, and opening a range profiler session costs some
+ * 0.4 s, so rather than switch sessions twice an op, count every op's
+ * instructions first in one kernel-replay session: set the op up on one
+ * input set with its seed, launch it once (module loading stays out of the
+ * replay), count one launch, tear it down. The values wait in rs->insn
+ * for the op's own measurement. An op that cannot be set up here gets no
+ * instruction counts; its measurement reports why. */
+static void count_instructions(struct run_state *rs, const struct op_list *ops,
+			       double t0)
+{
+	rs->insn = xcalloc(ops->n, sizeof *rs->insn);
+	rs->insn_k = xcalloc(ops->n, sizeof *rs->insn_k);
+	for (size_t i = 0; i < ops->n && rs->ictr && !interrupted; i++) {
+		const struct op_spec *op = &ops->v[i];
+		struct fp_op *inst = NULL;
+		struct one_launch ol = { op, NULL, 0 };
+		double clk = now_seconds(), *v = NULL;
+		size_t free_b = 0;
+		int nr = 0, drop = 0, crc;
+
+		progress("counting instructions ", i, ops->n, op->key, t0);
+		if (probe_device_free_bytes(&free_b) ||
+		    op->w->device_bytes(&op->shape, op->dt, op->variant, 1) > free_b)
+			continue;
+		if (op->w->create(&inst, &op->shape, op->dt, op->variant, 1,
+				  splitmix(rs->seed_base + i)))
+			continue;
+		ol.inst = inst;
+		if (launch_once(&ol) || sync_device(op->key)) {
+			op->w->destroy(inst);
+			continue;
+		}
+		crc = counters_collect(rs->ictr, launch_once, &ol, &v, &nr, &drop);
+		op->w->destroy(inst);
+		rs->t_count += lap(&clk);
+		if (crc) {
+			counters_fallback(rs, crc);
+			break;
+		}
+		rs->counted += nr;
+		if (drop == 0) {
+			rs->insn[i] = v;
+			rs->insn_k[i] = nr;
+		} else {
+			free(v);
+		}
+	}
+	progress_done();
+	/* Release the session for the op-replay collector, and drop the
+	 * Activity records of these launches. */
+	counters_close(rs->ictr);
+	rs->ictr = NULL;
+	{
+		struct kernel_rec *r = NULL;
+		size_t n = 0;
+
+		if (activity_collect(&r, &n) == 0)
+			activity_free(r, n);
+	}
 }
 
 /* ---- the run ----------------------------------------------------------- */
@@ -892,32 +1006,59 @@ int run_suite(const struct run_opts *o)
 	rs.dev = &dev;
 	rs.counters_state = "none";
 	if (have_group) {
-		size_t nm = (size_t)group.ncounters;
+		int nm = group.ncounters;
 
 		rs.group = &group;
-		rc = counters_open(&rs.ctr, (const char *const *)group.counters,
-				   (int)nm, MAX_RANGES, o->replay);
+		rs.nops = (int)ops.n;
+		rs.hw = xcalloc((size_t)nm, sizeof *rs.hw);
+		rs.ins = xcalloc((size_t)nm, sizeof *rs.ins);
+		rs.hw_idx = xcalloc((size_t)nm, sizeof *rs.hw_idx);
+		rs.ins_idx = xcalloc((size_t)nm, sizeof *rs.ins_idx);
+		for (int m = 0; m < nm; m++) {
+			const char *name = group.counters[m];
+
+			if (o->replay == COUNTERS_REPLAY_OP && counters_instrumented(name)) {
+				rs.ins_idx[rs.nins] = m;
+				rs.ins[rs.nins++] = name;
+			} else {
+				rs.hw_idx[rs.nhw] = m;
+				rs.hw[rs.nhw++] = name;
+			}
+		}
+		rc = 0;
+		if (rs.nhw)
+			rc = counters_open(&rs.ctr, rs.hw, rs.nhw, MAX_RANGES, o->replay);
+		if (rc == 0 && rs.nins)
+			rc = counters_open(&rs.ictr, rs.ins, rs.nins, MAX_RANGES,
+					   COUNTERS_REPLAY_KERNEL);
 		if (rc == PROBE_BAD_COUNTER) {
 			char *list = group_list();
 
 			error("counter group '%s' (%s) names a counter this GPU lacks; "
 			      "groups: %s", group.name, group.path, list);
 			free(list);
-			goto out_close;
+			goto out_counters;
 		}
 		if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
 			counters_fallback(&rs, rc);
 		} else if (rc) {
-			goto out_close;
+			goto out_counters;
 		} else {
 			rs.counters_state = "range-profiler";
-			int np = counters_passes(rs.ctr);
+			if (rs.ctr) {
+				int np = counters_passes(rs.ctr);
 
-			fprintf(stderr, "fuseprof: counter group '%s': %d counters, %d "
-				"replay pass%s %s\n", group.name, group.ncounters, np,
-				np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
-				"per kernel (kernel replay)" :
-				"per op (op replay, L2 flushed before each)");
+				fprintf(stderr, "fuseprof: counter group '%s': %d counters "
+					"in %d replay pass%s %s\n", group.name, rs.nhw, np,
+					np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
+					"per kernel (kernel replay)" :
+					"per op (op replay, L2 flushed before each)");
+			}
+			if (rs.ictr)
+				fprintf(stderr, "fuseprof: counter group '%s': %d instruction "
+					"counts in %d pass%s per kernel, every op first (kernel "
+					"replay)\n", group.name, rs.nins, counters_passes(rs.ictr),
+					counters_passes(rs.ictr) == 1 ? "" : "es");
 		}
 	}
 	rc = activity_start();
@@ -953,8 +1094,10 @@ int run_suite(const struct run_opts *o)
 	interrupted = 0;
 	sigaction(SIGINT, &sa, &old_sa);
 	t0 = now_seconds();
+	if (rs.ictr)
+		count_instructions(&rs, &ops, t0);
 	for (done = 0; done < ops.n && !interrupted; done++) {
-		progress(done, ops.n, ops.v[done].key, t0);
+		progress("", done, ops.n, ops.v[done].key, t0);
 		if (run_op(&rs, &ops.v[done], done)) {
 			progress_done();
 			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
@@ -1000,6 +1143,15 @@ out_activity:
 	activity_stop();
 out_counters:
 	counters_close(rs.ctr);
+	counters_close(rs.ictr);
+	for (int i = 0; rs.insn && i < rs.nops; i++)
+		free(rs.insn[i]);
+	free(rs.insn);
+	free(rs.insn_k);
+	free(rs.hw);
+	free(rs.ins);
+	free(rs.hw_idx);
+	free(rs.ins_idx);
 out_close:
 	store_close(st);
 out_free:

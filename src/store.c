@@ -609,6 +609,8 @@ static int insert_kernel(struct store *st, long long op_id, int idx,
 			"VALUES (?1, ?2, ?3)", &s))
 		return -1;
 	for (int i = 0; i < k->ncounters; i++) {
+		if (isnan(k->counter_values[i]))
+			continue;  /* not collected */
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, kid);
 		sqlite3_bind_text(s, 2, k->counter_names[i], -1, SQLITE_TRANSIENT);

@@ -16,7 +16,7 @@ q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n +2 | tr -d '\r'; 
 
 # Interrupt a longer run once its first op is stored (a database of its own).
 db=$tmp/i.db
-"$FUSEPROF" run --db "$db" --reps 200 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
+"$FUSEPROF" run --quick --db "$db" --reps 2000 --tag interrupted >"$tmp/iout" 2>"$tmp/ierr" &
 pid=$!
 i=0
 while :; do
@@ -37,7 +37,7 @@ cat "$tmp/ierr" >&2
 [ "$(q "SELECT status FROM runs WHERE tag = 'interrupted'")" = aborted ] || fail "run not aborted"
 n=$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted'")
 [ "$n" -ge 1 ] || fail "no op kept"
-[ "$n" -lt "$("$FUSEPROF" run --dry-run | wc -l)" ] || fail "the interrupt came too late to test anything"
+[ "$n" -lt "$nops" ] || fail "the interrupt came too late to test anything"
 [ "$(q "SELECT count(*) FROM ops o JOIN runs r ON r.id = o.run_id WHERE r.tag = 'interrupted' AND (reps < 3 OR reps != (SELECT count(*) FROM samples s WHERE s.op_id = o.id) OR NOT EXISTS (SELECT 1 FROM kernels k WHERE k.op_id = o.id))")" = 0 ] ||
 	fail "an interrupted run kept a partial op"
 
@@ -62,6 +62,13 @@ counters=$(q "SELECT counters FROM runs")
 if [ "$counters" = range-profiler ]; then
 	[ "$(q "SELECT count(*) FROM v_ops WHERE ncounters = 0 OR dram_bytes IS NULL OR dram_bytes <= 0")" = 0 ] ||
 		fail "an op without counters"
+	# Instruction counts (counted first, under kernel replay) reached
+	# every op: LayerNorm's fp32 math is FFMAs, and no op lacks them.
+	grep -q 'instruction counts' "$tmp/err" || fail "run did not announce the instruction counts"
+	[ "$(q "SELECT count(*) FROM ops o WHERE NOT EXISTS (SELECT 1 FROM kernels k JOIN counters c ON c.kernel_id = k.id WHERE k.op_id = o.id AND c.metric LIKE 'sm__sass_%')")" = 0 ] ||
+		fail "an op without instruction counts"
+	[ "$(q "SELECT count(*) FROM v_ops WHERE workload = 'ln_gelu_fwd' AND NOT flops_fp32 > 0")" = 0 ] ||
+		fail "LayerNorm+GELU counted no fp32 FLOPs"
 else
 	echo "note: counters were '$counters' here; counter checks skipped" >&2
 fi
