@@ -32,13 +32,16 @@ echo "== accuracy" | tee -a "$out/device.txt"
 ./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
 	--reps 5 --replay op --db "$out/acc.db" >/dev/null 2>"$out/acc.err"
 ./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
+	--reps 5 --replay op --flush kernel --db "$out/accf.db" >/dev/null 2>"$out/accf.err"
+./fuseprof run --workload ln_gelu_fwd,softmax_fwd --dtype fp32 --shape "$shape" \
 	--reps 5 --replay kernel --db "$out/acck.db" >/dev/null 2>"$out/acck.err"
 for w in ln_gelu_fwd softmax_fwd; do
 	ncu --cache-control all --clock-control none --print-kernel-base mangled \
 		--print-units base --csv --metrics "$metrics" \
 		./bench/fpbench -k -r 1 -w 0 "$w" fp32 "$shape" >"$out/ncu-$w.csv" 2>"$out/ncu-$w.err"
 done
-python3 "$src/bench/ncu-compare.py" "$out/acc.db" "$out/acck.db" "$out"/ncu-*.csv |
+python3 "$src/bench/ncu-compare.py" "op=$out/acc.db" "op, --flush kernel=$out/accf.db" \
+	"kernel=$out/acck.db" "$out"/ncu-*.csv |
 	tee "$out/accuracy.md"
 
 # 2. Time to collect the roofline counters: fuseprof's own account of its

@@ -2,9 +2,10 @@
 """ncu-compare.py - fuseprof's counters beside Nsight Compute's, kernel by
 kernel, as a Markdown table (bench/collector.sh runs it on a GPU machine).
 
-Usage: ncu-compare.py OP_REPLAY.db KERNEL_REPLAY.db NCU.csv...
-The databases come from `fuseprof run` (default op replay, and --replay
-kernel); the CSV files from `ncu --csv --print-units base
+Usage: ncu-compare.py LABEL=RUN.db... NCU.csv...
+Each database comes from a `fuseprof run` (e.g. "op=acc.db" for the
+default op replay, "kernel=acck.db" for --replay kernel), labelled for the
+table's columns; the CSV files from `ncu --csv --print-units base
 --print-kernel-base mangled --metrics ...`. Kernels are matched by mangled
 name; ncu's last launch of each kernel is the one compared."""
 import csv
@@ -59,27 +60,27 @@ def pct(a, b):
 
 
 def main():
-    if len(sys.argv) < 4:
+    dbs = [a.split("=", 1) for a in sys.argv[1:] if "=" in a]
+    csvs = [a for a in sys.argv[1:] if "=" not in a]
+    if not dbs or not csvs:
         sys.exit(__doc__)
-    op = fuseprof_counters(sys.argv[1])
-    kr = fuseprof_counters(sys.argv[2])
-    ncu = ncu_counters(sys.argv[3:])
-    print("| kernel | metric | fuseprof (op replay) | vs ncu | fuseprof (kernel replay) | vs ncu | ncu |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for mangled, (label, vals) in op.items():
+    runs = [(label, fuseprof_counters(path)) for label, path in dbs]
+    ncu = ncu_counters(csvs)
+    print("| kernel | metric | " + " | ".join(
+        "fuseprof (%s) | vs ncu" % label for label, _ in runs) + " | ncu |")
+    print("| --- | --- |" + " ---: | ---: |" * len(runs) + " ---: |")
+    for mangled, (label, _) in runs[0][1].items():
         if mangled not in ncu:
             continue
         for metric in sorted(ncu[mangled]):
-            if metric not in vals:
-                continue
             n = ncu[mangled][metric]
-            a = vals[metric]
-            b = kr.get(mangled, [None, {}])[1].get(metric)
-            print("| %s | %s | %.0f | %s | %s | %s | %.0f |" % (
+            cells = []
+            for _, run in runs:
+                v = run.get(mangled, [None, {}])[1].get(metric)
+                cells += ["%.0f" % v, pct(v, n)] if v is not None else ["", ""]
+            print("| %s | %s | %s | %.0f |" % (
                 label, metric.replace("sm__sass_thread_inst_executed_op_", "")
-                .replace("_pred_on", ""), a, pct(a, n),
-                "%.0f" % b if b is not None else "", pct(b, n) if b is not None else "",
-                n))
+                .replace("_pred_on", ""), " | ".join(cells), n))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,11 @@ struct counters {
 	void *flush;                     /* op replay: the buffer read to flush L2 */
 	size_t flush_bytes;
 	double trace_t;
+	/* counters_flush_each_kernel: a launch callback flushes L2 before
+	 * every kernel of a pass (in_pass), once per launch however many API
+	 * layers report it (pending), ignoring its own flush (flushing). */
+	CUpti_SubscriberHandle sub;
+	int flush_each, in_pass, pending, flushing;
 };
 
 const char *counters_result_name(int r)
@@ -358,6 +363,101 @@ static int flush_l2(struct counters *c)
 	return 0;
 }
 
+/* The stream a kernel launch goes to, or 0 (not a kernel launch we know). */
+static int launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+			 const void *p, cudaStream_t *s)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (id) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+			*s = ((const cudaLaunchKernel_v7000_params *)p)->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+			*s = ((const cudaLaunchKernel_ptsz_v7000_params *)p)->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+			*s = ((const cudaLaunchKernelExC_v11060_params *)p)->config->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			*s = ((const cudaLaunchKernelExC_ptsz_v11060_params *)p)->config->stream;
+			return 1;
+		}
+		return 0;
+	}
+	switch (id) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+		*s = (cudaStream_t)((const cuLaunchKernel_params *)p)->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		*s = (cudaStream_t)((const cuLaunchKernel_ptsz_params *)p)->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+		*s = (cudaStream_t)((const cuLaunchKernelEx_params *)p)->config->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		*s = (cudaStream_t)((const cuLaunchKernelEx_ptsz_params *)p)->config->hStream;
+		return 1;
+	}
+	return 0;
+}
+
+/* Before each kernel launch of a pass, on its stream: the L2 flush. A
+ * runtime launch reaches the driver's launch too; pending keeps that to
+ * one flush. */
+static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom,
+			       CUpti_CallbackId id, const void *data)
+{
+	const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
+	struct counters *c = (struct counters *)ud;
+	cudaStream_t s = 0;
+
+	if (!c->in_pass || c->flushing || !launch_stream(dom, id, cd->functionParams, &s))
+		return;
+	if (cd->callbackSite == CUPTI_API_EXIT) {
+		c->pending = 0;
+		return;
+	}
+	if (c->pending)
+		return;
+	c->pending = 1;
+	c->flushing = 1;
+	flush_l2_read<<<4 * c->sms, 512, 0, s>>>((const float4 *)c->flush,
+						 c->flush_bytes / sizeof(float4),
+						 (float *)c->flush);
+	c->flushing = 0;
+}
+
+int counters_flush_each_kernel(struct counters *c)
+{
+	static const CUpti_CallbackId rt[] = {
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	};
+	static const CUpti_CallbackId drv[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	};
+	int rc = -1;
+
+	if (c->replay != COUNTERS_REPLAY_OP)
+		return error("cannot flush L2 before each kernel: that is op "
+			     "replay's (kernel replay restores memory instead)");
+	TRY(cuptiSubscribe(&c->sub, (CUpti_CallbackFunc)on_launch, c), out);
+	/* The flush kernel's ranges are recognized by name. */
+	for (size_t i = 0; i < sizeof rt / sizeof *rt; i++)
+		TRY(cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_RUNTIME_API, rt[i]), out);
+	for (size_t i = 0; i < sizeof drv / sizeof *drv; i++)
+		TRY(cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]), out);
+	c->flush_each = 1;
+	rc = 0;
+out:
+	return rc;
+}
+
 static int stop(struct counters *c, CUpti_RangeProfiler_Stop_Params *sp)
 {
 	int rc = -1;
@@ -378,6 +478,7 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
+	size_t *keep = NULL, nkeep = 0;
 	int rc = -1;
 
 	memset(&dd, 0, sizeof dd);
@@ -391,11 +492,49 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	inf.pCounterDataImage = c->data;
 	inf.counterDataImageSize = c->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
-	*out = (double *)calloc(inf.numTotalRanges ?
-				inf.numTotalRanges * (size_t)c->n : 1, sizeof **out);
-	if (!*out)
+	keep = (size_t *)calloc(inf.numTotalRanges ? inf.numTotalRanges : 1, sizeof *keep);
+	if (!keep)
 		return error("cannot collect counters: out of memory");
-	for (size_t i = 0; i < inf.numTotalRanges; i++) {
+	/* With a flush before each kernel, every other range is a flush:
+	 * keep the kernels, each of which must follow one. */
+	for (size_t i = 0, flushed = 0; i < inf.numTotalRanges; i++) {
+		CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri;
+		int is_flush;
+
+		if (!c->flush_each) {
+			keep[nkeep++] = i;
+			continue;
+		}
+		memset(&ri, 0, sizeof ri);
+		ri.structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE;
+		ri.pCounterDataImage = c->data;
+		ri.counterDataImageSize = c->data_size;
+		ri.rangeIndex = i;
+		ri.rangeDelimiter = "/";
+		TRY(cuptiRangeProfilerCounterDataGetRangeInfo(&ri), out);
+		is_flush = ri.rangeName && strstr(ri.rangeName, "flush_l2_read");
+		if (c->trace)
+			fprintf(stderr, "fuseprof: counters: range %zu: %s\n", i,
+				ri.rangeName ? ri.rangeName : "(no name)");
+		if (is_flush) {
+			flushed = 1;
+			continue;
+		}
+		if (!flushed) {
+			rc = error("cannot collect counters: kernel '%s' ran without "
+				   "the L2 flush before it (launched in a way fuseprof "
+				   "does not intercept)", ri.rangeName ? ri.rangeName : "?");
+			goto out;
+		}
+		flushed = 0;
+		keep[nkeep++] = i;
+	}
+	*out = (double *)calloc(nkeep ? nkeep * (size_t)c->n : 1, sizeof **out);
+	if (!*out) {
+		rc = error("cannot collect counters: out of memory");
+		goto out;
+	}
+	for (size_t j = 0; j < nkeep; j++) {
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
 
 		memset(&ev, 0, sizeof ev);
@@ -403,15 +542,16 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 		ev.pHostObject = c->host;
 		ev.pCounterDataImage = c->data;
 		ev.counterDataImageSize = c->data_size;
-		ev.rangeIndex = i;
+		ev.rangeIndex = keep[j];
 		ev.ppMetricNames = (const char **)c->names;
 		ev.numMetrics = (size_t)c->n;
-		ev.pMetricValues = *out + i * (size_t)c->n;
+		ev.pMetricValues = *out + j * (size_t)c->n;
 		TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
 	}
-	*nranges = (int)inf.numTotalRanges;
+	*nranges = (int)nkeep;
 	rc = 0;
 out:
+	free(keep);
 	return rc;
 }
 
@@ -474,7 +614,9 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		st.pRangeProfilerObject = c->rp;
 		TRY(cuptiRangeProfilerStart(&st), out);
 		c->running = 1;
+		c->in_pass = c->flush_each;
 		wrc = work(arg);
+		c->in_pass = c->pending = 0;
 		e = cudaDeviceSynchronize();
 		if (stop(c, &sp) || wrc)
 			goto out;
@@ -525,6 +667,8 @@ void counters_close(struct counters *c)
 		dp.pRangeProfilerObject = c->rp;
 		cuptiRangeProfilerDisable(&dp);
 	}
+	if (c->sub)
+		cuptiUnsubscribe(c->sub);
 	if (c->host) {
 		CUpti_Profiler_Host_Deinitialize_Params hd;
 

@@ -140,6 +140,13 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
  * replay. */
 int counters_instrumented(const char *metric);
 
+/* Op replay: flush L2 before every kernel of a pass too, not only before
+ * the pass, as Nsight Compute's --cache-control all does (a launch
+ * callback enqueues the flush; its ranges are dropped). Without it the
+ * cache state flows from one kernel of the op to the next, as in a real
+ * run. Returns 0, PROBE_BUSY (another CUPTI subscriber) or -1. */
+int counters_flush_each_kernel(struct counters *c);
+
 /* Replay passes each kernel needs for this configuration. */
 int counters_passes(const struct counters *c);
 

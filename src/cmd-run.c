@@ -48,6 +48,11 @@ static void help(void)
 	       "                         'kernel' (CUPTI saves and restores memory around\n"
 	       "                         each kernel and replays it: slower, and it counts\n"
 	       "                         the restore's dirty L2 lines as the kernel's writes)\n"
+	       "      --flush WHEN       op replay: flush L2 before each pass ('op', the\n"
+	       "                         default: the cache state flows from one kernel of\n"
+	       "                         the op to the next, as in a real run) or before\n"
+	       "                         every kernel ('kernel': as ncu --cache-control all,\n"
+	       "                         each kernel is charged its own traffic only)\n"
 	       "  -d, --device N         GPU index (default 0)\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
@@ -99,7 +104,7 @@ static char *join_args(int argc, char **argv)
 }
 
 enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE,
-       OPT_CHECK_ALL, OPT_REPLAY };
+       OPT_CHECK_ALL, OPT_REPLAY, OPT_FLUSH };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -114,6 +119,7 @@ static int cmd_run(int argc, char **argv)
 		{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "flush", required_argument, NULL, OPT_FLUSH },
 		{ "device", required_argument, NULL, 'd' },
 		{ "tag", required_argument, NULL, OPT_TAG },
 		{ "quick", no_argument, NULL, 'q' },
@@ -124,7 +130,7 @@ static int cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o;
-	int c, reps = 0, rc, replay_set = 0;
+	int c, reps = 0, rc, replay_set = 0, flush_set = 0;
 
 	memset(&o, 0, sizeof o);
 	o.db = default_db_path();
@@ -169,11 +175,21 @@ static int cmd_run(int argc, char **argv)
 			if (!strcmp(optarg, "op"))
 				o.replay = COUNTERS_REPLAY_OP;
 			else if (!strcmp(optarg, "kernel"))
-				o.replay = COUNTERS_REPLAY_OP;
+				o.replay = COUNTERS_REPLAY_KERNEL;
 			else
 				return usage_error("run", "run: --replay: '%s' is not "
 						   "'op' or 'kernel'", optarg);
 			replay_set = 1;
+			break;
+		case OPT_FLUSH:
+			if (!strcmp(optarg, "op"))
+				o.flush_each_kernel = 0;
+			else if (!strcmp(optarg, "kernel"))
+				o.flush_each_kernel = 1;
+			else
+				return usage_error("run", "run: --flush: '%s' is not "
+						   "'op' or 'kernel'", optarg);
+			flush_set = 1;
 			break;
 		case 'd':
 			if (int_opt("--device", optarg, 0, 1023, &o.device))
@@ -211,9 +227,12 @@ static int cmd_run(int argc, char **argv)
 	    strcmp(o.group, DEFAULT_GROUP))
 		return usage_error("run", "run: --metrics and --no-counters contradict "
 				   "each other");
-	if (!o.counters && replay_set)
-		return usage_error("run", "run: --replay and --no-counters contradict "
-				   "each other");
+	if (!o.counters && (replay_set || flush_set))
+		return usage_error("run", "run: --%s and --no-counters contradict "
+				   "each other", replay_set ? "replay" : "flush");
+	if (flush_set && o.replay == COUNTERS_REPLAY_KERNEL)
+		return usage_error("run", "run: --flush is for op replay (kernel "
+				   "replay restores memory before each pass instead)");
 	if (o.shape && !*o.shape)
 		return usage_error("run", "run: --shape: empty spec");
 	o.reps = reps ? reps : o.quick ? QUICK_REPS : DEFAULT_REPS;

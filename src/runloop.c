@@ -1028,6 +1028,8 @@ int run_suite(const struct run_opts *o)
 		rc = 0;
 		if (rs.nhw)
 			rc = counters_open(&rs.ctr, rs.hw, rs.nhw, MAX_RANGES, o->replay);
+		if (rc == 0 && rs.ctr && o->flush_each_kernel)
+			rc = counters_flush_each_kernel(rs.ctr);
 		if (rc == 0 && rs.nins)
 			rc = counters_open(&rs.ictr, rs.ins, rs.nins, MAX_RANGES,
 					   COUNTERS_REPLAY_KERNEL);
@@ -1051,7 +1053,8 @@ int run_suite(const struct run_opts *o)
 				fprintf(stderr, "fuseprof: counter group '%s': %d counters "
 					"in %d replay pass%s %s\n", group.name, rs.nhw, np,
 					np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
-					"per kernel (kernel replay)" :
+					"per kernel (kernel replay)" : o->flush_each_kernel ?
+					"per op (op replay, L2 flushed before each kernel)" :
 					"per op (op replay, L2 flushed before each)");
 			}
 			if (rs.ictr)

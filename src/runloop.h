@@ -21,6 +21,7 @@ struct run_opts {
 	int counters;           /* 0: --no-counters */
 	const char *group;      /* counter group name or file */
 	enum counters_replay replay;
+	int flush_each_kernel;  /* op replay: flush L2 before every kernel */
 	int device;
 	const char *tag;
 	int quick;              /* the workloads' quick suites */

@@ -59,6 +59,16 @@ static int copy_work(void *arg)
 	return probe_copy_f32(w->dst, w->src, w->n);
 }
 
+/* The same copy twice, back to back: the first leaves dirty lines of dst
+ * in L2 that the second would otherwise write back. */
+static int copy_twice(void *arg)
+{
+	const struct copy_work *w = arg;
+
+	return probe_copy_f32(w->dst, w->src, w->n) ||
+	       probe_copy_f32(w->dst, w->src, w->n);
+}
+
 struct fma_work {
 	float *out;
 	int blocks, threads, iters;
@@ -272,6 +282,33 @@ int main(void)
 
 		ASSERT_EQ(counters_collect(c, copy_work, &cw, &v, &nr, &drop), 0);
 		ASSERT_EQ(nr, 1);
+		free(v);
+	}
+	counters_close(c);
+
+	/* L2 flushed before every kernel: still a range per kernel (the
+	 * flushes' own are dropped), and a copy after a copy is charged its
+	 * own writes only, not the dirty lines the first left in L2. */
+	ASSERT_EQ(counters_open(&c, hw, NHW, 16, COUNTERS_REPLAY_OP), 0);
+	ASSERT_EQ(counters_flush_each_kernel(c), 0);
+	CUDA_OK(cudaMalloc(&p, 64 * threads * sizeof(float)));
+	tw.out = p;
+	ASSERT_EQ(counters_collect(c, three_work, &tw, &v, &nr, &drop), 0);
+	ASSERT_EQ(nr, 3);
+	ASSERT(fabs(v[1 * NHW + 0] - bytes) <= 0.03 * bytes);
+	free(v);
+	CUDA_OK(cudaFree(tw.out));
+	{
+		struct copy_work cw = { dst, src, n };
+
+		ASSERT_EQ(counters_collect(c, copy_twice, &cw, &v, &nr, &drop), 0);
+		ASSERT_EQ(nr, 2);
+		for (int k = 0; k < 2; k++) {
+			double full[NM] = { v[k * NHW], v[k * NHW + 1], 0, v[k * NHW + 2] };
+
+			check_copy(k ? "op, flushed, second" : "op, flushed, first",
+				   full, bytes, l2, 1.0);
+		}
 		free(v);
 	}
 	counters_close(c);
