@@ -60,7 +60,7 @@ struct counters {
 	 * every kernel of a pass (in_pass), once per launch however many API
 	 * layers report it (pending), ignoring its own flush (flushing). */
 	CUpti_SubscriberHandle sub;
-	int flush_each, in_pass, pending, flushing;
+	int flush_each, in_pass, pending, flushing, nflush;
 };
 
 const char *counters_result_name(int r)
@@ -421,6 +421,7 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom,
 		return;
 	c->pending = 1;
 	c->flushing = 1;
+	c->nflush++;
 	flush_l2_read<<<4 * c->sms, 512, 0, s>>>((const float4 *)c->flush,
 						 c->flush_bytes / sizeof(float4),
 						 (float *)c->flush);
@@ -447,7 +448,6 @@ int counters_flush_each_kernel(struct counters *c)
 		return error("cannot flush L2 before each kernel: that is op "
 			     "replay's (kernel replay restores memory instead)");
 	TRY(cuptiSubscribe(&c->sub, (CUpti_CallbackFunc)on_launch, c), out);
-	/* The flush kernel's ranges are recognized by name. */
 	for (size_t i = 0; i < sizeof rt / sizeof *rt; i++)
 		TRY(cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_RUNTIME_API, rt[i]), out);
 	for (size_t i = 0; i < sizeof drv / sizeof *drv; i++)
@@ -495,40 +495,17 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	keep = (size_t *)calloc(inf.numTotalRanges ? inf.numTotalRanges : 1, sizeof *keep);
 	if (!keep)
 		return error("cannot collect counters: out of memory");
-	/* With a flush before each kernel, every other range is a flush:
-	 * keep the kernels, each of which must follow one. */
-	for (size_t i = 0, flushed = 0; i < inf.numTotalRanges; i++) {
-		CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri;
-		int is_flush;
-
-		if (!c->flush_each) {
-			keep[nkeep++] = i;
-			continue;
-		}
-		memset(&ri, 0, sizeof ri);
-		ri.structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE;
-		ri.pCounterDataImage = c->data;
-		ri.counterDataImageSize = c->data_size;
-		ri.rangeIndex = i;
-		ri.rangeDelimiter = "/";
-		TRY(cuptiRangeProfilerCounterDataGetRangeInfo(&ri), out);
-		is_flush = ri.rangeName && strstr(ri.rangeName, "flush_l2_read");
-		if (c->trace)
-			fprintf(stderr, "fuseprof: counters: range %zu: %s\n", i,
-				ri.rangeName ? ri.rangeName : "(no name)");
-		if (is_flush) {
-			flushed = 1;
-			continue;
-		}
-		if (!flushed) {
-			rc = error("cannot collect counters: kernel '%s' ran without "
-				   "the L2 flush before it (launched in a way fuseprof "
-				   "does not intercept)", ri.rangeName ? ri.rangeName : "?");
-			goto out;
-		}
-		flushed = 0;
-		keep[nkeep++] = i;
+	/* With a flush before each kernel, every other range is a flush (the
+	 * flush goes to the kernel's stream just before it; auto ranges are
+	 * named by index only, so the count has to tell): keep the kernels. */
+	if (c->flush_each && inf.numTotalRanges != 2 * (size_t)c->nflush) {
+		rc = error("cannot collect counters: %zu ranges for %d L2 flushes "
+			   "(a kernel launched in a way fuseprof does not intercept?)",
+			   inf.numTotalRanges, c->nflush);
+		goto out;
 	}
+	for (size_t i = c->flush_each; i < inf.numTotalRanges; i += 1 + c->flush_each)
+		keep[nkeep++] = i;
 	*out = (double *)calloc(nkeep ? nkeep * (size_t)c->n : 1, sizeof **out);
 	if (!*out) {
 		rc = error("cannot collect counters: out of memory");
@@ -615,6 +592,7 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		TRY(cuptiRangeProfilerStart(&st), out);
 		c->running = 1;
 		c->in_pass = c->flush_each;
+		c->nflush = 0;
 		wrc = work(arg);
 		c->in_pass = c->pending = 0;
 		e = cudaDeviceSynchronize();
