@@ -373,7 +373,7 @@ struct run_state {
 	int nwrong, nerror;
 	/* Where the run's wall time went, in seconds, for the closing line. */
 	double t_setup, t_check, t_time, t_count, t_store;
-	long long counted;            /* kernel ranges counted */
+	long long counted;            /* kernels counted (each once) */
 	int nops;
 };
 
@@ -880,7 +880,6 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 			counters_fallback(rs, crc);
 			break;
 		}
-		rs->counted += nr;
 		if (drop == 0) {
 			rs->insn[i] = v;
 			rs->insn_k[i] = nr;
