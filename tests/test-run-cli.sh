@@ -6,7 +6,7 @@
 
 expect_exit 0 "$FUSEPROF" run --help
 grep -q '^Usage: fuseprof run' "$tmp/out" || fail "run --help: no usage line"
-for o in --remeasure-ceilings --replay --check-all; do
+for o in --remeasure-ceilings --replay --flush --check-all; do
 	grep -q -- "$o" "$tmp/out" || fail "run --help misses $o"
 done
 expect_exit 0 "$FUSEPROF" help run
@@ -37,6 +37,12 @@ expect_exit 2 "$FUSEPROF" run --replay application
 one_line_error application
 expect_exit 2 "$FUSEPROF" run --replay kernel --no-counters
 one_line_error replay
+expect_exit 2 "$FUSEPROF" run --flush always
+one_line_error always
+expect_exit 2 "$FUSEPROF" run --flush kernel --replay kernel
+one_line_error flush
+expect_exit 2 "$FUSEPROF" run --no-counters --flush op
+one_line_error flush
 expect_exit 2 "$FUSEPROF" ceilings --all --remeasure
 one_line_error all
 expect_exit 2 "$FUSEPROF" ceilings --format xml
