@@ -1,0 +1,62 @@
+# torch-baselines.py - what a user would run instead of fuseprof's
+# memory-bound kernels: PyTorch eager and torch.compile for LayerNorm+GELU
+# (tanh) and softmax (plain, scaled+causal-masked, backward) at the shapes
+# bench/RESULTS.md compares with, timed with triton's do_bench (median, L2
+# cleared between calls). One line per op.
+# Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile]
+import sys
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+compile_too = "--no-compile" not in sys.argv
+M = 16384
+
+
+def us(fn):
+    return do_bench(fn, return_mode="median") * 1e3
+
+
+def line(name, dt, shape, eager, compiled=None):
+    c = "" if compiled is None else f", torch.compile {compiled:.1f} us"
+    print(f"{name} {str(dt)[6:]} {shape}: eager {eager:.1f} us{c}", flush=True)
+
+
+def ln_gelu(x, g, b):
+    return F.gelu(F.layer_norm(x, (x.shape[-1],), g, b), approximate="tanh")
+
+
+def masked(x, scale, mask):
+    return torch.softmax(x * scale + mask, dim=-1)
+
+
+for dt, N in ((torch.float32, 768), (torch.float32, 4096), (torch.bfloat16, 4096)):
+    t = dict(device="cuda", dtype=dt)
+    x = torch.randn(M, N, **t)
+    g = torch.randn(N, **t)
+    b = torch.randn(N, **t)
+    f = torch.compile(ln_gelu, dynamic=False)
+    comp = us(lambda: f(x, g, b)) if compile_too else None
+    line("ln_gelu_fwd", dt, f"M={M},N={N}", us(lambda: ln_gelu(x, g, b)), comp)
+    xs = [p.clone().requires_grad_() for p in (x, g, b)]
+    y = ln_gelu(*xs)
+    dy = torch.randn_like(y)
+    line("ln_gelu_bwd (autograd)", dt, f"M={M},N={N}",
+         us(lambda: torch.autograd.grad(y, xs, dy, retain_graph=True)))
+
+for dt in (torch.float32, torch.bfloat16):
+    t = dict(device="cuda", dtype=dt)
+    x = torch.randn(M, 4096, **t)
+    sm = lambda x: torch.softmax(x, dim=-1)
+    f = torch.compile(sm, dynamic=False)
+    comp = us(lambda: f(x)) if compile_too else None
+    line("softmax_fwd", dt, f"M={M},N=4096", us(lambda: sm(x)), comp)
+    mask = torch.triu(torch.full((M, 4096), float("-inf"), **t), diagonal=1)
+    f = torch.compile(masked, dynamic=False)
+    comp = us(lambda: f(x, 0.125, mask)) if compile_too else None
+    line("softmax_masked_fwd", dt, f"M={M},N=4096", us(lambda: masked(x, 0.125, mask)), comp)
+    xs = x.clone().requires_grad_()
+    y = torch.softmax(xs, dim=-1)
+    dy = torch.randn_like(y)
+    line("softmax_bwd (autograd)", dt, f"M={M},N=4096",
+         us(lambda: torch.autograd.grad(y, xs, dy, retain_graph=True)))
