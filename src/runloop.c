@@ -29,7 +29,7 @@
 #include "workload.h"
 
 /* Most kernels one op may launch per repetition and still get counters. */
-#define MAX_RANGES 256
+#define MAX_RANGES 64
 /* Input sets rotate until the inputs of consecutive reps span this many
  * L2 sizes, so a rep never finds the previous one's data in L2. */
 #define WORKING_SET_L2S 4
