@@ -35,10 +35,12 @@ for gpu in h100 h200; do
 		grep -q 'data:image/png;base64,' "$rep/report.html" || fail "$gpu: report.html embeds no image"
 	fi
 done
-# The H200 sample holds every workload the registry has.
+# Both samples hold every workload the registry has.
 wls=$("$FUSEPROF" list workloads --format csv | tail -n +2 | cut -d, -f1)
 [ -n "$wls" ] || fail "list workloads names no workload"
-for w in $wls; do
-	[ "$("$FUSEPROF" query --db "$tmp/h200.db" --format csv "SELECT count(*) FROM v_ops WHERE workload = '$w'" | tail -n 1 | tr -d '\r')" -gt 0 ] ||
-		fail "the H200 sample lacks workload $w"
+for gpu in h100 h200; do
+	for w in $wls; do
+		[ "$("$FUSEPROF" query --db "$tmp/$gpu.db" --format csv "SELECT count(*) FROM v_ops WHERE workload = '$w'" | tail -n 1 | tr -d '\r')" -gt 0 ] ||
+			fail "the $gpu sample lacks workload $w"
+	done
 done
