@@ -2,8 +2,10 @@
 # memory-bound kernels: PyTorch eager and torch.compile for LayerNorm+GELU
 # (tanh) and softmax (plain, scaled+causal-masked, backward) at the shapes
 # bench/RESULTS.md compares with, timed with triton's do_bench (median, L2
-# cleared between calls). One line per op.
-# Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile]
+# cleared between calls). One line per op. --kernel-time instead times the
+# torch.compile kernels as fuseprof times its own: GPU kernel time from
+# CUPTI (torch.profiler), 50 calls rotating over four input sets.
+# Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile | --kernel-time]
 import sys
 import torch
 import torch.nn.functional as F
@@ -11,6 +13,33 @@ from triton.testing import do_bench
 
 compile_too = "--no-compile" not in sys.argv
 M = 16384
+
+
+def kernel_time():
+    """Mean GPU kernel time per call of torch.compile'd LayerNorm+GELU and
+    softmax at 16384x4096, from the profiler's CUPTI records."""
+    from torch.profiler import profile, ProfilerActivity
+    ops = [("ln_gelu_fwd", lambda x: F.gelu(F.layer_norm(x, (4096,)), approximate="tanh")),
+           ("softmax_fwd", lambda x: torch.softmax(x, dim=-1))]
+    for dt in (torch.float32, torch.bfloat16):
+        for name, fn in ops:
+            f = torch.compile(fn, dynamic=False)
+            xs = [torch.randn(M, 4096, device="cuda", dtype=dt) for _ in range(4)]
+            for x in xs:
+                f(x)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as p:
+                for i in range(50):
+                    f(xs[i % 4])
+                torch.cuda.synchronize()
+            total = sum(e.self_device_time_total for e in p.key_averages())
+            print(f"{name} {str(dt)[6:]} M={M},N=4096: torch.compile kernel time "
+                  f"{total / 50:.1f} us a call (mean of 50)", flush=True)
+
+
+if "--kernel-time" in sys.argv:
+    kernel_time()
+    sys.exit(0)
 
 
 def us(fn):
