@@ -238,7 +238,10 @@ __device__ __forceinline__ uint4 load_slot(const T *a, int k, int off, int n,
 	return vec<T>::pack(v);  // exact: every v[e] came from a T or is fill
 }
 
-// Write the elements of slot k that lie in [0, n) of the row.
+// Write the elements of slot k that lie in [0, n) of the row, streaming
+// (evict-first: nothing reads the output back). On an H100 at 16384x4096
+// this took the fused fp32 forward from 185.9 to 182.3 us and the backward
+// from 274.6 to 267.1 us (fpbench -r 200, e03b4df).
 template <typename T>
 __device__ __forceinline__ void store_slot(T *a, int k, int off, int n,
 					   const float *v)
@@ -247,7 +250,7 @@ __device__ __forceinline__ void store_slot(T *a, int k, int off, int n,
 	const int j0 = k * W - off;
 
 	if (j0 >= 0 && j0 + W <= n) {
-		*reinterpret_cast<uint4 *>(a + (size_t)k * W) = vec<T>::pack(v);
+		__stcs(reinterpret_cast<uint4 *>(a + (size_t)k * W), vec<T>::pack(v));
 		return;
 	}
 #pragma unroll
