@@ -558,14 +558,16 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			rstd = stats[2 * M + row];
 		} else {
 			wide_stats(xr, N, sh, &hi, &lo, &rstd);
-			if constexpr (MODE == FWD_STATS) {
-				if (threadIdx.x == 0) {
-					stats[row] = hi;
-					stats[M + row] = lo;
-					stats[2 * M + row] = rstd;
-				}
-				continue;
+			// FWD_LN saves the statistics too when asked (the
+			// LayerNorm+Linear backward's recompute).
+			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
+			    threadIdx.x == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
 			}
+			if constexpr (MODE == FWD_STATS)
+				continue;
 		}
 		if constexpr (MODE != FWD_STATS) {
 			T *yr = out + row * N;
@@ -655,14 +657,14 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			row_sum<TPR, 2, false>(p, sh[1]);
 			lo = p[0] / n;
 			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LN_GELU_EPS);
-			if constexpr (MODE == FWD_STATS) {
-				if (live && t == 0) {
-					stats[row] = hi;
-					stats[M + row] = lo;
-					stats[2 * M + row] = rstd;
-				}
-				continue;
+			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
+			    live && t == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
 			}
+			if constexpr (MODE == FWD_STATS)
+				continue;
 		}
 		if constexpr (MODE != FWD_STATS) {
 			if (!live)
@@ -1385,6 +1387,57 @@ static int op_launch(struct fp_op *op, int set, cudaStream_t st)
 	return launch_bwd_rows(op, &op->main, (unsigned)op->pgrid, dy, x, g, b,
 			       op->out, st) ||
 	       launch_reduce(op, st) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* LayerNorm alone, for other workloads (ln_gelu.h)                         */
+/* ------------------------------------------------------------------------ */
+
+static int persistent_grid(const struct kcfg *k, long M, int *grid);
+
+extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+			      const void *beta, void *out, float *stats, long M,
+			      long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.stats = stats;
+	return launch_fwd_rows(&op, FWD_LN, x, gamma, beta, out, st);
+}
+
+extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N)
+{
+	struct kcfg k = pick(1, BWD_LN, 0, N, dt);
+	int grid = 0;
+
+	if (kcfg_ready(&k) || persistent_grid(&k, M, &grid))
+		return -1;
+	return grid;
+}
+
+extern "C" int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
+			      const void *gamma, const float *stats, void *dx,
+			      void *dgb, float *partial, long blocks, long M,
+			      long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.stats = (float *)stats;
+	op.partial = partial;
+	op.pgrid = (int)blocks;
+	op.dgb = (char *)dgb;
+	op.main = pick(1, BWD_LN, 0, N, dt);
+	return launch_bwd_rows(&op, &op.main, (unsigned)blocks, dh, x, gamma, NULL,
+			       dx, st) ||
+	       launch_reduce(&op, st) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -47,6 +47,27 @@ int ln_gelu_plan(int bwd, long N, enum fp_dtype dt);
  * vector width): threads per row * this >= N whenever ln_gelu_plan() > 0. */
 int ln_gelu_per_thread(int bwd);
 
+/* LayerNorm alone, on the GPU, for other workloads (the LayerNorm+Linear
+ * backward). dtype dt for the tensors, fp32 statistics: per row hi (a
+ * shift), lo (the mean of x - hi) and rstd, 3 M floats. All enqueue on st
+ * and return 0 or -1 (reported).
+ * out = LayerNorm(x; gamma, beta), M rows of N; stats written unless NULL. */
+int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+		   const void *beta, void *out, float *stats, long M, long N,
+		   cudaStream_t st);
+
+/* The backward's persistent grid for M x N: it needs blocks * 2 N floats
+ * of partials. Call once per shape (it also lets the kernel have its
+ * shared memory). -1 on error (reported). */
+long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N);
+
+/* Given dh, the gradient at the LayerNorm's output: dx, and dgamma then
+ * dbeta in dgb (2 N values), deterministic (block partials summed in a
+ * fixed order, no atomics). */
+int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
+		   const void *gamma, const float *stats, void *dx, void *dgb,
+		   float *partial, long blocks, long M, long N, cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

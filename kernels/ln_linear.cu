@@ -29,8 +29,9 @@
 // An unshifted one-pass variance would subtract two numbers of 1e6 to get 1,
 // losing six of fp32's seven digits. The normalised value is formed as
 // (x~ - (mean - c)) * rstd, never as x - mean with a rounded mean. The
-// unfused backward therefore saves three floats per row (c, mean - c, rstd)
-// rather than mean and rstd.
+// backward's LayerNorm kernels (the LayerNorm+GELU workloads', with the row
+// in registers: c is their first-pass mean) keep three floats per row the
+// same way (c, mean - c, rstd) rather than mean and rstd.
 //
 // The fused forward and FlashNorm (arXiv 2407.09577). FlashNorm folds the
 // LayerNorm's affine part into the Linear once per weight:
@@ -81,6 +82,7 @@
 
 #include "error.h"
 #include "kutil.h"
+#include "ln_gelu.h"
 #include "ln_linear.h"
 #include "util.h"
 
@@ -478,48 +480,6 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 		}
 		for (int q = 0; q < NB && n0 + q < N; q++)
 			y[i * N + n0 + q] = from_f<T>(acc[q] + to_f(b[n0 + q]));
-	}
-}
-
-// --- LayerNorm, one warp per row: shifted sums in one pass, the normalised
-// row h = xhat * gamma + beta written in a second pass (the row is re-read
-// from L1/L2, not DRAM: 4 rows of at most 16 KB per block). Optionally saves
-// (c, mean - c, rstd) per row for the backward. The unfused forward's first
-// kernel and the unfused backward's recompute. Scalar loads and stores: at
-// 16384 x 4096 bf16 it takes ~165 us of the unfused forward's 232 us against
-// a 90 us floor (268 MB); 16-byte accesses are the next step.
-#define LN_ROWS 4
-template <typename T>
-__global__ void k_layernorm(const T *__restrict__ x, const T *__restrict__ gamma,
-			    const T *__restrict__ beta, T *__restrict__ h,
-			    float *__restrict__ stats, long M, int K)
-{
-	long i = blockIdx.x * (long)LN_ROWS + threadIdx.x / WARP;
-	int lane = threadIdx.x % WARP;
-	const T *xr = x + i * K;
-	float c, s1 = 0, s2 = 0, mt, rs;
-
-	if (i >= M)
-		return;
-	c = to_f(xr[0]);
-	for (int k = lane; k < K; k += WARP) {
-		float v = to_f(xr[k]) - c;
-
-		s1 += v;
-		s2 += v * v;
-	}
-	shifted_stats(warp_sum(s1), warp_sum(s2), K, &mt, &rs);
-	if (h) {
-		T *hr = h + i * K;
-
-		for (int k = lane; k < K; k += WARP)
-			hr[k] = from_f<T>(((to_f(xr[k]) - c) - mt) * rs *
-					  to_f(gamma[k]) + to_f(beta[k]));
-	}
-	if (stats && lane == 0) {
-		stats[i] = c;
-		stats[M + i] = mt;
-		stats[2 * M + i] = rs;
 	}
 }
 
@@ -1557,81 +1517,30 @@ __global__ void k_f32_to(const float *__restrict__ src, T *__restrict__ dst, lon
 		dst[i] = from_f<T>(src[i]);
 }
 
-// --- backward, LayerNorm part of the unfused form: one warp per row, given
-// dh (fp32, from the dh = dy W GEMM) and the saved (c, mean - c, rstd):
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dh * gamma.
-template <typename T>
-__global__ void k_ln_bwd_dx(const float *__restrict__ dh, const T *__restrict__ x,
-			    const T *__restrict__ gamma,
-			    const float *__restrict__ stats, T *__restrict__ dx,
-			    long M, int K)
-{
-	long i = blockIdx.x * (long)LN_ROWS + threadIdx.x / WARP;
-	int lane = threadIdx.x % WARP;
-	float c, mt, rs, sg = 0, sgx = 0;
-
-	if (i >= M)
-		return;
-	c = stats[i], mt = stats[M + i], rs = stats[2 * M + i];
-	for (int k = lane; k < K; k += WARP) {
-		float xh = ((to_f(x[i * K + k]) - c) - mt) * rs;
-		float g = dh[i * K + k] * to_f(gamma[k]);
-
-		sg += g;
-		sgx += g * xh;
-	}
-	sg = warp_sum(sg) / K;
-	sgx = warp_sum(sgx) / K;
-	for (int k = lane; k < K; k += WARP) {
-		float xh = ((to_f(x[i * K + k]) - c) - mt) * rs;
-		float g = dh[i * K + k] * to_f(gamma[k]);
-
-		dx[i * K + k] = from_f<T>(rs * (g - sg - xh * sgx));
-	}
-}
-
-// --- column sums over rows, deterministic (no atomics): blocks of 32
-// columns x CS_ROWS rows write per-chunk partials, a second kernel adds the
-// chunks in order. DB mode sums dy (db); else sums dh * xhat and dh
-// (dgamma, dbeta) with xhat recomputed from x and the saved statistics.
+// --- db: column sums of dy over rows, deterministic (no atomics): blocks
+// of 32 columns x CS_ROWS rows write per-chunk partials, k_colsum_final
+// adds the chunks in order. (The unfused backward's; the fused one takes
+// db from the dW GEMM's epilogue.)
 #define CS_ROWS 128
-template <typename T, bool DB>
-__global__ void k_colsum_part(const T *__restrict__ dy, const float *__restrict__ dh,
-			      const T *__restrict__ x, const float *__restrict__ stats,
-			      float *__restrict__ part, long M, int C)
+template <typename T>
+__global__ void k_colsum_db(const T *__restrict__ dy, float *__restrict__ part,
+			    long M, long C)
 {
-	__shared__ float sa[8][33], sb[8][33];
+	__shared__ float sa[8][33];
 	int tx = threadIdx.x, ty = threadIdx.y;
 	long c = blockIdx.x * 32L + tx, chunk = blockIdx.y;
 	long r0 = chunk * CS_ROWS, r1 = r0 + CS_ROWS < M ? r0 + CS_ROWS : M;
-	long R = (M + CS_ROWS - 1) / CS_ROWS;
-	float a = 0, b = 0;
+	float a = 0;
 
-	if (c < C) {
-		for (long r = r0 + ty; r < r1; r += 8) {
-			if constexpr (DB) {
-				a += to_f(dy[r * C + c]);
-			} else {
-				float d = dh[r * C + c];
-				float xh = ((to_f(x[r * C + c]) - stats[r]) - stats[M + r]) *
-					   stats[2 * M + r];
-
-				a = fmaf(d, xh, a);
-				b += d;
-			}
-		}
-	}
+	if (c < C)
+		for (long r = r0 + ty; r < r1; r += 8)
+			a += to_f(dy[r * C + c]);
 	sa[ty][tx] = a;
-	sb[ty][tx] = b;
 	__syncthreads();
 	if (ty == 0 && c < C) {
-		for (int j = 1; j < 8; j++) {
+		for (int j = 1; j < 8; j++)
 			a += sa[j][tx];
-			b += sb[j][tx];
-		}
 		part[chunk * C + c] = a;
-		if (!DB)
-			part[(R + chunk) * C + c] = b;
 	}
 }
 
@@ -1654,107 +1563,9 @@ __global__ void k_colsum_final(const float *__restrict__ part, long R, int C,
 		out1[c] = from_f<T>(b);
 }
 
-// --- backward, fused LayerNorm part: one pass over dh and x per row gives
-// dx and the row's dgamma/dbeta contributions, which each warp adds into
-// its own rows of shared memory (lane l owns columns l, l + 32, ...: no two
-// threads add to one address). At the end the block adds its warps' rows in
-// a fixed order and writes one partial per block; k_colsum_final adds the
-// blocks in order. Deterministic, no atomics, and dh and x are read once
-// (the second pass over a row hits L1) where the unfused form reads them
-// twice. Blocks walk rows with a grid stride; the grid is fixed per shape
-// (LNB_BLOCKS), so the summation order is too.
-// Measured slower than the unfused pair it replaces (whole backward, bf16,
-// M = 16384: 290 vs 201 us at 768->256, 2020 vs 905 us at 4096->256): the
-// per-warp shared rows take 2*K floats, so at K = 4096 one block of 4 warps
-// fills an SM's shared memory and each SM has 4 warps walking rows one after
-// another, far too little in flight. Next: split the columns over blocks
-// (each block owns a slice of K for many rows, with the row sums of g and
-// g*xhat from a small pre-pass or from the dh GEMM's epilogue), keeping the
-// fixed-order reduction.
-#define LNB_BLOCKS 264      // 2 per H100 SM
-#define LNB_SMEM_MAX (196 * 1024)
-template <typename T>
-__global__ void k_ln_bwd_fused(const float *__restrict__ dh, const T *__restrict__ x,
-			       const T *__restrict__ gamma,
-			       const float *__restrict__ stats, T *__restrict__ dx,
-			       float *__restrict__ part, long M, int K)
-{
-	extern __shared__ float sp[];  // [warps][2][K]
-	const int warps = blockDim.x / WARP, w = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-	float *pg = sp + (size_t)w * 2 * K, *pb = pg + K;
-
-	for (int k = lane; k < K; k += WARP)
-		pg[k] = pb[k] = 0.f;
-	for (long i = blockIdx.x * (long)warps + w; i < M; i += (long)gridDim.x * warps) {
-		const float *dr = dh + i * K;
-		const T *xr = x + i * K;
-		float c = stats[i], mt = stats[M + i], rs = stats[2 * M + i];
-		float sg = 0, sgx = 0;
-
-		for (int k = lane; k < K; k += WARP) {
-			float d = dr[k], xh = ((to_f(xr[k]) - c) - mt) * rs;
-			float g = d * to_f(gamma[k]);
-
-			pg[k] = fmaf(d, xh, pg[k]);
-			pb[k] += d;
-			sg += g;
-			sgx = fmaf(g, xh, sgx);
-		}
-		sg = warp_sum(sg) / K;
-		sgx = warp_sum(sgx) / K;
-		for (int k = lane; k < K; k += WARP) {
-			float xh = ((to_f(xr[k]) - c) - mt) * rs;
-
-			dx[i * K + k] = from_f<T>(rs * (dr[k] * to_f(gamma[k]) - sg - xh * sgx));
-		}
-	}
-	__syncthreads();
-	for (int k = threadIdx.x; k < K; k += blockDim.x) {
-		float a = 0, b = 0;
-
-		for (int j = 0; j < warps; j++) {
-			a += sp[(size_t)j * 2 * K + k];
-			b += sp[(size_t)j * 2 * K + K + k];
-		}
-		part[(long)blockIdx.x * K + k] = a;
-		part[(long)(gridDim.x + blockIdx.x) * K + k] = b;
-	}
-}
-
-// Warps per block of k_ln_bwd_fused for rows of K (its shared memory is
-// warps * 2 * K floats), or 0 when even one warp's rows do not fit: the
-// fused backward then takes the unfused LayerNorm path.
-static int lnb_warps(long K)
-{
-	for (int w = 4; w >= 1; w /= 2)
-		if ((long)w * 2 * K * 4 <= LNB_SMEM_MAX)
-			return w;
-	return 0;
-}
-
-// Blocks of k_ln_bwd_fused: fixed per shape, so is the summation order.
-static long lnb_blocks(long M, long K)
-{
-	long w = lnb_warps(K), b = w ? (M + w - 1) / w : 1;
-
-	return b < LNB_BLOCKS ? b : LNB_BLOCKS;
-}
-
-// Raise k_ln_bwd_fused's dynamic shared memory limit, once per process.
-static int lnb_smem_setup(void)
-{
-	static int done;
-
-	if (done)
-		return 0;
-	if (CUDA_CHECK(cudaFuncSetAttribute(k_ln_bwd_fused<float>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, LNB_SMEM_MAX)) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_ln_bwd_fused<__nv_bfloat16>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, LNB_SMEM_MAX)))
-		return -1;
-	done = 1;
-	return 0;
-}
+// The LayerNorm backward's partial rows: at most this many blocks (its
+// persistent grid is a few blocks per SM).
+#define LNB_PARTIALS 1024
 
 // ---------------------------------------------------------------------------
 // cuBLASLt: one matmul description per GEMM, its algorithm chosen once in
@@ -1798,11 +1609,13 @@ static void lt_release(struct lt_gemm *g)
 	memset(g, 0, sizeof *g);
 }
 
-// D (m x n, column-major, ldd) = op(A) op(B) [+ bias per row of D].
-static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
-		   cublasOperation_t tb, long m, long n, long k,
-		   cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
-		   long ldd, const void *bias)
+// D (m x n, column-major, ldd) = op(A) op(B), with epilogue ep using the
+// vector bias (CUBLASLT_EPILOGUE_BIAS: added per row of D; BGRADB: op(B)'s
+// column sums written there), of D's type.
+static int lt_init_ep(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
+		      cublasOperation_t tb, long m, long n, long k,
+		      cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
+		      long ldd, cublasLtEpilogue_t ep, const void *bias, int quiet)
 {
 	cublasLtMatmulPreference_t pref = NULL;
 	cublasLtMatmulHeuristicResult_t res;
@@ -1814,7 +1627,6 @@ static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 	LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
 	LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
 	if (bias) {
-		cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_BIAS;
 		int32_t bt = dt;
 
 		LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
@@ -1834,11 +1646,22 @@ static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 						   g->ld, pref, 1, &res, &nres);
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (s != CUBLAS_STATUS_SUCCESS)
-		return lt_fail("heuristic", s);
+		return quiet ? -1 : lt_fail("heuristic", s);
 	if (nres < 1)
-		return error("cublasLt: no algorithm for a %ld x %ld x %ld GEMM", m, n, k);
+		return quiet ? -1 : error("cublasLt: no algorithm for a %ld x %ld x %ld "
+					  "GEMM", m, n, k);
 	g->algo = res.algo;
 	return 0;
+}
+
+// D = op(A) op(B) [+ bias per row of D].
+static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
+		   cublasOperation_t tb, long m, long n, long k,
+		   cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
+		   long ldd, const void *bias)
+{
+	return lt_init_ep(g, h, ta, tb, m, n, k, ab, lda, ldb, dt, ldd,
+			  CUBLASLT_EPILOGUE_BIAS, bias, 0);
 }
 
 static int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
@@ -1871,10 +1694,13 @@ struct lnl_op {
 	void *h;             // unfused: the normalised x (M x K, dtype)
 	void *Wf;            // fused forward: W' (N x K, dtype)
 	float *sW, *bf;      // fused forward: s, b'
-	float *stats;        // unfused backward: c, mean - c, rstd (3 x M)
-	void *dx, *dW, *dg, *dbeta, *db;  // backward outputs (dtype)
-	float *dh;           // unfused backward: M x K fp32
-	float *part;         // unfused backward: column-sum partials
+	float *stats;        // backward: c, mean - c, rstd (3 x M)
+	void *dx, *dW, *dg, *dbeta, *db;  // backward outputs (dtype); dbeta
+	                     // follows dgamma in one allocation (dg)
+	void *dh;            // backward: dh = dy W, M x K (dtype)
+	float *part;         // backward: dgamma/dbeta and db partials
+	long lnb;            // backward: the LayerNorm backward's blocks
+	int db_in_gemm;      // fused backward: db from the dW GEMM's epilogue
 	float *acc;          // naive backward: fp32 atomics targets
 	cublasLtHandle_t lt;
 	void *ws;
@@ -1985,13 +1811,10 @@ static int launch_fwd(const struct lnl_op *op, const T *x, cudaStream_t st)
 				(const T *)op->gamma, (const T *)op->beta, (const T *)op->W,
 				(const T *)op->b, (T *)op->y, M, K, N);
 		return CUDA_CHECK_LAUNCH("k_fwd_naive");
-	case FWD_UNFUSED:
-		k_layernorm<T><<<(unsigned)((M + LN_ROWS - 1) / LN_ROWS),
-				 LN_ROWS * WARP, 0, st>>>(x, (const T *)op->gamma,
-				(const T *)op->beta, (T *)op->h, NULL, M, K);
-		if (CUDA_CHECK_LAUNCH("k_layernorm"))
-			return -1;
-		return lt_run(&op->g0, op->lt, op->W, op->h, op->y, op->ws, st);
+	case FWD_UNFUSED:  // the LayerNorm+GELU workloads' LayerNorm kernel
+		return ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, NULL,
+				      M, K, st) ||
+		       lt_run(&op->g0, op->lt, op->W, op->h, op->y, op->ws, st) ? -1 : 0;
 	default: {
 		long tiles = ((M + FB_M - 1) / FB_M) * ((N + FB_N - 1) / FB_N);
 
@@ -2014,9 +1837,7 @@ template <typename T>
 static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 		      cudaStream_t st)
 {
-	const long M = op->M, R = (M + CS_ROWS - 1) / CS_ROWS;
-	const int K = (int)op->K, N = (int)op->N;
-	const unsigned lnb = (unsigned)((M + LN_ROWS - 1) / LN_ROWS);
+	const long M = op->M, K = op->K, N = op->N, R = (M + CS_ROWS - 1) / CS_ROWS;
 
 	if (op->variant == BWD_NAIVE) {
 		size_t nacc = (size_t)N * K + 2 * (size_t)K + (size_t)N;
@@ -2040,46 +1861,21 @@ static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 		k_f32_to<T><<<1, 256, 0, st>>>(op->acc + (long)N * K + 2 * K, (T *)op->db, N);
 		return CUDA_CHECK_LAUNCH("k_f32_to");
 	}
-	k_layernorm<T><<<lnb, LN_ROWS * WARP, 0, st>>>(x, (const T *)op->gamma,
-		(const T *)op->beta, (T *)op->h, op->stats, M, K);
-	if (CUDA_CHECK_LAUNCH("k_layernorm"))
+	// h = LayerNorm(x) recomputed, with its statistics; dW = dy^T h (db
+	// in its epilogue, fused); dh = dy W; the LayerNorm backward (the
+	// LayerNorm+GELU workloads' kernel) gives dx, dgamma and dbeta.
+	if (ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, op->stats, M, K, st) ||
+	    lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
+	    lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
+	    ln_gelu_ln_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx, op->dg,
+			   op->part, op->lnb, M, K, st))
 		return -1;
-	if (lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
-	    lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st))
-		return -1;
-	if (op->variant == BWD_FUSED && lnb_warps(K)) {
-		const int w = lnb_warps(K);
-		const long B = lnb_blocks(M, K);
-
-		k_ln_bwd_fused<T><<<(unsigned)B, w * WARP, (size_t)w * 2 * K * 4, st>>>(
-			op->dh, x, (const T *)op->gamma, op->stats, (T *)op->dx,
-			op->part, M, K);
-		if (CUDA_CHECK_LAUNCH("k_ln_bwd_fused"))
-			return -1;
-		k_colsum_final<T><<<(unsigned)((K + 255) / 256), 256, 0, st>>>(
-			op->part, B, K, (T *)op->dg, (T *)op->dbeta);
-		if (CUDA_CHECK_LAUNCH("k_colsum_final"))
-			return -1;
-	} else {
-		k_ln_bwd_dx<T><<<lnb, LN_ROWS * WARP, 0, st>>>(op->dh, x,
-			(const T *)op->gamma, op->stats, (T *)op->dx, M, K);
-		if (CUDA_CHECK_LAUNCH("k_ln_bwd_dx"))
-			return -1;
-		k_colsum_part<T, false><<<dim3((unsigned)((K + 31) / 32), (unsigned)R),
-					  dim3(32, 8), 0, st>>>(NULL, op->dh, x, op->stats,
-								op->part, M, K);
-		if (CUDA_CHECK_LAUNCH("k_colsum_part"))
-			return -1;
-		k_colsum_final<T><<<(unsigned)((K + 255) / 256), 256, 0, st>>>(
-			op->part, R, K, (T *)op->dg, (T *)op->dbeta);
-		if (CUDA_CHECK_LAUNCH("k_colsum_final"))
-			return -1;
-	}
-	// db's partials reuse the buffer: the launches are ordered on st.
-	k_colsum_part<T, true><<<dim3((unsigned)((N + 31) / 32), (unsigned)R),
-				 dim3(32, 8), 0, st>>>(dy, NULL, NULL, NULL,
-						       op->part, M, N);
-	if (CUDA_CHECK_LAUNCH("k_colsum_part"))
+	if (op->db_in_gemm)
+		return 0;
+	// db: column sums of dy (partials reuse the buffer: ordered on st).
+	k_colsum_db<T><<<dim3((unsigned)((N + 31) / 32), (unsigned)R), dim3(32, 8), 0, st>>>(
+		dy, op->part, M, N);
+	if (CUDA_CHECK_LAUNCH("k_colsum_db"))
 		return -1;
 	k_colsum_final<T><<<(unsigned)((N + 255) / 256), 256, 0, st>>>(
 		op->part, R, N, (T *)op->db, (T *)NULL);
@@ -2184,10 +1980,11 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 	} else {
 		z->h = z->xset;
 		z->stats = pad256(3 * M * sizeof(float));
-		z->dh = pad256(M * K * sizeof(float));
-		z->part = 2 * R * (K > N ? K : N);
-		if (variant == BWD_FUSED && z->part < 2 * (size_t)LNB_BLOCKS * K)
-			z->part = 2 * (size_t)LNB_BLOCKS * K;
+		z->dh = pad256(M * K * es);
+		// db's column-sum partials, or the LayerNorm backward's (at
+		// most LNB_PARTIALS blocks of 2 K)
+		z->part = 2 * R * N > 2 * LNB_PARTIALS * K ? 2 * R * N
+							   : 2 * LNB_PARTIALS * K;
 		z->part = pad256(z->part * sizeof(float));
 		z->ws = LT_WS_BYTES;
 	}
@@ -2263,16 +2060,12 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
 		m->variant_bytes = m->min_bytes + 3 * E * es + 3 * M * N * es +
 				   2 * 4 * (N * K + 2 * K + N);
-	else if (variant == BWD_UNFUSED)
-		// h (write, read), 2 more dy and x reads, dh fp32 (write, 2
-		// reads), 3 floats of statistics per row written, read twice
-		m->variant_bytes = m->min_bytes + 2 * E * es + 2 * M * N * es +
-				   2 * E * es + 12 * E + 36 * M + 2 * wre;
-	else  // as unfused, less one read of x and of dh; block partials
-		m->variant_bytes = m->min_bytes + 2 * E * es + 2 * M * N * es +
-				   E * es + 8 * E + 24 * M + 2 * wre +
-				   (lnb_warps(s->v[1]) ? 2 * 2 * lnb_blocks(s->v[0], s->v[1]) * K * 4
-						       : 4 * E);
+	else  // x read twice; h and dh written and read; statistics (3 floats
+	      // a row) written and read; dy read by both GEMMs, and once more
+	      // for db when unfused
+		m->variant_bytes = m->min_bytes + 5 * E * es +
+				   (variant == BWD_UNFUSED ? 2 : 1) * M * N * es +
+				   24 * M + 2 * wre;
 }
 
 static void lnl_destroy(struct fp_op *fop)
@@ -2287,7 +2080,7 @@ static void lnl_destroy(struct fp_op *fop)
 		cublasLtDestroy(op->lt);
 	void *bufs[] = { op->x, op->dy, op->gamma, op->beta, op->W, op->b, op->y,
 			 op->h, op->Wf, op->sW, op->bf, op->stats, op->dx, op->dW,
-			 op->dg, op->dbeta, op->db, op->dh, op->part, op->acc,
+			 op->dg, op->db, op->dh, op->part, op->acc,
 			 op->ws };
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		cudaFree(bufs[i]);
@@ -2318,10 +2111,25 @@ static int lnl_plan(struct lnl_op *op)
 	if (!op->bwd)
 		return lt_init(&op->g0, op->lt, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
 			       t, K, K, t, N, op->b);
-	return lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
-		       t, K, N, t, K, NULL) ||
+	if (op->variant == BWD_FUSED) {
+		// db = the column sums of dy, which the dW GEMM reduces over
+		// already: its BGRADB epilogue writes them, saving a pass over
+		// dy. Where cuBLASLt has no such algorithm, a column sum does.
+		op->db_in_gemm = lt_init_ep(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T,
+					    K, N, M, t, K, N, t, K,
+					    CUBLASLT_EPILOGUE_BGRADB, op->db, 1) == 0;
+		if (!op->db_in_gemm) {
+			lt_release(&op->g0);
+			if (getenv("FUSEPROF_VERBOSE"))
+				fprintf(stderr, "ln_linear_bwd/fused: no cuBLASLt "
+					"BGRADB algorithm for K=%ld N=%ld M=%ld: db "
+					"by a column sum\n", K, N, M);
+		}
+	}
+	return (!op->db_in_gemm && lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T,
+					   K, N, M, t, K, N, t, K, NULL)) ||
 	       lt_init(&op->g1, op->lt, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
-		       t, K, N, CUDA_R_32F, K, NULL);
+		       t, K, N, t, K, NULL);
 }
 
 static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
@@ -2369,16 +2177,23 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			goto out_free;
 	} else {
 		if (dev_alloc(&op->dx, z.dx) || dev_alloc(&op->dW, z.W) ||
-		    dev_alloc(&op->dg, z.vecK) || dev_alloc(&op->dbeta, z.vecK) ||
+		    dev_alloc(&op->dg, 2 * z.vecK) ||
 		    dev_alloc(&op->db, z.vecN) || dev_alloc(&op->acc, z.acc) ||
 		    dev_alloc(&op->stats, z.stats) || dev_alloc(&op->dh, z.dh) ||
 		    dev_alloc(&op->part, z.part))
 			goto out_free;
+		op->dbeta = (char *)op->dg + (size_t)op->K * fp_dtype_size(dt);
 	}
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
 		goto out_free;
-	if (bwd && variant == BWD_FUSED && lnb_smem_setup())
-		goto out_free;
+	if (bwd && variant != BWD_NAIVE) {
+		op->lnb = ln_gelu_ln_bwd_blocks(dt, op->M, op->K);
+		if (op->lnb < 0 || op->lnb > LNB_PARTIALS) {
+			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
+			      "(at most %d)", op->lnb, LNB_PARTIALS);
+			goto out_free;
+		}
+	}
 	if (!bwd && variant == FWD_FUSED && dt == FP_BF16 && fx_setup(&op->wgmma))
 		goto out_free;
 	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the two kernels
@@ -2931,7 +2746,7 @@ static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 	    (op->dbeta && dev_poison(op->dbeta, (size_t)K * es)) ||
 	    (op->db && dev_poison(op->db, (size_t)N * es)) ||
 	    (op->stats && dev_poison(op->stats, (size_t)(3 * M) * 4)) ||
-	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * 4)) ||
+	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch(fop, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
 	t1 = now_seconds();
@@ -3004,11 +2819,12 @@ static const struct fp_variant bwd_variants[] = {
 	{ "naive", FP_NAIVE,
 	  "1 kernel + 4 conversions, one thread per row: dx, and dgamma, dbeta, dW, db by fp32 atomics" },
 	{ "unfused", FP_UNFUSED,
-	  "7 kernels: LayerNorm recompute h, cuBLASLt dW = dy^T h and dh = dy W (fp32), "
-	  "LayerNorm backward dx, column sums dgamma/dbeta and db (deterministic)" },
+	  "7 kernels: LayerNorm recompute h (with row statistics), cuBLASLt dW = dy^T h and "
+	  "dh = dy W, LayerNorm backward (dx and dgamma/dbeta partials, reduced in order), "
+	  "db by column sums of dy (deterministic)" },
 	{ "fused", FP_FUSED,
-	  "6 kernels: as unfused, but dx and per-block dgamma/dbeta partials in one pass "
-	  "over dh and x (deterministic); h still materialised for cuBLASLt's dW" },
+	  "5 kernels: as unfused, but db comes from the dW GEMM's epilogue (cuBLASLt BGRADB), "
+	  "saving a pass over dy; h still materialised for cuBLASLt's dW" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
