@@ -213,7 +213,10 @@ extern "C" void ln_gelu_ref_bwd(const double *dy, const double *x,
 #define MAX_PARTIALS 1024    // most blocks writing dgamma/dbeta partials
 
 enum { FWD_STATS, FWD_NORM, FWD_LN, FWD_FUSED };
-enum { BWD_DH, BWD_LN, BWD_FUSED };
+// BWD_LNH (the LayerNorm+Linear backward's fused form): BWD_FUSED's
+// statistics from x, no GELU (dy is the gradient at the LayerNorm's
+// output), and h = LayerNorm(x) written to aux for the dW GEMM: x read once.
+enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
 
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -741,7 +744,7 @@ __global__ void __launch_bounds__(WIDE_THREADS)
 ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
-	    float *__restrict__ partial, long M, long N)
+	    float *__restrict__ partial, long M, long N, T *__restrict__ aux)
 {
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
@@ -865,7 +868,7 @@ __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
 ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
-	    float *__restrict__ partial, long M, long Nl)
+	    float *__restrict__ partial, long M, long Nl, T *__restrict__ aux)
 {
 	using S = bwd_shape<T, TPR, MODE>;
 	constexpr bool FAST = sizeof(T) == 2, SACC = S::SACC, STAGE = S::STAGE;
@@ -1018,7 +1021,9 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 					const float xh = fmaf(xv[c][k], rstd, nlr);
 
 					dh[k] = gv[c][k];
-					if constexpr (MODE != BWD_LN)
+					if constexpr (MODE == BWD_LNH)
+						bt[k] = fmaf(xh, gm[k], bt[k]);  // h, stored below
+					else if constexpr (MODE != BWD_LN)
 						dh[k] *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), ERF);
 					xv[c][k] = xh;
 					if constexpr (MODE == BWD_DH) {
@@ -1035,6 +1040,9 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 						p[1] = fmaf(dxh, xh, p[1]);
 					}
 				}
+				if constexpr (MODE == BWD_LNH)
+					if (live)
+						st16<false>(aux + row * N + j, bt);
 				if constexpr (SACC) {
 #pragma unroll
 					for (int k = 0; k < V; k += 4) {  // 16-byte RMW
@@ -1238,10 +1246,25 @@ static struct kcfg fwd_kernel_t(int mode, int erf, int tpr)
 	}
 }
 
+// BWD_LNH has register kernels only (no wide-row form): fn NULL past them.
+template <typename T>
+static struct kcfg bwd_kernel_lnh(int tpr)
+{
+	switch (tpr) {
+	BWD_CASE(32, T, BWD_LNH, 0);
+	BWD_CASE(64, T, BWD_LNH, 0);
+	BWD_CASE(128, T, BWD_LNH, 0);
+	BWD_CASE(256, T, BWD_LNH, 0);
+	BWD_CASE(512, T, BWD_LNH, 0);
+	default: return { NULL, 0, 1, 0 };
+	}
+}
+
 template <typename T>
 static struct kcfg bwd_kernel_t(int mode, int erf, int tpr)
 {
 	switch (mode) {
+	case BWD_LNH: return bwd_kernel_lnh<T>(tpr);
 	case BWD_DH:
 		return erf ? bwd_kernel<T, BWD_DH, 1>(tpr) : bwd_kernel<T, BWD_DH, 0>(tpr);
 	case BWD_LN: return bwd_kernel<T, BWD_LN, 0>(tpr);
@@ -1277,6 +1300,7 @@ struct fp_op {
 	float *stats;                 // hi, lo, rstd per row (3M)
 	float *partial;               // backward: [pgrid][2N]
 	struct kcfg main;             // the row kernel writing partials (bwd)
+	void *aux;                    // BWD_LNH: h = LayerNorm(x) written here
 	int pgrid;                    // its persistent grid
 };
 
@@ -1332,7 +1356,8 @@ static int launch_bwd_rows(const struct fp_op *op, const struct kcfg *k,
 {
 	long M = op->M, N = op->N;
 	float *stats = op->stats, *partial = op->partial;
-	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N };
+	void *aux = op->aux;
+	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N, &aux };
 
 	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid), dim3(k->block), args,
 					   k->smem, st));
@@ -1409,11 +1434,14 @@ extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma
 	return launch_fwd_rows(&op, FWD_LN, x, gamma, beta, out, st);
 }
 
-extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N)
+extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N,
+				      int recompute)
 {
-	struct kcfg k = pick(1, BWD_LN, 0, N, dt);
+	struct kcfg k = pick(1, recompute ? BWD_LNH : BWD_LN, 0, N, dt);
 	int grid = 0;
 
+	if (!k.fn)
+		return 0;
 	if (kcfg_ready(&k) || persistent_grid(&k, M, &grid))
 		return -1;
 	return grid;
@@ -1436,6 +1464,30 @@ extern "C" int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
 	op.dgb = (char *)dgb;
 	op.main = pick(1, BWD_LN, 0, N, dt);
 	return launch_bwd_rows(&op, &op.main, (unsigned)blocks, dh, x, gamma, NULL,
+			       dx, st) ||
+	       launch_reduce(&op, st) ? -1 : 0;
+}
+
+extern "C" int ln_gelu_ln_bwd_recompute(enum fp_dtype dt, const void *dh,
+					const void *x, const void *gamma,
+					const void *beta, void *h, void *dx,
+					void *dgb, float *partial, long blocks,
+					long M, long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.partial = partial;
+	op.pgrid = (int)blocks;
+	op.dgb = (char *)dgb;
+	op.aux = h;
+	op.main = pick(1, BWD_LNH, 0, N, dt);
+	if (!op.main.fn)
+		return error("ln_gelu: no fused LayerNorm backward for rows of %ld", N);
+	return launch_bwd_rows(&op, &op.main, (unsigned)blocks, dh, x, gamma, beta,
 			       dx, st) ||
 	       launch_reduce(&op, st) ? -1 : 0;
 }

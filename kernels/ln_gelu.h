@@ -56,10 +56,13 @@ int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
 		   const void *beta, void *out, float *stats, long M, long N,
 		   cudaStream_t st);
 
-/* The backward's persistent grid for M x N: it needs blocks * 2 N floats
- * of partials. Call once per shape (it also lets the kernel have its
- * shared memory). -1 on error (reported). */
-long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N);
+/* The persistent grid of ln_gelu_ln_bwd (recompute 0) or of
+ * ln_gelu_ln_bwd_recompute (1) for M x N: it needs blocks * 2 N floats of
+ * partials. Call once per shape (it also lets the kernel have its shared
+ * memory). 0 when the recomputing form has no kernel for rows of N (they
+ * must fit the register kernels: ln_gelu_plan(1, N, dt) > 0), -1 on error
+ * (reported). */
+long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N, int recompute);
 
 /* Given dh, the gradient at the LayerNorm's output: dx, and dgamma then
  * dbeta in dgb (2 N values), deterministic (block partials summed in a
@@ -67,6 +70,13 @@ long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N);
 int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
 		   const void *gamma, const float *stats, void *dx, void *dgb,
 		   float *partial, long blocks, long M, long N, cudaStream_t st);
+
+/* The same from x alone (no saved statistics), also writing h =
+ * LayerNorm(x; gamma, beta): x is read once for both. */
+int ln_gelu_ln_bwd_recompute(enum fp_dtype dt, const void *dh, const void *x,
+			     const void *gamma, const void *beta, void *h,
+			     void *dx, void *dgb, float *partial, long blocks,
+			     long M, long N, cudaStream_t st);
 
 #ifdef __cplusplus
 }

@@ -1522,25 +1522,45 @@ __global__ void k_f32_to(const float *__restrict__ src, T *__restrict__ dst, lon
 // adds the chunks in order. (The unfused backward's; the fused one takes
 // db from the dW GEMM's epilogue.)
 #define CS_ROWS 128
-template <typename T>
+template <typename T, int V>
 __global__ void k_colsum_db(const T *__restrict__ dy, float *__restrict__ part,
 			    long M, long C)
 {
-	__shared__ float sa[8][33];
+	__shared__ float sa[8][32 * V + 1];
 	int tx = threadIdx.x, ty = threadIdx.y;
-	long c = blockIdx.x * 32L + tx, chunk = blockIdx.y;
+	long c0 = (blockIdx.x * 32L + tx) * V, chunk = blockIdx.y;
 	long r0 = chunk * CS_ROWS, r1 = r0 + CS_ROWS < M ? r0 + CS_ROWS : M;
-	float a = 0;
+	float a[V];
 
-	if (c < C)
-		for (long r = r0 + ty; r < r1; r += 8)
-			a += to_f(dy[r * C + c]);
-	sa[ty][tx] = a;
+#pragma unroll
+	for (int e = 0; e < V; e++)
+		a[e] = 0;
+	if (c0 < C) {  // V > 1 only when C % V == 0: all V columns are in
+		for (long r = r0 + ty; r < r1; r += 8) {
+			if constexpr (V > 1) {
+				T v[V];
+				uint4 q = __ldcs(reinterpret_cast<const uint4 *>(dy + r * C + c0));
+
+				memcpy(v, &q, sizeof q);
+#pragma unroll
+				for (int e = 0; e < V; e++)
+					a[e] += to_f(v[e]);
+			} else {
+				a[0] += to_f(dy[r * C + c0]);
+			}
+		}
+	}
+#pragma unroll
+	for (int e = 0; e < V; e++)
+		sa[ty][tx * V + e] = a[e];
 	__syncthreads();
-	if (ty == 0 && c < C) {
-		for (int j = 1; j < 8; j++)
-			a += sa[j][tx];
-		part[chunk * C + c] = a;
+	if (ty == 0 && c0 < C) {
+#pragma unroll
+		for (int e = 0; e < V; e++) {
+			for (int j = 1; j < 8; j++)
+				a[e] += sa[j][tx * V + e];
+			part[chunk * C + c0 + e] = a[e];
+		}
 	}
 }
 
@@ -1609,13 +1629,11 @@ static void lt_release(struct lt_gemm *g)
 	memset(g, 0, sizeof *g);
 }
 
-// D (m x n, column-major, ldd) = op(A) op(B), with epilogue ep using the
-// vector bias (CUBLASLT_EPILOGUE_BIAS: added per row of D; BGRADB: op(B)'s
-// column sums written there), of D's type.
-static int lt_init_ep(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
-		      cublasOperation_t tb, long m, long n, long k,
-		      cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
-		      long ldd, cublasLtEpilogue_t ep, const void *bias, int quiet)
+// D (m x n, column-major, ldd) = op(A) op(B) [+ bias per row of D].
+static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
+		   cublasOperation_t tb, long m, long n, long k,
+		   cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
+		   long ldd, const void *bias)
 {
 	cublasLtMatmulPreference_t pref = NULL;
 	cublasLtMatmulHeuristicResult_t res;
@@ -1627,6 +1645,7 @@ static int lt_init_ep(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t t
 	LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
 	LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
 	if (bias) {
+		cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_BIAS;
 		int32_t bt = dt;
 
 		LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
@@ -1646,22 +1665,11 @@ static int lt_init_ep(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t t
 						   g->ld, pref, 1, &res, &nres);
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (s != CUBLAS_STATUS_SUCCESS)
-		return quiet ? -1 : lt_fail("heuristic", s);
+		return lt_fail("heuristic", s);
 	if (nres < 1)
-		return quiet ? -1 : error("cublasLt: no algorithm for a %ld x %ld x %ld "
-					  "GEMM", m, n, k);
+		return error("cublasLt: no algorithm for a %ld x %ld x %ld GEMM", m, n, k);
 	g->algo = res.algo;
 	return 0;
-}
-
-// D = op(A) op(B) [+ bias per row of D].
-static int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
-		   cublasOperation_t tb, long m, long n, long k,
-		   cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
-		   long ldd, const void *bias)
-{
-	return lt_init_ep(g, h, ta, tb, m, n, k, ab, lda, ldb, dt, ldd,
-			  CUBLASLT_EPILOGUE_BIAS, bias, 0);
 }
 
 static int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
@@ -1700,7 +1708,8 @@ struct lnl_op {
 	void *dh;            // backward: dh = dy W, M x K (dtype)
 	float *part;         // backward: dgamma/dbeta and db partials
 	long lnb;            // backward: the LayerNorm backward's blocks
-	int db_in_gemm;      // fused backward: db from the dW GEMM's epilogue
+	int lnh;             // fused backward: the LayerNorm backward recomputes
+	                     // h itself (rows the register kernels hold)
 	float *acc;          // naive backward: fp32 atomics targets
 	cublasLtHandle_t lt;
 	void *ws;
@@ -1861,20 +1870,35 @@ static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 		k_f32_to<T><<<1, 256, 0, st>>>(op->acc + (long)N * K + 2 * K, (T *)op->db, N);
 		return CUDA_CHECK_LAUNCH("k_f32_to");
 	}
-	// h = LayerNorm(x) recomputed, with its statistics; dW = dy^T h (db
-	// in its epilogue, fused); dh = dy W; the LayerNorm backward (the
-	// LayerNorm+GELU workloads' kernel) gives dx, dgamma and dbeta.
-	if (ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, op->stats, M, K, st) ||
-	    lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
-	    lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
-	    ln_gelu_ln_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx, op->dg,
-			   op->part, op->lnb, M, K, st))
+	// Unfused: h = LayerNorm(x) recomputed, with its statistics; dW = dy^T
+	// h; dh = dy W; the LayerNorm backward (the LayerNorm+GELU workloads'
+	// kernel) gives dx, dgamma and dbeta. Fused: dh first, then one pass
+	// over x and dh recomputes the statistics, writes h and does the
+	// LayerNorm backward (x read once, no statistics in memory); then dW.
+	if (op->lnh) {
+		if (lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
+		    ln_gelu_ln_bwd_recompute(op->dt, op->dh, x, op->gamma, op->beta,
+					     op->h, op->dx, op->dg, op->part, op->lnb,
+					     M, K, st) ||
+		    lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st))
+			return -1;
+	} else if (ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, op->stats,
+				  M, K, st) ||
+		   lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
+		   lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
+		   ln_gelu_ln_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx,
+				  op->dg, op->part, op->lnb, M, K, st)) {
 		return -1;
-	if (op->db_in_gemm)
-		return 0;
+	}
 	// db: column sums of dy (partials reuse the buffer: ordered on st).
-	k_colsum_db<T><<<dim3((unsigned)((N + 31) / 32), (unsigned)R), dim3(32, 8), 0, st>>>(
-		dy, op->part, M, N);
+	if (N % (16 / sizeof(T)) == 0)
+		k_colsum_db<T, 16 / sizeof(T)><<<dim3((unsigned)((N + 32 * (16 / sizeof(T)) - 1) /
+							     (32 * (16 / sizeof(T)))),
+						      (unsigned)R), dim3(32, 8), 0, st>>>(
+			dy, op->part, M, N);
+	else
+		k_colsum_db<T, 1><<<dim3((unsigned)((N + 31) / 32), (unsigned)R),
+				    dim3(32, 8), 0, st>>>(dy, op->part, M, N);
 	if (CUDA_CHECK_LAUNCH("k_colsum_db"))
 		return -1;
 	k_colsum_final<T><<<(unsigned)((N + 255) / 256), 256, 0, st>>>(
@@ -2060,12 +2084,13 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
 		m->variant_bytes = m->min_bytes + 3 * E * es + 3 * M * N * es +
 				   2 * 4 * (N * K + 2 * K + N);
-	else  // x read twice; h and dh written and read; statistics (3 floats
-	      // a row) written and read; dy read by both GEMMs, and once more
-	      // for db when unfused
-		m->variant_bytes = m->min_bytes + 5 * E * es +
-				   (variant == BWD_UNFUSED ? 2 : 1) * M * N * es +
-				   24 * M + 2 * wre;
+	else  // h and dh written and read; dy read by both GEMMs and the db
+	      // column sums; unfused: x read twice, statistics (3 floats a
+	      // row) written and read (fused: x once, statistics in registers;
+	      // rows too wide for them take the unfused path)
+		m->variant_bytes = m->min_bytes + 4 * E * es + 2 * M * N * es + 2 * wre +
+				   (variant == BWD_UNFUSED || ln_gelu_plan(1, s->v[1], dt) == 0 ?
+				    E * es + 24 * M : 0);
 }
 
 static void lnl_destroy(struct fp_op *fop)
@@ -2111,23 +2136,8 @@ static int lnl_plan(struct lnl_op *op)
 	if (!op->bwd)
 		return lt_init(&op->g0, op->lt, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
 			       t, K, K, t, N, op->b);
-	if (op->variant == BWD_FUSED) {
-		// db = the column sums of dy, which the dW GEMM reduces over
-		// already: its BGRADB epilogue writes them, saving a pass over
-		// dy. Where cuBLASLt has no such algorithm, a column sum does.
-		op->db_in_gemm = lt_init_ep(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T,
-					    K, N, M, t, K, N, t, K,
-					    CUBLASLT_EPILOGUE_BGRADB, op->db, 1) == 0;
-		if (!op->db_in_gemm) {
-			lt_release(&op->g0);
-			if (getenv("FUSEPROF_VERBOSE"))
-				fprintf(stderr, "ln_linear_bwd/fused: no cuBLASLt "
-					"BGRADB algorithm for K=%ld N=%ld M=%ld: db "
-					"by a column sum\n", K, N, M);
-		}
-	}
-	return (!op->db_in_gemm && lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T,
-					   K, N, M, t, K, N, t, K, NULL)) ||
+	return lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
+		       t, K, N, t, K, NULL) ||
 	       lt_init(&op->g1, op->lt, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
 		       t, K, N, t, K, NULL);
 }
@@ -2187,7 +2197,9 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
 		goto out_free;
 	if (bwd && variant != BWD_NAIVE) {
-		op->lnb = ln_gelu_ln_bwd_blocks(dt, op->M, op->K);
+		op->lnh = variant == BWD_FUSED &&
+			  ln_gelu_ln_bwd_blocks(dt, op->M, op->K, 1) > 0;
+		op->lnb = ln_gelu_ln_bwd_blocks(dt, op->M, op->K, op->lnh);
 		if (op->lnb < 0 || op->lnb > LNB_PARTIALS) {
 			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
 			      "(at most %d)", op->lnb, LNB_PARTIALS);
@@ -2823,8 +2835,8 @@ static const struct fp_variant bwd_variants[] = {
 	  "dh = dy W, LayerNorm backward (dx and dgamma/dbeta partials, reduced in order), "
 	  "db by column sums of dy (deterministic)" },
 	{ "fused", FP_FUSED,
-	  "5 kernels: as unfused, but db comes from the dW GEMM's epilogue (cuBLASLt BGRADB), "
-	  "saving a pass over dy; h still materialised for cuBLASLt's dW" },
+	  "6 kernels: dh = dy W, then one pass over x and dh recomputes the statistics, writes h "
+	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
