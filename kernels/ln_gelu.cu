@@ -1447,6 +1447,21 @@ extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N,
 	return grid;
 }
 
+// The instance a LayerNorm backward for another workload runs as: BWD_LN
+// (statistics given) or BWD_LNH (recomputed, h written to aux).
+static void ln_bwd_op(struct fp_op *op, enum fp_dtype dt, int mode, float *partial,
+		      long blocks, void *dgb, long M, long N)
+{
+	memset(op, 0, sizeof *op);
+	op->dt = dt;
+	op->M = M;
+	op->N = N;
+	op->partial = partial;
+	op->pgrid = (int)blocks;
+	op->dgb = (char *)dgb;
+	op->main = pick(1, mode, 0, N, dt);
+}
+
 extern "C" int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
 			      const void *gamma, const float *stats, void *dx,
 			      void *dgb, float *partial, long blocks, long M,
@@ -1454,15 +1469,8 @@ extern "C" int ln_gelu_ln_bwd(enum fp_dtype dt, const void *dh, const void *x,
 {
 	struct fp_op op;
 
-	memset(&op, 0, sizeof op);
-	op.dt = dt;
-	op.M = M;
-	op.N = N;
+	ln_bwd_op(&op, dt, BWD_LN, partial, blocks, dgb, M, N);
 	op.stats = (float *)stats;
-	op.partial = partial;
-	op.pgrid = (int)blocks;
-	op.dgb = (char *)dgb;
-	op.main = pick(1, BWD_LN, 0, N, dt);
 	return launch_bwd_rows(&op, &op.main, (unsigned)blocks, dh, x, gamma, NULL,
 			       dx, st) ||
 	       launch_reduce(&op, st) ? -1 : 0;
@@ -1476,15 +1484,8 @@ extern "C" int ln_gelu_ln_bwd_recompute(enum fp_dtype dt, const void *dh,
 {
 	struct fp_op op;
 
-	memset(&op, 0, sizeof op);
-	op.dt = dt;
-	op.M = M;
-	op.N = N;
-	op.partial = partial;
-	op.pgrid = (int)blocks;
-	op.dgb = (char *)dgb;
+	ln_bwd_op(&op, dt, BWD_LNH, partial, blocks, dgb, M, N);
 	op.aux = h;
-	op.main = pick(1, BWD_LNH, 0, N, dt);
 	if (!op.main.fn)
 		return error("ln_gelu: no fused LayerNorm backward for rows of %ld", N);
 	return launch_bwd_rows(&op, &op.main, (unsigned)blocks, dh, x, gamma, beta,
