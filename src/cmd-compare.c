@@ -85,7 +85,7 @@ struct op {
 
 struct run {
 	long long id;
-	char *started, *tag, *status, *device;
+	char *started, *tag, *status, *device, *counters;
 	const char *db;
 	struct op *ops;
 	size_t nops;
@@ -141,6 +141,7 @@ static void run_release(struct run *r)
 	free(r->tag);
 	free(r->status);
 	free(r->device);
+	free(r->counters);
 	memset(r, 0, sizeof *r);
 }
 
@@ -159,8 +160,9 @@ static int load_run(const char *db, const char *ref, struct run *run)
 	    store_resolve_run(st, ref, &run->id))
 		goto out;
 
-	if (sqlite3_prepare_v2(store_db(st), "SELECT started_at, tag, status, device "
-			       "FROM v_runs WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(store_db(st), "SELECT started_at, tag, status, device, "
+			       "counters FROM v_runs WHERE run_id = ?1", -1, &s,
+			       NULL) != SQLITE_OK)
 		goto out_sql;
 	sqlite3_bind_int64(s, 1, run->id);
 	if (sqlite3_step(s) != SQLITE_ROW)
@@ -169,6 +171,7 @@ static int load_run(const char *db, const char *ref, struct run *run)
 	run->tag = column_dup(s, 1);
 	run->status = column_dup(s, 2);
 	run->device = column_dup(s, 3);
+	run->counters = column_dup(s, 4);
 	sqlite3_finalize(s);
 
 	/* FLOPs of all precisions, defined as v_roofline does; NULL without
@@ -492,6 +495,10 @@ static int cmd_compare(int argc, char **argv)
 	if (new.status && strcmp(new.status, "complete"))
 		warning("compare: new run %lld is '%s': ops it did not reach show as REMOVED",
 			new.id, new.status);
+	if (base.counters && new.counters && strcmp(base.counters, new.counters))
+		warning("compare: the runs collected counters differently ('%s', then "
+			"'%s'): DRAM bytes may differ for that reason alone",
+			base.counters, new.counters);
 
 	rows = match(&base, &new, &co, &n);
 	qsort(rows, n, sizeof *rows, row_order);

@@ -943,7 +943,7 @@ int run_suite(const struct run_opts *o)
 	struct ceiling ceil[32];
 	struct store *st = NULL;
 	long long device_id = 0, have = 0;
-	char host[256] = "", note[256];
+	char host[256] = "", note[384], counters_mode[160];
 	int nceil = 0, rc, status = EXIT_FAIL, have_group = 0;
 	size_t done = 0;
 	double t0;
@@ -1045,7 +1045,15 @@ int run_suite(const struct run_opts *o)
 		} else if (rc) {
 			goto out_counters;
 		} else {
-			rs.counters_state = "range-profiler";
+			/* The run's row says how the counters were taken, so
+			 * that compare can tell runs apart that took them
+			 * differently. */
+			snprintf(counters_mode, sizeof counters_mode,
+				 "range-profiler (%s; %s)", group.name,
+				 o->replay == COUNTERS_REPLAY_KERNEL ? "kernel replay" :
+				 o->flush_each_kernel ? "op replay, flush kernel" :
+							"op replay, flush op");
+			rs.counters_state = counters_mode;
 			if (rs.ctr) {
 				int np = counters_passes(rs.ctr);
 

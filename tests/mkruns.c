@@ -5,6 +5,8 @@
  * Usage: mkruns [-s SEED] DB < SPEC
  * SPEC has one directive a line ('#' starts a comment):
  *   device NAME              GPU model of the runs that follow
+ *   counters WORD            runs.counters of the runs that follow
+ *                            (default "range-profiler (op replay, flush op)")
  *   run TAG|- [STATUS]       start a run (final status: complete by default)
  *   op WORKLOAD VARIANT DTYPE SHAPE STATUS LAUNCHES DRAM FLOPS MEDIAN SPREAD N
  *       N per-rep times (ns) drawn uniformly from MEDIAN * (1 +- SPREAD/2);
@@ -116,7 +118,7 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	char line[1024], *f[MAXF], *status = NULL;
+	char line[1024], *f[MAXF], *status = NULL, *counters = NULL;
 	long long device = 0, run = 0;
 	struct store *st;
 	int c, n, lineno = 0, rc = 1;
@@ -146,6 +148,9 @@ int main(int argc, char **argv)
 			d.name = f[1];
 			if (store_upsert_device(st, &d, &device))
 				goto out;
+		} else if (!strcmp(f[0], "counters") && n == 2) {
+			free(counters);
+			counters = xstrdup(f[1]);
 		} else if (!strcmp(f[0], "run") && (n == 2 || n == 3)) {
 			struct store_run r = { 0 };
 
@@ -158,7 +163,7 @@ int main(int argc, char **argv)
 			r.command_line = "mkruns";
 			r.tag = strcmp(f[1], "-") ? f[1] : NULL;
 			r.device_id = device;
-			r.counters = "range-profiler";
+			r.counters = counters ? counters : "range-profiler (op replay, flush op)";
 			if (store_begin_run(st, &r, &run))
 				goto out;
 		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
@@ -174,6 +179,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	free(status);
+	free(counters);
 	store_close(st);
 	return rc;
 usage:

@@ -153,3 +153,19 @@ expect_exit 0 "$FUSEPROF" list runs --db "$db" --format csv
 uncr
 head -n 1 "$tmp/out" | grep -q '^id,started,device,tag,status,ops' || fail "list runs header: $(head -n 1 "$tmp/out")"
 grep -Eq '^2,[0-9TZ:-]+,NVIDIA-H100,new,complete,8,1$' "$tmp/out" || fail "list runs row: $(cat "$tmp/out")"
+
+# Runs whose counters were collected differently (runs.counters differs):
+# compare goes on, but says so once on stderr, naming both.
+"$MKRUNS" "$tmp/modes.db" >/dev/null <<'SPEC'
+device NVIDIA-H100
+counters range-profiler(kernel-replay)
+run old
+op softmax fused fp32 M=64,N=4096 ok 1 5.4e8 1.0e8 180000 0.02 21
+counters range-profiler(op-replay)
+run new
+op softmax fused fp32 M=64,N=4096 ok 1 5.4e8 1.0e8 180000 0.02 21
+SPEC
+expect_exit 0 "$FUSEPROF" compare --db "$tmp/modes.db" old new
+[ "$(grep -c 'collected counters differently' "$tmp/err")" = 1 ] ||
+	fail "no warning about the counter modes: $(cat "$tmp/err")"
+grep -q "kernel-replay.*op-replay" "$tmp/err" || fail "the warning does not name both modes"
