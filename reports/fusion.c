@@ -26,7 +26,7 @@ static const struct col pair_cols[] = {
 	R(fused_time_ns), R(base_time_ns), R(speedup),
 	R(fused_dram_bytes), R(base_dram_bytes), R(dram_ratio),
 	R(fused_launches), R(base_launches), R(launch_ratio),
-	R(fused_model_bytes), R(base_model_bytes), R(predicted_speedup),
+	R(fused_model_bytes), R(base_model_bytes), R(predicted_speedup), R(kernel_ceiling),
 	R(fused_roof_pct), R(base_roof_pct), R(fused_eff_bw_pct), R(base_eff_bw_pct),
 };
 #undef T
@@ -130,6 +130,7 @@ void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair
 	p->fused_model_bytes = f->model_variant_bytes;
 	p->base_model_bytes = b->model_variant_bytes;
 	p->predicted_speedup = rf_div(b->model_variant_bytes, f->model_variant_bytes);
+	p->kernel_ceiling = rf_div(b->time_ns, b->longest_kernel_ns);
 	p->fused_roof_pct = f->roof_pct;
 	p->base_roof_pct = b->roof_pct;
 	p->fused_eff_bw_pct = f->eff_bw_pct;

@@ -19,6 +19,7 @@ struct fu_pair {
 	double fused_dram_bytes, base_dram_bytes, dram_ratio;
 	double fused_launches, base_launches, launch_ratio;
 	double fused_model_bytes, base_model_bytes, predicted_speedup;
+	double kernel_ceiling;  /* base time / base's longest kernel */
 	double fused_roof_pct, base_roof_pct, fused_eff_bw_pct, base_eff_bw_pct;
 };
 

@@ -230,11 +230,12 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 		"base_time_ns", "speedup", "fused_dram_bytes", "base_dram_bytes",
 		"dram_ratio", "fused_launches", "base_launches", "launch_ratio",
 		"fused_model_bytes", "base_model_bytes", "predicted_speedup",
-		"fused_roof_pct", "base_roof_pct", "fused_eff_bw_pct", "base_eff_bw_pct",
+		"kernel_ceiling", "fused_roof_pct", "base_roof_pct", "fused_eff_bw_pct", "base_eff_bw_pct",
 	};
 	static const char *const disp[] = {
 		"workload", "dtype", "shape", "fused", "vs", "fused µs", "vs µs",
-		"speedup", "predicted", "DRAM bytes ÷", "launches ÷", "fused % of roof",
+		"speedup", "predicted", "ceiling", "DRAM bytes ÷", "launches ÷",
+		"fused % of roof",
 	};
 
 	if (!display) {
@@ -246,7 +247,8 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 				x->fused_dram_bytes, x->base_dram_bytes, x->dram_ratio,
 				x->fused_launches, x->base_launches, x->launch_ratio,
 				x->fused_model_bytes, x->base_model_bytes,
-				x->predicted_speedup, x->fused_roof_pct, x->base_roof_pct,
+				x->predicted_speedup, x->kernel_ceiling,
+				x->fused_roof_pct, x->base_roof_pct,
 				x->fused_eff_bw_pct, x->base_eff_bw_pct,
 			};
 
@@ -276,6 +278,7 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 		table_add_double(t, x->base_time_ns / 1e3, 4);
 		table_add_double(t, x->speedup, 3);
 		table_add_double(t, x->predicted_speedup, 3);
+		table_add_double(t, x->kernel_ceiling, 3);
 		table_add_double(t, x->dram_ratio, 3);
 		table_add_double(t, x->launch_ratio, 3);
 		table_add_double(t, x->fused_roof_pct, 3);

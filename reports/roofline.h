@@ -37,6 +37,7 @@ struct rf_op {
 	double model_flops, model_min_bytes, model_variant_bytes;
 	double traffic_eff, eff_bw, eff_bw_pct;
 	double rel_err, tolerance;
+	double longest_kernel_ns;  /* its longest kernel: median x launches */
 };
 
 /* A run with its ceilings and ops (ordered by workload, then op id). */

@@ -95,7 +95,10 @@ const struct view_def fp_views[] = {
 	  " " OP_FLOPS(FLOPS_FP64) " AS flops_fp64,"
 	  " " OP_FLOPS(FLOPS_FP16) " AS flops_fp16,"
 	  " " OP_FLOPS(FLOPS_TENSOR) " AS flops_tensor,"
-	  " count(c.metric) AS ncounters, o.message"
+	  " count(c.metric) AS ncounters, o.message,"
+	  /* The op's longest kernel (a slot's median x its launches): what
+	   * would remain if fusion removed every other kernel's time. */
+	  " max(k.dur_ns * k.launches) AS longest_kernel_ns"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
 	  " LEFT JOIN kernels k ON k.op_id = o.id"
@@ -104,7 +107,7 @@ const struct view_def fp_views[] = {
 	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
 	   * run_id = ?) reaches the ops table. */
 	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
-	  "one row per op: check result, median time (ns), model and measured bytes and FLOPs" },
+	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs" },
 
 	{ "v_runs",
 	  "SELECT r.id AS run_id, r.started_at, r.finished_at, r.status, r.tag,"
@@ -152,7 +155,7 @@ const struct view_def fp_views[] = {
 	  " dram_bytes / model_min_bytes AS traffic_eff,"
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
-	  " rel_err, tolerance, message FROM ("
+	  " rel_err, tolerance, message, longest_kernel_ns FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
 	  "  1e9 * dram_bytes / time_ns AS dram_rate,"
@@ -173,7 +176,8 @@ const struct view_def fp_views[] = {
 	  "    WHEN o.flops_fp64 > o.flops_fp32 + o.flops_fp16 THEN 'fp64_fma'"
 	  "    ELSE 'fp32_fma' END AS precision,"
 	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes, o.model_flops, o.model_min_bytes,"
-	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message"
+	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
+	  "   o.longest_kernel_ns"
 	  "  FROM v_ops o) p"
 	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
 	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"

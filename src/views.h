@@ -16,7 +16,7 @@ extern const struct view_def fp_views[];
 #define FP_FUSION_INPUT \
 	"run_id, op_id, workload, variant, role, dtype, shape," \
 	"  status, time_ns, dram_bytes, launches, model_variant_bytes, roof_pct," \
-	"  eff_bw_pct"
+	"  eff_bw_pct, longest_kernel_ns"
 
 /* v_fusion's SELECT over src, any relation with the FP_FUSION_INPUT columns
  * of v_roofline: the view is FP_FUSION_SQL("v_roofline"); `fuseprof report`
@@ -37,6 +37,7 @@ extern const struct view_def fp_views[];
 	" f.model_variant_bytes AS fused_model_bytes," \
 	" b.model_variant_bytes AS base_model_bytes," \
 	" b.model_variant_bytes / f.model_variant_bytes AS predicted_speedup," \
+	" b.time_ns / b.longest_kernel_ns AS kernel_ceiling," \
 	" f.roof_pct AS fused_roof_pct, b.roof_pct AS base_roof_pct," \
 	" f.eff_bw_pct AS fused_eff_bw_pct, b.eff_bw_pct AS base_eff_bw_pct" \
 	" FROM r f JOIN r b ON b.run_id = f.run_id" \

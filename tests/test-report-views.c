@@ -159,6 +159,7 @@ int main(void)
 		SAME(v->launch_ratio, c.launch_ratio, "launch_ratio", v->fused_op_id);
 		SAME(v->predicted_speedup, c.predicted_speedup, "predicted_speedup",
 		     v->fused_op_id);
+		SAME(v->kernel_ceiling, c.kernel_ceiling, "kernel_ceiling", v->fused_op_id);
 		SAME(v->fused_roof_pct, c.fused_roof_pct, "fused_roof_pct", v->fused_op_id);
 		SAME(v->base_eff_bw_pct, c.base_eff_bw_pct, "base_eff_bw_pct",
 		     v->fused_op_id);
@@ -179,13 +180,15 @@ int main(void)
 				a->fused_dram_bytes, a->base_dram_bytes, a->dram_ratio,
 				a->fused_launches, a->base_launches, a->launch_ratio,
 				a->fused_model_bytes, a->base_model_bytes,
-				a->predicted_speedup, a->fused_roof_pct, a->base_roof_pct,
+				a->predicted_speedup, a->kernel_ceiling,
+				a->fused_roof_pct, a->base_roof_pct,
 				a->fused_eff_bw_pct, a->base_eff_bw_pct };
 			const double y[] = { b->fused_time_ns, b->base_time_ns, b->speedup,
 				b->fused_dram_bytes, b->base_dram_bytes, b->dram_ratio,
 				b->fused_launches, b->base_launches, b->launch_ratio,
 				b->fused_model_bytes, b->base_model_bytes,
-				b->predicted_speedup, b->fused_roof_pct, b->base_roof_pct,
+				b->predicted_speedup, b->kernel_ceiling,
+				b->fused_roof_pct, b->base_roof_pct,
 				b->fused_eff_bw_pct, b->base_eff_bw_pct };
 
 			ASSERT_EQ(a->fused_op_id, b->fused_op_id);

@@ -202,11 +202,14 @@ int main(void)
 	ASSERT_NEAR(p.v[0].dram_ratio, 3, 1e-12);
 	ASSERT_NEAR(p.v[0].launch_ratio, 3, 1e-12);
 	ASSERT_NEAR(p.v[0].predicted_speedup, 3, 1e-12);
+	/* The base's one kernel slot: 3 launches of the op's median each. */
+	ASSERT_NEAR(p.v[0].kernel_ceiling, 1.0 / 3, 1e-12);
 	ASSERT_NEAR(p.v[0].fused_roof_pct, 50, 1e-12);
 	ASSERT_EQ(p.v[1].fused_op_id, b);
 	ASSERT_NEAR(p.v[1].speedup, 2, 1e-12);
 	ASSERT(isnan(p.v[1].dram_ratio));  /* N has no counters */
 	ASSERT_NEAR(p.v[1].predicted_speedup, 2, 1e-12);
+	ASSERT_NEAR(p.v[1].kernel_ceiling, 0.5, 1e-12);
 	fusion_release(&p);
 
 	/* The --workload filter keeps nothing of an unknown workload. */
