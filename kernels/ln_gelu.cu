@@ -1215,7 +1215,11 @@ static struct kcfg bwd_kernel(int tpr)
 	BWD_CASE(128, T, MODE, ERF);
 	BWD_CASE(256, T, MODE, ERF);
 	BWD_CASE(512, T, MODE, ERF);
-	default: return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
+	default:
+		if constexpr (MODE == BWD_LNH)  // no wide-row form: fn NULL
+			return { NULL, 0, 1, 0 };
+		else
+			return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
 	}
 }
 
@@ -1246,25 +1250,11 @@ static struct kcfg fwd_kernel_t(int mode, int erf, int tpr)
 	}
 }
 
-// BWD_LNH has register kernels only (no wide-row form): fn NULL past them.
-template <typename T>
-static struct kcfg bwd_kernel_lnh(int tpr)
-{
-	switch (tpr) {
-	BWD_CASE(32, T, BWD_LNH, 0);
-	BWD_CASE(64, T, BWD_LNH, 0);
-	BWD_CASE(128, T, BWD_LNH, 0);
-	BWD_CASE(256, T, BWD_LNH, 0);
-	BWD_CASE(512, T, BWD_LNH, 0);
-	default: return { NULL, 0, 1, 0 };
-	}
-}
-
 template <typename T>
 static struct kcfg bwd_kernel_t(int mode, int erf, int tpr)
 {
 	switch (mode) {
-	case BWD_LNH: return bwd_kernel_lnh<T>(tpr);
+	case BWD_LNH: return bwd_kernel<T, BWD_LNH, 0>(tpr);
 	case BWD_DH:
 		return erf ? bwd_kernel<T, BWD_DH, 1>(tpr) : bwd_kernel<T, BWD_DH, 0>(tpr);
 	case BWD_LN: return bwd_kernel<T, BWD_LN, 0>(tpr);

@@ -833,6 +833,33 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 	s2 = fmaf(f.y, f.y, s2);
 }
 
+// The tensor-core kernels' last step: the bf16 output tile staged in
+// shared memory (rows of YLD) copied to y, 16 bytes a thread where N allows,
+// rows and columns past M and N left out.
+template <int BM, int BN, int YLD, int THREADS>
+__device__ __forceinline__ void store_tile(__nv_bfloat16 *__restrict__ y,
+					   const __nv_bfloat16 *sy, long m0, long n0,
+					   long M, long N, int tid)
+{
+	constexpr int CPR = BN / 8;  // 16-byte chunks per tile row
+	const bool vec = N % 8 == 0;
+
+	for (int q = tid; q < BM * CPR; q += THREADS) {
+		const int rl = q / CPR, c8 = q % CPR;
+		const long row = m0 + rl, col = n0 + c8 * 8;
+		const __nv_bfloat16 *src = sy + rl * YLD + c8 * 8;
+
+		if (row >= M || col >= N)
+			continue;
+		if (vec) {
+			*(uint4 *)(y + row * N + col) = *(const uint4 *)src;
+		} else {
+			for (int e = 0; e < 8 && col + e < N; e++)
+				y[row * N + col + e] = src[e];
+		}
+	}
+}
+
 template <int BM, int BN>
 __global__ void __launch_bounds__(FX_THREADS, BM >= 128 ? 1 : 2)
 k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
@@ -1029,25 +1056,7 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 		}
 	}
 	__syncthreads();
-	{
-		constexpr int CPR = BN / 8;  // 16-byte chunks per tile row
-		const bool vec = N % 8 == 0;
-
-		for (int q = tid; q < BM * CPR; q += FX_THREADS) {
-			const int rl = q / CPR, c8 = q % CPR;
-			const long row = m0 + rl, col = n0 + c8 * 8;
-			const __nv_bfloat16 *src = sy + rl * YLD + c8 * 8;
-
-			if (row >= M || col >= N)
-				continue;
-			if (vec) {
-				*(uint4 *)(y + row * N + col) = *(const uint4 *)src;
-			} else {
-				for (int e = 0; e < 8 && col + e < N; e++)
-					y[row * N + col + e] = src[e];
-			}
-		}
-	}
+	store_tile<BM, BN, YLD, FX_THREADS>(y, sy, m0, n0, M, N, tid);
 }
 
 // --- forward, fused, bf16 on Hopper (sm_90a): k_fwd_fused_mma's data path
@@ -1367,25 +1376,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 		}
 	}
 	__syncthreads();
-	{
-		constexpr int CPR = BN / 8;
-		const bool vec = N % 8 == 0;
-
-		for (int q = tid; q < BM * CPR; q += FW_THREADS) {
-			const int rl = q / CPR, c8 = q % CPR;
-			const long row = m0 + rl, col = n0 + c8 * 8;
-			const __nv_bfloat16 *src = sy + rl * YLD + c8 * 8;
-
-			if (row >= M || col >= N)
-				continue;
-			if (vec) {
-				*(uint4 *)(y + row * N + col) = *(const uint4 *)src;
-			} else {
-				for (int e = 0; e < 8 && col + e < N; e++)
-					y[row * N + col + e] = src[e];
-			}
-		}
-	}
+	store_tile<BM, BN, YLD, FW_THREADS>(y, sy, m0, n0, M, N, tid);
 #endif
 }
 
