@@ -214,6 +214,18 @@ extern "C" void cmp_add(struct fp_cmp *c, const double *out, const double *ref,
 	}
 }
 
+extern "C" void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part)
+{
+	into->sq_err += part->sq_err;
+	into->sq_ref += part->sq_ref;
+	if (part->max_abs > into->max_abs)
+		into->max_abs = part->max_abs;
+	if (into->first_bad == (size_t)-1 && part->first_bad != (size_t)-1)
+		into->first_bad = into->n + part->first_bad;
+	into->bad += part->bad;
+	into->n += part->n;
+}
+
 extern "C" double cmp_rel(const struct fp_cmp *c)
 {
 	return c->sq_ref > 0 ? sqrt(c->sq_err / c->sq_ref) : sqrt(c->sq_err);

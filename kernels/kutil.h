@@ -62,6 +62,10 @@ struct fp_cmp {
 };
 void cmp_init(struct fp_cmp *c);
 void cmp_add(struct fp_cmp *c, const double *out, const double *ref, size_t n);
+/* Append part, the comparison of the elements that follow into's, to into
+ * (as if cmp_add had seen them after into's): how a check split over
+ * threads (parallel_for) combines its parts, in part order. */
+void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part);
 /* ||out - ref|| / ||ref||; plain ||out - ref|| when ref is all zeros. */
 double cmp_rel(const struct fp_cmp *c);
 

@@ -1850,27 +1850,63 @@ static int poison_all(struct fp_op *op)
 	       ? -1 : 0;
 }
 
+// One part of a check's reference rows (parallel_for): rows r0 + [i0, i1)
+// of the host inputs into ref (row r0 + i at ref + i N); scratch holds per
+// part: x row, dy row, dgamma and dbeta sums (4 N doubles).
+struct ref_job {
+	const struct fp_op *op;
+	const float *hx, *hdy;
+	const double *g, *b;
+	double *ref, *scratch;
+	long r0;
+};
+
+static void ref_rows(void *ctx, int part, long i0, long i1)
+{
+	const struct ref_job *j = (const struct ref_job *)ctx;
+	const long N = j->op->N;
+	double *xr = j->scratch + (size_t)part * 4 * N, *dyr = xr + N;
+	double *dg = dyr + N, *db = dg + N;
+
+	for (long i = i0; i < i1; i++) {
+		const long row = j->r0 + i;
+
+		for (long k = 0; k < N; k++)
+			xr[k] = j->hx[row * N + k];
+		if (j->op->bwd) {
+			for (long k = 0; k < N; k++)
+				dyr[k] = j->hdy[row * N + k];
+			ln_gelu_ref_bwd(dyr, xr, j->g, j->b, j->ref + i * N, dg, db, 1, N,
+					j->op->erf);
+		} else {
+			ln_gelu_ref_fwd(xr, j->g, j->b, j->ref + i * N, 1, N, j->op->erf);
+		}
+	}
+}
+
 static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *res)
 {
 	const long M = op->M, N = op->N, cr = chunk_rows(N);
+	const long min_rows = N >= 65536 ? 1 : 65536 / N;
+	const int np = parallel_parts(cr < M ? cr : M, min_rows, 64);
+	struct ref_job job;
 	const enum fp_dtype dt = op->dt;
 	size_t elems = (size_t)M * N;
 	float *hx = NULL, *hdy = NULL;
-	double *g = NULL, *b = NULL, *buf = NULL, *ref = NULL, *xr = NULL,
-	       *dyr = NULL, *dgr = NULL, *dbr = NULL, *dgb = NULL;
+	double *g = NULL, *b = NULL, *buf = NULL, *ref = NULL, *dgr = NULL,
+	       *dbr = NULL, *dgb = NULL;
 	struct fp_cmp cy, cg, cb;
 	struct fp_rng rng;
 	int rc = -1;
 
+	memset(&job, 0, sizeof job);
 	hx = (float *)malloc(elems * sizeof *hx);
 	hdy = op->bwd ? (float *)malloc(elems * sizeof *hdy) : NULL;
 	buf = (double *)malloc((size_t)cr * N * sizeof *buf);
 	ref = (double *)malloc((size_t)cr * N * sizeof *ref);
 	g = (double *)xcalloc((size_t)N, sizeof *g);
 	b = (double *)xcalloc((size_t)N, sizeof *b);
-	xr = (double *)xcalloc((size_t)N, sizeof *xr);
-	dyr = (double *)xcalloc((size_t)N, sizeof *dyr);
 	dgr = (double *)xcalloc((size_t)N, sizeof *dgr);
 	dbr = (double *)xcalloc((size_t)N, sizeof *dbr);
 	dgb = (double *)xcalloc(2 * (size_t)N, sizeof *dgb);
@@ -1893,6 +1929,16 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 	    CUDA_CHECK(cudaDeviceSynchronize()))
 		goto out_free;
 
+	// The references on every core: each chunk's rows split into parts,
+	// each part with its own row buffers and dgamma/dbeta sums, which are
+	// added in part order at the end.
+	job.op = op;
+	job.hx = hx;
+	job.hdy = hdy;
+	job.g = g;
+	job.b = b;
+	job.ref = ref;
+	job.scratch = (double *)xcalloc((size_t)np * 4 * N, sizeof *job.scratch);
 	cmp_init(&cy);
 	for (long r0 = 0; r0 < M; r0 += cr) {
 		long nr = M - r0 < cr ? M - r0 : cr;
@@ -1900,20 +1946,15 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		if (dev_download(buf, op->out + (size_t)r0 * N * op->es, dt,
 				 (size_t)(nr * N)))
 			goto out_free;
-		for (long i = 0; i < nr; i++) {
-			for (long j = 0; j < N; j++)
-				xr[j] = hx[(r0 + i) * N + j];
-			if (op->bwd) {
-				for (long j = 0; j < N; j++)
-					dyr[j] = hdy[(r0 + i) * N + j];
-				ln_gelu_ref_bwd(dyr, xr, g, b, ref + i * N, dgr, dbr,
-						1, N, op->erf);
-			} else {
-				ln_gelu_ref_fwd(xr, g, b, ref + i * N, 1, N, op->erf);
-			}
-		}
+		job.r0 = r0;
+		parallel_for(nr, min_rows, 64, ref_rows, &job);
 		cmp_add(&cy, buf, ref, (size_t)(nr * N));
 	}
+	for (int p = 0; p < np; p++)
+		for (long j = 0; j < N; j++) {
+			dgr[j] += job.scratch[((size_t)p * 4 + 2) * N + j];
+			dbr[j] += job.scratch[((size_t)p * 4 + 3) * N + j];
+		}
 	check_begin(res, seed, dt == FP_BF16 ? 1e-2 : 1e-5);
 	check_output(res, op->bwd ? "dx" : "y", &cy);
 	if (op->bwd) {
@@ -1935,11 +1976,10 @@ out_free:
 	free(b);
 	free(buf);
 	free(ref);
-	free(xr);
-	free(dyr);
 	free(dgr);
 	free(dbr);
 	free(dgb);
+	free(job.scratch);
 	return rc;
 }
 

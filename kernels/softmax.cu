@@ -1411,6 +1411,36 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // Fresh host inputs from profile and seed into set 0, outputs (and the
 // unfused intermediates) poisoned, one run, every row compared with the
 // double reference computed on the very values the GPU saw.
+// One part of a check's reference rows (parallel_for): rows [r0, r1) of
+// the inputs a (and b), compared with the GPU's got into cmp[part].
+struct sm_ref_job {
+	const struct sm_op *op;
+	const double *a, *b, *got;
+	struct fp_cmp *cmp;
+};
+
+static void sm_ref_rows(void *ctx, int part, long r0, long r1)
+{
+	const struct sm_ref_job *j = (const struct sm_ref_job *)ctx;
+	const long N = j->op->N;
+	double *ref = (double *)xmalloc((size_t)N * sizeof *ref);
+
+	cmp_init(&j->cmp[part]);
+	for (long row = r0; row < r1; row++) {
+		size_t o = (size_t)row * N;
+
+		if (j->op->kind == SM_BWD)
+			bwd_ref_row(j->a + o, j->b + o, ref, N);
+		else if (j->op->kind == SM_MASKED)
+			fwd_ref_row(j->a + o, ref, N, softmax_causal_keep(row, N),
+				    SOFTMAX_MASKED_SCALE);
+		else
+			fwd_ref_row(j->a + o, ref, N, N, 1.0);
+		cmp_add(&j->cmp[part], j->got + o, ref, (size_t)N);
+	}
+	free(ref);
+}
+
 static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
@@ -1419,7 +1449,7 @@ static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 	const size_t E = (size_t)M * (size_t)N, es = fp_dtype_size(op->dt);
 	const enum sm_profile p = (enum sm_profile)profile;
 	double *a = (double *)xmalloc(E * sizeof(double));
-	double *b = NULL, *got = NULL, *ref = (double *)xmalloc((size_t)N * sizeof(double));
+	double *b = NULL, *got = NULL;
 	struct fp_cmp c;
 	int rc = -1;
 
@@ -1456,18 +1486,19 @@ static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 		goto out_free;
 
 	check_begin(r, seed, op->dt == FP_BF16 ? SM_TOL_BF16 : SM_TOL_FP32);
-	cmp_init(&c);
-	for (long row = 0; row < M; row++) {
-		size_t o = (size_t)row * N;
+	{
+		// The references on every core, rows split into parts whose
+		// comparisons merge in row order.
+		const long min_rows = N >= 65536 ? 1 : 65536 / N;
+		struct sm_ref_job job = { op, a, b, got, NULL };
+		const int np = parallel_parts(M, min_rows, 64);
 
-		if (op->kind == SM_BWD)
-			bwd_ref_row(a + o, b + o, ref, N);
-		else if (op->kind == SM_MASKED)
-			fwd_ref_row(a + o, ref, N, softmax_causal_keep(row, N),
-				    SOFTMAX_MASKED_SCALE);
-		else
-			fwd_ref_row(a + o, ref, N, N, 1.0);
-		cmp_add(&c, got + o, ref, (size_t)N);
+		job.cmp = (struct fp_cmp *)xcalloc((size_t)np, sizeof *job.cmp);
+		parallel_for(M, min_rows, 64, sm_ref_rows, &job);
+		cmp_init(&c);
+		for (int p = 0; p < np; p++)
+			cmp_merge(&c, &job.cmp[p]);
+		free(job.cmp);
 	}
 	check_output(r, op->kind == SM_BWD ? "dx" : "y", &c);
 	rc = 0;
@@ -1475,7 +1506,6 @@ out_free:
 	free(a);
 	free(b);
 	free(got);
-	free(ref);
 	return rc;
 }
 

@@ -1,10 +1,12 @@
 /* test-softmax-ref.c - the softmax workloads' CPU side, no GPU needed: the
  * double references (backward against central finite differences of the
  * forward, inputs around +-1e4, rows with -inf, the causal rule), the input
- * profiles, and validate()/model()/device_bytes() through the registry.
- * $FUSEPROF_SEED fixes the seed. */
+ * profiles, validate()/model()/device_bytes() through the registry, and
+ * cmp_merge (the checks' comparison split over threads). $FUSEPROF_SEED
+ * fixes the seed. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +335,46 @@ static void test_contract(void)
 	}
 }
 
+/* cmp_merge: a comparison split into parts and merged in order equals the
+ * whole one (the error sums up to rounding), bad elements and the first
+ * bad index included. */
+static int test_cmp_merge(struct fp_rng *g)
+{
+	enum { N = 10007 };
+	static double out[N], ref[N];
+	const size_t cuts[] = { 0, 1, 2500, 2501, 7000, N };
+	struct fp_cmp whole, merged, part;
+
+	for (size_t i = 0; i < N; i++) {
+		ref[i] = rng_normal(g);
+		out[i] = ref[i] + 1e-3 * rng_normal(g);
+	}
+	out[4321] = NAN;          /* bad: non-finite where ref is finite */
+	out[9000] = INFINITY;
+	ref[6000] = -INFINITY;    /* a non-finite ref matched exactly... */
+	out[6000] = -INFINITY;
+	ref[6001] = NAN;          /* ...and one not matched: bad */
+	cmp_init(&whole);
+	cmp_add(&whole, out, ref, N);
+	cmp_init(&merged);
+	for (size_t k = 0; k + 1 < sizeof cuts / sizeof *cuts; k++) {
+		cmp_init(&part);
+		cmp_add(&part, out + cuts[k], ref + cuts[k], cuts[k + 1] - cuts[k]);
+		cmp_merge(&merged, &part);
+	}
+	ASSERT_EQ(merged.n, whole.n);
+	ASSERT_EQ(merged.bad, 3);
+	ASSERT_EQ(whole.bad, 3);
+	ASSERT_EQ(merged.first_bad, 4321);
+	ASSERT_EQ(whole.first_bad, 4321);
+	ASSERT(merged.max_abs == whole.max_abs);
+	ASSERT(fabs(merged.sq_err - whole.sq_err) <= 1e-12 * whole.sq_err);
+	ASSERT(fabs(merged.sq_ref - whole.sq_ref) <= 1e-12 * whole.sq_ref);
+	printf("cmp_merge: %zu elements in 5 parts, %zu bad from %zu, as whole\n",
+	       merged.n, merged.bad, merged.first_bad);
+	return 0;
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_SEED");
@@ -349,5 +391,6 @@ int main(void)
 	test_causal(&g);
 	test_profiles(seed);
 	test_contract();
+	test_cmp_merge(&g);
 	return 0;
 }
