@@ -37,6 +37,11 @@ extern "C" void rng_seed(struct fp_rng *r, uint64_t seed)
 	r->have_spare = 0;
 }
 
+extern "C" void rng_seed_item(struct fp_rng *r, uint64_t base, long item)
+{
+	rng_seed(r, base ^ 0x9e3779b97f4a7c15ull * (uint64_t)(item + 1));
+}
+
 static inline uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));

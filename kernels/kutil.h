@@ -33,6 +33,10 @@ void rng_seed(struct fp_rng *r, uint64_t seed);
 uint64_t rng_next(struct fp_rng *r);
 double rng_uniform(struct fp_rng *r);  /* [0, 1) */
 double rng_normal(struct fp_rng *r);   /* mean 0, variance 1 */
+/* Seed r with the stream of item `item` (a row) of a tensor drawn from
+ * base: items drawn in any order, by any number of threads, come out the
+ * same. */
+void rng_seed_item(struct fp_rng *r, uint64_t base, long item);
 
 /* Round each value to the nearest value dtype can hold (round to nearest
  * even, as the upload does), so a CPU reference sees exactly what the GPU

@@ -1815,21 +1815,49 @@ static long chunk_rows(long N)
 	return r < 1 ? 1 : r;
 }
 
+// One part of a chunk of draw_upload: rows r0 + [i0, i1), each from its own
+// stream, into buf (row r0 + i at buf + i N) and host.
+struct draw_job {
+	int profile;
+	enum fp_dtype dt;
+	uint64_t base;
+	long r0, N;
+	double *buf;
+	float *host;
+};
+
+static void draw_rows(void *ctx, int part, long i0, long i1)
+{
+	const struct draw_job *j = (const struct draw_job *)ctx;
+	const long N = j->N;
+	struct fp_rng g;
+
+	(void)part;
+	for (long i = i0; i < i1; i++) {
+		const long row = j->r0 + i;
+		double *v = j->buf + i * N;
+
+		rng_seed_item(&g, j->base, row);
+		draw_row(&g, j->profile, row, v, N, j->dt);
+		for (long k = 0; k < N; k++)
+			j->host[row * N + k] = (float)v[k];
+	}
+}
+
 // Fill M x N host values (as float: exact for both dtypes once rounded) and
-// upload them to dev; buf is a chunk_rows(N) * N scratch.
+// upload them to dev; buf is a chunk_rows(N) * N scratch. The rows' streams
+// come from one draw of r, on every core.
 static int draw_upload(struct fp_rng *r, int profile, float *host, char *dev,
 		       long M, long N, enum fp_dtype dt, double *buf)
 {
-	long cr = chunk_rows(N);
+	const long cr = chunk_rows(N);
+	struct draw_job job = { profile, dt, rng_next(r), 0, N, buf, host };
 
 	for (long r0 = 0; r0 < M; r0 += cr) {
 		long nr = M - r0 < cr ? M - r0 : cr;
 
-		for (long i = 0; i < nr; i++) {
-			draw_row(r, profile, r0 + i, buf + i * N, N, dt);
-			for (long j = 0; j < N; j++)
-				host[(r0 + i) * N + j] = (float)buf[i * N + j];
-		}
+		job.r0 = r0;
+		parallel_for(nr, N >= 65536 ? 1 : 65536 / N, 64, draw_rows, &job);
 		if (dev_upload(dev + (size_t)r0 * N * fp_dtype_size(dt), dt, buf,
 			       (size_t)(nr * N)))
 			return -1;

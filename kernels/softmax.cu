@@ -114,36 +114,56 @@ extern "C" void softmax_bwd_ref(const double *y, const double *dy, double *dx,
 		bwd_ref_row(y + r * N, dy + r * N, dx + r * N, N);
 }
 
-extern "C" void softmax_gen_logits(double *x, long M, long N,
-				   enum sm_profile p, double std, uint64_t seed)
+// One part of softmax_gen_logits: rows [r0, r1), each from its own stream.
+struct gen_job {
+	double *x;
+	long N;
+	enum sm_profile p;
+	double std;
+	uint64_t seed;
+};
+
+static void gen_rows(void *ctx, int part, long r0, long r1)
 {
+	const struct gen_job *j = (const struct gen_job *)ctx;
+	const long N = j->N;
+	const double std = j->std;
 	struct fp_rng g;
 
-	rng_seed(&g, seed);
-	for (long r = 0; r < M; r++) {
-		double *xr = x + r * N;
+	(void)part;
+	for (long r = r0; r < r1; r++) {
+		double *xr = j->x + r * N;
 
-		for (long j = 0; j < N; j++) {
-			switch (p) {
+		rng_seed_item(&g, j->seed, r);
+		for (long k = 0; k < N; k++) {
+			switch (j->p) {
 			case SM_LARGE:
-				xr[j] = r % 3 == 2 ? (2 * rng_uniform(&g) - 1) * 1e4
+				xr[k] = r % 3 == 2 ? (2 * rng_uniform(&g) - 1) * 1e4
 					: (r % 3 ? -1e4 : 1e4) + std * rng_normal(&g);
 				break;
 			case SM_NEGINF:
 			case SM_DEADROWS:
-				xr[j] = rng_uniform(&g) < 0.25 ? -INFINITY
+				xr[k] = rng_uniform(&g) < 0.25 ? -INFINITY
 					: std * rng_normal(&g);
 				break;
 			default:
-				xr[j] = std * rng_normal(&g);
+				xr[k] = std * rng_normal(&g);
 			}
 		}
-		if (p == SM_NEGINF || p == SM_DEADROWS)
+		if (j->p == SM_NEGINF || j->p == SM_DEADROWS)
 			xr[rng_next(&g) % (uint64_t)N] = std * rng_normal(&g);
-		if (p == SM_DEADROWS && r % 3 == 1)
-			for (long j = 0; j < N; j++)
-				xr[j] = -INFINITY;
+		if (j->p == SM_DEADROWS && r % 3 == 1)
+			for (long k = 0; k < N; k++)
+				xr[k] = -INFINITY;
 	}
+}
+
+extern "C" void softmax_gen_logits(double *x, long M, long N,
+				   enum sm_profile p, double std, uint64_t seed)
+{
+	struct gen_job job = { x, N, p, std, seed };
+
+	parallel_for(M, N >= 65536 ? 1 : 65536 / N, 64, gen_rows, &job);
 }
 
 // ---------------------------------------------------------------------------
@@ -1408,9 +1428,6 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 	return sm_create(SM_BWD, op, s, dt, variant, nsets, seed);
 }
 
-// Fresh host inputs from profile and seed into set 0, outputs (and the
-// unfused intermediates) poisoned, one run, every row compared with the
-// double reference computed on the very values the GPU saw.
 // One part of a check's reference rows (parallel_for): rows [r0, r1) of
 // the inputs a (and b), compared with the GPU's got into cmp[part].
 struct sm_ref_job {
@@ -1441,6 +1458,37 @@ static void sm_ref_rows(void *ctx, int part, long r0, long r1)
 	free(ref);
 }
 
+// One part of the backward check's inputs: rows [r0, r1) of a (logits on
+// entry) become y = softmax(a), and of b the upstream gradient dy ~
+// N(0, scale^2), each row from its own stream.
+struct bwd_in_job {
+	double *a, *b;
+	long N;
+	double scale;
+	uint64_t seed;
+};
+
+static void bwd_in_rows(void *ctx, int part, long r0, long r1)
+{
+	const struct bwd_in_job *j = (const struct bwd_in_job *)ctx;
+	const long N = j->N;
+	struct fp_rng g;
+
+	(void)part;
+	for (long r = r0; r < r1; r++) {
+		double *ar = j->a + r * N, *br = j->b + r * N;
+
+		fwd_ref_row(ar, br, N, N, 1.0);
+		memcpy(ar, br, (size_t)N * sizeof *ar);
+		rng_seed_item(&g, j->seed, r);
+		for (long k = 0; k < N; k++)
+			br[k] = j->scale * rng_normal(&g);
+	}
+}
+
+// Fresh host inputs from profile and seed into set 0, outputs (and the
+// unfused intermediates) poisoned, one run, every row compared with the
+// double reference computed on the very values the GPU saw.
 static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
@@ -1461,14 +1509,13 @@ static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 	if (op->kind == SM_BWD) {
 		// y = softmax(logits of the profile); dy ~ N(0, 1), 1e4 x that
 		// for the large profile.
-		struct fp_rng g;
+		struct bwd_in_job job = { NULL, NULL, N,
+			p == SM_LARGE ? 1e4 : 1.0, seed ^ 0x5851f42d4c957f2dull };
 
 		b = (double *)xmalloc(E * sizeof(double));
-		softmax_fwd_ref(a, b, M, N, 1.0, 0);
-		memcpy(a, b, E * sizeof(double));
-		rng_seed(&g, seed ^ 0x5851f42d4c957f2dull);
-		for (size_t i = 0; i < E; i++)
-			b[i] = (p == SM_LARGE ? 1e4 : 1.0) * rng_normal(&g);
+		job.a = a;
+		job.b = b;
+		parallel_for(M, N >= 65536 ? 1 : 65536 / N, 64, bwd_in_rows, &job);
 		host_round(b, E, op->dt);
 		if (dev_upload(op->in1, op->dt, b, E))
 			goto out_free;

@@ -239,6 +239,27 @@ static void test_profiles(uint64_t seed)
 	ASSERT(!memcmp(a, b, (size_t)(M * N) * sizeof *a));
 	softmax_gen_logits(b, M, N, SM_NORMAL, 1.0, seed + 1);
 	ASSERT(memcmp(a, b, (size_t)(M * N) * sizeof *a));
+	free(a);
+	free(b);
+	/* Drawn on every core, the numbers do not depend on how many: each
+	 * row has its own stream (and rows differ). */
+	{
+		const long W = 4096, R = 64;
+
+		a = dalloc(R * W);
+		b = dalloc(R * W);
+		setenv("FUSEPROF_THREADS", "1", 1);
+		softmax_gen_logits(a, R, W, SM_NEGINF, 1.0, seed);
+		setenv("FUSEPROF_THREADS", "5", 1);
+		softmax_gen_logits(b, R, W, SM_NEGINF, 1.0, seed);
+		unsetenv("FUSEPROF_THREADS");
+		ASSERT(!memcmp(a, b, (size_t)(R * W) * sizeof *a));
+		ASSERT(memcmp(a, a + W, (size_t)W * sizeof *a));
+		free(a);
+		free(b);
+	}
+	a = dalloc(M * N);
+	b = dalloc(M * N);
 	/* The large profile really does overflow a naive exp in fp32. */
 	softmax_gen_logits(a, M, N, SM_LARGE, 1.0, seed);
 	for (long i = 0; i < M * N; i++) {
