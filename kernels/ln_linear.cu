@@ -833,46 +833,77 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 	s2 = fmaf(f.y, f.y, s2);
 }
 
-// The tensor-core kernels' last step: the bf16 output tile staged in
-// shared memory (rows of YLD) copied to y, 16 bytes a thread where N allows,
-// rows and columns past M and N left out.
-template <int BM, int BN, int YLD, int THREADS>
-__device__ __forceinline__ void store_tile(__nv_bfloat16 *__restrict__ y,
-					   const __nv_bfloat16 *sy, long m0, long n0,
-					   long M, long N, int tid)
+// fp32 tensor-core arithmetic for the fp32 kernel: 3xTF32. TF32 keeps 11
+// significant bits of fp32's 24, so a value v splits into hi = tf32(v)
+// and lo = tf32(v - hi) (v - hi is exact), which together hold v to 2^-22
+// relative; a product a b is then a_lo b_hi + a_hi b_lo + a_hi b_hi (the
+// dropped a_lo b_lo is 2^-22 of it), three TF32 multiplies with fp32
+// accumulation: about fp32 SGEMM's accuracy at a third of the tensor
+// cores' TF32 rate, which is still over twice SGEMM's on an H100.
+__device__ __forceinline__ uint32_t tf32_of(float v)
 {
-	constexpr int CPR = BN / 8;  // 16-byte chunks per tile row
-	const bool vec = N % 8 == 0;
+	uint32_t r;
+
+	asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+	return r;
+}
+
+__device__ __forceinline__ void tf32_split(uint32_t v, uint32_t &hi, uint32_t &lo)
+{
+	hi = tf32_of(__uint_as_float(v));
+	lo = tf32_of(__uint_as_float(v) - __uint_as_float(hi));
+}
+
+// d += a b, m16n8k8 TF32, a row-major (4 registers), b column-major (2).
+__device__ __forceinline__ void mma_tf32(float *d, const uint32_t *a, const uint32_t *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The tensor-core kernels' last step: the output tile staged in shared
+// memory (rows of YLD elements) copied to y, 16 bytes a thread where N
+// allows, rows and columns past M and N left out.
+template <typename T, int BM, int BN, int YLD, int THREADS>
+__device__ __forceinline__ void store_tile(T *__restrict__ y, const T *sy,
+					   long m0, long n0, long M, long N, int tid)
+{
+	constexpr int E = 16 / sizeof(T), CPR = BN / E;  // 16-byte chunks per tile row
+	const bool vec = N % E == 0;
 
 	for (int q = tid; q < BM * CPR; q += THREADS) {
-		const int rl = q / CPR, c8 = q % CPR;
-		const long row = m0 + rl, col = n0 + c8 * 8;
-		const __nv_bfloat16 *src = sy + rl * YLD + c8 * 8;
+		const int rl = q / CPR, ce = q % CPR;
+		const long row = m0 + rl, col = n0 + ce * E;
+		const T *src = sy + rl * YLD + ce * E;
 
 		if (row >= M || col >= N)
 			continue;
 		if (vec) {
 			*(uint4 *)(y + row * N + col) = *(const uint4 *)src;
 		} else {
-			for (int e = 0; e < 8 && col + e < N; e++)
+			for (int e = 0; e < E && col + e < N; e++)
 				y[row * N + col + e] = src[e];
 		}
 	}
 }
 
-template <int BM, int BN>
+template <typename T, int BM, int BN>
 __global__ void __launch_bounds__(FX_THREADS, BM >= 128 ? 1 : 2)
-k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
-		const __nv_bfloat16 *__restrict__ Wf, const float *__restrict__ sW,
-		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
-		long M, int K, int N)
+k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
+		const float *__restrict__ sW, const float *__restrict__ bf,
+		T *__restrict__ y, long M, int K, int N)
 {
+	constexpr bool BF = sizeof(T) == 2;
+	constexpr int E = 16 / sizeof(T);      // elements per 16-byte chunk
+	constexpr int KTILE = 8 * E;           // a tile row: 8 chunks, 128 bytes
 	constexpr int WN = 4, TM = BM / 2, TN = BN / WN, MI = TM / 16, NI = TN / 8;
-	constexpr int A_BYTES = BM * FX_BK * 2, STAGE = (BM + BN) * FX_BK * 2;
-	constexpr int YLD = BN + 8;  // staged output row (bf16): conflict-free
-	static_assert(FX_BK / 16 == WN, "one k-step of statistics per warp column");
+	constexpr int A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
+	constexpr int YLD = BN + 8;  // staged output row: conflict-free
+	static_assert(4 == WN, "one k-step of statistics per warp column");
 	static_assert(BM * 8 % FX_THREADS == 0 && BN * 8 % FX_THREADS == 0, "tile loads");
-	static_assert(BM * YLD * 2 <= FX_SMEM(BM, BN), "output tile fits the ring");
+	static_assert(BM * YLD * sizeof(T) <= FX_SMEM(BM, BN), "output tile fits the ring");
 	extern __shared__ __align__(128) unsigned char smem[];
 	__shared__ float st1[WN][BM], st2[WN][BM], st_mt[BM], st_rs[BM];
 
@@ -884,19 +915,21 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 	const long gsz = tiles_m - first_m < F_GROUP ? tiles_m - first_m : F_GROUP;
 	const long m0 = (first_m + pid % per_group % gsz) * BM;
 	const long n0 = pid % per_group / gsz * BN;
-	const int KT = (K + FX_BK - 1) / FX_BK;
+	const int KT = (K + KTILE - 1) / KTILE;
 	const uint32_t sbase = smem_u32(smem);
 
-	uint32_t piv[MI][2];  // (c, c) of rows wm*TM + i*16 + g + 8h
+	// The shift c of rows wm*TM + i*16 + g + 8h: (c, c) as bf16x2, or c's
+	// fp32 bits.
+	uint32_t piv[MI][2];
 	float s1[MI][2], s2[MI][2], acc[MI][NI][4];
 
 	auto load_tile = [&](int stage, int kt) {
-		const int k0 = kt * FX_BK;
+		const int k0 = kt * KTILE;
 		const uint32_t sa = sbase + stage * STAGE, sb = sa + A_BYTES;
 
 #pragma unroll
 		for (int j = 0; j < BM * 8 / FX_THREADS; j++) {
-			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * 8;
+			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * E;
 			const long gr = m0 + r;
 			const bool ok = gr < M && k < K;
 
@@ -905,7 +938,7 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 		}
 #pragma unroll
 		for (int j = 0; j < BN * 8 / FX_THREADS; j++) {
-			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * 8;
+			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * E;
 			const long gn = n0 + r;
 			const bool ok = gn < N && k < K;
 
@@ -925,10 +958,15 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			const long r = m0 + wm * TM + i * 16 + g + 8 * h;
-			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
-			__nv_bfloat162 cc = __halves2bfloat162(c, c);
 
-			piv[i][h] = *(const uint32_t *)&cc;
+			if constexpr (BF) {
+				__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+				__nv_bfloat162 cc = __halves2bfloat162(c, c);
+
+				piv[i][h] = *(const uint32_t *)&cc;
+			} else {
+				piv[i][h] = __float_as_uint(r < M ? x[r * K] : 0.f);
+			}
 			s1[i][h] = s2[i][h] = 0.f;
 		}
 #pragma unroll
@@ -944,10 +982,13 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 		cp_async_commit();
 
 		const uint32_t sa = sbase + (kt % FX_STAGES) * STAGE, sb = sa + A_BYTES;
-		const int kleft = K - kt * FX_BK;  // under FX_BK in a last, partial tile
+		const int kleft = K - kt * KTILE;  // under KTILE in a last, partial tile
 
+		// A k-step is two chunks of every tile row: an m16n8k16 (bf16) or
+		// m16n8k8 (TF32) multiply. The fragments' register layouts are the
+		// same in 32-bit words, so the ldmatrix addressing is too.
 #pragma unroll
-		for (int ks = 0; ks < FX_BK / 16; ks++) {
+		for (int ks = 0; ks < 4; ks++) {
 			uint32_t a[MI][4], b[NI][2];
 
 #pragma unroll
@@ -967,35 +1008,68 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 			}
 #pragma unroll
 			for (int i = 0; i < MI; i++) {
-				a[i][0] = bsub2(a[i][0], piv[i][0]);
-				a[i][1] = bsub2(a[i][1], piv[i][1]);
-				a[i][2] = bsub2(a[i][2], piv[i][0]);
-				a[i][3] = bsub2(a[i][3], piv[i][1]);
+#pragma unroll
+				for (int q = 0; q < 4; q++) {
+					if constexpr (BF)
+						a[i][q] = bsub2(a[i][q], piv[i][q & 1]);
+					else
+						a[i][q] = __float_as_uint(__uint_as_float(a[i][q]) -
+									  __uint_as_float(piv[i][q & 1]));
+				}
 			}
 			if (ks == wn) {
-				// Registers 0/1 hold columns ks*16 + 2t (+1) of
-				// rows g/g+8; registers 2/3 the same 8 further on.
+				// Registers 0/1 hold column kc (bf16: kc, kc + 1) of
+				// rows g/g+8; registers 2/3 the same E columns on.
 				// Past K the tile is zero, so x~ = -c: masked.
-				const int kc = ks * 16 + 2 * t;
-				const bool lo = kc < kleft, hi = kc + 8 < kleft;
+				const int kc = ks * 2 * E + t * (E / 4);
+				const bool lo = kc < kleft, hi = kc + E < kleft;
 
 #pragma unroll
 				for (int i = 0; i < MI; i++) {
-					if (lo) {
-						stats2(a[i][0], s1[i][0], s2[i][0]);
-						stats2(a[i][1], s1[i][1], s2[i][1]);
-					}
-					if (hi) {
-						stats2(a[i][2], s1[i][0], s2[i][0]);
-						stats2(a[i][3], s1[i][1], s2[i][1]);
+#pragma unroll
+					for (int q = 0; q < 4; q++) {
+						if (!(q < 2 ? lo : hi))
+							continue;
+						if constexpr (BF) {
+							stats2(a[i][q], s1[i][q & 1], s2[i][q & 1]);
+						} else {
+							const float v = __uint_as_float(a[i][q]);
+
+							s1[i][q & 1] += v;
+							s2[i][q & 1] = fmaf(v, v, s2[i][q & 1]);
+						}
 					}
 				}
 			}
+			if constexpr (BF) {
 #pragma unroll
-			for (int i = 0; i < MI; i++)
+				for (int i = 0; i < MI; i++)
 #pragma unroll
-				for (int j = 0; j < NI; j++)
-					mma_bf16(acc[i][j], a[i], b[j]);
+					for (int j = 0; j < NI; j++)
+						mma_bf16(acc[i][j], a[i], b[j]);
+			} else {
+				uint32_t bl[NI][2];
+
+#pragma unroll
+				for (int j = 0; j < NI; j++) {
+					tf32_split(b[j][0], b[j][0], bl[j][0]);
+					tf32_split(b[j][1], b[j][1], bl[j][1]);
+				}
+#pragma unroll
+				for (int i = 0; i < MI; i++) {
+					uint32_t al[4];
+
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+						tf32_split(a[i][q], a[i][q], al[q]);
+#pragma unroll
+					for (int j = 0; j < NI; j++) {
+						mma_tf32(acc[i][j], al, b[j]);
+						mma_tf32(acc[i][j], a[i], bl[j]);
+						mma_tf32(acc[i][j], a[i], b[j]);
+					}
+				}
+			}
 		}
 	}
 	cp_async_wait<0>();
@@ -1032,8 +1106,10 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 	}
 	__syncthreads();
 
-	// Epilogue: y = rstd * (acc - (mean - c) * s) + b', staged as bf16.
-	__nv_bfloat16 *sy = (__nv_bfloat16 *)smem;
+	// Epilogue: y = rstd * (acc - (mean - c) * s) + b', staged in the
+	// dtype. acc[i][j][2h + e] is row wm*TM + i*16 + g + 8h, column
+	// wn*TN + j*8 + 2t + e.
+	T *sy = (T *)smem;
 
 #pragma unroll
 	for (int j = 0; j < NI; j++) {
@@ -1048,15 +1124,18 @@ k_fwd_fused_mma(const __nv_bfloat16 *__restrict__ x,
 			for (int h = 0; h < 2; h++) {
 				const int rl = wm * TM + i * 16 + g + 8 * h;
 				const float mt = st_mt[rl], rs = st_rs[rl];
+				const float v0 = rs * (acc[i][j][2 * h] - mt * sc0) + bc0;
+				const float v1 = rs * (acc[i][j][2 * h + 1] - mt * sc1) + bc1;
 
-				*(__nv_bfloat162 *)&sy[rl * YLD + cl] = __floats2bfloat162_rn(
-					rs * (acc[i][j][2 * h] - mt * sc0) + bc0,
-					rs * (acc[i][j][2 * h + 1] - mt * sc1) + bc1);
+				if constexpr (BF)
+					*(__nv_bfloat162 *)&sy[rl * YLD + cl] = __floats2bfloat162_rn(v0, v1);
+				else
+					*(float2 *)&sy[rl * YLD + cl] = make_float2(v0, v1);
 			}
 		}
 	}
 	__syncthreads();
-	store_tile<BM, BN, YLD, FX_THREADS>(y, sy, m0, n0, M, N, tid);
+	store_tile<T, BM, BN, YLD, FX_THREADS>(y, sy, m0, n0, M, N, tid);
 }
 
 // --- forward, fused, bf16 on Hopper (sm_90a): k_fwd_fused_mma's data path
@@ -1376,7 +1455,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 		}
 	}
 	__syncthreads();
-	store_tile<BM, BN, YLD, FW_THREADS>(y, sy, m0, n0, M, N, tid);
+	store_tile<__nv_bfloat16, BM, BN, YLD, FW_THREADS>(y, sy, m0, n0, M, N, tid);
 #endif
 }
 
@@ -1743,9 +1822,13 @@ static int fx_setup(int *wgmma)
 	int *d = NULL;
 
 	if (!done) {
-		if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<128, 256>,
+		if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 128, 256>,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(128, 256))) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<64, 128>,
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 64, 128>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(64, 128))) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 128, 256>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(128, 256))) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 64, 128>,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(64, 128))) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FW_SMEM)) ||
@@ -1765,29 +1848,31 @@ static int fx_setup(int *wgmma)
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
-// enough to fill half the SMs (wgmma where the build has it, else
-// mma.sync), else 64 x 128 on mma.sync.
-static int launch_fused_mma(const struct lnl_op *op, const __nv_bfloat16 *x,
-			    cudaStream_t st)
+// enough to fill half the SMs (bf16: wgmma where the build has it, else
+// mma.sync; fp32: 3xTF32 on mma.sync), else 64 x 128 on mma.sync.
+template <typename T>
+static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
 	const long M = op->M;
 	const int K = (int)op->K, N = (int)op->N;
 	const long big = ((M + 127) / 128) * ((N + 255) / 256);
 	const long small = ((M + 63) / 64) * ((N + 127) / 128);
-	const __nv_bfloat16 *Wf = (const __nv_bfloat16 *)op->Wf;
-	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
+	const T *Wf = (const T *)op->Wf;
+	T *y = (T *)op->y;
 
 	if (2 * big < op->sms) {
-		k_fwd_fused_mma<64, 128><<<(unsigned)small, FX_THREADS, FX_SMEM(64, 128), st>>>(
+		k_fwd_fused_mma<T, 64, 128><<<(unsigned)small, FX_THREADS, FX_SMEM(64, 128), st>>>(
 			x, Wf, op->sW, op->bf, y, M, K, N);
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
-	if (op->wgmma) {
-		k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
-			x, Wf, op->sW, op->bf, y, M, K, N);
-		return CUDA_CHECK_LAUNCH("k_fwd_fused_wgmma");
+	if constexpr (sizeof(T) == 2) {
+		if (op->wgmma) {
+			k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
+				x, Wf, op->sW, op->bf, y, M, K, N);
+			return CUDA_CHECK_LAUNCH("k_fwd_fused_wgmma");
+		}
 	}
-	k_fwd_fused_mma<128, 256><<<(unsigned)big, FX_THREADS, FX_SMEM(128, 256), st>>>(
+	k_fwd_fused_mma<T, 128, 256><<<(unsigned)big, FX_THREADS, FX_SMEM(128, 256), st>>>(
 		x, Wf, op->sW, op->bf, y, M, K, N);
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 }
@@ -1818,10 +1903,8 @@ static int launch_fwd(const struct lnl_op *op, const T *x, cudaStream_t st)
 	default: {
 		long tiles = ((M + FB_M - 1) / FB_M) * ((N + FB_N - 1) / FB_N);
 
-		if constexpr (sizeof(T) == 2) {
-			if (v > 1)
-				return launch_fused_mma(op, x, st);
-		}
+		if (v > 1)
+			return launch_fused_mma<T>(op, x, st);
 		if (v == 1)
 			k_fwd_fused<T, 1><<<(unsigned)tiles, F_THREADS, 0, st>>>(
 				x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N);
@@ -2197,7 +2280,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			goto out_free;
 		}
 	}
-	if (!bwd && variant == FWD_FUSED && dt == FP_BF16 && fx_setup(&op->wgmma))
+	if (!bwd && variant == FWD_FUSED && fx_setup(&op->wgmma))
 		goto out_free;
 	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the two kernels
 		op->wgmma = 0;
