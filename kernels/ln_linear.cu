@@ -834,10 +834,10 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 }
 
 // fp32 tensor-core arithmetic for the fp32 kernel: 3xTF32. TF32 keeps 11
-// significant bits of fp32's 24, so a value v splits into hi = tf32(v)
-// and lo = tf32(v - hi) (v - hi is exact), which together hold v to 2^-22
-// relative; a product a b is then a_lo b_hi + a_hi b_lo + a_hi b_hi (the
-// dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies at a third of
+// significant bits of fp32's 24, so a value v splits into hi (its top 11
+// bits) and lo (the next 11 of v - hi, which is exact), which together
+// hold v to 2^-21 relative; a product a b is then a_lo b_hi + a_hi b_lo +
+// a_hi b_hi (the dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies at a third of
 // the tensor cores' TF32 rate, still over twice SGEMM's on an H100. The
 // tensor cores round their fp32 sums toward zero, so accumulating all of
 // K in the MMA's own accumulator biases every step the same way: on an
@@ -845,18 +845,14 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 // Each 8-deep k-step's three products therefore go to a fresh partial
 // whose truncation is relative to itself, and plain fp32 adds (round to
 // nearest) take the partials into the accumulator.
-__device__ __forceinline__ uint32_t tf32_of(float v)
+// The split: the tensor cores read a TF32 operand's top 19 bits and ignore
+// the low 13, so v itself serves as hi (truncated there) and lo is v minus
+// that truncation (exact), in turn truncated when read: v = hi + lo to
+// 2^-21 relative, two instructions instead of two roundings and a
+// subtraction.
+__device__ __forceinline__ uint32_t tf32_lo(uint32_t v)
 {
-	uint32_t r;
-
-	asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-	return r;
-}
-
-__device__ __forceinline__ void tf32_split(uint32_t v, uint32_t &hi, uint32_t &lo)
-{
-	hi = tf32_of(__uint_as_float(v));
-	lo = tf32_of(__uint_as_float(v) - __uint_as_float(hi));
+	return __float_as_uint(__uint_as_float(v) - __uint_as_float(v & 0xffffe000u));
 }
 
 // d += a b, m16n8k8 TF32, a row-major (4 registers), b column-major (2).
@@ -1057,8 +1053,8 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 
 #pragma unroll
 				for (int j = 0; j < NI; j++) {
-					tf32_split(b[j][0], b[j][0], bl[j][0]);
-					tf32_split(b[j][1], b[j][1], bl[j][1]);
+					bl[j][0] = tf32_lo(b[j][0]);
+					bl[j][1] = tf32_lo(b[j][1]);
 				}
 #pragma unroll
 				for (int i = 0; i < MI; i++) {
@@ -1066,7 +1062,7 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 
 #pragma unroll
 					for (int q = 0; q < 4; q++)
-						tf32_split(a[i][q], a[i][q], al[q]);
+						al[q] = tf32_lo(a[i][q]);
 #pragma unroll
 					for (int j = 0; j < NI; j++) {
 						float p[4] = { 0.f, 0.f, 0.f, 0.f };
