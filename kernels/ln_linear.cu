@@ -514,8 +514,8 @@ __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 	}
 }
 
-// --- forward, fused, the first version; now the fp32 path and bf16 rows
-// whose 16-byte chunks are not aligned (K % 8 != 0): one kernel, a 128 x
+// --- forward, fused, the first version; now the path for rows whose
+// 16-byte chunks are not aligned (fp32 K % 4 != 0, bf16 K % 8 != 0): one kernel, a 128 x
 // 128 tile of y per block of 256 threads, K walked in steps of 32. Each
 // step's x and W' tiles go global -> registers -> shared memory; on the
 // way every x element is shifted by its row's pivot c and its shifted value
@@ -735,9 +735,9 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 	}
 }
 
-// --- forward, fused, bf16 with K % 8 == 0 (every 16-byte chunk of a row
-// aligned): what k_fwd_fused does, rebuilt around the tensor cores' own
-// instructions. Over it:
+// --- forward, fused, on tensor cores where every 16-byte chunk of a row
+// is aligned (bf16 K % 8 == 0, fp32 K % 4 == 0): what k_fwd_fused does,
+// rebuilt around the tensor cores' own instructions. Over it:
 // * cp.async (16 bytes, zero-filled past M, N and K) into a FX_STAGES-deep
 //   shared-memory ring of raw x and W' tiles (BM x 64 and BN x 64 bf16, each
 //   row 128 bytes with its 16-byte chunks XOR-swizzled by row, so ldmatrix
@@ -765,8 +765,19 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 // 768 -> 256 and 128.5 us at 4096 -> 256 (cuBLAS Linear alone 18.9 / 52.7
 // us): ncu shows the tensor pipe 41 % busy, 1.9 instructions issued a
 // cycle, 2 warps per scheduler: issue-bound around the mma.sync stream.
-// The 128 x 256 tile now runs as k_fwd_fused_wgmma where sm_90a code is
-// there; this kernel keeps the small tiles and other targets.
+// The bf16 128 x 256 tile now runs as k_fwd_fused_wgmma where sm_90a code
+// is there; this kernel keeps the small tiles and other targets.
+// fp32 (the same kernel, T = float): a 128-byte tile row is 32 fp32, a
+// k-step m16n8k8 TF32, whose fragments occupy the same 32-bit registers as
+// m16n8k16 bf16's, so the ring, the swizzle and the ldmatrix addressing
+// are unchanged. The shift is an fp32 subtraction (exact where it
+// matters, as in k_fwd_fused) and the multiply 3xTF32 (see mma_tf32),
+// which k_fwd_fused's FMA loop ran at a third of the rate of: on an H200
+// (fuseprof run, 2026-11-22, M = 16384), 768 -> 256 110.9 us, 4096 -> 256
+// 551.1 us, 4096 -> 16384 34.8 ms (63 TFLOP/s) against the unfused
+// variant's (SGEMM) 159.1 us, 818.2 us and 43.4 ms, relative error 8.5e-7
+// against SGEMM's 1.1e-6 at K = 4096 (k_fwd_fused: 211 us, 1079 us, 67.4 ms
+// on an H100).
 #define FX_BK 64
 #define FX_STAGES 4
 #define FX_THREADS 256
@@ -2883,8 +2894,8 @@ static const struct fp_variant fwd_variants[] = {
 	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create; bf16 on "
-	  "wgmma or mma.sync), row statistics from the same tiles, y = rstd (acc - (mean - c) s) "
-	  "+ b' in the epilogue" },
+	  "wgmma or mma.sync, fp32 as 3xTF32 on mma.sync), row statistics from the same tiles, "
+	  "y = rstd (acc - (mean - c) s) + b' in the epilogue" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
