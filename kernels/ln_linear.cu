@@ -515,8 +515,9 @@ __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 }
 
 // --- forward, fused, the first version; now the path for rows whose
-// 16-byte chunks are not aligned (fp32 K % 4 != 0, bf16 K % 8 != 0): one kernel, a 128 x
-// 128 tile of y per block of 256 threads, K walked in steps of 32. Each
+// 16-byte chunks are not aligned (fp32 K % 4 != 0, bf16 K % 8 != 0): one
+// kernel, a 128 x 128 tile of y per block of 256 threads, K walked in
+// steps of 32. Each
 // step's x and W' tiles go global -> registers -> shared memory; on the
 // way every x element is shifted by its row's pivot c and its shifted value
 // summed into the row's statistics, so the statistics cost no extra pass
@@ -848,8 +849,9 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 // significant bits of fp32's 24, so a value v splits into hi (its top 11
 // bits) and lo (the next 11 of v - hi, which is exact), which together
 // hold v to 2^-21 relative; a product a b is then a_lo b_hi + a_hi b_lo +
-// a_hi b_hi (the dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies at a third of
-// the tensor cores' TF32 rate, still over twice SGEMM's on an H100. The
+// a_hi b_hi (the dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies,
+// a third of the tensor cores' TF32 rate, still over twice SGEMM's on an
+// H100. The
 // tensor cores round their fp32 sums toward zero, so accumulating all of
 // K in the MMA's own accumulator biases every step the same way: on an
 // H200 the relative error at K = 4096 was 4e-5 against SGEMM's 1.1e-6.
