@@ -903,6 +903,26 @@ __device__ __forceinline__ void store_tile(T *__restrict__ y, const T *sy,
 	}
 }
 
+// cp.async of one k-tile of ROWS rows of a row-major tensor (rows r0..,
+// each K long) into the swizzled tile at dst: the eight 16-byte chunks from
+// column k0 of each row, zero-filled past row lim and column K.
+template <typename T, int ROWS>
+__device__ __forceinline__ void copy_tile(uint32_t dst, const T *__restrict__ src,
+					  long r0, long lim, int K, int k0, int tid)
+{
+	constexpr int E = 16 / sizeof(T);
+
+#pragma unroll
+	for (int j = 0; j < ROWS * 8 / FX_THREADS; j++) {
+		const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * E;
+		const long gr = r0 + r;
+		const bool ok = gr < lim && k < K;
+
+		cp_async16(dst + r * 128 + ((ch ^ (r & 7)) << 4),
+			   ok ? src + gr * K + k : src, ok ? 16 : 0);
+	}
+}
+
 template <typename T, int BM, int BN>
 __global__ void __launch_bounds__(FX_THREADS, BM >= 128 ? 1 : 2)
 k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
@@ -938,27 +958,10 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	float s1[MI][2], s2[MI][2], acc[MI][NI][4];
 
 	auto load_tile = [&](int stage, int kt) {
-		const int k0 = kt * KTILE;
-		const uint32_t sa = sbase + stage * STAGE, sb = sa + A_BYTES;
+		const uint32_t sa = sbase + stage * STAGE;
 
-#pragma unroll
-		for (int j = 0; j < BM * 8 / FX_THREADS; j++) {
-			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * E;
-			const long gr = m0 + r;
-			const bool ok = gr < M && k < K;
-
-			cp_async16(sa + r * 128 + ((ch ^ (r & 7)) << 4),
-				   ok ? x + gr * K + k : x, ok ? 16 : 0);
-		}
-#pragma unroll
-		for (int j = 0; j < BN * 8 / FX_THREADS; j++) {
-			const int q = tid + j * FX_THREADS, r = q >> 3, ch = q & 7, k = k0 + ch * E;
-			const long gn = n0 + r;
-			const bool ok = gn < N && k < K;
-
-			cp_async16(sb + r * 128 + ((ch ^ (r & 7)) << 4),
-				   ok ? Wf + gn * K + k : Wf, ok ? 16 : 0);
-		}
+		copy_tile<T, BM>(sa, x, m0, M, K, kt * KTILE, tid);
+		copy_tile<T, BN>(sa + A_BYTES, Wf, n0, N, K, kt * KTILE, tid);
 	};
 
 #pragma unroll
