@@ -76,7 +76,9 @@
 #include <string.h>
 
 #include <cublasLt.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -1486,6 +1488,360 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 #endif
 }
 
+// --- forward, fused, bf16 on Hopper, warp-specialized and persistent:
+// k_fwd_fused_wgmma's arithmetic (A from registers, shifted by the row's
+// pivot and summed into its statistics on the way; B from shared memory)
+// with the data path taken off the math warps. Three warpgroups, one block
+// per SM: the first only feeds the ring (one thread has the Tensor Memory
+// Accelerator copy each x and W' tile in the 128-byte-swizzled layout the
+// ldmatrix addressing and the wgmma descriptor use; rows and columns past
+// M, N and K arrive as zeros) and gives its registers to the other two
+// with setmaxnreg (40 a thread there, 232 in the math warpgroups: a
+// 64 x 256 accumulator is 128 of them, two sets of A fragments 32 more).
+// Every ring stage has a "full" mbarrier the copies complete and an
+// "empty" one each math warp arrives on when its wgmmas are done with it.
+// The grid is persistent: each block walks tiles blockIdx.x, + gridDim.x,
+// ..., so the next tile's copies start while the math warps finish the
+// last one's epilogue, which stores straight from the accumulators.
+// Tiles are ordered in groups of FS_GROUP along M (the 132 tiles in
+// flight then touch about 16 x 128 rows of x and 8 x 256 of W').
+// With CL = 2 two blocks form a cluster on the tiles m and m + 1 of one
+// column of tiles: each copies half of the W' tile and multicasts it to
+// both, halving the W' bytes that leave L2; a stage is then free once the
+// math warps of both blocks are done with it.
+#define FS_THREADS 384
+#define FS_STAGES 4
+#define FS_GROUP 16
+#define FS_SMEM (FS_STAGES * (128 + 256) * 128 + 1024)
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+#ifdef LNL_WGMMA
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+#ifdef LNL_WGMMA
+	asm volatile("{\n.reg .pred p;\nWAIT:\n"
+		     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+		     "@!p bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+#ifdef LNL_WGMMA
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+#endif
+}
+
+// Arrive on the mbarrier at bar in the shared memory of cluster block rank.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank)
+{
+#ifdef LNL_WGMMA
+	uint32_t remote;
+
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
+	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+		     :: "r"(remote) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
+{
+#ifdef LNL_WGMMA
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+		     :: "r"(bar), "r"(bytes) : "memory");
+#endif
+}
+
+// The box at (column c, row r) of a 2-D tensor map into shared memory at
+// dst, completing on bar; with mask, into the same place in every block
+// of the cluster the mask names, completing on each one's bar.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
+					 int c, int r, uint32_t bar)
+{
+#ifdef LNL_WGMMA
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap *map,
+						   int c, int r, uint32_t bar, uint16_t mask)
+{
+#ifdef LNL_WGMMA
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar), "h"(mask)
+		     : "memory");
+#endif
+}
+
+__device__ __forceinline__ uint32_t cluster_rank(void)
+{
+	uint32_t r = 0;
+#ifdef LNL_WGMMA
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+	return r;
+}
+
+__device__ __forceinline__ void cluster_sync(void)
+{
+#ifdef LNL_WGMMA
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+		     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+template <int REGS>
+__device__ __forceinline__ void regs_dec(void)
+{
+#ifdef LNL_WGMMA
+	asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGS));
+#endif
+}
+
+template <int REGS>
+__device__ __forceinline__ void regs_inc(void)
+{
+#ifdef LNL_WGMMA
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGS));
+#endif
+}
+
+// Tile q of the persistent walk: the first row (of this cluster block)
+// and column of its 128 x 256 piece of y.
+__device__ __forceinline__ void fs_tile(long q, long tiles_m, long tiles_n, int CL,
+					uint32_t rank, long *m0, long *n0)
+{
+	const long per_group = FS_GROUP * tiles_n, first = q / per_group * FS_GROUP;
+	const long gsz = tiles_m - first < FS_GROUP ? tiles_m - first : FS_GROUP;
+
+	*m0 = ((first + q % per_group % gsz) * CL + rank) * 128;
+	*n0 = q % per_group / gsz * 256;
+}
+
+template <int CL>
+__global__ void __launch_bounds__(FS_THREADS, 1)
+k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
+	       const __grid_constant__ CUtensorMap tw,
+	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+	       const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
+	       long M, int K, int N)
+{
+#ifdef LNL_WGMMA
+	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
+	extern __shared__ __align__(1024) unsigned char smem_raw[];
+	__shared__ __align__(8) uint64_t full[FS_STAGES], empty[FS_STAGES];
+
+	const int tid = threadIdx.x;
+	const uint32_t rank = CL > 1 ? cluster_rank() : 0;
+	const long tiles_m = (M + CL * BM - 1) / (CL * BM), tiles_n = (N + BN - 1) / BN;
+	const long tiles = tiles_m * tiles_n, q0 = blockIdx.x / CL, qstep = gridDim.x / CL;
+	const int KT = (K + FX_BK - 1) / FX_BK;
+	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	if (tid == 0) {
+		for (int s = 0; s < FS_STAGES; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 8 * CL);  // the math warps of the cluster
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	if (CL > 1)
+		cluster_sync();
+	else
+		__syncthreads();
+
+	if (tid < 128) {  // the producer warpgroup
+		regs_dec<40>();
+		if (tid == 0) {
+			int it = 0;
+
+			for (long q = q0; q < tiles; q += qstep) {
+				long m0, n0;
+
+				fs_tile(q, tiles_m, tiles_n, CL, rank, &m0, &n0);
+				for (int kt = 0; kt < KT; kt++, it++) {
+					const int s = it % FS_STAGES;
+					const uint32_t sa = sbase + s * STAGE;
+
+					// Fresh barriers count as done with
+					// the phase before: no wait at first.
+					mbar_wait(eb + 8 * s, (it / FS_STAGES & 1) ^ 1);
+					mbar_expect(fb + 8 * s, STAGE);
+					tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
+					if (CL == 1)
+						tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0,
+							 fb + 8 * s);
+					else
+						tma_load_multicast(sa + A_BYTES + rank * (BN / 2) * 128,
+								   &tw, kt * FX_BK,
+								   (int)(n0 + rank * (BN / 2)),
+								   fb + 8 * s, (1 << CL) - 1);
+				}
+			}
+		}
+		if (CL > 1)
+			cluster_sync();  // the other block may still arrive here
+		return;
+	}
+
+	regs_inc<232>();
+	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
+	const int row0 = cw * 16;  // warp cw of the math warps: rows row0..+15
+	const bool pairs = (N & 1) == 0;
+	uint32_t a0[FX_BK / 16][4], a1[FX_BK / 16][4], piv[2];
+	float s1[2], s2[2], acc[128];
+	int it = 0;
+
+	auto release = [&](int i) {
+		if (lane == 0) {
+			mbar_arrive(eb + 8 * (i % FS_STAGES));
+			if (CL > 1)
+				mbar_arrive_remote(eb + 8 * (i % FS_STAGES), rank ^ 1);
+		}
+	};
+
+	// One k-tile: wait for it, shift and sum this warp's A fragments,
+	// queue the four wgmmas, wait for the previous k-tile's (whose A
+	// registers the next call rewrites) and free its stage.
+	auto step = [&](int kt, uint32_t (&a)[FX_BK / 16][4]) {
+		const int s = it % FS_STAGES;
+		const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
+		const int kleft = K - kt * FX_BK;
+
+		mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
+#pragma unroll
+		for (int ks = 0; ks < FX_BK / 16; ks++) {
+			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
+			const int kc = ks * 16 + 2 * t;
+
+			ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
+				a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
+			a[ks][0] = bsub2(a[ks][0], piv[0]);
+			a[ks][1] = bsub2(a[ks][1], piv[1]);
+			a[ks][2] = bsub2(a[ks][2], piv[0]);
+			a[ks][3] = bsub2(a[ks][3], piv[1]);
+			// Past K the tile is zero, so x~ = -c there: masked.
+			if (kc < kleft) {
+				stats2(a[ks][0], s1[0], s2[0]);
+				stats2(a[ks][1], s1[1], s2[1]);
+			}
+			if (kc + 8 < kleft) {
+				stats2(a[ks][2], s1[0], s2[0]);
+				stats2(a[ks][3], s1[1], s2[1]);
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			wg_fence_operand(acc[i]);
+		wg_arrive();
+#pragma unroll
+		for (int ks = 0; ks < FX_BK / 16; ks++)
+			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+		wg_commit();
+		wg_wait<1>();
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			wg_fence_operand(acc[i]);
+		if (kt > 0)
+			release(it - 1);
+		it++;
+	};
+
+	for (long q = q0; q < tiles; q += qstep) {
+		long m0, n0;
+
+		fs_tile(q, tiles_m, tiles_n, CL, rank, &m0, &n0);
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const long r = m0 + row0 + g + 8 * h;
+			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+			__nv_bfloat162 cc = __halves2bfloat162(c, c);
+
+			piv[h] = *(const uint32_t *)&cc;
+			s1[h] = s2[h] = 0.f;
+		}
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			acc[i] = 0.f;
+
+		int kt = 0;
+
+		for (; kt + 1 < KT; kt += 2) {
+			step(kt, a0);
+			step(kt + 1, a1);
+		}
+		if (kt < KT)
+			step(kt, a0);
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			wg_fence_operand(acc[i]);
+		release(it - 1);
+
+		// Row statistics: a row's sums are spread over the 4 lanes
+		// of a quad, which all end with the row's mean - c and rstd.
+		float mt[2], rs[2];
+
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float b1 = s1[h], b2 = s2[h];
+
+			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
+			b2 += __shfl_xor_sync(0xffffffffu, b2, 1);
+			b1 += __shfl_xor_sync(0xffffffffu, b1, 2);
+			b2 += __shfl_xor_sync(0xffffffffu, b2, 2);
+			shifted_stats(b1, b2, K, &mt[h], &rs[h]);
+		}
+
+		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
+		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h,
+		// column 8j + 2t + e.
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++) {
+			const long col = n0 + j * 8 + 2 * t;
+
+			if (col >= N)
+				continue;
+
+			const bool two = col + 1 < N;
+			const float2 sc = two ? __ldg((const float2 *)&sW[col]) :
+						make_float2(sW[col], 0.f);
+			const float2 bc = two ? __ldg((const float2 *)&bf[col]) :
+						make_float2(bf[col], 0.f);
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const long r = m0 + row0 + g + 8 * h;
+				const float v0 = rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x;
+				const float v1 = rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y;
+				__nv_bfloat16 *p = y + r * N + col;
+
+				if (r >= M)
+					continue;
+				if (two && pairs) {
+					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
+				} else {
+					p[0] = __float2bfloat16_rn(v0);
+					if (two)
+						p[1] = __float2bfloat16_rn(v1);
+				}
+			}
+		}
+	}
+	if (CL > 1)
+		cluster_sync();  // no block leaves while the other may arrive on it
+#endif
+}
+
 // --- backward, naive: one thread per row. Statistics as in k_fwd_naive;
 // dh = dy_row W recomputed for each chunk of V columns (two passes: sums,
 // then dx); every parameter gradient (dgamma, dbeta, dW, db) accumulated
@@ -1814,6 +2170,9 @@ struct lnl_op {
 	float fold_us;
 	int sms;             // multiprocessors of the device (tile choice)
 	int wgmma;           // fused bf16 forward: the wgmma kernel is there
+	int wsc;             // fused bf16 forward: blocks in a cluster of the
+	                     // warp-specialized kernel (0: k_fwd_fused_wgmma)
+	int clusters;        // ... and how many clusters fit on the device
 };
 
 static size_t pad256(size_t n)
@@ -1859,6 +2218,10 @@ static int fx_setup(int *wgmma)
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(64, 128))) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FW_SMEM)) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<1>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<2>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
 		k_wgmma_probe<<<1, 1>>>(d);
@@ -1872,6 +2235,64 @@ static int fx_setup(int *wgmma)
 	}
 	*wgmma = have;
 	return 0;
+}
+
+// A TMA descriptor of a row-major bf16 tensor (rows x cols, cols % 8 == 0)
+// copied in boxes of box_rows x 64 with the 128-byte swizzle; reads past
+// its edges give zeros. The driver's encoder is found once through the
+// runtime (nothing links libcuda).
+static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows)
+{
+	static PFN_cuTensorMapEncodeTiled_v12000 encode;
+	cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
+	cuuint64_t stride[1] = { (cuuint64_t)cols * 2 };
+	cuuint32_t box[2] = { FX_BK, (cuuint32_t)box_rows }, step[2] = { 1, 1 };
+	CUresult r;
+
+	if (!encode) {
+		cudaDriverEntryPointQueryResult q;
+
+		if (CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+				(void **)&encode, 12000, cudaEnableDefault, &q)))
+			return -1;
+		if (q != cudaDriverEntryPointSuccess || !encode)
+			return error("the CUDA driver has no cuTensorMapEncodeTiled");
+	}
+	r = encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, dim, stride, box,
+		   step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+		   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
+}
+
+// The warp-specialized kernel: a persistent grid of clusters of op->wsc
+// blocks, as many as fit at once, at most one a tile.
+static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
+{
+	const long M = op->M;
+	const int K = (int)op->K, N = (int)op->N, cl = op->wsc;
+	const long tiles = ((M + 128L * cl - 1) / (128L * cl)) * ((N + 255) / 256);
+	const __nv_bfloat16 *Wf = (const __nv_bfloat16 *)op->Wf;
+	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+	CUtensorMap tx, tw;
+
+	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, Wf, K, N, 256 / cl))
+		return -1;
+	cfg.gridDim = dim3((unsigned)(cl * (tiles < op->clusters ? tiles : op->clusters)));
+	cfg.blockDim = dim3(FS_THREADS);
+	cfg.dynamicSmemBytes = FS_SMEM;
+	cfg.stream = st;
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)cl;
+	at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	if (cl == 1)
+		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<1>, tx, tw, x,
+				(const float *)op->sW, (const float *)op->bf, y, M, K, N));
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<2>, tx, tw, x,
+			(const float *)op->sW, (const float *)op->bf, y, M, K, N));
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
@@ -1893,6 +2314,8 @@ static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	if constexpr (sizeof(T) == 2) {
+		if (op->wgmma && op->wsc)
+			return launch_fused_ws(op, x, st);
 		if (op->wgmma) {
 			k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
 				x, Wf, op->sW, op->bf, y, M, K, N);
@@ -2318,6 +2741,32 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		    CUDA_CHECK(cudaDeviceGetAttribute(&op->sms,
 				cudaDevAttrMultiProcessorCount, dev)))
 			goto out_free;
+	}
+	if (!bwd && variant == FWD_FUSED && op->wgmma && dt == FP_BF16) {
+		const char *e = getenv("FUSEPROF_LNL_WS");  // to compare the kernels
+
+		op->wsc = e ? atoi(e) : 1;
+		if (op->wsc != 0 && op->wsc != 2)
+			op->wsc = 1;
+		op->clusters = op->sms;
+		if (op->wsc == 2) {
+			cudaLaunchConfig_t cfg = {};
+			cudaLaunchAttribute at[1];
+
+			cfg.gridDim = dim3(2 * op->sms);
+			cfg.blockDim = dim3(FS_THREADS);
+			cfg.dynamicSmemBytes = FS_SMEM;
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = 2;
+			at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&op->clusters,
+					k_fwd_fused_ws<2>, &cfg)))
+				goto out_free;
+			if (op->clusters < 1)
+				op->wsc = 1, op->clusters = op->sms;
+		}
 	}
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
