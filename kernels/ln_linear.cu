@@ -1261,6 +1261,34 @@ __device__ __forceinline__ void wgmma_m64n256k16(float *d, const uint32_t *a, ui
 #endif
 }
 
+// The same with A (64 x 16) from shared memory too, by descriptor.
+__device__ __forceinline__ void wgmma_m64n256k16_ss(float *d, uint64_t adesc, uint64_t bdesc)
+{
+#ifdef LNL_WGMMA
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+		     "%128, %129, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		       "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		       "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		     : "l"(adesc), "l"(bdesc), "r"(1));
+#endif
+}
+
 __device__ __forceinline__ void wg_arrive(void)
 {
 #ifdef LNL_WGMMA
@@ -1632,12 +1660,13 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw,
 	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 	       const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
-	       long M, int K, int N)
+	       long M, int K, int N, int mode)
 {
 #ifdef LNL_WGMMA
 	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[FS_STAGES], empty[FS_STAGES];
+	__shared__ float st_mt[BM], st_rs[BM];
 
 	const int tid = threadIdx.x;
 	const uint32_t rank = CL > 1 ? cluster_rank() : 0;
@@ -1712,12 +1741,72 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	// One k-tile: wait for it, shift and sum this warp's A fragments,
 	// queue the four wgmmas, wait for the previous k-tile's (whose A
 	// registers the next call rewrites) and free its stage.
+	const int wg = cw >> 2, wt = tid & 127, srow = wg * 64 + (wt >> 1), shalf = wt & 1;
+	uint32_t spiv = 0;
+
 	auto step = [&](int kt, uint32_t (&a)[FX_BK / 16][4]) {
 		const int s = it % FS_STAGES;
 		const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
 		const int kleft = K - kt * FX_BK;
 
 		mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
+		if (mode) {
+			if (mode == 2) {
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const int ch = shalf * 4 + j;
+					const uint32_t ad = sa + srow * 128 + ((ch ^ (srow & 7)) << 4);
+					uint4 v;
+
+					asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+						     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(ad));
+					v.x = bsub2(v.x, spiv);
+					v.y = bsub2(v.y, spiv);
+					v.z = bsub2(v.z, spiv);
+					v.w = bsub2(v.w, spiv);
+					asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n"
+						     :: "r"(ad), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+					if (ch * 8 + 8 <= kleft) {
+						stats2(v.x, s1[0], s2[0]);
+						stats2(v.y, s1[0], s2[0]);
+						stats2(v.z, s1[0], s2[0]);
+						stats2(v.w, s1[0], s2[0]);
+					} else if (ch * 8 < kleft) {
+						const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+
+						for (int e = 0; e < 4; e++)
+							if (ch * 8 + 2 * e < kleft) {
+								float2 f = __bfloat1622float2(*(const __nv_bfloat162 *)&w[e]);
+								s1[0] += f.x;
+								s2[0] = fmaf(f.x, f.x, s2[0]);
+								if (ch * 8 + 2 * e + 1 < kleft) {
+									s1[0] += f.y;
+									s2[0] = fmaf(f.y, f.y, s2[0]);
+								}
+							}
+					}
+				}
+				fence_proxy_async();
+				asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
+			}
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				wg_fence_operand(acc[i]);
+			wg_arrive();
+#pragma unroll
+			for (int ks = 0; ks < FX_BK / 16; ks++)
+				wgmma_m64n256k16_ss(acc, wg_desc(sa + wg * 8192 + ks * 32),
+						    wg_desc(sb + ks * 32));
+			wg_commit();
+			wg_wait<1>();
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				wg_fence_operand(acc[i]);
+			if (kt > 0)
+				release(it - 1);
+			it++;
+			return;
+		}
 #pragma unroll
 		for (int ks = 0; ks < FX_BK / 16; ks++) {
 			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
@@ -1769,6 +1858,13 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 			piv[h] = *(const uint32_t *)&cc;
 			s1[h] = s2[h] = 0.f;
 		}
+		if (mode == 2) {
+			const long r = m0 + srow;
+			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+			__nv_bfloat162 cc = __halves2bfloat162(c, c);
+
+			spiv = *(const uint32_t *)&cc;
+		}
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.f;
@@ -1791,8 +1887,22 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		// of a quad, which all end with the row's mean - c and rstd.
 		float mt[2], rs[2];
 
+		if (mode == 2) {
+			float b1 = s1[0], b2 = s2[0];
+
+			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
+			b2 += __shfl_xor_sync(0xffffffffu, b2, 1);
+			if (!shalf)
+				shifted_stats(b1, b2, K, &st_mt[srow], &st_rs[srow]);
+			asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
+			for (int h = 0; h < 2; h++) {
+				mt[h] = st_mt[row0 + g + 8 * h];
+				rs[h] = st_rs[row0 + g + 8 * h];
+			}
+			asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
+		}
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
+		for (int h = 0; h < 2 && mode != 2; h++) {
 			float b1 = s1[h], b2 = s2[h];
 
 			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
@@ -2288,11 +2398,13 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 	at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
 	cfg.attrs = at;
 	cfg.numAttrs = 1;
+	const char *e = getenv("FUSEPROF_LNL_MODE");
+	const int mode = e ? atoi(e) : 0;
 	if (cl == 1)
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<1>, tx, tw, x,
-				(const float *)op->sW, (const float *)op->bf, y, M, K, N));
+				(const float *)op->sW, (const float *)op->bf, y, M, K, N, mode));
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<2>, tx, tw, x,
-			(const float *)op->sW, (const float *)op->bf, y, M, K, N));
+			(const float *)op->sW, (const float *)op->bf, y, M, K, N, mode));
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
