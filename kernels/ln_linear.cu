@@ -1952,6 +1952,232 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 #endif
 }
 
+// --- forward, fused, bf16 on Hopper: the shift in shared memory, both
+// wgmma operands from shared memory. Three warpgroups, one block per SM,
+// persistent as k_fwd_fused_ws. The first warpgroup shifts: thread i
+// takes row i of each x tile as it lands, subtracts the row's pivot in
+// place (the same bf16 subtraction as the register kernels), adds the
+// shifted values into the row's sums, and marks the stage ready; its
+// thread 0 also has the TMA copy the stage two k-tiles on. The math
+// warpgroups only wait for ready stages and queue wgmmas: their issue
+// slots are free, where the register form spent half of them preparing A.
+// At the end of a tile the shifters leave each row's mean - c and rstd in
+// one of two shared buffers for the epilogue.
+#define FQ_AHEAD 2
+
+__global__ void __launch_bounds__(FS_THREADS, 1)
+k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
+	       const __grid_constant__ CUtensorMap tw,
+	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+	       const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
+	       long M, int K, int N)
+{
+#ifdef LNL_WGMMA
+	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
+	extern __shared__ __align__(1024) unsigned char smem_raw[];
+	__shared__ __align__(8) uint64_t full[FS_STAGES], ready[FS_STAGES], empty[FS_STAGES];
+	__shared__ __align__(8) uint64_t st_full[2], st_empty[2];
+	__shared__ float st_mt[2][BM], st_rs[2][BM];
+
+	const int tid = threadIdx.x;
+	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+	const long tiles = tiles_m * tiles_n;
+	const int KT = (K + FX_BK - 1) / FX_BK;
+	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), rb = smem_u32(ready), eb = smem_u32(empty);
+	const uint32_t sfb = smem_u32(st_full), seb = smem_u32(st_empty);
+
+	if (tid == 0) {
+		for (int s = 0; s < FS_STAGES; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(rb + 8 * s, BM);  // the shifters
+			mbar_init(eb + 8 * s, 8);   // the math warps
+		}
+		for (int b = 0; b < 2; b++) {
+			mbar_init(sfb + 8 * b, BM);
+			mbar_init(seb + 8 * b, 8);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (tid < BM) {  // the shifters; thread 0 also feeds the ring
+		const int total = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x) * KT;
+		int issued = 0, it = 0, n = 0;
+
+		// Copy k-iteration i of this block's walk (tile blockIdx.x +
+		// i / KT strides on) once its stage is free.
+		auto issue = [&](int i) {
+			const int s = i % FS_STAGES, kt = i % KT;
+			const uint32_t sa = sbase + s * STAGE;
+			long m0, n0;
+
+			fs_tile(blockIdx.x + (long)(i / KT) * gridDim.x, tiles_m, tiles_n, 1, 0,
+				&m0, &n0);
+			mbar_wait(eb + 8 * s, (i / FS_STAGES & 1) ^ 1);
+			mbar_expect(fb + 8 * s, STAGE);
+			tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
+			tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0, fb + 8 * s);
+		};
+
+		if (tid == 0)
+			for (; issued < FQ_AHEAD && issued < total; issued++)
+				issue(issued);
+		for (long q = blockIdx.x; q < tiles; q += gridDim.x, n++) {
+			long m0, n0;
+
+			fs_tile(q, tiles_m, tiles_n, 1, 0, &m0, &n0);
+
+			const long r = m0 + tid;
+			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+			__nv_bfloat162 cc = __halves2bfloat162(c, c);
+			const uint32_t piv = *(const uint32_t *)&cc;
+			float s1 = 0.f, s2 = 0.f;
+
+			for (int kt = 0; kt < KT; kt++, it++) {
+				const int s = it % FS_STAGES, kleft = K - kt * FX_BK;
+				const uint32_t row = sbase + s * STAGE + tid * 128;
+
+				if (tid == 0 && issued < total && issued <= it + FQ_AHEAD)
+					issue(issued++);
+				mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
+#pragma unroll
+				for (int ch = 0; ch < 8; ch++) {
+					const uint32_t ad = row + ((ch ^ (tid & 7)) << 4);
+					uint32_t v[4];
+
+					asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+						     : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+						     : "r"(ad));
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						v[e] = bsub2(v[e], piv);
+					asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n"
+						     :: "r"(ad), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+						     : "memory");
+					if (ch * 8 + 8 <= kleft) {
+#pragma unroll
+						for (int e = 0; e < 4; e++)
+							stats2(v[e], s1, s2);
+					} else {
+						// Past K the tile is zero, so x~ = -c
+						// there: masked.
+#pragma unroll
+						for (int e = 0; e < 8; e++) {
+							const float f = __bfloat162float(
+								((const __nv_bfloat16 *)v)[e]);
+
+							if (ch * 8 + e < kleft) {
+								s1 += f;
+								s2 = fmaf(f, f, s2);
+							}
+						}
+					}
+				}
+				fence_proxy_async();
+				mbar_arrive(rb + 8 * s);
+			}
+			// This tile's statistics, into buffer n % 2 once the
+			// epilogue of tile n - 2 has read it.
+			const int b = n & 1;
+
+			mbar_wait(seb + 8 * b, (n / 2 & 1) ^ 1);
+			shifted_stats(s1, s2, K, &st_mt[b][tid], &st_rs[b][tid]);
+			mbar_arrive(sfb + 8 * b);
+		}
+		return;
+	}
+
+	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
+	const int row0 = cw * 16, wg = cw >> 2;
+	const bool pairs = (N & 1) == 0;
+	float acc[128];
+	int it = 0, n = 0;
+
+	for (long q = blockIdx.x; q < tiles; q += gridDim.x, n++) {
+		long m0, n0;
+
+		fs_tile(q, tiles_m, tiles_n, 1, 0, &m0, &n0);
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			acc[i] = 0.f;
+		for (int kt = 0; kt < KT; kt++, it++) {
+			const int s = it % FS_STAGES;
+			const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
+
+			mbar_wait(rb + 8 * s, it / FS_STAGES & 1);
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				wg_fence_operand(acc[i]);
+			wg_arrive();
+#pragma unroll
+			for (int ks = 0; ks < FX_BK / 16; ks++)
+				wgmma_m64n256k16_ss(acc, wg_desc(sa + wg * 8192 + ks * 32),
+						    wg_desc(sb + ks * 32));
+			wg_commit();
+			wg_wait<1>();
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				wg_fence_operand(acc[i]);
+			if (kt > 0 && lane == 0)
+				mbar_arrive(eb + 8 * ((it - 1) % FS_STAGES));
+		}
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			wg_fence_operand(acc[i]);
+		if (lane == 0)
+			mbar_arrive(eb + 8 * ((it - 1) % FS_STAGES));
+
+		const int b = n & 1;
+		float mt[2], rs[2];
+
+		mbar_wait(sfb + 8 * b, n / 2 & 1);
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			mt[h] = st_mt[b][row0 + g + 8 * h];
+			rs[h] = st_rs[b][row0 + g + 8 * h];
+		}
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(seb + 8 * b);
+
+		// Epilogue, from the accumulators, as k_fwd_fused_ws.
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++) {
+			const long col = n0 + j * 8 + 2 * t;
+
+			if (col >= N)
+				continue;
+
+			const bool two = col + 1 < N;
+			const float2 sc = two ? __ldg((const float2 *)&sW[col]) :
+						make_float2(sW[col], 0.f);
+			const float2 bc = two ? __ldg((const float2 *)&bf[col]) :
+						make_float2(bf[col], 0.f);
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const long r = m0 + row0 + g + 8 * h;
+				const float v0 = rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x;
+				const float v1 = rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y;
+				__nv_bfloat16 *p = y + r * N + col;
+
+				if (r >= M)
+					continue;
+				if (two && pairs) {
+					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
+				} else {
+					p[0] = __float2bfloat16_rn(v0);
+					if (two)
+						p[1] = __float2bfloat16_rn(v1);
+				}
+			}
+		}
+	}
+#endif
+}
+
 // --- backward, naive: one thread per row. Statistics as in k_fwd_naive;
 // dh = dy_row W recomputed for each chunk of V columns (two passes: sums,
 // then dx); every parameter gradient (dgamma, dbeta, dW, db) accumulated
@@ -2332,6 +2558,8 @@ static int fx_setup(int *wgmma)
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<2>,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ss,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
 		k_wgmma_probe<<<1, 1>>>(d);
@@ -2400,6 +2628,11 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 	cfg.numAttrs = 1;
 	const char *e = getenv("FUSEPROF_LNL_MODE");
 	const int mode = e ? atoi(e) : 0;
+	if (mode == 3) {
+		k_fwd_fused_ss<<<cfg.gridDim, FS_THREADS, FS_SMEM, st>>>(tx, tw, x,
+				(const float *)op->sW, (const float *)op->bf, y, M, K, N);
+		return CUDA_CHECK_LAUNCH("k_fwd_fused_ss");
+	}
 	if (cl == 1)
 		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<1>, tx, tw, x,
 				(const float *)op->sW, (const float *)op->bf, y, M, K, N, mode));
