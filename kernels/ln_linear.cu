@@ -1558,6 +1558,18 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 #endif
 }
 
+// Whether the phase of the given parity is complete, without waiting.
+__device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity)
+{
+	uint32_t ok = 0;
+#ifdef LNL_WGMMA
+	asm volatile("{\n.reg .pred p;\n"
+		     "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+		     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+#endif
+	return ok != 0;
+}
+
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
 #ifdef LNL_WGMMA
@@ -1963,8 +1975,6 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 // slots are free, where the register form spent half of them preparing A.
 // At the end of a tile the shifters leave each row's mean - c and rstd in
 // one of two shared buffers for the epilogue.
-#define FQ_AHEAD 2
-
 __global__ void __launch_bounds__(FS_THREADS, 1)
 k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw,
@@ -2005,24 +2015,24 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 		const int total = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x) * KT;
 		int issued = 0, it = 0, n = 0;
 
-		// Copy k-iteration i of this block's walk (tile blockIdx.x +
-		// i / KT strides on) once its stage is free.
-		auto issue = [&](int i) {
-			const int s = i % FS_STAGES, kt = i % KT;
-			const uint32_t sa = sbase + s * STAGE;
-			long m0, n0;
+		// Copy every k-iteration of this block's walk (iteration i:
+		// tile blockIdx.x + i / KT strides on) whose stage is free.
+		auto issue = [&]() {
+			for (; issued < total; issued++) {
+				const int s = issued % FS_STAGES, kt = issued % KT;
+				const uint32_t sa = sbase + s * STAGE;
+				long m0, n0;
 
-			fs_tile(blockIdx.x + (long)(i / KT) * gridDim.x, tiles_m, tiles_n, 1, 0,
-				&m0, &n0);
-			mbar_wait(eb + 8 * s, (i / FS_STAGES & 1) ^ 1);
-			mbar_expect(fb + 8 * s, STAGE);
-			tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
-			tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0, fb + 8 * s);
+				if (!mbar_test(eb + 8 * s, (issued / FS_STAGES & 1) ^ 1))
+					break;
+				fs_tile(blockIdx.x + (long)(issued / KT) * gridDim.x, tiles_m,
+					tiles_n, 1, 0, &m0, &n0);
+				mbar_expect(fb + 8 * s, STAGE);
+				tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
+				tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0, fb + 8 * s);
+			}
 		};
 
-		if (tid == 0)
-			for (; issued < FQ_AHEAD && issued < total; issued++)
-				issue(issued);
 		for (long q = blockIdx.x; q < tiles; q += gridDim.x, n++) {
 			long m0, n0;
 
@@ -2032,14 +2042,24 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
 			__nv_bfloat162 cc = __halves2bfloat162(c, c);
 			const uint32_t piv = *(const uint32_t *)&cc;
-			float s1 = 0.f, s2 = 0.f;
+			float s1[2] = { 0.f, 0.f }, s2[2] = { 0.f, 0.f };
 
 			for (int kt = 0; kt < KT; kt++, it++) {
 				const int s = it % FS_STAGES, kleft = K - kt * FX_BK;
 				const uint32_t row = sbase + s * STAGE + tid * 128;
 
-				if (tid == 0 && issued < total && issued <= it + FQ_AHEAD)
-					issue(issued++);
+				// Warp 0 feeds the ring while it waits.
+				if (tid < 32)
+					for (;;) {
+						int ok = 0;
+
+						if (tid == 0) {
+							issue();
+							ok = mbar_test(fb + 8 * s, it / FS_STAGES & 1);
+						}
+						if (__shfl_sync(0xffffffffu, ok, 0))
+							break;
+					}
 				mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
 #pragma unroll
 				for (int ch = 0; ch < 8; ch++) {
@@ -2058,7 +2078,7 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 					if (ch * 8 + 8 <= kleft) {
 #pragma unroll
 						for (int e = 0; e < 4; e++)
-							stats2(v[e], s1, s2);
+							stats2(v[e], s1[e & 1], s2[e & 1]);
 					} else {
 						// Past K the tile is zero, so x~ = -c
 						// there: masked.
@@ -2068,8 +2088,8 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 								((const __nv_bfloat16 *)v)[e]);
 
 							if (ch * 8 + e < kleft) {
-								s1 += f;
-								s2 = fmaf(f, f, s2);
+								s1[0] += f;
+								s2[0] = fmaf(f, f, s2[0]);
 							}
 						}
 					}
@@ -2082,7 +2102,8 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 			const int b = n & 1;
 
 			mbar_wait(seb + 8 * b, (n / 2 & 1) ^ 1);
-			shifted_stats(s1, s2, K, &st_mt[b][tid], &st_rs[b][tid]);
+			shifted_stats(s1[0] + s1[1], s2[0] + s2[1], K, &st_mt[b][tid],
+				      &st_rs[b][tid]);
 			mbar_arrive(sfb + 8 * b);
 		}
 		return;
