@@ -2014,22 +2014,29 @@ k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
 	if (tid < BM) {  // the shifters; thread 0 also feeds the ring
 		const int total = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x) * KT;
 		int issued = 0, it = 0, n = 0;
+		// The next copy: k-tile ikt of the tile at (im0, in0).
+		int ikt = 0;
+		long iq = blockIdx.x, im0 = 0, in0 = 0;
 
-		// Copy every k-iteration of this block's walk (iteration i:
-		// tile blockIdx.x + i / KT strides on) whose stage is free.
+		fs_tile(iq, tiles_m, tiles_n, 1, 0, &im0, &in0);
+
+		// Copy every k-iteration of this block's walk whose stage is
+		// free.
 		auto issue = [&]() {
 			for (; issued < total; issued++) {
-				const int s = issued % FS_STAGES, kt = issued % KT;
+				const int s = issued % FS_STAGES;
 				const uint32_t sa = sbase + s * STAGE;
-				long m0, n0;
 
 				if (!mbar_test(eb + 8 * s, (issued / FS_STAGES & 1) ^ 1))
 					break;
-				fs_tile(blockIdx.x + (long)(issued / KT) * gridDim.x, tiles_m,
-					tiles_n, 1, 0, &m0, &n0);
 				mbar_expect(fb + 8 * s, STAGE);
-				tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
-				tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0, fb + 8 * s);
+				tma_load(sa, &tx, ikt * FX_BK, (int)im0, fb + 8 * s);
+				tma_load(sa + A_BYTES, &tw, ikt * FX_BK, (int)in0, fb + 8 * s);
+				if (++ikt == KT) {
+					ikt = 0;
+					iq += gridDim.x;
+					fs_tile(iq, tiles_m, tiles_n, 1, 0, &im0, &in0);
+				}
 			}
 		};
 
