@@ -56,9 +56,13 @@
 // bf16, x~ is rounded to bf16 for the tensor cores: a relative error of
 // 2^-9 on values of the order of the spread, the same as rounding the
 // normalised x, which the unfused form does too. The tensor-core kernels
-// (k_fwd_fused_mma, k_fwd_fused_wgmma) sum the statistics from those
-// rounded x~, so the GEMM and the mean and variance see the same numbers:
-// they normalise the row c + round(x - c) exactly, within 2^-9 of x.
+// (k_fwd_fused_mma, k_fwd_fused_wgmma, k_fwd_fused_ws) sum the statistics
+// from those rounded x~, so the GEMM and the mean and variance see the
+// same numbers: they normalise the row c + round(x - c) exactly, within
+// 2^-9 of x. Without the shift the tensor cores would sum x W'^T, whose
+// terms carry the offset: their fp32 sums drop low bits at every k-step
+// relative to |c s|, which at c = 1e3 and a spread near 1 is several
+// hundred times the result, too much for bf16's 1e-2.
 //
 // The weight fold is preparation, done once per weight in create() (and
 // again in check(), which uploads new weights), timed there and printed on
@@ -1201,7 +1205,9 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 // kernel keeps the tensor pipe 48 % busy; a TMA producer warp with
 // mbarriers and two math warpgroups (288 threads, so at most 168
 // registers) ran 4732 us against this kernel's 4702, and the same in
-// two-block clusters multicasting W' 6379 us.
+// two-block clusters multicasting W' 6379 us. From K = 2048 on,
+// k_fwd_fused_ws (below: three warpgroups, setmaxnreg, persistent) now
+// takes its place.
 #define FW_THREADS 256
 #define FW_STAGES 4
 #define FW_AHEAD 2
@@ -1258,34 +1264,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float *d, const uint32_t *a, ui
 		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
 		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
-#endif
-}
-
-// The same with A (64 x 16) from shared memory too, by descriptor.
-__device__ __forceinline__ void wgmma_m64n256k16_ss(float *d, uint64_t adesc, uint64_t bdesc)
-{
-#ifdef LNL_WGMMA
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-		     "%128, %129, p, 1, 1, 0, 0;\n}\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-		       "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-		       "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-		     : "l"(adesc), "l"(bdesc), "r"(1));
 #endif
 }
 
@@ -1533,10 +1511,19 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // last one's epilogue, which stores straight from the accumulators.
 // Tiles are ordered in groups of FS_GROUP along M (the 132 tiles in
 // flight then touch about 16 x 128 rows of x and 8 x 256 of W').
-// With CL = 2 two blocks form a cluster on the tiles m and m + 1 of one
-// column of tiles: each copies half of the W' tile and multicasts it to
-// both, halving the W' bytes that leave L2; a stage is then free once the
-// math warps of both blocks are done with it.
+// Measured (H200, 2026-11-22, bench/RESULTS.md), M = 16384, bf16: 4096 ->
+// 16384 in 4025-4261 us against k_fwd_fused_wgmma's 4705 and cuBLAS's
+// Linear alone 2798; 4096 -> 256 70.7 against 79.8 us; 768 -> 256 27.2
+// against 22.4 us (twelve k-tiles do not pay for the start-up), so the
+// launcher takes this kernel for K >= 2048. ncu at 4096 -> 16384: tensor
+// pipe 59 % busy, L2 42 % of its peak. Tried beside it, correct, slower:
+// clusters of two blocks multicasting the W' tile (5125-5574 us), and the
+// shift done in shared memory so that wgmma reads A from there too, by
+// the math warps themselves (4541 us) or by the first warpgroup
+// (6266 us). The same kernel with A from shared memory unshifted and no
+// statistics (a plain GEMM, wrong for LayerNorm) ran 3410-3457 us: the
+// register path's shift and sums cost about 650 us, the pipeline itself
+// is 1.23 x cuBLAS's.
 #define FS_THREADS 384
 #define FS_STAGES 4
 #define FS_GROUP 16
@@ -1558,34 +1545,10 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 #endif
 }
 
-// Whether the phase of the given parity is complete, without waiting.
-__device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity)
-{
-	uint32_t ok = 0;
-#ifdef LNL_WGMMA
-	asm volatile("{\n.reg .pred p;\n"
-		     "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-		     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-#endif
-	return ok != 0;
-}
-
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
 #ifdef LNL_WGMMA
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
-#endif
-}
-
-// Arrive on the mbarrier at bar in the shared memory of cluster block rank.
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank)
-{
-#ifdef LNL_WGMMA
-	uint32_t remote;
-
-	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
-	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
-		     :: "r"(remote) : "memory");
 #endif
 }
 
@@ -1598,8 +1561,7 @@ __device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
 }
 
 // The box at (column c, row r) of a 2-D tensor map into shared memory at
-// dst, completing on bar; with mask, into the same place in every block
-// of the cluster the mask names, completing on each one's bar.
+// dst, completing on bar.
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
 					 int c, int r, uint32_t bar)
 {
@@ -1607,34 +1569,6 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
 		     " [%0], [%1, {%2, %3}], [%4];\n"
 		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar) : "memory");
-#endif
-}
-
-__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap *map,
-						   int c, int r, uint32_t bar, uint16_t mask)
-{
-#ifdef LNL_WGMMA
-	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-		     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
-		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar), "h"(mask)
-		     : "memory");
-#endif
-}
-
-__device__ __forceinline__ uint32_t cluster_rank(void)
-{
-	uint32_t r = 0;
-#ifdef LNL_WGMMA
-	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-	return r;
-}
-
-__device__ __forceinline__ void cluster_sync(void)
-{
-#ifdef LNL_WGMMA
-	asm volatile("barrier.cluster.arrive.release.aligned;\n"
-		     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #endif
 }
 
@@ -1654,36 +1588,33 @@ __device__ __forceinline__ void regs_inc(void)
 #endif
 }
 
-// Tile q of the persistent walk: the first row (of this cluster block)
-// and column of its 128 x 256 piece of y.
-__device__ __forceinline__ void fs_tile(long q, long tiles_m, long tiles_n, int CL,
-					uint32_t rank, long *m0, long *n0)
+// Tile q of the persistent walk: the first row and column of its 128 x
+// 256 piece of y.
+__device__ __forceinline__ void fs_tile(long q, long tiles_m, long tiles_n,
+					long *m0, long *n0)
 {
 	const long per_group = FS_GROUP * tiles_n, first = q / per_group * FS_GROUP;
 	const long gsz = tiles_m - first < FS_GROUP ? tiles_m - first : FS_GROUP;
 
-	*m0 = ((first + q % per_group % gsz) * CL + rank) * 128;
+	*m0 = (first + q % per_group % gsz) * 128;
 	*n0 = q % per_group / gsz * 256;
 }
 
-template <int CL>
 __global__ void __launch_bounds__(FS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw,
 	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 	       const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
-	       long M, int K, int N, int mode)
+	       long M, int K, int N)
 {
 #ifdef LNL_WGMMA
 	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[FS_STAGES], empty[FS_STAGES];
-	__shared__ float st_mt[BM], st_rs[BM];
 
 	const int tid = threadIdx.x;
-	const uint32_t rank = CL > 1 ? cluster_rank() : 0;
-	const long tiles_m = (M + CL * BM - 1) / (CL * BM), tiles_n = (N + BN - 1) / BN;
-	const long tiles = tiles_m * tiles_n, q0 = blockIdx.x / CL, qstep = gridDim.x / CL;
+	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+	const long tiles = tiles_m * tiles_n;
 	const int KT = (K + FX_BK - 1) / FX_BK;
 	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
@@ -1691,24 +1622,21 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	if (tid == 0) {
 		for (int s = 0; s < FS_STAGES; s++) {
 			mbar_init(fb + 8 * s, 1);
-			mbar_init(eb + 8 * s, 8 * CL);  // the math warps of the cluster
+			mbar_init(eb + 8 * s, 8);  // the math warps
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
-	if (CL > 1)
-		cluster_sync();
-	else
-		__syncthreads();
+	__syncthreads();
 
 	if (tid < 128) {  // the producer warpgroup
 		regs_dec<40>();
 		if (tid == 0) {
 			int it = 0;
 
-			for (long q = q0; q < tiles; q += qstep) {
+			for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
 				long m0, n0;
 
-				fs_tile(q, tiles_m, tiles_n, CL, rank, &m0, &n0);
+				fs_tile(q, tiles_m, tiles_n, &m0, &n0);
 				for (int kt = 0; kt < KT; kt++, it++) {
 					const int s = it % FS_STAGES;
 					const uint32_t sa = sbase + s * STAGE;
@@ -1718,19 +1646,11 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 					mbar_wait(eb + 8 * s, (it / FS_STAGES & 1) ^ 1);
 					mbar_expect(fb + 8 * s, STAGE);
 					tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
-					if (CL == 1)
-						tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0,
-							 fb + 8 * s);
-					else
-						tma_load_multicast(sa + A_BYTES + rank * (BN / 2) * 128,
-								   &tw, kt * FX_BK,
-								   (int)(n0 + rank * (BN / 2)),
-								   fb + 8 * s, (1 << CL) - 1);
+					tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0,
+						 fb + 8 * s);
 				}
 			}
 		}
-		if (CL > 1)
-			cluster_sync();  // the other block may still arrive here
 		return;
 	}
 
@@ -1743,82 +1663,19 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	int it = 0;
 
 	auto release = [&](int i) {
-		if (lane == 0) {
+		if (lane == 0)
 			mbar_arrive(eb + 8 * (i % FS_STAGES));
-			if (CL > 1)
-				mbar_arrive_remote(eb + 8 * (i % FS_STAGES), rank ^ 1);
-		}
 	};
 
 	// One k-tile: wait for it, shift and sum this warp's A fragments,
 	// queue the four wgmmas, wait for the previous k-tile's (whose A
 	// registers the next call rewrites) and free its stage.
-	const int wg = cw >> 2, wt = tid & 127, srow = wg * 64 + (wt >> 1), shalf = wt & 1;
-	uint32_t spiv = 0;
-
 	auto step = [&](int kt, uint32_t (&a)[FX_BK / 16][4]) {
 		const int s = it % FS_STAGES;
 		const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
 		const int kleft = K - kt * FX_BK;
 
 		mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
-		if (mode) {
-			if (mode == 2) {
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const int ch = shalf * 4 + j;
-					const uint32_t ad = sa + srow * 128 + ((ch ^ (srow & 7)) << 4);
-					uint4 v;
-
-					asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-						     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(ad));
-					v.x = bsub2(v.x, spiv);
-					v.y = bsub2(v.y, spiv);
-					v.z = bsub2(v.z, spiv);
-					v.w = bsub2(v.w, spiv);
-					asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n"
-						     :: "r"(ad), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-					if (ch * 8 + 8 <= kleft) {
-						stats2(v.x, s1[0], s2[0]);
-						stats2(v.y, s1[0], s2[0]);
-						stats2(v.z, s1[0], s2[0]);
-						stats2(v.w, s1[0], s2[0]);
-					} else if (ch * 8 < kleft) {
-						const uint32_t w[4] = { v.x, v.y, v.z, v.w };
-
-						for (int e = 0; e < 4; e++)
-							if (ch * 8 + 2 * e < kleft) {
-								float2 f = __bfloat1622float2(*(const __nv_bfloat162 *)&w[e]);
-								s1[0] += f.x;
-								s2[0] = fmaf(f.x, f.x, s2[0]);
-								if (ch * 8 + 2 * e + 1 < kleft) {
-									s1[0] += f.y;
-									s2[0] = fmaf(f.y, f.y, s2[0]);
-								}
-							}
-					}
-				}
-				fence_proxy_async();
-				asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
-			}
-#pragma unroll
-			for (int i = 0; i < 128; i++)
-				wg_fence_operand(acc[i]);
-			wg_arrive();
-#pragma unroll
-			for (int ks = 0; ks < FX_BK / 16; ks++)
-				wgmma_m64n256k16_ss(acc, wg_desc(sa + wg * 8192 + ks * 32),
-						    wg_desc(sb + ks * 32));
-			wg_commit();
-			wg_wait<1>();
-#pragma unroll
-			for (int i = 0; i < 128; i++)
-				wg_fence_operand(acc[i]);
-			if (kt > 0)
-				release(it - 1);
-			it++;
-			return;
-		}
 #pragma unroll
 		for (int ks = 0; ks < FX_BK / 16; ks++) {
 			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
@@ -1857,10 +1714,10 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		it++;
 	};
 
-	for (long q = q0; q < tiles; q += qstep) {
+	for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
 		long m0, n0;
 
-		fs_tile(q, tiles_m, tiles_n, CL, rank, &m0, &n0);
+		fs_tile(q, tiles_m, tiles_n, &m0, &n0);
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			const long r = m0 + row0 + g + 8 * h;
@@ -1869,13 +1726,6 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 
 			piv[h] = *(const uint32_t *)&cc;
 			s1[h] = s2[h] = 0.f;
-		}
-		if (mode == 2) {
-			const long r = m0 + srow;
-			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
-			__nv_bfloat162 cc = __halves2bfloat162(c, c);
-
-			spiv = *(const uint32_t *)&cc;
 		}
 #pragma unroll
 		for (int i = 0; i < 128; i++)
@@ -1899,22 +1749,8 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		// of a quad, which all end with the row's mean - c and rstd.
 		float mt[2], rs[2];
 
-		if (mode == 2) {
-			float b1 = s1[0], b2 = s2[0];
-
-			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
-			b2 += __shfl_xor_sync(0xffffffffu, b2, 1);
-			if (!shalf)
-				shifted_stats(b1, b2, K, &st_mt[srow], &st_rs[srow]);
-			asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
-			for (int h = 0; h < 2; h++) {
-				mt[h] = st_mt[row0 + g + 8 * h];
-				rs[h] = st_rs[row0 + g + 8 * h];
-			}
-			asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
-		}
 #pragma unroll
-		for (int h = 0; h < 2 && mode != 2; h++) {
+		for (int h = 0; h < 2; h++) {
 			float b1 = s1[h], b2 = s2[h];
 
 			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
@@ -1927,250 +1763,6 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
 		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h,
 		// column 8j + 2t + e.
-#pragma unroll
-		for (int j = 0; j < BN / 8; j++) {
-			const long col = n0 + j * 8 + 2 * t;
-
-			if (col >= N)
-				continue;
-
-			const bool two = col + 1 < N;
-			const float2 sc = two ? __ldg((const float2 *)&sW[col]) :
-						make_float2(sW[col], 0.f);
-			const float2 bc = two ? __ldg((const float2 *)&bf[col]) :
-						make_float2(bf[col], 0.f);
-
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const long r = m0 + row0 + g + 8 * h;
-				const float v0 = rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x;
-				const float v1 = rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y;
-				__nv_bfloat16 *p = y + r * N + col;
-
-				if (r >= M)
-					continue;
-				if (two && pairs) {
-					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
-				} else {
-					p[0] = __float2bfloat16_rn(v0);
-					if (two)
-						p[1] = __float2bfloat16_rn(v1);
-				}
-			}
-		}
-	}
-	if (CL > 1)
-		cluster_sync();  // no block leaves while the other may arrive on it
-#endif
-}
-
-// --- forward, fused, bf16 on Hopper: the shift in shared memory, both
-// wgmma operands from shared memory. Three warpgroups, one block per SM,
-// persistent as k_fwd_fused_ws. The first warpgroup shifts: thread i
-// takes row i of each x tile as it lands, subtracts the row's pivot in
-// place (the same bf16 subtraction as the register kernels), adds the
-// shifted values into the row's sums, and marks the stage ready; its
-// thread 0 also has the TMA copy the stage two k-tiles on. The math
-// warpgroups only wait for ready stages and queue wgmmas: their issue
-// slots are free, where the register form spent half of them preparing A.
-// At the end of a tile the shifters leave each row's mean - c and rstd in
-// one of two shared buffers for the epilogue.
-__global__ void __launch_bounds__(FS_THREADS, 1)
-k_fwd_fused_ss(const __grid_constant__ CUtensorMap tx,
-	       const __grid_constant__ CUtensorMap tw,
-	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
-	       const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y,
-	       long M, int K, int N)
-{
-#ifdef LNL_WGMMA
-	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
-	extern __shared__ __align__(1024) unsigned char smem_raw[];
-	__shared__ __align__(8) uint64_t full[FS_STAGES], ready[FS_STAGES], empty[FS_STAGES];
-	__shared__ __align__(8) uint64_t st_full[2], st_empty[2];
-	__shared__ float st_mt[2][BM], st_rs[2][BM];
-
-	const int tid = threadIdx.x;
-	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	const long tiles = tiles_m * tiles_n;
-	const int KT = (K + FX_BK - 1) / FX_BK;
-	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
-	const uint32_t fb = smem_u32(full), rb = smem_u32(ready), eb = smem_u32(empty);
-	const uint32_t sfb = smem_u32(st_full), seb = smem_u32(st_empty);
-
-	if (tid == 0) {
-		for (int s = 0; s < FS_STAGES; s++) {
-			mbar_init(fb + 8 * s, 1);
-			mbar_init(rb + 8 * s, BM);  // the shifters
-			mbar_init(eb + 8 * s, 8);   // the math warps
-		}
-		for (int b = 0; b < 2; b++) {
-			mbar_init(sfb + 8 * b, BM);
-			mbar_init(seb + 8 * b, 8);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	__syncthreads();
-
-	if (tid < BM) {  // the shifters; thread 0 also feeds the ring
-		const int total = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x) * KT;
-		int issued = 0, it = 0, n = 0;
-		// The next copy: k-tile ikt of the tile at (im0, in0).
-		int ikt = 0;
-		long iq = blockIdx.x, im0 = 0, in0 = 0;
-
-		fs_tile(iq, tiles_m, tiles_n, 1, 0, &im0, &in0);
-
-		// Copy every k-iteration of this block's walk whose stage is
-		// free.
-		auto issue = [&]() {
-			for (; issued < total; issued++) {
-				const int s = issued % FS_STAGES;
-				const uint32_t sa = sbase + s * STAGE;
-
-				if (!mbar_test(eb + 8 * s, (issued / FS_STAGES & 1) ^ 1))
-					break;
-				mbar_expect(fb + 8 * s, STAGE);
-				tma_load(sa, &tx, ikt * FX_BK, (int)im0, fb + 8 * s);
-				tma_load(sa + A_BYTES, &tw, ikt * FX_BK, (int)in0, fb + 8 * s);
-				if (++ikt == KT) {
-					ikt = 0;
-					iq += gridDim.x;
-					fs_tile(iq, tiles_m, tiles_n, 1, 0, &im0, &in0);
-				}
-			}
-		};
-
-		for (long q = blockIdx.x; q < tiles; q += gridDim.x, n++) {
-			long m0, n0;
-
-			fs_tile(q, tiles_m, tiles_n, 1, 0, &m0, &n0);
-
-			const long r = m0 + tid;
-			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
-			__nv_bfloat162 cc = __halves2bfloat162(c, c);
-			const uint32_t piv = *(const uint32_t *)&cc;
-			float s1[2] = { 0.f, 0.f }, s2[2] = { 0.f, 0.f };
-
-			for (int kt = 0; kt < KT; kt++, it++) {
-				const int s = it % FS_STAGES, kleft = K - kt * FX_BK;
-				const uint32_t row = sbase + s * STAGE + tid * 128;
-
-				// Warp 0 feeds the ring while it waits.
-				if (tid < 32)
-					for (;;) {
-						int ok = 0;
-
-						if (tid == 0) {
-							issue();
-							ok = mbar_test(fb + 8 * s, it / FS_STAGES & 1);
-						}
-						if (__shfl_sync(0xffffffffu, ok, 0))
-							break;
-					}
-				mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
-#pragma unroll
-				for (int ch = 0; ch < 8; ch++) {
-					const uint32_t ad = row + ((ch ^ (tid & 7)) << 4);
-					uint32_t v[4];
-
-					asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-						     : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
-						     : "r"(ad));
-#pragma unroll
-					for (int e = 0; e < 4; e++)
-						v[e] = bsub2(v[e], piv);
-					asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n"
-						     :: "r"(ad), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
-						     : "memory");
-					if (ch * 8 + 8 <= kleft) {
-#pragma unroll
-						for (int e = 0; e < 4; e++)
-							stats2(v[e], s1[e & 1], s2[e & 1]);
-					} else {
-						// Past K the tile is zero, so x~ = -c
-						// there: masked.
-#pragma unroll
-						for (int e = 0; e < 8; e++) {
-							const float f = __bfloat162float(
-								((const __nv_bfloat16 *)v)[e]);
-
-							if (ch * 8 + e < kleft) {
-								s1[0] += f;
-								s2[0] = fmaf(f, f, s2[0]);
-							}
-						}
-					}
-				}
-				fence_proxy_async();
-				mbar_arrive(rb + 8 * s);
-			}
-			// This tile's statistics, into buffer n % 2 once the
-			// epilogue of tile n - 2 has read it.
-			const int b = n & 1;
-
-			mbar_wait(seb + 8 * b, (n / 2 & 1) ^ 1);
-			shifted_stats(s1[0] + s1[1], s2[0] + s2[1], K, &st_mt[b][tid],
-				      &st_rs[b][tid]);
-			mbar_arrive(sfb + 8 * b);
-		}
-		return;
-	}
-
-	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
-	const int row0 = cw * 16, wg = cw >> 2;
-	const bool pairs = (N & 1) == 0;
-	float acc[128];
-	int it = 0, n = 0;
-
-	for (long q = blockIdx.x; q < tiles; q += gridDim.x, n++) {
-		long m0, n0;
-
-		fs_tile(q, tiles_m, tiles_n, 1, 0, &m0, &n0);
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			acc[i] = 0.f;
-		for (int kt = 0; kt < KT; kt++, it++) {
-			const int s = it % FS_STAGES;
-			const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
-
-			mbar_wait(rb + 8 * s, it / FS_STAGES & 1);
-#pragma unroll
-			for (int i = 0; i < 128; i++)
-				wg_fence_operand(acc[i]);
-			wg_arrive();
-#pragma unroll
-			for (int ks = 0; ks < FX_BK / 16; ks++)
-				wgmma_m64n256k16_ss(acc, wg_desc(sa + wg * 8192 + ks * 32),
-						    wg_desc(sb + ks * 32));
-			wg_commit();
-			wg_wait<1>();
-#pragma unroll
-			for (int i = 0; i < 128; i++)
-				wg_fence_operand(acc[i]);
-			if (kt > 0 && lane == 0)
-				mbar_arrive(eb + 8 * ((it - 1) % FS_STAGES));
-		}
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
-		if (lane == 0)
-			mbar_arrive(eb + 8 * ((it - 1) % FS_STAGES));
-
-		const int b = n & 1;
-		float mt[2], rs[2];
-
-		mbar_wait(sfb + 8 * b, n / 2 & 1);
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			mt[h] = st_mt[b][row0 + g + 8 * h];
-			rs[h] = st_rs[b][row0 + g + 8 * h];
-		}
-		__syncwarp();
-		if (lane == 0)
-			mbar_arrive(seb + 8 * b);
-
-		// Epilogue, from the accumulators, as k_fwd_fused_ws.
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
 			const long col = n0 + j * 8 + 2 * t;
@@ -2534,9 +2126,8 @@ struct lnl_op {
 	float fold_us;
 	int sms;             // multiprocessors of the device (tile choice)
 	int wgmma;           // fused bf16 forward: the wgmma kernel is there
-	int wsc;             // fused bf16 forward: blocks in a cluster of the
-	                     // warp-specialized kernel (0: k_fwd_fused_wgmma)
-	int clusters;        // ... and how many clusters fit on the device
+	int use_ws;          // fused bf16 forward: the warp-specialized kernel
+	                     // may serve (FUSEPROF_LNL_NO_WS unset)
 };
 
 static size_t pad256(size_t n)
@@ -2582,11 +2173,7 @@ static int fx_setup(int *wgmma)
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(64, 128))) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FW_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<1>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<2>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ss,
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
@@ -2630,47 +2217,26 @@ static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// The warp-specialized kernel: a persistent grid of clusters of op->wsc
-// blocks, as many as fit at once, at most one a tile.
+// The warp-specialized kernel: a persistent grid, one block per SM, at
+// most one a tile.
 static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
 {
 	const long M = op->M;
-	const int K = (int)op->K, N = (int)op->N, cl = op->wsc;
-	const long tiles = ((M + 128L * cl - 1) / (128L * cl)) * ((N + 255) / 256);
-	const __nv_bfloat16 *Wf = (const __nv_bfloat16 *)op->Wf;
-	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
-	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute at[1];
+	const int K = (int)op->K, N = (int)op->N;
+	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);
 	CUtensorMap tx, tw;
 
-	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, Wf, K, N, 256 / cl))
+	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, N, 256))
 		return -1;
-	cfg.gridDim = dim3((unsigned)(cl * (tiles < op->clusters ? tiles : op->clusters)));
-	cfg.blockDim = dim3(FS_THREADS);
-	cfg.dynamicSmemBytes = FS_SMEM;
-	cfg.stream = st;
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = (unsigned)cl;
-	at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
-	const char *e = getenv("FUSEPROF_LNL_MODE");
-	const int mode = e ? atoi(e) : 0;
-	if (mode == 3) {
-		k_fwd_fused_ss<<<cfg.gridDim, FS_THREADS, FS_SMEM, st>>>(tx, tw, x,
-				(const float *)op->sW, (const float *)op->bf, y, M, K, N);
-		return CUDA_CHECK_LAUNCH("k_fwd_fused_ss");
-	}
-	if (cl == 1)
-		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<1>, tx, tw, x,
-				(const float *)op->sW, (const float *)op->bf, y, M, K, N, mode));
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<2>, tx, tw, x,
-			(const float *)op->sW, (const float *)op->bf, y, M, K, N, mode));
+	k_fwd_fused_ws<<<(unsigned)(tiles < op->sms ? tiles : op->sms), FS_THREADS, FS_SMEM,
+			 st>>>(tx, tw, x, op->sW, op->bf, (__nv_bfloat16 *)op->y, M, K, N);
+	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
-// enough to fill half the SMs (bf16: wgmma where the build has it, else
-// mma.sync; fp32: 3xTF32 on mma.sync), else 64 x 128 on mma.sync.
+// enough to fill half the SMs (bf16: wgmma where the build has it, warp-
+// specialized from K = 2048 on, else mma.sync; fp32: 3xTF32 on mma.sync),
+// else 64 x 128 on mma.sync.
 template <typename T>
 static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
@@ -2687,7 +2253,7 @@ static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	if constexpr (sizeof(T) == 2) {
-		if (op->wgmma && op->wsc)
+		if (op->wgmma && op->use_ws && K >= 2048)
 			return launch_fused_ws(op, x, st);
 		if (op->wgmma) {
 			k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
@@ -3105,8 +2671,9 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	}
 	if (!bwd && variant == FWD_FUSED && fx_setup(&op->wgmma))
 		goto out_free;
-	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the two kernels
+	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the kernels
 		op->wgmma = 0;
+	op->use_ws = !getenv("FUSEPROF_LNL_NO_WS");
 	{
 		int dev = 0;
 
@@ -3114,32 +2681,6 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		    CUDA_CHECK(cudaDeviceGetAttribute(&op->sms,
 				cudaDevAttrMultiProcessorCount, dev)))
 			goto out_free;
-	}
-	if (!bwd && variant == FWD_FUSED && op->wgmma && dt == FP_BF16) {
-		const char *e = getenv("FUSEPROF_LNL_WS");  // to compare the kernels
-
-		op->wsc = e ? atoi(e) : 1;
-		if (op->wsc != 0 && op->wsc != 2)
-			op->wsc = 1;
-		op->clusters = op->sms;
-		if (op->wsc == 2) {
-			cudaLaunchConfig_t cfg = {};
-			cudaLaunchAttribute at[1];
-
-			cfg.gridDim = dim3(2 * op->sms);
-			cfg.blockDim = dim3(FS_THREADS);
-			cfg.dynamicSmemBytes = FS_SMEM;
-			at[0].id = cudaLaunchAttributeClusterDimension;
-			at[0].val.clusterDim.x = 2;
-			at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
-			cfg.attrs = at;
-			cfg.numAttrs = 1;
-			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&op->clusters,
-					k_fwd_fused_ws<2>, &cfg)))
-				goto out_free;
-			if (op->clusters < 1)
-				op->wsc = 1, op->clusters = op->sms;
-		}
 	}
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
