@@ -1298,6 +1298,104 @@ __device__ __forceinline__ void fence_proxy_async(void)
 #endif
 }
 
+// One k-tile of a wgmma kernel's math warp: its A fragments (rows row0..
+// row0 + 15 of the swizzled x tile at sa) loaded, shifted by the rows'
+// pivots and summed into their statistics (s1, s2: rows row0 + g and
+// row0 + g + 8; columns from kleft on are past K), then its warpgroup's
+// four wgmmas against the W' tile at sb queued. Returns once the previous
+// k-tile's wgmmas are done: their A registers and ring stage are free.
+__device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int lane,
+					 int kleft, const uint32_t *piv,
+					 uint32_t (&a)[FX_BK / 16][4], float *s1, float *s2,
+					 float *acc)
+{
+	const int t = lane & 3;
+
+#pragma unroll
+	for (int ks = 0; ks < FX_BK / 16; ks++) {
+		const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
+		const int kc = ks * 16 + 2 * t;
+
+		ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
+			a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
+		a[ks][0] = bsub2(a[ks][0], piv[0]);
+		a[ks][1] = bsub2(a[ks][1], piv[1]);
+		a[ks][2] = bsub2(a[ks][2], piv[0]);
+		a[ks][3] = bsub2(a[ks][3], piv[1]);
+		// Past K the tile is zero, so x~ = -c there: masked.
+		if (kc < kleft) {
+			stats2(a[ks][0], s1[0], s2[0]);
+			stats2(a[ks][1], s1[1], s2[1]);
+		}
+		if (kc + 8 < kleft) {
+			stats2(a[ks][2], s1[0], s2[0]);
+			stats2(a[ks][3], s1[1], s2[1]);
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		wg_fence_operand(acc[i]);
+	wg_arrive();
+#pragma unroll
+	for (int ks = 0; ks < FX_BK / 16; ks++)
+		wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+	wg_commit();
+	wg_wait<1>();
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		wg_fence_operand(acc[i]);
+}
+
+// A wgmma kernel's k loop: the accumulators zeroed, step(kt, a) for every
+// k-tile with the A registers alternating between a0 and a1 (a k-tile's
+// wgmmas still read its set while the next one's is prepared), then every
+// wgmma drained.
+template <typename Step>
+__device__ __forceinline__ void wg_kloop(int KT, Step &step, uint32_t (&a0)[FX_BK / 16][4],
+					 uint32_t (&a1)[FX_BK / 16][4], float *acc)
+{
+	int kt = 0;
+
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		acc[i] = 0.f;
+	for (; kt + 1 < KT; kt += 2) {
+		step(kt, a0);
+		step(kt + 1, a1);
+	}
+	if (kt < KT)
+		step(kt, a0);
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		wg_fence_operand(acc[i]);
+}
+
+// Rows r and r + 8 of x: their pivots (first elements, twice each), 0
+// past M.
+__device__ __forceinline__ void wg_pivots(const __nv_bfloat16 *__restrict__ x, long r,
+					  long M, int K, uint32_t *piv)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++, r += 8) {
+		__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+		__nv_bfloat162 cc = __halves2bfloat162(c, c);
+
+		piv[h] = *(const uint32_t *)&cc;
+	}
+}
+
+// A row's mean - c and rstd from sums spread over the 4 lanes of a quad;
+// every lane of the quad gets them.
+__device__ __forceinline__ void quad_stats(float s1, float s2, int K, float *mt, float *rs)
+{
+	s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+	s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
+	s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+	s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
+	shifted_stats(s1, s2, K, mt, rs);
+}
+
 // 1 where this build has the wgmma kernel for the device it runs on.
 __global__ void k_wgmma_probe(int *out)
 {
@@ -1386,39 +1484,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 		const uint32_t sa = sbase + (kt % FW_STAGES) * STAGE, sb = sa + A_BYTES;
 		const int kleft = K - kt * FX_BK;
 
-#pragma unroll
-		for (int ks = 0; ks < FX_BK / 16; ks++) {
-			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
-			const int kc = ks * 16 + 2 * t;
-
-			ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
-				a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
-			a[ks][0] = bsub2(a[ks][0], piv[0]);
-			a[ks][1] = bsub2(a[ks][1], piv[1]);
-			a[ks][2] = bsub2(a[ks][2], piv[0]);
-			a[ks][3] = bsub2(a[ks][3], piv[1]);
-			// Past K the tile is zero, so x~ = -c there: masked.
-			if (kc < kleft) {
-				stats2(a[ks][0], s1[0], s2[0]);
-				stats2(a[ks][1], s1[1], s2[1]);
-			}
-			if (kc + 8 < kleft) {
-				stats2(a[ks][2], s1[0], s2[0]);
-				stats2(a[ks][3], s1[1], s2[1]);
-			}
-		}
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
-		wg_arrive();
-#pragma unroll
-		for (int ks = 0; ks < FX_BK / 16; ks++)
-			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
-		wg_commit();
-		wg_wait<1>();
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
+		wg_ktile(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
 	};
 
 #pragma unroll
@@ -1427,44 +1493,17 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 			load_tile(s, s);
 		cp_async_commit();
 	}
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		const long r = m0 + row0 + g + 8 * h;
-		__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
-		__nv_bfloat162 cc = __halves2bfloat162(c, c);
-
-		piv[h] = *(const uint32_t *)&cc;
-	}
-#pragma unroll
-	for (int i = 0; i < 128; i++)
-		acc[i] = 0.f;
-
-	int kt = 0;
-
-	for (; kt + 1 < KT; kt += 2) {
-		step(kt, a0);
-		step(kt + 1, a1);
-	}
-	if (kt < KT)
-		step(kt, a0);
-	wg_wait<0>();
-#pragma unroll
-	for (int i = 0; i < 128; i++)
-		wg_fence_operand(acc[i]);
+	wg_pivots(x, m0 + row0 + g, M, K, piv);
+	wg_kloop(KT, step, a0, a1, acc);
 	cp_async_wait<0>();
 
-	// Row statistics: a row's sums are spread over the 4 lanes of a quad.
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		float b1 = s1[h], b2 = s2[h];
+		float mt, rs;
 
-		b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
-		b2 += __shfl_xor_sync(0xffffffffu, b2, 1);
-		b1 += __shfl_xor_sync(0xffffffffu, b1, 2);
-		b2 += __shfl_xor_sync(0xffffffffu, b2, 2);
+		quad_stats(s1[h], s2[h], K, &mt, &rs);
 		if (t == 0)
-			shifted_stats(b1, b2, K, &st_mt[row0 + g + 8 * h],
-				      &st_rs[row0 + g + 8 * h]);
+			st_mt[row0 + g + 8 * h] = mt, st_rs[row0 + g + 8 * h] = rs;
 	}
 	__syncthreads();  // also: every warp is done with the ring
 
@@ -1676,39 +1715,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		const int kleft = K - kt * FX_BK;
 
 		mbar_wait(fb + 8 * s, it / FS_STAGES & 1);
-#pragma unroll
-		for (int ks = 0; ks < FX_BK / 16; ks++) {
-			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
-			const int kc = ks * 16 + 2 * t;
-
-			ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
-				a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
-			a[ks][0] = bsub2(a[ks][0], piv[0]);
-			a[ks][1] = bsub2(a[ks][1], piv[1]);
-			a[ks][2] = bsub2(a[ks][2], piv[0]);
-			a[ks][3] = bsub2(a[ks][3], piv[1]);
-			// Past K the tile is zero, so x~ = -c there: masked.
-			if (kc < kleft) {
-				stats2(a[ks][0], s1[0], s2[0]);
-				stats2(a[ks][1], s1[1], s2[1]);
-			}
-			if (kc + 8 < kleft) {
-				stats2(a[ks][2], s1[0], s2[0]);
-				stats2(a[ks][3], s1[1], s2[1]);
-			}
-		}
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
-		wg_arrive();
-#pragma unroll
-		for (int ks = 0; ks < FX_BK / 16; ks++)
-			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
-		wg_commit();
-		wg_wait<1>();
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
+		wg_ktile(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
 		if (kt > 0)
 			release(it - 1);
 		it++;
@@ -1718,47 +1725,16 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		long m0, n0;
 
 		fs_tile(q, tiles_m, tiles_n, &m0, &n0);
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const long r = m0 + row0 + g + 8 * h;
-			__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
-			__nv_bfloat162 cc = __halves2bfloat162(c, c);
-
-			piv[h] = *(const uint32_t *)&cc;
-			s1[h] = s2[h] = 0.f;
-		}
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			acc[i] = 0.f;
-
-		int kt = 0;
-
-		for (; kt + 1 < KT; kt += 2) {
-			step(kt, a0);
-			step(kt + 1, a1);
-		}
-		if (kt < KT)
-			step(kt, a0);
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < 128; i++)
-			wg_fence_operand(acc[i]);
+		wg_pivots(x, m0 + row0 + g, M, K, piv);
+		s1[0] = s1[1] = s2[0] = s2[1] = 0.f;
+		wg_kloop(KT, step, a0, a1, acc);
 		release(it - 1);
 
-		// Row statistics: a row's sums are spread over the 4 lanes
-		// of a quad, which all end with the row's mean - c and rstd.
 		float mt[2], rs[2];
 
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float b1 = s1[h], b2 = s2[h];
-
-			b1 += __shfl_xor_sync(0xffffffffu, b1, 1);
-			b2 += __shfl_xor_sync(0xffffffffu, b2, 1);
-			b1 += __shfl_xor_sync(0xffffffffu, b1, 2);
-			b2 += __shfl_xor_sync(0xffffffffu, b2, 2);
-			shifted_stats(b1, b2, K, &mt[h], &rs[h]);
-		}
+		for (int h = 0; h < 2; h++)
+			quad_stats(s1[h], s2[h], K, &mt[h], &rs[h]);
 
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
 		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h,
