@@ -565,6 +565,19 @@ __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 #define F_ALD (FB_K + 8)   // bf16 tile row stride: WMMA wants a multiple of 8
 #define F_TLD (FB_M + 4)   // fp32 transposed tile row stride
 
+// Tile q of a grid of bm x bn tiles of y, numbered in groups of `group`
+// tile rows, down each group's columns in turn (so the tiles in flight
+// share rows of x and of W' in L2): its first row and column.
+__device__ __forceinline__ void group_tile(long q, long tiles_m, long tiles_n, int group,
+					   int bm, int bn, long *m0, long *n0)
+{
+	const long per_group = group * tiles_n, first = q / per_group * group;
+	const long gsz = tiles_m - first < group ? tiles_m - first : group;
+
+	*m0 = (first + q % per_group % gsz) * bm;
+	*n0 = q % per_group / gsz * bn;
+}
+
 template <typename T, int V>
 __global__ void __launch_bounds__(F_THREADS)
 k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
@@ -582,11 +595,9 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 
 	const int t = threadIdx.x, rr = t / TPR, kk = (t % TPR) * V;
 	const long tiles_m = (M + FB_M - 1) / FB_M, tiles_n = (N + FB_N - 1) / FB_N;
-	const long per_group = F_GROUP * tiles_n, pid = blockIdx.x;
-	const long first_m = pid / per_group * F_GROUP;
-	const long gsz = tiles_m - first_m < F_GROUP ? tiles_m - first_m : F_GROUP;
-	const long m0 = (first_m + pid % per_group % gsz) * FB_M;
-	const long n0 = pid % per_group / gsz * FB_N;
+	long m0, n0;
+
+	group_tile(blockIdx.x, tiles_m, tiles_n, F_GROUP, FB_M, FB_N, &m0, &n0);
 
 	float piv[NP], s1[NP], s2[NP], xa[NP][V], wb[NP][V];
 
@@ -950,11 +961,9 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int wm = warp / WN, wn = warp % WN, g = lane >> 2, t = lane & 3;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	const long per_group = F_GROUP * tiles_n, pid = blockIdx.x;
-	const long first_m = pid / per_group * F_GROUP;
-	const long gsz = tiles_m - first_m < F_GROUP ? tiles_m - first_m : F_GROUP;
-	const long m0 = (first_m + pid % per_group % gsz) * BM;
-	const long n0 = pid % per_group / gsz * BN;
+	long m0, n0;
+
+	group_tile(blockIdx.x, tiles_m, tiles_n, F_GROUP, BM, BN, &m0, &n0);
 	const int KT = (K + KTILE - 1) / KTILE;
 	const uint32_t sbase = smem_u32(smem);
 
@@ -1422,11 +1431,9 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3, row0 = warp * 16;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	const long per_group = F_GROUP * tiles_n, pid = blockIdx.x;
-	const long first_m = pid / per_group * F_GROUP;
-	const long gsz = tiles_m - first_m < F_GROUP ? tiles_m - first_m : F_GROUP;
-	const long m0 = (first_m + pid % per_group % gsz) * BM;
-	const long n0 = pid % per_group / gsz * BN;
+	long m0, n0;
+
+	group_tile(blockIdx.x, tiles_m, tiles_n, F_GROUP, BM, BN, &m0, &n0);
 	const int KT = (K + FX_BK - 1) / FX_BK;
 	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
 	unsigned char *smem = smem_raw + (sbase - smem_u32(smem_raw));
@@ -1627,18 +1634,6 @@ __device__ __forceinline__ void regs_inc(void)
 #endif
 }
 
-// Tile q of the persistent walk: the first row and column of its 128 x
-// 256 piece of y.
-__device__ __forceinline__ void fs_tile(long q, long tiles_m, long tiles_n,
-					long *m0, long *n0)
-{
-	const long per_group = FS_GROUP * tiles_n, first = q / per_group * FS_GROUP;
-	const long gsz = tiles_m - first < FS_GROUP ? tiles_m - first : FS_GROUP;
-
-	*m0 = (first + q % per_group % gsz) * 128;
-	*n0 = q % per_group / gsz * 256;
-}
-
 __global__ void __launch_bounds__(FS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw,
@@ -1675,7 +1670,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 			for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
 				long m0, n0;
 
-				fs_tile(q, tiles_m, tiles_n, &m0, &n0);
+				group_tile(q, tiles_m, tiles_n, FS_GROUP, BM, BN, &m0, &n0);
 				for (int kt = 0; kt < KT; kt++, it++) {
 					const int s = it % FS_STAGES;
 					const uint32_t sa = sbase + s * STAGE;
@@ -1724,7 +1719,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
 		long m0, n0;
 
-		fs_tile(q, tiles_m, tiles_n, &m0, &n0);
+		group_tile(q, tiles_m, tiles_n, FS_GROUP, BM, BN, &m0, &n0);
 		wg_pivots(x, m0 + row0 + g, M, K, piv);
 		s1[0] = s1[1] = s2[0] = s2[1] = 0.f;
 		wg_kloop(KT, step, a0, a1, acc);
