@@ -223,6 +223,7 @@ extern "C" void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part)
 {
 	into->sq_err += part->sq_err;
 	into->sq_ref += part->sq_ref;
+	into->sq_floor += part->sq_floor;
 	if (part->max_abs > into->max_abs)
 		into->max_abs = part->max_abs;
 	if (into->first_bad == (size_t)-1 && part->first_bad != (size_t)-1)
@@ -233,7 +234,9 @@ extern "C" void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part)
 
 extern "C" double cmp_rel(const struct fp_cmp *c)
 {
-	return c->sq_ref > 0 ? sqrt(c->sq_err / c->sq_ref) : sqrt(c->sq_err);
+	const double den = c->sq_ref > c->sq_floor ? c->sq_ref : c->sq_floor;
+
+	return den > 0 ? sqrt(c->sq_err / den) : sqrt(c->sq_err);
 }
 
 extern "C" void check_begin(struct fp_check *r, unsigned long long seed,

@@ -61,6 +61,7 @@ int dev_poison(void *p, size_t bytes);
 /* Accumulates the error of one output against its reference. */
 struct fp_cmp {
 	double sq_err, sq_ref, max_abs;
+	double sq_floor;      /* ||ref||^2 is taken as at least this (see cmp_rel) */
 	size_t n, bad;        /* compared; non-finite where ref is finite */
 	size_t first_bad;     /* index of the first bad element */
 };
@@ -70,7 +71,12 @@ void cmp_add(struct fp_cmp *c, const double *out, const double *ref, size_t n);
  * (as if cmp_add had seen them after into's): how a check split over
  * threads (parallel_for) combines its parts, in part order. */
 void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part);
-/* ||out - ref|| / ||ref||; plain ||out - ref|| when ref is all zeros. */
+/* ||out - ref|| / max(||ref||, sqrt(sq_floor)); plain ||out - ref|| when
+ * both are zero. A check whose outputs are sums sets sq_floor to the sum over
+ * outputs of their terms' squares: the size the outputs have without
+ * cancellation, so that a few outputs whose terms happen to cancel are judged
+ * by the rounding their terms carry, not by their own tiny size. With many
+ * outputs of random-signed terms ||ref||^2 is about sq_floor anyway. */
 double cmp_rel(const struct fp_cmp *c);
 
 /* Start a check result: seed recorded, tolerance set, passed = 1. */

@@ -1424,6 +1424,19 @@ extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma
 	return launch_fwd_rows(&op, FWD_LN, x, gamma, beta, out, st);
 }
 
+extern "C" int ln_gelu_ln_stats(enum fp_dtype dt, const void *x, float *stats,
+				long M, long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.stats = stats;
+	return launch_fwd_rows(&op, FWD_STATS, x, NULL, NULL, NULL, st);
+}
+
 extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N,
 				      int recompute)
 {

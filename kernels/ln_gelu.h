@@ -56,6 +56,10 @@ int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
 		   const void *beta, void *out, float *stats, long M, long N,
 		   cudaStream_t st);
 
+/* The statistics alone (x read once, nothing else written). */
+int ln_gelu_ln_stats(enum fp_dtype dt, const void *x, float *stats, long M,
+		     long N, cudaStream_t st);
+
 /* The persistent grid of ln_gelu_ln_bwd (recompute 0) or of
  * ln_gelu_ln_bwd_recompute (1) for M x N: it needs blocks * 2 N floats of
  * partials. Call once per shape (it also lets the kernel have its shared

@@ -1,9 +1,9 @@
 /* test-softmax-ref.c - the softmax workloads' CPU side, no GPU needed: the
  * double references (backward against central finite differences of the
  * forward, inputs around +-1e4, rows with -inf, the causal rule), the input
- * profiles, validate()/model()/device_bytes() through the registry, and
- * cmp_merge (the checks' comparison split over threads). $FUSEPROF_SEED
- * fixes the seed. */
+ * profiles, validate()/model()/device_bytes() through the registry,
+ * cmp_merge (the checks' comparison split over threads) and cmp_rel's
+ * floor. $FUSEPROF_SEED fixes the seed. */
 #include "config.h"
 
 #include <math.h>
@@ -396,6 +396,36 @@ static int test_cmp_merge(struct fp_rng *g)
 	return 0;
 }
 
+/* cmp_rel's floor: one cancelled output (terms 0.1 and -0.1 + 7e-6, off by
+ * 1e-9) is judged against its terms' size; the floor never tightens a
+ * check, is merged with the parts, and leaves a large error large. */
+static int test_cmp_floor(void)
+{
+	const double ref = 7e-6, out = 7e-6 + 1e-9, floor_sq = 0.1 * 0.1 * 2;
+	const double big = 1.0, off = 1.5;
+	struct fp_cmp c, a, b;
+
+	cmp_init(&c);
+	cmp_add(&c, &out, &ref, 1);
+	ASSERT(cmp_rel(&c) > 1e-4);                   /* without: "fails" */
+	c.sq_floor = floor_sq;
+	ASSERT(fabs(cmp_rel(&c) - 1e-9 / sqrt(floor_sq)) < 1e-15);
+	c.sq_floor = 1e-30;                           /* below ||ref||^2 */
+	ASSERT(fabs(cmp_rel(&c) - 1e-9 / 7e-6) < 1e-9);
+	cmp_init(&a);
+	cmp_add(&a, &off, &big, 1);
+	a.sq_floor = 1.0;
+	cmp_init(&b);
+	cmp_add(&b, &out, &ref, 1);
+	b.sq_floor = floor_sq;
+	cmp_merge(&a, &b);
+	ASSERT(fabs(a.sq_floor - (1.0 + floor_sq)) < 1e-15);
+	ASSERT(cmp_rel(&a) > 0.4);                    /* 0.5 / sqrt(1.02) */
+	printf("cmp_rel: floor %.3g judges a cancelled output at %.3g\n",
+	       sqrt(floor_sq), 1e-9 / sqrt(floor_sq));
+	return 0;
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_SEED");
@@ -413,5 +443,6 @@ int main(void)
 	test_profiles(seed);
 	test_contract();
 	test_cmp_merge(&g);
+	test_cmp_floor();
 	return 0;
 }
