@@ -1429,6 +1429,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	static_assert(BM * YLD * 2 <= FW_STAGES * STAGE, "output tile fits the ring");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ float st_mt[BM], st_rs[BM];
+	__shared__ __align__(8) float st_s[BN], st_b[BN];
 
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3, row0 = warp * 16;
@@ -1503,6 +1504,11 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 		cp_async_commit();
 	}
 	wg_pivots(x, m0 + row0 + g, M, K, piv);
+	// The tile's s and b' for the epilogue, a column a thread (the k
+	// loop's barriers order these stores before the epilogue's reads).
+	static_assert(BN == FW_THREADS, "one column a thread");
+	st_s[tid] = n0 + tid < N ? sW[n0 + tid] : 0.f;
+	st_b[tid] = n0 + tid < N ? bf[n0 + tid] : 0.f;
 	wg_kloop(KT, step, a0, a1, acc);
 	cp_async_wait<0>();
 
@@ -1523,9 +1529,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++) {
 		const int cl = j * 8 + 2 * t;
-		const long col = n0 + cl;
-		const float sc0 = col < N ? sW[col] : 0.f, sc1 = col + 1 < N ? sW[col + 1] : 0.f;
-		const float bc0 = col < N ? bf[col] : 0.f, bc1 = col + 1 < N ? bf[col + 1] : 0.f;
+		const float2 sc = *(const float2 *)&st_s[cl], bc = *(const float2 *)&st_b[cl];
 
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
@@ -1533,8 +1537,8 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 			const float mt = st_mt[rl], rs = st_rs[rl];
 
 			*(__nv_bfloat162 *)&sy[rl * YLD + cl] = __floats2bfloat162_rn(
-				rs * (acc[4 * j + 2 * h] - mt * sc0) + bc0,
-				rs * (acc[4 * j + 2 * h + 1] - mt * sc1) + bc1);
+				rs * (acc[4 * j + 2 * h] - mt * sc.x) + bc.x,
+				rs * (acc[4 * j + 2 * h + 1] - mt * sc.y) + bc.y);
 		}
 	}
 	__syncthreads();
@@ -1620,6 +1624,13 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
 #endif
 }
 
+// Barrier id among the first count threads to reach it (count a multiple
+// of 32); id 0 is __syncthreads's.
+__device__ __forceinline__ void bar_sync(int id, int count)
+{
+	asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(count) : "memory");
+}
+
 template <int REGS>
 __device__ __forceinline__ void regs_dec(void)
 {
@@ -1651,6 +1662,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[FS_STAGES], empty[FS_STAGES];
+	__shared__ __align__(16) float ep_s[2][BN], ep_b[2][BN];  // s, b' of a tile
 
 	const int tid = threadIdx.x;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
@@ -1697,7 +1709,9 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	regs_inc<232>();
 	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
 	const int row0 = cw * 16;  // warp cw of the math warps: rows row0..+15
+	const int mi = tid - 128;  // 0..255 among the math threads
 	const bool pairs = (N & 1) == 0;
+	int nt = 0;                // tiles this block has done
 	uint32_t a0[FX_BK / 16][4], a1[FX_BK / 16][4], piv[2];
 	float s1[2], s2[2], acc[128];
 	int it = 0;
@@ -1728,6 +1742,12 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		float mt[2], rs[2];
 
 		group_tile(q, tiles_m, tiles_n, FS_GROUP, BM, BN, &m0, &n0);
+		// The tile's s and b', one column a math thread: loaded now,
+		// kept in registers through the k loop, shared for the epilogue.
+		const long mc = n0 + mi;
+		const float my_s = mc < N ? sW[mc] : 0.f, my_b = mc < N ? bf[mc] : 0.f;
+		const int eb = nt++ & 1;
+
 		if constexpr (PASS) {
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
@@ -1753,36 +1773,57 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 				quad_stats(s1[h], s2[h], K, &mt[h], &rs[h]);
 		}
 
+		// Two buffers: a warpgroup writes this tile's while the other
+		// may still read the last one's; the one before that is free,
+		// since both passed the barrier below since.
+		ep_s[eb][mi] = my_s;
+		ep_b[eb][mi] = my_b;
+		bar_sync(1, 256);
+
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
 		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h,
-		// column 8j + 2t + e.
+		// column 8j + 2t + e. Whole tiles (the common case) store pairs
+		// unchecked.
+		__nv_bfloat16 *yr[2];
+
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			yr[h] = y + (m0 + row0 + g + 8 * h) * N + n0 + 2 * t;
+		if (pairs && m0 + BM <= M && n0 + BN <= N) {
+#pragma unroll
+			for (int j = 0; j < BN / 8; j++) {
+				const float2 sc = *(const float2 *)&ep_s[eb][j * 8 + 2 * t];
+				const float2 bc = *(const float2 *)&ep_b[eb][j * 8 + 2 * t];
+
+#pragma unroll
+				for (int h = 0; h < 2; h++)
+					*(__nv_bfloat162 *)(yr[h] + j * 8) = __floats2bfloat162_rn(
+						rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x,
+						rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y);
+			}
+			continue;
+		}
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
 			const long col = n0 + j * 8 + 2 * t;
+			const float2 sc = *(const float2 *)&ep_s[eb][j * 8 + 2 * t];
+			const float2 bc = *(const float2 *)&ep_b[eb][j * 8 + 2 * t];
 
 			if (col >= N)
 				continue;
-
-			const bool two = col + 1 < N;
-			const float2 sc = two ? __ldg((const float2 *)&sW[col]) :
-						make_float2(sW[col], 0.f);
-			const float2 bc = two ? __ldg((const float2 *)&bf[col]) :
-						make_float2(bf[col], 0.f);
-
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
-				const long r = m0 + row0 + g + 8 * h;
 				const float v0 = rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x;
 				const float v1 = rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y;
-				__nv_bfloat16 *p = y + r * N + col;
+				__nv_bfloat16 *p = yr[h] + j * 8;
 
-				if (r >= M)
+				if (m0 + row0 + g + 8 * h >= M)
 					continue;
-				if (two && pairs) {
+				if (col + 1 < N && pairs) {
 					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
 				} else {
 					p[0] = __float2bfloat16_rn(v0);
-					if (two)
+					if (col + 1 < N)
 						p[1] = __float2bfloat16_rn(v1);
 				}
 			}
