@@ -492,23 +492,40 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 // --- FlashNorm weight fold, one warp per output feature n:
 // W'[n] = round(W[n] o gamma), s[n] = sum of the rounded W'[n],
 // b'[n] = W[n] . beta + b[n]. Preparation (create/check), not timed.
+// The row of W' that holds output column n when W' is stored in the
+// warp-specialized kernel's order (see its epilogue): within each group of
+// 32, n = 32 b + 8 t + 2 u + e sits at row 32 b + 8 u + 2 t + e. Its own
+// inverse.
+__host__ __device__ __forceinline__ long perm32(long n)
+{
+	return (n & ~31L) | (n >> 1 & 3) << 3 | (n >> 3 & 3) << 1 | (n & 1);
+}
+
+// perm: W' in perm32's order, over N rounded up to 32 rows (the rows of
+// columns past N zero); s and b' stay in column order.
 template <typename T>
 __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 		       const T *__restrict__ beta, const T *__restrict__ b,
 		       T *__restrict__ Wf, float *__restrict__ sW,
-		       float *__restrict__ bf, int N, int K)
+		       float *__restrict__ bf, int N, int K, int perm)
 {
 	long n = blockIdx.x * (long)(blockDim.x / WARP) + threadIdx.x / WARP;
 	int lane = threadIdx.x % WARP;
 	float s = 0, bb = 0;
+	T *wr = Wf + (perm ? perm32(n) : n) * K;
 
-	if (n >= N)
+	if (n >= (perm ? (N + 31L) / 32 * 32 : N))
 		return;
+	if (n >= N) {
+		for (int k = lane; k < K; k += WARP)
+			wr[k] = from_f<T>(0.f);
+		return;
+	}
 	for (int k = lane; k < K; k += WARP) {
 		float w = to_f(W[n * K + k]);
 		T wf = from_f<T>(w * to_f(gamma[k]));
 
-		Wf[n * K + k] = wf;
+		wr[k] = wf;
 		s += to_f(wf);
 		bb = fmaf(w, to_f(beta[k]), bb);
 	}
@@ -1710,7 +1727,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
 	const int row0 = cw * 16;  // warp cw of the math warps: rows row0..+15
 	const int mi = tid - 128;  // 0..255 among the math threads
-	const bool pairs = (N & 1) == 0;
+	const bool vec8 = (N & 7) == 0;  // rows of y 16-byte aligned
 	int nt = 0;                // tiles this block has done
 	uint32_t a0[FX_BK / 16][4], a1[FX_BK / 16][4], piv[2];
 	float s1[2], s2[2], acc[128];
@@ -1746,7 +1763,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		// kept in registers through the k loop, shared for the epilogue.
 		const long mc = n0 + mi;
 		const float my_s = mc < N ? sW[mc] : 0.f, my_b = mc < N ? bf[mc] : 0.f;
-		const int eb = nt++ & 1;
+		const int buf = nt++ & 1;
 
 		if constexpr (PASS) {
 #pragma unroll
@@ -1776,56 +1793,64 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		// Two buffers: a warpgroup writes this tile's while the other
 		// may still read the last one's; the one before that is free,
 		// since both passed the barrier below since.
-		ep_s[eb][mi] = my_s;
-		ep_b[eb][mi] = my_b;
+		ep_s[buf][mi] = my_s;
+		ep_b[buf][mi] = my_b;
 		bar_sync(1, 256);
 
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
-		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h,
-		// column 8j + 2t + e. Whole tiles (the common case) store pairs
-		// unchecked.
-		__nv_bfloat16 *yr[2];
+		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h, tile
+		// position 8j + 2t + e, which W' (perm32's order) made column
+		// 32b + 8t + 2u + e for j = 4b + u: a thread holds 8 adjacent
+		// columns of each group of 32 and stores them as 16 bytes.
+		// Whole tiles (the common case) store unchecked.
+		const long r0 = m0 + row0 + g;
+		__nv_bfloat16 *yr = y + r0 * N + n0 + 8 * t;
+
+		if (vec8 && m0 + BM <= M && n0 + BN <= N) {
+#pragma unroll
+			for (int b = 0; b < BN / 32; b++) {
+				const float4 *sp = (const float4 *)&ep_s[buf][32 * b + 8 * t];
+				const float4 *bp = (const float4 *)&ep_b[buf][32 * b + 8 * t];
+				const float4 s0 = sp[0], s1 = sp[1], b0 = bp[0], b1 = bp[1];
+				const float sc[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
+				const float bc[8] = { b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w };
 
 #pragma unroll
-		for (int h = 0; h < 2; h++)
-			yr[h] = y + (m0 + row0 + g + 8 * h) * N + n0 + 2 * t;
-		if (pairs && m0 + BM <= M && n0 + BN <= N) {
-#pragma unroll
-			for (int j = 0; j < BN / 8; j++) {
-				const float2 sc = *(const float2 *)&ep_s[eb][j * 8 + 2 * t];
-				const float2 bc = *(const float2 *)&ep_b[eb][j * 8 + 2 * t];
+				for (int h = 0; h < 2; h++) {
+					uint32_t v[4];
 
 #pragma unroll
-				for (int h = 0; h < 2; h++)
-					*(__nv_bfloat162 *)(yr[h] + j * 8) = __floats2bfloat162_rn(
-						rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x,
-						rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y);
+					for (int u = 0; u < 4; u++) {
+						const float *a = &acc[4 * (4 * b + u) + 2 * h];
+						__nv_bfloat162 pr = __floats2bfloat162_rn(
+							rs[h] * (a[0] - mt[h] * sc[2 * u]) + bc[2 * u],
+							rs[h] * (a[1] - mt[h] * sc[2 * u + 1]) + bc[2 * u + 1]);
+
+						v[u] = *(const uint32_t *)&pr;
+					}
+					*(uint4 *)(yr + 8L * h * N + 32 * b) =
+						make_uint4(v[0], v[1], v[2], v[3]);
+				}
 			}
 			continue;
 		}
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
-			const long col = n0 + j * 8 + 2 * t;
-			const float2 sc = *(const float2 *)&ep_s[eb][j * 8 + 2 * t];
-			const float2 bc = *(const float2 *)&ep_b[eb][j * 8 + 2 * t];
+			const int cl = 32 * (j / 4) + 8 * t + 2 * (j % 4);  // in the tile
+			const float2 sc = *(const float2 *)&ep_s[buf][cl];
+			const float2 bc = *(const float2 *)&ep_b[buf][cl];
 
-			if (col >= N)
-				continue;
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				const float v0 = rs[h] * (acc[4 * j + 2 * h] - mt[h] * sc.x) + bc.x;
 				const float v1 = rs[h] * (acc[4 * j + 2 * h + 1] - mt[h] * sc.y) + bc.y;
-				__nv_bfloat16 *p = yr[h] + j * 8;
+				__nv_bfloat16 *p = y + (r0 + 8 * h) * N + n0 + cl;
 
-				if (m0 + row0 + g + 8 * h >= M)
+				if (r0 + 8 * h >= M || n0 + cl >= N)
 					continue;
-				if (col + 1 < N && pairs) {
-					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
-				} else {
-					p[0] = __float2bfloat16_rn(v0);
-					if (col + 1 < N)
-						p[1] = __float2bfloat16_rn(v1);
-				}
+				p[0] = __float2bfloat16_rn(v0);
+				if (n0 + cl + 1 < N)
+					p[1] = __float2bfloat16_rn(v1);
 			}
 		}
 	}
@@ -2143,7 +2168,10 @@ struct lnl_op {
 	void *gamma, *beta, *W, *b;
 	void *y;             // forward output
 	void *h;             // unfused: the normalised x (M x K, dtype)
-	void *Wf;            // fused forward: W' (N x K, dtype)
+	void *Wf;            // fused forward: W' (Np x K, dtype)
+	long Np;             // N rounded up to 32
+	int perm;            // fused bf16 forward: the warp-specialized kernel
+	                     // serves, W' in perm32's order
 	float *sW, *bf;      // fused forward: s, b'
 	float *stats;        // backward, and the bf16 fused forward when it
 	                     // runs a statistics pass: c, mean - c, rstd (3 x M)
@@ -2161,8 +2189,6 @@ struct lnl_op {
 	float fold_us;
 	int sms;             // multiprocessors of the device (tile choice)
 	int wgmma;           // fused bf16 forward: the wgmma kernel is there
-	int use_ws;          // fused bf16 forward: the warp-specialized kernel
-	                     // may serve (FUSEPROF_LNL_NO_WS unset)
 };
 
 static size_t pad256(size_t n)
@@ -2180,12 +2206,12 @@ static int vec_width(long K, enum fp_dtype dt)
 template <typename T>
 static int launch_fold(const struct lnl_op *op, cudaStream_t st)
 {
-	unsigned blocks = (unsigned)((op->N + 7) / 8);
+	unsigned blocks = (unsigned)(((op->perm ? op->Np : op->N) + 7) / 8);
 
 	k_fold<T><<<blocks, 256, 0, st>>>((const T *)op->W, (const T *)op->gamma,
 					  (const T *)op->beta, (const T *)op->b,
 					  (T *)op->Wf, op->sW, op->bf, (int)op->N,
-					  (int)op->K);
+					  (int)op->K, op->perm);
 	return CUDA_CHECK_LAUNCH("k_fold");
 }
 
@@ -2260,12 +2286,12 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 {
 	const long M = op->M;
 	const int K = (int)op->K, N = (int)op->N;
-	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);
+	const long tiles = ((M + 127) / 128) * ((op->Np + 255) / 256);
 	CUtensorMap tx, tw;
 
 	const unsigned grid = (unsigned)(tiles < op->sms ? tiles : op->sms);
 
-	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, N, 256))
+	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, op->Np, 256))
 		return -1;
 	if (op->stats) {
 		if (ln_gelu_ln_stats(FP_BF16, x, op->stats, M, K, st))
@@ -2277,6 +2303,19 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 			NULL, op->sW, op->bf, (__nv_bfloat16 *)op->y, M, K, N);
 	}
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
+}
+
+// Whether the bf16 fused forward runs k_fwd_fused_ws: on Hopper (the
+// build has wgmma for this device), from K = 2048 on (twelve k-tiles do not
+// pay for its start-up), with enough 128 x 256 tiles to fill half the SMs,
+// unless FUSEPROF_LNL_NO_WS is set (to compare the kernels).
+static int fwd_takes_ws(const struct lnl_op *op)
+{
+	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
+
+	return !op->bwd && op->variant == FWD_FUSED && op->dt == FP_BF16 &&
+	       op->wgmma && vec_width(op->K, op->dt) > 1 && op->K >= 2048 &&
+	       2 * big >= op->sms && !getenv("FUSEPROF_LNL_NO_WS");
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
@@ -2299,7 +2338,7 @@ static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	if constexpr (sizeof(T) == 2) {
-		if (op->wgmma && op->use_ws && K >= 2048)
+		if (op->perm)
 			return launch_fused_ws(op, x, st);
 		if (op->wgmma) {
 			k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
@@ -2495,7 +2534,7 @@ static int fwd_stats_pass(const struct fp_shape *s, enum fp_dtype dt)
 // Sizes of everything an instance allocates, shared by create() and
 // device_bytes() so the two cannot drift apart.
 struct lnl_sizes {
-	size_t xset, dyset, vecK, vecN, W, y, h, stats, dx, dh, part, acc, ws;
+	size_t xset, dyset, vecK, vecN, W, Wf, y, h, stats, dx, dh, part, acc, ws;
 	size_t total;
 };
 
@@ -2517,7 +2556,8 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 			z->ws = LT_WS_BYTES;
 		}
 		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
-			z->acc = z->W + 2 * pad256(N * sizeof(float));
+			z->Wf = pad256((N + 31) / 32 * 32 * K * es);
+			z->acc = z->Wf + 2 * pad256(N * sizeof(float));
 			if (fwd_stats_pass(s, dt))
 				z->stats = pad256(3 * M * sizeof(float));
 		}
@@ -2699,6 +2739,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->M = s->v[0];
 	op->K = s->v[1];
 	op->N = s->v[2];
+	op->Np = (op->N + 31) / 32 * 32;
 	op->nsets = nsets;
 	lnl_sizes(bwd, s, dt, variant, nsets, &z);
 	op->xset = z.xset;
@@ -2713,7 +2754,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		if (dev_alloc(&op->b, z.vecN) || dev_alloc(&op->y, z.y))
 			goto out_free;
 		if (variant == FWD_FUSED &&
-		    (dev_alloc(&op->Wf, z.W) || dev_alloc(&op->stats, z.stats) ||
+		    (dev_alloc(&op->Wf, z.Wf) || dev_alloc(&op->stats, z.stats) ||
 		     dev_alloc(&op->sW, pad256((size_t)op->N * sizeof(float))) ||
 		     dev_alloc(&op->bf, pad256((size_t)op->N * sizeof(float)))))
 			goto out_free;
@@ -2742,7 +2783,6 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		goto out_free;
 	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the kernels
 		op->wgmma = 0;
-	op->use_ws = !getenv("FUSEPROF_LNL_NO_WS");
 	{
 		int dev = 0;
 
@@ -2751,6 +2791,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 				cudaDevAttrMultiProcessorCount, dev)))
 			goto out_free;
 	}
+	op->perm = fwd_takes_ws(op);
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
 	// for the distributions).
@@ -3294,7 +3335,7 @@ static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 		return error("ln_linear: no input profile %d", profile);
 	if (draw_inputs(op, profile, seed))
 		return -1;
-	if (op->Wf && (dev_poison(op->Wf, (size_t)(N * K) * es) ||
+	if (op->Wf && (dev_poison(op->Wf, (size_t)(op->Np * K) * es) ||
 		       dev_poison(op->sW, (size_t)N * 4) ||
 		       dev_poison(op->bf, (size_t)N * 4) || run_fold(op, 0)))
 		return -1;
