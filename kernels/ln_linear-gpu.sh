@@ -57,7 +57,7 @@ kernels)
 	echo "HGMMA in the build: $(cuobjdump -sass kernels/libfpkernels.a 2>/dev/null | grep -c HGMMA)"
 	for s in M=16384,K=768,N=256 M=16384,K=4096,N=256; do
 		timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
-		FUSEPROF_LNL_NO_WS=1 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
+		FUSEPROF_LNL_WS=0 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
 		FUSEPROF_LNL_NO_WGMMA=1 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
 	done > "$out/kernels.log" 2>&1
 	grep -v '^workload' "$out/kernels.log"

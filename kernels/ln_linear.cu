@@ -2305,17 +2305,21 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
 }
 
+#define LNL_WS_K 2048
+
 // Whether the bf16 fused forward runs k_fwd_fused_ws: on Hopper (the
-// build has wgmma for this device), from K = 2048 on (twelve k-tiles do not
-// pay for its start-up), with enough 128 x 256 tiles to fill half the SMs,
-// unless FUSEPROF_LNL_NO_WS is set (to compare the kernels).
+// build has wgmma for this device), with enough 128 x 256 tiles to fill half
+// the SMs, from K = LNL_WS_K on; FUSEPROF_LNL_WS=0 or 1 says never or
+// wherever it can (to compare the kernels).
 static int fwd_takes_ws(const struct lnl_op *op)
 {
 	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
+	const char *e = getenv("FUSEPROF_LNL_WS");
+	const int force = e && *e ? atoi(e) != 0 : -1;
 
 	return !op->bwd && op->variant == FWD_FUSED && op->dt == FP_BF16 &&
-	       op->wgmma && vec_width(op->K, op->dt) > 1 && op->K >= 2048 &&
-	       2 * big >= op->sms && !getenv("FUSEPROF_LNL_NO_WS");
+	       op->wgmma && vec_width(op->K, op->dt) > 1 && 2 * big >= op->sms &&
+	       force != 0 && (force == 1 || op->K >= LNL_WS_K);
 }
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
