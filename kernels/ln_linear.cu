@@ -1231,7 +1231,7 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 // kernel keeps the tensor pipe 48 % busy; a TMA producer warp with
 // mbarriers and two math warpgroups (288 threads, so at most 168
 // registers) ran 4732 us against this kernel's 4702, and the same in
-// two-block clusters multicasting W' 6379 us. From K = 2048 on,
+// two-block clusters multicasting W' 6379 us. From K = LNL_WS_K on,
 // k_fwd_fused_ws (below: three warpgroups, setmaxnreg, persistent) now
 // takes its place.
 #define FW_THREADS 256
@@ -1580,19 +1580,24 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // last one's epilogue, which stores straight from the accumulators.
 // Tiles are ordered in groups of FS_GROUP along M (the 132 tiles in
 // flight then touch about 16 x 128 rows of x and 8 x 256 of W').
-// Measured (H200, 2026-11-22, bench/RESULTS.md), M = 16384, bf16: 4096 ->
-// 16384 in 4025-4261 us against k_fwd_fused_wgmma's 4705 and cuBLAS's
-// Linear alone 2798; 4096 -> 256 70.7 against 79.8 us; 768 -> 256 27.2
-// against 22.4 us (twelve k-tiles do not pay for the start-up), so the
-// launcher takes this kernel for K >= 2048. ncu at 4096 -> 16384: tensor
-// pipe 59 % busy, L2 42 % of its peak. Tried beside it, correct, slower:
-// clusters of two blocks multicasting the W' tile (5125-5574 us), and the
-// shift done in shared memory so that wgmma reads A from there too, by
-// the math warps themselves (4541 us) or by the first warpgroup
-// (6266 us). The same kernel with A from shared memory unshifted and no
-// statistics (a plain GEMM, wrong for LayerNorm) ran 3410-3457 us: the
-// register path's shift and sums cost about 650 us, the pipeline itself
-// is 1.23 x cuBLAS's.
+// First version (H200, 2026-11-22, bench/RESULTS.md), M = 16384, bf16:
+// 4096 -> 16384 in 4025-4261 us against k_fwd_fused_wgmma's 4705 and
+// cuBLAS's Linear alone 2798; 4096 -> 256 70.7 against 79.8 us. Tried
+// beside it, correct, slower: clusters of two blocks multicasting the W'
+// tile (5125-5574 us), and the shift done in shared memory so that wgmma
+// reads A from there too, by the math warps themselves (4541 us) or by the
+// first warpgroup (6266 us). A plain GEMM on the same pipeline (A from
+// shared memory, no shift, no sums; timing only) ran 3410-3457 us.
+// Then ncu's per-instruction samples showed where the rest went: the
+// statistics (with N >= LNL_PASS_N every row is summed again by each of
+// its N / 256 tiles; a pass of their own reads x once: 4178 -> 3421 us),
+// and an epilogue that took 27 % of the math warps' time, waiting on s
+// and b' loaded one column pair at a time (now one column a thread a tile,
+// through shared memory: tensor pipe 73 -> 84 % busy) and on 4-byte
+// stores (now 16: W' rows are stored in perm32's order so that a thread's
+// accumulators are 8 adjacent columns; 84 -> 90 %). At 4096 -> 16384:
+// 3014-3117 us, 1.03-1.06 x cuBLAS's kernel in the same run (H200, H100);
+// the launcher takes it from K = LNL_WS_K on.
 #define FS_THREADS 384
 #define FS_STAGES 4
 #define FS_GROUP 16
@@ -1666,7 +1671,8 @@ __device__ __forceinline__ void regs_inc(void)
 
 // PASS: the rows' statistics come from a LayerNorm statistics pass run
 // before (stats: hi, lo, rstd, as ln_gelu_ln_stats writes them) instead of
-// being summed from the tiles; the pivot is then hi rounded to bf16.
+// being summed from the tiles; the pivot is then hi rounded to bf16. W' is
+// in perm32's order (k_fold with perm), s and b' in column order.
 template <bool PASS>
 __global__ void __launch_bounds__(FS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
@@ -2305,7 +2311,7 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
 }
 
-#define LNL_WS_K 2048
+#define LNL_WS_K 512  // from 8 k-tiles on (H100: 21.0 against 23.1 us at 768 -> 256)
 
 // Whether the bf16 fused forward runs k_fwd_fused_ws: on Hopper (the
 // build has wgmma for this device), with enough 128 x 256 tiles to fill half
