@@ -2311,7 +2311,7 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
 }
 
-#define LNL_WS_K 512  // from 8 k-tiles on (H100: 21.0 against 23.1 us at 768 -> 256)
+#define LNL_WS_K 512  // from 8 k-tiles on (bench/RESULTS.md: faster from K = 256, checked from 512)
 
 // Whether the bf16 fused forward runs k_fwd_fused_ws: on Hopper (the
 // build has wgmma for this device), with enough 128 x 256 tiles to fill half
