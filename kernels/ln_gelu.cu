@@ -1410,9 +1410,10 @@ static int op_launch(struct fp_op *op, int set, cudaStream_t st)
 
 static int persistent_grid(const struct kcfg *k, long M, int *grid);
 
-extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
-			      const void *beta, void *out, float *stats, long M,
-			      long N, cudaStream_t st)
+// A row kernel in mode for another workload.
+static int ln_rows_for(int mode, enum fp_dtype dt, const void *x, const void *gamma,
+		       const void *beta, void *out, float *stats, long M, long N,
+		       cudaStream_t st)
 {
 	struct fp_op op;
 
@@ -1421,20 +1422,20 @@ extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma
 	op.M = M;
 	op.N = N;
 	op.stats = stats;
-	return launch_fwd_rows(&op, FWD_LN, x, gamma, beta, out, st);
+	return launch_fwd_rows(&op, mode, x, gamma, beta, out, st);
+}
+
+extern "C" int ln_gelu_ln_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+			      const void *beta, void *out, float *stats, long M,
+			      long N, cudaStream_t st)
+{
+	return ln_rows_for(FWD_LN, dt, x, gamma, beta, out, stats, M, N, st);
 }
 
 extern "C" int ln_gelu_ln_stats(enum fp_dtype dt, const void *x, float *stats,
 				long M, long N, cudaStream_t st)
 {
-	struct fp_op op;
-
-	memset(&op, 0, sizeof op);
-	op.dt = dt;
-	op.M = M;
-	op.N = N;
-	op.stats = stats;
-	return launch_fwd_rows(&op, FWD_STATS, x, NULL, NULL, NULL, st);
+	return ln_rows_for(FWD_STATS, dt, x, NULL, NULL, NULL, stats, M, N, st);
 }
 
 extern "C" long ln_gelu_ln_bwd_blocks(enum fp_dtype dt, long M, long N,
