@@ -59,7 +59,13 @@
 // (k_fwd_fused_mma, k_fwd_fused_wgmma, k_fwd_fused_ws) sum the statistics
 // from those rounded x~, so the GEMM and the mean and variance see the
 // same numbers: they normalise the row c + round(x - c) exactly, within
-// 2^-9 of x. Without the shift the tensor cores would sum x W'^T, whose
+// 2^-9 of x. Where the warp-specialized kernel takes the statistics from a
+// pass of their own (N >= LNL_PASS_N: a row meets N / 256 tiles), that pass
+// (ln_gelu's, fp32, shifted by its own first-pass mean hi) normalises x
+// itself, and the GEMM's pivot is c = hi rounded to bf16 with mean - c =
+// (hi - c) + (mean - hi), both exact or O(spread): the rows then differ
+// from the GEMM's c + round(x - c) by the same 2^-9 rounding of x~ that
+// the unfused form's bf16 normalised x carries. Without the shift the tensor cores would sum x W'^T, whose
 // terms carry the offset: their fp32 sums drop low bits at every k-step
 // relative to |c s|, which at c = 1e3 and a spread near 1 is several
 // hundred times the result, too much for bf16's 1e-2.
