@@ -2182,7 +2182,7 @@ struct lnl_op {
 	void *h;             // unfused: the normalised x (M x K, dtype)
 	void *Wf;            // fused forward: W' (Np x K, dtype)
 	long Np;             // N rounded up to 32
-	int perm;            // fused bf16 forward: the warp-specialized kernel
+	int use_ws;          // fused bf16 forward: the warp-specialized kernel
 	                     // serves, W' in perm32's order
 	float *sW, *bf;      // fused forward: s, b'
 	float *stats;        // backward, and the bf16 fused forward when it
@@ -2218,12 +2218,12 @@ static int vec_width(long K, enum fp_dtype dt)
 template <typename T>
 static int launch_fold(const struct lnl_op *op, cudaStream_t st)
 {
-	unsigned blocks = (unsigned)(((op->perm ? op->Np : op->N) + 7) / 8);
+	unsigned blocks = (unsigned)(((op->use_ws ? op->Np : op->N) + 7) / 8);
 
 	k_fold<T><<<blocks, 256, 0, st>>>((const T *)op->W, (const T *)op->gamma,
 					  (const T *)op->beta, (const T *)op->b,
 					  (T *)op->Wf, op->sW, op->bf, (int)op->N,
-					  (int)op->K, op->perm);
+					  (int)op->K, op->use_ws);
 	return CUDA_CHECK_LAUNCH("k_fold");
 }
 
@@ -2354,7 +2354,7 @@ static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	if constexpr (sizeof(T) == 2) {
-		if (op->perm)
+		if (op->use_ws)
 			return launch_fused_ws(op, x, st);
 		if (op->wgmma) {
 			k_fwd_fused_wgmma<<<(unsigned)big, FW_THREADS, FW_SMEM, st>>>(
@@ -2535,7 +2535,8 @@ static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 // Whether the bf16 fused forward takes its row statistics from a pass of
 // their own (ln_gelu_ln_stats: x read once more, 12 bytes a row written)
 // instead of summing them in the GEMM's load path. Only the warp-specialized
-// kernel (K >= 2048 on Hopper) has the choice.
+// kernel has the choice, and the pass was measured at K = 4096 only: below
+// K = 2048 the sums stay in the load path.
 static int fwd_stats_pass(const struct fp_shape *s, enum fp_dtype dt)
 {
 	const char *e = getenv("FUSEPROF_LNL_PASS");
@@ -2807,7 +2808,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 				cudaDevAttrMultiProcessorCount, dev)))
 			goto out_free;
 	}
-	op->perm = fwd_takes_ws(op);
+	op->use_ws = fwd_takes_ws(op);
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
 	// for the distributions).
