@@ -1,13 +1,16 @@
 /* runloop.c - the measurement protocol (DESIGN.md, "Measurement protocol"):
  * per op validate, check it fits, create with rotating input sets, check
  * against the CPU reference, warm up, time R reps from CUPTI Activity
- * records, one rep under the Range Profiler, one transaction. The loop
+ * records, one rep under the Range Profiler, one transaction. The variants
+ * of one workload, dtype and shape are timed together, their repetitions
+ * interleaved, so that "fused / unfused" compares like with like. The loop
  * walks fp_workloads[] and knows no workload by name. */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,52 +474,97 @@ static void counters_fallback(struct run_state *rs, int why)
 		store_set_run_counters(rs->st, rs->run_id, rs->counters_state);
 }
 
-/* Measure one op and store it. Returns 0 (stored, whatever its status) or
- * -1 when nothing could be stored. */
-static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
+/* ---- one op, from set-up to its row in the store ------------------------ */
+
+/* Whether two ops are variants of one case: workload, dtype and shape. */
+static int same_case(const struct op_spec *a, const struct op_spec *b)
+{
+	return a->w == b->w && a->dt == b->dt && !strcmp(a->shape_text, b->shape_text);
+}
+
+/* An op between set-up and store. The variants of one workload, dtype and
+ * shape are set up together and their timed repetitions interleaved (see
+ * time_group), so a clock or power drift over the seconds a comparison
+ * takes lands on every variant alike instead of on whichever ran last. */
+struct meas {
+	const struct op_spec *op;
+	size_t index;              /* in the op list: seed, instruction counts */
+	struct fp_op *inst;
+	struct fp_model model;
+	struct fp_check chk;
+	unsigned long long seed;
+	int nsets, next_set;
+	int k;                     /* kernels one repetition launches */
+	int reps;                  /* timed repetitions */
+	struct kernel_rec *recs;   /* the timed ones, reps * k, launch order */
+	const char *status;        /* "ok", "wrong" or "error" */
+	char msg[512];
+};
+
+/* Ops timed together at most; and what op_prepare returns for an op that
+ * does not fit beside the ones set up before it (nothing happened yet). */
+#define MAX_GROUP 16
+#define OP_NO_ROOM 1
+
+static void meas_fail(struct meas *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Mark m failed ("error") with a message, unless it already has one. */
+static void meas_fail(struct meas *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	m->status = "error";
+	if (m->msg[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->msg, sizeof m->msg, fmt, ap);
+	va_end(ap);
+}
+
+/* Steps 1-3 of the protocol up to the timed repetitions: check it fits,
+ * create it, check it against the CPU reference, warm it up, learn how
+ * many kernels a repetition launches. Returns 0 (m is ready, or finished
+ * with a status other than "ok" and only waits to be stored), or
+ * OP_NO_ROOM when held > 0 ops already occupy the memory it needs. */
+static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec *op,
+		      size_t index, int held)
 {
 	const struct run_opts *o = rs->o;
 	const struct workload *w = op->w;
-	struct fp_model model;
-	struct fp_check chk;
-	struct fp_op *inst = NULL;
-	struct store_op so;
-	struct store_kernel *sk = NULL;
-	struct kslot *slots = NULL;
-	struct kernel_rec *recs = NULL;
-	size_t nrecs = 0, free_b = 0, need;
-	double *time_ns = NULL, *span_ns = NULL, *cvals = NULL;
-	char msg[512] = "";
-	const char *status = "ok";
-	unsigned long long seed = splitmix(rs->seed_base + index);
-	unsigned long long dropped0 = activity_dropped();
-	int nsets = 1, next_set = 0, k = 0, nslots = 0, reps = 0, rc = -1;
-	long long launches = 0;
-	double ws, clk = 0;
+	size_t free_b = 0, need;
+	double ws, clk;
+	int warm = 1;
 
-	memset(&chk, 0, sizeof chk);
-	chk.rel_err = chk.max_abs_err = chk.tolerance = NAN;
-	w->model(&op->shape, op->dt, op->variant, &model);
-	ws = model.min_bytes > 0 ? model.min_bytes : 1;
+	memset(m, 0, sizeof *m);
+	m->op = op;
+	m->index = index;
+	m->status = "ok";
+	m->nsets = 1;
+	m->seed = splitmix(rs->seed_base + index);
+	m->chk.rel_err = m->chk.max_abs_err = m->chk.tolerance = NAN;
+	w->model(&op->shape, op->dt, op->variant, &m->model);
+	ws = m->model.min_bytes > 0 ? m->model.min_bytes : 1;
 	if (ws < (double)WORKING_SET_L2S * rs->dev->l2_bytes)
-		nsets = (int)fmin(MAX_SETS, ceil(WORKING_SET_L2S *
-						 (double)rs->dev->l2_bytes / ws));
-	need = w->device_bytes(&op->shape, op->dt, op->variant, nsets);
-	if (probe_device_free_bytes(&free_b))
-		goto out;
+		m->nsets = (int)fmin(MAX_SETS, ceil(WORKING_SET_L2S *
+						    (double)rs->dev->l2_bytes / ws));
+	need = w->device_bytes(&op->shape, op->dt, op->variant, m->nsets);
+	if (probe_device_free_bytes(&free_b)) {
+		meas_fail(m, "measurement failed (see the error above)");
+		return 0;
+	}
 	if (need > free_b) {
-		snprintf(msg, sizeof msg, "does not fit in GPU memory: needs %.2f GiB, "
-			 "%.2f GiB free", need / 1073741824.0, free_b / 1073741824.0);
-		error("%s: %s", op->key, msg);
-		status = "error";
-		goto store;
+		if (held > 0)
+			return OP_NO_ROOM;
+		meas_fail(m, "does not fit in GPU memory: needs %.2f GiB, %.2f GiB "
+			  "free", need / 1073741824.0, free_b / 1073741824.0);
+		return 0;
 	}
 	nvtxRangePushA(op->key);
 	clk = now_seconds();
-	if (w->create(&inst, &op->shape, op->dt, op->variant, nsets, seed)) {
-		snprintf(msg, sizeof msg, "could not be set up (see the error above)");
-		status = "error";
-		goto pop;
+	if (w->create(&m->inst, &op->shape, op->dt, op->variant, m->nsets, m->seed)) {
+		meas_fail(m, "could not be set up (see the error above)");
+		goto out;
 	}
 	rs->t_setup += lap(&clk);
 	/* Check with the plain random inputs timing uses (profile 0), or with
@@ -528,26 +576,24 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 		struct fp_check c;
 
 		memset(&c, 0, sizeof c);
-		if (w->check(inst, p, splitmix(seed ^ (unsigned long long)(p + 1)), &c)) {
-			snprintf(msg, sizeof msg, "the check could not run");
-			status = "error";
-			goto pop;
+		if (w->check(m->inst, p, splitmix(m->seed ^ (unsigned long long)(p + 1)),
+			     &c)) {
+			meas_fail(m, "the check could not run");
+			goto out;
 		}
 		if (!c.passed) {
-			snprintf(msg, sizeof msg, "wrong result on '%s' inputs: %s",
+			snprintf(m->msg, sizeof m->msg, "wrong result on '%s' inputs: %s",
 				 np ? w->profiles[p] : "random", c.detail);
-			status = "wrong";
-			chk = c;
-			break;
+			m->status = "wrong";
+			m->chk = c;
+			rs->t_check += lap(&clk);
+			error("%s: %s", op->key, m->msg);
+			goto out;
 		}
-		if (p == 0 || c.rel_err > chk.rel_err)
-			chk = c;
+		if (p == 0 || c.rel_err > m->chk.rel_err)
+			m->chk = c;
 	}
 	rs->t_check += lap(&clk);
-	if (!strcmp(status, "wrong")) {
-		error("%s: %s", op->key, msg);
-		goto pop;
-	}
 
 	/* Warm up, and learn how many kernels one repetition launches and how
 	 * long one takes (the first repetition alone: it pays one-time costs
@@ -555,189 +601,250 @@ static int run_op(struct run_state *rs, const struct op_spec *op, size_t index)
 	{
 		struct kernel_rec *wr = NULL;
 		size_t nw = 0;
-		int warm = 1;
 		double t0, one;
 
 		if (activity_collect(&wr, &nw))  /* drop what the check launched */
-			goto pop_fail;
+			goto fail;
 		activity_free(wr, nw);
-		if (launch_reps(op, inst, 1, nsets, &next_set) || sync_device(op->key))
-			goto pop_fail;
+		if (launch_reps(op, m->inst, 1, m->nsets, &m->next_set) ||
+		    sync_device(op->key))
+			goto fail;
 		if (o->warmup > 1) {
 			t0 = now_seconds();
-			if (launch_reps(op, inst, 1, nsets, &next_set) ||
+			if (launch_reps(op, m->inst, 1, m->nsets, &m->next_set) ||
 			    sync_device(op->key))
-				goto pop_fail;
+				goto fail;
 			one = now_seconds() - t0;
 			warm = 2;
 			if (one < SLOW_REP_S) {
-				if (launch_reps(op, inst, o->warmup - 2, nsets, &next_set) ||
-				    sync_device(op->key))
-					goto pop_fail;
+				if (launch_reps(op, m->inst, o->warmup - 2, m->nsets,
+						&m->next_set) || sync_device(op->key))
+					goto fail;
 				warm = o->warmup;
 			} else {
-				reps = (int)fmax(MIN_REPS, ceil(OP_BUDGET_S / one));
+				m->reps = (int)fmax(MIN_REPS, ceil(OP_BUDGET_S / one));
 			}
 		}
 		if (activity_collect(&wr, &nw))
-			goto pop_fail;
+			goto fail;
 		activity_free(wr, nw);
 		if (nw == 0 || nw % (size_t)warm) {
-			snprintf(msg, sizeof msg, "%zu kernels in %d warm-up repetitions: "
-				 "a repetition must launch the same kernels every time",
-				 nw, warm);
-			status = "error";
-			goto pop;
+			meas_fail(m, "%zu kernels in %d warm-up repetitions: a "
+				  "repetition must launch the same kernels every time",
+				  nw, warm);
+			goto out;
 		}
-		k = (int)(nw / (size_t)warm);
+		m->k = (int)(nw / (size_t)warm);
 	}
-	if (reps == 0 || reps > o->reps)
-		reps = o->reps;
+	if (m->reps == 0 || m->reps > o->reps)
+		m->reps = o->reps;
+	rs->t_time += lap(&clk);
+	goto out;
+fail:
+	meas_fail(m, "measurement failed (see the error above)");
+out:
+	nvtxRangePop();
+	return 0;
+}
 
-	/* Timed repetitions: kernel durations from Activity records. */
-	if (launch_reps(op, inst, reps, nsets, &next_set) || sync_device(op->key) ||
-	    activity_collect(&recs, &nrecs))
-		goto pop_fail;
-	if (activity_dropped() != dropped0) {
-		snprintf(msg, sizeof msg, "CUPTI dropped %llu kernel records: timing "
-			 "discarded", activity_dropped() - dropped0);
-		status = "error";
-		goto pop;
+/* Step 3's timed repetitions of the n ops of a group that are ready, one
+ * repetition of each in turn (an op with fewer repetitions drops out
+ * early), all enqueued before one synchronization. Activity's records come
+ * back in launch order, so walking the same order hands each op its own. */
+static void time_group(struct run_state *rs, struct meas *ms, int n)
+{
+	struct kernel_rec *recs = NULL;
+	size_t nrecs = 0, want = 0, at = 0;
+	unsigned long long dropped0 = activity_dropped();
+	const char *key = NULL;
+	int maxreps = 0, live = 0, failed = 0;
+	double clk = now_seconds();
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(ms[i].status, "ok"))
+			continue;
+		if (live++ == 0)
+			key = ms[i].op->key;
+		want += (size_t)ms[i].reps * (size_t)ms[i].k;
+		if (ms[i].reps > maxreps)
+			maxreps = ms[i].reps;
 	}
-	if (nrecs != (size_t)reps * (size_t)k) {
-		snprintf(msg, sizeof msg, "%zu kernel records for %d repetitions of %d "
-			 "kernels", nrecs, reps, k);
-		status = "error";
-		goto pop;
+	if (live == 0)
+		return;
+	for (int r = 0; r < maxreps && !failed; r++)
+		for (int i = 0; i < n && !failed; i++) {
+			struct meas *m = &ms[i];
+
+			if (strcmp(m->status, "ok") || r >= m->reps)
+				continue;
+			nvtxRangePushA(m->op->key);
+			failed = launch_reps(m->op, m->inst, 1, m->nsets, &m->next_set);
+			nvtxRangePop();
+		}
+	/* After a failed launch still drain what the others enqueued. */
+	if (sync_device(key) || activity_collect(&recs, &nrecs) || failed) {
+		for (int i = 0; i < n; i++)
+			if (!strcmp(ms[i].status, "ok"))
+				meas_fail(&ms[i], "measurement failed (see the error above)");
+		goto out;
 	}
+	for (int i = 0; i < n; i++) {
+		if (strcmp(ms[i].status, "ok"))
+			continue;
+		if (activity_dropped() != dropped0)
+			meas_fail(&ms[i], "CUPTI dropped %llu kernel records: timing "
+				  "discarded", activity_dropped() - dropped0);
+		else if (nrecs != want)
+			meas_fail(&ms[i], "%zu kernel records for the %zu launches of "
+				  "%d interleaved ops", nrecs, want, live);
+		else
+			ms[i].recs = xcalloc((size_t)ms[i].reps * (size_t)ms[i].k,
+					     sizeof *ms[i].recs);
+	}
+	for (int r = 0; r < maxreps && nrecs == want; r++)
+		for (int i = 0; i < n; i++) {
+			struct meas *m = &ms[i];
+
+			if (!m->recs || r >= m->reps)
+				continue;
+			memcpy(&m->recs[(size_t)r * m->k], &recs[at],
+			       (size_t)m->k * sizeof *recs);
+			at += (size_t)m->k;
+		}
+out:
+	activity_free(recs, nrecs);
+	rs->t_time += lap(&clk);
+}
+
+/* Steps 3-5 after the timed repetitions: per-kernel durations, the counter
+ * pass, the op's row; then tear it down. Returns 0 (stored, whatever its
+ * status) or -1 when nothing could be stored. */
+static int op_finish(struct run_state *rs, struct meas *m)
+{
+	const struct op_spec *op = m->op;
+	const struct workload *w = op->w;
+	struct store_op so;
+	struct store_kernel *sk = NULL;
+	struct kslot *slots = NULL;
+	double *time_ns = NULL, *span_ns = NULL, *cvals = NULL, clk;
+	int *slot_of = NULL, k = m->k, reps = m->reps, nslots = 0, rc;
+
+	nvtxRangePushA(op->key);
+	if (strcmp(m->status, "ok"))
+		goto store;
 	time_ns = xcalloc((size_t)reps, sizeof *time_ns);
 	span_ns = xcalloc((size_t)reps, sizeof *span_ns);
 	slots = xcalloc((size_t)k, sizeof *slots);
-	{
-		int *slot_of = xcalloc((size_t)k, sizeof *slot_of);
+	slot_of = xcalloc((size_t)k, sizeof *slot_of);
+	for (int j = 0; j < k; j++) {
+		int s;
+
+		for (s = 0; s < nslots; s++)
+			if (same_kernel(slots[s].first, &m->recs[j]))
+				break;
+		if (s == nslots) {
+			slots[s].first = &m->recs[j];
+			slots[s].dur = xcalloc((size_t)reps * (size_t)k,
+					       sizeof *slots[s].dur);
+			nslots++;
+		}
+		slots[s].launches++;
+		slot_of[j] = s;
+	}
+	for (int r = 0; r < reps; r++) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		double sum = 0;
 
 		for (int j = 0; j < k; j++) {
-			int s;
+			const struct kernel_rec *kr = &m->recs[(size_t)r * k + j];
+			struct kslot *sl = &slots[slot_of[j]];
 
-			for (s = 0; s < nslots; s++)
-				if (same_kernel(slots[s].first, &recs[j]))
-					break;
-			if (s == nslots) {
-				slots[s].first = &recs[j];
-				slots[s].dur = xcalloc((size_t)reps * (size_t)k,
-						       sizeof *slots[s].dur);
-				nslots++;
+			if (!same_kernel(sl->first, kr)) {
+				meas_fail(m, "repetition %d launched '%s' where the first "
+					  "launched '%s'", r, kr->name, sl->first->name);
+				goto store;
 			}
-			slots[s].launches++;
-			slot_of[j] = s;
+			sl->dur[sl->ndur++] = (double)(kr->end - kr->start);
+			sum += (double)(kr->end - kr->start);
+			if (kr->start < lo)
+				lo = kr->start;
+			if (kr->end > hi)
+				hi = kr->end;
 		}
-		for (int r = 0; r < reps; r++) {
-			uint64_t lo = UINT64_MAX, hi = 0;
-			double sum = 0;
+		time_ns[r] = sum;
+		span_ns[r] = (double)(hi - lo);
+	}
 
+	/* Counters: one repetition per replay pass, range j = launch j. */
+	clk = now_seconds();
+	if (rs->ctr || rs->insn) {
+		struct one_launch ol = { op, m->inst, m->next_set };
+		const double *iv = rs->insn ? rs->insn[m->index] : NULL;
+		int nr = k, drop = 0, crc = 0;
+
+		if (rs->ctr)
+			crc = counters_collect(rs->ctr, launch_once, &ol, &cvals, &nr,
+					       &drop);
+		rs->t_count += lap(&clk);
+		rs->counted += crc ? 0 : nr;
+
+		if (rs->insn && !iv) {
+			snprintf(m->msg, sizeof m->msg, "instruction counts not "
+				 "stored: they could not be collected");
+		} else if (iv && rs->insn_k[m->index] != k) {
+			snprintf(m->msg, sizeof m->msg, "instruction counts not "
+				 "stored: %d kernels when counted, %d timed",
+				 rs->insn_k[m->index], k);
+			iv = NULL;
+		}
+		if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
+			counters_fallback(rs, crc);
+		} else if (crc) {
+			/* The timing stands; a profiler in an unknown state is
+			 * not used again. */
+			snprintf(m->msg, sizeof m->msg, "counters not stored: the "
+				 "collection failed (see the error above)");
+			counters_fallback(rs, crc);
+		} else if (nr != k || drop) {
+			snprintf(m->msg, sizeof m->msg, "counters not stored: %d ranges "
+				 "(%d dropped) for %d kernels", nr, drop, k);
+		} else if (cvals || iv) {
+			int nm = rs->group->ncounters;
+
+			/* A counter not collected stays NaN: not stored. */
 			for (int j = 0; j < k; j++) {
-				const struct kernel_rec *kr = &recs[(size_t)r * k + j];
 				struct kslot *sl = &slots[slot_of[j]];
 
-				if (!same_kernel(sl->first, kr)) {
-					snprintf(msg, sizeof msg, "repetition %d launched '%s' "
-						 "where the first launched '%s'", r, kr->name,
-						 sl->first->name);
-					status = "error";
-					free(slot_of);
-					goto pop;
+				if (!sl->values) {
+					sl->values = xcalloc((size_t)nm, sizeof *sl->values);
+					for (int c = 0; c < nm; c++)
+						sl->values[c] = NAN;
 				}
-				sl->dur[sl->ndur++] = (double)(kr->end - kr->start);
-				sum += (double)(kr->end - kr->start);
-				if (kr->start < lo)
-					lo = kr->start;
-				if (kr->end > hi)
-					hi = kr->end;
-			}
-			time_ns[r] = sum;
-			span_ns[r] = (double)(hi - lo);
-		}
-		launches = k;
-
-		/* Counters: one repetition per replay pass, range j = launch j. */
-		rs->t_time += lap(&clk);
-		if (rs->ctr || rs->insn) {
-			struct one_launch ol = { op, inst, next_set };
-			const double *iv = rs->insn ? rs->insn[index] : NULL;
-			int nr = k, drop = 0, crc = 0;
-
-			if (rs->ctr)
-				crc = counters_collect(rs->ctr, launch_once, &ol, &cvals,
-						       &nr, &drop);
-			rs->t_count += lap(&clk);
-			rs->counted += crc ? 0 : nr;
-
-			if (rs->insn && !iv) {
-				snprintf(msg, sizeof msg, "instruction counts not "
-					 "stored: they could not be collected");
-			} else if (iv && rs->insn_k[index] != k) {
-				snprintf(msg, sizeof msg, "instruction counts not "
-					 "stored: %d kernels when counted, %d timed",
-					 rs->insn_k[index], k);
-				iv = NULL;
-			}
-			if (crc == PROBE_DENIED || crc == PROBE_BUSY) {
-				counters_fallback(rs, crc);
-			} else if (crc) {
-				/* The timing stands; a profiler in an unknown
-				 * state is not used again. */
-				snprintf(msg, sizeof msg, "counters not stored: the "
-					 "collection failed (see the error above)");
-				counters_fallback(rs, crc);
-			} else if (nr != k || drop) {
-				snprintf(msg, sizeof msg, "counters not stored: %d "
-					 "ranges (%d dropped) for %d kernels", nr, drop, k);
-			} else if (cvals || iv) {
-				int nm = rs->group->ncounters;
-
-				/* A counter not collected stays NaN: not stored. */
-				for (int j = 0; j < k; j++) {
-					struct kslot *sl = &slots[slot_of[j]];
-
-					if (!sl->values) {
-						sl->values = xcalloc((size_t)nm,
-								     sizeof *sl->values);
-						for (int m = 0; m < nm; m++)
-							sl->values[m] = NAN;
-					}
-					for (int m = 0; cvals && m < rs->nhw; m++)
-						sl->values[rs->hw_idx[m]] = nan_add(
-							sl->values[rs->hw_idx[m]],
-							cvals[(size_t)j * rs->nhw + m]);
-					for (int m = 0; iv && m < rs->nins; m++)
-						sl->values[rs->ins_idx[m]] = nan_add(
-							sl->values[rs->ins_idx[m]],
-							iv[(size_t)j * rs->nins + m]);
-					sl->counted++;
-				}
-			}
-			/* The replayed kernels' Activity records are not timings. */
-			{
-				struct kernel_rec *cr = NULL;
-				size_t nc = 0;
-
-				if (activity_collect(&cr, &nc) == 0)
-					activity_free(cr, nc);
+				for (int c = 0; cvals && c < rs->nhw; c++)
+					sl->values[rs->hw_idx[c]] = nan_add(
+						sl->values[rs->hw_idx[c]],
+						cvals[(size_t)j * rs->nhw + c]);
+				for (int c = 0; iv && c < rs->nins; c++)
+					sl->values[rs->ins_idx[c]] = nan_add(
+						sl->values[rs->ins_idx[c]],
+						iv[(size_t)j * rs->nins + c]);
+				sl->counted++;
 			}
 		}
-		free(slot_of);
+		/* The replayed kernels' Activity records are not timings. */
+		{
+			struct kernel_rec *cr = NULL;
+			size_t nc = 0;
+
+			if (activity_collect(&cr, &nc) == 0)
+				activity_free(cr, nc);
+		}
 	}
-	goto pop;
 
-pop_fail:
-	status = "error";
-	if (!msg[0])
-		snprintf(msg, sizeof msg, "measurement failed (see the error above)");
-pop:
-	nvtxRangePop();
 store:
-	if (strcmp(status, "ok")) {
-		if (!strcmp(status, "wrong"))
+	nvtxRangePop();
+	if (strcmp(m->status, "ok")) {
+		if (!strcmp(m->status, "wrong"))
 			rs->nwrong++;
 		else
 			rs->nerror++;
@@ -748,19 +855,19 @@ store:
 	so.role = fp_role_name(w->variants[op->variant].role);
 	so.dtype = fp_dtype_name(op->dt);
 	so.shape = op->shape_text;
-	so.status = status;
-	so.seed = chk.seed ? chk.seed : seed;
-	so.rel_err = chk.rel_err;
-	so.max_abs_err = chk.max_abs_err;
-	so.tolerance = chk.tolerance;
-	so.reps = !strcmp(status, "ok") ? reps : 0;
+	so.status = m->status;
+	so.seed = m->chk.seed ? m->chk.seed : m->seed;
+	so.rel_err = m->chk.rel_err;
+	so.max_abs_err = m->chk.max_abs_err;
+	so.tolerance = m->chk.tolerance;
+	so.reps = !strcmp(m->status, "ok") ? reps : 0;
 	so.time_ns = time_ns;
 	so.span_ns = span_ns;
-	so.launches = launches;
-	so.model_flops = model.flops;
-	so.model_min_bytes = model.min_bytes;
-	so.model_variant_bytes = model.variant_bytes;
-	so.message = msg[0] ? msg : NULL;
+	so.launches = so.reps ? k : 0;
+	so.model_flops = m->model.flops;
+	so.model_min_bytes = m->model.min_bytes;
+	so.model_variant_bytes = m->model.variant_bytes;
+	so.message = m->msg[0] ? m->msg : NULL;
 	if (so.reps > 0) {
 		sk = xcalloc((size_t)nslots, sizeof *sk);
 		for (int s = 0; s < nslots; s++) {
@@ -794,22 +901,41 @@ store:
 	clk = now_seconds();
 	rc = store_insert_op(rs->st, rs->run_id, &so, NULL);
 	rs->t_store += lap(&clk);
-	if (rc == 0 && !strcmp(status, "error") && msg[0] &&
-	    strcmp(msg, "measurement failed (see the error above)"))
-		error("%s: %s", op->key, msg);
-out:
-	w->destroy(inst);
+	if (rc == 0 && !strcmp(m->status, "error") && !strstr(m->msg, "see the error above"))
+		error("%s: %s", op->key, m->msg);
+	w->destroy(m->inst);
+	m->inst = NULL;
 	for (int s = 0; s < nslots; s++) {
 		free(slots[s].dur);
 		free(slots[s].values);
 	}
 	free(slots);
+	free(slot_of);
 	free(sk);
 	free(cvals);
 	free(time_ns);
 	free(span_ns);
-	activity_free(recs, nrecs);
+	free(m->recs);
+	m->recs = NULL;
 	return rc;
+}
+
+/* Time and store the n ops of a group. Returns how many were stored in a
+ * row from the first; fewer than n means a store failed (reported). */
+static int flush_group(struct run_state *rs, struct meas *ms, int n)
+{
+	int stored = 0;
+
+	time_group(rs, ms, n);
+	for (int i = 0; i < n; i++) {
+		if (stored == i && op_finish(rs, &ms[i]) == 0) {
+			stored++;
+		} else if (ms[i].inst) {  /* after a failed store: just let go */
+			ms[i].op->w->destroy(ms[i].inst);
+			free(ms[i].recs);
+		}
+	}
+	return stored;
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -1106,9 +1232,24 @@ int run_suite(const struct run_opts *o)
 	t0 = now_seconds();
 	if (rs.ictr)
 		count_instructions(&rs, &ops, t0);
-	for (done = 0; done < ops.n && !interrupted; done++) {
-		progress("", done, ops.n, ops.v[done].key, t0);
-		if (run_op(&rs, &ops.v[done], done)) {
+	/* The variants of one workload, dtype and shape are measured as a
+	 * group, as many as fit in GPU memory together: set up one by one,
+	 * timed interleaved, stored one by one. */
+	for (size_t i = 0; i < ops.n && !interrupted; ) {
+		struct meas ms[MAX_GROUP];
+		int n = 0, stored;
+
+		while (i < ops.n && n < MAX_GROUP && !interrupted &&
+		       (n == 0 || same_case(ms[0].op, &ops.v[i]))) {
+			progress("", i, ops.n, ops.v[i].key, t0);
+			if (op_prepare(&rs, &ms[n], &ops.v[i], i, n) == OP_NO_ROOM)
+				break;
+			n++;
+			i++;
+		}
+		stored = flush_group(&rs, ms, n);
+		done += (size_t)stored;
+		if (stored < n) {
 			progress_done();
 			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
 				 "could not be stored", done + 1, ops.n, ops.v[done].key);
