@@ -74,7 +74,3 @@ tests_test_probes_gpu_LDADD = $(test_probe_libs)
 ## The command line of `run` and `ceilings`; the GPU runs skip without one.
 TESTS += tests/test-run-cli.sh tests/test-run-gpu.sh
 EXTRA_DIST += tests/test-run-cli.sh tests/test-run-gpu.sh
-
-## Counters admit one profiling session per device: the two tests that
-## collect them run one after the other even under make -j.
-tests/test-run-gpu.log: tests/test-probes-gpu.log

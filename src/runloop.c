@@ -496,6 +496,7 @@ struct meas {
 	int nsets, next_set;
 	int k;                     /* kernels one repetition launches */
 	int reps;                  /* timed repetitions */
+	int settle;                /* untimed repetitions before each turn */
 	struct kernel_rec *recs;   /* the timed ones, reps * k, launch order */
 	const char *status;        /* "ok", "wrong" or "error" */
 	char msg[512];
@@ -505,6 +506,10 @@ struct meas {
  * does not fit beside the ones set up before it (nothing happened yet). */
 #define MAX_GROUP 16
 #define OP_NO_ROOM 1
+/* Timed repetitions an op runs in one turn of its group (time_group), and
+ * how many L2 sizes its untimed settling repetitions move before them. */
+#define TURN_REPS 10
+#define SETTLE_L2S 2
 
 static void meas_fail(struct meas *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -548,6 +553,7 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 	if (ws < (double)WORKING_SET_L2S * rs->dev->l2_bytes)
 		m->nsets = (int)fmin(MAX_SETS, ceil(WORKING_SET_L2S *
 						    (double)rs->dev->l2_bytes / ws));
+	m->settle = (int)fmin(MAX_SETS, ceil(SETTLE_L2S * (double)rs->dev->l2_bytes / ws));
 	need = w->device_bytes(&op->shape, op->dt, op->variant, m->nsets);
 	if (probe_device_free_bytes(&free_b)) {
 		meas_fail(m, "measurement failed (see the error above)");
@@ -623,6 +629,7 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 				warm = o->warmup;
 			} else {
 				m->reps = (int)fmax(MIN_REPS, ceil(OP_BUDGET_S / one));
+				m->settle = 0;  /* what it finds in L2 is noise to it */
 			}
 		}
 		if (activity_collect(&wr, &nw))
@@ -647,40 +654,59 @@ out:
 	return 0;
 }
 
-/* Step 3's timed repetitions of the n ops of a group that are ready, one
- * repetition of each in turn (an op with fewer repetitions drops out
- * early), all enqueued before one synchronization. Activity's records come
- * back in launch order, so walking the same order hands each op its own. */
+/* Step 3's timed repetitions of the n ops of a group that are ready, in
+ * turns: each op in its turn runs m->settle untimed repetitions, then up to
+ * TURN_REPS timed ones, until every op has its m->reps. The settling
+ * repetitions hand each op's timed ones the cache it leaves itself (its own
+ * dirty lines to write back), not what the previous op left: an unfused
+ * op's intermediate tensor still in L2 would otherwise be written back on
+ * the next op's time. Everything is enqueued before one synchronization;
+ * Activity's records come back in launch order, so walking the same turns
+ * hands each op its own. */
 static void time_group(struct run_state *rs, struct meas *ms, int n)
 {
 	struct kernel_rec *recs = NULL;
 	size_t nrecs = 0, want = 0, at = 0;
 	unsigned long long dropped0 = activity_dropped();
 	const char *key = NULL;
-	int maxreps = 0, live = 0, failed = 0;
+	int live = 0, failed = 0, done[MAX_GROUP] = { 0 };
 	double clk = now_seconds();
 
 	for (int i = 0; i < n; i++) {
-		if (strcmp(ms[i].status, "ok"))
+		struct meas *m = &ms[i];
+
+		if (strcmp(m->status, "ok"))
 			continue;
 		if (live++ == 0)
-			key = ms[i].op->key;
-		want += (size_t)ms[i].reps * (size_t)ms[i].k;
-		if (ms[i].reps > maxreps)
-			maxreps = ms[i].reps;
+			key = m->op->key;
 	}
 	if (live == 0)
 		return;
-	for (int r = 0; r < maxreps && !failed; r++)
+	for (int i = 0; i < n; i++) {
+		struct meas *m = &ms[i];
+		int turns = (m->reps + TURN_REPS - 1) / TURN_REPS;
+
+		if (live == 1)
+			m->settle = 0;  /* nothing else runs between its turns */
+		if (!strcmp(m->status, "ok"))
+			want += ((size_t)turns * m->settle + (size_t)m->reps) * m->k;
+	}
+	for (int more = 1; more && !failed; ) {
+		more = 0;
 		for (int i = 0; i < n && !failed; i++) {
 			struct meas *m = &ms[i];
+			int t = m->reps - done[i] < TURN_REPS ? m->reps - done[i] : TURN_REPS;
 
-			if (strcmp(m->status, "ok") || r >= m->reps)
+			if (strcmp(m->status, "ok") || t == 0)
 				continue;
 			nvtxRangePushA(m->op->key);
-			failed = launch_reps(m->op, m->inst, 1, m->nsets, &m->next_set);
+			failed = launch_reps(m->op, m->inst, m->settle + t, m->nsets,
+					     &m->next_set);
 			nvtxRangePop();
+			done[i] += t;
+			more = 1;
 		}
+	}
 	/* After a failed launch still drain what the others enqueued. */
 	if (sync_device(key) || activity_collect(&recs, &nrecs) || failed) {
 		for (int i = 0; i < n; i++)
@@ -689,28 +715,36 @@ static void time_group(struct run_state *rs, struct meas *ms, int n)
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		if (strcmp(ms[i].status, "ok"))
+		struct meas *m = &ms[i];
+
+		done[i] = 0;
+		if (strcmp(m->status, "ok"))
 			continue;
 		if (activity_dropped() != dropped0)
-			meas_fail(&ms[i], "CUPTI dropped %llu kernel records: timing "
-				  "discarded", activity_dropped() - dropped0);
+			meas_fail(m, "CUPTI dropped %llu kernel records: timing discarded",
+				  activity_dropped() - dropped0);
 		else if (nrecs != want)
-			meas_fail(&ms[i], "%zu kernel records for the %zu launches of "
-				  "%d interleaved ops", nrecs, want, live);
+			meas_fail(m, "%zu kernel records for the %zu launches of %d ops "
+				  "timed together", nrecs, want, live);
 		else
-			ms[i].recs = xcalloc((size_t)ms[i].reps * (size_t)ms[i].k,
-					     sizeof *ms[i].recs);
+			m->recs = xcalloc((size_t)m->reps * m->k, sizeof *m->recs);
 	}
-	for (int r = 0; r < maxreps && nrecs == want; r++)
+	for (int more = nrecs == want; more; ) {
+		more = 0;
 		for (int i = 0; i < n; i++) {
 			struct meas *m = &ms[i];
+			int t = m->reps - done[i] < TURN_REPS ? m->reps - done[i] : TURN_REPS;
 
-			if (!m->recs || r >= m->reps)
+			if (!m->recs || t == 0)
 				continue;
-			memcpy(&m->recs[(size_t)r * m->k], &recs[at],
-			       (size_t)m->k * sizeof *recs);
-			at += (size_t)m->k;
+			at += (size_t)m->settle * m->k;
+			memcpy(&m->recs[(size_t)done[i] * m->k], &recs[at],
+			       (size_t)t * m->k * sizeof *recs);
+			at += (size_t)t * m->k;
+			done[i] += t;
+			more = 1;
 		}
+	}
 out:
 	activity_free(recs, nrecs);
 	rs->t_time += lap(&clk);

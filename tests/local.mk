@@ -11,6 +11,8 @@ AM_TESTS_ENVIRONMENT = \
 	GNUPLOT='$(GNUPLOT)'; export GNUPLOT;
 
 EXTRA_DIST += tests/setup tests/test.h
+## The lock the GPU tests share (tests/test.h, gpu_test_lock).
+CLEANFILES += tests/gpu-test.lock
 
 ## Libraries a test links: only what it tests, plus the core.
 test_core_libs = src/libfpcore.a -lm

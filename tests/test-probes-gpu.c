@@ -133,6 +133,7 @@ int main(void)
 
 	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
 		SKIP("no GPU");
+	gpu_test_lock();
 	fprintf(stderr, "test-probes-gpu: seed %u\n", seed);
 	srand(seed);
 	ASSERT_EQ(probe_device_open(0, &d), 0);

@@ -9,6 +9,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no GPU" >&2
 	exit 77
 fi
+gpu_lock
 "$FUSEPROF" run --dry-run --quick >"$tmp/ops" || exit 77
 nops=$(wc -l <"$tmp/ops")
 db=$tmp/q.db

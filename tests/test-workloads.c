@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
 		SKIP("no CUDA GPU found (%s)",
 		     cudaGetErrorString(cudaGetDeviceCount(&ndev)));
+	gpu_test_lock();
 	seed = env ? strtoull(env, NULL, 0)
 		   : mix((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32));
 	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n", seed);

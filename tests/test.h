@@ -3,10 +3,12 @@
 #ifndef FP_TEST_H
 #define FP_TEST_H
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 
 #define TEST_SKIP 77
 #define TEST_HARD_ERROR 99
@@ -47,5 +49,23 @@
 	fputc('\n', stderr); \
 	exit(TEST_SKIP); \
 } while (0)
+
+/* A GPU test holds this lock from the moment it knows it has a GPU until it
+ * exits, so that GPU tests run one at a time even under make -j: counters
+ * admit one profiling session per device, and DRAM counters count every
+ * process's traffic (test-probes-gpu checks a copy's bytes to 3%). The
+ * shell tests take the same lock with flock(1) (tests/setup, gpu_lock). */
+static inline void gpu_test_lock(void)
+{
+	const char *dir = getenv("top_builddir");
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/tests/gpu-test.lock", dir && *dir ? dir : ".");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && flock(fd, LOCK_EX) == 0)
+		return;  /* held until the process exits */
+	fprintf(stderr, "note: cannot lock %s: GPU tests may overlap\n", path);
+}
 
 #endif
