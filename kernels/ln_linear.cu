@@ -1652,6 +1652,47 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
 #endif
 }
 
+// The same box into shared memory at dst in every block of the cluster
+// that mask names, completing on the barrier at bar's offset in each.
+__device__ __forceinline__ void tma_load_mc(uint32_t dst, const CUtensorMap *map,
+					    int c, int r, uint32_t bar, uint16_t mask)
+{
+#ifdef LNL_WGMMA
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar), "h"(mask)
+		     : "memory");
+#endif
+}
+
+// Arrive on the barrier at bar's offset in block rank of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
+{
+#ifdef LNL_WGMMA
+	asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+		     "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n"
+		     :: "r"(bar), "r"(rank) : "memory");
+#endif
+}
+
+// Every thread of the cluster's blocks, with release/acquire order.
+__device__ __forceinline__ void cluster_sync(void)
+{
+#ifdef LNL_WGMMA
+	asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n"
+		     ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ uint32_t cluster_rank(void)
+{
+	uint32_t r = 0;
+#ifdef LNL_WGMMA
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+	return r;
+}
+
 // Barrier id among the first count threads to reach it (count a multiple
 // of 32); id 0 is __syncthreads's.
 __device__ __forceinline__ void bar_sync(int id, int count)
@@ -1679,7 +1720,15 @@ __device__ __forceinline__ void regs_inc(void)
 // before (stats: hi, lo, rstd, as ln_gelu_ln_stats writes them) instead of
 // being summed from the tiles; the pivot is then hi rounded to bf16. W' is
 // in perm32's order (k_fold with perm), s and b' in column order.
-template <bool PASS>
+//
+// CL = 2: launched in clusters of two blocks (consecutive in x) that walk
+// the same tiles of W' side by side, on x's row tiles 2p and 2p + 1: each
+// block's producer loads half of each W' tile and multicasts it to both, so
+// that W' crosses from L2 to the SMs once a pair (tw's box is then 128
+// rows). A stage is free once both blocks' math warps released it (the
+// empty barriers count 16 arrivals, half of them from the other block),
+// and neither block leaves before the other is done with its barriers.
+template <bool PASS, int CL>
 __global__ void __launch_bounds__(FS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw,
@@ -1695,29 +1744,40 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 
 	const int tid = threadIdx.x;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	const long tiles = tiles_m * tiles_n;
+	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile.
+	const long units_m = (tiles_m + CL - 1) / CL, units = units_m * tiles_n;
+	const long unit0 = blockIdx.x / CL, nunits = gridDim.x / CL;
+	const uint32_t rank = CL == 2 ? cluster_rank() : 0;
 	const int KT = (K + FX_BK - 1) / FX_BK;
 	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+	// This block's tile of unit q.
+	auto tile_of = [&](long q, long *m0, long *n0) {
+		group_tile(q, units_m, tiles_n, FS_GROUP / CL, CL * BM, BN, m0, n0);
+		*m0 += rank * BM;
+	};
 
 	if (tid == 0) {
 		for (int s = 0; s < FS_STAGES; s++) {
 			mbar_init(fb + 8 * s, 1);
-			mbar_init(eb + 8 * s, 8);  // the math warps
+			mbar_init(eb + 8 * s, 8 * CL);  // the math warps
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
-	__syncthreads();
+	if constexpr (CL == 2)
+		cluster_sync();  // the other block's barriers are ready too
+	else
+		__syncthreads();
 
 	if (tid < 128) {  // the producer warpgroup
 		regs_dec<40>();
 		if (tid == 0) {
 			int it = 0;
 
-			for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
+			for (long q = unit0; q < units; q += nunits) {
 				long m0, n0;
 
-				group_tile(q, tiles_m, tiles_n, FS_GROUP, BM, BN, &m0, &n0);
+				tile_of(q, &m0, &n0);
 				for (int kt = 0; kt < KT; kt++, it++) {
 					const int s = it % FS_STAGES;
 					const uint32_t sa = sbase + s * STAGE;
@@ -1727,11 +1787,19 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 					mbar_wait(eb + 8 * s, (it / FS_STAGES & 1) ^ 1);
 					mbar_expect(fb + 8 * s, STAGE);
 					tma_load(sa, &tx, kt * FX_BK, (int)m0, fb + 8 * s);
-					tma_load(sa + A_BYTES, &tw, kt * FX_BK, (int)n0,
-						 fb + 8 * s);
+					if constexpr (CL == 2)
+						tma_load_mc(sa + A_BYTES + rank * (BN / 2) * 128,
+							    &tw, kt * FX_BK,
+							    (int)(n0 + rank * (BN / 2)),
+							    fb + 8 * s, 3);
+					else
+						tma_load(sa + A_BYTES, &tw, kt * FX_BK,
+							 (int)n0, fb + 8 * s);
 				}
 			}
 		}
+		if constexpr (CL == 2)
+			cluster_sync();
 		return;
 	}
 
@@ -1746,8 +1814,14 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	int it = 0;
 
 	auto release = [&](int i) {
-		if (lane == 0)
-			mbar_arrive(eb + 8 * (i % FS_STAGES));
+		if (lane == 0) {
+			if constexpr (CL == 2) {
+				mbar_arrive_cluster(eb + 8 * (i % FS_STAGES), 0);
+				mbar_arrive_cluster(eb + 8 * (i % FS_STAGES), 1);
+			} else {
+				mbar_arrive(eb + 8 * (i % FS_STAGES));
+			}
+		}
 	};
 
 	// One k-tile: wait for it, shift and sum this warp's A fragments,
@@ -1765,12 +1839,12 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 		it++;
 	};
 
-	for (long q = blockIdx.x; q < tiles; q += gridDim.x) {
+	for (long q = unit0; q < units; q += nunits) {
 		long m0, n0;
 
 		float mt[2], rs[2];
 
-		group_tile(q, tiles_m, tiles_n, FS_GROUP, BM, BN, &m0, &n0);
+		tile_of(q, &m0, &n0);
 		// The tile's s and b', one column a math thread: loaded now,
 		// kept in registers through the k loop, shared for the epilogue.
 		const long mc = n0 + mi;
@@ -1866,6 +1940,8 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 			}
 		}
 	}
+	if constexpr (CL == 2)
+		cluster_sync();  // the other block may still arrive on ours
 #endif
 }
 
@@ -2201,6 +2277,8 @@ struct lnl_op {
 	float fold_us;
 	int sms;             // multiprocessors of the device (tile choice)
 	int wgmma;           // fused bf16 forward: the wgmma kernel is there
+	int ws_cl;           // use_ws: blocks a cluster (1, or 2 sharing W')
+	int ws_clusters;     // ws_cl = 2: clusters resident at once
 };
 
 static size_t pad256(size_t n)
@@ -2246,9 +2324,13 @@ static int fx_setup(int *wgmma)
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FX_SMEM(64, 128))) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FW_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false>,
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1>,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true>,
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 1>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 2>,
+				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 2>,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, FS_SMEM)) ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
@@ -2292,29 +2374,82 @@ static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// The warp-specialized kernel: a persistent grid, one block per SM, at
-// most one a tile.
+// One launch of k_fwd_fused_ws<PASS, CL> on grid blocks, in clusters of CL.
+template <bool PASS, int CL>
+static int launch_ws(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
+		     const __nv_bfloat16 *x, unsigned grid, cudaStream_t st)
+{
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1] = {};
+
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = CL;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3(grid);
+	cfg.blockDim = dim3(FS_THREADS);
+	cfg.dynamicSmemBytes = FS_SMEM;
+	cfg.stream = st;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL>, tx, tw, x,
+					     (const float *)(PASS ? op->stats : NULL),
+					     (const float *)op->sW, (const float *)op->bf,
+					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
+					     (int)op->N));
+}
+
+// The warp-specialized kernel: a persistent grid, one block per SM (as many
+// two-block clusters as fit at once with ws_cl = 2), at most one a tile (a
+// pair of tiles).
 static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
 {
-	const long M = op->M;
-	const int K = (int)op->K, N = (int)op->N;
-	const long tiles = ((M + 127) / 128) * ((op->Np + 255) / 256);
+	const long M = op->M, tiles_m = (M + 127) / 128, tiles_n = (op->Np + 255) / 256;
+	const int K = (int)op->K, cl = op->ws_cl;
+	const long units = (tiles_m + cl - 1) / cl * tiles_n;
+	const long most = cl == 2 ? op->ws_clusters : op->sms;
+	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
 	CUtensorMap tx, tw;
 
-	const unsigned grid = (unsigned)(tiles < op->sms ? tiles : op->sms);
-
-	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, op->Np, 256))
+	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, op->Np, 256 / cl))
 		return -1;
-	if (op->stats) {
-		if (ln_gelu_ln_stats(FP_BF16, x, op->stats, M, K, st))
-			return -1;
-		k_fwd_fused_ws<true><<<grid, FS_THREADS, FS_SMEM, st>>>(tx, tw, x,
-			op->stats, op->sW, op->bf, (__nv_bfloat16 *)op->y, M, K, N);
-	} else {
-		k_fwd_fused_ws<false><<<grid, FS_THREADS, FS_SMEM, st>>>(tx, tw, x,
-			NULL, op->sW, op->bf, (__nv_bfloat16 *)op->y, M, K, N);
-	}
-	return CUDA_CHECK_LAUNCH("k_fwd_fused_ws");
+	if (op->stats && ln_gelu_ln_stats(FP_BF16, x, op->stats, M, K, st))
+		return -1;
+	if (op->stats)
+		return cl == 2 ? launch_ws<true, 2>(op, tx, tw, x, grid, st)
+			       : launch_ws<true, 1>(op, tx, tw, x, grid, st);
+	return cl == 2 ? launch_ws<false, 2>(op, tx, tw, x, grid, st)
+		       : launch_ws<false, 1>(op, tx, tw, x, grid, st);
+}
+
+// How many blocks a cluster of the warp-specialized kernel has: 2 (W'
+// multicast to both) unless FUSEPROF_LNL_CLUSTER=1 says one. Sets
+// op->ws_clusters, the clusters of two that fit on the device at once.
+static int fwd_ws_cluster(struct lnl_op *op)
+{
+	const char *e = getenv("FUSEPROF_LNL_CLUSTER");
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1] = {};
+	int n = 0;
+
+	op->ws_cl = e && *e && atoi(e) == 1 ? 1 : 2;
+	if (op->ws_cl == 1)
+		return 0;
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = 2;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3(2 * op->sms);
+	cfg.blockDim = dim3(FS_THREADS);
+	cfg.dynamicSmemBytes = FS_SMEM;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_fwd_fused_ws<false, 2>, &cfg)))
+		return -1;
+	if (n < 1)
+		op->ws_cl = 1;  // no room for a pair: one block a cluster
+	op->ws_clusters = n;
+	return 0;
 }
 
 #define LNL_WS_K 512  // from 8 k-tiles on (bench/RESULTS.md: faster from K = 256, checked from 512)
@@ -2809,6 +2944,8 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			goto out_free;
 	}
 	op->use_ws = fwd_takes_ws(op);
+	if (op->use_ws && fwd_ws_cluster(op))
+		goto out_free;
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
 	// for the distributions).
