@@ -2449,6 +2449,11 @@ static int fwd_ws_cluster(struct lnl_op *op)
 	if (n < 1)
 		op->ws_cl = 1;  // no room for a pair: one block a cluster
 	op->ws_clusters = n;
+	if (getenv("FUSEPROF_LNL_CLUSTERS_TMP"))
+		op->ws_clusters = atoi(getenv("FUSEPROF_LNL_CLUSTERS_TMP"));
+	if (getenv("FUSEPROF_VERBOSE"))
+		fprintf(stderr, "ln_linear_fwd/fused: warp-specialized kernel, clusters of %d, "
+			"%d of them resident at once (occupancy %d)\n", op->ws_cl, op->ws_clusters, n);
 	return 0;
 }
 
