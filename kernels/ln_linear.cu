@@ -1602,8 +1602,13 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // through shared memory: tensor pipe 73 -> 84 % busy) and on 4-byte
 // stores (now 16: W' rows are stored in perm32's order so that a thread's
 // accumulators are 8 adjacent columns; 84 -> 90 %). At 4096 -> 16384:
-// 3014-3117 us, 1.03-1.06 x cuBLAS's kernel in the same run (H200, H100);
-// the launcher takes it from K = LNL_WS_K on.
+// 3014-3117 us, 1.03-1.06 x cuBLAS's kernel in the same run (H200, H100).
+// Then clusters of two again (CL = 2, the default), now with remote
+// arrivals that carry no cluster-scope release (that had put a memory
+// barrier before each and made the first cluster versions slow): 4096 ->
+// 16384 2896-2970 us against 3117-3136 in one block a cluster, 4096 ->
+// 4096 764 against 791-807, the same at N = 256 and 1024 (H100). The
+// launcher takes it from K = LNL_WS_K on.
 #define FS_THREADS 384
 #define FS_STAGES 4
 #define FS_GROUP 16
@@ -2450,8 +2455,6 @@ static int fwd_ws_cluster(struct lnl_op *op)
 	if (n < 1)
 		op->ws_cl = 1;  // no room for a pair: one block a cluster
 	op->ws_clusters = n;
-	if (getenv("FUSEPROF_LNL_CLUSTERS_TMP"))
-		op->ws_clusters = atoi(getenv("FUSEPROF_LNL_CLUSTERS_TMP"));
 	if (getenv("FUSEPROF_VERBOSE"))
 		fprintf(stderr, "ln_linear_fwd/fused: warp-specialized kernel, clusters of %d, "
 			"%d of them resident at once (occupancy %d)\n", op->ws_cl, op->ws_clusters, n);
