@@ -1607,8 +1607,9 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // arrivals that carry no cluster-scope release (that had put a memory
 // barrier before each and made the first cluster versions slow): 4096 ->
 // 16384 2896-2970 us against 3117-3136 in one block a cluster, 4096 ->
-// 4096 764 against 791-807, the same at N = 256 and 1024 (H100). The
-// launcher takes it from K = LNL_WS_K on.
+// 4096 764 against 791-807, the same at N = 1024 and no better at 256
+// (H100): pairs from N = 512 on (fwd_ws_cluster). The launcher takes the
+// kernel from K = LNL_WS_K on.
 #define FS_THREADS 384
 #define FS_STAGES 4
 #define FS_GROUP 16
@@ -2429,7 +2430,11 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 }
 
 // How many blocks a cluster of the warp-specialized kernel has: 2 (W'
-// multicast to both) unless FUSEPROF_LNL_CLUSTER=1 says one. Sets
+// multicast to both) where W' has more than one tile column (N > 256), 1
+// where it has one; FUSEPROF_LNL_CLUSTER=1 or 2 says which everywhere.
+// Pairs gained 4-7 % at N = 4096 and 16384 (K = 4096) in bench/fpbench,
+// nothing at N = 1024, and lost 1-3 % at N = 256 (K = 768 and 4096) in
+// fuseprof run beside cuBLAS (H100, bench/RESULTS.md). Sets
 // op->ws_clusters, the clusters of two that fit on the device at once.
 static int fwd_ws_cluster(struct lnl_op *op)
 {
@@ -2438,7 +2443,7 @@ static int fwd_ws_cluster(struct lnl_op *op)
 	cudaLaunchAttribute at[1] = {};
 	int n = 0;
 
-	op->ws_cl = e && *e && atoi(e) == 1 ? 1 : 2;
+	op->ws_cl = e && *e ? (atoi(e) == 2 ? 2 : 1) : op->N > 256 ? 2 : 1;
 	if (op->ws_cl == 1)
 		return 0;
 	at[0].id = cudaLaunchAttributeClusterDimension;
