@@ -1603,7 +1603,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 // stores (now 16: W' rows are stored in perm32's order so that a thread's
 // accumulators are 8 adjacent columns; 84 -> 90 %). At 4096 -> 16384:
 // 3014-3117 us, 1.03-1.06 x cuBLAS's kernel in the same run (H200, H100).
-// Then clusters of two again (CL = 2, the default), now with remote
+// Then clusters of two again (CL = 2), now with remote
 // arrivals that carry no cluster-scope release (that had put a memory
 // barrier before each and made the first cluster versions slow): 4096 ->
 // 16384 2896-2970 us against 3117-3136 in one block a cluster, 4096 ->
