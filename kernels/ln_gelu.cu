@@ -1871,7 +1871,7 @@ static int draw_upload(struct fp_rng *r, int profile, float *host, char *dev,
 		long nr = M - r0 < cr ? M - r0 : cr;
 
 		job.r0 = r0;
-		parallel_for(nr, N >= 65536 ? 1 : 65536 / N, 64, draw_rows, &job);
+		parallel_for(nr, parallel_min_rows(N), 64, draw_rows, &job);
 		if (dev_upload(dev + (size_t)r0 * N * fp_dtype_size(dt), dt, buf,
 			       (size_t)(nr * N)))
 			return -1;
@@ -1930,7 +1930,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *res)
 {
 	const long M = op->M, N = op->N, cr = chunk_rows(N);
-	const long min_rows = N >= 65536 ? 1 : 65536 / N;
+	const long min_rows = parallel_min_rows(N);
 	const int np = parallel_parts(cr < M ? cr : M, min_rows, 64);
 	struct ref_job job;
 	const enum fp_dtype dt = op->dt;

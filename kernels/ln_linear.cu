@@ -65,10 +65,11 @@
 // itself, and the GEMM's pivot is c = hi rounded to bf16 with mean - c =
 // (hi - c) + (mean - hi), both exact or O(spread): the rows then differ
 // from the GEMM's c + round(x - c) by the same 2^-9 rounding of x~ that
-// the unfused form's bf16 normalised x carries. Without the shift the tensor cores would sum x W'^T, whose
-// terms carry the offset: their fp32 sums drop low bits at every k-step
-// relative to |c s|, which at c = 1e3 and a spread near 1 is several
-// hundred times the result, too much for bf16's 1e-2.
+// the unfused form's bf16 normalised x carries. Without the shift the
+// tensor cores would sum x W'^T, whose terms carry the offset: their fp32
+// sums drop low bits at every k-step relative to |c s|, which at c = 1e3
+// and a spread near 1 is several hundred times the result, too much for
+// bf16's 1e-2.
 //
 // The weight fold is preparation, done once per weight in create() (and
 // again in check(), which uploads new weights), timed there and printed on
@@ -546,12 +547,11 @@ __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 // --- forward, fused, the first version; now the path for rows whose
 // 16-byte chunks are not aligned (fp32 K % 4 != 0, bf16 K % 8 != 0): one
 // kernel, a 128 x 128 tile of y per block of 256 threads, K walked in
-// steps of 32. Each
-// step's x and W' tiles go global -> registers -> shared memory; on the
-// way every x element is shifted by its row's pivot c and its shifted value
-// summed into the row's statistics, so the statistics cost no extra pass
-// over x and the normalised x exists only as the shifted tile in shared
-// memory. The next step's tiles are loaded into
+// steps of 32. Each step's x and W' tiles go global -> registers ->
+// shared memory; on the way every x element is shifted by its row's pivot
+// c and its shifted value summed into the row's statistics, so the
+// statistics cost no extra pass over x and the normalised x exists only as
+// the shifted tile in shared memory. The next step's tiles are loaded into
 // registers while the current one is multiplied. bf16 multiplies on tensor
 // cores (WMMA 16x16x16, fp32 accumulation; 8 warps as 2 x 4, 64 x 32 each);
 // fp32 on the FMA pipes (8 x 8 outputs per thread; plain fp32, no TF32).
@@ -891,10 +891,10 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 // hold v to 2^-21 relative; a product a b is then a_lo b_hi + a_hi b_lo +
 // a_hi b_hi (the dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies,
 // a third of the tensor cores' TF32 rate, still over twice SGEMM's on an
-// H100. The
-// tensor cores round their fp32 sums toward zero, so accumulating all of
-// K in the MMA's own accumulator biases every step the same way: on an
-// H200 the relative error at K = 4096 was 4e-5 against SGEMM's 1.1e-6.
+// H100. The tensor cores round their fp32 sums toward zero, so
+// accumulating all of K in the MMA's own accumulator biases every step
+// the same way: on an H200 the relative error at K = 4096 was 4e-5
+// against SGEMM's 1.1e-6.
 // Each 8-deep k-step's three products therefore go to a fresh partial
 // whose truncation is relative to itself, and plain fp32 adds (round to
 // nearest) take the partials into the accumulator.
@@ -2381,24 +2381,34 @@ static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
+// The launch configuration of k_fwd_fused_ws on grid blocks in clusters
+// of cl (at: its one attribute).
+static void ws_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *at, int cl,
+		      unsigned grid, cudaStream_t st)
+{
+	memset(at, 0, sizeof *at);
+	at->id = cudaLaunchAttributeClusterDimension;
+	at->val.clusterDim.x = (unsigned)cl;
+	at->val.clusterDim.y = 1;
+	at->val.clusterDim.z = 1;
+	*cfg = cudaLaunchConfig_t{};
+	cfg->gridDim = dim3(grid);
+	cfg->blockDim = dim3(FS_THREADS);
+	cfg->dynamicSmemBytes = FS_SMEM;
+	cfg->stream = st;
+	cfg->attrs = at;
+	cfg->numAttrs = 1;
+}
+
 // One launch of k_fwd_fused_ws<PASS, CL> on grid blocks, in clusters of CL.
 template <bool PASS, int CL>
 static int launch_ws(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
 		     const __nv_bfloat16 *x, unsigned grid, cudaStream_t st)
 {
-	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute at[1] = {};
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at;
 
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = CL;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3(grid);
-	cfg.blockDim = dim3(FS_THREADS);
-	cfg.dynamicSmemBytes = FS_SMEM;
-	cfg.stream = st;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
+	ws_config(&cfg, &at, CL, grid, st);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL>, tx, tw, x,
 					     (const float *)(PASS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
@@ -2439,30 +2449,23 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 static int fwd_ws_cluster(struct lnl_op *op)
 {
 	const char *e = getenv("FUSEPROF_LNL_CLUSTER");
-	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute at[1] = {};
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at;
 	int n = 0;
 
 	op->ws_cl = e && *e ? (atoi(e) == 2 ? 2 : 1) : op->N > 256 ? 2 : 1;
-	if (op->ws_cl == 1)
-		return 0;
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = 2;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3(2 * op->sms);
-	cfg.blockDim = dim3(FS_THREADS);
-	cfg.dynamicSmemBytes = FS_SMEM;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
-	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_fwd_fused_ws<false, 2>, &cfg)))
-		return -1;
-	if (n < 1)
-		op->ws_cl = 1;  // no room for a pair: one block a cluster
-	op->ws_clusters = n;
+	if (op->ws_cl == 2) {
+		ws_config(&cfg, &at, 2, 2u * (unsigned)op->sms, 0);
+		if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_fwd_fused_ws<false, 2>,
+							      &cfg)))
+			return -1;
+		if (n < 1)
+			op->ws_cl = 1;  // no room for a pair: one block a cluster
+		op->ws_clusters = n;
+	}
 	if (getenv("FUSEPROF_VERBOSE"))
-		fprintf(stderr, "ln_linear_fwd/fused: warp-specialized kernel, clusters of %d, "
-			"%d of them resident at once (occupancy %d)\n", op->ws_cl, op->ws_clusters, n);
+		fprintf(stderr, "ln_linear_fwd/fused: warp-specialized kernel, clusters of %d "
+			"(%d pairs resident at once)\n", op->ws_cl, op->ws_clusters);
 	return 0;
 }
 
@@ -2485,8 +2488,8 @@ static int fwd_takes_ws(const struct lnl_op *op)
 
 // The fused forward's tensor-core kernels: 128 x 256 tiles when there are
 // enough to fill half the SMs (bf16: wgmma where the build has it, warp-
-// specialized from K = 2048 on, else mma.sync; fp32: 3xTF32 on mma.sync),
-// else 64 x 128 on mma.sync.
+// specialized from K = LNL_WS_K on, else mma.sync; fp32: 3xTF32 on
+// mma.sync), else 64 x 128 on mma.sync.
 template <typename T>
 static int launch_fused_mma(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
@@ -2644,6 +2647,7 @@ static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
 #define LNL_MAX_M (1L << 22)   // column-sum chunks: M / 128 <= 65535 grid rows
 #define LNL_MAX_KN (1L << 20)  // in-row indices are 32-bit
 #define LNL_PASS_N 2048        // see fwd_stats_pass()
+#define LNL_PASS_K 2048
 #define LNL_MAX_ELEMS (1L << 34)
 // Relative error bounds (L2 norm of the error over the L2 norm of the
 // reference, per output). fp32: GEMM summation order and fp32 statistics
@@ -2685,12 +2689,12 @@ static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 // their own (ln_gelu_ln_stats: x read once more, 12 bytes a row written)
 // instead of summing them in the GEMM's load path. Only the warp-specialized
 // kernel has the choice, and the pass was measured at K = 4096 only: below
-// K = 2048 the sums stay in the load path.
+// K = LNL_PASS_K the sums stay in the load path.
 static int fwd_stats_pass(const struct fp_shape *s, enum fp_dtype dt)
 {
 	const char *e = getenv("FUSEPROF_LNL_PASS");
 
-	if (dt != FP_BF16 || s->v[1] < 2048)
+	if (dt != FP_BF16 || s->v[1] < LNL_PASS_K)
 		return 0;
 	if (e && *e)
 		return atoi(e) != 0;
@@ -3560,7 +3564,8 @@ static const struct fp_variant fwd_variants[] = {
 	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create; bf16 on "
-	  "wgmma or mma.sync, fp32 as 3xTF32 on mma.sync), row statistics from the same tiles, "
+	  "wgmma or mma.sync, fp32 as 3xTF32 on mma.sync), row statistics from the same tiles "
+	  "(bf16 from N, K >= 2048: from a statistics pass first, 2 kernels), "
 	  "y = rstd (acc - (mean - c) s) + b' in the epilogue" },
 	{ NULL, FP_UNFUSED, NULL },
 };

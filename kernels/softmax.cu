@@ -163,7 +163,7 @@ extern "C" void softmax_gen_logits(double *x, long M, long N,
 {
 	struct gen_job job = { x, N, p, std, seed };
 
-	parallel_for(M, N >= 65536 ? 1 : 65536 / N, 64, gen_rows, &job);
+	parallel_for(M, parallel_min_rows(N), 64, gen_rows, &job);
 }
 
 // ---------------------------------------------------------------------------
@@ -1515,7 +1515,7 @@ static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 		b = (double *)xmalloc(E * sizeof(double));
 		job.a = a;
 		job.b = b;
-		parallel_for(M, N >= 65536 ? 1 : 65536 / N, 64, bwd_in_rows, &job);
+		parallel_for(M, parallel_min_rows(N), 64, bwd_in_rows, &job);
 		host_round(b, E, op->dt);
 		if (dev_upload(op->in1, op->dt, b, E))
 			goto out_free;
@@ -1536,7 +1536,7 @@ static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 	{
 		// The references on every core, rows split into parts whose
 		// comparisons merge in row order.
-		const long min_rows = N >= 65536 ? 1 : 65536 / N;
+		const long min_rows = parallel_min_rows(N);
 		struct sm_ref_job job = { op, a, b, got, NULL };
 		const int np = parallel_parts(M, min_rows, 64);
 

@@ -318,6 +318,11 @@ int parallel_parts(long n, long min_items, int max_parts)
 	return t < 1 ? 1 : (int)t;
 }
 
+long parallel_min_rows(long row_len)
+{
+	return row_len >= PARALLEL_MIN_ELEMS || row_len < 1 ? 1 : PARALLEL_MIN_ELEMS / row_len;
+}
+
 struct pf_part {
 	void (*fn)(void *ctx, int part, long begin, long end);
 	void *ctx;

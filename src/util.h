@@ -71,6 +71,12 @@ double now_seconds(void);
  * max_parts, and at most one part per min_items items; at least 1. */
 int parallel_parts(long n, long min_items, int max_parts);
 
+/* The min_items for rows of row_len elements: a part gets at least
+ * PARALLEL_MIN_ELEMS elements (one row if a row is longer), so that a
+ * thread's start-up stays small against its work. */
+#define PARALLEL_MIN_ELEMS 65536L
+long parallel_min_rows(long row_len);
+
 /* Run fn(ctx, part, begin, end) on parallel_parts(n, min_items,
  * max_parts) contiguous slices of [0, n), in order (part p's slice comes
  * before part p + 1's), each on its own thread (the caller's is one of
