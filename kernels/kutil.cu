@@ -37,6 +37,24 @@ extern "C" void rng_seed(struct fp_rng *r, uint64_t seed)
 	r->have_spare = 0;
 }
 
+extern "C" void cluster_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
+			       unsigned cluster, unsigned grid, unsigned block,
+			       size_t smem, cudaStream_t st)
+{
+	*cfg = cudaLaunchConfig_t{};
+	*attr = cudaLaunchAttribute{};
+	attr->id = cudaLaunchAttributeClusterDimension;
+	attr->val.clusterDim.x = cluster;
+	attr->val.clusterDim.y = 1;
+	attr->val.clusterDim.z = 1;
+	cfg->gridDim = dim3(grid);
+	cfg->blockDim = dim3(block);
+	cfg->dynamicSmemBytes = smem;
+	cfg->stream = st;
+	cfg->attrs = attr;
+	cfg->numAttrs = 1;
+}
+
 extern "C" void rng_seed_item(struct fp_rng *r, uint64_t base, long item)
 {
 	rng_seed(r, base ^ 0x9e3779b97f4a7c15ull * (uint64_t)(item + 1));

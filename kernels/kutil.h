@@ -58,6 +58,13 @@ int dev_fill_normal(void *dst, enum fp_dtype dt, size_t n, uint64_t seed,
  * write fails the check. Synchronous. */
 int dev_poison(void *p, size_t bytes);
 
+/* The configuration of a launch (cudaLaunchKernelEx) of grid blocks of block
+ * threads with smem bytes of dynamic shared memory on st, in clusters of
+ * cluster blocks along x; cfg points to attr, its one attribute. */
+void cluster_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
+		    unsigned cluster, unsigned grid, unsigned block, size_t smem,
+		    cudaStream_t st);
+
 /* Accumulates the error of one output against its reference. */
 struct fp_cmp {
 	double sq_err, sq_ref, max_abs;

@@ -2381,25 +2381,6 @@ static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// The launch configuration of k_fwd_fused_ws on grid blocks in clusters
-// of cl (at: its one attribute).
-static void ws_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *at, int cl,
-		      unsigned grid, cudaStream_t st)
-{
-	memset(at, 0, sizeof *at);
-	at->id = cudaLaunchAttributeClusterDimension;
-	at->val.clusterDim.x = (unsigned)cl;
-	at->val.clusterDim.y = 1;
-	at->val.clusterDim.z = 1;
-	*cfg = cudaLaunchConfig_t{};
-	cfg->gridDim = dim3(grid);
-	cfg->blockDim = dim3(FS_THREADS);
-	cfg->dynamicSmemBytes = FS_SMEM;
-	cfg->stream = st;
-	cfg->attrs = at;
-	cfg->numAttrs = 1;
-}
-
 // One launch of k_fwd_fused_ws<PASS, CL> on grid blocks, in clusters of CL.
 template <bool PASS, int CL>
 static int launch_ws(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
@@ -2408,7 +2389,7 @@ static int launch_ws(const struct lnl_op *op, const CUtensorMap &tx, const CUten
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at;
 
-	ws_config(&cfg, &at, CL, grid, st);
+	cluster_config(&cfg, &at, CL, grid, FS_THREADS, FS_SMEM, st);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL>, tx, tw, x,
 					     (const float *)(PASS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
@@ -2455,7 +2436,7 @@ static int fwd_ws_cluster(struct lnl_op *op)
 
 	op->ws_cl = e && *e ? (atoi(e) == 2 ? 2 : 1) : op->N > 256 ? 2 : 1;
 	if (op->ws_cl == 2) {
-		ws_config(&cfg, &at, 2, 2u * (unsigned)op->sms, 0);
+		cluster_config(&cfg, &at, 2, 2u * (unsigned)op->sms, FS_THREADS, FS_SMEM, 0);
 		if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_fwd_fused_ws<false, 2>,
 							      &cfg)))
 			return -1;

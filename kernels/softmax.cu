@@ -998,18 +998,7 @@ static unsigned blocks_for(long M, int wpr)
 static void wide_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
 			long M, int C, size_t smem, cudaStream_t st)
 {
-	*cfg = cudaLaunchConfig_t{};
-	*attr = cudaLaunchAttribute{};
-	attr->id = cudaLaunchAttributeClusterDimension;
-	attr->val.clusterDim.x = (unsigned)C;
-	attr->val.clusterDim.y = 1;
-	attr->val.clusterDim.z = 1;
-	cfg->gridDim = dim3((unsigned)(M * C));
-	cfg->blockDim = dim3(WIDE_THREADS);
-	cfg->dynamicSmemBytes = smem;
-	cfg->stream = st;
-	cfg->attrs = attr;
-	cfg->numAttrs = 1;
+	cluster_config(cfg, attr, (unsigned)C, (unsigned)(M * C), WIDE_THREADS, smem, st);
 }
 
 template <typename T, bool MASKED>
