@@ -2239,11 +2239,13 @@ __device__ __forceinline__ float dsmem_ld(uint32_t addr, uint32_t rank)
 // (R x C) from (r0, c0) into shared memory (row stride ld elements), zeros
 // outside: cp.async 16 bytes at a time when VEC (C % 8 == 0), else element
 // by element (synchronous).
-template <bool VEC>
+template <bool VEC, int COLS = 0>  // COLS: cols known at compile time
 __device__ __forceinline__ void bn_load(__nv_bfloat16 *dst, int ld,
 					const __nv_bfloat16 *__restrict__ src, long R,
 					long C, long r0, long c0, int rows, int cols)
 {
+	if (COLS)
+		cols = COLS;
 	if constexpr (VEC) {
 		const int cpr = cols / 8;
 
@@ -2302,42 +2304,75 @@ k_bwd_rows(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 	cp_async_commit();
 	for (int c = 0; c < 2; c++) {
 		if (c < nc)
-			bn_load<VEC>(ws + c * NP * BN_LD, BN_LD, W, N, K, 0, c * 64, NP, 64);
+			bn_load<VEC, 64>(ws + c * NP * BN_LD, BN_LD, W, N, K, 0, c * 64, NP, 64);
 		cp_async_commit();
 	}
 	cp_async_wait<2>();
 	__syncthreads();
 
-	// mean and rstd, two passes over the row in shared memory: a warp 8 rows
+	// mean and rstd, two passes over the row in shared memory, then x ->
+	// bf16 xhat o gamma in place (columns past K stay zero): a warp 8 rows,
+	// 8 columns a lane at a time where K % 8 == 0.
 	for (int i = 0; i < 8; i++) {
 		const int r = warp * 8 + i;
-		const __nv_bfloat16 *xr = xs + r * ldx;
-		float a = 0, v = 0, m;
+		__nv_bfloat16 *xr = xs + r * ldx;
+		float a = 0, v = 0, m, q;
 
-		for (int k = lane; k < K; k += WARP)
-			a += __bfloat162float(xr[k]);
-		m = warp_sum(a) / (float)K;
-		for (int k = lane; k < K; k += WARP) {
-			const float d = __bfloat162float(xr[k]) - m;
+		if (VEC) {
+			for (int k = lane * 8; k < K; k += WARP * 8) {
+				const uint4 u = *(const uint4 *)(xr + k);
+				const __nv_bfloat162 *e = (const __nv_bfloat162 *)&u;
 
-			v += d * d;
+				for (int j = 0; j < 4; j++)
+					a += __low2float(e[j]) + __high2float(e[j]);
+			}
+			m = warp_sum(a) / (float)K;
+			for (int k = lane * 8; k < K; k += WARP * 8) {
+				const uint4 u = *(const uint4 *)(xr + k);
+				const __nv_bfloat162 *e = (const __nv_bfloat162 *)&u;
+
+				for (int j = 0; j < 4; j++) {
+					const float d0 = __low2float(e[j]) - m, d1 = __high2float(e[j]) - m;
+
+					v += d0 * d0 + d1 * d1;
+				}
+			}
+		} else {
+			for (int k = lane; k < K; k += WARP)
+				a += __bfloat162float(xr[k]);
+			m = warp_sum(a) / (float)K;
+			for (int k = lane; k < K; k += WARP) {
+				const float d = __bfloat162float(xr[k]) - m;
+
+				v += d * d;
+			}
 		}
 		v = warp_sum(v) / (float)K;
+		q = rsqrtf(v + (float)LNL_EPS);
+		if (r0 + r >= M)
+			m = q = 0.f;
 		if (lane == 0) {
-			mu[r] = r0 + r < M ? m : 0.f;
-			rs[r] = r0 + r < M ? rsqrtf(v + (float)LNL_EPS) : 0.f;
+			mu[r] = m;
+			rs[r] = q;
 		}
-	}
-	__syncthreads();
-	// in place: x -> bf16 xhat o gamma (columns past K stay zero)
-	for (int i = 0; i < 8; i++) {
-		const int r = warp * 8 + i;
-		const float m = mu[r], q = rs[r];
-		__nv_bfloat16 *xr = xs + r * ldx;
+		if (VEC) {
+			for (int k = lane * 8; k < K; k += WARP * 8) {
+				uint4 u = *(const uint4 *)(xr + k);
+				const uint4 gu = *(const uint4 *)(gamma + k);
+				__nv_bfloat162 *e = (__nv_bfloat162 *)&u;
+				const __nv_bfloat162 *ge = (const __nv_bfloat162 *)&gu;
 
-		for (int k = lane; k < K; k += WARP)
-			xr[k] = __float2bfloat16_rn((__bfloat162float(xr[k]) - m) * q *
-						    __bfloat162float(gamma[k]));
+				for (int j = 0; j < 4; j++)
+					e[j] = __floats2bfloat162_rn(
+						(__low2float(e[j]) - m) * q * __low2float(ge[j]),
+						(__high2float(e[j]) - m) * q * __high2float(ge[j]));
+				*(uint4 *)(xr + k) = u;
+			}
+		} else {
+			for (int k = lane; k < K; k += WARP)
+				xr[k] = __float2bfloat16_rn((__bfloat162float(xr[k]) - m) * q *
+							    __bfloat162float(gamma[k]));
+		}
 	}
 
 	// z (64 x NP) = xs (64 x K) W^T: warp (rows 16 (warp % 4), columns
@@ -2375,8 +2410,8 @@ k_bwd_rows(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 		}
 		__syncthreads();
 		if (c + 2 < nc)
-			bn_load<VEC>(ws + (c % 2) * NP * BN_LD, BN_LD, W, N, K, 0,
-				     (c + 2) * 64, NP, 64);
+			bn_load<VEC, 64>(ws + (c % 2) * NP * BN_LD, BN_LD, W, N, K, 0,
+					 (c + 2) * 64, NP, 64);
 		cp_async_commit();
 	}
 
@@ -2484,14 +2519,9 @@ k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 		gs[tid] = k0 + tid < K ? __bfloat162float(gamma[k0 + tid]) : 0.f;
 		bs[tid] = k0 + tid < K ? __bfloat162float(beta[k0 + tid]) : 0.f;
 	}
-	for (int i = 0; i < 2; i++) {
-		const long tile = rank + (long)i * BN_CL;
-
-		if (tile < tiles)
-			bn_cols_load<VEC>(stages + i * stage_bytes, ldy, x, dy, stats, M, K,
-					  N, tile * 64, k0);
-		cp_async_commit();
-	}
+	if (rank < tiles)
+		bn_cols_load<VEC>(stages, ldy, x, dy, stats, M, K, N, rank * 64L, k0);
+	cp_async_commit();
 
 	// dh tile: warp (rows 16 (warp % 4), columns 32 (warp / 4) + [0, 32));
 	// dW chunk: warp (rows 32 warp + [0, 32) of NP, all 64 columns).
@@ -2513,6 +2543,8 @@ k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 		gcol[j][1] = gs[hc + j * 8 + 2 * t + 1];
 	}
 
+	// A tile at a time, the next one's loads in flight: each stage is
+	// refilled right after the barrier that follows its last reader.
 	for (long tile = rank, i = 0; tile < tiles; tile += BN_CL, i++) {
 		unsigned char *stage = stages + (i % 2) * stage_bytes;
 		const __nv_bfloat16 *xs = (const __nv_bfloat16 *)stage;
@@ -2520,42 +2552,89 @@ k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 		const float4 *st = (const float4 *)(ys + 64 * ldy);
 		const long r0 = tile * 64;
 
-		cp_async_wait<1>();
+		cp_async_wait<0>();
 		__syncthreads();
+		if (tile + BN_CL < tiles)
+			bn_cols_load<VEC>(stages + ((i + 1) % 2) * stage_bytes, ldy, x, dy,
+					  stats, M, K, N, r0 + BN_CL * 64, k0);
+		cp_async_commit();
 		// h = xhat gamma + beta, bf16: a thread 16 columns of a row
 		{
 			const int r = tid / 4, c = (tid % 4) * 16;
 			const float4 q = st[r];
 
 #pragma unroll
-			for (int e = 0; e < 16; e++)
-				hs[r * BN_LD + c + e] = __float2bfloat16_rn(
-					(__bfloat162float(xs[r * BN_LD + c + e]) - q.x) * q.y *
-					gs[c + e] + bs[c + e]);
+			for (int h = 0; h < 2; h++) {
+				uint4 u = *(const uint4 *)(xs + r * BN_LD + c + h * 8);
+				__nv_bfloat162 *e = (__nv_bfloat162 *)&u;
+
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const int cc = c + h * 8 + 2 * j;
+
+					e[j] = __floats2bfloat162_rn(
+						(__low2float(e[j]) - q.x) * q.y * gs[cc] + bs[cc],
+						(__high2float(e[j]) - q.x) * q.y * gs[cc + 1] + bs[cc + 1]);
+				}
+				*(uint4 *)(hs + r * BN_LD + c + h * 8) = u;
+			}
 		}
 		// db: the first chunk's blocks sum dy's columns
 		if (first && tid < NP)
 			for (int r = 0; r < 64; r++)
 				colsum += __bfloat162float(ys[r * ldy + tid]);
+		__syncthreads();  // hs
 
-		// dh = dy W_chunk over n
+		// dh = dy W_chunk over n, and dW_chunk += dy^T h over the tile's
+		// rows, interleaved: step s takes dh's n in [16 s, 16 s + 16) and
+		// a quarter of one 16-row step of dW, so eight independent
+		// accumulators are in flight.
 		float acc[4][4];
+		uint32_t wa[2][4];
 
 #pragma unroll
 		for (int j = 0; j < 4; j++)
 			acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-		for (int n0 = 0; n0 < NP; n0 += 16) {
-			uint32_t a[4], b[4];
-
-			ldsm_x4(smem_u32(ys + (hr + (lane & 15)) * ldy + n0 + (lane >> 4) * 8),
-				a[0], a[1], a[2], a[3]);
 #pragma unroll
-			for (int j = 0; j < 4; j += 2) {
-				ldsm_x4_t(smem_u32(wc + (n0 + (lane & 7) + ((lane >> 3) & 1) * 8) *
-							  BN_LD + hc + j * 8 + (lane >> 4) * 8),
+		for (int s = 0; s < 16; s++) {  // NP <= 16 * 16
+			const int n0 = s * 16;
+
+			if (n0 < NP) {
+				uint32_t a[4], b[4];
+
+				ldsm_x4(smem_u32(ys + (hr + (lane & 15)) * ldy + n0 + (lane >> 4) * 8),
+					a[0], a[1], a[2], a[3]);
+#pragma unroll
+				for (int j = 0; j < 4; j += 2) {
+					ldsm_x4_t(smem_u32(wc + (n0 + (lane & 7) + ((lane >> 3) & 1) * 8) *
+								  BN_LD + hc + j * 8 + (lane >> 4) * 8),
+						  b[0], b[1], b[2], b[3]);
+					mma_bf16(acc[j], a, b);
+					mma_bf16(acc[j + 1], a, b + 2);
+				}
+			}
+			{
+				const int r = (s / 4) * 16, j = (s % 4) * 2;
+				uint32_t b[4];
+
+				if (s % 4 == 0) {
+#pragma unroll
+					for (int m = 0; m < 2; m++)
+						if (wn + m * 16 < NP)
+							ldsm_x4_t(smem_u32(ys + (r + (lane & 7) + (lane >> 4) * 8) *
+										ldy + wn + m * 16 +
+										((lane >> 3) & 1) * 8),
+								  wa[m][0], wa[m][1], wa[m][2], wa[m][3]);
+				}
+				ldsm_x4_t(smem_u32(hs + (r + (lane & 7) + ((lane >> 3) & 1) * 8) *
+							BN_LD + j * 8 + (lane >> 4) * 8),
 					  b[0], b[1], b[2], b[3]);
-				mma_bf16(acc[j], a, b);
-				mma_bf16(acc[j + 1], a, b + 2);
+#pragma unroll
+				for (int m = 0; m < 2; m++)
+					if (wn + m * 16 < NP) {
+						mma_bf16(dw[m][j], wa[m], b);
+						mma_bf16(dw[m][j + 1], wa[m], b + 2);
+					}
 			}
 		}
 		// dx = rstd (gamma dh - a - xhat b); dgamma, dbeta sums
@@ -2567,24 +2646,24 @@ k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				const int c = hc + j * 8 + 2 * t;
-				__nv_bfloat162 o;
+				const __nv_bfloat162 xv = *(const __nv_bfloat162 *)(xs + r * BN_LD + c);
+				const float xh[2] = { (__low2float(xv) - q.x) * q.y,
+						      (__high2float(xv) - q.x) * q.y };
 				float v[2];
 
 #pragma unroll
 				for (int e = 0; e < 2; e++) {
 					const float d = acc[j][2 * hh + e];
-					const float xh = (__bfloat162float(xs[r * BN_LD + c + e]) -
-							  q.x) * q.y;
 
-					v[e] = q.y * (gcol[j][e] * d - q.z - xh * q.w);
-					pg[j][e] += d * xh;
+					v[e] = q.y * (gcol[j][e] * d - q.z - xh[e] * q.w);
+					pg[j][e] += d * xh[e];
 					pbt[j][e] += d;
 				}
-				o = __floats2bfloat162_rn(v[0], v[1]);
-				*(__nv_bfloat162 *)(dxs + r * BN_LD + c) = o;
+				*(__nv_bfloat162 *)(dxs + r * BN_LD + c) =
+					__floats2bfloat162_rn(v[0], v[1]);
 			}
 		}
-		__syncthreads();  // hs, dxs
+		__syncthreads();  // dxs
 		// dx out
 		if (VEC) {
 			for (int e = tid; e < 64 * 8; e += BN_THREADS) {
@@ -2602,39 +2681,9 @@ k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 					dx[(r0 + r) * K + k0 + c] = dxs[r * BN_LD + c];
 			}
 		}
-		// dW_chunk += dy^T h over the tile's rows
-#pragma unroll
-		for (int r = 0; r < 64; r += 16) {
-			uint32_t a[2][4];
-
-#pragma unroll
-			for (int m = 0; m < 2; m++)
-				if (wn + m * 16 < NP)
-					ldsm_x4_t(smem_u32(ys + (r + (lane & 7) + (lane >> 4) * 8) * ldy +
-							   wn + m * 16 + ((lane >> 3) & 1) * 8),
-						  a[m][0], a[m][1], a[m][2], a[m][3]);
-#pragma unroll
-			for (int j = 0; j < 8; j += 2) {
-				uint32_t b[4];
-
-				ldsm_x4_t(smem_u32(hs + (r + (lane & 7) + ((lane >> 3) & 1) * 8) *
-							BN_LD + j * 8 + (lane >> 4) * 8),
-					  b[0], b[1], b[2], b[3]);
-#pragma unroll
-				for (int m = 0; m < 2; m++)
-					if (wn + m * 16 < NP) {
-						mma_bf16(dw[m][j], a[m], b);
-						mma_bf16(dw[m][j + 1], a[m], b + 2);
-					}
-			}
-		}
-		__syncthreads();  // the stage, hs and dxs are free
-		if (tile + 2 * BN_CL < tiles)
-			bn_cols_load<VEC>(stage, ldy, x, dy, stats, M, K, N,
-					  (tile + 2 * BN_CL) * 64, k0);
-		cp_async_commit();
 	}
 	cp_async_wait<0>();
+	__syncthreads();  // the stages are free for the sums
 
 	// This block's sums into shared memory: dW (NP x 64 fp32, over the
 	// stages), dgamma and dbeta (over the row groups), db.
