@@ -2184,6 +2184,14 @@ __global__ void k_colsum_final(const float *__restrict__ part, long R, int C,
 // bf16); h is rounded to bf16 for dW, as the unfused variant's h is; z
 // uses bf16 xhat o gamma (relative error 2^-9 an element, averaged over K
 // in b).
+// Where it stands (H100, 16384 x 768 -> 256, bench/RESULTS.md): 1.18 x the
+// minimum DRAM bytes against the cuBLAS path's 2.34 x, but 227 us against
+// 86 (rows 89, columns 135): one block of 8 warps an SM runs its phases in
+// series (load, statistics, GEMM, epilogue), and address arithmetic
+// outnumbers the mma.sync's ten to one (ncu: 6.2 cycles between a warp's
+// instructions, HMMA 6-10 % of them). So it serves only when asked for
+// (bwd_narrow_setup); persistent blocks with TMA loads and wgmma are what
+// it needs to win.
 #define BN_MAX_N 256
 #define BN_MAX_K 1024
 #define BN_THREADS 256
@@ -2886,7 +2894,9 @@ struct lnl_op {
 	long lnb;            // backward: the LayerNorm backward's blocks
 	int lnh;             // fused backward: the LayerNorm backward recomputes
 	                     // h itself (rows the register kernels hold)
-	int narrow;          // fused backward: k_bwd_rows + k_bwd_cols serve
+	int narrow_ok;       // fused backward: the narrow path (k_bwd_rows,
+	                     // k_bwd_cols) can serve; checks run both paths
+	int narrow;          // and does (FUSEPROF_LNL_BWD_NARROW=1)
 	float *acc;          // naive backward: fp32 atomics targets
 	cublasLtHandle_t lt;
 	void *ws;
@@ -3157,22 +3167,24 @@ static int bwd_narrow_shape(const struct fp_shape *s, enum fp_dtype dt)
 	return dt == FP_BF16 && s->v[2] <= BN_MAX_N && s->v[1] <= BN_MAX_K;
 }
 
-// Whether the fused backward takes the narrow path (k_bwd_rows,
-// k_bwd_cols): bf16, N <= BN_MAX_N, K <= BN_MAX_K, on Hopper (the build has
-// its code for this device) where a cluster of BN_CL blocks fits;
-// FUSEPROF_LNL_BWD_NARROW=0 says never (to compare). Allocates s.
+// Whether the fused backward's narrow path can serve: bf16, N <= BN_MAX_N,
+// K <= BN_MAX_K, on Hopper (the build has its code for this device) where
+// a cluster of BN_CL blocks fits. It moves 1.18 x the minimum DRAM bytes
+// at 16384 x 768 -> 256 against the cuBLAS path's 2.34 x, but takes 2.6 x
+// its time (bench/RESULTS.md), so it serves only with
+// FUSEPROF_LNL_BWD_NARROW=1; checks run it wherever it can serve.
+// Allocates s.
 static int bwd_narrow_setup(struct lnl_op *op)
 {
 	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
+	const struct fp_shape sh = { { op->M, op->K, op->N } };
 	static int attrs;
 	int hopper = 0, n = 0;
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at;
 
-	op->narrow = 0;
-	const struct fp_shape sh = { { op->M, op->K, op->N } };
-
-	if (!bwd_narrow_shape(&sh, op->dt) || (e && *e && atoi(e) == 0))
+	op->narrow_ok = op->narrow = 0;
+	if (!bwd_narrow_shape(&sh, op->dt))
 		return 0;
 	if (fx_setup(&hopper))
 		return -1;
@@ -3196,15 +3208,16 @@ static int bwd_narrow_setup(struct lnl_op *op)
 	cluster_config(&cfg, &at, BN_CL, BN_CL, BN_THREADS, bn_cols_smem((int)op->N), 0);
 	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_bwd_cols<true>, &cfg)))
 		return -1;
-	if (getenv("FUSEPROF_VERBOSE"))
-		fprintf(stderr, "ln_linear_bwd/fused: %s (%d clusters of %d resident at once)\n",
-			n > 0 ? "narrow path" : "no room for the narrow path's clusters",
-			n, BN_CL);
 	if (n < 1)
 		return 0;
 	if (dev_alloc(&op->sW, pad256((size_t)op->N * sizeof(float))))
 		return -1;
-	op->narrow = 1;
+	op->narrow_ok = 1;
+	op->narrow = e && atoi(e) == 1;
+	if (getenv("FUSEPROF_VERBOSE"))
+		fprintf(stderr, "ln_linear_bwd/fused: the %s path serves (%d clusters of %d "
+			"of the narrow one resident at once)\n",
+			op->narrow ? "narrow" : "cuBLAS", n, BN_CL);
 	return 0;
 }
 
@@ -3508,7 +3521,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 4 * M * N * K + 18 * M * K + M * N;
 	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
 		       es * (M * K + 2 * K + N * K + N);
-	if (variant == BWD_FUSED && bwd_narrow_shape(s, dt))  // x and dy read
+	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
+
+	if (variant == BWD_FUSED && bwd_narrow_shape(s, dt) && e && atoi(e) == 1)  // x and dy read
 		// twice (rows, then columns), W three times, 16 bytes a row of
 		// statistics written and read
 		m->variant_bytes = m->min_bytes + E * es + M * N * es + 2 * N * K * es +
@@ -4185,6 +4200,26 @@ extern "C" const struct workload wl_ln_linear_fwd, wl_ln_linear_bwd;
 // compared with the double reference on the downloaded inputs (see the top
 // of this section for what is compared). FUSEPROF_VERBOSE prints where the
 // check's time went.
+// Outputs and intermediates poisoned, then one run of set 0, finished.
+static int poison_run(struct lnl_op *op)
+{
+	const long M = op->M, K = op->K, N = op->N;
+	const size_t es = fp_dtype_size(op->dt);
+
+	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
+	    (op->h && dev_poison(op->h, (size_t)(M * K) * es)) ||
+	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
+	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
+	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
+	    (op->dbeta && dev_poison(op->dbeta, (size_t)K * es)) ||
+	    (op->db && dev_poison(op->db, (size_t)N * es)) ||
+	    (op->stats && dev_poison(op->stats, (size_t)((op->bwd ? 4 : 3) * M) * 4)) ||
+	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
+	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
+		return -1;
+	return 0;
+}
+
 static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 		     struct fp_check *r)
 {
@@ -4203,21 +4238,17 @@ static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 		       dev_poison(op->sW, (size_t)N * 4) ||
 		       dev_poison(op->bf, (size_t)N * 4) || run_fold(op, 0)))
 		return -1;
-	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
-	    (op->h && dev_poison(op->h, (size_t)(M * K) * es)) ||
-	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
-	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
-	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
-	    (op->dbeta && dev_poison(op->dbeta, (size_t)K * es)) ||
-	    (op->db && dev_poison(op->db, (size_t)N * es)) ||
-	    (op->stats && dev_poison(op->stats, (size_t)(3 * M) * 4)) ||
-	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
-	    lnl_launch(fop, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
+	if (poison_run(op))
 		return -1;
 	t1 = now_seconds();
 	check_begin(r, seed, op->dt == FP_BF16 ? LNL_TOL_BF16 : LNL_TOL_FP32);
 	rng_seed(&g, seed ^ 0x6a09e667f3bcc908ull);
 	rc = op->bwd ? bwd_check(op, &g, r) : fwd_check(op, &g, r);
+	if (!rc && op->narrow_ok) {  // the fused backward's other path, same inputs
+		op->narrow = !op->narrow;
+		rc = poison_run(op) || bwd_check(op, &g, r) ? -1 : 0;
+		op->narrow = !op->narrow;
+	}
 	if (getenv("FUSEPROF_VERBOSE"))
 		fprintf(stderr, "%s/%s %s M=%ld,K=%ld,N=%ld profile %d: check %.0f ms "
 			"(inputs and run %.0f, reference %.0f)\n",
@@ -4292,12 +4323,10 @@ static const struct fp_variant bwd_variants[] = {
 	  "dh = dy W, LayerNorm backward (dx and dgamma/dbeta partials, reduced in order), "
 	  "db by column sums of dy (deterministic)" },
 	{ "fused", FP_FUSED,
-	  "bf16, N <= 256, K <= 1024, Hopper: 3 kernels, h and dh never in memory: s = W gamma; "
-	  "rows: statistics and the LayerNorm backward's row sums through z = (xhat gamma) W^T; "
-	  "64-column chunks: dh = dy W in registers, dx, dgamma, dbeta, dW, db, reduced across "
-	  "clusters of 8 blocks. Else 6 kernels: dh = dy W, then one pass over x and dh "
-	  "recomputes the statistics, writes h and does the LayerNorm backward (x read once), "
-	  "dW = dy^T h, db column sums" },
+	  "6 kernels: dh = dy W, then one pass over x and dh recomputes the statistics, writes h "
+	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums. "
+	  "FUSEPROF_LNL_BWD_NARROW=1 (bf16, N <= 256, K <= 1024, Hopper): 3 kernels, h and dh "
+	  "never in memory" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
