@@ -2082,8 +2082,8 @@ __global__ void k_f32_to(const float *__restrict__ src, T *__restrict__ dst, lon
 
 // --- db: column sums of dy over rows, deterministic (no atomics): blocks
 // of 32 columns x CS_ROWS rows write per-chunk partials, k_colsum_final
-// adds the chunks in order. (The unfused backward's; the fused one takes
-// db from the dW GEMM's epilogue.)
+// adds the chunks in order. (The unfused and fused backwards'; the narrow
+// path sums dy's columns in k_bwd_cols.)
 #define CS_ROWS 128
 template <typename T, int V>
 __global__ void k_colsum_db(const T *__restrict__ dy, float *__restrict__ part,
