@@ -2184,12 +2184,13 @@ __global__ void k_colsum_final(const float *__restrict__ part, long R, int C,
 // bf16); h is rounded to bf16 for dW, as the unfused variant's h is; z
 // uses bf16 xhat o gamma (relative error 2^-9 an element, averaged over K
 // in b).
-// Where it stands (H100, 16384 x 768 -> 256, bench/RESULTS.md): 1.18 x the
-// minimum DRAM bytes against the cuBLAS path's 2.34 x, but 227 us against
-// 86 (rows 89, columns 135): one block of 8 warps an SM runs its phases in
-// series (load, statistics, GEMM, epilogue), and address arithmetic
-// outnumbers the mma.sync's ten to one (ncu: 6.2 cycles between a warp's
-// instructions, HMMA 6-10 % of them). So it serves only when asked for
+// Where it stands (H100, 16384 x 768 -> 256, bench/RESULTS.md): 1.17 x the
+// minimum DRAM bytes against the cuBLAS path's 1.9-2.3 x, but 225 us
+// against 86 (rows 88, columns 134): one block of 8 warps an SM runs its
+// phases in series (load, statistics, GEMM, epilogue), and the other
+// instructions (addresses, loads, element-wise work) outnumber the
+// mma.sync's ten to one (ncu: 6.2 cycles between a warp's instructions,
+// HMMA 6-10 % of them). So it serves only when asked for
 // (bwd_narrow_setup); persistent blocks with TMA loads and wgmma are what
 // it needs to win.
 #define BN_MAX_N 256
@@ -3167,16 +3168,23 @@ static int bwd_narrow_shape(const struct fp_shape *s, enum fp_dtype dt)
 	return dt == FP_BF16 && s->v[2] <= BN_MAX_N && s->v[1] <= BN_MAX_K;
 }
 
+// Whether the user asked for it (FUSEPROF_LNL_BWD_NARROW=1).
+static int bwd_narrow_asked(void)
+{
+	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
+
+	return e && atoi(e) == 1;
+}
+
 // Whether the fused backward's narrow path can serve: bf16, N <= BN_MAX_N,
 // K <= BN_MAX_K, on Hopper (the build has its code for this device) where
-// a cluster of BN_CL blocks fits. It moves 1.18 x the minimum DRAM bytes
-// at 16384 x 768 -> 256 against the cuBLAS path's 2.34 x, but takes 2.6 x
-// its time (bench/RESULTS.md), so it serves only with
+// a cluster of BN_CL blocks fits. It moves 1.17 x the minimum DRAM bytes
+// at 16384 x 768 -> 256 against the cuBLAS path's 1.9-2.3 x, but takes
+// 2.6 x its time (bench/RESULTS.md), so it serves only with
 // FUSEPROF_LNL_BWD_NARROW=1; checks run it wherever it can serve.
 // Allocates s.
 static int bwd_narrow_setup(struct lnl_op *op)
 {
-	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
 	static int attrs;
 	int hopper = 0, n = 0;
@@ -3213,7 +3221,7 @@ static int bwd_narrow_setup(struct lnl_op *op)
 	if (dev_alloc(&op->sW, pad256((size_t)op->N * sizeof(float))))
 		return -1;
 	op->narrow_ok = 1;
-	op->narrow = e && atoi(e) == 1;
+	op->narrow = bwd_narrow_asked();
 	if (getenv("FUSEPROF_VERBOSE"))
 		fprintf(stderr, "ln_linear_bwd/fused: the %s path serves (%d clusters of %d "
 			"of the narrow one resident at once)\n",
@@ -3521,11 +3529,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 4 * M * N * K + 18 * M * K + M * N;
 	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
 		       es * (M * K + 2 * K + N * K + N);
-	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
-
-	if (variant == BWD_FUSED && bwd_narrow_shape(s, dt) && e && atoi(e) == 1)  // x and dy read
-		// twice (rows, then columns), W three times, 16 bytes a row of
-		// statistics written and read
+	if (variant == BWD_FUSED && bwd_narrow_shape(s, dt) && bwd_narrow_asked())
+		// narrow path: x and dy read twice (rows, then columns), W three
+		// times, 16 bytes a row of statistics written and read
 		m->variant_bytes = m->min_bytes + E * es + M * N * es + 2 * N * K * es +
 				   32 * M;
 	else if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
