@@ -2247,14 +2247,13 @@ __device__ __forceinline__ float dsmem_ld(uint32_t addr, uint32_t rank)
 // rows x cols (cols a multiple of 8 when VEC) of a row-major bf16 tensor
 // (R x C) from (r0, c0) into shared memory (row stride ld elements), zeros
 // outside: cp.async 16 bytes at a time when VEC (C % 8 == 0), else element
-// by element (synchronous).
-template <bool VEC, int COLS = 0>  // COLS: cols known at compile time
+// by element (synchronous). Inlined: a constant cols makes the index
+// arithmetic shifts.
+template <bool VEC>
 __device__ __forceinline__ void bn_load(__nv_bfloat16 *dst, int ld,
 					const __nv_bfloat16 *__restrict__ src, long R,
 					long C, long r0, long c0, int rows, int cols)
 {
-	if (COLS)
-		cols = COLS;
 	if constexpr (VEC) {
 		const int cpr = cols / 8;
 
@@ -2313,7 +2312,7 @@ k_bwd_rows(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 	cp_async_commit();
 	for (int c = 0; c < 2; c++) {
 		if (c < nc)
-			bn_load<VEC, 64>(ws + c * NP * BN_LD, BN_LD, W, N, K, 0, c * 64, NP, 64);
+			bn_load<VEC>(ws + c * NP * BN_LD, BN_LD, W, N, K, 0, c * 64, NP, 64);
 		cp_async_commit();
 	}
 	cp_async_wait<2>();
@@ -2419,8 +2418,8 @@ k_bwd_rows(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict_
 		}
 		__syncthreads();
 		if (c + 2 < nc)
-			bn_load<VEC, 64>(ws + (c % 2) * NP * BN_LD, BN_LD, W, N, K, 0,
-					 (c + 2) * 64, NP, 64);
+			bn_load<VEC>(ws + (c % 2) * NP * BN_LD, BN_LD, W, N, K, 0,
+				     (c + 2) * 64, NP, 64);
 		cp_async_commit();
 	}
 
