@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 			/* Rotate input sets so repeats do not run from L2. */
 			nsets = (int)ceil(4.0 * l2 / m.min_bytes);
 			nsets = nsets < 1 ? 1 : nsets > 16 ? 16 : nsets;
-			if (w->create(&op, &s, dt, v, nsets, 0x5eed + (unsigned)a))
+			if (w->create(&op, &s, dt, v, nsets, 0x5eed + (unsigned)a, NULL))
 				return 1;
 			memset(&r, 0, sizeof r);
 			r.passed = 1;

@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 
 #include "error.h"
+#include "device.cuh"
 #include "kutil.h"
 #include "util.h"
 
@@ -21,19 +22,19 @@ extern "C" int cuda_check(cudaError_t e, const char *call, const char *file,
 		     file, line);
 }
 
-static uint64_t splitmix64(uint64_t *x)
+extern "C" int dev_alloc(void *pp, size_t n)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	if (n == 0) {
+		*(void **)pp = NULL;
+		return 0;
+	}
+	return CUDA_CHECK(cudaMalloc((void **)pp, n));
 }
 
 extern "C" void rng_seed(struct fp_rng *r, uint64_t seed)
 {
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
+	for (int i = 0; i < 4; i++, seed += 0x9e3779b97f4a7c15ull)
+		r->s[i] = splitmix64(seed);
 	r->have_spare = 0;
 }
 
@@ -152,26 +153,13 @@ extern "C" int dev_download(double *dst, const void *src, enum fp_dtype dt,
 	return rc;
 }
 
-// Counter-based: element i's value depends on (seed, i) only, so any grid
-// shape fills the same numbers.
-__device__ static inline uint64_t hash64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 template <typename T>
 __global__ void fill_normal_kernel(T *dst, size_t n, uint64_t seed, float mean,
 				   float std)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x) {
-		uint64_t h = hash64(seed ^ hash64(i + 0x9e3779b97f4a7c15ull));
-		float u = ((uint32_t)(h >> 40) + 1.0f) * 0x1.0p-24f;  // (0, 1]
-		float v = (uint32_t)(h & 0xffffffu) * 0x1.0p-24f;
-		float z = sqrtf(-2.0f * logf(u)) * cospif(2.0f * v);
-		dst[i] = (T)(mean + std * z);
+		dst[i] = (T)(mean + std * draw_normal(seed, i));
 	}
 }
 

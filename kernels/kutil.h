@@ -54,6 +54,18 @@ int dev_download(double *dst, const void *src, enum fp_dtype dt, size_t n);
 int dev_fill_normal(void *dst, enum fp_dtype dt, size_t n, uint64_t seed,
 		    float mean, float std, cudaStream_t stream);
 
+/* n bytes rounded up to what cudaMalloc hands out (512-byte blocks): what
+ * device_bytes() counts, and the offset between buffers carved out of one
+ * allocation, which keeps every buffer aligned for 16-byte and TMA access. */
+static inline size_t dev_pad(size_t n)
+{
+	return (n + 511) & ~(size_t)511;
+}
+
+/* cudaMalloc n bytes into *(void **)pp; n = 0 sets NULL and allocates
+ * nothing. Returns 0, or -1 (reported) with *pp unchanged. */
+int dev_alloc(void *pp, size_t n);
+
 /* Set bytes to 0xff: NaN in fp32 and bf16, so an element a kernel forgot to
  * write fails the check. Synchronous. */
 int dev_poison(void *p, size_t bytes);

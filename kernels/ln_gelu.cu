@@ -58,6 +58,7 @@
 #include <cuda_runtime.h>
 
 #include "error.h"
+#include "device.cuh"
 #include "kutil.h"
 #include "ln_gelu.h"
 #include "util.h"
@@ -218,15 +219,6 @@ enum { FWD_STATS, FWD_NORM, FWD_LN, FWD_FUSED };
 // output), and h = LayerNorm(x) written to aux for the dW GEMM: x read once.
 enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
 
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v)
-{
-	return __float2bfloat16_rn(v);
-}
-
 // One 16-byte access: 4 fp32 or 8 bf16 values, converted to/from fp32.
 // STREAM marks data touched once (evict-first), so gamma/beta stay cached.
 template <bool STREAM>
@@ -259,15 +251,6 @@ __device__ __forceinline__ void st16(float *p, const float *v)
 		__stcs((float4 *)p, a);
 	else
 		*(float4 *)p = a;
-}
-
-__device__ __forceinline__ unsigned pack_bf16(float a, float b)
-{
-	__nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-	unsigned u;
-
-	memcpy(&u, &h, sizeof u);
-	return u;
 }
 
 template <bool STREAM>
@@ -360,15 +343,6 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 	return s * fmaf(hdu2, e * s, 1.0f);
 }
 
-// Butterfly sum: every lane ends with the same bits (a + b == b + a).
-__device__ __forceinline__ float warp_sum(float v)
-{
-#pragma unroll
-	for (int o = 16; o; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
 // Sum NV values over the TPR threads of each row group (TPR a multiple of
 // 32; groups are consecutive threads). Every thread of a group gets the same
 // bits: each warp sums its lanes by butterfly, lane 0 posts the warp's sum,
@@ -432,34 +406,6 @@ __device__ __forceinline__ void wide_stats(const T *__restrict__ xr, long N,
 	row_sum<WIDE_THREADS, 2>(p, sh);
 	*lo = p[0] / n;
 	*rstd = 1.0f / sqrtf(fmaxf(p[1] / n - *lo * *lo, 0.0f) + (float)LN_GELU_EPS);
-}
-
-// Asynchronous 16-byte global -> shared copies (cp.async, L2 only,
-// evict-first like __ldcs): the backward stages its next row with them.
-__device__ __forceinline__ uint64_t evict_first_policy(void)
-{
-	uint64_t pol;
-
-	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-	return pol;
-}
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, uint64_t pol)
-{
-	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-
-	asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
-		     :: "r"(s), "l"(gmem), "l"(pol) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-__device__ __forceinline__ void cp_async_wait_all(void)
-{
-	asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
 // Unpack 16 staged bytes (4 fp32 or 8 bf16) to fp32, as ld16 does.
@@ -897,8 +843,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 			for (int c = 0; c < CH; c++)
 				if ((c * TPR + t) * V < N) {
-					cp_async16(stx + c * TPR, xs + c * TPR * V, pol);
-					cp_async16(sty + c * TPR, ds + c * TPR * V, pol);
+					cp_async16_hint(smem_u32(stx + c * TPR), xs + c * TPR * V, pol);
+					cp_async16_hint(smem_u32(sty + c * TPR), ds + c * TPR * V, pol);
 				}
 		}
 		cp_async_commit();
@@ -1577,12 +1523,6 @@ static int ln_gelu_validate(const struct fp_shape *s, enum fp_dtype dt,
 	return 0;
 }
 
-// cudaMalloc hands out 512-byte aligned blocks; count what it really takes.
-static size_t rnd(size_t n)
-{
-	return (n + 511) & ~(size_t)511;
-}
-
 static int uses_stats(int bwd, int variant)
 {
 	return bwd ? variant == V_BWD_UNFUSED : variant == V_FWD_UNFUSED3;
@@ -1610,14 +1550,14 @@ static size_t op_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 	size_t M = (size_t)s->v[0], N = (size_t)s->v[1], es = fp_dtype_size(dt);
 	size_t mn = M * N * es, total;
 
-	total = rnd(nsets * mn) + 2 * rnd(nsets * N * es) + rnd(mn);
+	total = dev_pad(nsets * mn) + 2 * dev_pad(nsets * N * es) + dev_pad(mn);
 	if (bwd)
-		total += rnd(nsets * mn) + rnd(2 * N * es) +
-			 rnd((size_t)partial_rows_max(s, dt, variant) * 2 * N * 4);
+		total += dev_pad(nsets * mn) + dev_pad(2 * N * es) +
+			 dev_pad((size_t)partial_rows_max(s, dt, variant) * 2 * N * 4);
 	if (uses_mid(bwd, variant))
-		total += rnd(mn);
+		total += dev_pad(mn);
 	if (uses_stats(bwd, variant))
-		total += rnd(3 * M * sizeof(float));
+		total += dev_pad(3 * M * sizeof(float));
 	return total;
 }
 
@@ -1691,14 +1631,6 @@ static void op_destroy(struct fp_op *op)
 	free(op);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 // The persistent grid of the kernel writing partials: as many blocks as
 // fit on the device at once, at most one per row group, at most
 // MAX_PARTIALS.
@@ -1768,12 +1700,12 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			goto out_free;
 	}
 	for (int i = 0; i < nsets; i++) {
-		uint64_t sd = mix64(seed + 0x100 * (uint64_t)i);
+		uint64_t sd = splitmix64(seed + 0x100 * (uint64_t)i);
 
 		if (dev_fill_normal(op->x + i * mn, dt, elems, sd, 0.0f, 1.0f, 0) ||
-		    dev_fill_normal(op->gamma + i * nb, dt, op->N, mix64(sd + 1), 1.0f, 0.5f, 0) ||
-		    dev_fill_normal(op->beta + i * nb, dt, op->N, mix64(sd + 2), 0.0f, 0.5f, 0) ||
-		    (bwd && dev_fill_normal(op->dy + i * mn, dt, elems, mix64(sd + 3),
+		    dev_fill_normal(op->gamma + i * nb, dt, op->N, splitmix64(sd + 1), 1.0f, 0.5f, 0) ||
+		    dev_fill_normal(op->beta + i * nb, dt, op->N, splitmix64(sd + 2), 0.0f, 0.5f, 0) ||
+		    (bwd && dev_fill_normal(op->dy + i * mn, dt, elems, splitmix64(sd + 3),
 					    0.0f, 1.0f, 0)))
 			goto out_free;
 	}
@@ -1789,14 +1721,16 @@ out_free:
 
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return op_create(0, op, s, dt, variant, nsets, seed);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return op_create(1, op, s, dt, variant, nsets, seed);
 }

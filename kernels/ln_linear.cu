@@ -94,6 +94,7 @@
 #include <mma.h>
 
 #include "error.h"
+#include "device.cuh"
 #include "kutil.h"
 #include "ln_gelu.h"
 #include "ln_linear.h"
@@ -376,22 +377,6 @@ extern "C" long lnl_pick(long n, long want, struct fp_rng *g, long *idx)
 // Kernels
 
 #define WARP 32
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v)
-{
-	return __float2bfloat16_rn(v);
-}
-
-__device__ __forceinline__ float warp_sum(float v)
-{
-	for (int o = WARP / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
 
 // Row statistics from shifted sums (see the top of the file): returns
 // mean - c in *mt and rstd in *rs.
@@ -826,45 +811,6 @@ k_fwd_fused(const T *__restrict__ x, const T *__restrict__ Wf,
 // Dynamic shared memory of k_fwd_fused_mma<BM, BN>: the ring, which the
 // staged output tile (BM x (BN + 8) bf16) reuses.
 #define FX_SMEM(BM, BN) (FX_STAGES * ((BM) + (BN)) * FX_BK * 2)
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-// 16 bytes global -> shared, bypassing L1; bytes = 0 zero-fills.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-		     :: "r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1,
-					uint32_t &r2, uint32_t &r3)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-
-// d += a b, m16n8k16, a row-major (4 registers), b column-major (2).
-__device__ __forceinline__ void mma_bf16(float *d, const uint32_t *a, const uint32_t *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
 
 // Two bf16 in a register, minus two more: each exact difference rounded
 // once to bf16.
@@ -2908,11 +2854,6 @@ struct lnl_op {
 	int ws_clusters;     // ws_cl = 2: clusters resident at once
 };
 
-static size_t pad256(size_t n)
-{
-	return (n + 255) & ~(size_t)255;
-}
-
 static int vec_width(long K, enum fp_dtype dt)
 {
 	int v = dt == FP_BF16 ? 8 : 4;
@@ -3159,7 +3100,6 @@ static int launch_fwd(const struct lnl_op *op, const T *x, cudaStream_t st)
 	}
 }
 
-static int dev_alloc(void *pp, size_t n);
 
 // The shapes and dtype the narrow fused backward serves (on Hopper).
 static int bwd_narrow_shape(const struct fp_shape *s, enum fp_dtype dt)
@@ -3217,7 +3157,7 @@ static int bwd_narrow_setup(struct lnl_op *op)
 		return -1;
 	if (n < 1)
 		return 0;
-	if (dev_alloc(&op->sW, pad256((size_t)op->N * sizeof(float))))
+	if (dev_alloc(&op->sW, dev_pad((size_t)op->N * sizeof(float))))
 		return -1;
 	op->narrow_ok = 1;
 	op->narrow = bwd_narrow_asked();
@@ -3419,46 +3359,46 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 	size_t es = fp_dtype_size(dt), R = (M + CS_ROWS - 1) / CS_ROWS;
 
 	memset(z, 0, sizeof *z);
-	z->xset = pad256(M * K * es);
-	z->vecK = pad256(K * es);
-	z->vecN = pad256(N * es);
-	z->W = pad256(N * K * es);
+	z->xset = dev_pad(M * K * es);
+	z->vecK = dev_pad(K * es);
+	z->vecN = dev_pad(N * es);
+	z->W = dev_pad(N * K * es);
 	if (!bwd) {
-		z->y = pad256(M * N * es);
+		z->y = dev_pad(M * N * es);
 		if (variant == FWD_UNFUSED) {
 			z->h = z->xset;
 			z->ws = LT_WS_BYTES;
 		}
 		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
-			z->Wf = pad256((N + 31) / 32 * 32 * K * es);
-			z->acc = z->Wf + 2 * pad256(N * sizeof(float));
+			z->Wf = dev_pad((N + 31) / 32 * 32 * K * es);
+			z->acc = z->Wf + 2 * dev_pad(N * sizeof(float));
 			if (fwd_stats_pass(s, dt))
-				z->stats = pad256(3 * M * sizeof(float));
+				z->stats = dev_pad(3 * M * sizeof(float));
 		}
 		z->total = (size_t)nsets * z->xset + 2 * z->vecK + z->W + z->vecN +
 			   z->y + z->h + z->ws + z->acc + z->stats;
 		return;
 	}
-	z->dyset = pad256(M * N * es);
+	z->dyset = dev_pad(M * N * es);
 	z->dx = z->xset;
 	if (variant == BWD_NAIVE) {
-		z->acc = pad256((N * K + 2 * K + N) * sizeof(float));
+		z->acc = dev_pad((N * K + 2 * K + N) * sizeof(float));
 	} else {
 		z->h = z->xset;
-		z->stats = pad256(4 * M * sizeof(float));
-		z->dh = pad256(M * K * es);
+		z->stats = dev_pad(4 * M * sizeof(float));
+		z->dh = dev_pad(M * K * es);
 		// db's column-sum partials, or the LayerNorm backward's (at
 		// most LNB_PARTIALS blocks of 2 K)
 		z->part = 2 * R * N > 2 * LNB_PARTIALS * K ? 2 * R * N
 							   : 2 * LNB_PARTIALS * K;
-		z->part = pad256(z->part * sizeof(float));
+		z->part = dev_pad(z->part * sizeof(float));
 		z->ws = LT_WS_BYTES;
 	}
 	// inputs: x, dy sets; gamma, beta, W. outputs: dx, dW, dgamma, dbeta, db.
 	z->total = (size_t)nsets * (z->xset + z->dyset) + 2 * z->vecK + z->W +
 		   z->dx + z->W + 2 * z->vecK + z->vecN + z->acc + z->h +
 		   z->stats + z->dh + z->part + z->ws +
-		   (variant == BWD_FUSED ? pad256(N * sizeof(float)) : 0);
+		   (variant == BWD_FUSED ? dev_pad(N * sizeof(float)) : 0);
 }
 
 static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
@@ -3564,11 +3504,6 @@ static void lnl_destroy(struct fp_op *fop)
 	free(op);
 }
 
-static int dev_alloc(void *pp, size_t n)
-{
-	return n ? CUDA_CHECK(cudaMalloc((void **)pp, n)) : 0;
-}
-
 static int run_fold(struct lnl_op *op, cudaStream_t st)
 {
 	return op->dt == FP_BF16 ? launch_fold<__nv_bfloat16>(op, st)
@@ -3635,8 +3570,8 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			goto out_free;
 		if (variant == FWD_FUSED &&
 		    (dev_alloc(&op->Wf, z.Wf) || dev_alloc(&op->stats, z.stats) ||
-		     dev_alloc(&op->sW, pad256((size_t)op->N * sizeof(float))) ||
-		     dev_alloc(&op->bf, pad256((size_t)op->N * sizeof(float)))))
+		     dev_alloc(&op->sW, dev_pad((size_t)op->N * sizeof(float))) ||
+		     dev_alloc(&op->bf, dev_pad((size_t)op->N * sizeof(float)))))
 			goto out_free;
 	} else {
 		if (dev_alloc(&op->dx, z.dx) || dev_alloc(&op->dW, z.W) ||
@@ -3728,14 +3663,16 @@ out_free:
 
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return lnl_create(0, op, s, dt, variant, nsets, seed);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return lnl_create(1, op, s, dt, variant, nsets, seed);
 }
@@ -3762,24 +3699,6 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // Parameter gradients (dW, dgamma, dbeta) are reduced over all M rows, so
 // each sampled entry checks every row's contribution. The measure is the
 // full check's: ||got - ref|| / ||ref|| over the compared entries.
-
-// Counter-based normal draw: element i of the stream seed (as kutil's
-// dev_fill_normal, whose generator is private to it).
-__device__ __forceinline__ uint64_t draw_hash(uint64_t v)
-{
-	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
-	v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
-	return v ^ (v >> 31);
-}
-
-__device__ __forceinline__ float draw_normal(uint64_t seed, uint64_t i)
-{
-	uint64_t h = draw_hash(seed ^ draw_hash(i + 0x9e3779b97f4a7c15ull));
-	float u = ((uint32_t)(h >> 40) + 1.0f) * 0x1.0p-24f;  // (0, 1]
-	float v = (uint32_t)(h & 0xffffffu) * 0x1.0p-24f;
-
-	return sqrtf(-2.0f * logf(u)) * cospif(2.0f * v);
-}
 
 // x (M x K) of profile p (see enum lnl_profile).
 template <typename T>

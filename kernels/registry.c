@@ -178,3 +178,99 @@ int workload_parse_shape(const struct workload *w, const char *spec,
 	}
 	return 0;
 }
+
+int workload_nkopts(const struct workload *w)
+{
+	int n = 0;
+
+	while (w->kopts && w->kopts[n].name)
+		n++;
+	return n;
+}
+
+int workload_kopt(const struct workload *w, const char *name)
+{
+	for (int i = 0; w->kopts && w->kopts[i].name; i++)
+		if (!strcmp(w->kopts[i].name, name))
+			return i;
+	return -1;
+}
+
+/* "a, b, c": the names of a NULL-terminated list, for error messages. */
+static void join_names(const char *const *names, size_t stride, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; *(const char *const *)((const char *)names + i * stride) && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "",
+					*(const char *const *)((const char *)names + i * stride));
+}
+
+int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
+		      const char *key, const char *value, char *why, size_t whylen)
+{
+	int k = workload_kopt(w, key);
+	char names[256];
+
+	if (k < 0) {
+		if (!workload_nkopts(w)) {
+			snprintf(why, whylen, "%s has no kernel options ('%s' given)",
+				 w->name, key);
+			return -1;
+		}
+		join_names(&w->kopts[0].name, sizeof w->kopts[0], names, sizeof names);
+		snprintf(why, whylen, "%s: unknown kernel option '%s' (options: %s)",
+			 w->name, key, names);
+		return -1;
+	}
+	for (int i = 0; w->kopts[k].values[i]; i++) {
+		if (!strcmp(w->kopts[k].values[i], value)) {
+			ko->v[k] = (unsigned char)i;
+			return 0;
+		}
+	}
+	join_names(w->kopts[k].values, sizeof(const char *), names, sizeof names);
+	snprintf(why, whylen, "%s: '%s' is not one of %s", key, value, names);
+	return -1;
+}
+
+int workload_parse_kopts(const struct workload *w, const char *spec,
+			 struct fp_kopts *ko, char *why, size_t whylen)
+{
+	char key[64], value[64];
+	const char *p = spec;
+
+	while (p && *p) {
+		const char *eq = strchr(p, '='), *end = strchr(p, ',');
+
+		if (!end)
+			end = p + strlen(p);
+		if (!eq || eq > end || eq == p || eq + 1 == end) {
+			snprintf(why, whylen, "'%.*s' is not KEY=VALUE", (int)(end - p), p);
+			return -1;
+		}
+		if ((size_t)(eq - p) >= sizeof key || (size_t)(end - eq - 1) >= sizeof value) {
+			snprintf(why, whylen, "'%.*s' is too long", (int)(end - p), p);
+			return -1;
+		}
+		snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+		snprintf(value, sizeof value, "%.*s", (int)(end - eq - 1), eq + 1);
+		if (workload_set_kopt(w, ko, key, value, why, whylen))
+			return -1;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+void workload_format_kopts(const struct workload *w, const struct fp_kopts *ko,
+			   char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; w->kopts && w->kopts[i].name && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", i ? "," : "",
+					w->kopts[i].name,
+					w->kopts[i].values[ko ? ko->v[i] : 0]);
+}

@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include "error.h"
+#include "device.cuh"
 #include "kutil.h"
 #include "softmax.h"
 #include "util.h"
@@ -287,17 +288,6 @@ template <typename T>
 __device__ __forceinline__ int row_slots(int off, int n)
 {
 	return (off + n + vec<T>::W - 1) / vec<T>::W;
-}
-
-template <bool MAX>
-__device__ __forceinline__ float warp_reduce(float v)
-{
-#pragma unroll
-	for (int o = 16; o; o >>= 1) {
-		const float u = __shfl_xor_sync(FULL_MASK, v, o);
-		v = MAX ? fmaxf(v, u) : v + u;
-	}
-	return v;
 }
 
 // Reduce over the NW warps of a block (all threads call it; every thread gets
@@ -1158,11 +1148,6 @@ static long wide_smem_setup(void)
 // H200: 227 KB), for model() which must not touch the GPU.
 #define SM_ASSUMED_STASH_BYTES (232448L - 1024)
 
-static size_t pad256(size_t n)
-{
-	return (n + 255) & ~(size_t)255;
-}
-
 static int sm_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 		       size_t n)
 {
@@ -1192,8 +1177,8 @@ static int sm_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 static size_t dev_bytes(enum sm_kind kind, const struct fp_shape *s,
 			enum fp_dtype dt, int variant, int nsets)
 {
-	size_t M = (size_t)s->v[0], set = pad256(M * (size_t)s->v[1] * fp_dtype_size(dt));
-	size_t rowv = pad256(M * sizeof(float));
+	size_t M = (size_t)s->v[0], set = dev_pad(M * (size_t)s->v[1] * fp_dtype_size(dt));
+	size_t rowv = dev_pad(M * sizeof(float));
 
 	switch (kind) {
 	case SM_FWD:
@@ -1294,11 +1279,6 @@ static void sm_destroy(struct fp_op *fop)
 	free(op);
 }
 
-static int dev_alloc(void *pp, size_t n)
-{
-	return CUDA_CHECK(cudaMalloc((void **)pp, n));
-}
-
 static int sm_create(enum sm_kind kind, struct fp_op **out,
 		     const struct fp_shape *s, enum fp_dtype dt, int variant,
 		     int nsets, unsigned long long seed)
@@ -1325,8 +1305,8 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 	op->N = s->v[1];
 	op->nsets = nsets;
 	E = (size_t)op->M * (size_t)op->N;
-	op->set_bytes = pad256(E * fp_dtype_size(dt));
-	rowv = pad256((size_t)op->M * sizeof(float));
+	op->set_bytes = dev_pad(E * fp_dtype_size(dt));
+	rowv = dev_pad((size_t)op->M * sizeof(float));
 	if (pick_reg(op->N, dt, &op->wpr, &op->vpt)) {
 		long S = max_row_slots(op->N, dt == FP_BF16 ? 8 : 4);
 
@@ -1398,21 +1378,24 @@ out_free:
 
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return sm_create(SM_FWD, op, s, dt, variant, nsets, seed);
 }
 
 static int masked_create(struct fp_op **op, const struct fp_shape *s,
 			 enum fp_dtype dt, int variant, int nsets,
-			 unsigned long long seed)
+			 unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return sm_create(SM_MASKED, op, s, dt, variant, nsets, seed);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed)
+		      unsigned long long seed,
+			  const struct fp_kopts *ko)
 {
 	return sm_create(SM_BWD, op, s, dt, variant, nsets, seed);
 }

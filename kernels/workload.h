@@ -69,6 +69,26 @@ struct fp_check {
 	char detail[160];    /* on failure: which output and why */
 };
 
+/* A kernel option: the only way to steer which kernel a workload's launcher
+ * picks (a tile shape, a cluster size, whether a pass of its own takes the
+ * row statistics). Each takes one of a fixed list of values; values[0] is
+ * the default, conventionally "auto" (the launcher decides by shape and
+ * device). The options in force and the kernel picked are stored with each
+ * op, so two runs that ran different kernels can be told apart. */
+#define FP_MAX_KOPTS 8
+#define FP_MAX_KOPT_VALUES 16
+struct fp_kopt {
+	const char *name;                /* "fwd_kernel" */
+	const char *const *values;       /* NULL-terminated; [0] is the default */
+	const char *help;                /* one line: what each value does */
+};
+
+/* Chosen values: index into values[] per option, in the order of
+ * workload->kopts. All zero (e.g. from memset) is every default. */
+struct fp_kopts {
+	unsigned char v[FP_MAX_KOPTS];
+};
+
 /* A workload's instance: device buffers for one shape, dtype and variant,
  * with nsets input sets to rotate among. Defined by each workload. */
 struct fp_op;
@@ -86,6 +106,8 @@ struct workload {
 	const char *quick;   /* the --quick suite, likewise */
 	const char *tests;   /* shapes the GPU test checks every variant, dtype
 	                        and profile at (awkward sizes), likewise */
+	const struct fp_kopt *kopts;  /* kernel options, terminated by .name ==
+	                                 NULL; NULL when there are none */
 
 	/* 0 if this shape and dtype can run, else -1 with a one-line reason
 	 * ("N=0: rows must be at least 1 element wide") in why. Allocates
@@ -103,11 +125,19 @@ struct workload {
 		      struct fp_model *m);
 
 	/* Allocate an instance and fill its nsets (>= 1) input sets with
-	 * profile-0 random data drawn from seed. Returns 0 with *op set, or -1
-	 * (reported through error()) with nothing allocated. */
+	 * profile-0 random data drawn from seed; ko (NULL: every default)
+	 * steers the launcher's kernel choice and is copied. Returns 0 with
+	 * *op set, or -1 (reported through error()) with nothing allocated. */
 	int (*create)(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed);
+		      unsigned long long seed, const struct fp_kopts *ko);
+
+	/* The kernels this instance's launch runs, as one short line for
+	 * people and for `compare` ("wgmma, warp-specialized, clusters of 2,
+	 * statistics pass"): what the launcher picked from the shape, the
+	 * device and the options. NULL when the variant has one fixed kernel
+	 * sequence (its summary says it). */
+	void (*kernel)(const struct fp_op *op, char *buf, size_t n);
 
 	/* Enqueue every kernel of the variant on stream, reading input set
 	 * `set`. Does not synchronize. Returns 0, or -1 if a launch failed. */
@@ -141,6 +171,23 @@ int workload_parse_shape(const struct workload *w, const char *spec,
 			 struct fp_shape *s, char *why, size_t whylen);
 /* Canonical shape text, every parameter in order: "M=16384,N=768". */
 void workload_format_shape(const struct workload *w, const struct fp_shape *s,
+			   char *buf, size_t n);
+
+int workload_nkopts(const struct workload *w);
+/* Index of the kernel option named name, or -1. */
+int workload_kopt(const struct workload *w, const char *name);
+/* Set option `key` to `value` in ko. Returns 0, or -1 with a one-line
+ * reason in why ("ln_linear_fwd: unknown kernel option 'x' (options:
+ * fwd_kernel, clusters)", "clusters: '3' is not one of auto, 1, 2"). */
+int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
+		      const char *key, const char *value, char *why, size_t whylen);
+/* Parse "KEY=VALUE,KEY=VALUE" (an empty spec sets nothing) into ko, which
+ * the caller initialises (zero: defaults). Returns 0 or -1 with why. */
+int workload_parse_kopts(const struct workload *w, const char *spec,
+			 struct fp_kopts *ko, char *why, size_t whylen);
+/* Canonical text of ko, every option in declaration order
+ * ("fwd_kernel=auto,clusters=2"); "" for a workload without options. */
+void workload_format_kopts(const struct workload *w, const struct fp_kopts *ko,
 			   char *buf, size_t n);
 
 #ifdef __cplusplus

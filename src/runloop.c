@@ -395,14 +395,6 @@ static double lap(double *t0)
 	return d;
 }
 
-static unsigned long long splitmix(unsigned long long x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static int sync_device(const char *key)
 {
 	cudaError_t e = cudaDeviceSynchronize();
@@ -546,7 +538,7 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 	m->index = index;
 	m->status = "ok";
 	m->nsets = 1;
-	m->seed = splitmix(rs->seed_base + index);
+	m->seed = splitmix64(rs->seed_base + index);
 	m->chk.rel_err = m->chk.max_abs_err = m->chk.tolerance = NAN;
 	w->model(&op->shape, op->dt, op->variant, &m->model);
 	ws = m->model.min_bytes > 0 ? m->model.min_bytes : 1;
@@ -568,7 +560,7 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 	}
 	nvtxRangePushA(op->key);
 	clk = now_seconds();
-	if (w->create(&m->inst, &op->shape, op->dt, op->variant, m->nsets, m->seed)) {
+	if (w->create(&m->inst, &op->shape, op->dt, op->variant, m->nsets, m->seed, NULL)) {
 		meas_fail(m, "could not be set up (see the error above)");
 		goto out;
 	}
@@ -582,7 +574,7 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 		struct fp_check c;
 
 		memset(&c, 0, sizeof c);
-		if (w->check(m->inst, p, splitmix(m->seed ^ (unsigned long long)(p + 1)),
+		if (w->check(m->inst, p, splitmix64(m->seed ^ (unsigned long long)(p + 1)),
 			     &c)) {
 			meas_fail(m, "the check could not run");
 			goto out;
@@ -1026,7 +1018,7 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 		    op->w->device_bytes(&op->shape, op->dt, op->variant, 1) > free_b)
 			continue;
 		if (op->w->create(&inst, &op->shape, op->dt, op->variant, 1,
-				  splitmix(rs->seed_base + i)))
+				  splitmix64(rs->seed_base + i), NULL))
 			continue;
 		ol.inst = inst;
 		if (launch_once(&ol) || sync_device(op->key)) {
@@ -1255,7 +1247,7 @@ int run_suite(const struct run_opts *o)
 		store_finish_run(st, rs.run_id, "failed", "could not store the ceilings");
 		goto out_activity;
 	}
-	rs.seed_base = splitmix((unsigned long long)time(NULL) ^
+	rs.seed_base = splitmix64((unsigned long long)time(NULL) ^
 				((unsigned long long)getpid() << 32));
 
 	memset(&sa, 0, sizeof sa);

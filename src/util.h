@@ -23,6 +23,11 @@ char *xasprintf(const char *fmt, ...)
 #endif
 	;
 
+/* splitmix64's output function applied to x + 0x9e3779b97f4a7c15: a
+ * well-mixed 64-bit value for each x, the seed-derivation step of every
+ * generator in fuseprof (seeds of ops, input sets, check profiles). */
+uint64_t splitmix64(uint64_t x);
+
 /* A growable NUL-terminated string. Initialise with STRBUF_INIT; release with
  * strbuf_release(), which leaves it empty and reusable. */
 struct strbuf {

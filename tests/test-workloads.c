@@ -71,7 +71,7 @@ static int run_shape(const struct workload *w, const char *spec,
 				FAIL("%s/%s %s: model is not sane (flops %g, min %g, "
 				     "variant %g bytes)", w->name, w->variants[v].name,
 				     shape, m.flops, m.min_bytes, m.variant_bytes);
-			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed))
+			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed, NULL))
 				FAIL("%s/%s %s: create failed", w->name,
 				     w->variants[v].name, shape);
 			for (int p = 0; w->profiles[p]; p++) {

@@ -1,0 +1,73 @@
+#!/bin/sh
+# gpu-check.sh - on a GPU machine, from the source tree: build out of tree,
+# then the checks that must print the same before and after a change that
+# should not change results: the contract test of every workload with a
+# fixed seed (its lines compare with diff), compute-sanitizer memcheck of
+# every variant and dtype at small awkward shapes, and `fuseprof run
+# --quick` under the collector with a digest of its ops.
+# Logs go to $OUT (default ./gpu-out); a summary to stdout.
+#   sh bench/gpu-check.sh [test] [memcheck] [quick]   (default: all three)
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$PWD/gpu-out}
+steps=${*:-test memcheck quick}
+seed=${FUSEPROF_SEED:-20261125}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+build=$(mktemp -d /tmp/fuseprof-check.XXXXXX)
+[ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >/dev/null 2>&1)
+cd "$build" || exit 1
+"$src/configure" -q >/dev/null || exit 1
+t0=$(date +%s)
+make -j"$(nproc)" fuseprof fuseprof-gpu tests/test-workloads bench/fpbench \
+	>"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s; $(git -C "$src" rev-parse --short HEAD 2>/dev/null)"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+for step in $steps; do
+case $step in
+test)
+	t0=$(date +%s)
+	FUSEPROF_SEED=$seed timeout 400 tests/test-workloads >"$out/test.log" 2>"$out/test.err"
+	echo "test-workloads (seed $seed) rc $?: $(grep -c '^ok' "$out/test.log") ok," \
+		"$(grep -c '^FAIL' "$out/test.log") FAIL, $(( $(date +%s) - t0 )) s;" \
+		"digest $(md5sum <"$out/test.log" | cut -c1-12)"
+	grep -v '^ok' "$out/test.log" | tail -n 8
+	;;
+memcheck)
+	t0=$(date +%s)
+	: >"$out/memcheck.log"
+	for job in "ln_gelu_fwd M=3,N=1023,erf=1 M=1,N=4097" \
+		   "ln_gelu_bwd M=3,N=1023,erf=1 M=1,N=4097" \
+		   "softmax_fwd M=3,N=1023 M=4,N=50257" \
+		   "softmax_masked_fwd M=3,N=1023 M=4,N=50257" \
+		   "softmax_bwd M=3,N=1023 M=4,N=50257" \
+		   "ln_linear_fwd M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=4000,K=200,N=520" \
+		   "ln_linear_bwd M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=1000,K=520,N=136"; do
+		set -- $job
+		w=$1; shift
+		for dt in fp32 bf16; do
+			timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+				bench/fpbench -r 1 -w 0 "$w" $dt "$@" >>"$out/memcheck.log" 2>&1
+			echo "memcheck $w $dt rc $?"
+		done
+	done | sort | uniq -c | sed 's/^ *//' | tr '\n' ';'
+	echo
+	echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean," \
+		"$(grep 'ERROR SUMMARY' "$out/memcheck.log" | grep -vc ' 0 errors') with errors," \
+		"$(( $(date +%s) - t0 )) s"
+	;;
+quick)
+	t0=$(date +%s)
+	timeout 300 ./fuseprof run --quick --db "$out/quick.db" >"$out/quick.txt" 2>"$out/quick.err"
+	echo "fuseprof run --quick rc $?, $(( $(date +%s) - t0 )) s"
+	tail -n 3 "$out/quick.err"
+	./fuseprof query --db "$out/quick.db" --format csv \
+		"SELECT workload, variant, dtype, shape, status, printf('%.1e', rel_err) AS err,
+		 round(dram_bytes / model_min_bytes, 2) AS traffic
+		 FROM v_ops ORDER BY workload, variant, dtype, shape" >"$out/quick.csv" 2>&1
+	echo "quick ops: $(($(wc -l <"$out/quick.csv") - 1)); status:" \
+		"$(cut -d, -f5 "$out/quick.csv" | sed 1d | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+	;;
+esac
+done

@@ -1,0 +1,137 @@
+/* device.cuh - the device helpers every workload's kernels share: dtype
+ * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
+ * and the bf16 mma.sync. CUDA C++ only (include it from .cu files).
+ * Users: kernels/ln_gelu.cu, kernels/softmax.cu, kernels/ln_linear/ and the
+ * LayerNorm module; a helper used by one family stays in that family. */
+#ifndef FP_DEVICE_CUH
+#define FP_DEVICE_CUH
+
+#include <stdint.h>
+#include <string.h>
+#include <cuda_bf16.h>
+
+#define FP_WARP 32
+#define FP_FULL_MASK 0xffffffffu
+
+/* fp32 math on fp32 or bf16 storage: bf16 -> fp32 is exact, fp32 -> bf16
+ * rounds to nearest even (as the host upload does). */
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v)
+{
+	return __float2bfloat16_rn(v);
+}
+
+/* Butterfly reduction over the 32 lanes: every lane ends with the same bits
+ * (each step adds the same two values in both lanes), so results do not
+ * depend on which lane reads them. */
+template <bool MAX>
+__device__ __forceinline__ float warp_reduce(float v)
+{
+#pragma unroll
+	for (int o = 16; o; o >>= 1) {
+		const float u = __shfl_xor_sync(FP_FULL_MASK, v, o);
+		v = MAX ? fmaxf(v, u) : v + u;
+	}
+	return v;
+}
+__device__ __forceinline__ float warp_sum(float v) { return warp_reduce<false>(v); }
+__device__ __forceinline__ float warp_max(float v) { return warp_reduce<true>(v); }
+
+/* The shared-state-space address of a generic pointer to shared memory, as
+ * the PTX shared-memory instructions take it. */
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global -> shared (dst a shared address), bypassing L1; only the
+ * first src_bytes (0 or 16) are read, the rest zero-filled: a tile's tail
+ * rows and columns load as zeros without a branch. */
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes = 16)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+		     :: "r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+
+/* The same copy with an L2 cache policy (from evict_first_policy). */
+__device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void *src, uint64_t pol)
+{
+	asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n"
+		     :: "r"(dst), "l"(src), "l"(pol) : "memory");
+}
+
+/* An L2 policy that marks lines touched once as first to evict, so the
+ * parameters that every block re-reads stay in L2. */
+__device__ __forceinline__ uint64_t evict_first_policy(void)
+{
+	uint64_t pol;
+
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+	return pol;
+}
+
+__device__ __forceinline__ void cp_async_commit(void)
+{
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Wait until at most N committed groups are still in flight. */
+template <int N>
+__device__ __forceinline__ void cp_async_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all(void) { cp_async_wait<0>(); }
+
+/* Four 8x8 b16 matrices from shared memory (addr a shared address), one
+ * register each, in the fragment layout of mma.sync's A and B operands. */
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1,
+					uint32_t &r2, uint32_t &r3)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+/* d += a b, m16n8k16, bf16 in, fp32 accumulate; a row-major (4 registers),
+ * b column-major (2). */
+__device__ __forceinline__ void mma_bf16(float *d, const uint32_t *a, const uint32_t *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Two fp32 values as two bf16 in one register (a in the low half). */
+__device__ __forceinline__ uint32_t pack_bf16(float a, float b)
+{
+	__nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+	uint32_t u;
+
+	memcpy(&u, &h, sizeof u);
+	return u;
+}
+
+/* Counter-based N(0, 1) draw: element i of stream seed depends on (seed, i)
+ * only, so any grid shape draws the same numbers. dev_fill_normal (kutil)
+ * and the workloads' own input kernels draw with it. */
+__device__ __forceinline__ uint64_t draw_hash(uint64_t v)
+{
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+	return v ^ (v >> 31);
+}
+
+__device__ __forceinline__ float draw_normal(uint64_t seed, uint64_t i)
+{
+	uint64_t h = draw_hash(seed ^ draw_hash(i + 0x9e3779b97f4a7c15ull));
+	float u = ((uint32_t)(h >> 40) + 1.0f) * 0x1.0p-24f;  // (0, 1]
+	float v = (uint32_t)(h & 0xffffffu) * 0x1.0p-24f;
+
+	return sqrtf(-2.0f * logf(u)) * cospif(2.0f * v);
+}
+
+#endif
