@@ -5,7 +5,8 @@
 # fixed seed (its lines compare with diff), compute-sanitizer memcheck of
 # every variant and dtype at small awkward shapes, and `fuseprof run
 # --quick` under the collector with a digest of its ops.
-# Logs go to $OUT (default ./gpu-out); a summary to stdout.
+# Logs go to $OUT (default ./gpu-out), packed at the end into
+# gpu-check-logs.tgz beside quick.db; a summary to stdout.
 #   sh bench/gpu-check.sh [test] [memcheck] [quick]   (default: all three)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,8 +67,9 @@ quick)
 		"SELECT workload, variant, dtype, shape, status, printf('%.1e', rel_err) AS err,
 		 round(dram_bytes / model_min_bytes, 2) AS traffic
 		 FROM v_ops ORDER BY workload, variant, dtype, shape" >"$out/quick.csv" 2>&1
-	echo "quick ops: $(($(wc -l <"$out/quick.csv") - 1)); status:" \
-		"$(cut -d, -f5 "$out/quick.csv" | sed 1d | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+	./fuseprof query --db "$out/quick.db" \
+		"SELECT status, count(*) AS ops FROM v_ops GROUP BY status"
 	;;
 esac
 done
+cd "$out" && tar czf gpu-check-logs.tgz --remove-files $(ls *.log *.err *.csv *.txt 2>/dev/null)
