@@ -16,7 +16,7 @@ probes_libfpprobes_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DFP_GROUPS_SRCDIR='"$(abs_top_srcdir)/probes/groups"'
 
 ## nvcc objects do not get automake's dependency tracking.
-probes_headers = probes/probes.h src/error.h src/util.h
+probes_headers = probes/probes.h lib/error.h lib/util.h
 probes/libfpprobes_a-counters.$(OBJEXT) probes/libfpprobes_a-ceilings.$(OBJEXT) \
 probes/counters.$(OBJEXT) probes/ceilings.$(OBJEXT): $(probes_headers)
 
@@ -36,7 +36,7 @@ fuseprof_gpu_SOURCES += \
 fp_gpu_libs += probes/libfpprobes.a
 
 ### tests #####################################################################
-test_probe_libs = probes/libfpprobes.a kernels/libfpkernels.a src/libfpcore.a \
+test_probe_libs = probes/libfpprobes.a kernels/libfpkernels.a lib/libfpcore.a \
 	$(CUDA_LIBS) -lm
 
 ## The sweep parser: unit test, and a fuzz driver with a fixed budget that

@@ -1,12 +1,6 @@
 ## src/local.mk - the fuseprof program, its commands, the store.
 
-noinst_LIBRARIES += src/libfpcore.a src/libfpstore.a
-
-## Error reporting, small utilities, tables: no CUDA, no SQLite.
-src_libfpcore_a_SOURCES = \
-	src/error.c src/error.h \
-	src/util.c src/util.h \
-	src/table.c src/table.h
+noinst_LIBRARIES += src/libfpstore.a
 
 ## The SQLite store: schema, migrations, views, inserts and reads.
 src_libfpstore_a_SOURCES = \
@@ -32,7 +26,7 @@ fuseprof_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 ## No CUDA rpath either: nothing here needs the toolkit's libraries.
 fuseprof_LDFLAGS =
 fuseprof_LDADD = $(fp_cmd_libs) \
-	src/libfpstore.a src/libfpcore.a \
+	src/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) -lm
 
 pkglibexec_PROGRAMS = fuseprof-gpu
@@ -41,5 +35,5 @@ fuseprof_gpu_SOURCES = \
 	src/cmd-list.c
 fuseprof_gpu_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -DFP_GPU_PROGRAM
 fuseprof_gpu_LDADD = $(fp_gpu_libs) kernels/libfpkernels.a \
-	src/libfpstore.a src/libfpcore.a \
+	src/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) $(CUDA_LIBS) -lm
