@@ -63,7 +63,7 @@ TESTS += tests/test-ceilings
 tests_test_ceilings_SOURCES = tests/test-ceilings.c src/runloop.c src/runloop.h \
 	src/shape.c src/shape.h
 tests_test_ceilings_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
-tests_test_ceilings_LDADD = $(test_probe_libs) src/libfpstore.a $(SQLITE_LIBS)
+tests_test_ceilings_LDADD = $(test_probe_libs) store/libfpstore.a $(SQLITE_LIBS)
 
 ## GPU: counters on kernels of known work (skips with 77 without a GPU).
 check_PROGRAMS += tests/test-probes-gpu

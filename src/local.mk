@@ -1,12 +1,5 @@
-## src/local.mk - the fuseprof program, its commands, the store.
-
-noinst_LIBRARIES += src/libfpstore.a
-
-## The SQLite store: schema, migrations, views, inserts and reads.
-src_libfpstore_a_SOURCES = \
-	src/store.c src/store.h \
-	src/views.c src/views.h
-src_libfpstore_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+## src/local.mk - the top floor: the fuseprof programs, their commands and
+## the run loop; with the tests of the run loop's parts.
 
 ## Two programs: `fuseprof` links SQLite and libc alone and hands the GPU
 ## commands (run, ceilings, list workloads) to `fuseprof-gpu`, which links
@@ -26,7 +19,7 @@ fuseprof_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 ## No CUDA rpath either: nothing here needs the toolkit's libraries.
 fuseprof_LDFLAGS =
 fuseprof_LDADD = $(fp_cmd_libs) \
-	src/libfpstore.a lib/libfpcore.a \
+	store/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) -lm
 
 pkglibexec_PROGRAMS = fuseprof-gpu
@@ -35,5 +28,5 @@ fuseprof_gpu_SOURCES = \
 	src/cmd-list.c
 fuseprof_gpu_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -DFP_GPU_PROGRAM
 fuseprof_gpu_LDADD = $(fp_gpu_libs) kernels/libfpkernels.a \
-	src/libfpstore.a lib/libfpcore.a \
+	store/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) $(CUDA_LIBS) -lm

@@ -16,7 +16,7 @@ CLEANFILES += tests/gpu-test.lock
 
 ## Libraries a test links: only what it tests, plus the core.
 test_core_libs = lib/libfpcore.a -lm
-test_store_libs = src/libfpstore.a lib/libfpcore.a $(SQLITE_LIBS) -lm
+test_store_libs = store/libfpstore.a lib/libfpcore.a $(SQLITE_LIBS) -lm
 test_kernel_libs = kernels/libfpkernels.a lib/libfpcore.a $(CUDA_LIBS) -lm
 
 ### GPU tests over the workload contract ######################################
