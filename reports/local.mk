@@ -7,6 +7,7 @@ reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
 	reports/render.c reports/render.h \
+	reports/plot-input.c reports/plot-input.h \
 	reports/rows.c reports/rows.h
 reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 fp_cmd_libs += reports/libfpreports.a
