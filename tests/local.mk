@@ -52,3 +52,8 @@ tests_test_parallel_LDADD = $(test_core_libs)
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
 EXTRA_DIST += tests/test-cli.sh
+
+### the floors ################################################################
+## No folder includes a header from a floor above it (README.md).
+TESTS += tests/test-layers.sh
+EXTRA_DIST += tests/test-layers.sh
