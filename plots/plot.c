@@ -15,10 +15,8 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "fusion.h"
 #include "layout.h"
 #include "plot.h"
-#include "roofline.h"
 #include "util.h"
 
 #ifndef FP_PKGDATADIR
@@ -160,9 +158,8 @@ static void names_gp(struct strbuf *sb, const char *var, const struct names *nm)
 	strbuf_addstr(sb, "\"\n");
 }
 
-/* The run's ceiling called name, or NULL. (The driver keeps its own
- * lookup so that it links without reports/.) */
-static const struct rf_ceiling *ceiling(const struct rf_run *run, const char *name)
+/* The run's ceiling called name, or NULL. */
+static const struct plot_ceiling *ceiling(const struct plot_data *run, const char *name)
 {
 	for (int i = 0; i < run->nceilings; i++)
 		if (!strcmp(run->ceilings[i].name, name))
@@ -176,28 +173,27 @@ static int role_rank(const char *role)
 }
 
 struct ctx {
-	const struct rf_run *run;
-	const struct fu_pairs *pairs;
+	const struct plot_data *run;
 	const struct plot_opts *o;
 	struct names workloads, variants;
-	const struct rf_op **byid;  /* ok ops sorted by id, for arrows */
+	const struct plot_op **byid;  /* ok ops sorted by id, for arrows */
 	size_t nbyid;
-	struct strbuf cmds;         /* plots.gp */
-	char **files;               /* data files written, to remove */
+	struct strbuf cmds;           /* plots.gp */
+	char **files;                 /* data files written, to remove */
 	size_t nfiles;
 	struct plot_images *out;
-	double peak_top;            /* highest compute ceiling, NaN if none */
+	double peak_top;              /* highest compute ceiling, NaN if none */
 };
 
 static int cmp_op_id(const void *a, const void *b)
 {
-	long long x = (*(const struct rf_op *const *)a)->op_id;
-	long long y = (*(const struct rf_op *const *)b)->op_id;
+	long long x = (*(const struct plot_op *const *)a)->op_id;
+	long long y = (*(const struct plot_op *const *)b)->op_id;
 
 	return (x > y) - (x < y);
 }
 
-static const struct rf_op *find_op(const struct ctx *c, long long id)
+static const struct plot_op *find_op(const struct ctx *c, long long id)
 {
 	size_t lo = 0, hi = c->nbyid;
 
@@ -395,17 +391,17 @@ static struct box roof_label(const struct layout *l, struct obstacles *obs, int 
 static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
 			struct obstacles *obs, double xmin, double xmax, double ymin)
 {
-	const struct rf_ceiling *dram = ceiling(c->run, "dram_bw");
+	const struct plot_ceiling *dram = ceiling(c->run, "dram_bw");
 	struct {
 		const struct roof *r;
-		const struct rf_ceiling *ce;
+		const struct plot_ceiling *ce;
 		double x0, y0, x1, y1;
 	} seg[ARRAY_SIZE(roofs)];
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(roofs); i++) {
 		const struct roof *r = &roofs[i];
-		const struct rf_ceiling *ce = ceiling(c->run, r->ceiling);
+		const struct plot_ceiling *ce = ceiling(c->run, r->ceiling);
 		double v, x0, y0, x1, y1;
 
 		if (!ce)
@@ -467,7 +463,7 @@ static void range_add(struct range *r, double x, double y)
 
 /* The ops of one chart: ok, of `workload` when not NULL, and plottable at
  * their DRAM intensity. */
-static int in_chart(const struct rf_op *op, const char *workload)
+static int in_chart(const struct plot_op *op, const char *workload)
 {
 	return !strcmp(op->status, "ok") && (!workload || !strcmp(op->workload, workload)) &&
 	       plottable(op->ai_dram, op->flop_rate);
@@ -477,13 +473,13 @@ static int in_chart(const struct rf_op *op, const char *workload)
  * prints beside a group's points, explained under the chart. */
 struct groups {
 	size_t n;
-	const struct rf_op *first[MAX_GROUPS + 1];
+	const struct plot_op *first[MAX_GROUPS + 1];
 };
 
 /* The 1-based number of op's group, numbered in the order the groups
  * first appear; 0 when it is not in g and add is 0, or g is full (more
  * than MAX_GROUPS: no labels). */
-static int group_of(struct groups *g, const struct rf_op *op, int add)
+static int group_of(struct groups *g, const struct plot_op *op, int add)
 {
 	for (size_t i = 0; i < g->n; i++)
 		if (!strcmp(g->first[i]->shape, op->shape) &&
@@ -522,11 +518,11 @@ static void write_labels(struct ctx *c, const char *workload, int levels,
 			 struct groups *g, FILE *fl, FILE *fk, double key_numw,
 			 double key_colw, int key_rows)
 {
-	const struct rf_run *run = c->run;
+	const struct plot_data *run = c->run;
 	char num[16], xs[FMT_G_SIZE], ys[FMT_G_SIZE], text[512], buf[512];
 
 	for (size_t i = 0; i < run->nops; i++) {
-		const struct rf_op *op = &run->ops[i];
+		const struct plot_op *op = &run->ops[i];
 		double px, py, w, h = layout_text_height(LABEL_PT);
 		struct box b;
 		int n;
@@ -558,7 +554,7 @@ static void write_labels(struct ctx *c, const char *workload, int levels,
 		}
 	}
 	for (size_t i = 0; i < g->n; i++) {
-		const struct rf_op *op = g->first[i];
+		const struct plot_op *op = g->first[i];
 		int col = (int)i / key_rows, row = (int)i % key_rows;
 		double x = l->left + col * key_colw;
 		double y = l->height - (l->bottom + KEY_TOP + row * KEY_ROW);
@@ -581,7 +577,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			  int arrows)
 {
 	char stem[160], title[512], wsafe[128] = "";
-	const struct rf_run *run = c->run;
+	const struct plot_data *run = c->run;
 	struct range rg = { INFINITY, -INFINITY, INFINITY, -INFINITY };
 	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL, *flab = NULL, *fk = NULL;
 	size_t npoints = 0, narrows = 0, nanchors = 0;
@@ -606,7 +602,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	/* First the extent of the chart and its groups: the labels need the
 	 * axes before the first point is written. */
 	for (size_t i = 0; i < run->nops; i++) {
-		const struct rf_op *op = &run->ops[i];
+		const struct plot_op *op = &run->ops[i];
 		double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
 
 		if (!in_chart(op, workload))
@@ -621,9 +617,9 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		goto out;
 	}
 	/* Arrows only on the plain chart: at three levels they would cross. */
-	for (size_t i = 0; arrows && !levels && i < c->pairs->n; i++) {
-		const struct fu_pair *p = &c->pairs->v[i];
-		const struct rf_op *f, *b;
+	for (size_t i = 0; arrows && !levels && i < c->run->npairs; i++) {
+		const struct plot_pair *p = &c->run->pairs[i];
+		const struct plot_op *f, *b;
 
 		if (!strcmp(p->base_role, "fused") || (workload && strcmp(p->workload, workload)))
 			continue;
@@ -637,8 +633,8 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		nanchors += in_chart(&run->ops[i], workload) && !tails[i];
 	/* The ridge points belong in view as much as the ops do. */
 	for (int i = 0; i < run->nceilings; i++) {
-		const struct rf_ceiling *ce = &run->ceilings[i];
-		const struct rf_ceiling *dram = ceiling(run, "dram_bw");
+		const struct plot_ceiling *ce = &run->ceilings[i];
+		const struct plot_ceiling *dram = ceiling(run, "dram_bw");
 
 		if (!strcmp(ce->unit, "FLOP/s")) {
 			rg.yhi = fmax(rg.yhi, ce->value);
@@ -656,7 +652,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 
 		key_numw = layout_text_width("00", KEY_PT);
 		for (size_t i = 0; i < groups.n; i++) {
-			const struct rf_op *op = groups.first[i];
+			const struct plot_op *op = groups.first[i];
 
 			if (workload)
 				snprintf(buf, sizeof buf, "%s %s", op->dtype, op->shape);
@@ -688,7 +684,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		    (labels && (!(flab = open_data(c, labname)) || !(fk = open_data(c, kname)))))
 			goto out;
 		for (size_t i = 0; i < run->nops; i++) {
-			const struct rf_op *op = &run->ops[i];
+			const struct plot_op *op = &run->ops[i];
 			double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
 			int w;
 
@@ -717,9 +713,9 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			if (levels)
 				fputc('\n', fl);
 		}
-		for (size_t i = 0; arrows && !levels && i < c->pairs->n; i++) {
-			const struct fu_pair *p = &c->pairs->v[i];
-			const struct rf_op *f, *b;
+		for (size_t i = 0; arrows && !levels && i < c->run->npairs; i++) {
+			const struct plot_pair *p = &c->run->pairs[i];
+			const struct plot_op *f, *b;
 
 			if (!strcmp(p->base_role, "fused") ||
 			    (workload && strcmp(p->workload, workload)))
@@ -753,7 +749,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		snprintf(title, sizeof title, "%s%s%s: %s, run %lld (%s)",
 			 levels ? "roofline by memory level" : "roofline",
 			 workload ? " of " : "", workload ? workload : "",
-			 *run->device ? run->device : "unknown device", run->id,
+			 *run->device ? run->device : "unknown device", run->run_id,
 			 run->started_at);
 		gp_common(c, stem, title);
 		strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
@@ -798,8 +794,8 @@ out:
 
 static int cmp_group(const void *a, const void *b)
 {
-	const struct rf_op *x = *(const struct rf_op *const *)a;
-	const struct rf_op *y = *(const struct rf_op *const *)b;
+	const struct plot_op *x = *(const struct plot_op *const *)a;
+	const struct plot_op *y = *(const struct plot_op *const *)b;
 	int d;
 
 	if ((d = strcmp(x->workload, y->workload)) || (d = strcmp(x->dtype, y->dtype)))
@@ -812,7 +808,7 @@ static int cmp_group(const void *a, const void *b)
 	return strcmp(x->variant, y->variant);
 }
 
-static int same_group(const struct rf_op *a, const struct rf_op *b)
+static int same_group(const struct plot_op *a, const struct plot_op *b)
 {
 	return !strcmp(a->workload, b->workload) && !strcmp(a->dtype, b->dtype) &&
 	       !strcmp(a->shape, b->shape);
@@ -822,8 +818,8 @@ static int same_group(const struct rf_op *a, const struct rf_op *b)
  * with a fused variant and at least one other, all ok. */
 static int fusion_chart(struct ctx *c)
 {
-	const struct rf_run *run = c->run;
-	const struct rf_op **ops = xcalloc(run->nops, sizeof *ops);
+	const struct plot_data *run = c->run;
+	const struct plot_op **ops = xcalloc(run->nops, sizeof *ops);
 	size_t n = 0, ngroups = 0;
 	FILE *fb = NULL, *fg = NULL;
 	double x = 0;
@@ -864,7 +860,7 @@ static int fusion_chart(struct ctx *c)
 	if (rc)
 		goto out;
 	snprintf(title, sizeof title, "fusion: time and DRAM bytes per variant, %s, run %lld",
-		 *run->device ? run->device : "unknown device", run->id);
+		 *run->device ? run->device : "unknown device", run->run_id);
 	gp_common(c, "fusion", title);
 	strbuf_addf(&c->cmds, "bars = 'fusion.bars.dat'\ngroups = 'fusion.groups.dat'\n"
 		    "show_tics = %d\nxmax = %.1f\n", ngroups <= MAX_GROUP_TICS, x - 0.5);
@@ -968,13 +964,13 @@ out_free:
 	return rc;
 }
 
-int plot_run(const struct rf_run *run, const struct fu_pairs *pairs,
-	     const struct plot_opts *o, struct plot_images *out)
+int plot_run(const struct plot_data *run, const struct plot_opts *o,
+	     struct plot_images *out)
 {
 	const char *gnuplot = plot_gnuplot();
-	struct ctx c = { .run = run, .pairs = pairs, .o = o, .out = out,
+	struct ctx c = { .run = run, .o = o, .out = out,
 			 .cmds = STRBUF_INIT, .peak_top = NAN };
-	const struct rf_op **sorted;
+	const struct plot_op **sorted;
 	char *script = NULL;
 	FILE *f;
 	int rc = -1, many;

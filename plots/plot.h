@@ -1,12 +1,52 @@
 /* plot.h - draws a run's rooflines and fusion bars: writes plain .dat files
- * and runs gnuplot once over plots/roofline.gp and plots/fusion.gp. */
+ * and runs gnuplot once over plots/roofline.gp and plots/fusion.gp.
+ *
+ * The input is the plain rows below, which plots/ defines itself: it reads
+ * no database and includes nothing from reports/, which fills these rows
+ * from its own (reports/plot-input.h) and calls down into plots/. */
 #ifndef FP_PLOT_H
 #define FP_PLOT_H
 
 #include <stddef.h>
 
-struct rf_run;
-struct fu_pairs;
+/* A roof to draw. Strings are borrowed; none is NULL. */
+struct plot_ceiling {
+	const char *name;        /* "dram_bw", "l2_bw", "fp32_fma", ... */
+	const char *unit;        /* "B/s" or "FLOP/s" */
+	double value;            /* in unit */
+	const char *provenance;  /* "measured" or "theoretical" */
+};
+
+/* One op. Strings are borrowed; none is NULL. Numbers the run does not
+ * know are NaN (such an op is not drawn where it needs them). Units: ns,
+ * bytes, FLOP/byte, FLOP/s. */
+struct plot_op {
+	long long op_id;
+	const char *workload, *variant, *role, *dtype, *shape;
+	const char *status;  /* only "ok" ops are drawn */
+	double time_ns, dram_bytes;
+	double ai_dram, ai_l2, ai_l1;
+	double flop_rate;
+};
+
+/* A fused op and another variant of its case: an arrow from base to fused. */
+struct plot_pair {
+	long long fused_op_id, base_op_id;
+	const char *workload, *base_role;
+};
+
+/* Everything plot_run draws: one run's header, roofs, ops and pairs. */
+struct plot_data {
+	long long run_id;
+	const char *started_at;  /* for titles */
+	const char *device;      /* "" when unknown */
+	int nceilings;
+	const struct plot_ceiling *ceilings;
+	size_t nops;
+	const struct plot_op *ops;
+	size_t npairs;
+	const struct plot_pair *pairs;
+};
 
 struct plot_opts {
 	const char *dir;   /* output directory; must exist and be writable */
@@ -45,8 +85,8 @@ const char *plot_scripts_dir(void);
  * with plot_images_release), also when gnuplot is missing: then out->skipped
  * says so and a warning was printed. Returns -1 after an error (a file
  * could not be written, gnuplot failed). */
-int plot_run(const struct rf_run *run, const struct fu_pairs *pairs,
-	     const struct plot_opts *o, struct plot_images *out);
+int plot_run(const struct plot_data *run, const struct plot_opts *o,
+	     struct plot_images *out);
 
 void plot_images_release(struct plot_images *im);
 

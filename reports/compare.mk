@@ -1,10 +1,10 @@
 ## reports/compare.mk - `fuseprof compare`: the verdict library (no SQLite,
-## so its tests run on constructed distributions), the command, its tests.
+## so its tests run on constructed distributions) and its tests; the
+## command (src/cmd-compare.c) is built by src/local.mk.
 
 noinst_LIBRARIES += reports/libfpcompare.a
 reports_libfpcompare_a_SOURCES = reports/compare.c reports/compare.h
 fp_cmd_libs += reports/libfpcompare.a
-fuseprof_SOURCES += src/cmd-compare.c
 
 ## tests/mkruns writes runs with chosen numbers through the store API, for
 ## the CLI tests of compare and query.

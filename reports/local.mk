@@ -1,17 +1,17 @@
 ## reports/local.mk - analysis and rendering: roofline numbers and fusion
-## pairs read from the views, Markdown/HTML/CSV/JSON output, and the
-## `fuseprof report` command; with their tests.
+## pairs read from the views, Markdown/HTML/CSV/JSON output, the rows the
+## charts take (plots/ draws them); with their tests. The `fuseprof report`
+## command (src/cmd-report.c) is built by src/local.mk.
 
 noinst_LIBRARIES += reports/libfpreports.a
 reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
 	reports/render.c reports/render.h \
+	reports/plot-input.c reports/plot-input.h \
 	reports/rows.c reports/rows.h
 reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 fp_cmd_libs += reports/libfpreports.a
-
-fuseprof_SOURCES += src/cmd-report.c
 
 ## A report test links the report libraries, the store, and the synthetic
 ## database writer.

@@ -10,7 +10,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "probes.h"
-#include "runloop.h"
+#include "run-ceilings.h"
 #include "store.h"
 #include "table.h"
 #include "util.h"

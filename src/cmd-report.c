@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "fusion.h"
+#include "plot-input.h"
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
@@ -265,7 +266,7 @@ static int cmd_report(int argc, char **argv)
 	po.dir = out;
 	if (!plots) {
 		images.skipped = xstrdup("not asked for (--no-plots)");
-	} else if (plot_run(&run, &pairs, &po, &images)) {
+	} else if (report_plots(&run, &pairs, &po, &images)) {
 		/* Tables still carry every number: write them, then fail. */
 		plot_failed = 1;
 		images.skipped = xstrdup("gnuplot failed");

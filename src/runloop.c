@@ -1,10 +1,12 @@
-/* runloop.c - the measurement protocol (DESIGN.md, "Measurement protocol"):
- * per op validate, check it fits, create with rotating input sets, check
- * against the CPU reference, warm up, time R reps from CUPTI Activity
- * records, one rep under the Range Profiler, one transaction. The variants
- * of one workload, dtype and shape are timed together, their repetitions
- * interleaved, so that "fused / unfused" compares like with like. The loop
- * walks fp_workloads[] and knows no workload by name. */
+/* runloop.c - the measurement protocol of `fuseprof run`: per op validate,
+ * check it fits, create with rotating input sets, check against the CPU
+ * reference, warm up, time R reps from CUPTI Activity records, one rep
+ * under the Range Profiler, one transaction. The variants of one workload,
+ * dtype and shape are timed together, their repetitions interleaved, so
+ * that "fused / unfused" compares like with like. run_suite, at the end,
+ * lists the run's phases: build the op list, check that every op fits,
+ * the device and its ceilings, open the counters, the loop, the finish.
+ * The loop walks fp_workloads[] and knows no workload by name. */
 #include "config.h"
 
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "probes.h"
+#include "run-ceilings.h"
 #include "runloop.h"
 #include "shape.h"
 #include "store.h"
@@ -206,134 +209,6 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 		return usage_error("run", "run: nothing to run: no op matches the "
 				   "selection (see 'fuseprof list workloads')");
 	return 0;
-}
-
-/* ---- ceilings bookkeeping ------------------------------------------------ */
-
-void device_to_store(const struct probe_device *d, struct store_device *out)
-{
-	memset(out, 0, sizeof *out);
-	out->uuid = d->uuid;
-	out->name = d->name;
-	out->cc_major = d->cc_major;
-	out->cc_minor = d->cc_minor;
-	out->sm_count = d->sm_count;
-	out->l2_bytes = d->l2_bytes;
-	out->mem_bytes = d->mem_bytes;
-	out->mem_bus_bits = d->mem_bus_bits;
-	out->sm_clock_khz = d->sm_clock_khz;
-	out->mem_clock_khz = d->mem_clock_khz;
-	out->driver_version = d->driver_version;
-	out->runtime_version = d->runtime_version;
-	out->cupti_version = d->cupti_version;
-}
-
-int ceilings_count(struct store *st, long long device_id, const char *prov,
-		   long long *n)
-{
-	sqlite3_stmt *s = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(store_db(st), "SELECT count(DISTINCT name) FROM "
-			       "ceilings WHERE device_id = ?1 AND provenance = ?2",
-			       -1, &s, NULL) != SQLITE_OK)
-		return store_error(st, "cannot read ceilings from");
-	sqlite3_bind_int64(s, 1, device_id);
-	sqlite3_bind_text(s, 2, prov, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : store_error(st, "cannot read ceilings from");
-}
-
-int ceilings_save(struct store *st, long long device_id, long long run_id,
-		  const struct ceiling *c, int n)
-{
-	if (store_begin(st))
-		return -1;
-	for (int i = 0; i < n; i++) {
-		struct store_ceiling sc = { c[i].name, c[i].unit, c[i].value,
-					    c[i].provenance, c[i].method };
-
-		if (store_insert_ceiling(st, device_id, run_id, &sc)) {
-			store_rollback(st);
-			return -1;
-		}
-	}
-	return store_commit(st);
-}
-
-/* "3012.4 GB/s", "51.7 TFLOP/s" */
-static void human_rate(char *buf, size_t n, double v, const char *unit)
-{
-	const char *base = !strcmp(unit, "B/s") ? "B/s" : "FLOP/s";
-
-	if (v >= 1e12)
-		snprintf(buf, n, "%.1f T%s", v / 1e12, base);
-	else if (v >= 1e9)
-		snprintf(buf, n, "%.1f G%s", v / 1e9, base);
-	else
-		snprintf(buf, n, "%.3g %s", v, base);
-}
-
-int ceilings_print(struct store *st, long long device_id, enum table_format f)
-{
-	static const char *const hdr[] = { "device", "ceiling", "provenance", "value",
-					   "rate", "method", "measured_at" };
-	sqlite3_stmt *s = NULL;
-	struct table t;
-	int rc;
-
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT d.name, c.name, c.provenance, c.value, c.unit, "
-			       "c.method, c.measured_at FROM ceilings c "
-			       "JOIN devices d ON d.id = c.device_id "
-			       "WHERE (?1 = 0 OR c.device_id = ?1) AND c.id = ("
-			       " SELECT max(c2.id) FROM ceilings c2 WHERE "
-			       " c2.device_id = c.device_id AND c2.name = c.name AND "
-			       " c2.provenance = c.provenance) "
-			       "ORDER BY d.id, c.name, c.provenance",
-			       -1, &s, NULL) != SQLITE_OK)
-		return store_error(st, "cannot read ceilings from");
-	sqlite3_bind_int64(s, 1, device_id);
-	table_init(&t, 7, hdr);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		char rate[64];
-
-		human_rate(rate, sizeof rate, sqlite3_column_double(s, 3),
-			   (const char *)sqlite3_column_text(s, 4));
-		table_add_text(&t, (const char *)sqlite3_column_text(s, 0));
-		table_add_text(&t, (const char *)sqlite3_column_text(s, 1));
-		table_add_text(&t, (const char *)sqlite3_column_text(s, 2));
-		table_add_double(&t, sqlite3_column_double(s, 3), 6);
-		table_add_text(&t, rate);
-		table_add_text(&t, (const char *)sqlite3_column_text(s, 5));
-		table_add_text(&t, (const char *)sqlite3_column_text(s, 6));
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		table_release(&t);
-		return store_error(st, "cannot read ceilings from");
-	}
-	table_print(&t, f, stdout);
-	table_release(&t);
-	return 0;
-}
-
-int ceilings_collect(const struct probe_device *d, struct ceiling *out, int max,
-		     int verbose)
-{
-	int n = ceilings_measure(d, out, max, verbose), m;
-
-	if (n < 0)
-		return -1;
-	m = ceilings_theoretical(d, out + n, max - n);
-	if (m < 0)
-		return -1;
-	if (m == 0)
-		warning("theoretical ceilings skipped: reading peak_sustained "
-			"counters is not permitted here");
-	return n + m;
 }
 
 /* ---- one op ------------------------------------------------------------ */
@@ -1053,7 +928,7 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 	}
 }
 
-/* ---- the run ----------------------------------------------------------- */
+/* ---- the run, in phases ------------------------------------------------ */
 
 static void print_summary(struct store *st, long long run_id)
 {
@@ -1084,22 +959,284 @@ static void print_summary(struct store *st, long long run_id)
 	table_release(&t);
 }
 
+/* Every op must fit before anything is stored: a sweep that overflows GPU
+ * memory at its last shape should fail now, not in an hour. Returns 0, or
+ * -1 after an error naming the first op that does not fit. */
+static int check_fit(const struct op_list *ops)
+{
+	size_t free_b;
+
+	if (probe_device_free_bytes(&free_b))
+		return -1;
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op_spec *op = &ops->v[i];
+		size_t need = op->w->device_bytes(&op->shape, op->dt, op->variant, 1);
+
+		if (need > free_b)
+			return error("%s: does not fit in GPU memory: needs %.2f GiB, "
+				     "%.2f GiB free (choose a smaller --shape)", op->key,
+				     need / 1073741824.0, free_b / 1073741824.0);
+	}
+	return 0;
+}
+
+/* The device's row in the store (*device_id), and its ceilings when none
+ * are stored yet or --remeasure asks: *nceil of them measured into
+ * ceil[max], to be stored with the run (begin_run). Returns 0 or -1. */
+static int device_ceilings(const struct run_opts *o, struct store *st,
+			   const struct probe_device *dev, long long *device_id,
+			   struct ceiling *ceil, int max, int *nceil)
+{
+	struct store_device sd;
+	long long have = 0;
+
+	device_to_store(dev, &sd);
+	if (store_upsert_device(st, &sd, device_id) ||
+	    ceilings_count(st, *device_id, "measured", &have))
+		return -1;
+	if (o->remeasure || have == 0) {
+		fprintf(stderr, "fuseprof: measuring the ceilings of %s (once per "
+			"device, driver and clocks)\n", dev->name);
+		*nceil = ceilings_collect(dev, ceil, max, 0);
+		if (*nceil < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Open the counter group's collectors in rs: hardware counters under the
+ * replay asked for, instrumented ones (instruction counts) under kernel
+ * replay; fall back to no counters where profiling is denied or busy.
+ * mode (size bytes) receives the run's counters description and must
+ * outlive rs. Returns 0, or -1 after an error; either way close_counters
+ * releases what was opened. */
+static int open_counters(struct run_state *rs, struct counter_group *group,
+			 size_t nops, char *mode, size_t size)
+{
+	const struct run_opts *o = rs->o;
+	int nm = group->ncounters, rc = 0;
+
+	rs->group = group;
+	rs->nops = (int)nops;
+	rs->hw = xcalloc((size_t)nm, sizeof *rs->hw);
+	rs->ins = xcalloc((size_t)nm, sizeof *rs->ins);
+	rs->hw_idx = xcalloc((size_t)nm, sizeof *rs->hw_idx);
+	rs->ins_idx = xcalloc((size_t)nm, sizeof *rs->ins_idx);
+	for (int m = 0; m < nm; m++) {
+		const char *name = group->counters[m];
+
+		if (o->replay == COUNTERS_REPLAY_OP && counters_instrumented(name)) {
+			rs->ins_idx[rs->nins] = m;
+			rs->ins[rs->nins++] = name;
+		} else {
+			rs->hw_idx[rs->nhw] = m;
+			rs->hw[rs->nhw++] = name;
+		}
+	}
+	if (rs->nhw)
+		rc = counters_open(&rs->ctr, rs->hw, rs->nhw, MAX_RANGES, o->replay);
+	if (rc == 0 && rs->ctr && o->flush_each_kernel)
+		rc = counters_flush_each_kernel(rs->ctr);
+	if (rc == 0 && rs->nins)
+		rc = counters_open(&rs->ictr, rs->ins, rs->nins, MAX_RANGES,
+				   COUNTERS_REPLAY_KERNEL);
+	if (rc == PROBE_BAD_COUNTER) {
+		char *list = group_list();
+
+		error("counter group '%s' (%s) names a counter this GPU lacks; "
+		      "groups: %s", group->name, group->path, list);
+		free(list);
+		return -1;
+	}
+	if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
+		counters_fallback(rs, rc);
+		return 0;
+	}
+	if (rc)
+		return -1;
+	/* The run's row says how the counters were taken, so that compare
+	 * can tell runs apart that took them differently. */
+	snprintf(mode, size, "range-profiler (%s; %s)", group->name,
+		 o->replay == COUNTERS_REPLAY_KERNEL ? "kernel replay" :
+		 o->flush_each_kernel ? "op replay, flush kernel" :
+					"op replay, flush op");
+	rs->counters_state = mode;
+	if (rs->ctr) {
+		int np = counters_passes(rs->ctr);
+
+		fprintf(stderr, "fuseprof: counter group '%s': %d counters "
+			"in %d replay pass%s %s\n", group->name, rs->nhw, np,
+			np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
+			"per kernel (kernel replay)" : o->flush_each_kernel ?
+			"per op (op replay, L2 flushed before each kernel)" :
+			"per op (op replay, L2 flushed before each)");
+	}
+	if (rs->ictr)
+		fprintf(stderr, "fuseprof: counter group '%s': %d instruction "
+			"counts in %d pass%s per kernel, every op first (kernel "
+			"replay)\n", group->name, rs->nins, counters_passes(rs->ictr),
+			counters_passes(rs->ictr) == 1 ? "" : "es");
+	return 0;
+}
+
+/* Release what open_counters opened and the loop counted; rs may hold
+ * none of it. */
+static void close_counters(struct run_state *rs)
+{
+	counters_close(rs->ctr);
+	counters_close(rs->ictr);
+	for (int i = 0; rs->insn && i < rs->nops; i++)
+		free(rs->insn[i]);
+	free(rs->insn);
+	free(rs->insn_k);
+	free(rs->hw);
+	free(rs->ins);
+	free(rs->hw_idx);
+	free(rs->ins_idx);
+}
+
+/* Start CUPTI Activity, which times every kernel. Returns 0 or -1. */
+static int start_timing(void)
+{
+	int rc = activity_start();
+
+	if (rc == PROBE_BUSY)
+		return error("cannot time kernels: another profiler holds CUPTI "
+			     "(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED): run "
+			     "fuseprof outside Nsight Systems/Compute");
+	return rc ? -1 : 0;
+}
+
+/* The run's row (rs->run_id), the ceilings measured for it (nceil of
+ * ceil), and the seed every op's inputs derive from. Returns 0, or -1
+ * (a run row that exists is then marked failed). */
+static int begin_run(struct run_state *rs, long long device_id,
+		     const struct ceiling *ceil, int nceil)
+{
+	const struct run_opts *o = rs->o;
+	char host[256] = "";
+	struct store_run sr;
+
+	gethostname(host, sizeof host - 1);
+	memset(&sr, 0, sizeof sr);
+	sr.tool_version = PACKAGE_VERSION;
+	sr.host = host;
+	sr.command_line = o->command_line;
+	sr.tag = o->tag;
+	sr.device_id = device_id;
+	sr.counters = rs->counters_state;
+	if (store_begin_run(rs->st, &sr, &rs->run_id))
+		return -1;
+	if (nceil > 0 && ceilings_save(rs->st, device_id, rs->run_id, ceil, nceil)) {
+		store_finish_run(rs->st, rs->run_id, "failed", "could not store the ceilings");
+		return -1;
+	}
+	rs->seed_base = splitmix64((unsigned long long)time(NULL) ^
+				   ((unsigned long long)getpid() << 32));
+	return 0;
+}
+
+/* The loop: every op of the list measured and stored, until the end or
+ * Ctrl-C (which stops it between groups). *t0 is when it started; *done
+ * counts the ops stored. Returns 0, or -1 when an op could not be stored
+ * (the run is then marked failed). */
+static int measure_ops(struct run_state *rs, const struct op_list *ops, double *t0,
+		       size_t *done)
+{
+	struct sigaction sa, old_sa;
+	char note[384];
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_sa);
+	*t0 = now_seconds();
+	if (rs->ictr)
+		count_instructions(rs, ops, *t0);
+	/* The variants of one workload, dtype and shape are measured as a
+	 * group, as many as fit in GPU memory together: set up one by one,
+	 * timed interleaved, stored one by one. */
+	for (size_t i = 0; i < ops->n && !interrupted; ) {
+		struct meas ms[MAX_GROUP];
+		int n = 0, stored;
+
+		while (i < ops->n && n < MAX_GROUP && !interrupted &&
+		       (n == 0 || same_case(ms[0].op, &ops->v[i]))) {
+			progress("", i, ops->n, ops->v[i].key, *t0);
+			if (op_prepare(rs, &ms[n], &ops->v[i], i, n) == OP_NO_ROOM)
+				break;
+			n++;
+			i++;
+		}
+		stored = flush_group(rs, ms, n);
+		*done += (size_t)stored;
+		if (stored < n) {
+			progress_done();
+			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
+				 "could not be stored", *done + 1, ops->n, ops->v[*done].key);
+			store_finish_run(rs->st, rs->run_id, "failed", note);
+			sigaction(SIGINT, &old_sa, NULL);
+			return -1;
+		}
+	}
+	progress_done();
+	sigaction(SIGINT, &old_sa, NULL);
+	return 0;
+}
+
+/* Close the run's row (complete, or aborted after Ctrl-C) with a note of
+ * where the time went, and print the summary. Returns the exit status of
+ * run_suite. */
+static int finish_run(struct run_state *rs, const struct op_list *ops, size_t done,
+		      double t0)
+{
+	unsigned long long dr = activity_dropped();
+	const char *final = interrupted ? "aborted" : "complete";
+	char note[384];
+
+	snprintf(note, sizeof note, "%zu of %zu ops; %d wrong, %d error; "
+		 "CUPTI dropped %llu kernel records; counters: %s; %.1f s: "
+		 "setup %.1f, checks %.1f, timing %.1f, counters %.1f (%lld "
+		 "kernels), storing %.1f", done, ops->n, rs->nwrong, rs->nerror,
+		 dr, rs->counters_state, now_seconds() - t0, rs->t_setup,
+		 rs->t_check, rs->t_time, rs->t_count, rs->counted, rs->t_store);
+	if (dr)
+		warning("CUPTI dropped %llu kernel records: the ops concerned "
+			"are marked 'error'", dr);
+	if (store_finish_run(rs->st, rs->run_id, final, note))
+		return EXIT_FAIL;
+	print_summary(rs->st, rs->run_id);
+	fprintf(stderr, "fuseprof: run %lld: %s\n", rs->run_id, note);
+	if (interrupted) {
+		fprintf(stderr, "fuseprof: interrupted: run %lld aborted after %zu of "
+			"%zu ops (all stored ops are whole)\n", rs->run_id, done, ops->n);
+		return 130;
+	}
+	if (rs->nwrong || rs->nerror) {
+		error("run %lld: %d op%s wrong, %d failed (see the messages above)",
+		      rs->run_id, rs->nwrong, rs->nwrong == 1 ? "" : "s", rs->nerror);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* The phases in order: the op list, the fit, the store and the device's
+ * ceilings, the counters, timing, the run's row, the loop, the finish;
+ * then each undone in reverse. */
 int run_suite(const struct run_opts *o)
 {
 	struct op_list ops = { NULL, 0, 0 };
 	struct counter_group group;
 	struct probe_device dev;
-	struct store_device sd;
-	struct store_run sr;
 	struct run_state rs;
 	struct ceiling ceil[32];
 	struct store *st = NULL;
-	long long device_id = 0, have = 0;
-	char host[256] = "", note[384], counters_mode[160];
+	long long device_id = 0;
+	char counters_mode[160];
 	int nceil = 0, rc, status = EXIT_FAIL, have_group = 0;
 	size_t done = 0;
-	double t0;
-	struct sigaction sa, old_sa;
+	double t0 = 0;
 
 	memset(&rs, 0, sizeof rs);
 	memset(&group, 0, sizeof group);
@@ -1117,218 +1254,29 @@ int run_suite(const struct run_opts *o)
 			goto out_free;
 		have_group = 1;
 	}
-	if (probe_device_open(o->device, &dev))
+	if (probe_device_open(o->device, &dev) || check_fit(&ops))
 		goto out_free;
-	/* Every op must fit before anything is stored: a sweep that overflows
-	 * GPU memory at its last shape should fail now, not in an hour. */
-	{
-		size_t free_b;
-
-		if (probe_device_free_bytes(&free_b))
-			goto out_free;
-		for (size_t i = 0; i < ops.n; i++) {
-			const struct op_spec *op = &ops.v[i];
-			size_t need = op->w->device_bytes(&op->shape, op->dt, op->variant, 1);
-
-			if (need > free_b) {
-				error("%s: does not fit in GPU memory: needs %.2f GiB, "
-				      "%.2f GiB free (choose a smaller --shape)", op->key,
-				      need / 1073741824.0, free_b / 1073741824.0);
-				goto out_free;
-			}
-		}
-	}
 	if (store_open(&st, o->db, STORE_CREATE))
 		goto out_free;
-	device_to_store(&dev, &sd);
-	if (store_upsert_device(st, &sd, &device_id) ||
-	    ceilings_count(st, device_id, "measured", &have))
+	if (device_ceilings(o, st, &dev, &device_id, ceil, (int)ARRAY_SIZE(ceil), &nceil))
 		goto out_close;
-	if (o->remeasure || have == 0) {
-		fprintf(stderr, "fuseprof: measuring the ceilings of %s (once per "
-			"device, driver and clocks)\n", dev.name);
-		nceil = ceilings_collect(&dev, ceil, (int)ARRAY_SIZE(ceil), 0);
-		if (nceil < 0)
-			goto out_close;
-	}
 
 	rs.o = o;
 	rs.st = st;
 	rs.dev = &dev;
 	rs.counters_state = "none";
-	if (have_group) {
-		int nm = group.ncounters;
-
-		rs.group = &group;
-		rs.nops = (int)ops.n;
-		rs.hw = xcalloc((size_t)nm, sizeof *rs.hw);
-		rs.ins = xcalloc((size_t)nm, sizeof *rs.ins);
-		rs.hw_idx = xcalloc((size_t)nm, sizeof *rs.hw_idx);
-		rs.ins_idx = xcalloc((size_t)nm, sizeof *rs.ins_idx);
-		for (int m = 0; m < nm; m++) {
-			const char *name = group.counters[m];
-
-			if (o->replay == COUNTERS_REPLAY_OP && counters_instrumented(name)) {
-				rs.ins_idx[rs.nins] = m;
-				rs.ins[rs.nins++] = name;
-			} else {
-				rs.hw_idx[rs.nhw] = m;
-				rs.hw[rs.nhw++] = name;
-			}
-		}
-		rc = 0;
-		if (rs.nhw)
-			rc = counters_open(&rs.ctr, rs.hw, rs.nhw, MAX_RANGES, o->replay);
-		if (rc == 0 && rs.ctr && o->flush_each_kernel)
-			rc = counters_flush_each_kernel(rs.ctr);
-		if (rc == 0 && rs.nins)
-			rc = counters_open(&rs.ictr, rs.ins, rs.nins, MAX_RANGES,
-					   COUNTERS_REPLAY_KERNEL);
-		if (rc == PROBE_BAD_COUNTER) {
-			char *list = group_list();
-
-			error("counter group '%s' (%s) names a counter this GPU lacks; "
-			      "groups: %s", group.name, group.path, list);
-			free(list);
-			goto out_counters;
-		}
-		if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
-			counters_fallback(&rs, rc);
-		} else if (rc) {
-			goto out_counters;
-		} else {
-			/* The run's row says how the counters were taken, so
-			 * that compare can tell runs apart that took them
-			 * differently. */
-			snprintf(counters_mode, sizeof counters_mode,
-				 "range-profiler (%s; %s)", group.name,
-				 o->replay == COUNTERS_REPLAY_KERNEL ? "kernel replay" :
-				 o->flush_each_kernel ? "op replay, flush kernel" :
-							"op replay, flush op");
-			rs.counters_state = counters_mode;
-			if (rs.ctr) {
-				int np = counters_passes(rs.ctr);
-
-				fprintf(stderr, "fuseprof: counter group '%s': %d counters "
-					"in %d replay pass%s %s\n", group.name, rs.nhw, np,
-					np == 1 ? "" : "es", o->replay == COUNTERS_REPLAY_KERNEL ?
-					"per kernel (kernel replay)" : o->flush_each_kernel ?
-					"per op (op replay, L2 flushed before each kernel)" :
-					"per op (op replay, L2 flushed before each)");
-			}
-			if (rs.ictr)
-				fprintf(stderr, "fuseprof: counter group '%s': %d instruction "
-					"counts in %d pass%s per kernel, every op first (kernel "
-					"replay)\n", group.name, rs.nins, counters_passes(rs.ictr),
-					counters_passes(rs.ictr) == 1 ? "" : "es");
-		}
-	}
-	rc = activity_start();
-	if (rc == PROBE_BUSY) {
-		error("cannot time kernels: another profiler holds CUPTI "
-		      "(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED): run fuseprof "
-		      "outside Nsight Systems/Compute");
+	if (have_group &&
+	    open_counters(&rs, &group, ops.n, counters_mode, sizeof counters_mode))
 		goto out_counters;
-	} else if (rc) {
+	if (start_timing())
 		goto out_counters;
-	}
-
-	gethostname(host, sizeof host - 1);
-	memset(&sr, 0, sizeof sr);
-	sr.tool_version = PACKAGE_VERSION;
-	sr.host = host;
-	sr.command_line = o->command_line;
-	sr.tag = o->tag;
-	sr.device_id = device_id;
-	sr.counters = rs.counters_state;
-	if (store_begin_run(st, &sr, &rs.run_id))
+	if (begin_run(&rs, device_id, ceil, nceil) || measure_ops(&rs, &ops, &t0, &done))
 		goto out_activity;
-	if (nceil > 0 && ceilings_save(st, device_id, rs.run_id, ceil, nceil)) {
-		store_finish_run(st, rs.run_id, "failed", "could not store the ceilings");
-		goto out_activity;
-	}
-	rs.seed_base = splitmix64((unsigned long long)time(NULL) ^
-				((unsigned long long)getpid() << 32));
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigint;
-	sigemptyset(&sa.sa_mask);
-	interrupted = 0;
-	sigaction(SIGINT, &sa, &old_sa);
-	t0 = now_seconds();
-	if (rs.ictr)
-		count_instructions(&rs, &ops, t0);
-	/* The variants of one workload, dtype and shape are measured as a
-	 * group, as many as fit in GPU memory together: set up one by one,
-	 * timed interleaved, stored one by one. */
-	for (size_t i = 0; i < ops.n && !interrupted; ) {
-		struct meas ms[MAX_GROUP];
-		int n = 0, stored;
-
-		while (i < ops.n && n < MAX_GROUP && !interrupted &&
-		       (n == 0 || same_case(ms[0].op, &ops.v[i]))) {
-			progress("", i, ops.n, ops.v[i].key, t0);
-			if (op_prepare(&rs, &ms[n], &ops.v[i], i, n) == OP_NO_ROOM)
-				break;
-			n++;
-			i++;
-		}
-		stored = flush_group(&rs, ms, n);
-		done += (size_t)stored;
-		if (stored < n) {
-			progress_done();
-			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
-				 "could not be stored", done + 1, ops.n, ops.v[done].key);
-			store_finish_run(st, rs.run_id, "failed", note);
-			sigaction(SIGINT, &old_sa, NULL);
-			goto out_activity;
-		}
-	}
-	progress_done();
-	sigaction(SIGINT, &old_sa, NULL);
-
-	{
-		unsigned long long dr = activity_dropped();
-		const char *final = interrupted ? "aborted" : "complete";
-
-		snprintf(note, sizeof note, "%zu of %zu ops; %d wrong, %d error; "
-			 "CUPTI dropped %llu kernel records; counters: %s; %.1f s: "
-			 "setup %.1f, checks %.1f, timing %.1f, counters %.1f (%lld "
-			 "kernels), storing %.1f", done, ops.n, rs.nwrong, rs.nerror,
-			 dr, rs.counters_state, now_seconds() - t0, rs.t_setup,
-			 rs.t_check, rs.t_time, rs.t_count, rs.counted, rs.t_store);
-		if (dr)
-			warning("CUPTI dropped %llu kernel records: the ops concerned "
-				"are marked 'error'", dr);
-		if (store_finish_run(st, rs.run_id, final, note))
-			goto out_activity;
-	}
-	print_summary(st, rs.run_id);
-	fprintf(stderr, "fuseprof: run %lld: %s\n", rs.run_id, note);
-	if (interrupted) {
-		fprintf(stderr, "fuseprof: interrupted: run %lld aborted after %zu of "
-			"%zu ops (all stored ops are whole)\n", rs.run_id, done, ops.n);
-		status = 130;
-	} else if (rs.nwrong || rs.nerror) {
-		error("run %lld: %d op%s wrong, %d failed (see the messages above)",
-		      rs.run_id, rs.nwrong, rs.nwrong == 1 ? "" : "s", rs.nerror);
-		status = EXIT_FAIL;
-	} else {
-		status = EXIT_OK;
-	}
+	status = finish_run(&rs, &ops, done, t0);
 out_activity:
 	activity_stop();
 out_counters:
-	counters_close(rs.ctr);
-	counters_close(rs.ictr);
-	for (int i = 0; rs.insn && i < rs.nops; i++)
-		free(rs.insn[i]);
-	free(rs.insn);
-	free(rs.insn_k);
-	free(rs.hw);
-	free(rs.ins);
-	free(rs.hw_idx);
-	free(rs.ins_idx);
+	close_counters(&rs);
 out_close:
 	store_close(st);
 out_free:

@@ -1,8 +1,8 @@
-/* runloop.h - the measurement protocol of `fuseprof run` (DESIGN.md): build
- * the op list from the registry, then per op validate, fit, create, check,
- * warm up, time under CUPTI Activity, count under the Range Profiler, store
- * in one transaction. Also the ceilings bookkeeping `run` and `ceilings`
- * share. Knows no workload by name. */
+/* runloop.h - the measurement protocol of `fuseprof run`: build the op
+ * list from the registry, then per op validate, fit, create, check, warm
+ * up, time under CUPTI Activity, count under the Range Profiler, store in
+ * one transaction. Knows no workload by name. The ceilings bookkeeping
+ * `run` shares with `ceilings` is in run-ceilings.h. */
 #ifndef FP_RUNLOOP_H
 #define FP_RUNLOOP_H
 
@@ -36,25 +36,5 @@ struct run_opts {
  * failure or a wrong op (the run still finishes), 2 a usage error found
  * while building the op list, 130 interrupted (run marked aborted). */
 int run_suite(const struct run_opts *o);
-
-/* Copy device facts into the store's row form (strings borrowed from d). */
-void device_to_store(const struct probe_device *d, struct store_device *out);
-
-/* Number of ceilings of provenance prov stored for device_id, in *n. */
-int ceilings_count(struct store *st, long long device_id, const char *prov,
-		   long long *n);
-
-/* Store n ceilings for device_id (run_id 0 = none) in one transaction. */
-int ceilings_save(struct store *st, long long device_id, long long run_id,
-		  const struct ceiling *c, int n);
-
-/* Print the newest ceiling of each name and provenance for device_id
- * (0 = every device) as a table. Returns 0 or -1. */
-int ceilings_print(struct store *st, long long device_id, enum table_format f);
-
-/* Measure (verbose: progress on stderr) the measured and theoretical
- * ceilings of the current device into out[max]; returns how many or -1. */
-int ceilings_collect(const struct probe_device *d, struct ceiling *out, int max,
-		     int verbose);
 
 #endif

@@ -15,9 +15,9 @@ EXTRA_DIST += tests/setup tests/test.h
 CLEANFILES += tests/gpu-test.lock
 
 ## Libraries a test links: only what it tests, plus the core.
-test_core_libs = src/libfpcore.a -lm
-test_store_libs = src/libfpstore.a src/libfpcore.a $(SQLITE_LIBS) -lm
-test_kernel_libs = kernels/libfpkernels.a src/libfpcore.a $(CUDA_LIBS) -lm
+test_core_libs = lib/libfpcore.a -lm
+test_store_libs = store/libfpstore.a lib/libfpcore.a $(SQLITE_LIBS) -lm
+test_kernel_libs = kernels/libfpkernels.a lib/libfpcore.a $(CUDA_LIBS) -lm
 
 ### GPU tests over the workload contract ######################################
 check_PROGRAMS += tests/test-workloads
@@ -52,3 +52,8 @@ tests_test_parallel_LDADD = $(test_core_libs)
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
 EXTRA_DIST += tests/test-cli.sh
+
+### the floors ################################################################
+## No folder includes a header from a floor above it (README.md).
+TESTS += tests/test-layers.sh
+EXTRA_DIST += tests/test-layers.sh

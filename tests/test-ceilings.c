@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "probes.h"
-#include "runloop.h"
+#include "run-ceilings.h"
 #include "store.h"
 #include "test.h"
 

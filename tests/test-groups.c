@@ -76,8 +76,8 @@ static void test_errors(void)
 	refuse("name\ncounter a.sum\n");                    /* empty value */
 }
 
-/* Every shipped group parses, and the default one has the counters the
- * views read (src/views.c) and the formulas DESIGN.md names. */
+/* Every shipped group parses, and the default one has the counters that
+ * the views (store/views.c) turn into bytes, FLOPs and clock rates. */
 static void test_shipped(void)
 {
 	static const char *const groups[] = { "roofline", "memory", "flops" };

@@ -4,8 +4,8 @@
  * ($FUZZ_SHAPE_ITERS inputs, default 30000; seed printed, or taken from
  * $FUZZ_SHAPE_SEED to replay). Built with -DFUZZ_LIBFUZZER and
  * -fsanitize=fuzzer it is a libFuzzer target instead:
- *   clang -DFUZZ_LIBFUZZER -fsanitize=fuzzer,address -Isrc -Ikernels -I. \
- *     tests/fuzz/fuzz-shape.c src/shape.c src/util.c src/error.c \
+ *   clang -DFUZZ_LIBFUZZER -fsanitize=fuzzer,address -Ilib -Isrc -Ikernels -I. \
+ *     tests/fuzz/fuzz-shape.c src/shape.c lib/util.c lib/error.c \
  *     kernels/registry.c -o fuzz-shape
  * Invariants: no crash; success gives 1..SHAPE_MAX_EXPANSION items, each
  * "NAME=INT(,NAME=INT)*"; failure gives a non-empty one-line reason and

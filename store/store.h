@@ -1,7 +1,7 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v1), see src/store.c for the DDL and src/views.c for the public views:
+ * Schema (v1), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
  *   runs                        one `fuseprof run`: status running/complete/aborted/failed

@@ -1,0 +1,54 @@
+/* plot-input.c - a run's roofline and fusion rows as plots/ takes them. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "fusion.h"
+#include "plot-input.h"
+#include "plot.h"
+#include "roofline.h"
+#include "util.h"
+
+int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
+		 const struct plot_opts *o, struct plot_images *out)
+{
+	struct plot_ceiling *ce = xcalloc((size_t)run->nceilings, sizeof *ce);
+	struct plot_op *ops = xcalloc(run->nops, sizeof *ops);
+	struct plot_pair *pp = xcalloc(pairs->n, sizeof *pp);
+	struct plot_data d = {
+		.run_id = run->id, .started_at = run->started_at, .device = run->device,
+		.nceilings = run->nceilings, .ceilings = ce,
+		.nops = run->nops, .ops = ops,
+		.npairs = pairs->n, .pairs = pp,
+	};
+	int rc;
+
+	/* Strings are borrowed: the plain rows live for this call only. */
+	for (int i = 0; i < run->nceilings; i++) {
+		const struct rf_ceiling *c = &run->ceilings[i];
+
+		ce[i] = (struct plot_ceiling){ c->name, c->unit, c->value, c->provenance };
+	}
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct rf_op *op = &run->ops[i];
+
+		ops[i] = (struct plot_op){
+			.op_id = op->op_id, .workload = op->workload, .variant = op->variant,
+			.role = op->role, .dtype = op->dtype, .shape = op->shape,
+			.status = op->status, .time_ns = op->time_ns,
+			.dram_bytes = op->dram_bytes, .ai_dram = op->ai_dram,
+			.ai_l2 = op->ai_l2, .ai_l1 = op->ai_l1, .flop_rate = op->flop_rate,
+		};
+	}
+	for (size_t i = 0; i < pairs->n; i++) {
+		const struct fu_pair *p = &pairs->v[i];
+
+		pp[i] = (struct plot_pair){ p->fused_op_id, p->base_op_id, p->workload,
+					    p->base_role };
+	}
+	rc = plot_run(&d, o, out);
+	free(ce);
+	free(ops);
+	free(pp);
+	return rc;
+}
