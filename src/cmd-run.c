@@ -80,7 +80,7 @@ static void help(void)
 	       "  fuseprof run --workload ln_gelu_fwd --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
 	       "  fuseprof run --no-counters --reps 200 --dtype bf16\n"
 	       "  fuseprof run --metrics roofline --device 1 --db gpu1.db\n"
-	       "  fuseprof run --workload ln_linear_fwd --kernel-opt ln_linear_fwd:KEY=VALUE\n"
+	       "  fuseprof run --workload ln_linear_fwd --kernel-opt clusters=2 --tag c2\n"
 	       "\n"
 	       "Progress goes to stderr when it is a terminal; a table of the ops goes to\n"
 	       "stdout. Ctrl-C finishes the op in flight, marks the run 'aborted' and\n"
