@@ -203,7 +203,8 @@ const struct view_def fp_views[] = {
 	 * new / base: above 1 means slower, more bytes, more FLOPs. No noise
 	 * model here: `fuseprof compare` judges timing against the spread of the
 	 * reps. FLOPs count every precision, as in v_roofline; NULL without
-	 * counters. */
+	 * counters. The kernel options and kernels of both sides show whether
+	 * a ratio compares one kernel or two. */
 	{ "v_regressions",
 	  "SELECT run_id, op_id, base_run_id, base_op_id, device, workload, variant,"
 	  " dtype, shape, base_status, status,"
@@ -211,19 +212,20 @@ const struct view_def fp_views[] = {
 	  " base_time_ns, time_ns, time_ns / base_time_ns AS time_ratio,"
 	  " base_dram_bytes, dram_bytes, dram_bytes / base_dram_bytes AS dram_ratio,"
 	  " base_flops, flops, flops / base_flops AS flops_ratio,"
-	  " base_launches, launches FROM ("
+	  " base_launches, launches, base_kernel_opts, kernel_opts, base_kernel, kernel FROM ("
 	  " SELECT *, lag(run_id) OVER w AS base_run_id, lag(op_id) OVER w AS base_op_id,"
 	  "  lag(status) OVER w AS base_status, lag(time_ns) OVER w AS base_time_ns,"
 	  "  lag(dram_bytes) OVER w AS base_dram_bytes, lag(flops) OVER w AS base_flops,"
-	  "  lag(launches) OVER w AS base_launches FROM ("
+	  "  lag(launches) OVER w AS base_launches,"
+	  "  lag(kernel_opts) OVER w AS base_kernel_opts, lag(kernel) OVER w AS base_kernel FROM ("
 	  "  SELECT op_id, run_id, device, workload, variant, dtype, shape, status,"
-	  "   time_ns, launches, dram_bytes,"
+	  "   time_ns, launches, dram_bytes, kernel_opts, kernel,"
 	  "   CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
 	  "    + coalesce(flops_tensor, 0) END AS flops FROM v_ops)"
 	  " WINDOW w AS (PARTITION BY device, workload, variant, dtype, shape"
 	  "  ORDER BY run_id))"
 	  " WHERE base_op_id IS NOT NULL",
-	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
+	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base), both sides' kernel options and kernels" },
 
 	{ NULL, NULL, NULL }
 };
