@@ -148,9 +148,16 @@ static int op_kopts(const struct run_opts *o, const struct workload *w,
 		split_kopt(o->kopts[i], scope, key, value, sizeof key);
 		if (scope[0] ? strcmp(scope, w->name) : workload_kopt(w, key) < 0)
 			continue;
-		if (workload_set_kopt(w, ko, key, value, why, sizeof why))
-			return usage_error("run", "run: --kernel-opt %s: %s", o->kopts[i],
-					   why);
+		/* A refused value's reason names the option, not the
+		 * workload; several selected ones may declare the key, so say
+		 * which refused it. */
+		if (workload_set_kopt(w, ko, key, value, why, sizeof why)) {
+			int named = !strncmp(why, w->name, strlen(w->name));
+
+			return usage_error("run", "run: --kernel-opt %s: %s%s%s",
+					   o->kopts[i], named ? "" : w->name,
+					   named ? "" : ": ", why);
+		}
 		used[i] = 1;
 	}
 	return 0;
