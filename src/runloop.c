@@ -117,7 +117,7 @@ static void push_op(struct op_list *l, const struct op_spec *o)
 	l->v[l->n++] = *o;
 }
 
-/* Split a --kernel-opt pair "[WORKLOAD:]KEY=VALUE" into its scope (NULL
+/* Split a --kernel-opt pair "[WORKLOAD:]KEY=VALUE" into its scope (""
  * when unscoped), key and value, in buffers of n bytes. */
 static void split_kopt(const char *pair, char *scope, char *key, char *value,
 		       size_t n)
