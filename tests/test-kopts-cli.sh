@@ -11,7 +11,7 @@ MKRUNS=${MKRUNS:-${top_builddir:-..}/tests/mkruns}
 uncr() {
 	tr -d '\r' <"$tmp/out" >"$tmp/out.lf" && mv "$tmp/out.lf" "$tmp/out"
 }
-# q DB SQL: the first column of the rows of SQL, one a line.
+# q DB SQL: the rows of SQL as CSV lines, without the header.
 q() {
 	"$FUSEPROF" query --db "$1" --format csv "$2" | tr -d '\r' | tail -n +2
 }
