@@ -1,7 +1,10 @@
 /* fpbench.c - quick cudaEvent timing of workloads through the contract, for
  * kernel development before (and beside) `fuseprof run`.
  *
- * Usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] WORKLOAD[/VARIANT] DTYPE SHAPE...
+ * Usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] [-o [WORKLOAD:]KEY=VALUE]...
+ *                WORKLOAD[/VARIANT] DTYPE SHAPE...
+ *   -o  a kernel option, as `fuseprof run --kernel-opt` takes it (repeatable,
+ *       or a comma list); `fuseprof list workloads --options` lists them
  *   -c  also time a 1 GiB device-to-device copy (the bandwidth anchor)
  *   -k  skip the correctness check (so that a profiler attached to fpbench
  *       sees each kernel only in its timed launches)
@@ -10,7 +13,8 @@
  *       kernel (as `fuseprof run` times them), best of three each
  * Prints one line per variant and shape: median µs over REPS launches, the
  * bandwidth counting the model's min bytes and the variant's bytes, and the
- * check's relative error. */
+ * check's relative error; then, for a workload with options or a kernel()
+ * hook, the options in force and the kernels the launcher picked. */
 #include "config.h"
 
 #include <getopt.h>
@@ -127,6 +131,42 @@ out:
 	return best;
 }
 
+/* Set the -o arguments' pairs "[WORKLOAD:]KEY=VALUE[,...]" in ko, as
+ * `fuseprof run --kernel-opt` reads them; a pair scoped to another
+ * workload is an error here, since fpbench runs one. Returns 0, or -1
+ * after a message. */
+static int set_kopts(const struct workload *w, char *const *args, int n,
+		     struct fp_kopts *ko)
+{
+	char pair[128], why[256];
+
+	for (int a = 0; a < n; a++) {
+		for (const char *p = args[a]; *p;) {
+			size_t len = strcspn(p, ",");
+			const char *eq, *colon, *kv = pair;
+
+			snprintf(pair, sizeof pair, "%.*s", (int)len, p);
+			eq = strchr(pair, '=');
+			colon = strchr(pair, ':');
+			if (colon && eq && colon < eq) {
+				if ((size_t)(colon - pair) != strlen(w->name) ||
+				    strncmp(pair, w->name, strlen(w->name))) {
+					fprintf(stderr, "fpbench: -o %s: not for %s\n", pair,
+						w->name);
+					return -1;
+				}
+				kv = colon + 1;
+			}
+			if (workload_parse_kopts(w, kv, ko, why, sizeof why)) {
+				fprintf(stderr, "fpbench: -o %s: %s\n", pair, why);
+				return -1;
+			}
+			p += len + (p[len] ? 1 : 0);
+		}
+	}
+	return 0;
+}
+
 static int copy_bandwidth(void)
 {
 	size_t n = (size_t)1 << 30;
@@ -160,12 +200,18 @@ int main(int argc, char **argv)
 	int reps = 100, warmup = 10, c, l2 = 0, failed = 0, act = 0, skip = 0;
 	double wall_ev = 0, wall_act = 0;
 	const struct workload *w;
-	char name[128], *slash;
+	char name[128], *slash, *oargs[64], kopts[256];
+	struct fp_kopts ko;
 	enum fp_dtype dt;
-	int v0, v1;
+	int v0, v1, noargs = 0;
 
-	while ((c = getopt(argc, argv, "r:w:cak")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:cako:")) != -1) {
 		switch (c) {
+		case 'o':
+			if (noargs == (int)(sizeof oargs / sizeof *oargs))
+				goto usage;
+			oargs[noargs++] = optarg;
+			break;
 		case 'r':
 			reps = atoi(optarg);
 			break;
@@ -207,6 +253,10 @@ int main(int argc, char **argv)
 		}
 		v1 = v0 + 1;
 	}
+	memset(&ko, 0, sizeof ko);
+	if (set_kopts(w, oargs, noargs, &ko))
+		return 2;
+	workload_format_kopts(w, &ko, kopts, sizeof kopts);
 	if (fp_dtype_parse(argv[optind + 1], &dt)) {
 		fprintf(stderr, "fpbench: unknown dtype '%s'\n", argv[optind + 1]);
 		return 2;
@@ -235,7 +285,7 @@ int main(int argc, char **argv)
 			/* Rotate input sets so repeats do not run from L2. */
 			nsets = (int)ceil(4.0 * l2 / m.min_bytes);
 			nsets = nsets < 1 ? 1 : nsets > 16 ? 16 : nsets;
-			if (w->create(&op, &s, dt, v, nsets, 0x5eed + (unsigned)a, NULL))
+			if (w->create(&op, &s, dt, v, nsets, 0x5eed + (unsigned)a, &ko))
 				return 1;
 			memset(&r, 0, sizeof r);
 			r.passed = 1;
@@ -251,6 +301,14 @@ int main(int argc, char **argv)
 			       m.variant_bytes / (ms * 1e-3) / 1e9, r.rel_err,
 			       r.passed ? "" : "  WRONG");
 			failed += !r.passed;
+			if (w->kernel || *kopts) {
+				char line[160] = "";
+
+				if (w->kernel)
+					w->kernel(op, line, sizeof line);
+				printf("  kernel: %s%s%s%s\n", *line ? line : "(not said)",
+				       *kopts ? " [" : "", kopts, *kopts ? "]" : "");
+			}
 			if (act) {
 				double pe = wall_launches(w, op, nsets, warmup, reps, 0);
 				double pa = wall_launches(w, op, nsets, warmup, reps, 1);
@@ -273,6 +331,6 @@ int main(int argc, char **argv)
 
 usage:
 	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] "
-			"WORKLOAD[/VARIANT] DTYPE SHAPE...\n");
+			"[-o [WORKLOAD:]KEY=VALUE]... WORKLOAD[/VARIANT] DTYPE SHAPE...\n");
 	return 2;
 }

@@ -145,6 +145,7 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		"l2_bw", "l2_bw_provenance", "roof", "roof_pct", "roof_l2", "roof_l2_pct",
 		"bound", "model_flops", "model_min_bytes", "model_variant_bytes",
 		"traffic_eff", "eff_bw", "eff_bw_pct", "rel_err", "tolerance", "message",
+		"kernel_opts", "kernel",
 	};
 
 	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
@@ -187,19 +188,27 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		table_add_double(t, o->rel_err, 10);
 		table_add_double(t, o->tolerance, 10);
 		table_add_text(t, o->message);
+		table_add_text(t, o->kernel_opts);
+		table_add_text(t, o->kernel);
 	}
 }
 
-/* The ops that passed, in reading units: for Markdown and HTML. */
+/* The ops that passed, in reading units: for Markdown and HTML. The kernel
+ * column (the kernels each launcher picked, else the options in force)
+ * shows when some op says either: runs stored before they were recorded
+ * keep their table as it was. */
 static void ops_table_display(const struct rf_run *run, struct table *t)
 {
 	static const char *const hdr[] = {
 		"workload", "variant", "dtype", "shape", "time µs", "DRAM MB",
 		"AI FLOP/B", "TFLOP/s", "DRAM GB/s", "% of roof", "bound",
-		"bytes / min", "min-byte GB/s", "% of DRAM bw",
+		"bytes / min", "min-byte GB/s", "% of DRAM bw", "kernel",
 	};
+	int kernel = 0;
 
-	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
+	for (size_t i = 0; i < run->nops; i++)
+		kernel |= *run->ops[i].kernel || *run->ops[i].kernel_opts;
+	table_init(t, (int)ARRAY_SIZE(hdr) - !kernel, hdr);
 	for (size_t i = 0; i < run->nops; i++) {
 		const struct rf_op *o = &run->ops[i];
 
@@ -219,6 +228,9 @@ static void ops_table_display(const struct rf_run *run, struct table *t)
 		table_add_double(t, o->traffic_eff, 3);
 		table_add_double(t, o->eff_bw / 1e9, 4);
 		table_add_double(t, o->eff_bw_pct, 3);
+		if (kernel)
+			table_add_text(t, *o->kernel ? o->kernel
+				       : *o->kernel_opts ? o->kernel_opts : NULL);
 	}
 }
 

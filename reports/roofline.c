@@ -32,7 +32,7 @@ static const struct col op_cols[] = {
 	R(roof), R(roof_pct), R(roof_l2), R(roof_l2_pct), T(bound),
 	R(model_flops), R(model_min_bytes), R(model_variant_bytes),
 	R(traffic_eff), R(eff_bw), R(eff_bw_pct), R(rel_err), R(tolerance),
-	R(longest_kernel_ns),
+	R(longest_kernel_ns), T(kernel_opts), T(kernel),
 };
 #undef T
 #undef R

@@ -38,6 +38,8 @@ struct rf_op {
 	double traffic_eff, eff_bw, eff_bw_pct;
 	double rel_err, tolerance;
 	double longest_kernel_ns;  /* its longest kernel: median x launches */
+	char *kernel_opts;  /* kernel options in force, canonical; "" if none */
+	char *kernel;       /* the kernels its launcher picked; "" if not said */
 };
 
 /* A run with its ceilings and ops (ordered by workload, then op id). */

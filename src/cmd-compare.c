@@ -57,7 +57,11 @@ static void help(void)
 	       "Columns: verdict, the op's key, base_ns and new_ns (median times),\n"
 	       "time_pct (change in %%), noise_pct (larger noise of the two runs),\n"
 	       "time, dram_pct, dram, flops_pct, flops, launches (per repetition,\n"
-	       "'3->1' when changed) and status ('ok->wrong' when changed).\n"
+	       "'3->1' when changed), status ('ok->wrong' when changed) and kernel:\n"
+	       "'kernel' when the two runs' launchers picked different kernels for\n"
+	       "the op, 'options' when different kernel options were in force (both:\n"
+	       "'kernel,options'); each such op also gets a warning on stderr. Such a\n"
+	       "row compares two kernels; the exit status is judged as for any other.\n"
 	       "\n"
 	       "Examples:\n"
 	       "  fuseprof compare latest~1 latest           # CI: exit 1 on a regression\n"
@@ -76,6 +80,7 @@ static void help(void)
 struct op {
 	long long id;
 	char *workload, *variant, *dtype, *shape, *status;
+	char *kernel_opts, *kernel;  /* "" when not recorded */
 	double *samples;
 	size_t nsamples, alloc;
 	long long launches;
@@ -134,6 +139,8 @@ static void run_release(struct run *r)
 		free(o->dtype);
 		free(o->shape);
 		free(o->status);
+		free(o->kernel_opts);
+		free(o->kernel);
 		free(o->samples);
 	}
 	free(r->ops);
@@ -180,7 +187,8 @@ static int load_run(const char *db, const char *ref, struct run *run)
 			       "SELECT op_id, workload, variant, dtype, shape, status,"
 			       " launches, ncounters, dram_bytes,"
 			       " CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64"
-			       "  + flops_fp16 + coalesce(flops_tensor, 0) END"
+			       "  + flops_fp16 + coalesce(flops_tensor, 0) END,"
+			       " kernel_opts, kernel"
 			       " FROM v_ops WHERE run_id = ?1 ORDER BY op_id",
 			       -1, &s, NULL) != SQLITE_OK)
 		goto out_sql;
@@ -205,6 +213,10 @@ static int load_run(const char *db, const char *ref, struct run *run)
 		o->has_counters = sqlite3_column_int64(s, 7) > 0;
 		o->dram_bytes = column_real(s, 8);
 		o->flops = column_real(s, 9);
+		o->kernel_opts = xstrdup(sqlite3_column_text(s, 10)
+					 ? (const char *)sqlite3_column_text(s, 10) : "");
+		o->kernel = xstrdup(sqlite3_column_text(s, 11)
+				    ? (const char *)sqlite3_column_text(s, 11) : "");
 	}
 	if (step != SQLITE_DONE)
 		goto out_sql;
@@ -297,6 +309,60 @@ static int row_order(const void *pa, const void *pb)
 	return key_cmp(a->base ? a->base : a->new, b->base ? b->base : b->new);
 }
 
+/* What differs in how a matched pair ran: "kernel" (the launchers picked
+ * different kernels), "options" (different kernel options in force),
+ * "kernel,options", or NULL when nothing does or one side is missing.
+ * Either difference makes the timing a comparison of two kernels, not a
+ * regression of one. An op stored before kernels were recorded ("") is
+ * taken as unknown, not as different. */
+static const char *kernel_diff(const struct row *row)
+{
+	const struct op *b = row->base, *n = row->new;
+	int k, o;
+
+	if (!b || !n)
+		return NULL;
+	k = *b->kernel && *n->kernel && strcmp(b->kernel, n->kernel);
+	o = *b->kernel_opts && *n->kernel_opts && strcmp(b->kernel_opts, n->kernel_opts);
+	return k && o ? "kernel,options" : k ? "kernel" : o ? "options" : NULL;
+}
+
+/* Warn (stderr) about each matched op that ran a different kernel or
+ * different kernel options; after MAX_KERNEL_WARNINGS of them, a count. */
+#define MAX_KERNEL_WARNINGS 10
+static void warn_kernels(const struct row *rows, size_t n, const struct run *base,
+			 const struct run *new)
+{
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		const char *d = kernel_diff(r);
+
+		if (!d)
+			continue;
+		if (shown == MAX_KERNEL_WARNINGS) {
+			more++;
+			continue;
+		}
+		shown++;
+		if (!strcmp(d, "options"))
+			warning("compare: %s/%s/%s/%s ran with different kernel options "
+				"(run %lld '%s', run %lld '%s')", r->new->workload,
+				r->new->variant, r->new->dtype, r->new->shape, base->id,
+				r->base->kernel_opts, new->id, r->new->kernel_opts);
+		else
+			warning("compare: %s/%s/%s/%s ran a different kernel (run %lld "
+				"'%s' [%s], run %lld '%s' [%s])", r->new->workload,
+				r->new->variant, r->new->dtype, r->new->shape, base->id,
+				r->base->kernel, r->base->kernel_opts, new->id,
+				r->new->kernel, r->new->kernel_opts);
+	}
+	if (more)
+		warning("compare: %zu more op%s ran a different kernel or different "
+			"kernel options (the 'kernel' column)", more, more == 1 ? "" : "s");
+}
+
 /* A number with a fixed number of decimals, or null when not finite. No
  * '+' sign and no "-0.0": the cell must stay a valid JSON number. */
 static void add_fixed(struct table *t, double v, int decimals)
@@ -357,6 +423,7 @@ static void add_row(struct table *t, const struct row *row)
 	} else {
 		table_add_text(t, key->status);
 	}
+	table_add_text(t, kernel_diff(row));
 }
 
 static void describe_run(const char *label, const struct run *r)
@@ -423,7 +490,7 @@ static int cmd_compare(int argc, char **argv)
 	static const char *const hdr[] = {
 		"verdict", "workload", "variant", "dtype", "shape", "base_ns",
 		"new_ns", "time_pct", "noise_pct", "time", "dram_pct", "dram",
-		"flops_pct", "flops", "launches", "status"
+		"flops_pct", "flops", "launches", "status", "kernel"
 	};
 	struct cmp_opts co = { CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD };
 	const char *db = default_db_path(), *base_db = NULL;
@@ -502,6 +569,7 @@ static int cmd_compare(int argc, char **argv)
 
 	rows = match(&base, &new, &co, &n);
 	qsort(rows, n, sizeof *rows, row_order);
+	warn_kernels(rows, n, &base, &new);
 	table_init(&t, (int)ARRAY_SIZE(hdr), hdr);
 	for (size_t i = 0; i < n; i++) {
 		regressed |= rows[i].r.regressed;

@@ -21,17 +21,21 @@ static void help(void)
 	       "       fuseprof list [OPTION]... workloads\n"
 	       "List the runs stored in the database (newest first), or the workloads\n"
 	       "this fuseprof can measure with their variants, dtypes and shape\n"
-	       "parameters.\n"
+	       "parameters. With --options, the workloads' kernel options instead: one\n"
+	       "row per option with its allowed values ('*' marks the default) and what\n"
+	       "it does; 'fuseprof run --kernel-opt KEY=VALUE' sets them.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
+	       "  -o, --options        workloads: list the kernel options\n"
 	       "  -f, --format FMT     table (default), csv, json or md\n"
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
 	       "Examples:\n"
 	       "  fuseprof list runs\n"
 	       "  fuseprof list runs --format json --db nightly.db\n"
-	       "  fuseprof list workloads\n");
+	       "  fuseprof list workloads\n"
+	       "  fuseprof list workloads --options\n");
 }
 
 static int list_runs(const char *db, enum table_format fmt)
@@ -76,6 +80,35 @@ static int list_runs(const char *db, enum table_format fmt)
 }
 
 #ifdef FP_GPU_PROGRAM
+/* One row per kernel option: workload, option, its values with '*' after
+ * the default ("auto*,simt,mma"), help. A workload without options has
+ * no row. */
+static int list_kopts(enum table_format fmt)
+{
+	static const char *const hdr[] = { "workload", "option", "values", "help" };
+	struct table t;
+
+	table_init(&t, 4, hdr);
+	for (const struct workload *const *w = fp_workloads; *w; w++) {
+		for (int k = 0; k < workload_nkopts(*w); k++) {
+			const struct fp_kopt *ko = &(*w)->kopts[k];
+			struct strbuf v = STRBUF_INIT;
+
+			for (int i = 0; ko->values[i]; i++)
+				strbuf_addf(&v, "%s%s%s", i ? "," : "", ko->values[i],
+					    i ? "" : "*");
+			table_add_text(&t, (*w)->name);
+			table_add_text(&t, ko->name);
+			table_add_text(&t, strbuf_str(&v));
+			table_add_text(&t, ko->help);
+			strbuf_release(&v);
+		}
+	}
+	table_print(&t, fmt, stdout);
+	table_release(&t);
+	return EXIT_OK;
+}
+
 static int list_workloads(enum table_format fmt)
 {
 	static const char *const hdr[] = {
@@ -121,16 +154,17 @@ static int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "options", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path();
 	enum table_format fmt = TABLE_TEXT;
-	int c;
+	int c, kopts = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:oh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			db = optarg;
@@ -138,6 +172,9 @@ static int cmd_list(int argc, char **argv)
 		case 'f':
 			if (format_option("list", optarg, &fmt))
 				return EXIT_USAGE;
+			break;
+		case 'o':
+			kopts = 1;
 			break;
 		case 'h':
 			help();
@@ -151,11 +188,15 @@ static int cmd_list(int argc, char **argv)
 		return usage_error("list", "list: say what to list: runs or workloads");
 	if (optind + 1 < argc)
 		return usage_error("list", "list: one thing at a time: runs or workloads");
-	if (!strcmp(argv[optind], "runs"))
+	if (!strcmp(argv[optind], "runs")) {
+		if (kopts)
+			return usage_error("list", "list: --options is for 'list "
+					   "workloads'");
 		return list_runs(db, fmt);
+	}
 	if (!strcmp(argv[optind], "workloads"))
 #ifdef FP_GPU_PROGRAM
-		return list_workloads(fmt);
+		return kopts ? list_kopts(fmt) : list_workloads(fmt);
 #else
 		return gpu_exec(argc, argv);  /* the registry links CUDA */
 #endif

@@ -63,6 +63,15 @@ static void help(void)
 	       "      --check-all        check each op with every input profile of its\n"
 	       "                         workload (offsets, extremes), not only with the\n"
 	       "                         plain random inputs that timing uses\n"
+	       "  -o, --kernel-opt [WORKLOAD:]KEY=VALUE\n"
+	       "                         steer a workload's kernel choice (repeatable; a\n"
+	       "                         comma list 'K=V,K=V' gives several): the option\n"
+	       "                         applies to every selected workload that declares\n"
+	       "                         KEY, or only to WORKLOAD; 'fuseprof list workloads\n"
+	       "                         --options' lists them with their values. An\n"
+	       "                         option nobody selected declares, or a value it\n"
+	       "                         does not allow, is a usage error. Each op stores\n"
+	       "                         the options in force and the kernels picked\n"
 	       "  -n, --dry-run          print the ops that would run and exit\n"
 	       "  -h, --help             show this help and exit\n"
 	       "\n"
@@ -71,6 +80,7 @@ static void help(void)
 	       "  fuseprof run --workload ln_gelu_fwd --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
 	       "  fuseprof run --no-counters --reps 200 --dtype bf16\n"
 	       "  fuseprof run --metrics roofline --device 1 --db gpu1.db\n"
+	       "  fuseprof run --workload ln_linear_fwd --kernel-opt clusters=2 --tag c2\n"
 	       "\n"
 	       "Progress goes to stderr when it is a terminal; a table of the ops goes to\n"
 	       "stdout. Ctrl-C finishes the op in flight, marks the run 'aborted' and\n"
@@ -106,6 +116,44 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/* Add the pairs of one --kernel-opt argument "[W:]K=V,[W:]K=V" to kopts
+ * (each a malloc'd "[W:]K=V"). Checks the syntax only; which workload
+ * takes which key and value is the run loop's to check, against the
+ * workloads selected. */
+static int add_kopts(const char *arg, char **kopts, int *n)
+{
+	const char *p = arg;
+
+	if (!*arg)
+		return usage_error("run", "run: --kernel-opt: empty option (KEY=VALUE)");
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *pair = xasprintf("%.*s", (int)len, p), *eq = strchr(pair, '=');
+		char *colon = strchr(pair, ':');
+
+		if (!eq || eq == pair || !eq[1] || colon == pair ||
+		    (colon && colon < eq && colon + 1 == eq) || strlen(pair) >= 63 ||
+		    strchr(eq + 1, ':') || strchr(eq + 1, '=')) {
+			usage_error("run", "run: --kernel-opt: '%s' is not "
+				    "[WORKLOAD:]KEY=VALUE", pair);
+			free(pair);
+			return EXIT_USAGE;
+		}
+		if (*n == RUN_MAX_KOPTS) {
+			free(pair);
+			return usage_error("run", "run: --kernel-opt: more than %d "
+					   "options", RUN_MAX_KOPTS);
+		}
+		kopts[(*n)++] = pair;
+		p += len + (end ? 1 : 0);
+		if (end && !*p)
+			return usage_error("run", "run: --kernel-opt: '%s' ends in a "
+					   "comma", arg);
+	}
+	return 0;
+}
+
 enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE,
        OPT_CHECK_ALL, OPT_REPLAY, OPT_FLUSH };
 
@@ -129,11 +177,15 @@ static int cmd_run(int argc, char **argv)
 		{ "remeasure-ceilings", no_argument, NULL, OPT_REMEASURE },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "check-all", no_argument, NULL, OPT_CHECK_ALL },
+		{ "kernel-opt", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o;
-	int c, reps = 0, rc, replay_set = 0, flush_set = 0;
+	const char *kargs[RUN_MAX_KOPTS];
+	char *kopts[RUN_MAX_KOPTS];
+	int c, reps = 0, rc = EXIT_USAGE, replay_set = 0, flush_set = 0;
+	int nkargs = 0, nkopts = 0;
 
 	memset(&o, 0, sizeof o);
 	o.db = default_db_path();
@@ -143,7 +195,7 @@ static int cmd_run(int argc, char **argv)
 	o.warmup = 5;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+w:v:t:s:r:m:d:qnh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+w:v:t:s:r:m:d:o:qnh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DB:
 			o.db = optarg;
@@ -213,6 +265,12 @@ static int cmd_run(int argc, char **argv)
 		case OPT_CHECK_ALL:
 			o.check_all = 1;
 			break;
+		case 'o':
+			if (nkargs == RUN_MAX_KOPTS)
+				return usage_error("run", "run: more than %d --kernel-opt",
+						   RUN_MAX_KOPTS);
+			kargs[nkargs++] = optarg;
+			break;
 		case 'h':
 			help();
 			return EXIT_OK;
@@ -239,9 +297,17 @@ static int cmd_run(int argc, char **argv)
 	if (o.shape && !*o.shape)
 		return usage_error("run", "run: --shape: empty spec");
 	o.reps = reps ? reps : o.quick ? QUICK_REPS : DEFAULT_REPS;
+	for (int i = 0; i < nkargs; i++)
+		if (add_kopts(kargs[i], kopts, &nkopts))
+			goto out;
+	o.kopts = (const char *const *)kopts;
+	o.nkopts = nkopts;
 	o.command_line = join_args(argc, argv);
 	rc = run_suite(&o);
 	free((char *)o.command_line);
+out:
+	for (int i = 0; i < nkopts; i++)
+		free(kopts[i]);
 	return rc;
 }
 

@@ -55,6 +55,8 @@ struct op_spec {
 	struct fp_shape shape;
 	char key[256];  /* workload/variant/dtype/shape: the NVTX range name */
 	char shape_text[160];
+	struct fp_kopts ko;     /* its workload's kernel options (--kernel-opt) */
+	char kopts_text[256];   /* ko, canonical: what the op row stores */
 };
 
 struct op_list {
@@ -118,11 +120,99 @@ static void push_op(struct op_list *l, const struct op_spec *o)
 	l->v[l->n++] = *o;
 }
 
+/* Split a --kernel-opt pair "[WORKLOAD:]KEY=VALUE" into its scope (""
+ * when unscoped), key and value, in buffers of n bytes. */
+static void split_kopt(const char *pair, char *scope, char *key, char *value,
+		       size_t n)
+{
+	const char *eq = strchr(pair, '='), *colon = strchr(pair, ':');
+
+	scope[0] = '\0';
+	if (colon && colon < eq) {
+		snprintf(scope, n, "%.*s", (int)(colon - pair), pair);
+		pair = colon + 1;
+	}
+	snprintf(key, n, "%.*s", (int)(eq - pair), pair);
+	snprintf(value, n, "%s", eq + 1);
+}
+
+/* Set w's options from the --kernel-opt pairs that apply to it: the ones
+ * scoped to it, and the unscoped ones whose key it declares (so one key
+ * serves every selected workload that has it). used[i] is set for each
+ * pair that applied. Returns 0, or EXIT_USAGE (reported) for a value w
+ * does not allow, or a key scoped to w that it does not declare. */
+static int op_kopts(const struct run_opts *o, const struct workload *w,
+		    struct fp_kopts *ko, unsigned char *used)
+{
+	char scope[64], key[64], value[64], why[256];
+
+	memset(ko, 0, sizeof *ko);
+	for (int i = 0; i < o->nkopts; i++) {
+		split_kopt(o->kopts[i], scope, key, value, sizeof key);
+		if (scope[0] ? strcmp(scope, w->name) : workload_kopt(w, key) < 0)
+			continue;
+		/* A refused value's reason names the option, not the
+		 * workload; several selected ones may declare the key, so say
+		 * which refused it. */
+		if (workload_set_kopt(w, ko, key, value, why, sizeof why)) {
+			int named = !strncmp(why, w->name, strlen(w->name));
+
+			return usage_error("run", "run: --kernel-opt %s: %s%s%s",
+					   o->kopts[i], named ? "" : w->name,
+					   named ? "" : ": ", why);
+		}
+		used[i] = 1;
+	}
+	return 0;
+}
+
+/* Every --kernel-opt pair must have applied to some selected workload:
+ * say which workloads were selected and the options they declare. */
+static int kopts_unused(const struct run_opts *o, const unsigned char *used)
+{
+	char scope[64], key[64], value[64];
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+
+	for (i = 0; i < o->nkopts && used[i]; i++)
+		;
+	if (i == o->nkopts)
+		return 0;
+	split_kopt(o->kopts[i], scope, key, value, sizeof key);
+	if (scope[0] && !workload_find(scope))
+		return usage_error("run", "run: --kernel-opt %s: unknown workload '%s'",
+				   o->kopts[i], scope);
+	if (scope[0] && !in_list(o->workloads, scope))
+		return usage_error("run", "run: --kernel-opt %s: workload '%s' is not "
+				   "selected (--workload %s)", o->kopts[i], scope,
+				   o->workloads);
+	for (const struct workload *const *wp = fp_workloads; *wp; wp++) {
+		const struct workload *w = *wp;
+
+		if (!in_list(o->workloads, w->name) || !workload_nkopts(w))
+			continue;
+		strbuf_addf(&sb, "%s%s: ", sb.len ? "; " : "", w->name);
+		for (int k = 0; k < workload_nkopts(w); k++)
+			strbuf_addf(&sb, "%s%s", k ? ", " : "", w->kopts[k].name);
+	}
+	if (scope[0])
+		usage_error("run", "run: --kernel-opt %s: workload '%s' has no op in "
+			    "this selection", o->kopts[i], scope);
+	else
+		usage_error("run", "run: --kernel-opt %s: no selected workload has "
+			    "kernel option '%s' (%s%s)", o->kopts[i], key,
+			    sb.len ? "options: " : "the selected workloads have none",
+			    strbuf_str(&sb));
+	strbuf_release(&sb);
+	return EXIT_USAGE;
+}
+
 /* Build the ops in suite order: workload, shape, dtype, variant. Returns 0,
  * or EXIT_USAGE / EXIT_FAIL (reported). */
 static int build_ops(const struct run_opts *o, struct op_list *ops)
 {
 	const char *names[64], *vnames[256], *dnames[FP_NDTYPES];
+	unsigned char kused[RUN_MAX_KOPTS] = { 0 };
 	int nw = 0, nv = 0;
 
 	for (const struct workload *const *w = fp_workloads; *w && nw < 64; w++) {
@@ -153,6 +243,7 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 		const struct workload *w = *wp;
 		const char *spec = o->shape ? o->shape : o->quick ? w->quick : w->suite;
 		struct fp_shape *shapes = NULL;
+		struct fp_kopts ko;
 		size_t nshapes = 0;
 		char why[256];
 
@@ -160,6 +251,8 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 			continue;
 		if (!spec || !*spec)
 			continue;
+		if (op_kopts(o, w, &ko, kused))
+			return EXIT_USAGE;
 		if (shape_sweep(w, spec, &shapes, &nshapes, why, sizeof why)) {
 			if (o->shape)
 				return usage_error("run", "run: --shape '%s': %s", spec, why);
@@ -196,6 +289,9 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 					op.shape = shapes[s];
 					workload_format_shape(w, &shapes[s], op.shape_text,
 							      sizeof op.shape_text);
+					op.ko = ko;
+					workload_format_kopts(w, &ko, op.kopts_text,
+							      sizeof op.kopts_text);
 					snprintf(op.key, sizeof op.key, "%s/%s/%s/%s", w->name,
 						 w->variants[v].name, fp_dtype_name(op.dt),
 						 op.shape_text);
@@ -205,6 +301,8 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 		}
 		free(shapes);
 	}
+	if (kopts_unused(o, kused))
+		return EXIT_USAGE;
 	if (ops->n == 0)
 		return usage_error("run", "run: nothing to run: no op matches the "
 				   "selection (see 'fuseprof list workloads')");
@@ -367,6 +465,7 @@ struct meas {
 	struct kernel_rec *recs;   /* the timed ones, reps * k, launch order */
 	const char *status;        /* "ok", "wrong" or "error" */
 	char msg[512];
+	char kernel[160];          /* what the launcher picked (w->kernel) */
 };
 
 /* Ops timed together at most; and what op_prepare returns for an op that
@@ -435,10 +534,13 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 	}
 	nvtxRangePushA(op->key);
 	clk = now_seconds();
-	if (w->create(&m->inst, &op->shape, op->dt, op->variant, m->nsets, m->seed, NULL)) {
+	if (w->create(&m->inst, &op->shape, op->dt, op->variant, m->nsets, m->seed,
+		      &op->ko)) {
 		meas_fail(m, "could not be set up (see the error above)");
 		goto out;
 	}
+	if (w->kernel)
+		w->kernel(m->inst, m->kernel, sizeof m->kernel);
 	rs->t_setup += lap(&clk);
 	/* Check with the plain random inputs timing uses (profile 0), or with
 	 * every profile (--check-all); the worst result is the op's. The hard
@@ -769,6 +871,8 @@ store:
 	so.model_min_bytes = m->model.min_bytes;
 	so.model_variant_bytes = m->model.variant_bytes;
 	so.message = m->msg[0] ? m->msg : NULL;
+	so.kernel_opts = op->kopts_text;
+	so.kernel = m->kernel;
 	if (so.reps > 0) {
 		sk = xcalloc((size_t)nslots, sizeof *sk);
 		for (int s = 0; s < nslots; s++) {
@@ -893,7 +997,7 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 		    op->w->device_bytes(&op->shape, op->dt, op->variant, 1) > free_b)
 			continue;
 		if (op->w->create(&inst, &op->shape, op->dt, op->variant, 1,
-				  splitmix64(rs->seed_base + i), NULL))
+				  splitmix64(rs->seed_base + i), &op->ko))
 			continue;
 		ol.inst = inst;
 		if (launch_once(&ol) || sync_device(op->key)) {

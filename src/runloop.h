@@ -10,6 +10,9 @@
 #include "store.h"
 #include "table.h"
 
+/* --kernel-opt pairs one run takes at most. */
+#define RUN_MAX_KOPTS 64
+
 struct run_opts {
 	const char *db;
 	const char *workloads;  /* comma-separated names, NULL = all */
@@ -30,11 +33,16 @@ struct run_opts {
 	int check_all;          /* check with every input profile, not only
 	                           the plain random inputs timing uses */
 	const char *command_line;
+	const char *const *kopts;  /* --kernel-opt: "[WORKLOAD:]KEY=VALUE", one
+	                              pair each, in the order given */
+	int nkopts;             /* <= RUN_MAX_KOPTS */
 };
 
 /* Run the suite o describes. Returns the exit status: 0 all ops ok, 1 a
  * failure or a wrong op (the run still finishes), 2 a usage error found
- * while building the op list, 130 interrupted (run marked aborted). */
+ * while building the op list (among them a kernel option that no selected
+ * workload declares, or a value it does not allow), 130 interrupted (run
+ * marked aborted). */
 int run_suite(const struct run_opts *o);
 
 #endif

@@ -29,6 +29,7 @@ struct store {
 	char *path;
 	enum store_mode mode;
 	int busy_ms;
+	int compat;  /* read-only over an older schema: compat[] views in TEMP */
 };
 
 /* Schema migrations: migrations[i] takes a database from user_version i to
@@ -117,6 +118,26 @@ static const char *const migrations[] = {
 	"  value REAL NOT NULL,"
 	"  PRIMARY KEY (kernel_id, metric)"
 	") WITHOUT ROWID;",
+	/* 1 -> 2: each op records the kernel options in force (canonical
+	 * text, every option of its workload) and the kernels its launcher
+	 * picked, so runs that ran different kernels can be told apart. Ops
+	 * stored before have neither: ''. */
+	"ALTER TABLE ops ADD COLUMN kernel_opts TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE ops ADD COLUMN kernel TEXT NOT NULL DEFAULT '';",
+};
+
+/* What a read-only connection puts over a database at user_version i
+ * (compat[i]) so that it reads as the current schema, every step since i
+ * at once: TEMP views named as
+ * the tables they stand for, which shadow them for this connection only,
+ * with the columns added since at their defaults. NULL: an older version
+ * no read-only command can read (it needs migrating first). A migration
+ * that changes a table readers use updates the entries here. */
+static const char *const compat[STORE_SCHEMA_VERSION] = {
+	NULL,
+	/* 1: ops before kernel_opts and kernel. */
+	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel"
+	" FROM main.ops;",
 };
 
 int store_error(struct store *st, const char *what)
@@ -231,6 +252,12 @@ static int migrate(struct store *st, long long from)
 
 	if (store_begin(st))
 		return -1;
+	/* Another process may have migrated it while this one waited for the
+	 * write lock: the version read before the lock is stale then. */
+	if (query_int(st, "PRAGMA user_version", &from))
+		goto out_rollback;
+	if (from >= STORE_SCHEMA_VERSION)
+		return store_commit(st);
 	for (long long v = from; v < STORE_SCHEMA_VERSION; v++)
 		if (exec(st, migrations[v], "cannot migrate the schema"))
 			goto out_rollback;
@@ -260,7 +287,9 @@ static int refresh_views(struct store *st)
 	struct strbuf sb = STRBUF_INIT;
 	int rc = -1;
 
-	if (have && !strcmp(have, want)) {
+	/* Views stored in an older schema's file were made for its tables,
+	 * not for the compat ones: always the TEMP ones over them. */
+	if (have && !strcmp(have, want) && !st->compat) {
 		free(have);
 		return 0;
 	}
@@ -331,11 +360,19 @@ static int validate(struct store *st)
 			     "this fuseprof understands (%d): upgrade fuseprof",
 			     st->path, version, STORE_SCHEMA_VERSION);
 	if (version < STORE_SCHEMA_VERSION) {
-		if (st->mode == STORE_READONLY)
-			return error("cannot read '%s': its schema is version %lld and "
-				     "needs migrating to %d; open it once with a command "
-				     "that writes (e.g. 'fuseprof run')",
-				     st->path, version, STORE_SCHEMA_VERSION);
+		if (st->mode == STORE_READONLY) {
+			/* Readers leave the file as it is: a sample database
+			 * shipped read-only, or one a newer run writes into. */
+			if (!compat[version])
+				return error("cannot read '%s': its schema is version "
+					     "%lld and needs migrating to %d; open it once "
+					     "with a command that writes (e.g. 'fuseprof "
+					     "run')", st->path, version, STORE_SCHEMA_VERSION);
+			if (exec(st, compat[version], "cannot read the schema of"))
+				return -1;
+			st->compat = 1;
+			return 0;
+		}
 		if (migrate(st, version))
 			return -1;
 	}
@@ -646,8 +683,9 @@ int store_insert_op(struct store *st, long long run_id,
 			"shape, status, seed, rel_err, max_abs_err, tolerance, reps, "
 			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
 			"model_flops, model_min_bytes, model_variant_bytes, message, "
-			"created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-			"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)", &s))
+			"created_at, kernel_opts, kernel) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+			"?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+			"?21, ?22, ?23, ?24)", &s))
 		goto out_rollback;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_text(s, 2, op->workload, -1, SQLITE_TRANSIENT);
@@ -673,6 +711,9 @@ int store_insert_op(struct store *st, long long run_id,
 	bind_real_or_null(s, 20, op->model_variant_bytes);
 	bind_text_or_null(s, 21, op->message);
 	sqlite3_bind_text(s, 22, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 23, op->kernel_opts ? op->kernel_opts : "", -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 24, op->kernel ? op->kernel : "", -1, SQLITE_TRANSIENT);
 	if (step_done(st, s, "cannot store an op in"))
 		goto out_rollback;
 	id = sqlite3_last_insert_rowid(st->db);

@@ -1,12 +1,13 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v1), see store/store.c for the DDL and store/views.c for the public views:
+ * Schema (v2), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
  *   runs                        one `fuseprof run`: status running/complete/aborted/failed
  *   ceilings                    measured and theoretical roofs per device
- *   ops                         workload x variant x dtype x shape in a run
+ *   ops                         workload x variant x dtype x shape in a run, with
+ *                               the kernel options in force and the kernel picked
  *   samples                     per-repetition op times (ns)
  *   kernels                     per op: each distinct kernel, launches, durations
  *   counters                    per kernel: raw hardware counter values */
@@ -15,7 +16,7 @@
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -27,7 +28,10 @@ struct store;
 
 /* Open the database at path. Validates that it is a fuseprof database of a
  * schema this build understands, migrates an older one forward (not in
- * READONLY mode), and (re)creates the views when they are out of date.
+ * READONLY mode: there the connection sees the current schema through TEMP
+ * views over the old tables, the columns added since defaulted, and the
+ * file stays untouched), and (re)creates the views when they are out of
+ * date.
  * Returns 0 with *out set, or -1 after a one-line error naming the file and
  * the cause; the file is then untouched. */
 int store_open(struct store **out, const char *path, enum store_mode mode);
@@ -100,6 +104,10 @@ struct store_op {
 	long long launches;     /* kernel launches per repetition */
 	double model_flops, model_min_bytes, model_variant_bytes;
 	const char *message;    /* may be NULL */
+	const char *kernel_opts;  /* the kernel options in force, canonical
+	                             (workload_format_kopts); NULL = "" */
+	const char *kernel;     /* the kernels the launcher picked (the
+	                           workload's kernel() line); NULL = "" */
 	int nkernels;
 	const struct store_kernel *kernels;
 };

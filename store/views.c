@@ -74,10 +74,10 @@ const struct view_def fp_views[] = {
 	  " kc.dram_read_bytes, kc.dram_write_bytes,"
 	  " kc.dram_read_bytes + kc.dram_write_bytes AS dram_bytes,"
 	  " kc.l2_bytes, kc.l1_bytes, kc.flops_fp32, kc.flops_fp64, kc.flops_fp16,"
-	  " kc.flops_tensor, kc.ncounters"
+	  " kc.flops_tensor, kc.ncounters, o.kernel_opts, o.kernel AS op_kernel"
 	  " FROM kernels k JOIN ops o ON o.id = k.op_id"
 	  " LEFT JOIN v_kernel_counters kc ON kc.kernel_id = k.id",
-	  "one row per kernel of each op: launch configuration, durations (ns), bytes and FLOPs" },
+	  "one row per kernel of each op: launch configuration, durations (ns), bytes and FLOPs, the op's kernel options and kernel line" },
 
 	{ "v_ops",
 	  "SELECT o.id AS op_id, o.run_id, r.started_at AS run_started_at, r.tag,"
@@ -98,7 +98,10 @@ const struct view_def fp_views[] = {
 	  " count(c.metric) AS ncounters, o.message,"
 	  /* The op's longest kernel (a slot's median x its launches): what
 	   * would remain if fusion removed every other kernel's time. */
-	  " max(k.dur_ns * k.launches) AS longest_kernel_ns"
+	  " max(k.dur_ns * k.launches) AS longest_kernel_ns,"
+	  /* What ran: the kernel options in force and the kernels the
+	   * launcher picked ('' for ops stored before they were recorded). */
+	  " o.kernel_opts, o.kernel"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
 	  " LEFT JOIN kernels k ON k.op_id = o.id"
@@ -107,7 +110,7 @@ const struct view_def fp_views[] = {
 	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
 	   * run_id = ?) reaches the ops table. */
 	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
-	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs" },
+	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel" },
 
 	{ "v_runs",
 	  "SELECT r.id AS run_id, r.started_at, r.finished_at, r.status, r.tag,"
@@ -155,7 +158,7 @@ const struct view_def fp_views[] = {
 	  " dram_bytes / model_min_bytes AS traffic_eff,"
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
-	  " rel_err, tolerance, message, longest_kernel_ns FROM ("
+	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
 	  "  1e9 * dram_bytes / time_ns AS dram_rate,"
@@ -177,7 +180,7 @@ const struct view_def fp_views[] = {
 	  "    ELSE 'fp32_fma' END AS precision,"
 	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes, o.model_flops, o.model_min_bytes,"
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
-	  "   o.longest_kernel_ns"
+	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel"
 	  "  FROM v_ops o) p"
 	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
 	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"
@@ -200,7 +203,8 @@ const struct view_def fp_views[] = {
 	 * new / base: above 1 means slower, more bytes, more FLOPs. No noise
 	 * model here: `fuseprof compare` judges timing against the spread of the
 	 * reps. FLOPs count every precision, as in v_roofline; NULL without
-	 * counters. */
+	 * counters. The kernel options and kernels of both sides show whether
+	 * a ratio compares one kernel or two. */
 	{ "v_regressions",
 	  "SELECT run_id, op_id, base_run_id, base_op_id, device, workload, variant,"
 	  " dtype, shape, base_status, status,"
@@ -208,19 +212,20 @@ const struct view_def fp_views[] = {
 	  " base_time_ns, time_ns, time_ns / base_time_ns AS time_ratio,"
 	  " base_dram_bytes, dram_bytes, dram_bytes / base_dram_bytes AS dram_ratio,"
 	  " base_flops, flops, flops / base_flops AS flops_ratio,"
-	  " base_launches, launches FROM ("
+	  " base_launches, launches, base_kernel_opts, kernel_opts, base_kernel, kernel FROM ("
 	  " SELECT *, lag(run_id) OVER w AS base_run_id, lag(op_id) OVER w AS base_op_id,"
 	  "  lag(status) OVER w AS base_status, lag(time_ns) OVER w AS base_time_ns,"
 	  "  lag(dram_bytes) OVER w AS base_dram_bytes, lag(flops) OVER w AS base_flops,"
-	  "  lag(launches) OVER w AS base_launches FROM ("
+	  "  lag(launches) OVER w AS base_launches,"
+	  "  lag(kernel_opts) OVER w AS base_kernel_opts, lag(kernel) OVER w AS base_kernel FROM ("
 	  "  SELECT op_id, run_id, device, workload, variant, dtype, shape, status,"
-	  "   time_ns, launches, dram_bytes,"
+	  "   time_ns, launches, dram_bytes, kernel_opts, kernel,"
 	  "   CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
 	  "    + coalesce(flops_tensor, 0) END AS flops FROM v_ops)"
 	  " WINDOW w AS (PARTITION BY device, workload, variant, dtype, shape"
 	  "  ORDER BY run_id))"
 	  " WHERE base_op_id IS NOT NULL",
-	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base)" },
+	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base), both sides' kernel options and kernels" },
 
 	{ NULL, NULL, NULL }
 };

@@ -57,3 +57,12 @@ EXTRA_DIST += tests/test-cli.sh
 ## No folder includes a header from a floor above it (README.md).
 TESTS += tests/test-layers.sh
 EXTRA_DIST += tests/test-layers.sh
+
+### kernel options ############################################################
+## The registry's option functions (a test-only workload), then the command
+## line, the store and the readers (any build; no GPU).
+check_PROGRAMS += tests/test-kopts
+TESTS += tests/test-kopts tests/test-kopts-cli.sh
+tests_test_kopts_SOURCES = tests/test-kopts.c
+tests_test_kopts_LDADD = $(test_kernel_libs)
+EXTRA_DIST += tests/test-kopts-cli.sh

@@ -12,6 +12,8 @@
  *       N per-rep times (ns) drawn uniformly from MEDIAN * (1 +- SPREAD/2);
  *       DRAM bytes and FLOPs become raw counters of one kernel, '-' for
  *       both stores the op without counters.
+ *   kernel OPTS|- [LINE...]  kernel options (canonical text, '-' for none)
+ *                            and kernel line of the ops that follow
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -68,6 +70,9 @@ static int finish(struct store *st, long long run, const char *status)
 	return 0;
 }
 
+/* The kernel options and kernel line of the ops that follow ("" each). */
+static char kopts_text[256], kernel_text[256];
+
 static int add_op(struct store *st, long long run, char **f, int lineno)
 {
 	struct store_op op = { 0 };
@@ -110,6 +115,8 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	}
 	op.nkernels = 1;
 	op.kernels = &k;
+	op.kernel_opts = kopts_text;
+	op.kernel = kernel_text;
 	rc = store_insert_op(st, run, &op, NULL);
 	free(t);
 	return rc;
@@ -166,6 +173,16 @@ int main(int argc, char **argv)
 			r.counters = counters ? counters : "range-profiler (op replay, flush op)";
 			if (store_begin_run(st, &r, &run))
 				goto out;
+		} else if (!strcmp(f[0], "kernel") && n >= 2) {
+			size_t len = 0;
+
+			snprintf(kopts_text, sizeof kopts_text, "%s",
+				 strcmp(f[1], "-") ? f[1] : "");
+			kernel_text[0] = '\0';
+			for (int i = 2; i < n && len < sizeof kernel_text; i++)
+				len += (size_t)snprintf(kernel_text + len,
+							sizeof kernel_text - len, "%s%s",
+							i > 2 ? " " : "", f[i]);
 		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
 			if (add_op(st, run, f, lineno))
 				goto out;

@@ -48,7 +48,7 @@ grep -Eq '^SLOWER +ln_gelu +fused ' "$tmp/out" || fail "no aligned SLOWER row"
 # decided it.
 expect_exit 1 "$FUSEPROF" compare --db "$db" --format csv 1 2
 uncr
-head -n 1 "$tmp/out" | grep -qx 'verdict,workload,variant,dtype,shape,base_ns,new_ns,time_pct,noise_pct,time,dram_pct,dram,flops_pct,flops,launches,status' ||
+head -n 1 "$tmp/out" | grep -qx 'verdict,workload,variant,dtype,shape,base_ns,new_ns,time_pct,noise_pct,time,dram_pct,dram,flops_pct,flops,launches,status,kernel' ||
 	fail "csv header: $(head -n 1 "$tmp/out")"
 tail -n +2 "$tmp/out" | cut -d, -f1-3 >"$tmp/got"
 cat >"$tmp/want" <<'EOF2'
@@ -64,16 +64,16 @@ SAME,softmax,naive
 EOF2
 diff "$tmp/want" "$tmp/got" >&2 || fail "verdicts or their order differ (above)"
 row() { grep "^[A-Z-]*,$1,$2," "$tmp/out"; }
-row softmax fused | grep -q ',ok->wrong$' || fail "became-wrong row: $(row softmax fused)"
-row ln_gelu unfused | grep -q ',3\.3,MORE,0\.0,SAME,3,ok$' || fail "more-bytes row: $(row ln_gelu unfused)"
-row gemm tiled | grep -q ',10\.0,MORE,1,ok$' || fail "more-flops row: $(row gemm tiled)"
-row softmax loop | grep -q ',2->1,ok$' || fail "launch-count row: $(row softmax loop)"
-row new thing | grep -q ',n/a,,n/a,1,ok$' || fail "an op without counters must say n/a: $(row new thing)"
+row softmax fused | grep -q ',ok->wrong,$' || fail "became-wrong row: $(row softmax fused)"
+row ln_gelu unfused | grep -q ',3\.3,MORE,0\.0,SAME,3,ok,$' || fail "more-bytes row: $(row ln_gelu unfused)"
+row gemm tiled | grep -q ',10\.0,MORE,1,ok,$' || fail "more-flops row: $(row gemm tiled)"
+row softmax loop | grep -q ',2->1,ok,$' || fail "launch-count row: $(row softmax loop)"
+row new thing | grep -q ',n/a,,n/a,1,ok,$' || fail "an op without counters must say n/a: $(row new thing)"
 # +20% is past the 5% threshold but inside that op's noise (about 48%).
 # (Fields counted from the end: the quoted shape holds a comma.)
-row softmax naive | awk -F, '{ exit !($(NF-8) > 5 && $(NF-7) > 30 && $(NF-6) == "SAME") }' ||
+row softmax naive | awk -F, '{ exit !($(NF-9) > 5 && $(NF-8) > 30 && $(NF-7) == "SAME") }' ||
 	fail "noise-bound row: $(row softmax naive)"
-row ln_gelu fused | awk -F, '{ exit !($(NF-8) > 15 && $(NF-8) < 25 && $(NF-7) < 5) }' ||
+row ln_gelu fused | awk -F, '{ exit !($(NF-9) > 15 && $(NF-9) < 25 && $(NF-8) < 5) }' ||
 	fail "slower row: $(row ln_gelu fused)"
 
 # --changes leaves out the SAME rows; the exit status stays.
@@ -116,10 +116,10 @@ grep -Eq '^SAME ' "$tmp/out" || fail "+8% at 10%: $(cat "$tmp/out")"
 # +0.5% FLOPs: under the default 1% counter bar, over a 0.4% one.
 expect_exit 0 "$FUSEPROF" compare --db "$db2" -t 10% --format csv a b
 uncr
-grep -q '^SAME,.*,0\.5,SAME,1,ok$' "$tmp/out" || fail "+0.5% FLOPs at 1%: $(cat "$tmp/out")"
+grep -q '^SAME,.*,0\.5,SAME,1,ok,$' "$tmp/out" || fail "+0.5% FLOPs at 1%: $(cat "$tmp/out")"
 expect_exit 1 "$FUSEPROF" compare --db "$db2" -t 10 --count-threshold 0.4 --format csv a b
 uncr
-grep -q '^MORE-FLOPS,.*,0\.5,MORE,1,ok$' "$tmp/out" || fail "+0.5% FLOPs at 0.4%: $(cat "$tmp/out")"
+grep -q '^MORE-FLOPS,.*,0\.5,MORE,1,ok,$' "$tmp/out" || fail "+0.5% FLOPs at 0.4%: $(cat "$tmp/out")"
 
 # Usage errors: exit 2 with one line and a hint; a bad run: exit 1.
 expect_exit 2 "$FUSEPROF" compare --db "$db"

@@ -67,7 +67,7 @@ grep -q '^SLOWER,softmax,fused,' "$tmp/out" || fail "--force: $(cat "$tmp/out")"
 expect_exit 1 "$FUSEPROF" compare --force --db "$tmp/pr.db" --format csv pr broken
 uncr
 grep -q "aborted" "$tmp/err" || fail "no warning about the aborted run"
-grep -q '^WRONG,softmax,fused,.*,ok->error$' "$tmp/out" || fail "error op: $(cat "$tmp/out")"
+grep -q '^WRONG,softmax,fused,.*,ok->error,$' "$tmp/out" || fail "error op: $(cat "$tmp/out")"
 grep -q '^REMOVED,softmax,unfused,' "$tmp/out" || fail "unreached op: $(cat "$tmp/out")"
 
 # compare never writes.

@@ -39,7 +39,7 @@ head -n 1 "$tmp/out" | grep -q '^run_id,started_at,' || fail "runs header: $(hea
 # regressions: only run 3's ops that run 1 had; largest slowdown first.
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv regressions
 uncr
-head -n 1 "$tmp/out" | grep -qx 'run_id,op_id,base_run_id,base_op_id,device,workload,variant,dtype,shape,base_status,status,became_wrong,base_time_ns,time_ns,time_ratio,base_dram_bytes,dram_bytes,dram_ratio,base_flops,flops,flops_ratio,base_launches,launches' ||
+head -n 1 "$tmp/out" | grep -qx 'run_id,op_id,base_run_id,base_op_id,device,workload,variant,dtype,shape,base_status,status,became_wrong,base_time_ns,time_ns,time_ratio,base_dram_bytes,dram_bytes,dram_ratio,base_flops,flops,flops_ratio,base_launches,launches,base_kernel_opts,kernel_opts,base_kernel,kernel' ||
 	fail "regressions header: $(head -n 1 "$tmp/out")"
 [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "regressions rows: $(cat "$tmp/out")"
 sed -n 2p "$tmp/out" | grep -q '^3,[0-9]*,1,[0-9]*,NVIDIA-H100,softmax,unfused,fp32,"M=8,N=4096",ok,ok,0,' ||
@@ -47,10 +47,12 @@ sed -n 2p "$tmp/out" | grep -q '^3,[0-9]*,1,[0-9]*,NVIDIA-H100,softmax,unfused,f
 sed -n 3p "$tmp/out" | grep -q '^3,[0-9]*,1,[0-9]*,NVIDIA-H100,softmax,fused,fp32,"M=8,N=4096",ok,wrong,1,' ||
 	fail "became-wrong row: $(sed -n 3p "$tmp/out")"
 # Ratios, from the end of the line (the quoted shape holds a comma):
-# time 450/300 within the 2% spread, DRAM bytes 1.1 and FLOPs 1.2 exactly.
-sed -n 2p "$tmp/out" | awk -F, '{ t = $(NF-8); d = $(NF-5); f = $(NF-2);
+# time 450/300 within the 2% spread, DRAM bytes 1.1 and FLOPs 1.2 exactly;
+# then the launches, and four kernel columns left empty by mkruns.
+sed -n 2p "$tmp/out" | awk -F, '{ t = $(NF-12); d = $(NF-9); f = $(NF-6);
 	exit !(t > 1.45 && t < 1.55 && d > 1.0999999 && d < 1.1000001 &&
-	       f > 1.1999999 && f < 1.2000001 && $(NF-1) == 3 && $NF == 2) }' ||
+	       f > 1.1999999 && f < 1.2000001 && $(NF-5) == 3 && $(NF-4) == 2 &&
+	       $(NF-3) $(NF-2) $(NF-1) $NF == "") }' ||
 	fail "regression ratios: $(sed -n 2p "$tmp/out")"
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 	"SELECT count(*) FROM v_regressions WHERE run_id = 2 OR variant = 'naive'"
@@ -120,4 +122,4 @@ one_line_error "one statement"
 cmp -s "$db" "$tmp/q.copy" || fail "query changed the database"
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv "PRAGMA user_version"
 uncr
-[ "$(sed -n 2p "$tmp/out")" = 1 ] || fail "user_version changed: $(cat "$tmp/out")"
+[ "$(sed -n 2p "$tmp/out")" = 2 ] || fail "user_version changed: $(cat "$tmp/out")"
