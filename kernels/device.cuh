@@ -1,7 +1,7 @@
 /* device.cuh - the device helpers every workload's kernels share: dtype
  * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
  * and the bf16 mma.sync. CUDA C++ only (include it from .cu files).
- * Users: kernels/ln_gelu.cu, kernels/softmax.cu, kernels/ln_linear/ and the
+ * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/ and the
  * LayerNorm module; a helper used by one family stays in that family. */
 #ifndef FP_DEVICE_CUH
 #define FP_DEVICE_CUH

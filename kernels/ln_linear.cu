@@ -96,7 +96,7 @@
 #include "error.h"
 #include "device.cuh"
 #include "kutil.h"
-#include "ln_gelu.h"
+#include "ln_gelu/ln_gelu.h"
 #include "ln_linear.h"
 #include "util.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "kutil.h"
-#include "ln_gelu.h"
+#include "ln_gelu/ln_gelu.h"
 #include "test.h"
 #include "workload.h"
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "kutil.h"
-#include "softmax.h"
+#include "softmax/softmax.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"

@@ -1,8 +1,8 @@
-## kernels/softmax.mk - the row softmax workloads (softmax_fwd,
+## kernels/softmax/local.mk - the row softmax workloads (softmax_fwd,
 ## softmax_masked_fwd, softmax_bwd) and the CPU test of their references.
 
-kernels_libfpkernels_a_SOURCES += kernels/softmax.h kernels/softmax.cu
-kernels/softmax.$(OBJEXT): kernels/softmax.h $(kernels_headers)
+kernels_libfpkernels_a_SOURCES += kernels/softmax/softmax.h kernels/softmax/softmax.cu
+kernels/softmax/softmax.$(OBJEXT): kernels/softmax/softmax.h $(kernels_headers)
 
 check_PROGRAMS += tests/test-softmax-ref
 TESTS += tests/test-softmax-ref

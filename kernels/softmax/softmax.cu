@@ -1,4 +1,5 @@
-// softmax.cu - row softmax workloads: softmax_fwd, softmax_masked_fwd and softmax_bwd, fused and unfused, fp32 and bf16 (bf16 storage, fp32 math).
+// softmax.cu - row softmax workloads: softmax_fwd, softmax_masked_fwd and
+// softmax_bwd, fused and unfused, fp32 and bf16 (bf16 storage, fp32 math).
 //
 // Read top to bottom as in llm.c dev/cuda: the double-precision CPU
 // references and input profiles, the kernels (simplest first, each saying
