@@ -9,7 +9,8 @@ kernels_libfpkernels_a_SOURCES = \
 	kernels/kutil.h kernels/kutil.cu kernels/device.cuh
 
 ## nvcc objects do not get automake's dependency tracking: every .cu object
-## depends on these (a folder's local.mk adds the headers of its own).
+## depends on these, the shared headers any family may include (a folder's
+## local.mk adds the headers of its own).
 kernels_headers = kernels/workload.h kernels/kutil.h kernels/device.cuh \
-	src/error.h src/util.h
+	kernels/layernorm/layernorm.h src/error.h src/util.h
 $(kernels_libfpkernels_a_OBJECTS): $(kernels_headers)

@@ -3,7 +3,8 @@
 
 kernels_libfpkernels_a_SOURCES += kernels/ln_gelu/ln_gelu.cu kernels/ln_gelu/ln_gelu.h
 ## nvcc objects get no automatic dependency tracking.
-kernels/ln_gelu/ln_gelu.$(OBJEXT): kernels/ln_gelu/ln_gelu.h $(kernels_headers)
+kernels/ln_gelu/ln_gelu.$(OBJEXT): kernels/ln_gelu/ln_gelu.h $(layernorm_headers) \
+	$(kernels_headers)
 
 TESTS += tests/test-ln-gelu-ref
 check_PROGRAMS += tests/test-ln-gelu-ref
