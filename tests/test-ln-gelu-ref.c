@@ -225,6 +225,9 @@ static void check_contract(const struct workload *w, int bwd)
 		ASSERT((double)one <= 1.1 * (m[v].variant_bytes > m[v].min_bytes
 					      ? m[v].variant_bytes : m[v].min_bytes) + 40e6);
 	}
+	/* no kernel options; kernel() names the row kernels the width picked */
+	ASSERT_EQ(workload_nkopts(w), 0);
+	ASSERT(w->kernel != NULL);
 	printf("ok   contract %s\n", w->name);
 }
 

@@ -574,20 +574,41 @@ out_free:
 	return -1;
 }
 
+// LayerNorm+GELU has no kernel options: ko is ignored.
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed,
-			  const struct fp_kopts *ko)
+		      unsigned long long seed, const struct fp_kopts *ko)
 {
 	return op_create(0, op, s, dt, variant, nsets, seed);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
-		      unsigned long long seed,
-			  const struct fp_kopts *ko)
+		      unsigned long long seed, const struct fp_kopts *ko)
 {
 	return op_create(1, op, s, dt, variant, nsets, seed);
+}
+
+// workload->kernel(): the row kernels the width picked (registers or the
+// wide-row fallback, see layernorm_plan()) and the backward's persistent
+// grid, which the device sets.
+static void op_kernel(const struct fp_op *op, char *buf, size_t n)
+{
+	const int tpr = layernorm_plan(op->bwd, op->N, op->dt);
+	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
+	int len;
+
+	if (tpr)
+		len = snprintf(buf, n, "LayerNorm rows in registers, %d threads a row%s",
+			       tpr, rpb > 1 ? "" : ", a block a row");
+	else
+		len = snprintf(buf, n, "LayerNorm rows of any width, a block of %d a row",
+			       WIDE_THREADS);
+	if (tpr && rpb > 1 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", %d rows a block", rpb);
+	if (op->bwd && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
+			 op->pgrid);
 }
 
 // Draw one row of profile `profile` into v (N values), rounded to dt.
@@ -828,6 +849,7 @@ extern "C" const struct workload wl_ln_gelu_fwd = {
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,
 	.create = fwd_create,
+	.kernel = op_kernel,
 	.launch = op_launch,
 	.check = op_check,
 	.destroy = op_destroy,
@@ -847,6 +869,7 @@ extern "C" const struct workload wl_ln_gelu_bwd = {
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,
 	.create = bwd_create,
+	.kernel = op_kernel,
 	.launch = op_launch,
 	.check = op_check,
 	.destroy = op_destroy,
