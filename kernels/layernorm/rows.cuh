@@ -98,14 +98,7 @@ __device__ __forceinline__ void ld16(const float *p, float *v)
 template <bool STREAM>
 __device__ __forceinline__ void ld16(const __nv_bfloat16 *p, float *v)
 {
-	uint4 a = STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p);
-	unsigned w[4] = { a.x, a.y, a.z, a.w };
-
-#pragma unroll
-	for (int i = 0; i < 4; i++) {  // bf16 -> fp32 is a shift: exact
-		v[2 * i] = __uint_as_float(w[i] << 16);
-		v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-	}
+	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
 }
 
 template <bool STREAM>
@@ -122,8 +115,7 @@ __device__ __forceinline__ void st16(float *p, const float *v)
 template <bool STREAM>
 __device__ __forceinline__ void st16(__nv_bfloat16 *p, const float *v)
 {
-	uint4 a = make_uint4(pack_bf16(v[0], v[1]), pack_bf16(v[2], v[3]),
-			     pack_bf16(v[4], v[5]), pack_bf16(v[6], v[7]));
+	uint4 a = pack_bf16x8(v);
 
 	if (STREAM)
 		__stcs((uint4 *)p, a);
@@ -241,7 +233,7 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 			float s = sh[from * NV + i];
 #pragma unroll
 			for (int o = WPR / 2; o; o >>= 1)
-				s += __shfl_xor_sync(0xffffffffu, s, o);
+				s += __shfl_xor_sync(FP_FULL_MASK, s, o);
 			v[i] = s;
 		}
 	}
@@ -282,13 +274,7 @@ __device__ __forceinline__ void unpack16(uint4 a, float *v, float)
 
 __device__ __forceinline__ void unpack16(uint4 a, float *v, __nv_bfloat16)
 {
-	unsigned w[4] = { a.x, a.y, a.z, a.w };
-
-#pragma unroll
-	for (int i = 0; i < 4; i++) {
-		v[2 * i] = __uint_as_float(w[i] << 16);
-		v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-	}
+	unpack_bf16x8(a, v);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -49,24 +49,8 @@ template <> struct vec<float> {
 
 template <> struct vec<__nv_bfloat16> {
 	static constexpr int W = 8;
-	// bf16 -> fp32 is a 16-bit shift; element 2i is the low half of word i.
-	__device__ static void unpack2(uint32_t u, float *v)
-	{
-		v[0] = __uint_as_float(u << 16);
-		v[1] = __uint_as_float(u & 0xffff0000u);
-	}
-	__device__ static void unpack(uint4 r, float *v)
-	{
-		unpack2(r.x, v);
-		unpack2(r.y, v + 2);
-		unpack2(r.z, v + 4);
-		unpack2(r.w, v + 6);
-	}
-	__device__ static uint4 pack(const float *v)
-	{
-		return make_uint4(pack_bf16(v[0], v[1]), pack_bf16(v[2], v[3]),
-				  pack_bf16(v[4], v[5]), pack_bf16(v[6], v[7]));
-	}
+	__device__ static void unpack(uint4 r, float *v) { unpack_bf16x8(r, v); }
+	__device__ static uint4 pack(const float *v) { return pack_bf16x8(v); }
 };
 
 // A slot whose every element is fill.
