@@ -24,7 +24,7 @@
 //   and xhat = ((x - hi) - lo) rstd, where x - hi is exact (Sterbenz).
 // - dgamma and dbeta without float atomics: each block of a persistent grid
 //   accumulates its rows' contributions per thread-owned column (in
-//   registers for fp32, in shared memory for bf16), sums its row groups in
+//   registers, or shared memory: see BWD_SMEM_ACC_*), sums its row groups in
 //   a fixed order into one partial row of a [grid][2N] fp32 buffer; a
 //   second kernel sums the partials in a fixed order. Same device, same
 //   inputs: bit-identical results.
@@ -49,8 +49,9 @@
 
 // Elements of a row each thread holds in registers: 32 fp32 values forward
 // (8 x 16-byte loads fp32, 4 bf16); backward holds x, dy and the two
-// dgamma/dbeta accumulators, so half that. Fewer values per thread means
-// more threads per row and more registers to spare; these balanced best.
+// dgamma/dbeta accumulators, so half that. Fewer values per thread would
+// mean more threads per row and more registers to spare: the kernels'
+// register budgets (see ln_rows_bwd's launch bounds) assume these.
 #define FWD_PER_THREAD 32
 #define BWD_PER_THREAD 16
 // Per storage type (F32, BF16): keep the backward's dgamma/dbeta
