@@ -1,7 +1,7 @@
 /* device.cuh - the device helpers every workload's kernels share: dtype
  * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
  * and the bf16 mma.sync. CUDA C++ only (include it from .cu files).
- * Users: kernels/ln_gelu.cu, kernels/softmax.cu, kernels/ln_linear/ and the
+ * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/ and the
  * LayerNorm module; a helper used by one family stays in that family. */
 #ifndef FP_DEVICE_CUH
 #define FP_DEVICE_CUH
@@ -113,6 +113,27 @@ __device__ __forceinline__ uint32_t pack_bf16(float a, float b)
 
 	memcpy(&u, &h, sizeof u);
 	return u;
+}
+
+/* Eight bf16 in one 16-byte word (element 2i the low half of word i) as
+ * fp32, exactly: bf16 -> fp32 is a 16-bit shift. */
+__device__ __forceinline__ void unpack_bf16x8(uint4 a, float *v)
+{
+	const uint32_t w[4] = { a.x, a.y, a.z, a.w };
+
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		v[2 * i] = __uint_as_float(w[i] << 16);
+		v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+	}
+}
+
+/* Eight fp32 values as bf16 (round to nearest even) in one 16-byte word,
+ * the layout unpack_bf16x8 reads. */
+__device__ __forceinline__ uint4 pack_bf16x8(const float *v)
+{
+	return make_uint4(pack_bf16(v[0], v[1]), pack_bf16(v[2], v[3]),
+			  pack_bf16(v[4], v[5]), pack_bf16(v[6], v[7]));
 }
 
 /* Counter-based N(0, 1) draw: element i of stream seed depends on (seed, i)

@@ -96,7 +96,7 @@
 #include "error.h"
 #include "device.cuh"
 #include "kutil.h"
-#include "ln_gelu.h"
+#include "layernorm/layernorm.h"
 #include "ln_linear.h"
 #include "util.h"
 
@@ -1673,7 +1673,7 @@ __device__ __forceinline__ void regs_inc(void)
 }
 
 // PASS: the rows' statistics come from a LayerNorm statistics pass run
-// before (stats: hi, lo, rstd, as ln_gelu_ln_stats writes them) instead of
+// before (stats: hi, lo, rstd, as layernorm_stats writes them) instead of
 // being summed from the tiles; the pivot is then hi rounded to bf16. W' is
 // in perm32's order (k_fold with perm), s and b' in column order.
 //
@@ -2972,7 +2972,7 @@ static int launch_fused_ws(const struct lnl_op *op, const __nv_bfloat16 *x, cuda
 
 	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, op->Np, 256 / cl))
 		return -1;
-	if (op->stats && ln_gelu_ln_stats(FP_BF16, x, op->stats, M, K, st))
+	if (op->stats && layernorm_stats(FP_BF16, x, op->stats, M, K, st))
 		return -1;
 	if (op->stats)
 		return cl == 2 ? launch_ws<true, 2>(op, tx, tw, x, grid, st)
@@ -3081,7 +3081,7 @@ static int launch_fwd(const struct lnl_op *op, const T *x, cudaStream_t st)
 				(const T *)op->b, (T *)op->y, M, K, N);
 		return CUDA_CHECK_LAUNCH("k_fwd_naive");
 	case FWD_UNFUSED:  // the LayerNorm+GELU workloads' LayerNorm kernel
-		return ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, NULL,
+		return layernorm_fwd(op->dt, x, op->gamma, op->beta, op->h, NULL,
 				      M, K, st) ||
 		       lt_run(&op->g0, op->lt, op->W, op->h, op->y, op->ws, st) ? -1 : 0;
 	default: {
@@ -3237,16 +3237,16 @@ static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 	// LayerNorm backward (x read once, no statistics in memory); then dW.
 	if (op->lnh) {
 		if (lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
-		    ln_gelu_ln_bwd_recompute(op->dt, op->dh, x, op->gamma, op->beta,
+		    layernorm_bwd_recompute(op->dt, op->dh, x, op->gamma, op->beta,
 					     op->h, op->dx, op->dg, op->part, op->lnb,
 					     M, K, st) ||
 		    lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st))
 			return -1;
-	} else if (ln_gelu_ln_fwd(op->dt, x, op->gamma, op->beta, op->h, op->stats,
+	} else if (layernorm_fwd(op->dt, x, op->gamma, op->beta, op->h, op->stats,
 				  M, K, st) ||
 		   lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->ws, st) ||
 		   lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->ws, st) ||
-		   ln_gelu_ln_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx,
+		   layernorm_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx,
 				  op->dg, op->part, op->lnb, M, K, st)) {
 		return -1;
 	}
@@ -3330,7 +3330,7 @@ static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 }
 
 // Whether the bf16 fused forward takes its row statistics from a pass of
-// their own (ln_gelu_ln_stats: x read once more, 12 bytes a row written)
+// their own (layernorm_stats: x read once more, 12 bytes a row written)
 // instead of summing them in the GEMM's load path. Only the warp-specialized
 // kernel has the choice, and the pass was measured at K = 4096 only: below
 // K = LNL_PASS_K the sums stay in the load path.
@@ -3481,7 +3481,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	      // row) written and read (fused: x once, statistics in registers;
 	      // rows too wide for them take the unfused path)
 		m->variant_bytes = m->min_bytes + 4 * E * es + 2 * M * N * es + 2 * wre +
-				   (variant == BWD_UNFUSED || ln_gelu_plan(1, s->v[1], dt) == 0 ?
+				   (variant == BWD_UNFUSED || layernorm_plan(1, s->v[1], dt) == 0 ?
 				    E * es + 24 * M : 0);
 }
 
@@ -3586,8 +3586,8 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		goto out_free;
 	if (bwd && variant != BWD_NAIVE) {
 		op->lnh = variant == BWD_FUSED &&
-			  ln_gelu_ln_bwd_blocks(dt, op->M, op->K, 1) > 0;
-		op->lnb = ln_gelu_ln_bwd_blocks(dt, op->M, op->K, op->lnh);
+			  layernorm_bwd_blocks(dt, op->M, op->K, 1) > 0;
+		op->lnb = layernorm_bwd_blocks(dt, op->M, op->K, op->lnh);
 		if (op->lnb < 0 || op->lnb > LNB_PARTIALS) {
 			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
 			      "(at most %d)", op->lnb, LNB_PARTIALS);

@@ -8,7 +8,8 @@
 
 #include "workload.h"
 
-/* Each workload is defined in its own kernels/NAME.cu; add it here too. */
+/* Each workload family lives in a folder of its own, kernels/NAME/, whose
+ * contract defines its workloads; add them here too. */
 /* @workload-externs@ */
 extern const struct workload wl_ln_gelu_fwd, wl_ln_gelu_bwd;
 extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_bwd;

@@ -1,7 +1,8 @@
 /* test-ln-gelu-ref.c - CPU-only checks of the LayerNorm+GELU workloads: the
  * double-precision backward reference against central finite differences
  * of the forward reference, GELU identities, and the host-side contract
- * (shapes, validate, model, device bytes, kernel plan). Needs no GPU. */
+ * (shapes, validate, model, device bytes, the LayerNorm kernel plan).
+ * Needs no GPU. */
 #include "config.h"
 
 #include <math.h>
@@ -13,7 +14,7 @@
 #include <unistd.h>
 
 #include "kutil.h"
-#include "ln_gelu.h"
+#include "ln_gelu/ln_gelu.h"
 #include "test.h"
 #include "workload.h"
 
@@ -224,20 +225,23 @@ static void check_contract(const struct workload *w, int bwd)
 		ASSERT((double)one <= 1.1 * (m[v].variant_bytes > m[v].min_bytes
 					      ? m[v].variant_bytes : m[v].min_bytes) + 40e6);
 	}
+	/* no kernel options; kernel() names the row kernels the width picked */
+	ASSERT_EQ(workload_nkopts(w), 0);
+	ASSERT(w->kernel != NULL);
 	printf("ok   contract %s\n", w->name);
 }
 
 static void check_plan(void)
 {
 	for (int bwd = 0; bwd <= 1; bwd++) {
-		int e = ln_gelu_per_thread(bwd);
+		int e = layernorm_per_thread(bwd);
 
 		for (int dt = 0; dt < FP_NDTYPES; dt++) {
 			long v = 16 / (long)fp_dtype_size((enum fp_dtype)dt);
 
 			ASSERT_EQ(e % v, 0);
 			for (long n = 1; n <= 70000; n += (n < 300 ? 1 : 97)) {
-				int tpr = ln_gelu_plan(bwd, n, (enum fp_dtype)dt);
+				int tpr = layernorm_plan(bwd, n, (enum fp_dtype)dt);
 
 				if (n % v) {
 					ASSERT_EQ(tpr, 0);  /* unaligned rows go wide */
@@ -256,8 +260,8 @@ static void check_plan(void)
 		}
 	}
 	/* the suite's big shape stays in registers */
-	ASSERT(ln_gelu_plan(0, 4096, FP_F32) > 0 && ln_gelu_plan(1, 4096, FP_BF16) > 0);
-	ASSERT_EQ(ln_gelu_plan(0, 50257, FP_F32), 0);
+	ASSERT(layernorm_plan(0, 4096, FP_F32) > 0 && layernorm_plan(1, 4096, FP_BF16) > 0);
+	ASSERT_EQ(layernorm_plan(0, 50257, FP_F32), 0);
 	printf("ok   kernel plan\n");
 }
 

@@ -1,8 +1,8 @@
 /* test-softmax-ref.c - the softmax workloads' CPU side, no GPU needed: the
  * double references (backward against central finite differences of the
  * forward, inputs around +-1e4, rows with -inf, the causal rule), the input
- * profiles, validate()/model()/device_bytes() through the registry,
- * cmp_merge (the checks' comparison split over threads) and cmp_rel's
+ * profiles, validate()/model()/device_bytes() and the kernel options
+ * through the registry, cmp_merge (the checks' comparison split over threads) and cmp_rel's
  * floor. $FUSEPROF_SEED fixes the seed. */
 #include "config.h"
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "kutil.h"
-#include "softmax.h"
+#include "softmax/softmax.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"
@@ -272,6 +272,35 @@ static void test_profiles(uint64_t seed)
 	free(b);
 }
 
+/* The kernel options each softmax workload declares: auto first, every
+ * value a number, and the registry's parser takes them and names the
+ * allowed ones on a bad value. */
+static void test_kopts(const struct workload *w)
+{
+	struct fp_kopts ko;
+	char why[256], buf[128];
+
+	ASSERT_EQ(workload_nkopts(w), 3);
+	ASSERT(w->kernel != NULL);
+	for (int i = 0; w->kopts[i].name; i++) {
+		int nv = 0;
+
+		ASSERT_STR_EQ(w->kopts[i].values[0], "auto");
+		ASSERT(w->kopts[i].help && *w->kopts[i].help);
+		for (nv = 1; w->kopts[i].values[nv]; nv++)
+			ASSERT(atoi(w->kopts[i].values[nv]) > 0);
+		ASSERT(nv <= FP_MAX_KOPT_VALUES);
+	}
+	memset(&ko, 0, sizeof ko);
+	workload_format_kopts(w, &ko, buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "warps=auto,slots=auto,clusters=auto");
+	ASSERT_EQ(workload_parse_kopts(w, "clusters=4,warps=8", &ko, why, sizeof why), 0);
+	workload_format_kopts(w, &ko, buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "warps=8,slots=auto,clusters=4");
+	ASSERT_EQ(workload_parse_kopts(w, "clusters=3", &ko, why, sizeof why), -1);
+	ASSERT(strstr(why, "auto, 1, 2, 4, 8") != NULL);
+}
+
 static void test_contract(void)
 {
 	static const char *const names[] = {
@@ -352,6 +381,7 @@ static void test_contract(void)
 			w->model(&s, FP_F32, workload_variant(w, "fused"), &m1);
 			ASSERT(m0.variant_bytes >= 3 * m1.variant_bytes);
 		}
+		test_kopts(w);
 		printf("%s: contract ok\n", w->name);
 	}
 }

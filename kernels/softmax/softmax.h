@@ -1,6 +1,7 @@
 /* softmax.h - the row-softmax workloads' double-precision CPU references and
- * input generators, exposed for tests (the workloads themselves are reached
- * through the registry: softmax_fwd, softmax_masked_fwd, softmax_bwd). */
+ * input generators (kernels/softmax/ref.c), exposed for tests (the
+ * workloads themselves are reached through the registry: softmax_fwd,
+ * softmax_masked_fwd, softmax_bwd). C and C++ (nvcc) clean. */
 #ifndef FP_SOFTMAX_H
 #define FP_SOFTMAX_H
 
@@ -30,10 +31,17 @@ long softmax_causal_keep(long r, long N);
 void softmax_fwd_ref(const double *x, double *y, long M, long N, double scale,
 		     int causal);
 
+/* One row of softmax_fwd_ref: keep = how many leading entries take part (N
+ * unless masked), the rest written as 0. */
+void softmax_fwd_ref_row(const double *x, double *y, long N, long keep,
+			 double scale);
+
 /* dx = y * (dy - sum(dy * y)) per row, in double: the gradient of softmax
  * given its output y and the output gradient dy. dx may not alias y or dy. */
 void softmax_bwd_ref(const double *y, const double *dy, double *dx, long M,
 		     long N);
+/* One row of softmax_bwd_ref. */
+void softmax_bwd_ref_row(const double *y, const double *dy, double *dx, long N);
 
 /* Input profiles, the same for every softmax workload (the workloads list
  * the ones they use by name). Logits of M x N, drawn from seed:

@@ -1,9 +1,10 @@
-## kernels/ln_gelu.mk - the LayerNorm+GELU workloads (ln_gelu_fwd,
+## kernels/ln_gelu/local.mk - the LayerNorm+GELU workloads (ln_gelu_fwd,
 ## ln_gelu_bwd) and their CPU-only reference test.
 
-kernels_libfpkernels_a_SOURCES += kernels/ln_gelu.cu kernels/ln_gelu.h
+kernels_libfpkernels_a_SOURCES += kernels/ln_gelu/ln_gelu.cu kernels/ln_gelu/ln_gelu.h
 ## nvcc objects get no automatic dependency tracking.
-kernels/ln_gelu.$(OBJEXT): kernels/ln_gelu.h
+kernels/ln_gelu/ln_gelu.$(OBJEXT): kernels/ln_gelu/ln_gelu.h $(layernorm_headers) \
+	$(kernels_headers)
 
 TESTS += tests/test-ln-gelu-ref
 check_PROGRAMS += tests/test-ln-gelu-ref

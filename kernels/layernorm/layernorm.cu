@@ -1,0 +1,116 @@
+// layernorm.cu - LayerNorm alone on the GPU (layernorm.h): the row
+// kernels of rows.cuh in their plain modes, and the sum of the backward's
+// dgamma/dbeta partials, launched for the workloads that share them.
+//
+// Napkin math for M x N of s-byte elements (s = 4 fp32, 2 bf16): the
+// forward reads x and writes out, (2 M N + 2 N) s bytes, 8 FLOP per
+// element; the statistics pass reads x once and writes 12 bytes a row;
+// the backward reads dh and x (and h is written by the recomputing form),
+// writes dx, and its 2 N partials per block mostly stay in L2. All of it is
+// memory-bound: "fast" means "moves few bytes at full bandwidth".
+#include "config.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "kutil.h"
+#include "layernorm/layernorm.h"
+#include "rows.cuh"
+
+extern "C" int layernorm_per_thread(int bwd)
+{
+	return bwd ? BWD_PER_THREAD : FWD_PER_THREAD;
+}
+
+extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
+{
+	const long V = 16 / (long)fp_dtype_size(dt), E = layernorm_per_thread(bwd);
+	const int most = bwd ? 512 : 1024;  // see bwd_kernel()
+
+	if (N < 1 || N % V)
+		return 0;
+	for (int tpr = 32; tpr <= most; tpr *= 2)
+		if (tpr * E >= N)
+			return tpr;
+	return 0;
+}
+
+extern "C" int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+			     const void *beta, void *out, float *stats, long M,
+			     long N, cudaStream_t st)
+{
+	struct kcfg k = fwd_pick<FWD_LN, 0>(N, dt);
+
+	return launch_fwd(&k, x, gamma, beta, out, stats, M, N, st);
+}
+
+extern "C" int layernorm_stats(enum fp_dtype dt, const void *x, float *stats,
+			       long M, long N, cudaStream_t st)
+{
+	struct kcfg k = fwd_pick<FWD_STATS, 0>(N, dt);
+
+	return launch_fwd(&k, x, NULL, NULL, NULL, stats, M, N, st);
+}
+
+// The backward's row kernel: BWD_LN (statistics given) or BWD_LNH
+// (recomputed, h written to aux).
+static struct kcfg bwd_rows(enum fp_dtype dt, long N, int recompute)
+{
+	return recompute ? bwd_pick<BWD_LNH, 0>(N, dt) : bwd_pick<BWD_LN, 0>(N, dt);
+}
+
+extern "C" long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N,
+				     int recompute)
+{
+	struct kcfg k = bwd_rows(dt, N, recompute);
+	int grid = 0;
+
+	if (!k.fn)
+		return 0;
+	if (kcfg_ready(&k) || persistent_grid(&k, M, &grid))
+		return -1;
+	return grid;
+}
+
+extern "C" int layernorm_bwd_reduce(enum fp_dtype dt, const float *partial,
+				    long blocks, long N, void *dgb, cudaStream_t st)
+{
+	unsigned grid = (unsigned)((2 * N + RED_COLS - 1) / RED_COLS);
+	dim3 block(RED_COLS, RED_SLICES);
+
+	if (dt == FP_BF16)
+		reduce_partials<__nv_bfloat16><<<grid, block, 0, st>>>(
+			partial, (int)blocks, N, (__nv_bfloat16 *)dgb);
+	else
+		reduce_partials<float><<<grid, block, 0, st>>>(
+			partial, (int)blocks, N, (float *)dgb);
+	return CUDA_CHECK_LAUNCH("reduce_partials");
+}
+
+extern "C" int layernorm_bwd(enum fp_dtype dt, const void *dh, const void *x,
+			     const void *gamma, const float *stats, void *dx,
+			     void *dgb, float *partial, long blocks, long M,
+			     long N, cudaStream_t st)
+{
+	struct kcfg k = bwd_rows(dt, N, 0);
+
+	return launch_bwd(&k, (unsigned)blocks, dh, x, gamma, NULL, dx,
+			  (float *)stats, partial, M, N, NULL, st) ||
+	       layernorm_bwd_reduce(dt, partial, blocks, N, dgb, st) ? -1 : 0;
+}
+
+extern "C" int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh,
+				       const void *x, const void *gamma,
+				       const void *beta, void *h, void *dx,
+				       void *dgb, float *partial, long blocks,
+				       long M, long N, cudaStream_t st)
+{
+	struct kcfg k = bwd_rows(dt, N, 1);
+
+	if (!k.fn)
+		return error("layernorm: no fused LayerNorm backward for rows of %ld", N);
+	return launch_bwd(&k, (unsigned)blocks, dh, x, gamma, beta, dx, NULL,
+			  partial, M, N, h, st) ||
+	       layernorm_bwd_reduce(dt, partial, blocks, N, dgb, st) ? -1 : 0;
+}

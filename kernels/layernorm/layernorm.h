@@ -1,0 +1,82 @@
+/* layernorm.h - LayerNorm over the rows of an M x N tensor on the GPU: the
+ * module the LayerNorm workloads share. Its row kernels (rows.cuh) serve
+ * LayerNorm+GELU (kernels/ln_gelu/: its fused kernels are these with GELU
+ * on, its unfused variants call layernorm_stats, layernorm_fwd and
+ * layernorm_bwd) and LayerNorm+Linear (kernels/ln_linear/: the forward's
+ * statistics pass, the backward's LayerNorm). C and C++ (nvcc) clean.
+ *
+ * Storage is fp32 or bf16 (dtype dt), math fp32. Statistics are fp32, per
+ * row hi (a shift: the first-pass mean), lo (the mean of x - hi) and rstd
+ * = 1/sqrt(var + LAYERNORM_EPS), laid out as stats[0..M), [M..2M),
+ * [2M..3M): 3 M floats. Every function that launches enqueues on st,
+ * does not synchronize and returns 0, or -1 with the failure reported
+ * through error(). */
+#ifndef FP_LAYERNORM_H
+#define FP_LAYERNORM_H
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* LayerNorm's epsilon, added to the variance (PyTorch's default). */
+#define LAYERNORM_EPS 1e-5
+
+/* Threads per row of the register-resident kernels for a row of N elements
+ * of dtype dt (bwd = 0: forward, 1: backward): a power of two in [32, 1024]
+ * forward, [32, 512] backward, or 0 when the row goes to the wide-row
+ * kernels instead (N not a multiple of the 16-byte vector width, or wider
+ * than the registers hold). Touches no GPU. */
+int layernorm_plan(int bwd, long N, enum fp_dtype dt);
+
+/* Elements of a row each thread keeps in registers (a multiple of the
+ * vector width): threads per row * this >= N whenever layernorm_plan() > 0. */
+int layernorm_per_thread(int bwd);
+
+/* out = LayerNorm(x; gamma, beta), M rows of N (x, out M N values; gamma,
+ * beta N); the statistics are written to stats unless it is NULL. */
+int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+		  const void *beta, void *out, float *stats, long M, long N,
+		  cudaStream_t st);
+
+/* The statistics alone (x read once, nothing else written). */
+int layernorm_stats(enum fp_dtype dt, const void *x, float *stats, long M,
+		    long N, cudaStream_t st);
+
+/* The persistent grid of layernorm_bwd (recompute 0) or of
+ * layernorm_bwd_recompute (1) for M x N: it needs blocks * 2 N floats of
+ * partials. Call once per shape, before launching (it also lets the kernel
+ * have its shared memory). 0 when the recomputing form has no kernel for
+ * rows of N (they must fit the register kernels: layernorm_plan(1, N, dt)
+ * > 0), -1 on error (reported). */
+long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N, int recompute);
+
+/* Given dh, the gradient at the LayerNorm's output, and the statistics of
+ * the forward: dx (M N), and dgamma then dbeta in dgb (2 N values),
+ * deterministic (block partials summed in a fixed order, no atomics).
+ * partial holds blocks * 2 N floats of scratch; blocks comes from
+ * layernorm_bwd_blocks(dt, M, N, 0). */
+int layernorm_bwd(enum fp_dtype dt, const void *dh, const void *x,
+		  const void *gamma, const float *stats, void *dx, void *dgb,
+		  float *partial, long blocks, long M, long N, cudaStream_t st);
+
+/* The same from x alone (no saved statistics), also writing h =
+ * LayerNorm(x; gamma, beta) (M N): x is read once for both. blocks comes
+ * from layernorm_bwd_blocks(dt, M, N, 1) and must be > 0. */
+int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh, const void *x,
+			    const void *gamma, const void *beta, void *h,
+			    void *dx, void *dgb, float *partial, long blocks,
+			    long M, long N, cudaStream_t st);
+
+/* dgamma then dbeta into dgb (2 N values of dtype dt) from the blocks
+ * partial rows [blocks][2 N] that a persistent backward row kernel wrote:
+ * the second half of layernorm_bwd, for a workload that runs a row kernel
+ * of its own (the fused LayerNorm+GELU backward). */
+int layernorm_bwd_reduce(enum fp_dtype dt, const float *partial, long blocks,
+			 long N, void *dgb, cudaStream_t st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1048 @@
+// rows.cuh - the LayerNorm row kernels: LayerNorm of each row of an M x N
+// tensor, forward and backward, optionally followed by GELU (MODE picks
+// what a kernel instance does), and the templates that pick an instance
+// for a row width. CUDA C++ only.
+//
+// Included by kernels/layernorm/layernorm.cu, which instantiates and
+// launches the plain LayerNorm modes (FWD_STATS, FWD_LN, BWD_LN, BWD_LNH)
+// and the partial sums, and by kernels/ln_gelu/ln_gelu.cu, which
+// instantiates the modes with GELU (FWD_NORM, FWD_FUSED, BWD_DH,
+// BWD_FUSED). Each mode is instantiated in one file only, so no kernel is
+// compiled twice; other workloads reach LayerNorm through layernorm.h.
+//
+// Read top to bottom as in llm.c's dev/cuda: the device helpers, the
+// kernels (simplest first, each saying what it changes), then the
+// templates the launchers pick instances with.
+//
+// Choices every kernel shares:
+// - Statistics in two passes over data already on chip: the mean first,
+//   then the sums of d = x - mean and d^2. A naive E[x^2] - E[x]^2 loses
+//   everything to cancellation on rows offset by 1e4. Even the mean itself
+//   is not representable: near 1e4 an fp32 ulp is 2^-10, so a rounded mean
+//   alone would shift every xhat by up to 5e-4 standard deviations. The mean
+//   is therefore kept as hi + lo (hi the first-pass mean, lo = sum(d) / N),
+//   and xhat = ((x - hi) - lo) rstd, where x - hi is exact (Sterbenz).
+// - dgamma and dbeta without float atomics: each block of a persistent grid
+//   accumulates its rows' contributions per thread-owned column (in
+//   registers, or shared memory: see BWD_SMEM_ACC_*), sums its row groups in
+//   a fixed order into one partial row of a [grid][2N] fp32 buffer; a
+//   second kernel sums the partials in a fixed order. Same device, same
+//   inputs: bit-identical results.
+// - GELU in fp32 is written h * sigmoid(2u), which equals 0.5 h (1 + tanh u)
+//   but keeps its accuracy in the negative tail; the erf form uses erfc for
+//   the same reason. bf16 outputs round to 2^-9 anyway, so the bf16 kernels
+//   use the hardware tanh (tanh.approx) instead.
+#ifndef FP_LAYERNORM_ROWS_CUH
+#define FP_LAYERNORM_ROWS_CUH
+
+#include <stdint.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "device.cuh"
+#include "kutil.h"
+#include "layernorm/layernorm.h"
+
+/* ------------------------------------------------------------------------ */
+/* Shapes and device helpers                                                */
+/* ------------------------------------------------------------------------ */
+
+// Elements of a row each thread holds in registers: 32 fp32 values forward
+// (8 x 16-byte loads fp32, 4 bf16); backward holds x, dy and the two
+// dgamma/dbeta accumulators, so half that. Fewer values per thread would
+// mean more threads per row and more registers to spare: the kernels'
+// register budgets (see ln_rows_bwd's launch bounds) assume these.
+#define FWD_PER_THREAD 32
+#define BWD_PER_THREAD 16
+// Per storage type (F32, BF16): keep the backward's dgamma/dbeta
+// accumulators in shared memory (1) or in registers (0), see ln_rows_bwd;
+// and the blocks per SM its 256-thread instances ask registers for
+// (1: no cap, 2 caps them at 128, 3 at 80, 4 at 64). Registers at 2
+// blocks per SM beat shared accumulators at 3 or 4 (bench/RESULTS.md,
+// "LayerNorm+GELU and softmax, H200"): registers cost occupancy (120 of
+// them leave 16 warps per SM), shared accumulators 3 instructions per
+// element more, and the kernel is short of issue slots.
+#define BWD_SMEM_ACC_F32 0
+#define BWD_SMEM_ACC_BF16 0
+#define BWD_MIN_BLOCKS_F32 1
+#define BWD_MIN_BLOCKS_BF16 2
+// Per storage type: the backward copies its next row into shared memory
+// while it computes the current one (1) or loads each row when it starts
+// it (0); see ln_rows_bwd. Staging pays in bf16, where the kernel is
+// short of issue slots, and costs in fp32, where it waits on memory.
+#define BWD_STAGE_F32 0
+#define BWD_STAGE_BF16 1
+// GELU' in fp32 from __expf (0) or expf (1): see gelu_grad.
+#define BWD_ACCURATE_EXP 0
+#define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
+#define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
+#define MAX_GRID (1L << 24)  // grid-stride loops take the rest
+#define MAX_PARTIALS 1024    // most blocks writing dgamma/dbeta partials
+
+// What a forward row kernel does (see kernel 1):
+enum { FWD_STATS, FWD_NORM, FWD_LN, FWD_FUSED };
+// BWD_LNH (the LayerNorm+Linear backward's fused form): BWD_FUSED's
+// statistics from x, no GELU (dy is the gradient at the LayerNorm's
+// output), and h = LayerNorm(x) written to aux for the dW GEMM: x read once.
+enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
+
+// One 16-byte access: 4 fp32 or 8 bf16 values, converted to/from fp32.
+// STREAM marks data touched once (evict-first), so gamma/beta stay cached.
+template <bool STREAM>
+__device__ __forceinline__ void ld16(const float *p, float *v)
+{
+	float4 a = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
+
+	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void ld16(const __nv_bfloat16 *p, float *v)
+{
+	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void st16(float *p, const float *v)
+{
+	float4 a = make_float4(v[0], v[1], v[2], v[3]);
+
+	if (STREAM)
+		__stcs((float4 *)p, a);
+	else
+		*(float4 *)p = a;
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void st16(__nv_bfloat16 *p, const float *v)
+{
+	uint4 a = pack_bf16x8(v);
+
+	if (STREAM)
+		__stcs((uint4 *)p, a);
+	else
+		*(uint4 *)p = a;
+}
+
+#define GELU_K 0.7978845608028654f   // sqrt(2 / pi)
+#define GELU_C 0.044715f
+#define GELU_KC 0.035677408136300125f    // GELU_K GELU_C
+#define GELU_KC15 0.05351611220445019f   // 1.5 GELU_K GELU_C
+#define RSQRT2 0.7071067811865476f
+#define RSQRT2PI 0.3989422804014327f
+
+template <bool FAST>
+__device__ __forceinline__ float dev_exp(float z)
+{
+	return FAST ? __expf(z) : expf(z);
+}
+
+// The hardware tanh (one MUFU op, max relative error 2^-10.99): far below
+// bf16's 2^-9 rounding, far above fp32's.
+__device__ __forceinline__ float tanh_approx(float x)
+{
+	float y;
+
+	asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+// GELU(h). fp32, tanh form, as h * sigmoid(2u): u is clamped at -40 so
+// that 1 + exp(-2u) stays below 2^126, the range of __fdividef (2 ulp
+// there); the clamped result is h * 1.8e-35, zero for any purpose. bf16
+// (FAST) takes the textbook form with the hardware tanh and u written
+// h (K + K C h^2): 5 instructions and a MUFU op instead of about 12 (the
+// bf16 kernels run close to the ALU's limit).
+template <bool FAST>
+__device__ __forceinline__ float gelu(float h, int erf)
+{
+	if (erf)
+		return FAST ? 0.5f * h * (1.0f + erff(h * RSQRT2))
+			    : 0.5f * h * erfcf(-h * RSQRT2);
+	if (FAST) {
+		float hh = 0.5f * h;
+		return fmaf(hh, tanh_approx(h * fmaf(GELU_KC, h * h, GELU_K)), hh);
+	}
+	float u = GELU_K * fmaf(GELU_C * h * h, h, h);
+	float e = dev_exp<FAST>(-2.0f * fmaxf(u, -40.0f));
+
+	return __fdividef(h, 1.0f + e);
+}
+
+// GELU'(h). fp32: with s = sigmoid(2u), 1 - s = e s (e = exp(-2u)), so
+// d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
+// e comes from __expf (ex2.approx) of -2u clamped at 80: its error,
+// about |2u| 2^-24 relative, stays near 1e-6 where GELU' is not already
+// negligible, against a 1e-5 bound. BWD_ACCURATE_EXP 1 takes expf
+// instead: hardly more accurate, and not faster (fp32 waits on memory
+// more than on issue slots), so the cheaper form stays.
+// bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
+// constants folded so that it takes 7 instructions and a MUFU op (was 11).
+template <bool FAST>
+__device__ __forceinline__ float gelu_grad(float h, int erf)
+{
+	if (erf) {
+		float cdf = FAST ? 0.5f * (1.0f + erff(h * RSQRT2))
+				 : 0.5f * erfcf(-h * RSQRT2);
+		return fmaf(h * RSQRT2PI, dev_exp<FAST>(-0.5f * h * h), cdf);
+	}
+	float h2 = h * h;
+	if (FAST) {
+		float t = tanh_approx(h * fmaf(GELU_KC, h2, GELU_K));
+		float hdu = h * fmaf(GELU_KC15, h2, 0.5f * GELU_K);  // 0.5 h u'
+
+		return fmaf(hdu, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
+	}
+	float m2u = h * fmaf(-2.0f * GELU_KC, h2, -2.0f * GELU_K);  // -2u
+	float e = BWD_ACCURATE_EXP ? expf(fminf(m2u, 80.0f)) : __expf(fminf(m2u, 80.0f));
+	float s = __fdividef(1.0f, 1.0f + e);
+	float hdu2 = h * fmaf(6.0f * GELU_KC, h2, 2.0f * GELU_K);  // 2 h u'
+
+	return s * fmaf(hdu2, e * s, 1.0f);
+}
+
+// Sum NV values over the TPR threads of each row group (TPR a multiple of
+// 32; groups are consecutive threads). Every thread of a group gets the same
+// bits: each warp sums its lanes by butterfly, lane 0 posts the warp's sum,
+// and every warp reads its group's WPR sums into WPR lanes and sums them by
+// butterfly again (one shared load and log2 WPR shuffles per value instead
+// of WPR loads). sh holds blockDim.x / 32 * NV floats. With TPR > 32, every
+// thread of the block must call it (it has barriers). GUARD puts a barrier
+// first, so that the previous call's readers of sh are done before this
+// call's writers; a kernel that cycles through two or more sh regions
+
+template <int TPR, int NV, bool GUARD = true>
+__device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
+{
+#pragma unroll
+	for (int i = 0; i < NV; i++)
+		v[i] = warp_sum(v[i]);
+	if constexpr (TPR > 32) {
+		constexpr int WPR = TPR / 32;
+		const int warp = threadIdx.x / 32;
+		const int from = threadIdx.x / TPR * WPR + (threadIdx.x & (WPR - 1));
+
+		if constexpr (GUARD)
+			__syncthreads();
+		if ((threadIdx.x & 31) == 0)
+#pragma unroll
+			for (int i = 0; i < NV; i++)
+				sh[warp * NV + i] = v[i];
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < NV; i++) {
+			float s = sh[from * NV + i];
+#pragma unroll
+			for (int o = WPR / 2; o; o >>= 1)
+				s += __shfl_xor_sync(FP_FULL_MASK, s, o);
+			v[i] = s;
+		}
+	}
+}
+
+// Mean (hi + lo, see the top of the file) and 1/sqrt(var + eps) of one row
+// of any width, by a whole block of WIDE_THREADS threads, in two passes
+// over global memory; every thread gets the same bits. Every thread of the
+// block must call it. sh: WIDE_THREADS / 32 * 2 floats.
+template <typename T>
+__device__ __forceinline__ void wide_stats(const T *__restrict__ xr, long N,
+					   float *sh, float *hi, float *lo,
+					   float *rstd)
+{
+	const float n = (float)N;
+	float s[1] = { 0.0f }, p[2] = { 0.0f, 0.0f };
+
+	for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
+		s[0] += to_f(xr[j]);
+	row_sum<WIDE_THREADS, 1>(s, sh);
+	*hi = s[0] / n;
+	for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+		float d = to_f(xr[j]) - *hi;
+		p[0] += d;
+		p[1] = fmaf(d, d, p[1]);
+	}
+	row_sum<WIDE_THREADS, 2>(p, sh);
+	*lo = p[0] / n;
+	*rstd = 1.0f / sqrtf(fmaxf(p[1] / n - *lo * *lo, 0.0f) + (float)LAYERNORM_EPS);
+}
+
+// Unpack 16 staged bytes (4 fp32 or 8 bf16) to fp32, as ld16 does.
+__device__ __forceinline__ void unpack16(uint4 a, float *v, float)
+{
+	v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+	v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+}
+
+__device__ __forceinline__ void unpack16(uint4 a, float *v, __nv_bfloat16)
+{
+	unpack_bf16x8(a, v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+// Kernel 1: LayerNorm (and GELU) of rows of any width, one block per row,
+// scalar accesses, the row re-read from global memory for each pass:
+// pass 1 sum(x) -> hi; pass 2 sum(x - hi), sum((x - hi)^2) -> lo, rstd;
+// pass 3 writes the output. MODE picks what it does:
+//   FWD_STATS  writes hi, lo, rstd to stats[0..M), [M..2M), [2M..3M)
+//   FWD_NORM   reads them instead of computing them, writes h
+//   FWD_LN     writes h = xhat gamma + beta
+//   FWD_FUSED  writes GELU(h)
+// This is the simplest correct row kernel and the fallback for rows the
+// register kernel cannot take: N not a multiple of the 16-byte vector (rows
+// then are not 16-byte aligned) or wider than 32 K (fp32) elements. Napkin:
+// x is read three times, but one row is at most a few hundred KB, and the
+// rows of the blocks in flight (132 SMs x 4 blocks) fit the 50 MB L2, so
+// DRAM should see x about once. Measured: bench/RESULTS.md, "LayerNorm+GELU,
+// H100" (16384 x 4097, the block-per-row kernel): slower than the register
+// kernel, but not by the three reads.
+template <typename T, int MODE, int ERF>
+__global__ void __launch_bounds__(WIDE_THREADS)
+ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
+	    const T *__restrict__ beta, T *__restrict__ out,
+	    float *__restrict__ stats, long M, long N)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	__shared__ float sh[WIDE_THREADS / 32 * 2];
+
+	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+		const T *xr = x + row * N;
+		float hi, lo, rstd;
+
+		if constexpr (MODE == FWD_NORM) {
+			hi = stats[row];
+			lo = stats[M + row];
+			rstd = stats[2 * M + row];
+		} else {
+			wide_stats(xr, N, sh, &hi, &lo, &rstd);
+			// FWD_LN saves the statistics too when asked (the
+			// LayerNorm+Linear backward's recompute).
+			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
+			    threadIdx.x == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
+			}
+			if constexpr (MODE == FWD_STATS)
+				continue;
+		}
+		if constexpr (MODE != FWD_STATS) {
+			T *yr = out + row * N;
+
+			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+				float h = fmaf(((to_f(xr[j]) - hi) - lo) * rstd,
+					       to_f(gamma[j]), to_f(beta[j]));
+				yr[j] = from_f<T>(MODE == FWD_FUSED ? gelu<FAST>(h, ERF) : h);
+			}
+		}
+	}
+}
+
+// Kernel 2: the row kept in registers. Changes over kernel 1: each thread
+// loads its share of the row with 16-byte coalesced loads, all of them
+// before the first use (up to 8 loads in flight per thread), and both
+// statistics passes and the output pass run on registers, so x is read
+// from DRAM exactly once and y written once. TPR threads per row, the
+// fewest that hold it at 32 values each (layernorm_plan(): one warp up to
+// N = 1024, 128 threads at 4096); with TPR < 256 a block of 256 threads
+// takes 256 / TPR rows, and a warp-per-row reduction needs no barrier at
+// all. Same MODEs as kernel 1.
+// Napkin (FWD_FUSED, 16384 x 4096 fp32): 537 MB, the floor is the copy
+// of as many bytes. Measured: bench/RESULTS.md, "LayerNorm+GELU, H100" and
+// "LayerNorm+GELU and softmax on an H100, measured by fuseprof" (fused
+// forward at the copy bandwidth). GELU as a template parameter made bf16
+// faster (see the launchers' ERF).
+template <typename T, int TPR, int MODE, int ERF>
+__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
+ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
+	    const T *__restrict__ beta, T *__restrict__ out,
+	    float *__restrict__ stats, long M, long Nl)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
+	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
+	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
+	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
+	const float n = (float)N;
+
+	// The loop bound is the same for the whole block: barriers stay matched.
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		const long row = r0 + g;
+		const bool live = row < M;
+		const T *xr = x + row * N;
+		float v[CH][V], hi, lo, rstd;
+
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (live && j < N)
+				ld16<true>(xr + j, v[c]);
+			else
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					v[c][k] = 0.0f;
+		}
+		if constexpr (MODE == FWD_NORM) {
+			hi = live ? stats[row] : 0.0f;
+			lo = live ? stats[M + row] : 0.0f;
+			rstd = live ? stats[2 * M + row] : 0.0f;
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					v[c][k] -= hi;
+		} else {
+			float s[1] = { 0.0f }, p[2] = { 0.0f, 0.0f };
+
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					s[0] += v[c][k];
+			row_sum<TPR, 1, false>(s, sh[0]);
+			hi = s[0] / n;
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				if ((c * TPR + t) * V < N) {  // padding stays 0
+#pragma unroll
+					for (int k = 0; k < V; k++) {
+						v[c][k] -= hi;
+						p[0] += v[c][k];
+						p[1] = fmaf(v[c][k], v[c][k], p[1]);
+					}
+				}
+			}
+			row_sum<TPR, 2, false>(p, sh[1]);
+			lo = p[0] / n;
+			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
+			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
+			    live && t == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
+			}
+			if constexpr (MODE == FWD_STATS)
+				continue;
+		}
+		if constexpr (MODE != FWD_STATS) {
+			if (!live)
+				continue;  // no barrier follows in this iteration
+			T *yr = out + row * N;
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (j < N) {
+					float gm[V], bt[V];
+
+					ld16<false>(gamma + j, gm);
+					ld16<false>(beta + j, bt);
+#pragma unroll
+					for (int k = 0; k < V; k++) {
+						float h = fmaf((v[c][k] - lo) * rstd, gm[k], bt[k]);
+						v[c][k] = MODE == FWD_FUSED ? gelu<FAST>(h, ERF) : h;
+					}
+					st16<true>(yr + j, v[c]);
+				}
+			}
+		}
+	}
+}
+
+// Kernel 3: sums the per-block dgamma/dbeta partials, partial[P][2N] fp32,
+// into dgb[0..N) = dgamma and dgb[N..2N) = dbeta. RED_COLS columns per
+// block (128-byte coalesced rows); RED_SLICES slices of the P partials,
+// each summed in order, then the slice sums added pairwise in a fixed
+// order: deterministic.
+// Napkin: reads P 2N 4 bytes (17 MB at P = 528, N = 4096, written just
+// before by the row kernel and mostly still in L2), writes 2N s. It is
+// latency-bound: 32 slices give every SM 2048 threads with a few loads in
+// flight each (under ncu, with L2 flushed, 32 slices took half the time
+// of 8 at half the partials).
+#define RED_COLS 32
+#define RED_SLICES 32
+template <typename T>
+__global__ void __launch_bounds__(RED_COLS * RED_SLICES)
+reduce_partials(const float *__restrict__ partial, int P, long N,
+		T *__restrict__ dgb)
+{
+	__shared__ float sh[RED_SLICES][RED_COLS + 1];
+	const long W = 2 * N, col = (long)blockIdx.x * RED_COLS + threadIdx.x;
+	float s = 0.0f;
+
+	if (col < W)
+#pragma unroll 4
+		for (int p = threadIdx.y; p < P; p += RED_SLICES)
+			s += partial[(size_t)p * W + col];
+	sh[threadIdx.y][threadIdx.x] = s;
+	for (int h = RED_SLICES / 2; h; h >>= 1) {
+		__syncthreads();
+		if ((int)threadIdx.y < h)
+			sh[threadIdx.y][threadIdx.x] += sh[threadIdx.y + h][threadIdx.x];
+	}
+	if (threadIdx.y == 0 && col < W)
+		dgb[col] = from_f<T>(sh[0][threadIdx.x]);
+}
+
+// Kernel 4: the backward for rows of any width, one block per row of a
+// persistent grid, scalar accesses, passes over global memory (the
+// fallback, like kernel 1). MODE:
+//   BWD_DH     dh = dy GELU'(h) with h recomputed; writes dh to out and the
+//              row statistics (the first kernel of the unfused backward)
+//   BWD_LN     reads dh (in dy) and the statistics; LayerNorm backward
+//   BWD_FUSED  both in one: dy, x in; dx out
+// BWD_LN and BWD_FUSED add dh xhat and dh into this block's partial row
+// (each column always owned by the same thread: no race, fixed order),
+// then dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)) in one more
+// pass. Reads x four times and dy twice, mostly from L2.
+template <typename T, int MODE, int ERF>
+__global__ void __launch_bounds__(WIDE_THREADS)
+ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
+	    const T *__restrict__ gamma, const T *__restrict__ beta,
+	    T *__restrict__ out, float *__restrict__ stats,
+	    float *__restrict__ partial, long M, long N, T *__restrict__ aux)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	__shared__ float sh[WIDE_THREADS / 32 * 2];
+	const float n = (float)N;
+	float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
+
+	if constexpr (MODE != BWD_DH)
+		for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
+			pg[j] = pb[j] = 0.0f;
+	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+		const T *xr = x + row * N, *dyr = dy + row * N;
+		T *outr = out + row * N;
+		float hi, lo, rstd, p[2] = { 0.0f, 0.0f };
+
+		if constexpr (MODE == BWD_LN) {
+			hi = stats[row];
+			lo = stats[M + row];
+			rstd = stats[2 * M + row];
+		} else {
+			wide_stats(xr, N, sh, &hi, &lo, &rstd);
+			if (MODE == BWD_DH && threadIdx.x == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
+			}
+		}
+		for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+			float xh = ((to_f(xr[j]) - hi) - lo) * rstd, gm = to_f(gamma[j]);
+			float dh = to_f(dyr[j]);
+
+			if constexpr (MODE != BWD_LN)
+				dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
+			if constexpr (MODE == BWD_DH) {
+				outr[j] = from_f<T>(dh);
+			} else {
+				float dxh = __fmul_rn(dh, gm);  // as in the dx pass
+
+				pg[j] = fmaf(dh, xh, pg[j]);
+				pb[j] += dh;
+				p[0] += dxh;
+				p[1] = fmaf(dxh, xh, p[1]);
+			}
+		}
+		if constexpr (MODE != BWD_DH) {
+			row_sum<WIDE_THREADS, 2>(p, sh);
+			const float a = p[0] / n, b = p[1] / n;
+
+			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+				float xh = ((to_f(xr[j]) - hi) - lo) * rstd, gm = to_f(gamma[j]);
+				float dh = to_f(dyr[j]);
+
+				if constexpr (MODE != BWD_LN)
+					dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
+				// __fmul_rn: no FMA contraction, so dxhat is the same
+				// rounded value the row sums saw, and a row of N = 1
+				// gives exactly 0.
+				outr[j] = from_f<T>(rstd * (__fmul_rn(dh, gm) - fmaf(xh, b, a)));
+			}
+		}
+	}
+}
+
+// The shape of one instance of kernel 5, shared with its launcher, which
+// passes SMEM bytes of dynamic shared memory. SACC: dgamma/dbeta
+// accumulators in shared memory, [2][RPB][CAP] fp32 (32 KB at 256 threads),
+// each thread touching only its own columns of its own row group, so no
+// barrier until the end; in registers they take 32 of the thread's ~110
+// and hold the kernel to 2 blocks per SM; at 512 threads they would need
+// 64 KB: registers there. A group's CAP accumulators are laid out as
+// [CH][V / 4][TPR] 16-byte quads, so that a warp's 16-byte accesses are
+// consecutive (column-major per thread, they were 32 bytes apart: 2-way
+// bank conflicts on every access). STAGE: the next row of x and dy is
+// copied into shared memory (cp.async, [2][RPB][CH][TPR] 16-byte chunks,
+// each thread its own) while the current one is computed.
+template <typename T, int TPR, int MODE>
+struct bwd_shape {
+	static constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
+	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
+	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
+	static constexpr bool SACC = (sizeof(T) == 2 ? BWD_SMEM_ACC_BF16 : BWD_SMEM_ACC_F32) &&
+				     MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
+	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : BWD_STAGE_F32) &&
+				      MODE != BWD_DH;
+	static constexpr size_t SACC_BYTES = SACC ? (size_t)2 * RPB * CAP * 4 : 0;
+	static constexpr size_t SMEM = SACC_BYTES + (STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0);
+};
+
+// Kernel 5: the backward with the row in registers (changes over kernel 4
+// as kernel 2 over kernel 1): x and dy loaded once with 16-byte loads,
+// statistics, GELU', dxhat and its row sums on registers, dx stored once.
+// The grid is persistent and each thread keeps the same columns for every
+// row it takes, so its dgamma/dbeta contributions accumulate (registers or
+// shared memory, see bwd_shape) across rows; at the end the block's row
+// groups are summed in group order and written as the block's partial row.
+// Same MODEs as kernel 4, and BWD_LNH (BWD_DH runs on a plain,
+// non-persistent grid).
+// The row's steps are serial (load; mean; variance; GELU' and dxhat; their
+// row sums; dx), three of them block-wide sums, so while a block computes
+// it would have no loads in flight: with STAGE it copies its next row into
+// shared memory meanwhile, and DRAM stays busy with few blocks per SM.
+// Napkin (BWD_FUSED, 16384 x 4096 fp32): 805 MB + partials (P 2N 4 bytes
+// written, read back by kernel 3, mostly from L2). bf16: 403 MB, but about
+// 45 instructions per element in SASS (GELU' and dxhat 21, statistics 6,
+// loads and conversions 4, dx 5, the three row sums and per-row
+// bookkeeping the rest): on an H200 the issue time is about the memory
+// time, so the arithmetic barely hides under it. Measured with kernel 3
+// (the two kernels summed), and the ncu profile that shows the bf16 kernel
+// bound by issue and latency, not bandwidth: bench/RESULTS.md,
+// "LayerNorm+GELU and softmax, H200" (with the gain from STAGE, the leaner
+// GELU' and row sums) and "LayerNorm+GELU and softmax on an H100, measured
+// by fuseprof".
+template <typename T, int TPR, int MODE, int ERF>
+__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
+				  (TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ? BWD_MIN_BLOCKS_BF16
+									: BWD_MIN_BLOCKS_F32))
+ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
+	    const T *__restrict__ gamma, const T *__restrict__ beta,
+	    T *__restrict__ out, float *__restrict__ stats,
+	    float *__restrict__ partial, long M, long Nl, T *__restrict__ aux)
+{
+	using S = bwd_shape<T, TPR, MODE>;
+	constexpr bool FAST = sizeof(T) == 2, SACC = S::SACC, STAGE = S::STAGE;
+	constexpr int V = S::V, CH = S::CH, BLOCK = S::BLOCK, RPB = S::RPB, CAP = S::CAP;
+	// One region per row_sum call of an iteration (see row_sum); BWD_LN
+	// makes one call only, and guards it.
+	__shared__ float sh[3][BLOCK / 32 * 2];
+	extern __shared__ __align__(16) unsigned char dsm[];
+	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
+	// Multiplying by 1/N instead of dividing (1 ulp more, a few
+	// instructions less per row sum: the row's fixed costs are spread
+	// over only BWD_PER_THREAD elements per thread).
+	const float inv_n = 1.0f / (float)N;
+	const long stride = (long)gridDim.x * RPB;
+	float ag[SACC ? 1 : CH][V], ab[SACC ? 1 : CH][V];  // !SACC: in registers
+	// This thread's accumulator quad q of chunk c: sg[(c * V / 4 + q) * TPR].
+	float4 *const sg = (float4 *)dsm + g * (CAP / 4) + t;
+	float4 *const sb = sg + RPB * (CAP / 4);
+	// This thread's staged chunk c: stx[c * TPR] (x), sty[c * TPR] (dy).
+	uint4 *const stx = (uint4 *)(dsm + S::SACC_BYTES) + g * CH * TPR + t;
+	uint4 *const sty = stx + RPB * CH * TPR;
+	const uint64_t pol = STAGE ? evict_first_policy() : 0;
+	auto stage = [&](long row) {
+		if (row < M) {
+			const T *xs = x + row * N + t * V, *ds = dy + row * N + t * V;
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+				if ((c * TPR + t) * V < N) {
+					cp_async16_hint(smem_u32(stx + c * TPR), xs + c * TPR * V, pol);
+					cp_async16_hint(smem_u32(sty + c * TPR), ds + c * TPR * V, pol);
+				}
+		}
+		cp_async_commit();
+	};
+
+#pragma unroll
+	for (int c = 0; c < CH; c++)
+#pragma unroll
+		for (int k = 0; k < V; k++) {
+			if constexpr (SACC) {
+				if (k % 4 == 0) {
+					sg[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+					sb[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+				}
+			} else {
+				ag[c][k] = ab[c][k] = 0.0f;
+			}
+		}
+	if constexpr (STAGE) {
+		// The slots no copy will ever fill are zeroed once (padding
+		// columns; every column of a group whose first row is past M),
+		// so the loop reads its staged row without conditions.
+		const long first = (long)blockIdx.x * RPB + g;
+#pragma unroll
+		for (int c = 0; c < CH; c++)
+			if (first >= M || (c * TPR + t) * V >= N)
+				stx[c * TPR] = sty[c * TPR] = make_uint4(0, 0, 0, 0);
+		stage(first);
+	}
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += stride) {
+		const long row = r0 + g;
+		const bool live = row < M;
+		const T *xr = x + row * N, *dyr = dy + row * N;
+		float xv[CH][V], gv[CH][V], hi, lo, rstd, p[2] = { 0.0f, 0.0f };
+
+		if constexpr (STAGE) {
+			// A group past M reads the previous row again (or zeros);
+			// its dy is taken as 0, so that it adds nothing to dgamma
+			// and dbeta, and it stores nothing.
+			cp_async_wait_all();
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				uint4 d = sty[c * TPR];
+
+				unpack16(stx[c * TPR], xv[c], T());
+				unpack16(live ? d : make_uint4(0, 0, 0, 0), gv[c], T());
+			}
+			// Each staged chunk is read and rewritten by its own
+			// thread only; the barrier orders this read before the
+			// next row's copy.
+			__syncwarp();
+			stage(row + stride);
+		} else {
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (live && j < N) {
+					ld16<true>(xr + j, xv[c]);
+					ld16<true>(dyr + j, gv[c]);
+				} else {
+#pragma unroll
+					for (int k = 0; k < V; k++)
+						xv[c][k] = gv[c][k] = 0.0f;
+				}
+			}
+		}
+		if constexpr (MODE == BWD_LN) {
+			hi = live ? stats[row] : 0.0f;
+			lo = live ? stats[M + row] : 0.0f;
+			rstd = live ? stats[2 * M + row] : 0.0f;
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					xv[c][k] -= hi;
+		} else {
+			float s[1] = { 0.0f };
+
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					s[0] += xv[c][k];
+			row_sum<TPR, 1, false>(s, sh[0]);
+			hi = s[0] * inv_n;
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				if ((c * TPR + t) * V < N) {
+#pragma unroll
+					for (int k = 0; k < V; k++) {
+						xv[c][k] -= hi;
+						p[0] += xv[c][k];
+						p[1] = fmaf(xv[c][k], xv[c][k], p[1]);
+					}
+				}
+			}
+			row_sum<TPR, 2, false>(p, sh[1]);
+			lo = p[0] * inv_n;
+			rstd = rsqrtf(fmaxf(p[1] * inv_n - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
+			p[0] = p[1] = 0.0f;
+			if (MODE == BWD_DH && live && t == 0) {
+				stats[row] = hi;
+				stats[M + row] = lo;
+				stats[2 * M + row] = rstd;
+			}
+		}
+		const float nlr = -lo * rstd;  // xhat = (x - hi) rstd - lo rstd
+		// xv becomes xhat; gv becomes dh (BWD_DH) or dxhat = dh gamma.
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (j < N) {
+				float gm[V], bt[V], dh[V];
+
+				ld16<false>(gamma + j, gm);
+				if constexpr (MODE != BWD_LN)
+					ld16<false>(beta + j, bt);
+#pragma unroll
+				for (int k = 0; k < V; k++) {
+					const float xh = fmaf(xv[c][k], rstd, nlr);
+
+					dh[k] = gv[c][k];
+					if constexpr (MODE == BWD_LNH)
+						bt[k] = fmaf(xh, gm[k], bt[k]);  // h, stored below
+					else if constexpr (MODE != BWD_LN)
+						dh[k] *= gelu_grad<FAST>(fmaf(xh, gm[k], bt[k]), ERF);
+					xv[c][k] = xh;
+					if constexpr (MODE == BWD_DH) {
+						gv[c][k] = dh[k];
+					} else {
+						const float dxh = __fmul_rn(dh[k], gm[k]);
+
+						if constexpr (!SACC) {
+							ag[c][k] = fmaf(dh[k], xh, ag[c][k]);
+							ab[c][k] += dh[k];
+						}
+						gv[c][k] = dxh;
+						p[0] += dxh;
+						p[1] = fmaf(dxh, xh, p[1]);
+					}
+				}
+				if constexpr (MODE == BWD_LNH)
+					if (live)
+						st16<false>(aux + row * N + j, bt);
+				if constexpr (SACC) {
+#pragma unroll
+					for (int k = 0; k < V; k += 4) {  // 16-byte RMW
+						float4 *qg = sg + (c * V / 4 + k / 4) * TPR;
+						float4 *qb = sb + (c * V / 4 + k / 4) * TPR;
+						float4 u = *qg, w = *qb;
+
+						u.x = fmaf(dh[k], xv[c][k], u.x);
+						u.y = fmaf(dh[k + 1], xv[c][k + 1], u.y);
+						u.z = fmaf(dh[k + 2], xv[c][k + 2], u.z);
+						u.w = fmaf(dh[k + 3], xv[c][k + 3], u.w);
+						w.x += dh[k];
+						w.y += dh[k + 1];
+						w.z += dh[k + 2];
+						w.w += dh[k + 3];
+						*qg = u;
+						*qb = w;
+					}
+				}
+			}
+		}
+		if constexpr (MODE == BWD_DH) {
+			if (live)
+#pragma unroll
+				for (int c = 0; c < CH; c++) {
+					const int j = (c * TPR + t) * V;
+					if (j < N)
+						st16<false>(out + row * N + j, gv[c]);
+				}
+			continue;
+		} else {
+			row_sum<TPR, 2, MODE == BWD_LN>(p, sh[2]);
+			const float a = p[0] * inv_n, b = p[1] * inv_n;
+
+			if (!live)
+				continue;
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (j < N) {
+					float d[V];
+#pragma unroll
+					for (int k = 0; k < V; k++)
+						d[k] = rstd * (gv[c][k] - fmaf(xv[c][k], b, a));
+					st16<true>(out + row * N + j, d);
+				}
+			}
+		}
+	}
+	if constexpr (SACC) {
+		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
+		const float *acc = (const float *)dsm;
+
+		__syncthreads();
+		for (int j = threadIdx.x; j < N; j += BLOCK) {
+			// Column j = (c TPR + t) V + 4 q + e sits at float
+			// ((c V / 4 + q) TPR + t) 4 + e of its group.
+			const int c = j / (TPR * V), tt = j / V % TPR, w4 = j % V;
+			const int at = ((c * V / 4 + w4 / 4) * TPR + tt) * 4 + w4 % 4;
+			float u = acc[at], w = acc[RPB * CAP + at];
+#pragma unroll
+			for (int s = 1; s < RPB; s++) {  // groups in order
+				u += acc[s * CAP + at];
+				w += acc[(RPB + s) * CAP + at];
+			}
+			pg[j] = u;
+			pb[j] = w;
+		}
+	} else if constexpr (MODE != BWD_DH) {
+		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
+
+		if constexpr (RPB == 1) {
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (j < N)
+#pragma unroll
+					for (int k = 0; k < V; k += 4) {
+						st16<false>(pg + j + k, &ag[c][k]);
+						st16<false>(pb + j + k, &ab[c][k]);
+					}
+			}
+		} else {
+			__shared__ float acc[2 * CAP];
+
+			for (int s = 0; s < RPB; s++) {
+				if (g == s)
+#pragma unroll
+					for (int c = 0; c < CH; c++)
+#pragma unroll
+						for (int k = 0; k < V; k++) {
+							const int j = (c * TPR + t) * V + k;
+							acc[j] = s ? acc[j] + ag[c][k] : ag[c][k];
+							acc[CAP + j] = s ? acc[CAP + j] + ab[c][k] : ab[c][k];
+						}
+				__syncthreads();
+			}
+			for (int j = threadIdx.x; j < N; j += BLOCK) {
+				pg[j] = acc[j];
+				pb[j] = acc[CAP + j];
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Picking an instance                                                      */
+/* ------------------------------------------------------------------------ */
+
+// A kernel picked for a row width: its address for cudaLaunchKernel (every
+// forward kernel takes x, gamma, beta, out, stats, M, N; every backward
+// one dy, x, gamma, beta, out, stats, partial, M, N), its block size,
+// how many rows one block takes per iteration and its dynamic shared
+// memory (bytes; kcfg_ready() lets the kernel have it).
+struct kcfg {
+	const void *fn;
+	int block, rpb;
+	size_t smem;
+};
+
+#define FWD_CASE(TPR, T, MODE, ERF)                                           \
+	case TPR: return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,       \
+			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
+			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+#define BWD_CASE(TPR, T, MODE, ERF)                                           \
+	case TPR: return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF>,       \
+			   bwd_shape<T, TPR, MODE>::BLOCK, bwd_shape<T, TPR, MODE>::RPB, \
+			   bwd_shape<T, TPR, MODE>::SMEM }
+
+template <typename T, int MODE, int ERF>
+static struct kcfg fwd_kernel(int tpr)
+{
+	switch (tpr) {
+	FWD_CASE(32, T, MODE, ERF);
+	FWD_CASE(64, T, MODE, ERF);
+	FWD_CASE(128, T, MODE, ERF);
+	FWD_CASE(256, T, MODE, ERF);
+	FWD_CASE(512, T, MODE, ERF);
+	FWD_CASE(1024, T, MODE, ERF);
+	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
+	}
+}
+
+// No 1024-thread backward: at 1024 threads a thread gets 64 registers, and
+// x, dy and the two accumulators alone take 64 (it spilled).
+template <typename T, int MODE, int ERF>
+static struct kcfg bwd_kernel(int tpr)
+{
+	switch (tpr) {
+	BWD_CASE(32, T, MODE, ERF);
+	BWD_CASE(64, T, MODE, ERF);
+	BWD_CASE(128, T, MODE, ERF);
+	BWD_CASE(256, T, MODE, ERF);
+	BWD_CASE(512, T, MODE, ERF);
+	default:
+		if constexpr (MODE == BWD_LNH)  // no wide-row form: fn NULL
+			return { NULL, 0, 1, 0 };
+		else
+			return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
+	}
+}
+
+// Let k's kernel have its dynamic shared memory: beyond 48 KB a kernel
+// must ask for it. 0 or -1 after error().
+static inline int kcfg_ready(const struct kcfg *k)
+{
+	if (!k->smem)
+		return 0;
+	return CUDA_CHECK(cudaFuncSetAttribute(k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       (int)k->smem));
+}
+
+
+// The kernel of MODE (and GELU form ERF) for rows of N of dtype dt: the
+// register kernel of layernorm_plan()'s width, or the wide-row one. The
+// GELU form is a template parameter: as a run-time argument the compiler
+// if-converted both forms into every element (select between a tanh and an
+// erf result), doubling the arithmetic. Modes without GELU take ERF = 0.
+template <int MODE, int ERF>
+static struct kcfg fwd_pick(long N, enum fp_dtype dt)
+{
+	const int tpr = layernorm_plan(0, N, dt);
+
+	return dt == FP_BF16 ? fwd_kernel<__nv_bfloat16, MODE, ERF>(tpr)
+			     : fwd_kernel<float, MODE, ERF>(tpr);
+}
+
+template <int MODE, int ERF>
+static struct kcfg bwd_pick(long N, enum fp_dtype dt)
+{
+	const int tpr = layernorm_plan(1, N, dt);
+
+	return dt == FP_BF16 ? bwd_kernel<__nv_bfloat16, MODE, ERF>(tpr)
+			     : bwd_kernel<float, MODE, ERF>(tpr);
+}
+
+// Blocks of a plain (non-persistent) grid: one per row group, grid-stride
+// past MAX_GRID.
+static inline unsigned row_grid(const struct kcfg *k, long M)
+{
+	long groups = (M + k->rpb - 1) / k->rpb;
+
+	return (unsigned)(groups < MAX_GRID ? groups : MAX_GRID);
+}
+
+// The persistent grid of the kernel writing partials: as many blocks as
+// fit on the device at once, at most one per row group, at most
+// MAX_PARTIALS.
+static inline int persistent_grid(const struct kcfg *k, long M, int *grid)
+{
+	int dev, sms, per_sm;
+	long g;
+
+	if (CUDA_CHECK(cudaGetDevice(&dev)) ||
+	    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
+	    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn,
+								      k->block, k->smem)))
+		return -1;
+	g = (long)sms * (per_sm > 0 ? per_sm : 1);
+	if (g > MAX_PARTIALS)
+		g = MAX_PARTIALS;
+	if (g > (M + k->rpb - 1) / k->rpb)
+		g = (M + k->rpb - 1) / k->rpb;
+	*grid = (int)g;
+	return 0;
+}
+
+// Enqueue forward row kernel k over M rows of N on st; 0 or -1 (reported).
+static inline int launch_fwd(const struct kcfg *k, const void *x, const void *g,
+			     const void *b, void *out, float *stats, long M, long N,
+			     cudaStream_t st)
+{
+	void *args[] = { &x, &g, &b, &out, &stats, &M, &N };
+
+	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(row_grid(k, M)), dim3(k->block),
+					   args, k->smem, st));
+}
+
+// Enqueue backward row kernel k on a grid of grid blocks; 0 or -1.
+static inline int launch_bwd(const struct kcfg *k, unsigned grid, const void *dy,
+			     const void *x, const void *g, const void *b, void *out,
+			     float *stats, float *partial, long M, long N, void *aux,
+			     cudaStream_t st)
+{
+	void *args[] = { &dy, &x, &g, &b, &out, &stats, &partial, &M, &N, &aux };
+
+	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid), dim3(k->block), args,
+					   k->smem, st));
+}
+
+#endif

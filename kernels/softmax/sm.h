@@ -1,0 +1,73 @@
+/* sm.h - inside the softmax workloads: the instance layout and the seam
+ * between the contract (workload.cu) and the kernels' launchers
+ * (fused.cu, unfused.cu). CUDA C++ only; not for other workloads. */
+#ifndef FP_SOFTMAX_SM_H
+#define FP_SOFTMAX_SM_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#include "softmax/softmax.h"
+#include "workload.h"
+
+#define WIDE_CLUSTER 8         // most blocks per row (the portable cluster limit)
+#define WIDE_BLOCK_STASH 51200 // most stash bytes per block before the cluster grows
+
+enum sm_kind { SM_FWD, SM_MASKED, SM_BWD };
+
+// An instance (struct fp_op is opaque to the run loop; this is its layout).
+struct sm_op {
+	enum sm_kind kind;
+	enum fp_dtype dt;
+	int variant;  // 0: unfused*, 1: fused, for every kind
+	long M, N;
+	int nsets;
+	struct fp_kopts ko;  // the kernel options it was created with
+	size_t set_bytes;  // one M x N tensor, padded (dev_pad)
+	char *in0;         // nsets sets: x (forward) or y (backward)
+	char *in1;         // nsets sets: dy (backward), else NULL
+	void *out;         // y or dx
+	void *tmp;         // e (unfused4) or masked scores t (masked unfused)
+	float *rowa, *rowb;  // per-row max / sum (unfused4), sum(dy*y) (bwd)
+	int wpr, vpt;      // register kernel shape; wpr == 0: wide kernel
+	// Wide kernels, forward (also drawing backward's timing inputs) and
+	// backward: blocks per row (a cluster), slots of a row per block, and
+	// the slots each block stashes.
+	int cluster_fwd, chunk_fwd, stash_fwd;
+	int cluster_bwd, chunk_bwd, stash_bwd;
+};
+
+/* fused.cu: the kernel choice and the fused launchers. */
+
+/* Most 16-byte slots of W elements one row of N elements can span. */
+long sm_max_row_slots(long N, int W);
+/* The register kernel's shape for rows of N (fewest warps per row such that
+ * each thread holds at most 4 slots): 0 with *wpr, *vpt set, or -1 when the
+ * row needs the wide kernel. Touches no GPU. */
+int sm_pick_reg(long N, enum fp_dtype dt, int *wpr, int *vpt);
+/* Blocks per row (1, 2, 4 or 8) of the wide kernel for rows of S slots of
+ * `arrays` inputs (1 forward, 2 backward). Touches no GPU. */
+int sm_wide_cluster(long S, int arrays);
+/* Pick the fused kernels for op's shape and dtype (op->wpr ... stash_bwd).
+ * warps, slots (register rows) and clusters (wide rows) ask for a kernel
+ * shape, 0 for the automatic one; a shape that is not compiled or cannot
+ * serve the row width falls back to the automatic one. Lets the wide
+ * kernels have their shared memory. 0, or -1 (reported). */
+int sm_plan(struct sm_op *op, int warps, int slots, int clusters);
+/* The fused kernel sm_plan picked, one line for workload->kernel(). */
+void sm_describe(const struct sm_op *op, char *buf, size_t n);
+/* Enqueue the fused forward over op's M x N: y = softmax(x * scale), with
+ * the causal rule when masked. 0 or -1 (reported). */
+int sm_fused_fwd(const struct sm_op *op, const void *x, void *y, int masked,
+		 float scale, cudaStream_t st);
+/* Enqueue the fused backward: dx from y and dy. 0 or -1 (reported). */
+int sm_fused_bwd(const struct sm_op *op, const void *y, const void *dy, void *dx,
+		 cudaStream_t st);
+
+/* unfused.cu: enqueue op's unfused variant over inputs in0 (x or y) and in1
+ * (dy, backward), into op->out through op->tmp and the row vectors. 0 or -1
+ * (reported). */
+int sm_unfused(const struct sm_op *op, const void *in0, const void *in1,
+	       cudaStream_t st);
+
+#endif
