@@ -253,7 +253,12 @@ static const char *writing_keyword(const char *sql, char *buf, size_t n)
 	return NULL;
 }
 
-/* Run sql and print every row; 0 or -1 (reported). */
+/* Aligned text holds at most this window to measure its column widths. */
+#define WINDOW_ROWS 1000
+#define WINDOW_BYTES (1 << 20)
+
+/* Run sql and print every row as it comes; 0 or -1 (reported, after the
+ * rows printed so far). */
 static int print_query(struct store *st, const char *sql, enum table_format fmt)
 {
 	sqlite3 *db = store_db(st);
@@ -261,9 +266,11 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 	const char *tail = NULL;
 	const char **hdr;
 	struct refusal refused = { "", "" };
+	struct table_printer out = TABLE_PRINTER_INIT(fmt, stdout);
 	char keyword[16];
 	struct table t;
-	int ncols, rc;
+	size_t window = 0;
+	int ncols, rc, ret = -1;
 
 	sqlite3_set_authorizer(db, reads_only, &refused);
 	rc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);
@@ -308,6 +315,7 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 		hdr[i] = sqlite3_column_name(s, i);
 	table_init(&t, ncols, hdr);
 	free(hdr);
+	t.soft = 1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		for (int i = 0; i < ncols; i++) {
 			switch (sqlite3_column_type(s, i)) {
@@ -321,20 +329,42 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 				table_add_double(&t, sqlite3_column_double(s, i), 15);
 				break;
 			default:
+				/* NULL here: SQLite ran out of memory converting. */
+				if (!sqlite3_column_text(s, i))
+					t.nomem = 1;
+				window += (size_t)sqlite3_column_bytes(s, i);
 				table_add_text(&t, (const char *)sqlite3_column_text(s, i));
 			}
 		}
+		if (t.nomem)
+			break;
+		/* Aligned text measures its widths on a first window of rows;
+		 * every other format, and text after that window, goes out a
+		 * row at a time, so memory stays bounded however many rows. */
+		if (fmt != TABLE_TEXT || out.started || t.nrows == WINDOW_ROWS ||
+		    window >= WINDOW_BYTES) {
+			table_print_rows(&out, &t);
+			table_clear_rows(&t);
+			window = 0;
+		}
 	}
-	if (rc != SQLITE_DONE) {
+	if (t.nomem || rc == SQLITE_NOMEM) {
+		fflush(stdout);
+		error("query: out of memory after %zu rows (print fewer: add a "
+		      "LIMIT or a WHERE)", out.rows);
+	} else if (rc != SQLITE_DONE) {
+		fflush(stdout);
 		error("query: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(s);
-		table_release(&t);
-		return -1;
+	} else {
+		table_print_rows(&out, &t);
+		table_print_end(&out, &t);
+		ret = 0;
 	}
+	/* After an error the output stops where it was, unclosed. */
+	table_printer_release(&out);
 	sqlite3_finalize(s);
-	table_print(&t, fmt, stdout);
 	table_release(&t);
-	return 0;
+	return ret;
 }
 
 static int cmd_query(int argc, char **argv)

@@ -52,3 +52,8 @@ tests_test_parallel_LDADD = $(test_core_libs)
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
 EXTRA_DIST += tests/test-cli.sh
+
+### what a new user runs into: query, report, the command line, set-up ######
+user_tests = tests/test-query-stream.sh
+TESTS += $(user_tests)
+EXTRA_DIST += $(user_tests)
