@@ -180,8 +180,16 @@ static int reads_only(void *ctx, int action, const char *a, const char *b,
 	switch (action) {
 	case SQLITE_SELECT:
 	case SQLITE_READ:
-	case SQLITE_FUNCTION:
 	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		/* Loading an extension runs code from a file: the connection
+		 * refuses it anyway, but only as "not authorized". */
+		if (b && !strcasecmp(b, "load_extension")) {
+			if (!r->what[0])
+				snprintf(r->what, sizeof r->what, "load_extension()");
+			return SQLITE_DENY;
+		}
 		return SQLITE_OK;
 	case SQLITE_INSERT:
 	case SQLITE_UPDATE:
@@ -253,6 +261,24 @@ static const char *writing_keyword(const char *sql, char *buf, size_t n)
 	return NULL;
 }
 
+/* The error for a statement refused because it would write or change
+ * the connection: what was refused, and the statement quoted on one line,
+ * cut short (the action alone can be SQLite's: ANALYZE refuses as a
+ * CREATE). Returns -1. */
+static int refuse(const char *sql, const char *what)
+{
+	char quote[48];
+	size_t q = 0;
+
+	for (const char *p = sql; *p && q < sizeof quote - 4; p++)
+		if (!isspace((unsigned char)*p) || (q && quote[q - 1] != ' '))
+			quote[q++] = isspace((unsigned char)*p) ? ' ' : *p;
+	strcpy(quote + q, strlen(sql) > q ? "..." : "");
+	return error("query: refusing %s in '%s': query only reads (SELECT, "
+		     "WITH, pragmas that report); the database is opened "
+		     "read-only", what, quote);
+}
+
 /* Aligned text holds at most this window to measure its column widths. */
 #define WINDOW_ROWS 1000
 #define WINDOW_BYTES (1 << 20)
@@ -277,21 +303,8 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 	if (rc != SQLITE_OK && !refused.what[0] &&
 	    writing_keyword(sql, keyword, sizeof keyword))
 		snprintf(refused.what, sizeof refused.what, "%s", keyword);
-	if (rc != SQLITE_OK && (refused.what[0] || refused.schema[0])) {
-		/* Quote the statement on one line, cut short: the action alone
-		 * can be SQLite's (ANALYZE refuses as a CREATE). */
-		char quote[48];
-		size_t q = 0;
-
-		for (const char *p = sql; *p && q < sizeof quote - 4; p++)
-			if (!isspace((unsigned char)*p) || (q && quote[q - 1] != ' '))
-				quote[q++] = isspace((unsigned char)*p) ? ' ' : *p;
-		strcpy(quote + q, strlen(sql) > q ? "..." : "");
-		return error("query: refusing %s in '%s': query only reads (SELECT, "
-			     "WITH, pragmas that report); the database is opened "
-			     "read-only", refused.what[0] ? refused.what : refused.schema,
-			     quote);
-	}
+	if (rc != SQLITE_OK && (refused.what[0] || refused.schema[0]))
+		return refuse(sql, refused.what[0] ? refused.what : refused.schema);
 	if (rc != SQLITE_OK)
 		return error("query: %s", sqlite3_errmsg(db));
 	if (!s)
@@ -353,8 +366,13 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 		error("query: out of memory after %zu rows (print fewer: add a "
 		      "LIMIT or a WHERE)", out.rows);
 	} else if (rc != SQLITE_DONE) {
+		/* A pragma function (pragma_optimize) asks the authorizer only
+		 * when it runs. */
 		fflush(stdout);
-		error("query: %s", sqlite3_errmsg(db));
+		if (refused.what[0])
+			refuse(sql, refused.what);
+		else
+			error("query: %s", sqlite3_errmsg(db));
 	} else {
 		table_print_rows(&out, &t);
 		table_print_end(&out, &t);
