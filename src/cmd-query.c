@@ -24,6 +24,7 @@ static void help(void)
 	       "Run one read-only SQL statement against the database and print its rows.\n"
 	       "A bare VIEW name (e.g. 'ops' or 'v_ops') selects every row of that view.\n"
 	       "The database is opened read-only: statements that write are refused.\n"
+	       "Options may come before or after the SQL; '--' ends them.\n"
 	       "\n"
 	       "Named queries (each prints a view documented in fuseprof(1)):\n"
 	       "  runs          every run, newest first: date, GPU, tag, status, op\n"
@@ -397,14 +398,21 @@ static int cmd_query(int argc, char **argv)
 	const char *db = default_db_path(), *view;
 	const struct named_query *named;
 	enum table_format fmt = TABLE_TEXT;
+	const char *arg = NULL;
 	struct store *st;
 	char *sql;
-	int c, list = 0, rc;
+	int c, list = 0, rc, nargs = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:lh", opts, NULL)) != -1) {
+	/* "-": operands come back in order as 1, so options may follow the
+	 * SQL, as GNU tools take them, whatever $POSIXLY_CORRECT says. */
+	while ((c = getopt_long(argc, argv, "-f:lh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (!nargs++)
+				arg = optarg;
+			break;
 		case 'd':
 			db = optarg;
 			break;
@@ -423,24 +431,28 @@ static int cmd_query(int argc, char **argv)
 					   argv[optind - 1]);
 		}
 	}
+	/* After "--", the rest are operands. */
+	for (; optind < argc; optind++)
+		if (!nargs++)
+			arg = argv[optind];
 	if (list)
-		return optind == argc ? list_views(fmt)
-				      : usage_error("query", "query: --list takes no SQL");
-	if (optind == argc)
+		return !nargs ? list_views(fmt)
+			      : usage_error("query", "query: --list takes no SQL");
+	if (!nargs)
 		return usage_error("query", "query: no SQL or view name given");
-	if (optind + 1 < argc)
+	if (nargs > 1)
 		return usage_error("query", "query: give the SQL as one argument (quote it)");
-	if (store_open(&st, db, STORE_READONLY))
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		return EXIT_FAIL;
-	named = find_named(argv[optind]);
-	view = find_view(argv[optind]);
+	named = find_named(arg);
+	view = find_view(arg);
 	if (named && !view) {
 		error("query: '%s' needs the view %s, which this fuseprof lacks "
 		      "(see 'fuseprof query --list')", named->name, named->view);
 		store_close(st);
 		return EXIT_FAIL;
 	}
-	sql = !view ? xstrdup(argv[optind])
+	sql = !view ? xstrdup(arg)
 	    : named && named->order ? xasprintf("SELECT * FROM %s ORDER BY %s", view,
 						named->order)
 	    : xasprintf("SELECT * FROM %s", view);

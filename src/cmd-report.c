@@ -232,7 +232,7 @@ static int cmd_report(int argc, char **argv)
 		rc = usage_error("report", "report: --out needs a folder name");
 		goto out_free;
 	}
-	if (store_open(&st, db, STORE_READONLY))
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		goto out_free;
 	/* The report reads every page of the run several times (counters
 	 * by kernel, then the pairs): a page cache that holds them all
