@@ -4,7 +4,10 @@
 # '--' ends them); and no database at all (how to make one, the samples).
 . "$srcdir/tests/setup"
 
-db=$(cd "$srcdir" && pwd)/examples/h200-sample.db
+# On a copy: a read-only open of a WAL database may leave -shm files
+# beside it, and the source tree may be read-only.
+cp "$srcdir/examples/h200-sample.db" "$tmp/h200.db"
+db=$tmp/h200.db
 
 expect_exit 2 "$FUSEPROF" --db x.db query runs
 one_line_error "unknown option '--db'" "options follow" "fuseprof query --db x.db"

@@ -4,7 +4,10 @@
 # out of memory is one line and exit 1, never an abort.
 . "$srcdir/tests/setup"
 
-db=$srcdir/examples/h200-sample.db
+# A read-only open of a WAL database may leave -shm files beside it: work
+# on a copy, the source tree may be read-only.
+cp "$srcdir/examples/h200-sample.db" "$tmp/h200.db"
+db=$tmp/h200.db
 rows="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
       WHERE x < 1000000) SELECT x, 'row ' || x AS s FROM c"
 
