@@ -55,6 +55,6 @@ EXTRA_DIST += tests/test-cli.sh
 
 ### what a new user runs into: query, report, the command line, set-up ######
 user_tests = tests/test-query-stream.sh tests/test-query-refuse.sh \
-	tests/test-cli-order.sh tests/test-report-stale.sh
+	tests/test-cli-order.sh tests/test-report-stale.sh tests/test-deps.sh
 TESTS += $(user_tests)
 EXTRA_DIST += $(user_tests)
