@@ -8,5 +8,7 @@ kernels_libfpkernels_a_SOURCES = \
 	kernels/kutil.h kernels/kutil.cu
 
 ## nvcc objects do not get automake's dependency tracking.
-kernels_headers = kernels/workload.h kernels/kutil.h src/error.h src/util.h
+kernels_headers = kernels/workload.h kernels/kutil.h kernels/device.cuh \
+	src/error.h src/util.h
 $(kernels_libfpkernels_a_OBJECTS): $(kernels_headers)
+EXTRA_DIST += kernels/device.cuh
