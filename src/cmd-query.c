@@ -291,7 +291,7 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 	sqlite3 *db = store_db(st);
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
-	const char **hdr;
+	const char **hdr, *text;
 	struct refusal refused = { "", "" };
 	struct table_printer out = TABLE_PRINTER_INIT(fmt, stdout);
 	char keyword[16];
@@ -343,11 +343,11 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 				table_add_double(&t, sqlite3_column_double(s, i), 15);
 				break;
 			default:
-				/* NULL here: SQLite ran out of memory converting. */
-				if (!sqlite3_column_text(s, i))
+				text = (const char *)sqlite3_column_text(s, i);
+				if (!text && sqlite3_errcode(db) == SQLITE_NOMEM)
 					t.nomem = 1;
 				window += (size_t)sqlite3_column_bytes(s, i);
-				table_add_text(&t, (const char *)sqlite3_column_text(s, i));
+				table_add_text(&t, text);
 			}
 		}
 		if (t.nomem)
