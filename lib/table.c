@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +48,11 @@ static char *keep(struct table *t, const char *s, size_t n)
 	if (!c || c->size - c->used < n + 1) {
 		size_t size = n + 1 > CHUNK ? n + 1 : CHUNK;
 
-		c = xmalloc(sizeof *c + size);
+		c = t->soft ? malloc(sizeof *c + size) : xmalloc(sizeof *c + size);
+		if (!c) {
+			t->nomem = 1;
+			return NULL;
+		}
 		c->next = t->chunks;
 		c->used = 0;
 		c->size = size;
@@ -88,18 +93,54 @@ static void add_cell(struct table *t, enum cell_kind kind, const char *text, siz
 {
 	struct cell *c;
 
+	if (t->nomem)
+		return;
 	if (t->col == 0) {
 		if (t->nrows == t->alloc) {
-			t->alloc = t->alloc ? 2 * t->alloc : 16;
-			t->cells = xrealloc(t->cells, t->alloc * (size_t)t->ncols *
-							      sizeof *t->cells);
+			size_t alloc = t->alloc ? 2 * t->alloc : 16;
+			size_t size = alloc * (size_t)t->ncols * sizeof *t->cells;
+			struct cell *cells = t->soft ? realloc(t->cells, size)
+						     : xrealloc(t->cells, size);
+
+			if (!cells) {
+				t->nomem = 1;
+				return;
+			}
+			t->cells = cells;
+			t->alloc = alloc;
 		}
 		t->nrows++;
 	}
 	c = &t->cells[(t->nrows - 1) * (size_t)t->ncols + (size_t)t->col];
 	c->kind = kind;
 	c->text = text ? keep(t, text, n) : NULL;
+	if (text && !c->text)
+		c->kind = CELL_NULL;
 	t->col = (t->col + 1) % t->ncols;
+}
+
+void table_clear_rows(struct table *t)
+{
+	/* Keep one ordinary chunk for the next rows: a window of one row at
+	 * a time would otherwise cost a malloc and a free per row. */
+	struct table_chunk *keep_one = t->chunks && t->chunks->size == CHUNK ?
+				       t->chunks : NULL;
+
+	if (keep_one)
+		t->chunks = keep_one->next;
+	while (t->chunks) {
+		struct table_chunk *next = t->chunks->next;
+
+		free(t->chunks);
+		t->chunks = next;
+	}
+	if (keep_one) {
+		keep_one->next = NULL;
+		keep_one->used = 0;
+		t->chunks = keep_one;
+	}
+	t->nrows = 0;
+	t->col = 0;
 }
 
 void table_add_text(struct table *t, const char *s)
@@ -166,37 +207,60 @@ static const char *shown(const struct cell *c)
 }
 
 /* Rows are assembled in a strbuf and written with one fwrite each: a
- * stdio call per field takes the stream's lock per field. */
-static void put(struct strbuf *sb, const char *s)
+ * stdio call per field takes the stream's lock per field. A row longer
+ * than SINK_MAX goes out in pieces, so printing never holds more than
+ * that beside the table (a query's row can be as long as memory). */
+#define SINK_MAX 65536
+
+struct sink {
+	struct strbuf sb;
+	FILE *out;  /* NULL: keep everything (a JSON key) */
+};
+
+static void add(struct sink *sk, const char *s, size_t n)
 {
-	strbuf_add(sb, s, strlen(s));
+	if (sk->out && sk->sb.len + n > SINK_MAX) {
+		if (sk->sb.len)
+			fwrite(sk->sb.buf, 1, sk->sb.len, sk->out);
+		strbuf_reset(&sk->sb);
+		if (n > SINK_MAX) {
+			fwrite(s, 1, n, sk->out);
+			return;
+		}
+	}
+	strbuf_add(&sk->sb, s, n);
 }
 
-static void putch(struct strbuf *sb, char c)
+static void put(struct sink *sk, const char *s)
 {
-	strbuf_add(sb, &c, 1);
+	add(sk, s, strlen(s));
 }
 
-static void pad(struct strbuf *sb, size_t n)
+static void putch(struct sink *sk, char c)
+{
+	add(sk, &c, 1);
+}
+
+static void pad(struct sink *sk, size_t n)
 {
 	static const char spaces[] = "                                ";
 
 	for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
-		strbuf_add(sb, spaces, sizeof spaces - 1);
-	strbuf_add(sb, spaces, n);
+		add(sk, spaces, sizeof spaces - 1);
+	add(sk, spaces, n);
 }
 
-static void flush_row(struct strbuf *sb, FILE *out)
+static void flush_row(struct sink *sk)
 {
-	if (sb->len)
-		fwrite(sb->buf, 1, sb->len, out);
-	strbuf_reset(sb);
+	if (sk->sb.len)
+		fwrite(sk->sb.buf, 1, sk->sb.len, sk->out);
+	strbuf_reset(&sk->sb);
 }
 
-static void print_text(const struct table *t, FILE *out)
+static void text_header(struct table_printer *p, const struct table *t,
+			struct sink *sb)
 {
 	size_t *w = xcalloc((size_t)t->ncols, sizeof *w);
-	struct strbuf sb = STRBUF_INIT;
 
 	for (int c = 0; c < t->ncols; c++) {
 		w[c] = strlen(t->headers[c]);
@@ -209,19 +273,26 @@ static void print_text(const struct table *t, FILE *out)
 	for (int c = 0; c < t->ncols; c++) {
 		size_t n = strlen(t->headers[c]);
 
-		put(&sb, c ? "  " : "");
-		put(&sb, t->headers[c]);
+		put(sb, c ? "  " : "");
+		put(sb, t->headers[c]);
 		if (c != t->ncols - 1 && n < w[c])
-			pad(&sb, w[c] - n);
+			pad(sb, w[c] - n);
 	}
-	putch(&sb, '\n');
+	putch(sb, '\n');
 	for (int c = 0; c < t->ncols; c++) {
-		put(&sb, c ? "  " : "");
+		put(sb, c ? "  " : "");
 		for (size_t i = 0; i < w[c]; i++)
-			putch(&sb, '-');
+			putch(sb, '-');
 	}
-	putch(&sb, '\n');
-	flush_row(&sb, out);
+	putch(sb, '\n');
+	flush_row(sb);
+	p->w = w;
+}
+
+static void text_rows(struct table_printer *p, const struct table *t, struct sink *sb)
+{
+	const size_t *w = p->w;
+
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
 			const struct cell *x = cell_at(t, r, c);
@@ -229,25 +300,23 @@ static void print_text(const struct table *t, FILE *out)
 			size_t n = strlen(s);
 			int last = c == t->ncols - 1;
 
-			put(&sb, c ? "  " : "");
+			put(sb, c ? "  " : "");
 			if (x->kind == CELL_NUMBER) {
 				if (n < w[c])
-					pad(&sb, w[c] - n);
-				put(&sb, s);
+					pad(sb, w[c] - n);
+				put(sb, s);
 			} else {
-				put(&sb, s);
+				put(sb, s);
 				if (!last && n < w[c])
-					pad(&sb, w[c] - n);
+					pad(sb, w[c] - n);
 			}
 		}
-		putch(&sb, '\n');
-		flush_row(&sb, out);
+		putch(sb, '\n');
+		flush_row(sb);
 	}
-	strbuf_release(&sb);
-	free(w);
 }
 
-static void csv_field(struct strbuf *sb, const char *s)
+static void csv_field(struct sink *sb, const char *s)
 {
 	if (!strpbrk(s, ",\"\r\n")) {
 		put(sb, s);
@@ -262,27 +331,29 @@ static void csv_field(struct strbuf *sb, const char *s)
 	putch(sb, '"');
 }
 
-static void print_csv(const struct table *t, FILE *out)
+static void csv_header(struct table_printer *p, const struct table *t,
+		       struct sink *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-
 	for (int c = 0; c < t->ncols; c++) {
 		if (c)
-			putch(&sb, ',');
-		csv_field(&sb, t->headers[c]);
+			putch(sb, ',');
+		csv_field(sb, t->headers[c]);
 	}
-	put(&sb, "\r\n");
-	flush_row(&sb, out);
+	put(sb, "\r\n");
+	flush_row(sb);
+}
+
+static void csv_rows(struct table_printer *p, const struct table *t, struct sink *sb)
+{
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
-				putch(&sb, ',');
-			csv_field(&sb, shown(cell_at(t, r, c)));
+				putch(sb, ',');
+			csv_field(sb, shown(cell_at(t, r, c)));
 		}
-		put(&sb, "\r\n");
-		flush_row(&sb, out);
+		put(sb, "\r\n");
+		flush_row(sb);
 	}
-	strbuf_release(&sb);
 }
 
 static int json_plain(const char *s)
@@ -293,7 +364,7 @@ static int json_plain(const char *s)
 	return 1;
 }
 
-static void json_string(struct strbuf *sb, const char *s)
+static void json_string(struct sink *sb, const char *s)
 {
 	putch(sb, '"');
 	/* Most strings need no escape: copy them whole. */
@@ -320,53 +391,59 @@ static void json_string(struct strbuf *sb, const char *s)
 			put(sb, "\\t");
 			break;
 		default:
-			if (*p < 0x20)
-				strbuf_addf(sb, "\\u%04x", *p);
-			else
+			if (*p < 0x20) {
+				char u[8];
+
+				snprintf(u, sizeof u, "\\u%04x", *p);
+				put(sb, u);
+			} else {
 				putch(sb, (char)*p);
+			}
 		}
 	}
 	putch(sb, '"');
 }
 
-static void print_json(const struct table *t, FILE *out)
+static void json_header(struct table_printer *p, const struct table *t,
+			struct sink *sb)
 {
 	/* Each key as it is printed ("name": ), escaped once, not per row. */
-	struct strbuf *keys = xcalloc((size_t)t->ncols, sizeof *keys);
-	struct strbuf sb = STRBUF_INIT;
-
+	p->keys = xcalloc((size_t)t->ncols, sizeof *p->keys);
+	p->ncols = t->ncols;
 	for (int c = 0; c < t->ncols; c++) {
-		json_string(&keys[c], t->headers[c]);
-		put(&keys[c], ": ");
+		struct sink key = { STRBUF_INIT, NULL };
+
+		json_string(&key, t->headers[c]);
+		put(&key, ": ");
+		p->keys[c] = key.sb;
 	}
-	putch(&sb, '[');
+	putch(sb, '[');
+	flush_row(sb);
+}
+
+static void json_rows(struct table_printer *p, const struct table *t, struct sink *sb)
+{
 	for (size_t r = 0; r < t->nrows; r++) {
-		put(&sb, r ? ",\n {" : "\n {");
+		put(sb, p->rows + r ? ",\n {" : "\n {");
 		for (int c = 0; c < t->ncols; c++) {
 			const struct cell *x = cell_at(t, r, c);
 
 			if (c)
-				put(&sb, ", ");
-			strbuf_add(&sb, keys[c].buf, keys[c].len);
+				put(sb, ", ");
+			add(sb, p->keys[c].buf, p->keys[c].len);
 			if (x->kind == CELL_NULL)
-				put(&sb, "null");
+				put(sb, "null");
 			else if (x->kind == CELL_NUMBER)
-				put(&sb, x->text);
+				put(sb, x->text);
 			else
-				json_string(&sb, x->text);
+				json_string(sb, x->text);
 		}
-		putch(&sb, '}');
-		flush_row(&sb, out);
+		putch(sb, '}');
+		flush_row(sb);
 	}
-	put(&sb, t->nrows ? "\n]\n" : "]\n");
-	flush_row(&sb, out);
-	strbuf_release(&sb);
-	for (int c = 0; c < t->ncols; c++)
-		strbuf_release(&keys[c]);
-	free(keys);
 }
 
-static void md_field(struct strbuf *sb, const char *s)
+static void md_field(struct sink *sb, const char *s)
 {
 	if (!strpbrk(s, "|\n")) {
 		put(sb, s);
@@ -379,49 +456,90 @@ static void md_field(struct strbuf *sb, const char *s)
 	}
 }
 
-static void print_md(const struct table *t, FILE *out)
+static void md_header(struct table_printer *p, const struct table *t,
+		      struct sink *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-
-	putch(&sb, '|');
+	putch(sb, '|');
 	for (int c = 0; c < t->ncols; c++) {
-		putch(&sb, ' ');
-		md_field(&sb, t->headers[c]);
-		put(&sb, " |");
+		putch(sb, ' ');
+		md_field(sb, t->headers[c]);
+		put(sb, " |");
 	}
-	put(&sb, "\n|");
+	put(sb, "\n|");
 	for (int c = 0; c < t->ncols; c++) {
 		int num = t->nrows && cell_at(t, 0, c)->kind == CELL_NUMBER;
-		put(&sb, num ? " ---: |" : " --- |");
+		put(sb, num ? " ---: |" : " --- |");
 	}
-	putch(&sb, '\n');
-	flush_row(&sb, out);
+	putch(sb, '\n');
+	flush_row(sb);
+}
+
+static void md_rows(struct table_printer *p, const struct table *t, struct sink *sb)
+{
 	for (size_t r = 0; r < t->nrows; r++) {
-		putch(&sb, '|');
+		putch(sb, '|');
 		for (int c = 0; c < t->ncols; c++) {
-			putch(&sb, ' ');
-			md_field(&sb, shown(cell_at(t, r, c)));
-			put(&sb, " |");
+			putch(sb, ' ');
+			md_field(sb, shown(cell_at(t, r, c)));
+			put(sb, " |");
 		}
-		putch(&sb, '\n');
-		flush_row(&sb, out);
+		putch(sb, '\n');
+		flush_row(sb);
 	}
-	strbuf_release(&sb);
+}
+
+void table_print_rows(struct table_printer *p, const struct table *t)
+{
+	static void (*const header[])(struct table_printer *, const struct table *,
+				      struct sink *) = {
+		[TABLE_TEXT] = text_header, [TABLE_CSV] = csv_header,
+		[TABLE_JSON] = json_header, [TABLE_MD] = md_header,
+	};
+	static void (*const rows[])(struct table_printer *, const struct table *,
+				    struct sink *) = {
+		[TABLE_TEXT] = text_rows, [TABLE_CSV] = csv_rows,
+		[TABLE_JSON] = json_rows, [TABLE_MD] = md_rows,
+	};
+	struct sink sk = { STRBUF_INIT, p->out };
+	enum table_format f = p->f <= TABLE_MD ? p->f : TABLE_TEXT;
+
+	if (!p->started) {
+		header[f](p, t, &sk);
+		p->started = 1;
+	}
+	rows[f](p, t, &sk);
+	p->rows += t->nrows;
+	strbuf_release(&sk.sb);
+}
+
+void table_print_end(struct table_printer *p, const struct table *t)
+{
+	if (!p->started) {
+		struct table none = *t;
+
+		none.nrows = 0;
+		table_print_rows(p, &none);
+	}
+	if (p->f == TABLE_JSON)
+		fputs(p->rows ? "\n]\n" : "]\n", p->out);
+	table_printer_release(p);
+}
+
+void table_printer_release(struct table_printer *p)
+{
+	for (int c = 0; c < p->ncols; c++)
+		strbuf_release(&p->keys[c]);
+	free(p->keys);
+	free(p->w);
+	p->keys = NULL;
+	p->w = NULL;
+	p->ncols = 0;
 }
 
 void table_print(const struct table *t, enum table_format f, FILE *out)
 {
-	switch (f) {
-	case TABLE_CSV:
-		print_csv(t, out);
-		break;
-	case TABLE_JSON:
-		print_json(t, out);
-		break;
-	case TABLE_MD:
-		print_md(t, out);
-		break;
-	default:
-		print_text(t, out);
-	}
+	struct table_printer p = TABLE_PRINTER_INIT(f, out);
+
+	table_print_rows(&p, t);
+	table_print_end(&p, t);
 }

@@ -103,7 +103,7 @@ static int cmd_ceilings(int argc, char **argv)
 		return usage_error("ceilings", "ceilings: --all shows stored ceilings; "
 				   "it cannot --remeasure");
 	if (all) {
-		if (store_open(&st, db, STORE_READONLY))
+		if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 			return EXIT_FAIL;
 		rc = ceilings_print(st, 0, fmt) ? EXIT_FAIL : EXIT_OK;
 		store_close(st);

@@ -163,7 +163,7 @@ static int load_run(const char *db, const char *ref, struct run *run)
 
 	memset(run, 0, sizeof *run);
 	run->db = db;
-	if (store_open(&st, db, STORE_READONLY) ||
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY) ||
 	    store_resolve_run(st, ref, &run->id))
 		goto out;
 

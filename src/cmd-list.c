@@ -48,7 +48,7 @@ static int list_runs(const char *db, enum table_format fmt)
 	struct table t;
 	int rc;
 
-	if (store_open(&st, db, STORE_READONLY))
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		return EXIT_FAIL;
 	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT run_id, started_at, device, tag, status, ops, "

@@ -24,6 +24,7 @@ static void help(void)
 	       "Run one read-only SQL statement against the database and print its rows.\n"
 	       "A bare VIEW name (e.g. 'ops' or 'v_ops') selects every row of that view.\n"
 	       "The database is opened read-only: statements that write are refused.\n"
+	       "Options may come before or after the SQL; '--' ends them.\n"
 	       "\n"
 	       "Named queries (each prints a view documented in fuseprof(1)):\n"
 	       "  runs          every run, newest first: date, GPU, tag, status, op\n"
@@ -180,8 +181,16 @@ static int reads_only(void *ctx, int action, const char *a, const char *b,
 	switch (action) {
 	case SQLITE_SELECT:
 	case SQLITE_READ:
-	case SQLITE_FUNCTION:
 	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		/* Loading an extension runs code from a file: the connection
+		 * refuses it anyway, but only as "not authorized". */
+		if (b && !strcasecmp(b, "load_extension")) {
+			if (!r->what[0])
+				snprintf(r->what, sizeof r->what, "load_extension()");
+			return SQLITE_DENY;
+		}
 		return SQLITE_OK;
 	case SQLITE_INSERT:
 	case SQLITE_UPDATE:
@@ -253,38 +262,50 @@ static const char *writing_keyword(const char *sql, char *buf, size_t n)
 	return NULL;
 }
 
-/* Run sql and print every row; 0 or -1 (reported). */
+/* The error for a statement refused because it would write or change
+ * the connection: what was refused, and the statement quoted on one line,
+ * cut short (the action alone can be SQLite's: ANALYZE refuses as a
+ * CREATE). Returns -1. */
+static int refuse(const char *sql, const char *what)
+{
+	char quote[48];
+	size_t q = 0;
+
+	for (const char *p = sql; *p && q < sizeof quote - 4; p++)
+		if (!isspace((unsigned char)*p) || (q && quote[q - 1] != ' '))
+			quote[q++] = isspace((unsigned char)*p) ? ' ' : *p;
+	strcpy(quote + q, strlen(sql) > q ? "..." : "");
+	return error("query: refusing %s in '%s': query only reads (SELECT, "
+		     "WITH, pragmas that report); the database is opened "
+		     "read-only", what, quote);
+}
+
+/* Aligned text holds at most this window to measure its column widths. */
+#define WINDOW_ROWS 1000
+#define WINDOW_BYTES (1 << 20)
+
+/* Run sql and print every row as it comes; 0 or -1 (reported, after the
+ * rows printed so far). */
 static int print_query(struct store *st, const char *sql, enum table_format fmt)
 {
 	sqlite3 *db = store_db(st);
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
-	const char **hdr;
+	const char **hdr, *text;
 	struct refusal refused = { "", "" };
+	struct table_printer out = TABLE_PRINTER_INIT(fmt, stdout);
 	char keyword[16];
 	struct table t;
-	int ncols, rc;
+	size_t window = 0;
+	int ncols, rc, ret = -1;
 
 	sqlite3_set_authorizer(db, reads_only, &refused);
 	rc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);
 	if (rc != SQLITE_OK && !refused.what[0] &&
 	    writing_keyword(sql, keyword, sizeof keyword))
 		snprintf(refused.what, sizeof refused.what, "%s", keyword);
-	if (rc != SQLITE_OK && (refused.what[0] || refused.schema[0])) {
-		/* Quote the statement on one line, cut short: the action alone
-		 * can be SQLite's (ANALYZE refuses as a CREATE). */
-		char quote[48];
-		size_t q = 0;
-
-		for (const char *p = sql; *p && q < sizeof quote - 4; p++)
-			if (!isspace((unsigned char)*p) || (q && quote[q - 1] != ' '))
-				quote[q++] = isspace((unsigned char)*p) ? ' ' : *p;
-		strcpy(quote + q, strlen(sql) > q ? "..." : "");
-		return error("query: refusing %s in '%s': query only reads (SELECT, "
-			     "WITH, pragmas that report); the database is opened "
-			     "read-only", refused.what[0] ? refused.what : refused.schema,
-			     quote);
-	}
+	if (rc != SQLITE_OK && (refused.what[0] || refused.schema[0]))
+		return refuse(sql, refused.what[0] ? refused.what : refused.schema);
 	if (rc != SQLITE_OK)
 		return error("query: %s", sqlite3_errmsg(db));
 	if (!s)
@@ -308,6 +329,7 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 		hdr[i] = sqlite3_column_name(s, i);
 	table_init(&t, ncols, hdr);
 	free(hdr);
+	t.soft = 1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		for (int i = 0; i < ncols; i++) {
 			switch (sqlite3_column_type(s, i)) {
@@ -321,20 +343,47 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 				table_add_double(&t, sqlite3_column_double(s, i), 15);
 				break;
 			default:
-				table_add_text(&t, (const char *)sqlite3_column_text(s, i));
+				text = (const char *)sqlite3_column_text(s, i);
+				if (!text && sqlite3_errcode(db) == SQLITE_NOMEM)
+					t.nomem = 1;
+				window += (size_t)sqlite3_column_bytes(s, i);
+				table_add_text(&t, text);
 			}
 		}
+		if (t.nomem)
+			break;
+		/* Aligned text measures its widths on a first window of rows;
+		 * every other format, and text after that window, goes out a
+		 * row at a time, so memory stays bounded however many rows. */
+		if (fmt != TABLE_TEXT || out.started || t.nrows == WINDOW_ROWS ||
+		    window >= WINDOW_BYTES) {
+			table_print_rows(&out, &t);
+			table_clear_rows(&t);
+			window = 0;
+		}
 	}
-	if (rc != SQLITE_DONE) {
-		error("query: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(s);
-		table_release(&t);
-		return -1;
+	if (t.nomem || rc == SQLITE_NOMEM) {
+		fflush(stdout);
+		error("query: out of memory after %zu rows (print fewer: add a "
+		      "LIMIT or a WHERE)", out.rows);
+	} else if (rc != SQLITE_DONE) {
+		/* A pragma function (pragma_optimize) asks the authorizer only
+		 * when it runs. */
+		fflush(stdout);
+		if (refused.what[0])
+			refuse(sql, refused.what);
+		else
+			error("query: %s", sqlite3_errmsg(db));
+	} else {
+		table_print_rows(&out, &t);
+		table_print_end(&out, &t);
+		ret = 0;
 	}
+	/* After an error the output stops where it was, unclosed. */
+	table_printer_release(&out);
 	sqlite3_finalize(s);
-	table_print(&t, fmt, stdout);
 	table_release(&t);
-	return 0;
+	return ret;
 }
 
 static int cmd_query(int argc, char **argv)
@@ -349,14 +398,21 @@ static int cmd_query(int argc, char **argv)
 	const char *db = default_db_path(), *view;
 	const struct named_query *named;
 	enum table_format fmt = TABLE_TEXT;
+	const char *arg = NULL;
 	struct store *st;
 	char *sql;
-	int c, list = 0, rc;
+	int c, list = 0, rc, nargs = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:lh", opts, NULL)) != -1) {
+	/* "-": operands come back in order as 1, so options may follow the
+	 * SQL, as GNU tools take them, whatever $POSIXLY_CORRECT says. */
+	while ((c = getopt_long(argc, argv, "-f:lh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (!nargs++)
+				arg = optarg;
+			break;
 		case 'd':
 			db = optarg;
 			break;
@@ -375,24 +431,28 @@ static int cmd_query(int argc, char **argv)
 					   argv[optind - 1]);
 		}
 	}
+	/* After "--", the rest are operands. */
+	for (; optind < argc; optind++)
+		if (!nargs++)
+			arg = argv[optind];
 	if (list)
-		return optind == argc ? list_views(fmt)
-				      : usage_error("query", "query: --list takes no SQL");
-	if (optind == argc)
+		return !nargs ? list_views(fmt)
+			      : usage_error("query", "query: --list takes no SQL");
+	if (!nargs)
 		return usage_error("query", "query: no SQL or view name given");
-	if (optind + 1 < argc)
+	if (nargs > 1)
 		return usage_error("query", "query: give the SQL as one argument (quote it)");
-	if (store_open(&st, db, STORE_READONLY))
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		return EXIT_FAIL;
-	named = find_named(argv[optind]);
-	view = find_view(argv[optind]);
+	named = find_named(arg);
+	view = find_view(arg);
 	if (named && !view) {
 		error("query: '%s' needs the view %s, which this fuseprof lacks "
 		      "(see 'fuseprof query --list')", named->name, named->view);
 		store_close(st);
 		return EXIT_FAIL;
 	}
-	sql = !view ? xstrdup(argv[optind])
+	sql = !view ? xstrdup(arg)
 	    : named && named->order ? xasprintf("SELECT * FROM %s ORDER BY %s", view,
 						named->order)
 	    : xasprintf("SELECT * FROM %s", view);

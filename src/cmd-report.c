@@ -3,6 +3,7 @@
  * prints a short summary. Needs no GPU. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -22,6 +23,12 @@
 #include "util.h"
 
 #define DEFAULT_OUT "fuseprof-report"
+
+/* The list of the files the last report wrote into its folder, kept
+ * there: the next report into the folder removes those it does not write
+ * again, and only those, so a folder never mixes two reports' charts and
+ * a file fuseprof did not write is never touched. */
+#define MANIFEST ".fuseprof-report"
 
 static void help(void)
 {
@@ -45,6 +52,10 @@ static void help(void)
 	       "  -k, --keep-data       keep the plots' .dat files, plots.gp and the .gp\n"
 	       "                        scripts in DIR, to restyle with 'gnuplot plots.gp'\n"
 	       "  -h, --help            show this help and exit\n"
+	       "\n"
+	       "Writing into the folder of an earlier report removes the files that\n"
+	       "report listed in DIR/" MANIFEST " and this one does not write again\n"
+	       "(unless changed since); nothing else there is touched.\n"
 	       "\n"
 	       "Plots need gnuplot ($GNUPLOT, else the one found at build time); without\n"
 	       "it the tables are written and a warning says the plots were skipped.\n"
@@ -141,6 +152,144 @@ static char *run_workloads(struct store *st, long long run_id)
 	return w;
 }
 
+/* ---- the files of a report ------------------------------------------- */
+
+/* What this report writes, to tell its files from a previous report's. */
+struct written {
+	unsigned formats;
+	const struct plot_opts *po;
+	const struct plot_images *images;
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Could a report have written name? Any report's tables and scripts,
+ * and its charts and their data: roofline*.png|svg|dat, fusion*.png|svg|dat. */
+static int report_file(const char *name)
+{
+	static const char *const fixed[] = {
+		"report.md", "report.html", "report.json", "roofline.csv",
+		"fusion.csv", "ceilings.csv", "plots.gp", "roofline.gp",
+		"fusion.gp", NULL
+	};
+
+	for (int i = 0; fixed[i]; i++)
+		if (!strcmp(name, fixed[i]))
+			return 1;
+	return !strchr(name, '/') &&
+	       (!strncmp(name, "roofline", 8) || !strncmp(name, "fusion", 6)) &&
+	       (ends_with(name, ".png") || ends_with(name, ".svg") ||
+		ends_with(name, ".dat"));
+}
+
+/* Did this report write name? */
+static int wrote(const struct written *w, const char *name)
+{
+	static const struct {
+		unsigned format;
+		const char *name;
+	} tables[] = {
+		{ REPORT_MD, "report.md" }, { REPORT_HTML, "report.html" },
+		{ REPORT_JSON, "report.json" }, { REPORT_CSV, "roofline.csv" },
+		{ REPORT_CSV, "fusion.csv" }, { REPORT_CSV, "ceilings.csv" },
+	};
+	int keep = w->po->keep_data && w->images->n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
+		if (!strcmp(name, tables[i].name))
+			return !!(w->formats & tables[i].format);
+	if (keep && (!strcmp(name, "plots.gp") || !strcmp(name, "roofline.gp") ||
+		     !strcmp(name, "fusion.gp")))
+		return 1;
+	for (size_t i = 0; i < w->images->n; i++) {
+		const char *stem = w->images->v[i].stem;
+		size_t n = strlen(stem);
+
+		if (strncmp(name, stem, n) || name[n] != '.')
+			continue;
+		if (!strcmp(name + n, ".png") || (w->po->svg && !strcmp(name + n, ".svg")))
+			return 1;
+		/* stem.points.dat, stem.arrows.dat, ... */
+		if (keep && ends_with(name, ".dat") && !strchr(name + n + 1, '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Remove what the previous report listed in dir's manifest and this one
+ * did not write, when it is still the file that report wrote (same size
+ * and modification time: a file the user has since replaced stays), then
+ * list this report's files. Problems are warnings: the report itself is
+ * written. */
+static void tidy_out_dir(const char *dir, const struct written *w)
+{
+	char *path = xasprintf("%s/" MANIFEST, dir);
+	char *tmp = xasprintf("%s/" MANIFEST ".tmp", dir);
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	DIR *d;
+	struct dirent *e;
+
+	while (f && fgets(line, sizeof line, f)) {
+		long long sec, size;
+		long nsec;
+		int at = 0;
+		struct stat sb;
+		char *file;
+
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == '#' || sscanf(line, "%lld.%ld %lld %n", &sec, &nsec,
+					     &size, &at) != 3 || !at)
+			continue;
+		if (!report_file(line + at) || wrote(w, line + at))
+			continue;
+		file = xasprintf("%s/%s", dir, line + at);
+		if (!lstat(file, &sb) && S_ISREG(sb.st_mode) && sb.st_size == size &&
+		    sb.st_mtim.tv_sec == sec && sb.st_mtim.tv_nsec == nsec &&
+		    unlink(file))
+			warning("cannot remove '%s', left by an earlier report: %s",
+				file, strerror(errno));
+		free(file);
+	}
+	if (f)
+		fclose(f);
+
+	if (!(f = fopen(tmp, "w")) || !(d = opendir(dir))) {
+		warning("cannot list the report's files in '%s': %s", path,
+			strerror(errno));
+		if (f)
+			fclose(f);
+		goto out;
+	}
+	fprintf(f, "# %s - written by fuseprof report: the files of the last "
+		"report in this folder (modification time, size, name); the next "
+		"report here removes those it does not write again.\n", MANIFEST);
+	while ((e = readdir(d))) {
+		struct stat sb;
+		char *file;
+
+		if (!report_file(e->d_name) || !wrote(w, e->d_name))
+			continue;
+		file = xasprintf("%s/%s", dir, e->d_name);
+		if (!lstat(file, &sb) && S_ISREG(sb.st_mode))
+			fprintf(f, "%lld.%09ld %lld %s\n", (long long)sb.st_mtim.tv_sec,
+				(long)sb.st_mtim.tv_nsec, (long long)sb.st_size, e->d_name);
+		free(file);
+	}
+	closedir(d);
+	if ((ferror(f) | fclose(f)) || rename(tmp, path))
+		warning("cannot write '%s': %s", path, strerror(errno));
+out:
+	unlink(tmp);
+	free(tmp);
+	free(path);
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	enum { OPT_DB = 256, OPT_HIER, OPT_SIZE, OPT_NOSVG, OPT_NOPLOTS };
@@ -233,7 +382,7 @@ static int cmd_report(int argc, char **argv)
 		rc = usage_error("report", "report: --out needs a folder name");
 		goto out_free;
 	}
-	if (store_open(&st, db, STORE_READONLY))
+	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		goto out_free;
 	/* The report reads every page of the run several times (counters
 	 * by kernel, then the pairs): a page cache that holds them all
@@ -275,6 +424,11 @@ static int cmd_report(int argc, char **argv)
 			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
 	if (report_write(&rep, out, formats))
 		goto out_release;
+	if (!plot_failed) {
+		struct written w = { formats, &po, &images };
+
+		tidy_out_dir(out, &w);
+	}
 	report_summary(&rep, stdout);
 	printf("\nreport of run %lld (%zu ops, %zu fusion pairs) written to %s/\n",
 	       run_id, run.nops, pairs.n, out);

@@ -22,6 +22,12 @@ struct cmd_entry {
  * "fuseprof.db". */
 const char *default_db_path(void);
 
+/* For a command about to read db: when db is the default ./fuseprof.db
+ * ($FUSEPROF_DB unset) and there is no such file, say how to make one and
+ * where the samples are, and return -1; else 0 (store_open reports any
+ * other problem). */
+int check_default_db(const char *db);
+
 /* Parse the argument of a command's --format into *fmt. Returns 0, or -1
  * after a usage error naming cmd and the accepted formats. */
 int format_option(const char *cmd, const char *arg, enum table_format *fmt);

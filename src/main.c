@@ -1,9 +1,11 @@
 /* main.c - the fuseprof program: global options and the command table. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "error.h"
@@ -28,6 +30,20 @@ const char *default_db_path(void)
 	const char *p = getenv("FUSEPROF_DB");
 
 	return p && *p ? p : "fuseprof.db";
+}
+
+int check_default_db(const char *db)
+{
+	const char *env = getenv("FUSEPROF_DB");
+	struct stat sb;
+
+	if ((env && *env) || strcmp(db, "fuseprof.db") ||
+	    stat(db, &sb) == 0 || errno != ENOENT)
+		return 0;
+	return error("no database here: './fuseprof.db' does not exist; record one "
+		     "with 'fuseprof run' on a GPU machine, or name one with --db "
+		     "PATH or $FUSEPROF_DB (samples: --db examples/h200-sample.db "
+		     "in fuseprof's source tree)");
 }
 
 int format_option(const char *cmd, const char *arg, enum table_format *fmt)
@@ -91,6 +107,24 @@ static int run_help(int argc, char **argv)
 	return c->exec(2, hargv);
 }
 
+/* An option before the command: fuseprof has none but --help and
+ * --version, so name the command's own place for it ("fuseprof --db x
+ * query runs" -> "fuseprof query --db x ..."). Returns 2. */
+static int misplaced_option(int argc, char **argv)
+{
+	int i = 2;
+
+	while (i < argc && !find_command(argv[i]))
+		i++;
+	if (i == argc)
+		return usage_error(NULL, "unknown option '%s' (a command's options "
+				   "follow the command: fuseprof COMMAND %s ...)",
+				   argv[1], argv[1]);
+	return usage_error(argv[i], "unknown option '%s' before the command: "
+			   "options follow it (fuseprof %s %s%s%s ...)", argv[1],
+			   argv[i], argv[1], i > 2 ? " " : "", i > 2 ? argv[2] : "");
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_entry *c;
@@ -106,7 +140,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argv[1][0] == '-')
-		return usage_error(NULL, "unknown option '%s'", argv[1]);
+		return misplaced_option(argc, argv);
 	if (!strcmp(argv[1], "help"))
 		return run_help(argc - 1, argv + 1);
 	c = find_command(argv[1]);

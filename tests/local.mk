@@ -66,3 +66,9 @@ TESTS += tests/test-kopts tests/test-kopts-cli.sh
 tests_test_kopts_SOURCES = tests/test-kopts.c
 tests_test_kopts_LDADD = $(test_kernel_libs)
 EXTRA_DIST += tests/test-kopts-cli.sh
+
+### what a new user runs into: query, report, the command line, set-up ######
+user_tests = tests/test-query-stream.sh tests/test-query-refuse.sh \
+	tests/test-cli-order.sh tests/test-report-stale.sh tests/test-deps.sh
+TESTS += $(user_tests)
+EXTRA_DIST += $(user_tests)
