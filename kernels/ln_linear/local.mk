@@ -1,7 +1,8 @@
-## kernels/ln_linear.mk - the LayerNorm+Linear workloads (ln_linear_fwd,
+## kernels/ln_linear/local.mk - the LayerNorm+Linear workloads (ln_linear_fwd,
 ## ln_linear_bwd) and the CPU-only test of their references.
 
-kernels_libfpkernels_a_SOURCES += kernels/ln_linear.cu kernels/ln_linear.h
+kernels_libfpkernels_a_SOURCES += kernels/ln_linear/workload.cu \
+	kernels/ln_linear/ln_linear.h
 ## The bf16 fused forward's Hopper kernel uses wgmma, which only the
 ## architecture-specific sm_90a target has: this object is built for sm_90a
 ## wherever the configured targets ask for sm_90 (the code runs on the same
@@ -10,7 +11,8 @@ kernels_libfpkernels_a_SOURCES += kernels/ln_linear.cu kernels/ln_linear.h
 lnl_comma = ,
 lnl_gencode = $(sort $(patsubst -gencode=arch=compute_90$(lnl_comma)code=sm_90,\
 	-gencode=arch=compute_90a$(lnl_comma)code=sm_90a,$(NVCC_GENCODE)))
-kernels/ln_linear.$(OBJEXT): kernels/ln_linear.cu kernels/ln_linear.h $(kernels_headers)
+kernels/ln_linear/workload.$(OBJEXT): kernels/ln_linear/workload.cu \
+		kernels/ln_linear/ln_linear.h $(kernels_headers)
 	$(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS)) $(lnl_gencode) \
 		$(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
 
@@ -18,4 +20,4 @@ TESTS += tests/test-ln-linear-ref
 check_PROGRAMS += tests/test-ln-linear-ref
 tests_test_ln_linear_ref_SOURCES = tests/test-ln-linear-ref.c tests/wltest.c tests/wltest.h
 tests_test_ln_linear_ref_LDADD = $(test_kernel_libs)
-EXTRA_DIST += kernels/ln_linear-gpu.sh kernels/ln_linear-torch.py
+EXTRA_DIST += kernels/ln_linear/gpu.sh kernels/ln_linear/torch-baseline.py

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ln_linear-gpu.sh - on a GPU machine, from the build's root once
+# ln_linear/gpu.sh - on a GPU machine, from the build's root once
 # `make fuseprof tests/test-workloads bench/fpbench` is done: the contract
 # test of ln_linear_fwd/bwd (timed), compute-sanitizer memcheck of every
 # variant and racecheck of the fused forward on small awkward shapes,
@@ -7,7 +7,7 @@
 # to PyTorch (eager, and cuBLAS's Linear alone), fpbench timings of the
 # backward, and Nsight Compute on the bf16 fused forward.
 # Logs go to $OUT (default: the current directory); a summary to stdout.
-# Usage: sh kernels/ln_linear-gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
+# Usage: sh kernels/ln_linear/gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
 out=${OUT:-.}
 src=$(dirname "$0")
 steps=${*:-test memcheck run bwd torch naive}
@@ -72,7 +72,7 @@ bwd)
 	;;
 torch)
 	echo "== PyTorch eager, Linear alone, autograd (log: torch.log)"
-	timeout 150 python3 "$src/ln_linear-torch.py" bf16 > "$out/torch.log" 2>&1
+	timeout 150 python3 "$src/torch-baseline.py" bf16 > "$out/torch.log" 2>&1
 	tail -n 8 "$out/torch.log"
 	;;
 naive)
