@@ -2028,8 +2028,7 @@ __global__ void k_f32_to(const float *__restrict__ src, T *__restrict__ dst, lon
 
 // --- db: column sums of dy over rows, deterministic (no atomics): blocks
 // of 32 columns x CS_ROWS rows write per-chunk partials, k_colsum_final
-// adds the chunks in order. (The unfused and fused backwards'; the narrow
-// path sums dy's columns in k_bwd_cols.)
+// adds the chunks in order.
 #define CS_ROWS 128
 template <typename T, int V>
 __global__ void k_colsum_db(const T *__restrict__ dy, float *__restrict__ part,
@@ -2095,622 +2094,6 @@ __global__ void k_colsum_final(const float *__restrict__ part, long R, int C,
 // The LayerNorm backward's partial rows: at most this many blocks (its
 // persistent grid is a few blocks per SM).
 #define LNB_PARTIALS 1024
-
-// --- backward, fused, narrow (bf16 on Hopper, N <= BN_MAX_N, K <= BN_MAX_K):
-// three kernels whose only M x K traffic is x read twice (the second time
-// mostly from L2: the rows kernel has just read it) and dx written once.
-// Neither h nor dh exists in memory.
-//
-// The LayerNorm backward needs two row sums over the whole row before any
-// dx element of the row can be written:
-//   a = mean_k(gamma o dh),  b = mean_k(gamma o dh o xhat),  dh = dy W,
-// and dx = rstd (gamma o dh - a - xhat b). Both reduce over k, so they can
-// be taken over n instead:
-//   a = (1/K) sum_n dy_n s_n,        s = W gamma                (N-vector)
-//   b = (1/K) sum_n dy_n z_n,        z = (xhat o gamma) W^T     (1 x N a row)
-// z is the forward GEMM on the normalised row, cheap at small N. So:
-//   k_bwd_wsum:  s = W gamma (fp32).
-//   k_bwd_rows:  a block a tile of 64 rows holds the whole tile of x in
-//                shared memory (hence the K bound), takes mean and rstd by
-//                two passes over it (exact at any mean offset), turns it in
-//                place into bf16 xhat o gamma, multiplies by W^T (W streamed
-//                in 64-column chunks, ldmatrix + mma.sync m16n8k16, fp32
-//                accumulate) and folds the 64 x N result with dy into a and
-//                b: 16 bytes a row {mean, rstd, a, b}.
-//   k_bwd_cols:  a block owns a 64-column chunk of K and a share of the
-//                rows; per 64-row tile: h = xhat gamma + beta (bf16, shared
-//                memory), dh = dy W_chunk (kept in registers, never stored),
-//                dx = rstd (gamma dh - a - xhat b) out, dgamma and dbeta
-//                summed, dW_chunk += dy^T h in registers, db = column sums of
-//                dy (first chunk only). The BN_CL blocks sharing a chunk
-//                form a cluster and reduce their dW, dgamma, dbeta and db
-//                through distributed shared memory, in rank order:
-//                deterministic, no partials in memory.
-// Numerics: dh is never rounded to bf16 (the unfused variant stores it in
-// bf16); h is rounded to bf16 for dW, as the unfused variant's h is; z
-// uses bf16 xhat o gamma (relative error 2^-9 an element, averaged over K
-// in b).
-// Where it stands (H100, 16384 x 768 -> 256, bench/RESULTS.md): 1.17 x the
-// minimum DRAM bytes against the cuBLAS path's 1.9-2.3 x, but 225 us
-// against 86 (rows 88, columns 134): one block of 8 warps an SM runs its
-// phases in series (load, statistics, GEMM, epilogue), and the other
-// instructions (addresses, loads, element-wise work) outnumber the
-// mma.sync's ten to one (ncu: 6.2 cycles between a warp's instructions,
-// HMMA 6-10 % of them). So it serves only when asked for
-// (bwd_narrow_setup); persistent blocks with TMA loads and wgmma are what
-// it needs to win.
-#define BN_MAX_N 256
-#define BN_MAX_K 1024
-#define BN_THREADS 256
-#define BN_CL 8      // blocks a cluster (portable maximum)
-#define BN_LD 72     // 64-column bf16 tile row stride: 144 bytes, ldmatrix
-		     // rows fall in distinct bank groups
-
-// Row strides (elements) of bf16 tiles in shared memory: a multiple of 8
-// past a multiple of 64, for conflict-free ldmatrix.
-__host__ __device__ __forceinline__ int bn_ld(int cols)
-{
-	return (cols + 63) / 64 * 64 + 8;
-}
-
-__host__ __device__ __forceinline__ int bn_np(int N)
-{
-	return (N + 15) / 16 * 16;
-}
-
-static size_t bn_rows_smem(int K, int N)
-{
-	return (size_t)64 * bn_ld(K) * 2 + (size_t)2 * bn_np(N) * BN_LD * 2;
-}
-
-static size_t bn_cols_smem(int N)
-{
-	// W chunk; two stages of x, dy and the rows' statistics; h; dx.
-	return (size_t)bn_np(N) * BN_LD * 2 +
-	       2 * ((size_t)64 * BN_LD * 2 + (size_t)64 * bn_ld(N) * 2 + 64 * 16) +
-	       2 * (size_t)64 * BN_LD * 2;
-}
-
-__device__ __forceinline__ void ldsm_x4_t(uint32_t addr, uint32_t &r0, uint32_t &r1,
-					  uint32_t &r2, uint32_t &r3)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-
-// A float of block rank's shared memory at this block's address addr.
-__device__ __forceinline__ float dsmem_ld(uint32_t addr, uint32_t rank)
-{
-	float v = 0;
-#ifdef LNL_WGMMA
-	asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %1, %2;\n"
-		     "ld.shared::cluster.f32 %0, [ra];\n}\n"
-		     : "=f"(v) : "r"(addr), "r"(rank) : "memory");
-#endif
-	return v;
-}
-
-// rows x cols (cols a multiple of 8 when VEC) of a row-major bf16 tensor
-// (R x C) from (r0, c0) into shared memory (row stride ld elements), zeros
-// outside: cp.async 16 bytes at a time when VEC (C % 8 == 0), else element
-// by element (synchronous). Inlined: a constant cols makes the index
-// arithmetic shifts.
-template <bool VEC>
-__device__ __forceinline__ void bn_load(__nv_bfloat16 *dst, int ld,
-					const __nv_bfloat16 *__restrict__ src, long R,
-					long C, long r0, long c0, int rows, int cols)
-{
-	if constexpr (VEC) {
-		const int cpr = cols / 8;
-
-		for (int i = threadIdx.x; i < rows * cpr; i += BN_THREADS) {
-			const int r = i / cpr, c = (i - r * cpr) * 8;
-			const bool in = r0 + r < R && c0 + c < C;
-
-			cp_async16(smem_u32(dst + r * ld + c),
-				   in ? src + (r0 + r) * C + c0 + c : src, in ? 16 : 0);
-		}
-	} else {
-		for (int i = threadIdx.x; i < rows * cols; i += BN_THREADS) {
-			const int r = i / cols, c = i - r * cols;
-
-			dst[r * ld + c] = r0 + r < R && c0 + c < C
-				? src[(r0 + r) * C + c0 + c] : __float2bfloat16_rn(0.f);
-		}
-	}
-}
-
-// s[n] = sum_k W[n][k] gamma[k]: a warp a row of W.
-__global__ void k_bwd_wsum(const __nv_bfloat16 *__restrict__ W,
-			   const __nv_bfloat16 *__restrict__ gamma,
-			   float *__restrict__ s, int N, int K)
-{
-	const int n = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
-	const int lane = threadIdx.x % WARP;
-	float a = 0;
-
-	if (n >= N)
-		return;
-	for (int k = lane; k < K; k += WARP)
-		a += __bfloat162float(W[(long)n * K + k]) * __bfloat162float(gamma[k]);
-	a = warp_sum(a);
-	if (lane == 0)
-		s[n] = a;
-}
-
-template <bool VEC>
-__global__ void __launch_bounds__(BN_THREADS, 1)
-k_bwd_rows(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ dy,
-	   const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ gamma,
-	   const float *__restrict__ s, float4 *__restrict__ stats, long M, int K, int N)
-{
-#ifdef LNL_WGMMA
-	extern __shared__ __align__(16) unsigned char bn_raw[];
-	__shared__ float mu[64], rs[64], ra[2][64], rb[2][64];
-	const int ldx = bn_ld(K), NP = bn_np(N), nc = (K + 63) / 64;
-	__nv_bfloat16 *xs = (__nv_bfloat16 *)bn_raw;
-	__nv_bfloat16 *ws = xs + 64 * ldx;  // two chunks of NP x 64
-	const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
-	const int g = lane / 4, t = lane % 4;
-	const long r0 = (long)blockIdx.x * 64;
-
-	bn_load<VEC>(xs, ldx, x, M, K, r0, 0, 64, nc * 64);
-	cp_async_commit();
-	for (int c = 0; c < 2; c++) {
-		if (c < nc)
-			bn_load<VEC>(ws + c * NP * BN_LD, BN_LD, W, N, K, 0, c * 64, NP, 64);
-		cp_async_commit();
-	}
-	cp_async_wait<2>();
-	__syncthreads();
-
-	// mean and rstd, two passes over the row in shared memory, then x ->
-	// bf16 xhat o gamma in place (columns past K stay zero): a warp 8 rows,
-	// 8 columns a lane at a time where K % 8 == 0.
-	for (int i = 0; i < 8; i++) {
-		const int r = warp * 8 + i;
-		__nv_bfloat16 *xr = xs + r * ldx;
-		float a = 0, v = 0, m, q;
-
-		if (VEC) {
-			for (int k = lane * 8; k < K; k += WARP * 8) {
-				const uint4 u = *(const uint4 *)(xr + k);
-				const __nv_bfloat162 *e = (const __nv_bfloat162 *)&u;
-
-				for (int j = 0; j < 4; j++)
-					a += __low2float(e[j]) + __high2float(e[j]);
-			}
-			m = warp_sum(a) / (float)K;
-			for (int k = lane * 8; k < K; k += WARP * 8) {
-				const uint4 u = *(const uint4 *)(xr + k);
-				const __nv_bfloat162 *e = (const __nv_bfloat162 *)&u;
-
-				for (int j = 0; j < 4; j++) {
-					const float d0 = __low2float(e[j]) - m, d1 = __high2float(e[j]) - m;
-
-					v += d0 * d0 + d1 * d1;
-				}
-			}
-		} else {
-			for (int k = lane; k < K; k += WARP)
-				a += __bfloat162float(xr[k]);
-			m = warp_sum(a) / (float)K;
-			for (int k = lane; k < K; k += WARP) {
-				const float d = __bfloat162float(xr[k]) - m;
-
-				v += d * d;
-			}
-		}
-		v = warp_sum(v) / (float)K;
-		q = rsqrtf(v + (float)LNL_EPS);
-		if (r0 + r >= M)
-			m = q = 0.f;
-		if (lane == 0) {
-			mu[r] = m;
-			rs[r] = q;
-		}
-		if (VEC) {
-			for (int k = lane * 8; k < K; k += WARP * 8) {
-				uint4 u = *(const uint4 *)(xr + k);
-				const uint4 gu = *(const uint4 *)(gamma + k);
-				__nv_bfloat162 *e = (__nv_bfloat162 *)&u;
-				const __nv_bfloat162 *ge = (const __nv_bfloat162 *)&gu;
-
-				for (int j = 0; j < 4; j++)
-					e[j] = __floats2bfloat162_rn(
-						(__low2float(e[j]) - m) * q * __low2float(ge[j]),
-						(__high2float(e[j]) - m) * q * __high2float(ge[j]));
-				*(uint4 *)(xr + k) = u;
-			}
-		} else {
-			for (int k = lane; k < K; k += WARP)
-				xr[k] = __float2bfloat16_rn((__bfloat162float(xr[k]) - m) * q *
-							    __bfloat162float(gamma[k]));
-		}
-	}
-
-	// z (64 x NP) = xs (64 x K) W^T: warp (rows 16 (warp % 4), columns
-	// 128 (warp / 4) + [0, 128)) in n8 tiles.
-	const int wr = (warp % 4) * 16, wc = (warp / 4) * 128;
-	float acc[16][4];
-
-#pragma unroll
-	for (int j = 0; j < 16; j++)
-		acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-	for (int c = 0; c < nc; c++) {
-		const __nv_bfloat16 *wb = ws + (c % 2) * NP * BN_LD;
-
-		cp_async_wait<1>();
-		__syncthreads();
-#pragma unroll
-		for (int ks = 0; ks < 64; ks += 16) {
-			uint32_t a[4];
-
-			ldsm_x4(smem_u32(xs + (wr + (lane & 15)) * ldx + c * 64 + ks +
-					 (lane >> 4) * 8), a[0], a[1], a[2], a[3]);
-#pragma unroll
-			for (int j = 0; j < 16; j += 2) {
-				const int n0 = wc + j * 8;
-				uint32_t b[4];
-
-				if (n0 >= NP)
-					break;
-				ldsm_x4(smem_u32(wb + (n0 + (lane & 7) + (lane >> 4) * 8) * BN_LD +
-						 ks + ((lane >> 3) & 1) * 8),
-					b[0], b[1], b[2], b[3]);
-				mma_bf16(acc[j], a, b);
-				mma_bf16(acc[j + 1], a, b + 2);
-			}
-		}
-		__syncthreads();
-		if (c + 2 < nc)
-			bn_load<VEC>(ws + (c % 2) * NP * BN_LD, BN_LD, W, N, K, 0,
-				     (c + 2) * 64, NP, 64);
-		cp_async_commit();
-	}
-
-	// a and b: dy . s and dy . z over this warp's columns, then over the
-	// two column halves, in order.
-	float pa[2] = { 0.f, 0.f }, pb[2] = { 0.f, 0.f };
-
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		const long r = r0 + wr + g + h * 8;
-
-		if (r >= M)
-			continue;
-#pragma unroll
-		for (int j = 0; j < 16; j++) {
-			const int n = wc + j * 8 + 2 * t;
-
-			if (n >= N)
-				break;
-			float d0, d1 = 0.f;
-			if (VEC) {
-				const __nv_bfloat162 d =
-					*(const __nv_bfloat162 *)(dy + r * N + n);
-
-				d0 = __low2float(d);
-				d1 = __high2float(d);
-			} else {
-				d0 = __bfloat162float(dy[r * N + n]);
-				if (n + 1 < N)
-					d1 = __bfloat162float(dy[r * N + n + 1]);
-			}
-			pa[h] += d0 * s[n] + (n + 1 < N ? d1 * s[n + 1] : 0.f);
-			pb[h] += d0 * acc[j][2 * h] + d1 * acc[j][2 * h + 1];
-		}
-	}
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		pa[h] += __shfl_xor_sync(0xffffffffu, pa[h], 1);
-		pa[h] += __shfl_xor_sync(0xffffffffu, pa[h], 2);
-		pb[h] += __shfl_xor_sync(0xffffffffu, pb[h], 1);
-		pb[h] += __shfl_xor_sync(0xffffffffu, pb[h], 2);
-		if (t == 0) {
-			ra[warp / 4][wr + g + h * 8] = pa[h];
-			rb[warp / 4][wr + g + h * 8] = pb[h];
-		}
-	}
-	__syncthreads();
-	if (tid < 64 && r0 + tid < M)
-		stats[r0 + tid] = make_float4(mu[tid], rs[tid],
-					      (ra[0][tid] + ra[1][tid]) / (float)K,
-					      (rb[0][tid] + rb[1][tid]) / (float)K);
-#endif
-}
-
-// One 64-row tile's loads for k_bwd_cols: x's chunk, dy's rows, the rows'
-// statistics.
-template <bool VEC>
-__device__ __forceinline__ void bn_cols_load(unsigned char *stage, int ldy,
-					     const __nv_bfloat16 *__restrict__ x,
-					     const __nv_bfloat16 *__restrict__ dy,
-					     const float4 *__restrict__ stats, long M,
-					     int K, int N, long r0, int k0)
-{
-	__nv_bfloat16 *xs = (__nv_bfloat16 *)stage, *ys = xs + 64 * BN_LD;
-	float4 *st = (float4 *)(ys + 64 * ldy);
-
-	bn_load<VEC>(xs, BN_LD, x, M, K, r0, k0, 64, 64);
-	bn_load<VEC>(ys, ldy, dy, M, N, r0, 0, 64, bn_np(N));
-	if (threadIdx.x < 64) {
-		const bool in = r0 + threadIdx.x < M;
-
-		cp_async16(smem_u32(st + threadIdx.x), in ? stats + r0 + threadIdx.x : stats,
-			   in ? 16 : 0);
-	}
-}
-
-template <bool VEC>
-__global__ void __launch_bounds__(BN_THREADS, 1)
-k_bwd_cols(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ dy,
-	   const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ gamma,
-	   const __nv_bfloat16 *__restrict__ beta, const float4 *__restrict__ stats,
-	   __nv_bfloat16 *__restrict__ dx, __nv_bfloat16 *__restrict__ dW,
-	   __nv_bfloat16 *__restrict__ dg, __nv_bfloat16 *__restrict__ dbeta,
-	   __nv_bfloat16 *__restrict__ db, long M, int K, int N)
-{
-#ifdef LNL_WGMMA
-	extern __shared__ __align__(16) unsigned char bn_raw[];
-	__shared__ float gs[64], bs[64], red_g[4][64], red_b[4][64], cta_g[64], cta_b[64];
-	__shared__ float cta_db[BN_MAX_N];
-	const int NP = bn_np(N), ldy = bn_ld(N);
-	const int stage_bytes = 64 * BN_LD * 2 + 64 * ldy * 2 + 64 * 16;
-	__nv_bfloat16 *wc = (__nv_bfloat16 *)bn_raw;        // NP x 64: W's chunk
-	unsigned char *stages = bn_raw + NP * BN_LD * 2;
-	__nv_bfloat16 *hs = (__nv_bfloat16 *)(stages + 2 * stage_bytes);
-	__nv_bfloat16 *dxs = hs + 64 * BN_LD;
-	const int tid = threadIdx.x, warp = tid / WARP, lane = tid % WARP;
-	const int g = lane / 4, t = lane % 4;
-	const uint32_t rank = cluster_rank();
-	const int chunk = blockIdx.x / BN_CL, k0 = chunk * 64;
-	const long tiles = (M + 63) / 64;
-	const bool first = chunk == 0;  // the column sums of dy (db)
-
-	bn_load<VEC>(wc, BN_LD, W, N, K, 0, k0, NP, 64);
-	if (tid < 64) {
-		gs[tid] = k0 + tid < K ? __bfloat162float(gamma[k0 + tid]) : 0.f;
-		bs[tid] = k0 + tid < K ? __bfloat162float(beta[k0 + tid]) : 0.f;
-	}
-	if (rank < tiles)
-		bn_cols_load<VEC>(stages, ldy, x, dy, stats, M, K, N, rank * 64L, k0);
-	cp_async_commit();
-
-	// dh tile: warp (rows 16 (warp % 4), columns 32 (warp / 4) + [0, 32));
-	// dW chunk: warp (rows 32 warp + [0, 32) of NP, all 64 columns).
-	const int hr = (warp % 4) * 16, hc = (warp / 4) * 32, wn = warp * 32;
-	float dw[2][8][4], pg[4][2], pbt[4][2], gcol[4][2], colsum = 0.f;
-
-#pragma unroll
-	for (int i = 0; i < 2; i++)
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-			dw[i][j][0] = dw[i][j][1] = dw[i][j][2] = dw[i][j][3] = 0.f;
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-		pg[j][0] = pg[j][1] = pbt[j][0] = pbt[j][1] = 0.f;
-	__syncthreads();  // gs
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		gcol[j][0] = gs[hc + j * 8 + 2 * t];
-		gcol[j][1] = gs[hc + j * 8 + 2 * t + 1];
-	}
-
-	// A tile at a time, the next one's loads in flight: each stage is
-	// refilled right after the barrier that follows its last reader.
-	for (long tile = rank, i = 0; tile < tiles; tile += BN_CL, i++) {
-		unsigned char *stage = stages + (i % 2) * stage_bytes;
-		const __nv_bfloat16 *xs = (const __nv_bfloat16 *)stage;
-		const __nv_bfloat16 *ys = xs + 64 * BN_LD;
-		const float4 *st = (const float4 *)(ys + 64 * ldy);
-		const long r0 = tile * 64;
-
-		cp_async_wait<0>();
-		__syncthreads();
-		if (tile + BN_CL < tiles)
-			bn_cols_load<VEC>(stages + ((i + 1) % 2) * stage_bytes, ldy, x, dy,
-					  stats, M, K, N, r0 + BN_CL * 64, k0);
-		cp_async_commit();
-		// h = xhat gamma + beta, bf16: a thread 16 columns of a row
-		{
-			const int r = tid / 4, c = (tid % 4) * 16;
-			const float4 q = st[r];
-
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				uint4 u = *(const uint4 *)(xs + r * BN_LD + c + h * 8);
-				__nv_bfloat162 *e = (__nv_bfloat162 *)&u;
-
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const int cc = c + h * 8 + 2 * j;
-
-					e[j] = __floats2bfloat162_rn(
-						(__low2float(e[j]) - q.x) * q.y * gs[cc] + bs[cc],
-						(__high2float(e[j]) - q.x) * q.y * gs[cc + 1] + bs[cc + 1]);
-				}
-				*(uint4 *)(hs + r * BN_LD + c + h * 8) = u;
-			}
-		}
-		// db: the first chunk's blocks sum dy's columns
-		if (first && tid < NP)
-			for (int r = 0; r < 64; r++)
-				colsum += __bfloat162float(ys[r * ldy + tid]);
-		__syncthreads();  // hs
-
-		// dh = dy W_chunk over n, and dW_chunk += dy^T h over the tile's
-		// rows, interleaved: step s takes dh's n in [16 s, 16 s + 16) and
-		// a quarter of one 16-row step of dW, so eight independent
-		// accumulators are in flight.
-		float acc[4][4];
-		uint32_t wa[2][4];
-
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-#pragma unroll
-		for (int s = 0; s < 16; s++) {  // NP <= 16 * 16
-			const int n0 = s * 16;
-
-			if (n0 < NP) {
-				uint32_t a[4], b[4];
-
-				ldsm_x4(smem_u32(ys + (hr + (lane & 15)) * ldy + n0 + (lane >> 4) * 8),
-					a[0], a[1], a[2], a[3]);
-#pragma unroll
-				for (int j = 0; j < 4; j += 2) {
-					ldsm_x4_t(smem_u32(wc + (n0 + (lane & 7) + ((lane >> 3) & 1) * 8) *
-								  BN_LD + hc + j * 8 + (lane >> 4) * 8),
-						  b[0], b[1], b[2], b[3]);
-					mma_bf16(acc[j], a, b);
-					mma_bf16(acc[j + 1], a, b + 2);
-				}
-			}
-			{
-				const int r = (s / 4) * 16, j = (s % 4) * 2;
-				uint32_t b[4];
-
-				if (s % 4 == 0) {
-#pragma unroll
-					for (int m = 0; m < 2; m++)
-						if (wn + m * 16 < NP)
-							ldsm_x4_t(smem_u32(ys + (r + (lane & 7) + (lane >> 4) * 8) *
-										ldy + wn + m * 16 +
-										((lane >> 3) & 1) * 8),
-								  wa[m][0], wa[m][1], wa[m][2], wa[m][3]);
-				}
-				ldsm_x4_t(smem_u32(hs + (r + (lane & 7) + ((lane >> 3) & 1) * 8) *
-							BN_LD + j * 8 + (lane >> 4) * 8),
-					  b[0], b[1], b[2], b[3]);
-#pragma unroll
-				for (int m = 0; m < 2; m++)
-					if (wn + m * 16 < NP) {
-						mma_bf16(dw[m][j], wa[m], b);
-						mma_bf16(dw[m][j + 1], wa[m], b + 2);
-					}
-			}
-		}
-		// dx = rstd (gamma dh - a - xhat b); dgamma, dbeta sums
-#pragma unroll
-		for (int hh = 0; hh < 2; hh++) {
-			const int r = hr + g + hh * 8;
-			const float4 q = st[r];
-
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const int c = hc + j * 8 + 2 * t;
-				const __nv_bfloat162 xv = *(const __nv_bfloat162 *)(xs + r * BN_LD + c);
-				const float xh[2] = { (__low2float(xv) - q.x) * q.y,
-						      (__high2float(xv) - q.x) * q.y };
-				float v[2];
-
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					const float d = acc[j][2 * hh + e];
-
-					v[e] = q.y * (gcol[j][e] * d - q.z - xh[e] * q.w);
-					pg[j][e] += d * xh[e];
-					pbt[j][e] += d;
-				}
-				*(__nv_bfloat162 *)(dxs + r * BN_LD + c) =
-					__floats2bfloat162_rn(v[0], v[1]);
-			}
-		}
-		__syncthreads();  // dxs
-		// dx out
-		if (VEC) {
-			for (int e = tid; e < 64 * 8; e += BN_THREADS) {
-				const int r = e / 8, c = (e % 8) * 8;
-
-				if (r0 + r < M && k0 + c < K)
-					*(uint4 *)(dx + (r0 + r) * K + k0 + c) =
-						*(const uint4 *)(dxs + r * BN_LD + c);
-			}
-		} else {
-			for (int e = tid; e < 64 * 64; e += BN_THREADS) {
-				const int r = e / 64, c = e % 64;
-
-				if (r0 + r < M && k0 + c < K)
-					dx[(r0 + r) * K + k0 + c] = dxs[r * BN_LD + c];
-			}
-		}
-	}
-	cp_async_wait<0>();
-	__syncthreads();  // the stages are free for the sums
-
-	// This block's sums into shared memory: dW (NP x 64 fp32, over the
-	// stages), dgamma and dbeta (over the row groups), db.
-	float *pw = (float *)stages;
-
-#pragma unroll
-	for (int m = 0; m < 2; m++)
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int hh = 0; hh < 2; hh++) {
-				const int n = wn + m * 16 + g + hh * 8, c = j * 8 + 2 * t;
-
-				if (n < NP) {
-					pw[n * 64 + c] = dw[m][j][2 * hh];
-					pw[n * 64 + c + 1] = dw[m][j][2 * hh + 1];
-				}
-			}
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-#pragma unroll
-		for (int e = 0; e < 2; e++) {
-			float a = pg[j][e], b = pbt[j][e];
-
-			for (int o = 4; o < WARP; o <<= 1) {
-				a += __shfl_xor_sync(0xffffffffu, a, o);
-				b += __shfl_xor_sync(0xffffffffu, b, o);
-			}
-			if (g == 0) {
-				red_g[warp % 4][hc + j * 8 + 2 * t + e] = a;
-				red_b[warp % 4][hc + j * 8 + 2 * t + e] = b;
-			}
-		}
-	if (first && tid < NP)
-		cta_db[tid] = colsum;
-	__syncthreads();
-	if (tid < 64) {
-		cta_g[tid] = red_g[0][tid] + red_g[1][tid] + red_g[2][tid] + red_g[3][tid];
-		cta_b[tid] = red_b[0][tid] + red_b[1][tid] + red_b[2][tid] + red_b[3][tid];
-	}
-	cluster_sync();
-
-	// The cluster's sums, each in rank order: the ranks share dW's
-	// elements; rank 0 writes dgamma and dbeta, rank 1 db.
-	for (int e = rank * BN_THREADS + tid; e < NP * 64; e += BN_CL * BN_THREADS) {
-		const int n = e / 64, c = e % 64;
-		float a = 0.f;
-
-		for (uint32_t p = 0; p < BN_CL; p++)
-			a += dsmem_ld(smem_u32(pw + e), p);
-		if (n < N && k0 + c < K)
-			dW[(long)n * K + k0 + c] = __float2bfloat16_rn(a);
-	}
-	if (rank == 0 && tid < 64 && k0 + tid < K) {
-		float a = 0.f, b = 0.f;
-
-		for (uint32_t p = 0; p < BN_CL; p++) {
-			a += dsmem_ld(smem_u32(cta_g + tid), p);
-			b += dsmem_ld(smem_u32(cta_b + tid), p);
-		}
-		dg[k0 + tid] = __float2bfloat16_rn(a);
-		dbeta[k0 + tid] = __float2bfloat16_rn(b);
-	}
-	if (first && rank == (BN_CL > 1 ? 1 : 0) && tid < N) {
-		float a = 0.f;
-
-		for (uint32_t p = 0; p < BN_CL; p++)
-			a += dsmem_ld(smem_u32(cta_db + tid), p);
-		db[tid] = __float2bfloat16_rn(a);
-	}
-	cluster_sync();  // no block leaves while another reads its memory
-#endif
-}
 
 // ---------------------------------------------------------------------------
 // cuBLASLt: one matmul description per GEMM, its algorithm chosen once in
@@ -2829,10 +2212,9 @@ struct lnl_op {
 	long Np;             // N rounded up to 32
 	int use_ws;          // fused bf16 forward: the warp-specialized kernel
 	                     // serves, W' in perm32's order
-	float *sW, *bf;      // fused forward: s, b'; narrow backward: s = W gamma
+	float *sW, *bf;      // fused forward: s, b'
 	float *stats;        // backward, and the bf16 fused forward when it
-	                     // runs a statistics pass: c, mean - c, rstd (3 x M);
-	                     // narrow backward: mean, rstd, a, b (4 x M)
+	                     // runs a statistics pass: c, mean - c, rstd (3 x M)
 	void *dx, *dW, *dg, *dbeta, *db;  // backward outputs (dtype); dbeta
 	                     // follows dgamma in one allocation (dg)
 	void *dh;            // backward: dh = dy W, M x K (dtype)
@@ -2840,9 +2222,6 @@ struct lnl_op {
 	long lnb;            // backward: the LayerNorm backward's blocks
 	int lnh;             // fused backward: the LayerNorm backward recomputes
 	                     // h itself (rows the register kernels hold)
-	int narrow_ok;       // fused backward: the narrow path (k_bwd_rows,
-	                     // k_bwd_cols) can serve; checks run both paths
-	int narrow;          // and does (FUSEPROF_LNL_BWD_NARROW=1)
 	float *acc;          // naive backward: fp32 atomics targets
 	cublasLtHandle_t lt;
 	void *ws;
@@ -3101,101 +2480,6 @@ static int launch_fwd(const struct lnl_op *op, const T *x, cudaStream_t st)
 }
 
 
-// The shapes and dtype the narrow fused backward serves (on Hopper).
-static int bwd_narrow_shape(const struct fp_shape *s, enum fp_dtype dt)
-{
-	return dt == FP_BF16 && s->v[2] <= BN_MAX_N && s->v[1] <= BN_MAX_K;
-}
-
-// Whether the user asked for it (FUSEPROF_LNL_BWD_NARROW=1).
-static int bwd_narrow_asked(void)
-{
-	const char *e = getenv("FUSEPROF_LNL_BWD_NARROW");
-
-	return e && atoi(e) == 1;
-}
-
-// Whether the fused backward's narrow path can serve: bf16, N <= BN_MAX_N,
-// K <= BN_MAX_K, on Hopper (the build has its code for this device) where
-// a cluster of BN_CL blocks fits. It moves 1.17 x the minimum DRAM bytes
-// at 16384 x 768 -> 256 against the cuBLAS path's 1.9-2.3 x, but takes
-// 2.6 x its time (bench/RESULTS.md), so it serves only with
-// FUSEPROF_LNL_BWD_NARROW=1; checks run it wherever it can serve.
-// Allocates s.
-static int bwd_narrow_setup(struct lnl_op *op)
-{
-	const struct fp_shape sh = { { op->M, op->K, op->N } };
-	static int attrs;
-	int hopper = 0, n = 0;
-	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute at;
-
-	op->narrow_ok = op->narrow = 0;
-	if (!bwd_narrow_shape(&sh, op->dt))
-		return 0;
-	if (fx_setup(&hopper))
-		return -1;
-	if (!hopper)
-		return 0;
-	if (!attrs) {
-		const int rs = (int)bn_rows_smem(BN_MAX_K, BN_MAX_N);
-		const int cs = (int)bn_cols_smem(BN_MAX_N);
-
-		if (CUDA_CHECK(cudaFuncSetAttribute(k_bwd_rows<true>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, rs)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_bwd_rows<false>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, rs)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_bwd_cols<true>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, cs)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_bwd_cols<false>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, cs)))
-			return -1;
-		attrs = 1;
-	}
-	cluster_config(&cfg, &at, BN_CL, BN_CL, BN_THREADS, bn_cols_smem((int)op->N), 0);
-	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k_bwd_cols<true>, &cfg)))
-		return -1;
-	if (n < 1)
-		return 0;
-	if (dev_alloc(&op->sW, dev_pad((size_t)op->N * sizeof(float))))
-		return -1;
-	op->narrow_ok = 1;
-	op->narrow = bwd_narrow_asked();
-	if (getenv("FUSEPROF_VERBOSE"))
-		fprintf(stderr, "ln_linear_bwd/fused: the %s path serves (%d clusters of %d "
-			"of the narrow one resident at once)\n",
-			op->narrow ? "narrow" : "cuBLAS", n, BN_CL);
-	return 0;
-}
-
-// The narrow fused backward: s = W gamma, the rows' statistics and sums,
-// then the column chunks in clusters of BN_CL (see k_bwd_rows).
-template <bool VEC>
-static int launch_bwd_narrow(const struct lnl_op *op, const __nv_bfloat16 *x,
-			     const __nv_bfloat16 *dy, cudaStream_t st)
-{
-	typedef __nv_bfloat16 bf;
-	const long M = op->M;
-	const int K = (int)op->K, N = (int)op->N;
-	const bf *W = (const bf *)op->W, *gamma = (const bf *)op->gamma;
-	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute at;
-
-	k_bwd_wsum<<<(unsigned)((N + 7) / 8), 256, 0, st>>>(W, gamma, op->sW, N, K);
-	if (CUDA_CHECK_LAUNCH("k_bwd_wsum"))
-		return -1;
-	k_bwd_rows<VEC><<<(unsigned)((M + 63) / 64), BN_THREADS, bn_rows_smem(K, N), st>>>(
-		x, dy, W, gamma, op->sW, (float4 *)op->stats, M, K, N);
-	if (CUDA_CHECK_LAUNCH("k_bwd_rows"))
-		return -1;
-	cluster_config(&cfg, &at, BN_CL, (unsigned)((K + 63) / 64 * BN_CL), BN_THREADS,
-		       bn_cols_smem(N), st);
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_bwd_cols<VEC>, x, dy, W, gamma,
-					     (const bf *)op->beta, (const float4 *)op->stats,
-					     (bf *)op->dx, (bf *)op->dW, (bf *)op->dg,
-					     (bf *)op->dbeta, (bf *)op->db, M, K, N));
-}
-
 template <typename T>
 static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 		      cudaStream_t st)
@@ -3223,12 +2507,6 @@ static int launch_bwd(const struct lnl_op *op, const T *x, const T *dy,
 		k_f32_to<T><<<1, 256, 0, st>>>(op->acc + (long)N * K + K, (T *)op->dbeta, K);
 		k_f32_to<T><<<1, 256, 0, st>>>(op->acc + (long)N * K + 2 * K, (T *)op->db, N);
 		return CUDA_CHECK_LAUNCH("k_f32_to");
-	}
-	if (op->narrow) {
-		const __nv_bfloat16 *bx = (const __nv_bfloat16 *)x, *by = (const __nv_bfloat16 *)dy;
-
-		return K % 8 == 0 && N % 8 == 0 ? launch_bwd_narrow<true>(op, bx, by, st)
-						: launch_bwd_narrow<false>(op, bx, by, st);
 	}
 	// Unfused: h = LayerNorm(x) recomputed, with its statistics; dW = dy^T
 	// h; dh = dy W; the LayerNorm backward (the LayerNorm+GELU workloads'
@@ -3385,7 +2663,7 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		z->acc = dev_pad((N * K + 2 * K + N) * sizeof(float));
 	} else {
 		z->h = z->xset;
-		z->stats = dev_pad(4 * M * sizeof(float));
+		z->stats = dev_pad(3 * M * sizeof(float));
 		z->dh = dev_pad(M * K * es);
 		// db's column-sum partials, or the LayerNorm backward's (at
 		// most LNB_PARTIALS blocks of 2 K)
@@ -3397,8 +2675,7 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 	// inputs: x, dy sets; gamma, beta, W. outputs: dx, dW, dgamma, dbeta, db.
 	z->total = (size_t)nsets * (z->xset + z->dyset) + 2 * z->vecK + z->W +
 		   z->dx + z->W + 2 * z->vecK + z->vecN + z->acc + z->h +
-		   z->stats + z->dh + z->part + z->ws +
-		   (variant == BWD_FUSED ? dev_pad(N * sizeof(float)) : 0);
+		   z->stats + z->dh + z->part + z->ws;
 }
 
 static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
@@ -3468,12 +2745,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 4 * M * N * K + 18 * M * K + M * N;
 	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
 		       es * (M * K + 2 * K + N * K + N);
-	if (variant == BWD_FUSED && bwd_narrow_shape(s, dt) && bwd_narrow_asked())
-		// narrow path: x and dy read twice (rows, then columns), W three
-		// times, 16 bytes a row of statistics written and read
-		m->variant_bytes = m->min_bytes + E * es + M * N * es + 2 * N * K * es +
-				   32 * M;
-	else if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
+	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
 		m->variant_bytes = m->min_bytes + 3 * E * es + 3 * M * N * es +
 				   2 * 4 * (N * K + 2 * K + N);
 	else  // h and dh written and read; dy read by both GEMMs and the db
@@ -3595,8 +2867,6 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		}
 	}
 	if (!bwd && variant == FWD_FUSED && fx_setup(&op->wgmma))
-		goto out_free;
-	if (bwd && variant == BWD_FUSED && bwd_narrow_setup(op))
 		goto out_free;
 	if (getenv("FUSEPROF_LNL_NO_WGMMA"))  // to compare the kernels
 		op->wgmma = 0;
@@ -4137,7 +3407,7 @@ static int poison_run(struct lnl_op *op)
 	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
 	    (op->dbeta && dev_poison(op->dbeta, (size_t)K * es)) ||
 	    (op->db && dev_poison(op->db, (size_t)N * es)) ||
-	    (op->stats && dev_poison(op->stats, (size_t)((op->bwd ? 4 : 3) * M) * 4)) ||
+	    (op->stats && dev_poison(op->stats, (size_t)(3 * M) * 4)) ||
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
@@ -4168,11 +3438,6 @@ static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 	check_begin(r, seed, op->dt == FP_BF16 ? LNL_TOL_BF16 : LNL_TOL_FP32);
 	rng_seed(&g, seed ^ 0x6a09e667f3bcc908ull);
 	rc = op->bwd ? bwd_check(op, &g, r) : fwd_check(op, &g, r);
-	if (!rc && op->narrow_ok) {  // the fused backward's other path, same inputs
-		op->narrow = !op->narrow;
-		rc = poison_run(op) || bwd_check(op, &g, r) ? -1 : 0;
-		op->narrow = !op->narrow;
-	}
 	if (getenv("FUSEPROF_VERBOSE"))
 		fprintf(stderr, "%s/%s %s M=%ld,K=%ld,N=%ld profile %d: check %.0f ms "
 			"(inputs and run %.0f, reference %.0f)\n",
@@ -4194,15 +3459,12 @@ static const struct fp_param lnl_params[] = {
 // Index i is enum lnl_profile i.
 static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL };
 
-// The tests' shapes: the issue's four, two that send the bf16 fused
+// The tests' shapes: the issue's four, and two that send the bf16 fused
 // forward's tensor-core kernel through its two tile sizes with every tail
 // (K past the last 64-column step, partial row and column tiles, N not a
-// multiple of 8 for the element-wise epilogue), and one that sends the
-// narrow fused backward's 16-byte loads through every tail (K 8 past a
-// 64-column chunk, N 8 past a multiple of 16, a partial row tile).
+// multiple of 8 for the element-wise epilogue).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;" \
-	"M=4000,K=200,N=520;M=1000,K=520,N=136;M=16384,K=768,N=256;" \
-	"M=512,K=4096,N=16384"
+	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 #define LNL_SUITE "M=16384,K=768,N=256;M=16384,K=4096,N=256;" \
 	"M=16384,K=4096,N=16384"
 #define LNL_QUICK "M=2048,K=768,N=256;M=1024,K=1024,N=1024"
@@ -4248,9 +3510,7 @@ static const struct fp_variant bwd_variants[] = {
 	  "db by column sums of dy (deterministic)" },
 	{ "fused", FP_FUSED,
 	  "6 kernels: dh = dy W, then one pass over x and dh recomputes the statistics, writes h "
-	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums. "
-	  "FUSEPROF_LNL_BWD_NARROW=1 (bf16, N <= 256, K <= 1024, Hopper): 3 kernels, h and dh "
-	  "never in memory" },
+	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
