@@ -30,3 +30,6 @@ check_PROGRAMS += tests/test-ln-linear-ref
 tests_test_ln_linear_ref_SOURCES = tests/test-ln-linear-ref.c tests/wltest.c tests/wltest.h
 tests_test_ln_linear_ref_LDADD = $(test_kernel_libs)
 EXTRA_DIST += kernels/ln_linear/gpu.sh kernels/ln_linear/torch-baseline.py
+## kernels/local.mk does not distribute the shared device header yet, and the
+## objects above depend on it (listing it twice is harmless).
+EXTRA_DIST += kernels/device.cuh
