@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "kutil.h"
-#include "ln_linear.h"
+#include "ln_linear/ln_linear.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"

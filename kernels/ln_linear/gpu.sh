@@ -1,13 +1,14 @@
 #!/bin/sh
-# ln_linear-gpu.sh - on a GPU machine, from the build's root once
+# ln_linear/gpu.sh - on a GPU machine, from the build's root once
 # `make fuseprof tests/test-workloads bench/fpbench` is done: the contract
 # test of ln_linear_fwd/bwd (timed), compute-sanitizer memcheck of every
 # variant and racecheck of the fused forward on small awkward shapes,
 # `fuseprof run` timings of the forward at the suite and quick shapes next
 # to PyTorch (eager, and cuBLAS's Linear alone), fpbench timings of the
-# backward, and Nsight Compute on the bf16 fused forward.
+# backward, fpbench timings of the bf16 fused forward's kernels (the gemm
+# kernel option), and Nsight Compute on the bf16 fused forward.
 # Logs go to $OUT (default: the current directory); a summary to stdout.
-# Usage: sh kernels/ln_linear-gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
+# Usage: sh kernels/ln_linear/gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
 out=${OUT:-.}
 src=$(dirname "$0")
 steps=${*:-test memcheck run bwd torch naive}
@@ -18,14 +19,12 @@ small="M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=4000,K=200,N=520"
 for step in $steps; do
 case $step in
 test)
-	echo "== test-workloads (log: test.log, check times: test.err)"
+	echo "== test-workloads (log: test.log, errors: test.err)"
 	t0=$(date +%s)
-	FUSEPROF_VERBOSE=1 timeout 200 tests/test-workloads ln_linear_fwd ln_linear_bwd \
+	timeout 200 tests/test-workloads ln_linear_fwd ln_linear_bwd \
 		> "$out/test.log" 2> "$out/test.err"
 	echo "rc $?: $(grep -c '^ok' "$out/test.log") ok, $(( $(date +%s) - t0 )) s"
 	grep -v '^ok' "$out/test.log" | tail -n 25
-	echo "slowest checks:"
-	sed -n 's/.*: check \([0-9]*\) ms/\1 &/p' "$out/test.err" | sort -rn | head -n 6 | cut -d' ' -f2-
 	;;
 memcheck)
 	echo "== compute-sanitizer (log: memcheck.log)"
@@ -53,12 +52,12 @@ run)
 		"SELECT variant, dtype, shape, status, rel_err, round(time_ns / 1e3, 1) AS us FROM v_ops ORDER BY shape, variant"
 	;;
 kernels)
-	echo "== fpbench, bf16 fused forward: warp-specialized, wgmma and mma.sync kernels (log: kernels.log)"
+	echo "== fpbench, bf16 fused forward: each value of the gemm option (log: kernels.log)"
 	echo "HGMMA in the build: $(cuobjdump -sass kernels/libfpkernels.a 2>/dev/null | grep -c HGMMA)"
 	for s in M=16384,K=768,N=256 M=16384,K=4096,N=256; do
-		timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
-		FUSEPROF_LNL_WS=0 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
-		FUSEPROF_LNL_NO_WGMMA=1 timeout 60 bench/fpbench ln_linear_fwd/fused bf16 $s
+		for g in wgmma-ws wgmma mma; do
+			timeout 60 bench/fpbench -o gemm=$g ln_linear_fwd/fused bf16 $s
+		done
 	done > "$out/kernels.log" 2>&1
 	grep -v '^workload' "$out/kernels.log"
 	;;
@@ -72,7 +71,7 @@ bwd)
 	;;
 torch)
 	echo "== PyTorch eager, Linear alone, autograd (log: torch.log)"
-	timeout 150 python3 "$src/ln_linear-torch.py" bf16 > "$out/torch.log" 2>&1
+	timeout 150 python3 "$src/torch-baseline.py" bf16 > "$out/torch.log" 2>&1
 	tail -n 8 "$out/torch.log"
 	;;
 naive)

@@ -1,7 +1,7 @@
-# ln_linear-torch.py - what a user would run instead: PyTorch eager LayerNorm+Linear,
+# ln_linear/torch-baseline.py - what a user would run instead: PyTorch eager LayerNorm+Linear,
 # the Linear alone (cuBLAS) and the autograd backward, timed with triton do_bench
 # (median), at the ln_linear suite shapes.
-# Usage on a GPU machine: python3 kernels/ln_linear-torch.py [bf16|fp32]... (default both)
+# Usage on a GPU machine: python3 kernels/ln_linear/torch-baseline.py [bf16|fp32]... (default both)
 import sys
 import torch, torch.nn.functional as F
 from triton.testing import do_bench

@@ -1,0 +1,341 @@
+/* internal.h - what the files of kernels/ln_linear/ share and nothing else
+ * sees: the instance (struct lnl_op), the forward's kernel choice, each
+ * file's launchers, and the device helpers that more than one kernel family
+ * uses. nvcc only (ln_linear.h is the public, C header).
+ *
+ * The folder, in reading order:
+ *   ln_linear.h    the operation, the input profiles, the CPU references
+ *   ref.c          the double-precision references and check sampling
+ *   fwd_simt.cu    the naive forward, the weight fold, the first fused
+ *                  kernel (the path for rows without aligned 16-byte chunks)
+ *   fwd_mma.cu     the fused forward on mma.sync (bf16, and fp32 as 3xTF32)
+ *   fwd_wgmma.cu   the fused forward on Hopper: wgmma, then warp-specialized
+ *                  with TMA and clusters (the one file built for sm_90a)
+ *   bwd.cu         the backward's kernels and its launcher
+ *   cublaslt.cu    the cuBLASLt plumbing of the unfused variants
+ *   workload.cu    the forward's kernel choice, the kernel options, sizes,
+ *                  models, create/check/destroy: the contract, last
+ *   gpu.sh         what to run on a GPU machine after a change here
+ *
+ * Constants are named for the kernel family they tune: LNL_ (shared, and
+ * the workload's limits), SIMT_ (k_fwd_fused), MMA_ (k_fwd_fused_mma), WG_
+ * (k_fwd_fused_wgmma), WS_ (k_fwd_fused_ws: "ws" always means warp-
+ * specialized here), COLSUM_ (the db column sums), LT_ (cuBLASLt, whose
+ * scratch memory is its "workspace").
+ *
+ * y = LN(x; gamma, beta) * W^T + b, x: M x K, W: N x K, y: M x N (row-major).
+ *
+ * Napkin math (es = 4 fp32 / 2 bf16):
+ *   forward   FLOPs 2*M*N*K (the GEMM) + 8*M*K (LayerNorm) + M*N (bias);
+ *             min bytes es * (M*K + 2*K + N*K + N + M*N).
+ *   backward  FLOPs 4*M*N*K (dW and dh GEMMs) + ~18*M*K + M*N;
+ *             min bytes es * (M*N + M*K + 2*K + N*K)       read dy, x, g, b, W
+ *                     + es * (M*K + 2*K + N*K + N)         write dx, dg, db, dW, db
+ * At M = 16384, K = 768, N = 256 bf16 the forward is 6.4 GFLOP over 34 MB:
+ * on an H100 the tensor work takes less time than the bytes, so the
+ * LayerNorm's extra pass over x (25 MB) is what fusion removes. At K = 4096,
+ * N = 16384 bf16 it is 2.2 TFLOP, the GEMM's time dwarfs the LayerNorm's
+ * 134 MB, and fusion can gain little there (bench/RESULTS.md, "LayerNorm+
+ * Linear on an H100", has both sides measured).
+ *
+ * Numerics shared by every kernel here (the argument the offset profile
+ * tests): each row is shifted by its first element c = x[0] before any sum,
+ * x~ = x - c. For rows of mean 1e3 and unit spread x - c is exact in fp32
+ * (Sterbenz: both within a factor of two) and of the order of the spread, so
+ * the shifted sums sum(x~) and sum(x~^2) carry no cancellation: mean - c =
+ * sum(x~)/K, var = sum(x~^2)/K - (mean - c)^2 with both terms O(spread^2).
+ * An unshifted one-pass variance would subtract two numbers of 1e6 to get 1,
+ * losing six of fp32's seven digits. The normalised value is formed as
+ * (x~ - (mean - c)) * rstd, never as x - mean with a rounded mean. The
+ * backward's LayerNorm kernels (the LayerNorm+GELU workloads', with the row
+ * in registers: c is their first-pass mean) keep three floats per row the
+ * same way (c, mean - c, rstd) rather than mean and rstd.
+ *
+ * The fused forward and FlashNorm (arXiv 2407.09577). FlashNorm folds the
+ * LayerNorm's affine part into the Linear once per weight:
+ *     W' = W o gamma (column k of W scaled by gamma_k, rounded to the dtype)
+ *     b' = W beta + b,    s = rowsum(W')  (from the rounded W', so that the
+ *                                          mean term cancels what the GEMM
+ *                                          really multiplied)
+ * and then y = rstd * (x W'^T - mean * s) + b'. The GEMM streams the raw x;
+ * mean and rstd are per-row scalars applied in the epilogue, so the
+ * normalised tensor exists nowhere. Its weakness is the same cancellation:
+ * with mean 1e3 every x W'^T entry is ~1e3 * |s| and the answer, after
+ * subtracting mean * s, is ~1e3 times smaller, so the GEMM's fp32 rounding
+ * (relative ~1e-7 * sqrt(K)) is amplified 1e3 times: ~6e-3 at K = 4096,
+ * over the 1e-4 fp32 tolerance. The fused kernels here apply the same
+ * per-row shift in their load path instead: they multiply x~ = x - c
+ * (exact) by W', sum x~ and x~^2 from the very tiles they multiply (no
+ * extra pass over x), and finish with
+ *     y = rstd * (x~ W'^T - (mean - c) * s) + b'
+ * where (mean - c) is O(spread): no cancellation, at the price of one
+ * subtraction per loaded x element, which the prologue route (normalise in
+ * the load path, needs mean and rstd before the first tile) also pays. In
+ * bf16, x~ is rounded to bf16 for the tensor cores: a relative error of
+ * 2^-9 on values of the order of the spread, the same as rounding the
+ * normalised x, which the unfused form does too. The tensor-core kernels
+ * (k_fwd_fused_mma, k_fwd_fused_wgmma, k_fwd_fused_ws) sum the statistics
+ * from those rounded x~, so the GEMM and the mean and variance see the
+ * same numbers: they normalise the row c + round(x - c) exactly, within
+ * 2^-9 of x. Where the warp-specialized kernel takes the statistics from a
+ * pass of their own (see WS_PASS_N), that pass (the LayerNorm+GELU
+ * workloads' row-statistics kernel, fp32, shifted by its own first-pass
+ * mean hi) normalises x itself, and the GEMM's pivot is c = hi rounded to
+ * bf16 with mean - c = (hi - c) + (mean - hi), both exact or O(spread): the
+ * rows then differ from the GEMM's c + round(x - c) by the same 2^-9
+ * rounding of x~ that the unfused form's bf16 normalised x carries. Without
+ * the shift the tensor cores would sum x W'^T, whose terms carry the
+ * offset: their fp32 sums drop low bits at every k-step relative to |c s|,
+ * which at c = 1e3 and a spread near 1 is several hundred times the result,
+ * too much for bf16's 1e-2.
+ *
+ * The weight fold is preparation, done once per weight in create() (and
+ * again in check(), which uploads new weights); it is not part of a timed
+ * launch.
+ *
+ * The backward recomputes mean and rstd from x: its inputs are dy, x,
+ * gamma, beta, W (no saved statistics), the way a recomputing (activation
+ * checkpointing) training step runs. */
+#ifndef FP_LN_LINEAR_INTERNAL_H
+#define FP_LN_LINEAR_INTERNAL_H
+
+#include <stdint.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "device.cuh"
+#include "kutil.h"
+#include "ln_linear.h"
+#include "workload.h"
+
+/* Variant indices, in the order of each workload's variants[]. */
+static const int FWD_NAIVE = 0, FWD_UNFUSED = 1, FWD_FUSED = 2;
+static const int BWD_NAIVE = 0, BWD_UNFUSED = 1, BWD_FUSED = 2;
+
+/* The kernels a forward instance's launch runs, chosen once in create()
+ * (fwd_choose in workload.cu) from the variant, shape, device and options. */
+enum lnl_fwd_kernel {
+	FK_NAIVE,      /* k_fwd_naive */
+	FK_UNFUSED,    /* LayerNorm rows, then cuBLASLt */
+	FK_SIMT,       /* k_fwd_fused: rows without aligned 16-byte chunks */
+	FK_MMA_SMALL,  /* k_fwd_fused_mma 64 x 128: too few big tiles */
+	FK_MMA,        /* k_fwd_fused_mma 128 x 256 */
+	FK_WGMMA,      /* k_fwd_fused_wgmma 128 x 256 (sm_90a) */
+	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
+};
+
+/* The forward's kernel options, in the order of its kopts[] (values[0],
+ * the default, is "auto" for each). */
+enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS };
+enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
+enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
+enum { PASS_AUTO, PASS_ON, PASS_OFF };
+
+/* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
+ * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
+ * Linear bf16 fused forward: statistics pass, shared-memory s and b',
+ * 16-byte stores (H200, H100)"). */
+#define WS_MIN_K 512
+/* It takes the rows' statistics from a pass of their own from N = WS_PASS_N
+ * (a row meets N / 256 tiles, each of which would sum it again) where
+ * K >= WS_PASS_K (the pass was measured at K = 4096 only; same section). */
+#define WS_PASS_N 2048
+#define WS_PASS_K 2048
+
+/* The k-tile of the tensor-core kernels: 64 columns, 128 bytes of bf16. */
+#define LNL_KTILE 64
+/* Tiles in flight are walked in groups of this many tile rows (group_tile),
+ * so that they share rows of x and of W' in L2. */
+#define LNL_GROUP 8
+/* The db column sums' chunk of rows (bwd.cu): M / COLSUM_ROWS rows of
+ * partials. */
+#define COLSUM_ROWS 128
+/* The LayerNorm backward's partial rows: at most this many blocks (its
+ * persistent grid is a few blocks per SM). */
+#define LNL_PARTIALS 1024
+
+/* cuBLASLt: one matmul description per GEMM, its algorithm chosen once in
+ * create() (cublaslt.cu). */
+#define LT_WORKSPACE_BYTES (32u << 20)
+struct lt_gemm {
+	cublasLtMatmulDesc_t desc;
+	cublasLtMatrixLayout_t la, lb, ld;
+	cublasLtMatmulAlgo_t algo;
+};
+
+/* An instance (struct fp_op is opaque to the run loop; this is its layout). */
+struct lnl_op {
+	int bwd;
+	enum fp_dtype dt;
+	int variant;
+	long M, K, N;
+	int nsets;
+	size_t xset, dyset;  // one x / dy tensor, padded by dev_pad
+	char *x, *dy;        // nsets input sets each (dy: backward only)
+	void *gamma, *beta, *W, *b;
+	void *y;             // forward output
+	void *h;             // unfused: the normalised x (M x K, dtype)
+	void *Wf;            // fused forward: W' (Np x K, dtype)
+	long Np;             // N rounded up to 32
+	float *sW, *bf;      // fused forward: s, b'
+	float *stats;        // backward, and the bf16 fused forward where a
+	                     // statistics pass may run: c, mean - c, rstd (3 x M)
+	void *dx, *dW, *dg, *dbeta, *db;  // backward outputs (dtype); dbeta
+	                     // follows dgamma in one allocation (dg)
+	void *dh;            // backward: dh = dy W, M x K (dtype)
+	float *part;         // backward: dgamma/dbeta and db partials
+	long lnb;            // backward: the LayerNorm backward's blocks
+	int lnh;             // fused backward: the LayerNorm backward recomputes
+	                     // h itself (rows the register kernels hold)
+	float *acc;          // naive backward: fp32 atomics targets
+	cublasLtHandle_t lt;
+	void *workspace;     // cuBLASLt's, LT_WORKSPACE_BYTES
+	struct lt_gemm g0, g1;
+	int sms;             // multiprocessors of the device (tile choice)
+	struct fp_kopts ko;  // the kernel options create() was given
+	enum lnl_fwd_kernel fk;  // forward: what the launch runs
+	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
+	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
+	int ws_pass;         // FK_WS: statistics from a pass of their own
+};
+
+/* 16-byte chunks of a row when they are aligned (K a multiple of 8 bf16 /
+ * 4 fp32 elements), else 1: the element-wise kernels. */
+static inline int vec_width(long K, enum fp_dtype dt)
+{
+	int v = dt == FP_BF16 ? 8 : 4;
+
+	return K % v == 0 ? v : 1;
+}
+
+/* fwd_simt.cu */
+int fold_launch(const struct lnl_op *op, cudaStream_t st);
+int fwd_naive_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+int fwd_simt_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_mma.cu: big = 1 for 128 x 256 tiles, 0 for 64 x 128. */
+int fwd_mma_setup(void);
+int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t st);
+/* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
+ * Hopper kernels for the current device (sm_90a code on a compute
+ * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks
+ * of the warp-specialized kernel fit at once (0: none). */
+int fwd_wgmma_setup(int *have);
+int fwd_wgmma_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+int fwd_ws_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+int ws_pairs_resident(int sms, int *n);
+/* bwd.cu */
+int bwd_launch(const struct lnl_op *op, const void *x, const void *dy, cudaStream_t st);
+/* cublaslt.cu: D (m x n, column-major, ldd) = op(A) op(B) [+ bias per row
+ * of D]; lt_release frees what lt_init made (a zeroed g is a no-op). */
+int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
+	    cublasOperation_t tb, long m, long n, long k, cudaDataType_t ab,
+	    long lda, long ldb, cudaDataType_t dt, long ldd, const void *bias);
+int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
+	   const void *B, void *D, void *workspace, cudaStream_t st);
+void lt_release(struct lt_gemm *g);
+
+// ---------------------------------------------------------------------------
+// Device helpers of more than one kernel family
+
+// Row statistics from shifted sums (see the top of this file): returns
+// mean - c in *mt and rstd in *rs.
+__device__ __forceinline__ void shifted_stats(float s1, float s2, int K,
+					      float *mt, float *rs)
+{
+	float m = s1 / (float)K, var = fmaxf(s2 / (float)K - m * m, 0.f);
+
+	*mt = m;
+	*rs = rsqrtf(var + (float)LNL_EPS);
+}
+
+// V consecutive elements of row r of a rows x K tensor from column k, as
+// floats, zeros outside; one 16-byte load when V > 1 (then K % V == 0 and
+// k % V == 0, so a chunk is all in or all out).
+template <typename T, int V>
+__device__ __forceinline__ void load_chunk(const T *__restrict__ src, long rows,
+					   int K, long r, int k, float *out)
+{
+	if (r < rows && k < K) {
+		const T *p = src + r * K + k;
+
+		if constexpr (V == 1) {
+			out[0] = to_f(p[0]);
+		} else if constexpr (sizeof(T) == 4) {
+			float4 q = *(const float4 *)p;
+
+			out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
+		} else {
+			uint4 q = *(const uint4 *)p;
+			const __nv_bfloat16 *e = (const __nv_bfloat16 *)&q;
+
+			for (int j = 0; j < 8; j++)
+				out[j] = __bfloat162float(e[j]);
+		}
+	} else {
+		for (int j = 0; j < V; j++)
+			out[j] = 0.f;
+	}
+}
+
+// Tile q of a grid of bm x bn tiles of y, numbered in groups of `group`
+// tile rows, down each group's columns in turn (so the tiles in flight
+// share rows of x and of W' in L2): its first row and column.
+__device__ __forceinline__ void group_tile(long q, long tiles_m, long tiles_n, int group,
+					   int bm, int bn, long *m0, long *n0)
+{
+	const long per_group = group * tiles_n, first = q / per_group * group;
+	const long gsz = tiles_m - first < group ? tiles_m - first : group;
+
+	*m0 = (first + q % per_group % gsz) * bm;
+	*n0 = q % per_group / gsz * bn;
+}
+
+// Two bf16 in a register, minus two more: each exact difference rounded
+// once to bf16.
+__device__ __forceinline__ uint32_t bsub2(uint32_t a, uint32_t c)
+{
+	__nv_bfloat162 r = __hsub2(*(const __nv_bfloat162 *)&a,
+				   *(const __nv_bfloat162 *)&c);
+
+	return *(const uint32_t *)&r;
+}
+
+// The statistics' sums of two shifted bf16 in a register.
+__device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
+{
+	float2 f = __bfloat1622float2(*(const __nv_bfloat162 *)&v);
+
+	s1 += f.x + f.y;
+	s2 = fmaf(f.x, f.x, s2);
+	s2 = fmaf(f.y, f.y, s2);
+}
+
+// The tensor-core kernels' last step: the output tile staged in shared
+// memory (rows of YLD elements) copied to y, 16 bytes a thread where N
+// allows, rows and columns past M and N left out.
+template <typename T, int BM, int BN, int YLD, int THREADS>
+__device__ __forceinline__ void store_tile(T *__restrict__ y, const T *sy,
+					   long m0, long n0, long M, long N, int tid)
+{
+	constexpr int E = 16 / sizeof(T), CPR = BN / E;  // 16-byte chunks per tile row
+	const bool vec = N % E == 0;
+
+	for (int q = tid; q < BM * CPR; q += THREADS) {
+		const int rl = q / CPR, ce = q % CPR;
+		const long row = m0 + rl, col = n0 + ce * E;
+		const T *src = sy + rl * YLD + ce * E;
+
+		if (row >= M || col >= N)
+			continue;
+		if (vec) {
+			*(uint4 *)(y + row * N + col) = *(const uint4 *)src;
+		} else {
+			for (int e = 0; e < E && col + e < N; e++)
+				y[row * N + col + e] = src[e];
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,1122 @@
+// workload.cu - the LayerNorm+Linear workloads, forward (ln_linear_fwd) and
+// backward (ln_linear_bwd), fp32 and bf16 (bf16 storage, fp32
+// accumulation): the forward's kernel choice and launch, the kernel
+// options, the kernel() line, then the contract (limits, sizes, models,
+// create, the check against ref.c's double references, the two workload
+// definitions). The kernels are in the files internal.h lists; it also
+// holds the operation, its napkin math and the numerics they share.
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "internal.h"
+#include "layernorm/layernorm.h"
+#include "util.h"
+
+static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
+
+// ---------------------------------------------------------------------------
+// The forward's kernel choice and the launch
+
+// The forward's kernel, chosen once per instance from the variant, the
+// rows' alignment, the tile count against the SMs, the device and the
+// options; an option that cannot serve falls back as described in its help
+// line, and kernel() says what runs:
+//   naive, unfused                  their one kernel sequence
+//   fused, rows not 16-byte aligned k_fwd_fused (fwd_simt.cu)
+//   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
+//                                   SMs, else small M would not spread)
+//   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 (3xTF32 in fp32)
+//   fused bf16 on Hopper            k_fwd_fused_wgmma below K = WS_MIN_K,
+//                                   k_fwd_fused_ws from there (gemm=)
+// For k_fwd_fused_ws also the cluster size (clusters=: pairs sharing each W'
+// tile by multicast where W' has more than one tile column, N > 256; they
+// gained at N = 4096 and 16384, nothing at N = 1024 and lost a little at
+// N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
+// side; the bf16 fused forward in block pairs (H100)") and whether the row
+// statistics take a pass of their own (stats_pass=, see WS_PASS_N).
+static int fwd_choose(struct lnl_op *op)
+{
+	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
+	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
+	const int pass = op->ko.v[OPT_STATS_PASS];
+	const struct fp_shape sh = { { op->M, op->K, op->N } };
+	int hopper = 0;
+
+	op->ws_cl = 1;
+	op->ws_pairs = op->ws_pass = 0;
+	if (op->variant != FWD_FUSED) {
+		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
+		return 0;
+	}
+	if (fwd_mma_setup() || fwd_wgmma_setup(&hopper))
+		return -1;
+	if (vec_width(op->K, op->dt) == 1) {
+		op->fk = FK_SIMT;
+		return 0;
+	}
+	if (2 * big < op->sms) {
+		op->fk = FK_MMA_SMALL;
+		return 0;
+	}
+	if (op->dt != FP_BF16 || !hopper || gemm == GEMM_MMA) {
+		op->fk = FK_MMA;
+		return 0;
+	}
+	if (gemm == GEMM_WGMMA || (gemm == GEMM_AUTO && op->K < WS_MIN_K)) {
+		op->fk = FK_WGMMA;
+		return 0;
+	}
+	op->fk = FK_WS;
+	op->ws_pass = fwd_pass_possible(&sh, op->dt) &&
+		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
+	op->ws_cl = clusters == CLUSTERS_AUTO ? (op->N > 256 ? 2 : 1)
+						: clusters == CLUSTERS_2 ? 2 : 1;
+	if (op->ws_cl == 2) {
+		if (ws_pairs_resident(op->sms, &op->ws_pairs))
+			return -1;
+		if (op->ws_pairs < 1)
+			op->ws_cl = 1;  // no room for a pair: one block a cluster
+	}
+	return 0;
+}
+
+static int fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
+{
+	switch (op->fk) {
+	case FK_NAIVE:
+		return fwd_naive_launch(op, x, st);
+	case FK_UNFUSED:  // the LayerNorm+GELU workloads' LayerNorm kernel
+		return layernorm_fwd(op->dt, x, op->gamma, op->beta, op->h, NULL,
+				      op->M, op->K, st) ||
+		       lt_run(&op->g0, op->lt, op->W, op->h, op->y, op->workspace, st) ? -1 : 0;
+	case FK_SIMT:
+		return fwd_simt_launch(op, x, st);
+	case FK_MMA_SMALL:
+		return fwd_mma_launch(op, x, 0, st);
+	case FK_MMA:
+		return fwd_mma_launch(op, x, 1, st);
+	case FK_WGMMA:
+		return fwd_wgmma_launch(op, x, st);
+	case FK_WS:
+		return fwd_ws_launch(op, x, st);
+	}
+	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
+}
+
+static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
+{
+	const struct lnl_op *op = (const struct lnl_op *)fop;
+	const void *x = op->x + (size_t)set * op->xset;
+	const void *dy = op->dy ? op->dy + (size_t)set * op->dyset : NULL;
+
+	if (set < 0 || set >= op->nsets)
+		return error("ln_linear: input set %d out of range [0, %d)", set,
+			     op->nsets);
+	return op->bwd ? bwd_launch(op, x, dy, st) : fwd_launch(op, x, st);
+}
+
+// What fwd_choose picked (forward) or which LayerNorm backward the fused
+// backward runs (rows the register kernels hold, or not), as one line.
+static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
+{
+	const struct lnl_op *op = (const struct lnl_op *)fop;
+	const char *loads = vec_width(op->K, op->dt) > 1 ? "16-byte loads" : "element loads";
+	const char *tf = op->dt == FP_BF16 ? "" : "3xTF32 ";
+	const char *unfused = "LayerNorm rows, cuBLASLt dW and dh, LayerNorm "
+			      "backward, db column sums";
+
+	if (op->bwd) {
+		if (op->variant == BWD_NAIVE)
+			snprintf(buf, n, "one thread a row, fp32 atomics, %s", loads);
+		else if (op->variant == BWD_FUSED && op->lnh)
+			snprintf(buf, n, "cuBLASLt dh, LayerNorm backward recomputing h "
+				 "(rows in registers), cuBLASLt dW, db column sums");
+		else
+			snprintf(buf, n, "%s%s", op->variant == BWD_FUSED ?
+				 "rows too wide to recompute in registers: " : "", unfused);
+		return;
+	}
+	switch (op->fk) {
+	case FK_NAIVE:
+		snprintf(buf, n, "one thread a row, %s", loads);
+		break;
+	case FK_UNFUSED:
+		snprintf(buf, n, "LayerNorm rows + cuBLASLt (bias in its epilogue)");
+		break;
+	case FK_SIMT:
+		snprintf(buf, n, "first fused kernel 128x128 on %s, element loads",
+			 op->dt == FP_BF16 ? "WMMA" : "FMA");
+		break;
+	case FK_MMA_SMALL:
+		snprintf(buf, n, "%smma.sync 64x128", tf);
+		break;
+	case FK_MMA:
+		snprintf(buf, n, "%smma.sync 128x256", tf);
+		break;
+	case FK_WGMMA:
+		snprintf(buf, n, "wgmma 128x256");
+		break;
+	case FK_WS:
+		snprintf(buf, n, "wgmma warp-specialized 128x256, clusters of %d%s",
+			 op->ws_cl, op->ws_pass ? ", statistics pass" : "");
+		break;
+	}
+}
+
+// The forward's kernel options (values[0], the default, is today's choice).
+static const char *const gemm_values[] = { "auto", "wgmma-ws", "wgmma", "mma", NULL };
+static const char *const clusters_values[] = { "auto", "1", "2", NULL };
+static const char *const pass_values[] = { "auto", "on", "off", NULL };
+static const struct fp_kopt fwd_kopts[] = {
+	{ "gemm", gemm_values,
+	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
+	  "only), mma (mma.sync); auto: wgmma-ws from K = 512, wgmma below, mma off Hopper; "
+	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel" },
+	{ "clusters", clusters_values,
+	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
+	  "(1 where no pair fits); auto: 2 where N > 256" },
+	{ "stats_pass", pass_values,
+	  "row statistics of the warp-specialized kernel from a pass of their own (on) or "
+	  "summed from its tiles (off); bf16 from K = 2048 only; auto: on from N = 2048" },
+	{ NULL, NULL, NULL },
+};
+
+// ---------------------------------------------------------------------------
+// The workload contract
+
+#define LNL_MAX_M (1L << 22)   // column-sum chunks: M / 128 <= 65535 grid rows
+#define LNL_MAX_KN (1L << 20)  // in-row indices are 32-bit
+#define LNL_MAX_ELEMS (1L << 34)
+// Relative error bounds (L2 norm of the error over the L2 norm of the
+// reference, per output). fp32: GEMM summation order and fp32 statistics
+// give ~1e-6; 1e-4 leaves room for K = 4096 sums and rstd up to 316 (the
+// constant profile). bf16: the normalised x (or shifted x) and the outputs
+// are rounded to bf16 (2^-9 relative each): ~4e-3 at worst.
+#define LNL_TOL_FP32 1e-4
+#define LNL_TOL_BF16 1e-2
+
+static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
+			size_t n)
+{
+	long M = s->v[0], K = s->v[1], N = s->v[2];
+
+	if (dt != FP_F32 && dt != FP_BF16)
+		snprintf(why, n, "dtype %d is not supported (fp32, bf16)", (int)dt);
+	else if (M < 1)
+		snprintf(why, n, "M=%ld: there must be at least 1 row", M);
+	else if (K < 1)
+		snprintf(why, n, "K=%ld: rows must have at least 1 feature", K);
+	else if (N < 1)
+		snprintf(why, n, "N=%ld: there must be at least 1 output feature", N);
+	else if (M > LNL_MAX_M)
+		snprintf(why, n, "M=%ld: at most %ld rows", M, LNL_MAX_M);
+	else if (K > LNL_MAX_KN)
+		snprintf(why, n, "K=%ld: at most %ld features (32-bit in-row indexing)",
+			 K, LNL_MAX_KN);
+	else if (N > LNL_MAX_KN)
+		snprintf(why, n, "N=%ld: at most %ld output features (32-bit in-row indexing)",
+			 N, LNL_MAX_KN);
+	else if ((double)M * K > (double)LNL_MAX_ELEMS || (double)M * N > (double)LNL_MAX_ELEMS)
+		snprintf(why, n, "M=%ld: x or y would exceed 2^34 elements", M);
+	else
+		return 0;
+	return -1;
+}
+
+// Whether a bf16 fused forward's statistics pass may run at this shape
+// (whatever the options say): create() allocates its buffer there, so that
+// device_bytes(), which knows no options, counts what create() allocates.
+static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt)
+{
+	return dt == FP_BF16 && s->v[1] >= WS_PASS_K;
+}
+
+// Whether it runs by default (stats_pass=auto), where the warp-specialized
+// kernel serves: only that kernel has the choice, and the pass was measured
+// at K = 4096 only, so below K = WS_PASS_K the sums stay in the load path.
+static int fwd_pass_auto(const struct fp_shape *s, enum fp_dtype dt)
+{
+	return fwd_pass_possible(s, dt) && s->v[2] >= WS_PASS_N;
+}
+
+// Sizes of everything an instance allocates, shared by create() and
+// device_bytes() so the two cannot drift apart.
+struct lnl_sizes {
+	size_t xset, dyset, vecK, vecN, W, Wf, y, h, stats, dx, dh, part, acc, workspace;
+	size_t total;
+};
+
+static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
+		      int variant, int nsets, struct lnl_sizes *z)
+{
+	size_t M = (size_t)s->v[0], K = (size_t)s->v[1], N = (size_t)s->v[2];
+	size_t es = fp_dtype_size(dt), R = (M + COLSUM_ROWS - 1) / COLSUM_ROWS;
+
+	memset(z, 0, sizeof *z);
+	z->xset = dev_pad(M * K * es);
+	z->vecK = dev_pad(K * es);
+	z->vecN = dev_pad(N * es);
+	z->W = dev_pad(N * K * es);
+	if (!bwd) {
+		z->y = dev_pad(M * N * es);
+		if (variant == FWD_UNFUSED) {
+			z->h = z->xset;
+			z->workspace = LT_WORKSPACE_BYTES;
+		}
+		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
+			z->Wf = dev_pad((N + 31) / 32 * 32 * K * es);
+			z->acc = z->Wf + 2 * dev_pad(N * sizeof(float));
+			if (fwd_pass_possible(s, dt))
+				z->stats = dev_pad(3 * M * sizeof(float));
+		}
+		z->total = (size_t)nsets * z->xset + 2 * z->vecK + z->W + z->vecN +
+			   z->y + z->h + z->workspace + z->acc + z->stats;
+		return;
+	}
+	z->dyset = dev_pad(M * N * es);
+	z->dx = z->xset;
+	if (variant == BWD_NAIVE) {
+		z->acc = dev_pad((N * K + 2 * K + N) * sizeof(float));
+	} else {
+		z->h = z->xset;
+		z->stats = dev_pad(3 * M * sizeof(float));
+		z->dh = dev_pad(M * K * es);
+		// db's column-sum partials, or the LayerNorm backward's (at
+		// most LNL_PARTIALS blocks of 2 K)
+		z->part = 2 * R * N > 2 * LNL_PARTIALS * K ? 2 * R * N
+							   : 2 * LNL_PARTIALS * K;
+		z->part = dev_pad(z->part * sizeof(float));
+		z->workspace = LT_WORKSPACE_BYTES;
+	}
+	// inputs: x, dy sets; gamma, beta, W. outputs: dx, dW, dgamma, dbeta, db.
+	z->total = (size_t)nsets * (z->xset + z->dyset) + 2 * z->vecK + z->W +
+		   z->dx + z->W + 2 * z->vecK + z->vecN + z->acc + z->h +
+		   z->stats + z->dh + z->part + z->workspace;
+}
+
+static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
+			       int variant, int nsets)
+{
+	struct lnl_sizes z;
+
+	lnl_sizes(0, s, dt, variant, nsets, &z);
+	return z.total;
+}
+
+static size_t bwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
+			       int variant, int nsets)
+{
+	struct lnl_sizes z;
+
+	lnl_sizes(1, s, dt, variant, nsets, &z);
+	return z.total;
+}
+
+// Extra DRAM reads of a weight of wbytes by a GEMM that walks M rows in
+// groups of gm rows (8 tiles of 128 for the fused kernel; cuBLAS's
+// rasterisation is similar): none while the weight stays in L2 (counted as
+// 16 MB of the H100's 50 MB, leaving room for the streamed operand), else
+// one more read per row group.
+static double weight_rereads(double M, double wbytes, double gm)
+{
+	if (wbytes <= 16e6)
+		return 0;
+	return (ceil(M / gm) - 1) * wbytes;
+}
+
+static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
+		      struct fp_model *m)
+{
+	double M = (double)s->v[0], K = (double)s->v[1], N = (double)s->v[2];
+	double es = (double)fp_dtype_size(dt), wre = weight_rereads(M, N * K * es, 1024);
+
+	m->flops = 2 * M * N * K + 8 * M * K + M * N;
+	m->min_bytes = es * (M * K + 2 * K + N * K + N + M * N);
+	switch (variant) {
+	case FWD_NAIVE:  // x read three times (mean/var, output loop); W from L2
+		m->variant_bytes = m->min_bytes + 2 * M * K * es + wre;
+		break;
+	case FWD_UNFUSED:  // h written by the LayerNorm and read by the GEMM
+		m->variant_bytes = m->min_bytes + 2 * M * K * es + wre;
+		break;
+	default:  // W' in place of W, s and b' (fp32) in place of gamma, beta,
+	          // b; with a statistics pass x read once more, 3 floats a row
+	          // written and read (the model knows no kernel options: it
+	          // counts the default's pass)
+		m->variant_bytes = m->min_bytes - 2 * K * es - N * es + 8 * N + wre;
+		if (m->variant_bytes < m->min_bytes)
+			m->variant_bytes = m->min_bytes;
+		if (fwd_pass_auto(s, dt))
+			m->variant_bytes += M * K * es + 24 * M;
+		break;
+	}
+}
+
+static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
+		      struct fp_model *m)
+{
+	double M = (double)s->v[0], K = (double)s->v[1], N = (double)s->v[2];
+	double es = (double)fp_dtype_size(dt);
+	double E = M * K, wre = weight_rereads(M, N * K * es, 1024);
+
+	m->flops = 4 * M * N * K + 18 * M * K + M * N;
+	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
+		       es * (M * K + 2 * K + N * K + N);
+	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
+		m->variant_bytes = m->min_bytes + 3 * E * es + 3 * M * N * es +
+				   2 * 4 * (N * K + 2 * K + N);
+	else  // h and dh written and read; dy read by both GEMMs and the db
+	      // column sums; unfused: x read twice, statistics (3 floats a
+	      // row) written and read (fused: x once, statistics in registers;
+	      // rows too wide for them take the unfused path)
+		m->variant_bytes = m->min_bytes + 4 * E * es + 2 * M * N * es + 2 * wre +
+				   (variant == BWD_UNFUSED || layernorm_plan(1, s->v[1], dt) == 0 ?
+				    E * es + 24 * M : 0);
+}
+
+static void lnl_destroy(struct fp_op *fop)
+{
+	struct lnl_op *op = (struct lnl_op *)fop;
+
+	if (!op)
+		return;
+	lt_release(&op->g0);
+	lt_release(&op->g1);
+	if (op->lt)
+		cublasLtDestroy(op->lt);
+	void *bufs[] = { op->x, op->dy, op->gamma, op->beta, op->W, op->b, op->y,
+			 op->h, op->Wf, op->sW, op->bf, op->stats, op->dx, op->dW,
+			 op->dg, op->db, op->dh, op->part, op->acc,
+			 op->workspace };
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		cudaFree(bufs[i]);
+	free(op);
+}
+
+// The cuBLASLt plans of the unfused variants.
+static int lnl_plan(struct lnl_op *op)
+{
+	const long M = op->M, K = op->K, N = op->N;
+	cudaDataType_t t = op->dt == FP_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+
+	if (cublasLtCreate(&op->lt) != CUBLAS_STATUS_SUCCESS) {
+		op->lt = NULL;
+		return error("ln_linear: cannot create a cuBLASLt handle");
+	}
+	if (!op->bwd)
+		return lt_init(&op->g0, op->lt, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
+			       t, K, K, t, N, op->b);
+	return lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
+		       t, K, N, t, K, NULL) ||
+	       lt_init(&op->g1, op->lt, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
+		       t, K, N, t, K, NULL);
+}
+
+static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed, const struct fp_kopts *ko)
+{
+	struct lnl_op *op = (struct lnl_op *)xcalloc(1, sizeof *op);
+	struct lnl_sizes z;
+	char why[160];
+	const char *name = bwd ? "ln_linear_bwd" : "ln_linear_fwd";
+
+	*out = NULL;
+	if (lnl_validate(s, dt, why, sizeof why)) {
+		free(op);
+		return error("%s: %s", name, why);
+	}
+	if (nsets < 1 || variant < 0 || variant > (bwd ? BWD_FUSED : FWD_FUSED)) {
+		free(op);
+		return error("%s: bad instance (variant %d, %d input sets)", name,
+			     variant, nsets);
+	}
+	op->bwd = bwd;
+	op->dt = dt;
+	op->variant = variant;
+	op->M = s->v[0];
+	op->K = s->v[1];
+	op->N = s->v[2];
+	op->Np = (op->N + 31) / 32 * 32;
+	op->nsets = nsets;
+	if (ko)
+		op->ko = *ko;
+	lnl_sizes(bwd, s, dt, variant, nsets, &z);
+	op->xset = z.xset;
+	op->dyset = z.dyset;
+	if (dev_alloc(&op->x, (size_t)nsets * z.xset) ||
+	    dev_alloc(&op->dy, (size_t)nsets * z.dyset) ||
+	    dev_alloc(&op->gamma, z.vecK) || dev_alloc(&op->beta, z.vecK) ||
+	    dev_alloc(&op->W, z.W) || dev_alloc(&op->workspace, z.workspace) ||
+	    dev_alloc(&op->h, z.h))
+		goto out_free;
+	if (!bwd) {
+		if (dev_alloc(&op->b, z.vecN) || dev_alloc(&op->y, z.y))
+			goto out_free;
+		if (variant == FWD_FUSED &&
+		    (dev_alloc(&op->Wf, z.Wf) || dev_alloc(&op->stats, z.stats) ||
+		     dev_alloc(&op->sW, dev_pad((size_t)op->N * sizeof(float))) ||
+		     dev_alloc(&op->bf, dev_pad((size_t)op->N * sizeof(float)))))
+			goto out_free;
+	} else {
+		if (dev_alloc(&op->dx, z.dx) || dev_alloc(&op->dW, z.W) ||
+		    dev_alloc(&op->dg, 2 * z.vecK) ||
+		    dev_alloc(&op->db, z.vecN) || dev_alloc(&op->acc, z.acc) ||
+		    dev_alloc(&op->stats, z.stats) || dev_alloc(&op->dh, z.dh) ||
+		    dev_alloc(&op->part, z.part))
+			goto out_free;
+		op->dbeta = (char *)op->dg + (size_t)op->K * fp_dtype_size(dt);
+	}
+	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
+		goto out_free;
+	if (bwd && variant != BWD_NAIVE) {
+		op->lnh = variant == BWD_FUSED &&
+			  layernorm_bwd_blocks(dt, op->M, op->K, 1) > 0;
+		op->lnb = layernorm_bwd_blocks(dt, op->M, op->K, op->lnh);
+		if (op->lnb < 0 || op->lnb > LNL_PARTIALS) {
+			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
+			      "(at most %d)", op->lnb, LNL_PARTIALS);
+			goto out_free;
+		}
+	}
+	{
+		int dev = 0;
+
+		if (CUDA_CHECK(cudaGetDevice(&dev)) ||
+		    CUDA_CHECK(cudaDeviceGetAttribute(&op->sms,
+				cudaDevAttrMultiProcessorCount, dev)))
+			goto out_free;
+	}
+	if (!bwd && fwd_choose(op))
+		goto out_free;
+
+	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
+	// for the distributions).
+	for (int i = 0; i < nsets; i++) {
+		uint64_t sd = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+
+		if (dev_fill_normal(op->x + (size_t)i * z.xset, dt,
+				    (size_t)(op->M * op->K), sd, 0.f, 1.f, 0) ||
+		    (bwd && dev_fill_normal(op->dy + (size_t)i * z.dyset, dt,
+					    (size_t)(op->M * op->N), sd ^ 0xd1b5u,
+					    0.f, 1.f, 0)))
+			goto out_free;
+	}
+	if (dev_fill_normal(op->gamma, dt, (size_t)op->K, seed ^ 1, 1.f, 0.1f, 0) ||
+	    dev_fill_normal(op->beta, dt, (size_t)op->K, seed ^ 2, 0.f, 0.1f, 0) ||
+	    dev_fill_normal(op->W, dt, (size_t)(op->N * op->K), seed ^ 3, 0.f,
+			    (float)(1 / sqrt((double)op->K)), 0) ||
+	    (op->b && dev_fill_normal(op->b, dt, (size_t)op->N, seed ^ 4, 0.f, 0.1f, 0)))
+		goto out_free;
+	// The weight fold: once per weight, not in the timed launch.
+	if (!bwd && variant == FWD_FUSED && fold_launch(op, 0))
+		goto out_free;
+	if (CUDA_CHECK(cudaDeviceSynchronize()))
+		goto out_free;
+	*out = (struct fp_op *)op;
+	return 0;
+
+out_free:
+	lnl_destroy((struct fp_op *)op);
+	return -1;
+}
+
+static int fwd_create(struct fp_op **op, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed, const struct fp_kopts *ko)
+{
+	return lnl_create(0, op, s, dt, variant, nsets, seed, ko);
+}
+
+// The backward declares no kernel options: ko is copied and unused.
+static int bwd_create(struct fp_op **op, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed, const struct fp_kopts *ko)
+{
+	return lnl_create(1, op, s, dt, variant, nsets, seed, ko);
+}
+
+// ---------------------------------------------------------------------------
+// The check
+//
+// Inputs are drawn on the device (counter-based, like create()'s, with the
+// profile's distribution) and downloaded into floats, which hold every fp32
+// and bf16 value exactly: the double reference sees the very values the GPU
+// saw, and no check spends seconds drawing 67 M normals on one CPU core.
+//
+// Why sampling keeps the check strong. Each output is compared in full when
+// its reference costs at most LNL_CHECK_MACS multiply-adds; past that, on a
+// sample chosen by lnl_sample_counts/lnl_pick: every column (or a sample of
+// columns too) of rows taken from every block of LNL_SAMPLE_BLOCK rows, at
+// offsets drawn fresh for each check (the seed is printed). Every kernel
+// here computes its output in tiles of at least 64 rows (and columns), so
+// every tile of every launch - every block's mainloop, pipeline stages,
+// tails and epilogue - is compared on at least one of its rows and one of
+// its columns, and successive runs hit different rows inside the tiles. A
+// wrong element that is alone in its tile is the one kind of bug a sample
+// can miss; no kernel here computes an element apart from its tile.
+// Parameter gradients (dW, dgamma, dbeta) are reduced over all M rows, so
+// each sampled entry checks every row's contribution. The measure is the
+// full check's: ||got - ref|| / ||ref|| over the compared entries.
+
+// x (M x K) of profile p (see enum lnl_profile).
+template <typename T>
+__global__ void k_draw_x(T *__restrict__ x, long M, int K, int p, uint64_t seed)
+{
+	const long n = M * K;
+
+	for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < n;
+	     e += (long)gridDim.x * blockDim.x) {
+		float z = draw_normal(seed, (uint64_t)e);
+
+		x[e] = from_f<T>(p == LNL_OFFSET ? (float)LNL_OFFSET_MEAN + z
+				 : p == LNL_CONSTANT
+				 ? draw_normal(seed ^ 0x5851f42d4c957f2dull, (uint64_t)(e / K)) + 1e-3f * z
+				 : z);
+	}
+}
+
+// Fresh inputs of profile p into set 0 and the weights.
+static int draw_inputs(struct lnl_op *op, int p, uint64_t seed)
+{
+	const enum fp_dtype dt = op->dt;
+	const size_t MK = (size_t)(op->M * op->K), NK = (size_t)(op->N * op->K);
+	const long nb = (long)((MK + 255) / 256) < 65536 ? (long)((MK + 255) / 256) : 65536;
+
+	if (dt == FP_BF16)
+		k_draw_x<__nv_bfloat16><<<(unsigned)nb, 256>>>((__nv_bfloat16 *)op->x,
+			op->M, (int)op->K, p, seed);
+	else
+		k_draw_x<float><<<(unsigned)nb, 256>>>((float *)op->x, op->M,
+			(int)op->K, p, seed);
+	if (CUDA_CHECK_LAUNCH("k_draw_x") ||
+	    dev_fill_normal(op->gamma, dt, (size_t)op->K, seed ^ 0x243f6a8885a308d3ull,
+			    1.f, 0.1f, 0) ||
+	    dev_fill_normal(op->beta, dt, (size_t)op->K, seed ^ 0x13198a2e03707344ull,
+			    0.f, 0.1f, 0) ||
+	    dev_fill_normal(op->W, dt, NK, seed ^ 0xa4093822299f31d0ull, 0.f,
+			    (float)(1 / sqrt((double)op->K)), 0) ||
+	    (op->b && dev_fill_normal(op->b, dt, (size_t)op->N,
+				      seed ^ 0x082efa98ec4e6c89ull, 0.f, 0.1f, 0)) ||
+	    (op->dy && dev_fill_normal(op->dy, dt, (size_t)(op->M * op->N),
+				       seed ^ 0x452821e638d01377ull, 0.f, 1.f, 0)))
+		return -1;
+	return 0;
+}
+
+// n elements of a dtype tensor into floats (exact for fp32 and bf16).
+static int download_f(float *dst, const void *src, enum fp_dtype dt, size_t n)
+{
+	uint16_t *h;
+	int rc;
+
+	if (dt == FP_F32)
+		return CUDA_CHECK(cudaMemcpy(dst, src, n * 4, cudaMemcpyDeviceToHost));
+	h = (uint16_t *)xmalloc(n * 2);
+	rc = CUDA_CHECK(cudaMemcpy(h, src, n * 2, cudaMemcpyDeviceToHost));
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		uint32_t u = (uint32_t)h[i] << 16;
+
+		memcpy(&dst[i], &u, 4);
+	}
+	free(h);
+	return rc;
+}
+
+// Row `row` (len elements) of a row-major dtype tensor into floats.
+static int download_row(float *dst, const void *src, enum fp_dtype dt,
+			long row, long len)
+{
+	return download_f(dst, (const char *)src + (size_t)(row * len) * fp_dtype_size(dt),
+			  dt, (size_t)len);
+}
+
+static double *to_double(const float *v, long n)
+{
+	double *d = (double *)xmalloc((size_t)(n > 0 ? n : 1) * sizeof *d);
+
+	for (long i = 0; i < n; i++)
+		d[i] = v[i];
+	return d;
+}
+
+// Mean and rstd of a row of floats, in double (two passes, as
+// lnl_layernorm_row_ref).
+static void row_stats(const float *x, long K, double *mean, double *rstd)
+{
+	double m = 0, v = 0;
+
+	for (long k = 0; k < K; k++)
+		m += x[k];
+	m /= (double)K;
+	for (long k = 0; k < K; k++)
+		v += (x[k] - m) * (x[k] - m);
+	*mean = m;
+	*rstd = 1 / sqrt(v / (double)K + LNL_EPS);
+}
+
+// Four partial sums: four independent add chains.
+static double dot_df(const double *a, const float *b, long n)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	long k = 0;
+
+	for (; k + 4 <= n; k += 4) {
+		s0 += a[k] * b[k];
+		s1 += a[k + 1] * b[k + 1];
+		s2 += a[k + 2] * b[k + 2];
+		s3 += a[k + 3] * b[k + 3];
+	}
+	for (; k < n; k++)
+		s0 += a[k] * b[k];
+	return (s0 + s1) + (s2 + s3);
+}
+
+// The sum of the squares of a dot product's terms (cmp_rel's floor).
+static double dot_sq_df(const double *a, const float *b, long n)
+{
+	double s = 0;
+
+	for (long k = 0; k < n; k++)
+		s += (a[k] * b[k]) * (a[k] * b[k]);
+	return s;
+}
+
+// y on a grid of sampled rows x sampled (or all) columns.
+static int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
+{
+	const long M = op->M, K = op->K, N = op->N;
+	const enum fp_dtype dt = op->dt;
+	long w1, w2, nr, nc, *rows = NULL, *cols = NULL;
+	float *W = NULL, *xr = NULL, *yr = NULL, *v = NULL;
+	double *gm = NULL, *bt = NULL, *b = NULL, *h = NULL, *ref = NULL, *got = NULL;
+	struct fp_cmp c;
+	int rc = -1;
+
+	lnl_sample_counts(M, N, (double)K, LNL_CHECK_MACS, &w1, &w2);
+	rows = (long *)xmalloc((size_t)w1 * sizeof *rows);
+	cols = (long *)xmalloc((size_t)w2 * sizeof *cols);
+	nr = lnl_pick(M, w1, g, rows);
+	nc = lnl_pick(N, w2, g, cols);
+	W = (float *)xmalloc((size_t)(N * K) * sizeof *W);
+	xr = (float *)xmalloc((size_t)K * sizeof *xr);
+	yr = (float *)xmalloc((size_t)N * sizeof *yr);
+	v = (float *)xmalloc((size_t)(K > N ? K : N) * sizeof *v);
+	h = (double *)xmalloc((size_t)(nr * K) * sizeof *h);
+	ref = (double *)xmalloc((size_t)(nr * nc) * sizeof *ref);
+	got = (double *)xmalloc((size_t)(nr * nc) * sizeof *got);
+	if (download_f(W, op->W, dt, (size_t)(N * K)) ||
+	    download_f(v, op->gamma, dt, (size_t)K))
+		goto out_free;
+	gm = to_double(v, K);
+	if (download_f(v, op->beta, dt, (size_t)K))
+		goto out_free;
+	bt = to_double(v, K);
+	if (download_f(v, op->b, dt, (size_t)N))
+		goto out_free;
+	b = to_double(v, N);
+
+	for (long s = 0; s < nr; s++) {
+		double m, rs, *hr = h + s * K;
+
+		if (download_row(xr, op->x, dt, rows[s], K))
+			goto out_free;
+		row_stats(xr, K, &m, &rs);
+		for (long k = 0; k < K; k++)
+			hr[k] = (xr[k] - m) * rs * gm[k] + bt[k];
+	}
+	// Column outer: W's row stays in L1 while every sampled row meets it.
+	// The floor: with one or a few outputs, b + h W^T can cancel to far
+	// below its terms (K = 1: b' against W beta), and then its relative
+	// error measures fp32's rounding of the terms, not the kernel.
+	cmp_init(&c);
+	for (long j = 0; j < nc; j++) {
+		const float *w = W + cols[j] * K;
+
+		for (long s = 0; s < nr; s++) {
+			ref[s * nc + j] = b[cols[j]] + dot_df(h + s * K, w, K);
+			c.sq_floor += b[cols[j]] * b[cols[j]] + dot_sq_df(h + s * K, w, K);
+		}
+	}
+	for (long s = 0; s < nr; s++) {
+		if (download_row(yr, op->y, dt, rows[s], N))
+			goto out_free;
+		for (long j = 0; j < nc; j++)
+			got[s * nc + j] = yr[cols[j]];
+	}
+	cmp_add(&c, got, ref, (size_t)(nr * nc));
+	check_output(r, "y", &c);
+	rc = 0;
+out_free:
+	free(rows);
+	free(cols);
+	free(W);
+	free(xr);
+	free(yr);
+	free(v);
+	free(gm);
+	free(bt);
+	free(b);
+	free(h);
+	free(ref);
+	free(got);
+	return rc;
+}
+
+// Compares a downloaded vector of n dtype elements on the sampled indices.
+static int check_vec(struct fp_check *r, const char *name, const void *dev,
+		     enum fp_dtype dt, long n, const long *idx, long cnt,
+		     const double *ref)
+{
+	float *v = (float *)xmalloc((size_t)n * sizeof *v);
+	double *got = (double *)xmalloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *got);
+	struct fp_cmp c;
+	int rc = download_f(v, dev, dt, (size_t)n);
+
+	if (rc == 0) {
+		for (long i = 0; i < cnt; i++)
+			got[i] = v[idx ? idx[i] : i];
+		cmp_init(&c);
+		cmp_add(&c, got, ref, (size_t)cnt);
+		check_output(r, name, &c);
+	}
+	free(v);
+	free(got);
+	return rc;
+}
+
+// The backward's outputs: dx on sampled rows (each whole: a row's LayerNorm
+// backward needs its whole dh row, N*K multiply-adds), dW on a grid of
+// sampled (n, k) entries (M each), dgamma and dbeta on sampled columns k
+// (M*N each: dh's column over every row), db in full.
+static int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
+{
+	const long M = op->M, K = op->K, N = op->N;
+	const enum fp_dtype dt = op->dt;
+	long w1, w2, nr, nn, nk, *ir = NULL, *in = NULL, *ik = NULL;
+	float *x = NULL, *dy = NULL, *W = NULL, *v = NULL, *dWg = NULL;
+	double *gm = NULL, *bt = NULL, *mean = NULL, *rstd = NULL, *dh = NULL;
+	double *ref = NULL, *got = NULL, *hc = NULL, *wg = NULL, *d8 = NULL;
+	struct fp_cmp c;
+	int rc = -1;
+
+	x = (float *)xmalloc((size_t)(M * K) * sizeof *x);
+	dy = (float *)xmalloc((size_t)(M * N) * sizeof *dy);
+	W = (float *)xmalloc((size_t)(N * K) * sizeof *W);
+	v = (float *)xmalloc((size_t)(K > N ? K : N) * sizeof *v);
+	mean = (double *)xmalloc((size_t)M * sizeof *mean);
+	rstd = (double *)xmalloc((size_t)M * sizeof *rstd);
+	if (download_f(x, op->x, dt, (size_t)(M * K)) ||
+	    download_f(dy, op->dy, dt, (size_t)(M * N)) ||
+	    download_f(W, op->W, dt, (size_t)(N * K)) ||
+	    download_f(v, op->gamma, dt, (size_t)K))
+		goto out_free;
+	gm = to_double(v, K);
+	if (download_f(v, op->beta, dt, (size_t)K))
+		goto out_free;
+	bt = to_double(v, K);
+	for (long i = 0; i < M; i++)
+		row_stats(x + i * K, K, &mean[i], &rstd[i]);
+
+	// dx. dh of the sampled rows with W's row n outer, so W is read once.
+	lnl_sample_counts(M, 1, (double)N * K, LNL_CHECK_MACS, &w1, &w2);
+	ir = (long *)xmalloc((size_t)w1 * sizeof *ir);
+	nr = lnl_pick(M, w1, g, ir);
+	dh = (double *)xcalloc((size_t)(nr * K), sizeof *dh);
+	ref = (double *)xmalloc((size_t)(nr * K) * sizeof *ref);
+	got = (double *)xmalloc((size_t)(nr * K) * sizeof *got);
+	for (long n = 0; n < N; n++) {
+		const float *w = W + n * K;
+
+		for (long s = 0; s < nr; s++) {
+			double d = dy[ir[s] * N + n], *o = dh + s * K;
+
+			for (long k = 0; k < K; k++)
+				o[k] += d * w[k];
+		}
+	}
+	for (long s = 0; s < nr; s++) {
+		const long i = ir[s];
+		const double *dr = dh + s * K;
+		double sg = 0, sgx = 0;
+
+		for (long k = 0; k < K; k++) {
+			double xh = (x[i * K + k] - mean[i]) * rstd[i], gk = dr[k] * gm[k];
+
+			sg += gk;
+			sgx += gk * xh;
+		}
+		sg /= (double)K;
+		sgx /= (double)K;
+		for (long k = 0; k < K; k++) {
+			double xh = (x[i * K + k] - mean[i]) * rstd[i];
+
+			ref[s * K + k] = rstd[i] * (dr[k] * gm[k] - sg - xh * sgx);
+		}
+		if (download_row(v, op->dx, dt, i, K))
+			goto out_free;
+		for (long k = 0; k < K; k++)
+			got[s * K + k] = v[k];
+	}
+	cmp_init(&c);
+	cmp_add(&c, got, ref, (size_t)(nr * K));
+	check_output(r, "dx", &c);
+	free(ref);
+	free(got);
+	ref = got = NULL;
+
+	// dW[n][k] = sum_i dy[i][n] h[i][k] on the grid; h's sampled columns
+	// gathered so the inner loop runs over contiguous memory.
+	lnl_sample_counts(N, K, (double)M, LNL_CHECK_MACS, &w1, &w2);
+	in = (long *)xmalloc((size_t)w1 * sizeof *in);
+	ik = (long *)xmalloc((size_t)w2 * sizeof *ik);
+	nn = lnl_pick(N, w1, g, in);
+	nk = lnl_pick(K, w2, g, ik);
+	hc = (double *)xmalloc((size_t)(M * nk) * sizeof *hc);
+	ref = (double *)xcalloc((size_t)(nn * nk), sizeof *ref);
+	got = (double *)xmalloc((size_t)(nn * nk) * sizeof *got);
+	dWg = (float *)xmalloc((size_t)(N * K) * sizeof *dWg);
+	for (long i = 0; i < M; i++)
+		for (long j = 0; j < nk; j++) {
+			long k = ik[j];
+
+			hc[i * nk + j] = (x[i * K + k] - mean[i]) * rstd[i] * gm[k] + bt[k];
+		}
+	for (long s = 0; s < nn; s++) {
+		double *o = ref + s * nk;
+
+		for (long i = 0; i < M; i++) {
+			double d = dy[i * N + in[s]];
+			const double *hr = hc + i * nk;
+
+			for (long j = 0; j < nk; j++)
+				o[j] += d * hr[j];
+		}
+	}
+	if (download_f(dWg, op->dW, dt, (size_t)(N * K)))
+		goto out_free;
+	for (long s = 0; s < nn; s++)
+		for (long j = 0; j < nk; j++)
+			got[s * nk + j] = dWg[in[s] * K + ik[j]];
+	cmp_init(&c);
+	cmp_add(&c, got, ref, (size_t)(nn * nk));
+	check_output(r, "dW", &c);
+	free(ref);
+	free(got);
+	ref = got = NULL;
+
+	// dgamma[k] = sum_i dh[i][k] xhat[i][k], dbeta[k] = sum_i dh[i][k] on
+	// sampled k: W's sampled columns gathered, rows taken 8 at a time so
+	// the gathered columns are read M/8 times.
+	lnl_sample_counts(K, 1, (double)M * N, LNL_CHECK_MACS, &w1, &w2);
+	free(ik);
+	ik = (long *)xmalloc((size_t)w1 * sizeof *ik);
+	nk = lnl_pick(K, w1, g, ik);
+	wg = (double *)xmalloc((size_t)(N * nk) * sizeof *wg);
+	d8 = (double *)xmalloc((size_t)(8 * nk) * sizeof *d8);
+	ref = (double *)xcalloc((size_t)(2 * nk + N), sizeof *ref);
+	for (long n = 0; n < N; n++)
+		for (long j = 0; j < nk; j++)
+			wg[n * nk + j] = W[n * K + ik[j]];
+	for (long i0 = 0; i0 < M; i0 += 8) {
+		const long rows = M - i0 < 8 ? M - i0 : 8;
+
+		memset(d8, 0, (size_t)(8 * nk) * sizeof *d8);
+		for (long n = 0; n < N; n++) {
+			const double *w = wg + n * nk;
+
+			for (long q = 0; q < rows; q++) {
+				double a = dy[(i0 + q) * N + n], *o = d8 + q * nk;
+
+				for (long j = 0; j < nk; j++)
+					o[j] += a * w[j];
+			}
+		}
+		for (long q = 0; q < rows; q++) {
+			const long i = i0 + q;
+
+			for (long j = 0; j < nk; j++) {
+				double d = d8[q * nk + j];
+
+				ref[j] += d * ((x[i * K + ik[j]] - mean[i]) * rstd[i]);
+				ref[nk + j] += d;
+			}
+		}
+	}
+	if (check_vec(r, "dgamma", op->dg, dt, K, ik, nk, ref) ||
+	    check_vec(r, "dbeta", op->dbeta, dt, K, ik, nk, ref + nk))
+		goto out_free;
+
+	// db: every entry.
+	for (long i = 0; i < M; i++)
+		for (long n = 0; n < N; n++)
+			ref[2 * nk + n] += dy[i * N + n];
+	if (check_vec(r, "db", op->db, dt, N, NULL, N, ref + 2 * nk))
+		goto out_free;
+	rc = 0;
+out_free:
+	free(ir);
+	free(in);
+	free(ik);
+	free(x);
+	free(dy);
+	free(W);
+	free(v);
+	free(dWg);
+	free(gm);
+	free(bt);
+	free(mean);
+	free(rstd);
+	free(dh);
+	free(ref);
+	free(got);
+	free(hc);
+	free(wg);
+	free(d8);
+	return rc;
+}
+
+// Outputs and intermediates poisoned, then one run of set 0, finished.
+static int poison_run(struct lnl_op *op)
+{
+	const long M = op->M, K = op->K, N = op->N;
+	const size_t es = fp_dtype_size(op->dt);
+
+	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
+	    (op->h && dev_poison(op->h, (size_t)(M * K) * es)) ||
+	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
+	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
+	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
+	    (op->dbeta && dev_poison(op->dbeta, (size_t)K * es)) ||
+	    (op->db && dev_poison(op->db, (size_t)N * es)) ||
+	    (op->stats && dev_poison(op->stats, (size_t)(3 * M) * 4)) ||
+	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
+	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
+		return -1;
+	return 0;
+}
+
+// Fresh inputs of the profile drawn from seed into set 0 and the weights
+// (on the device), the outputs and intermediates poisoned, one run, outputs
+// compared with the double reference on the downloaded inputs (see the top
+// of this section for what is compared).
+static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
+		     struct fp_check *r)
+{
+	struct lnl_op *op = (struct lnl_op *)fop;
+	const long K = op->K, N = op->N;
+	const size_t es = fp_dtype_size(op->dt);
+	struct fp_rng g;
+
+	if (profile < 0 || profile >= LNL_NPROFILES)
+		return error("ln_linear: no input profile %d", profile);
+	if (draw_inputs(op, profile, seed))
+		return -1;
+	if (op->Wf && (dev_poison(op->Wf, (size_t)(op->Np * K) * es) ||
+		       dev_poison(op->sW, (size_t)N * 4) ||
+		       dev_poison(op->bf, (size_t)N * 4) || fold_launch(op, 0)))
+		return -1;
+	if (poison_run(op))
+		return -1;
+	check_begin(r, seed, op->dt == FP_BF16 ? LNL_TOL_BF16 : LNL_TOL_FP32);
+	rng_seed(&g, seed ^ 0x6a09e667f3bcc908ull);
+	return op->bwd ? bwd_check(op, &g, r) : fwd_check(op, &g, r);
+}
+
+static const struct fp_param lnl_params[] = {
+	{ "M", 16384, 1, LNL_MAX_M, "rows" },
+	{ "K", FP_REQUIRED, 1, LNL_MAX_KN, "input features (LayerNorm width)" },
+	{ "N", FP_REQUIRED, 1, LNL_MAX_KN, "output features" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+// Index i is enum lnl_profile i.
+static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL };
+
+// The tests' shapes: the issue's four, and two that send the bf16 fused
+// forward's tensor-core kernel through its two tile sizes with every tail
+// (K past the last 64-column step, partial row and column tiles, N not a
+// multiple of 8 for the element-wise epilogue).
+#define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;" \
+	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
+#define LNL_SUITE "M=16384,K=768,N=256;M=16384,K=4096,N=256;" \
+	"M=16384,K=4096,N=16384"
+#define LNL_QUICK "M=2048,K=768,N=256;M=1024,K=1024,N=1024"
+
+static const struct fp_variant fwd_variants[] = {
+	{ "naive", FP_NAIVE,
+	  "1 kernel, one thread per row: statistics and all N outputs of the row, no tiling" },
+	{ "unfused", FP_UNFUSED,
+	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue" },
+	{ "fused", FP_FUSED,
+	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create; bf16 on "
+	  "wgmma or mma.sync, fp32 as 3xTF32 on mma.sync), row statistics from the same tiles "
+	  "(bf16 from N, K >= 2048: from a statistics pass first, 2 kernels), "
+	  "y = rstd (acc - (mean - c) s) + b' in the epilogue" },
+	{ NULL, FP_UNFUSED, NULL },
+};
+
+extern "C" const struct workload wl_ln_linear_fwd = {
+	.name = "ln_linear_fwd",
+	.summary = "y = LayerNorm(x; gamma, beta) W^T + b, x: M x K, W: N x K",
+	.params = lnl_params,
+	.dtypes = FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16),
+	.variants = fwd_variants,
+	.profiles = lnl_profiles,
+	.suite = LNL_SUITE,
+	.quick = LNL_QUICK,
+	.tests = LNL_TESTS,
+	.kopts = fwd_kopts,
+	.validate = lnl_validate,
+	.device_bytes = fwd_device_bytes,
+	.model = fwd_model,
+	.create = fwd_create,
+	.kernel = lnl_kernel,
+	.launch = lnl_launch,
+	.check = lnl_check,
+	.destroy = lnl_destroy,
+};
+
+static const struct fp_variant bwd_variants[] = {
+	{ "naive", FP_NAIVE,
+	  "1 kernel + 4 conversions, one thread per row: dx, and dgamma, dbeta, dW, db by fp32 atomics" },
+	{ "unfused", FP_UNFUSED,
+	  "7 kernels: LayerNorm recompute h (with row statistics), cuBLASLt dW = dy^T h and "
+	  "dh = dy W, LayerNorm backward (dx and dgamma/dbeta partials, reduced in order), "
+	  "db by column sums of dy (deterministic)" },
+	{ "fused", FP_FUSED,
+	  "6 kernels: dh = dy W, then one pass over x and dh recomputes the statistics, writes h "
+	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums" },
+	{ NULL, FP_UNFUSED, NULL },
+};
+
+extern "C" const struct workload wl_ln_linear_bwd = {
+	.name = "ln_linear_bwd",
+	.summary = "dx, dgamma, dbeta, dW, db of y = LayerNorm(x) W^T + b, given dy "
+		   "(mean and rstd recomputed)",
+	.params = lnl_params,
+	.dtypes = FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16),
+	.variants = bwd_variants,
+	.profiles = lnl_profiles,
+	.suite = LNL_SUITE,
+	.quick = LNL_QUICK,
+	.tests = LNL_TESTS,
+	.validate = lnl_validate,
+	.device_bytes = bwd_device_bytes,
+	.model = bwd_model,
+	.create = bwd_create,
+	.kernel = lnl_kernel,
+	.launch = lnl_launch,
+	.check = lnl_check,
+	.destroy = lnl_destroy,
+};
