@@ -3,15 +3,18 @@
 # then the checks that must print the same before and after a change that
 # should not change results: the contract test of every workload with a
 # fixed seed (its lines compare with diff), compute-sanitizer memcheck of
-# every variant and dtype at small awkward shapes, and `fuseprof run
-# --quick` under the collector with a digest of its ops.
+# every variant and dtype at small awkward shapes, racecheck of the kernels
+# that share memory between warps and blocks, `fuseprof run --quick` under
+# the collector with a digest of its ops, and runs that steer the kernel
+# choice with --kernel-opt (the kernel each op ran is in v_ops.kernel).
 # Logs go to $OUT (default ./gpu-out), packed at the end into
 # gpu-check-logs.tgz beside quick.db; a summary to stdout.
-#   sh bench/gpu-check.sh [test] [memcheck] [quick]   (default: all three)
+#   sh bench/gpu-check.sh [test] [memcheck] [racecheck] [quick] [kopts]
+#   (default: all five)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/gpu-out}
-steps=${*:-test memcheck quick}
+steps=${*:-test memcheck racecheck quick kopts}
 seed=${FUSEPROF_SEED:-20261125}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -22,7 +25,8 @@ cd "$build" || exit 1
 t0=$(date +%s)
 make -j"$(nproc)" fuseprof fuseprof-gpu tests/test-workloads bench/fpbench \
 	>"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s; $(git -C "$src" rev-parse --short HEAD 2>/dev/null)"
+echo "build: $(( $(date +%s) - t0 )) s; $(git -C "$src" rev-parse --short HEAD 2>/dev/null);" \
+	"HGMMA instructions in the kernels: $(cuobjdump -sass kernels/libfpkernels.a 2>/dev/null | grep -c HGMMA)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 for step in $steps; do
@@ -57,6 +61,45 @@ memcheck)
 	echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") clean," \
 		"$(grep 'ERROR SUMMARY' "$out/memcheck.log" | grep -vc ' 0 errors') with errors," \
 		"$(( $(date +%s) - t0 )) s"
+	;;
+racecheck)
+	t0=$(date +%s)
+	: >"$out/racecheck.log"
+	for job in "ln_linear_fwd/fused M=200,K=264,N=100 M=4000,K=200,N=520 M=512,K=1024,N=1024" \
+		   "softmax_fwd/fused M=4,N=50257 M=3,N=1023" \
+		   "softmax_bwd/fused M=4,N=50257" \
+		   "ln_gelu_bwd/fused M=3,N=1023,erf=1 M=64,N=4096"; do
+		set -- $job
+		w=$1; shift
+		timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 \
+			bench/fpbench -r 1 -w 0 "$w" bf16 "$@" >>"$out/racecheck.log" 2>&1
+		echo "racecheck $w bf16 rc $?"
+	done | tr '\n' ';'
+	echo
+	echo "racecheck: $(grep -c 'RACECHECK SUMMARY: 0 hazards' "$out/racecheck.log") clean," \
+		"$(( $(date +%s) - t0 )) s"
+	;;
+kopts)
+	t0=$(date +%s)
+	db="$out/kopts.db"
+	for o in "" gemm=mma gemm=wgmma gemm=wgmma-ws clusters=1 clusters=2; do
+		timeout 60 ./fuseprof run --no-counters -w ln_linear_fwd -v fused -t bf16 \
+			-s "M=4096,K=1024,N=1024" ${o:+--kernel-opt $o} --db "$db" \
+			>>"$out/kopts.log" 2>&1 || echo "ln_linear_fwd '$o' rc $?"
+	done
+	for o in "" stats_pass=on stats_pass=off; do
+		timeout 60 ./fuseprof run --no-counters -w ln_linear_fwd -v fused -t bf16 \
+			-s "M=4096,K=2048,N=2048" ${o:+--kernel-opt $o} --db "$db" \
+			>>"$out/kopts.log" 2>&1 || echo "ln_linear_fwd '$o' rc $?"
+	done
+	for o in "" clusters=2 clusters=8 warps=8,slots=8; do
+		timeout 60 ./fuseprof run --no-counters -w softmax_fwd -v fused -t fp32 \
+			-s "M=64,N=50257" ${o:+--kernel-opt $o} --db "$db" \
+			>>"$out/kopts.log" 2>&1 || echo "softmax_fwd '$o' rc $?"
+	done
+	./fuseprof query --db "$db" "SELECT workload, shape, kernel_opts, kernel, status,
+		round(time_ns / 1e3, 1) AS us FROM v_ops ORDER BY op_id"
+	echo "kopts: $(( $(date +%s) - t0 )) s"
 	;;
 quick)
 	t0=$(date +%s)
