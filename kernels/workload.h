@@ -3,9 +3,10 @@
  *
  * The run loop knows no workload by name: it walks fp_workloads[], asks each
  * for its shapes, model and variants, and drives instances through
- * create -> check -> launch (many times) -> destroy. Adding a workload is one
- * new kernels/NAME.cu that defines a `const struct workload` plus one line in
- * kernels/registry.c. This header is C and C++ (nvcc) clean. */
+ * create -> check -> launch (many times) -> destroy. Adding a workload is a
+ * folder kernels/NAME/ whose files define a `const struct workload` (README,
+ * "Adding a workload"), plus one line in kernels/registry.c. This header is
+ * C and C++ (nvcc) clean. */
 #ifndef FP_WORKLOAD_H
 #define FP_WORKLOAD_H
 

@@ -23,8 +23,8 @@
 //   is therefore kept as hi + lo (hi the first-pass mean, lo = sum(d) / N),
 //   and xhat = ((x - hi) - lo) rstd, where x - hi is exact (Sterbenz).
 // - dgamma and dbeta without float atomics: each block of a persistent grid
-//   accumulates its rows' contributions per thread-owned column (in
-//   registers, or shared memory: see BWD_SMEM_ACC_*), sums its row groups in
+//   accumulates its rows' contributions per thread-owned column in
+//   registers, sums its row groups in
 //   a fixed order into one partial row of a [grid][2N] fp32 buffer; a
 //   second kernel sums the partials in a fixed order. Same device, same
 //   inputs: bit-identical results.
@@ -54,16 +54,14 @@
 // register budgets (see ln_rows_bwd's launch bounds) assume these.
 #define FWD_PER_THREAD 32
 #define BWD_PER_THREAD 16
-// Per storage type (F32, BF16): keep the backward's dgamma/dbeta
-// accumulators in shared memory (1) or in registers (0), see ln_rows_bwd;
-// and the blocks per SM its 256-thread instances ask registers for
-// (1: no cap, 2 caps them at 128, 3 at 80, 4 at 64). Registers at 2
-// blocks per SM beat shared accumulators at 3 or 4 (bench/RESULTS.md,
-// "LayerNorm+GELU and softmax, H200"): registers cost occupancy (120 of
-// them leave 16 warps per SM), shared accumulators 3 instructions per
-// element more, and the kernel is short of issue slots.
-#define BWD_SMEM_ACC_F32 0
-#define BWD_SMEM_ACC_BF16 0
+// Per storage type (F32, BF16): the blocks per SM the backward's 256-thread
+// instances ask registers for (1: no cap, 2 caps them at 128, 3 at 80, 4
+// at 64). Its dgamma/dbeta accumulators live in registers: at 2 blocks per
+// SM they beat accumulators in shared memory at 3 or 4 (bench/RESULTS.md,
+// "LayerNorm+GELU and softmax, H200"; that variant left the product after
+// it, and git history keeps it): registers cost occupancy (120 of them
+// leave 16 warps per SM), shared accumulators 3 instructions per element
+// more, and the kernel is short of issue slots.
 #define BWD_MIN_BLOCKS_F32 1
 #define BWD_MIN_BLOCKS_BF16 2
 // Per storage type: the backward copies its next row into shared memory
@@ -72,8 +70,6 @@
 // short of issue slots, and costs in fp32, where it waits on memory.
 #define BWD_STAGE_F32 0
 #define BWD_STAGE_BF16 1
-// GELU' in fp32 from __expf (0) or expf (1): see gelu_grad.
-#define BWD_ACCURATE_EXP 0
 #define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
 #define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
 #define MAX_GRID (1L << 24)  // grid-stride loops take the rest
@@ -173,9 +169,9 @@ __device__ __forceinline__ float gelu(float h, int erf)
 // d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
 // e comes from __expf (ex2.approx) of -2u clamped at 80: its error,
 // about |2u| 2^-24 relative, stays near 1e-6 where GELU' is not already
-// negligible, against a 1e-5 bound. BWD_ACCURATE_EXP 1 takes expf
-// instead: hardly more accurate, and not faster (fp32 waits on memory
-// more than on issue slots), so the cheaper form stays.
+// negligible, against a 1e-5 bound. expf instead was measured hardly more
+// accurate and not faster (fp32 waits on memory more than on issue slots),
+// so the cheaper form stays.
 // bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
 // constants folded so that it takes 7 instructions and a MUFU op (was 11).
 template <bool FAST>
@@ -194,7 +190,7 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 		return fmaf(hdu, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
 	}
 	float m2u = h * fmaf(-2.0f * GELU_KC, h2, -2.0f * GELU_K);  // -2u
-	float e = BWD_ACCURATE_EXP ? expf(fminf(m2u, 80.0f)) : __expf(fminf(m2u, 80.0f));
+	float e = __expf(fminf(m2u, 80.0f));
 	float s = __fdividef(1.0f, 1.0f + e);
 	float hdu2 = h * fmaf(6.0f * GELU_KC, h2, 2.0f * GELU_K);  // 2 h u'
 
@@ -565,15 +561,9 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 }
 
 // The shape of one instance of kernel 5, shared with its launcher, which
-// passes SMEM bytes of dynamic shared memory. SACC: dgamma/dbeta
-// accumulators in shared memory, [2][RPB][CAP] fp32 (32 KB at 256 threads),
-// each thread touching only its own columns of its own row group, so no
-// barrier until the end; in registers they take 32 of the thread's ~110
-// and hold the kernel to 2 blocks per SM; at 512 threads they would need
-// 64 KB: registers there. A group's CAP accumulators are laid out as
-// [CH][V / 4][TPR] 16-byte quads, so that a warp's 16-byte accesses are
-// consecutive (column-major per thread, they were 32 bytes apart: 2-way
-// bank conflicts on every access). STAGE: the next row of x and dy is
+// passes SMEM bytes of dynamic shared memory. The dgamma/dbeta
+// accumulators take 32 of the thread's ~110 registers and hold the kernel
+// to 2 blocks per SM (see BWD_MIN_BLOCKS_*). STAGE: the next row of x and dy is
 // copied into shared memory (cp.async, [2][RPB][CH][TPR] 16-byte chunks,
 // each thread its own) while the current one is computed.
 template <typename T, int TPR, int MODE>
@@ -581,20 +571,17 @@ struct bwd_shape {
 	static constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
 	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
-	static constexpr bool SACC = (sizeof(T) == 2 ? BWD_SMEM_ACC_BF16 : BWD_SMEM_ACC_F32) &&
-				     MODE != BWD_DH && 2 * RPB * CAP * 4 <= 32768;
 	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : BWD_STAGE_F32) &&
 				      MODE != BWD_DH;
-	static constexpr size_t SACC_BYTES = SACC ? (size_t)2 * RPB * CAP * 4 : 0;
-	static constexpr size_t SMEM = SACC_BYTES + (STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0);
+	static constexpr size_t SMEM = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
 };
 
 // Kernel 5: the backward with the row in registers (changes over kernel 4
 // as kernel 2 over kernel 1): x and dy loaded once with 16-byte loads,
 // statistics, GELU', dxhat and its row sums on registers, dx stored once.
 // The grid is persistent and each thread keeps the same columns for every
-// row it takes, so its dgamma/dbeta contributions accumulate (registers or
-// shared memory, see bwd_shape) across rows; at the end the block's row
+// row it takes, so its dgamma/dbeta contributions accumulate in registers
+// across rows; at the end the block's row
 // groups are summed in group order and written as the block's partial row.
 // Same MODEs as kernel 4, and BWD_LNH (BWD_DH runs on a plain,
 // non-persistent grid).
@@ -623,7 +610,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    float *__restrict__ partial, long M, long Nl, T *__restrict__ aux)
 {
 	using S = bwd_shape<T, TPR, MODE>;
-	constexpr bool FAST = sizeof(T) == 2, SACC = S::SACC, STAGE = S::STAGE;
+	constexpr bool FAST = sizeof(T) == 2, STAGE = S::STAGE;
 	constexpr int V = S::V, CH = S::CH, BLOCK = S::BLOCK, RPB = S::RPB, CAP = S::CAP;
 	// One region per row_sum call of an iteration (see row_sum); BWD_LN
 	// makes one call only, and guards it.
@@ -635,12 +622,9 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	// over only BWD_PER_THREAD elements per thread).
 	const float inv_n = 1.0f / (float)N;
 	const long stride = (long)gridDim.x * RPB;
-	float ag[SACC ? 1 : CH][V], ab[SACC ? 1 : CH][V];  // !SACC: in registers
-	// This thread's accumulator quad q of chunk c: sg[(c * V / 4 + q) * TPR].
-	float4 *const sg = (float4 *)dsm + g * (CAP / 4) + t;
-	float4 *const sb = sg + RPB * (CAP / 4);
+	float ag[CH][V], ab[CH][V];
 	// This thread's staged chunk c: stx[c * TPR] (x), sty[c * TPR] (dy).
-	uint4 *const stx = (uint4 *)(dsm + S::SACC_BYTES) + g * CH * TPR + t;
+	uint4 *const stx = (uint4 *)dsm + g * CH * TPR + t;
 	uint4 *const sty = stx + RPB * CH * TPR;
 	const uint64_t pol = STAGE ? evict_first_policy() : 0;
 	auto stage = [&](long row) {
@@ -659,16 +643,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 	for (int c = 0; c < CH; c++)
 #pragma unroll
-		for (int k = 0; k < V; k++) {
-			if constexpr (SACC) {
-				if (k % 4 == 0) {
-					sg[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-					sb[(c * V / 4 + k / 4) * TPR] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-				}
-			} else {
-				ag[c][k] = ab[c][k] = 0.0f;
-			}
-		}
+		for (int k = 0; k < V; k++)
+			ag[c][k] = ab[c][k] = 0.0f;
 	if constexpr (STAGE) {
 		// The slots no copy will ever fill are zeroed once (padding
 		// columns; every column of a group whose first row is past M),
@@ -783,10 +759,8 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 					} else {
 						const float dxh = __fmul_rn(dh[k], gm[k]);
 
-						if constexpr (!SACC) {
-							ag[c][k] = fmaf(dh[k], xh, ag[c][k]);
-							ab[c][k] += dh[k];
-						}
+						ag[c][k] = fmaf(dh[k], xh, ag[c][k]);
+						ab[c][k] += dh[k];
 						gv[c][k] = dxh;
 						p[0] += dxh;
 						p[1] = fmaf(dxh, xh, p[1]);
@@ -795,25 +769,6 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				if constexpr (MODE == BWD_LNH)
 					if (live)
 						st16<false>(aux + row * N + j, bt);
-				if constexpr (SACC) {
-#pragma unroll
-					for (int k = 0; k < V; k += 4) {  // 16-byte RMW
-						float4 *qg = sg + (c * V / 4 + k / 4) * TPR;
-						float4 *qb = sb + (c * V / 4 + k / 4) * TPR;
-						float4 u = *qg, w = *qb;
-
-						u.x = fmaf(dh[k], xv[c][k], u.x);
-						u.y = fmaf(dh[k + 1], xv[c][k + 1], u.y);
-						u.z = fmaf(dh[k + 2], xv[c][k + 2], u.z);
-						u.w = fmaf(dh[k + 3], xv[c][k + 3], u.w);
-						w.x += dh[k];
-						w.y += dh[k + 1];
-						w.z += dh[k + 2];
-						w.w += dh[k + 3];
-						*qg = u;
-						*qb = w;
-					}
-				}
 			}
 		}
 		if constexpr (MODE == BWD_DH) {
@@ -844,26 +799,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			}
 		}
 	}
-	if constexpr (SACC) {
-		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
-		const float *acc = (const float *)dsm;
-
-		__syncthreads();
-		for (int j = threadIdx.x; j < N; j += BLOCK) {
-			// Column j = (c TPR + t) V + 4 q + e sits at float
-			// ((c V / 4 + q) TPR + t) 4 + e of its group.
-			const int c = j / (TPR * V), tt = j / V % TPR, w4 = j % V;
-			const int at = ((c * V / 4 + w4 / 4) * TPR + tt) * 4 + w4 % 4;
-			float u = acc[at], w = acc[RPB * CAP + at];
-#pragma unroll
-			for (int s = 1; s < RPB; s++) {  // groups in order
-				u += acc[s * CAP + at];
-				w += acc[(RPB + s) * CAP + at];
-			}
-			pg[j] = u;
-			pb[j] = w;
-		}
-	} else if constexpr (MODE != BWD_DH) {
+	if constexpr (MODE != BWD_DH) {
 		float *pg = partial + (size_t)blockIdx.x * 2 * N, *pb = pg + N;
 
 		if constexpr (RPB == 1) {
