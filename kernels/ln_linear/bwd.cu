@@ -35,23 +35,11 @@ __global__ void k_bwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 	float *adW = acc, *adg = acc + (long)N * K, *adb = adg + K, *adbias = adb + K;
 	const T *xr = x + i * K, *dyr = dy + i * N;
 	const int KC = K / V, NV = N % V == 0 ? V : 1;
-	float c, s1 = 0, s2 = 0, mt, rs, sg = 0, sgx = 0;
+	float c, mt, rs, sg = 0, sgx = 0;
 
 	if (i >= M)
 		return;
-	c = to_f(xr[0]);
-	for (int k = 0; k < K; k += V) {
-		float xv[V];
-
-		load_chunk<T, V>(x, M, K, i, k, xv);
-		for (int j = 0; j < V; j++) {
-			float v = xv[j] - c;
-
-			s1 += v;
-			s2 += v * v;
-		}
-	}
-	shifted_stats(s1, s2, K, &mt, &rs);
+	naive_row_stats<T, V>(x, M, K, i, &c, &mt, &rs);
 	for (int nn = 0; nn < N; nn++) {
 		int n = (int)((nn + i) % N);
 

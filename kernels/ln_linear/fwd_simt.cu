@@ -28,23 +28,11 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 			    int K, int N)
 {
 	long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
-	float c, s1 = 0, s2 = 0, mt, rs;
+	float c, mt, rs;
 
 	if (i >= M)
 		return;
-	c = to_f(x[i * K]);
-	for (int k = 0; k < K; k += V) {
-		float xv[V];
-
-		load_chunk<T, V>(x, M, K, i, k, xv);
-		for (int j = 0; j < V; j++) {
-			float v = xv[j] - c;
-
-			s1 += v;
-			s2 += v * v;
-		}
-	}
-	shifted_stats(s1, s2, K, &mt, &rs);
+	naive_row_stats<T, V>(x, M, K, i, &c, &mt, &rs);
 	// NB outputs per pass over the row: each normalised chunk serves NB
 	// rows of W (rows past N read as zeros and are not stored), and NB
 	// independent W streams keep loads in flight.

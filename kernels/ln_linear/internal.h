@@ -279,6 +279,30 @@ __device__ __forceinline__ void load_chunk(const T *__restrict__ src, long rows,
 	}
 }
 
+// Row i's statistics as the naive kernels take them, one thread the whole
+// row: *c = x[i][0] (the shift), and mean - c and rstd as shifted_stats
+// returns them.
+template <typename T, int V>
+__device__ __forceinline__ void naive_row_stats(const T *__restrict__ x, long M, int K,
+						long i, float *c, float *mt, float *rs)
+{
+	float s1 = 0, s2 = 0;
+
+	*c = to_f(x[i * K]);
+	for (int k = 0; k < K; k += V) {
+		float xv[V];
+
+		load_chunk<T, V>(x, M, K, i, k, xv);
+		for (int j = 0; j < V; j++) {
+			float v = xv[j] - *c;
+
+			s1 += v;
+			s2 += v * v;
+		}
+	}
+	shifted_stats(s1, s2, K, mt, rs);
+}
+
 // Tile q of a grid of bm x bn tiles of y, numbered in groups of `group`
 // tile rows, down each group's columns in turn (so the tiles in flight
 // share rows of x and of W' in L2): its first row and column.
