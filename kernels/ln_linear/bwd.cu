@@ -225,7 +225,7 @@ static int bwd_run(const struct lnl_op *op, const T *x, const T *dy, cudaStream_
 		return CUDA_CHECK_LAUNCH("k_f32_to");
 	}
 	// Unfused: h = LayerNorm(x) recomputed, with its statistics; dW = dy^T
-	// h; dh = dy W; the LayerNorm backward (the LayerNorm+GELU workloads'
+	// h; dh = dy W; the LayerNorm backward (the LayerNorm module's
 	// kernel) gives dx, dgamma and dbeta. Fused: dh first, then one pass
 	// over x and dh recomputes the statistics, writes h and does the
 	// LayerNorm backward (x read once, no statistics in memory); then dW.

@@ -47,7 +47,7 @@
  * An unshifted one-pass variance would subtract two numbers of 1e6 to get 1,
  * losing six of fp32's seven digits. The normalised value is formed as
  * (x~ - (mean - c)) * rstd, never as x - mean with a rounded mean. The
- * backward's LayerNorm kernels (the LayerNorm+GELU workloads', with the row
+ * backward's LayerNorm kernels (the LayerNorm module's, with the row
  * in registers: c is their first-pass mean) keep three floats per row the
  * same way (c, mean - c, rstd) rather than mean and rstd.
  *

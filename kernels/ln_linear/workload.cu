@@ -95,7 +95,7 @@ static int fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	switch (op->fk) {
 	case FK_NAIVE:
 		return fwd_naive_launch(op, x, st);
-	case FK_UNFUSED:  // the LayerNorm+GELU workloads' LayerNorm kernel
+	case FK_UNFUSED:  // the LayerNorm module's row kernel
 		return layernorm_fwd(op->dt, x, op->gamma, op->beta, op->h, NULL,
 				      op->M, op->K, st) ||
 		       lt_run(&op->g0, op->lt, op->W, op->h, op->y, op->workspace, st) ? -1 : 0;
