@@ -920,14 +920,24 @@ static int run_gnuplot(const char *gnuplot, const char *dir)
 		rc = 0;
 	} else {
 		/* gnuplot echoes the offending line first; its message is the
-		 * last non-empty line. */
+		 * last non-empty line. How it ended comes first: a program
+		 * that fails silently (GNUPLOT=/bin/false) leaves no line. */
 		const char *s = strbuf_str(&err), *line = s, *p;
+		char how[64];
+		int len;
 
 		for (p = s; *p; p++)
 			if (*p == '\n' && p[1] && p[1] != '\n')
 				line = p + 1;
-		error("cannot draw the plots: gnuplot '%s' failed: %.*s", gnuplot,
-		      (int)strcspn(line, "\n"), *line ? line : "no message");
+		len = (int)strcspn(line, "\n");
+		if (WIFSIGNALED(status))
+			snprintf(how, sizeof how, "killed by signal %d: %s",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(how, sizeof how, "exit status %d",
+				 WEXITSTATUS(status));
+		error("cannot draw the plots: gnuplot '%s' failed (%s)%s%.*s", gnuplot,
+		      how, len ? ": " : ", with no message on stderr", len, line);
 	}
 	strbuf_release(&err);
 	return rc;

@@ -38,7 +38,7 @@ static void help(void)
 	       "wrong or failed), SLOWER, MORE-BYTES, MORE-FLOPS, REMOVED, ADDED,\n"
 	       "LAUNCHES (launch count changed), STILL-WRONG, FIXED, FASTER,\n"
 	       "FEWER-BYTES, FEWER-FLOPS, SAME. Rows come worst first.\n"
-	       "Runs on different GPU models (device names) are refused.\n"
+	       "Runs on different GPU models (device names) are refused (exit 2).\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH              database of NEW, and of BASE unless\n"
@@ -72,7 +72,7 @@ static void help(void)
 	       "\n"
 	       "Exit status: 0 nothing regressed, 1 something is SLOWER, moves more\n"
 	       "DRAM bytes or FLOPs, or became wrong (or the comparison failed),\n"
-	       "2 usage error.\n",
+	       "2 usage error or a refusal (runs on different GPU models).\n",
 	       100 * CMP_DEFAULT_TIME_THRESHOLD, 100 * CMP_DEFAULT_COUNT_THRESHOLD);
 }
 
@@ -542,15 +542,23 @@ static int cmd_compare(int argc, char **argv)
 	if (argc - optind != 2)
 		return usage_error("compare", "compare: give two runs, BASE and NEW "
 				   "(e.g. 'latest~1 latest'), got %d", argc - optind);
+	if (!*db || (base_db && !*base_db))
+		return usage_error("compare", "compare: --%s: empty path",
+				   *db ? "base-db" : "db");
 
 	if (load_run(base_db ? base_db : db, argv[optind], &base))
 		return EXIT_FAIL;
 	if (load_run(db, argv[optind + 1], &new))
 		goto out_base;
+	/* A refusal, not a verdict: exit 2, as for any other request compare
+	 * will not carry out, so a CI job that gates on 1 (regressed) does
+	 * not read two GPU models as a regression. */
 	if (base.device && new.device && strcmp(base.device, new.device) && !force) {
-		error("compare: run %lld ran on '%s' and run %lld on '%s': refusing to "
-		      "compare different GPU models (--force compares anyway)",
-		      base.id, base.device, new.id, new.device);
+		rc = usage_error("compare", "compare: run %lld of '%s' ran on '%s' and "
+				 "run %lld of '%s' on '%s': refusing to compare "
+				 "different GPU models (--force compares anyway)",
+				 base.id, base.db, base.device, new.id, new.db,
+				 new.device);
 		goto out_new;
 	}
 	if (!base.device || !new.device)

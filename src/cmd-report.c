@@ -48,7 +48,8 @@ static void help(void)
 	       "      --hierarchical    also plot each op at its DRAM, L2 and L1 intensity\n"
 	       "      --size WxH        PNG size in pixels (default: 1200x800)\n"
 	       "      --no-svg          PNG only\n"
-	       "      --no-plots        tables only; gnuplot is not run\n"
+	       "      --no-plots        tables only; gnuplot is not run (the plot options\n"
+	       "                        above and --keep-data are then usage errors)\n"
 	       "  -k, --keep-data       keep the plots' .dat files, plots.gp and the .gp\n"
 	       "                        scripts in DIR, to restyle with 'gnuplot plots.gp'\n"
 	       "  -h, --help            show this help and exit\n"
@@ -122,11 +123,19 @@ static int make_out_dir(const char *dir)
 	return 0;
 }
 
-/* Split a comma list into *list (NULL-terminated, strings owned by buf). */
-static void add_workloads(const char *arg, char ***list, int *n, struct strbuf *all)
+/* Split a comma list into *list (NULL-terminated, strings owned by buf).
+ * Returns 0, or 2 after a usage error for an empty name ("", "a,,b",
+ * "a,"): strtok would skip it, and an empty --workload would select
+ * every workload. */
+static int add_workloads(const char *arg, char ***list, int *n, struct strbuf *all)
 {
-	char *copy = xstrdup(arg);
+	char *copy;
 
+	if (!*arg || *arg == ',' || strstr(arg, ",,") || arg[strlen(arg) - 1] == ',')
+		return usage_error("report", "report: --workload: empty workload name "
+				   "in '%s' (give names, comma-separated; 'fuseprof "
+				   "list workloads' lists them)", arg);
+	copy = xstrdup(arg);
 	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
 		*list = xrealloc(*list, (size_t)(*n + 2) * sizeof **list);
 		(*list)[(*n)++] = xstrdup(tok);
@@ -134,6 +143,7 @@ static void add_workloads(const char *arg, char ***list, int *n, struct strbuf *
 		strbuf_addf(all, "%s%s", all->len ? "," : "", tok);
 	}
 	free(copy);
+	return 0;
 }
 
 static char *run_workloads(struct store *st, long long run_id)
@@ -308,6 +318,7 @@ static int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path(), *ref = "latest", *out = DEFAULT_OUT, *bad;
+	const char *plot_opt = NULL;  /* the last plot option given */
 	struct plot_opts po = { .width = 1200, .height = 800, .svg = 1 };
 	struct strbuf wall = STRBUF_INIT;
 	struct plot_images images = { 0 };
@@ -342,12 +353,17 @@ static int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'w':
-			add_workloads(optarg, &workloads, &nw, &wall);
+			if (add_workloads(optarg, &workloads, &nw, &wall)) {
+				rc = EXIT_USAGE;
+				goto out_free;
+			}
 			break;
 		case OPT_HIER:
 			po.hierarchical = 1;
+			plot_opt = "--hierarchical";
 			break;
 		case OPT_SIZE:
+			plot_opt = "--size";
 			if (parse_size(optarg, &po.width, &po.height)) {
 				rc = usage_error("report", "report: bad --size '%s' (use WxH "
 						 "in pixels, e.g. 1600x1000, each 100 to 20000)",
@@ -357,12 +373,14 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NOSVG:
 			po.svg = 0;
+			plot_opt = "--no-svg";
 			break;
 		case OPT_NOPLOTS:
 			plots = 0;
 			break;
 		case 'k':
 			po.keep_data = 1;
+			plot_opt = "--keep-data";
 			break;
 		case 'h':
 			help();
@@ -380,6 +398,17 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (!*out) {
 		rc = usage_error("report", "report: --out needs a folder name");
+		goto out_free;
+	}
+	if (!*db) {
+		rc = usage_error("report", "report: --db: empty path");
+		goto out_free;
+	}
+	/* A plot option with --no-plots asks for something that will not
+	 * be drawn: say so rather than drop it. */
+	if (!plots && plot_opt) {
+		rc = usage_error("report", "report: %s shapes the plots, which "
+				 "--no-plots leaves out: drop one of them", plot_opt);
 		goto out_free;
 	}
 	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))

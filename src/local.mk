@@ -26,8 +26,9 @@ fuseprof_LDADD = $(fp_cmd_libs) \
 	$(SQLITE_LIBS) -lm
 
 ## `run` and `ceilings` with the measurement protocol they share: the run
-## loop in phases (runloop.c), the ceilings bookkeeping (run-ceilings.c),
-## the sweep parser (shape.c).
+## loop in phases (runloop.c), the dry run's checks and estimate
+## (run-estimate.c), the ceilings bookkeeping (run-ceilings.c), the sweep
+## parser (shape.c).
 pkglibexec_PROGRAMS = fuseprof-gpu
 fuseprof_gpu_SOURCES = \
 	src/main.c src/cmd.h \
@@ -35,6 +36,7 @@ fuseprof_gpu_SOURCES = \
 	src/cmd-run.c src/cmd-ceilings.c \
 	src/runloop.c src/runloop.h \
 	src/run-ceilings.c src/run-ceilings.h \
+	src/run-estimate.c src/run-estimate.h \
 	src/shape.c src/shape.h
 fuseprof_gpu_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -DFP_GPU_PROGRAM
 fuseprof_gpu_LDADD = $(fp_gpu_libs) kernels/libfpkernels.a \

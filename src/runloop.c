@@ -27,6 +27,7 @@
 #include "error.h"
 #include "probes.h"
 #include "run-ceilings.h"
+#include "run-estimate.h"
 #include "runloop.h"
 #include "shape.h"
 #include "store.h"
@@ -83,8 +84,9 @@ static int in_list(const char *list, const char *name)
 	return !list || list_has(list, name);
 }
 
-/* Every name in list must be one of names[] (NULL-terminated). */
-static int check_names(const char *list, const char *what,
+/* Every name in list must be one of the nnames names[]; the error lists
+ * them, as those of scope (the --workload list) when not NULL. */
+static int check_names(const char *list, const char *what, const char *scope,
 		       const char *const *names, int nnames)
 {
 	if (!list)
@@ -101,8 +103,10 @@ static int check_names(const char *list, const char *what,
 
 			for (int i = 0; i < nnames; i++)
 				strbuf_addf(&sb, "%s%s", i ? ", " : "", names[i]);
-			usage_error("run", "run: unknown %s '%.*s' (known: %s)", what,
-				    (int)len, p, nnames ? strbuf_str(&sb) : "none built in");
+			usage_error("run", "run: unknown %s '%.*s' (%s%s: %s)", what,
+				    (int)len, p, scope ? "those of " : "known",
+				    scope ? scope : "",
+				    nnames ? strbuf_str(&sb) : "none built in");
 			strbuf_release(&sb);
 			return -1;
 		}
@@ -215,11 +219,8 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 	unsigned char kused[RUN_MAX_KOPTS] = { 0 };
 	int nw = 0, nv = 0;
 
-	for (const struct workload *const *w = fp_workloads; *w && nw < 64; w++) {
+	for (const struct workload *const *w = fp_workloads; *w && nw < 64; w++)
 		names[nw++] = (*w)->name;
-		for (int v = 0; (*w)->variants[v].name && nv < 256; v++)
-			vnames[nv++] = (*w)->variants[v].name;
-	}
 	for (int d = 0; d < FP_NDTYPES; d++)
 		dnames[d] = fp_dtype_name((enum fp_dtype)d);
 	/* Syntax first: a malformed --shape is a usage error on any build. */
@@ -231,9 +232,24 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 			return usage_error("run", "run: --shape: %s", why);
 		shape_list_release(&l);
 	}
-	if (check_names(o->workloads, "workload", names, nw) ||
-	    check_names(o->variants, "variant", vnames, nv) ||
-	    check_names(o->dtypes, "dtype", dnames, FP_NDTYPES))
+	if (check_names(o->workloads, "workload", NULL, names, nw))
+		return EXIT_USAGE;
+	/* A variant must belong to a selected workload, and the list of the
+	 * known ones names each once: several workloads share "fused". */
+	for (const struct workload *const *w = fp_workloads; *w; w++) {
+		if (!in_list(o->workloads, (*w)->name))
+			continue;
+		for (int v = 0; (*w)->variants[v].name && nv < 256; v++) {
+			int seen = 0;
+
+			for (int i = 0; i < nv && !seen; i++)
+				seen = !strcmp(vnames[i], (*w)->variants[v].name);
+			if (!seen)
+				vnames[nv++] = (*w)->variants[v].name;
+		}
+	}
+	if (check_names(o->variants, "variant", o->workloads, vnames, nv) ||
+	    check_names(o->dtypes, "dtype", NULL, dnames, FP_NDTYPES))
 		return EXIT_USAGE;
 	if (nw == 0)
 		return error("nothing to run: this fuseprof has no workloads built in"),
@@ -1325,6 +1341,30 @@ static int finish_run(struct run_state *rs, const struct op_list *ops, size_t do
 	return EXIT_OK;
 }
 
+/* --dry-run, once the op list and the counter group are valid: what a run
+ * checks before it touches the GPU besides (the database), then the ops,
+ * one key a line on stdout, and the estimate on stderr. Returns the exit
+ * status. */
+static int dry_run(const struct run_opts *o, const struct op_list *ops,
+		   int counters)
+{
+	struct run_estimate e;
+
+	if (run_check_db(o->db))
+		return EXIT_FAIL;
+	memset(&e, 0, sizeof e);
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op_spec *op = &ops->v[i];
+
+		printf("%s\n", op->key);
+		run_estimate_op(&e, o, op->w, op->variant, op->dt, &op->shape,
+				counters, op->key);
+	}
+	fflush(stdout);
+	run_estimate_print(&e, stderr);
+	return EXIT_OK;
+}
+
 /* The phases in order: the op list, the fit, the store and the device's
  * ceilings, the counters, timing, the run's row, the loop, the finish;
  * then each undone in reverse. */
@@ -1347,16 +1387,14 @@ int run_suite(const struct run_opts *o)
 	rc = build_ops(o, &ops);
 	if (rc)
 		return rc;
-	if (o->dry_run) {
-		for (size_t i = 0; i < ops.n; i++)
-			printf("%s\n", ops.v[i].key);
-		free(ops.v);
-		return EXIT_OK;
-	}
 	if (o->counters) {
 		if (group_load(&group, o->group))
 			goto out_free;
 		have_group = 1;
+	}
+	if (o->dry_run) {
+		status = dry_run(o, &ops, have_group);
+		goto out_free;
 	}
 	if (probe_device_open(o->device, &dev) || check_fit(&ops))
 		goto out_free;

@@ -72,3 +72,11 @@ user_tests = tests/test-query-stream.sh tests/test-query-refuse.sh \
 	tests/test-cli-order.sh tests/test-report-stale.sh tests/test-deps.sh
 TESTS += $(user_tests)
 EXTRA_DIST += $(user_tests)
+
+### refusals and the manual: run --dry-run, report, the man page ############
+## run --dry-run checks what a run would before the GPU and estimates the
+## time; report's refusals and gnuplot's failure; fuseprof.1 renders
+## cleanly and matches each command's --help (skips without groff).
+cli_tests = tests/test-run-dryrun.sh tests/test-report-args.sh tests/test-man.sh
+TESTS += $(cli_tests)
+EXTRA_DIST += $(cli_tests)

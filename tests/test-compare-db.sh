@@ -51,12 +51,20 @@ grep -Eq '^SLOWER +softmax +unfused' "$tmp/out" || fail "reverse: $(cat "$tmp/ou
 expect_exit 1 "$FUSEPROF" compare --base-db "$tmp/main.db" --db "$tmp/pr.db" pr pr
 one_line_error "'pr'" "main.db"
 
-# Different GPU models: refused in one line, exit 1, no table.
-expect_exit 1 "$FUSEPROF" compare --base-db "$tmp/main.db" --db "$tmp/pr.db" v2 other-gpu
-one_line_error "NVIDIA-H100" "NVIDIA-A100" "--force"
+# Different GPU models: a refusal, not a regression: exit 2 (usage class,
+# so a CI gate on exit 1 does not read it as one), one line naming both
+# runs' files and models, no table.
+expect_exit 2 "$FUSEPROF" compare --base-db "$tmp/main.db" --db "$tmp/pr.db" v2 other-gpu
+one_line_error "NVIDIA-H100" "NVIDIA-A100" "--force" "$tmp/main.db" "$tmp/pr.db"
 [ ! -s "$tmp/out" ] || fail "a refused comparison printed a table"
-expect_exit 1 "$FUSEPROF" compare --db "$tmp/pr.db" pr other-gpu
-one_line_error "different GPU models"
+expect_exit 2 "$FUSEPROF" compare --db "$tmp/pr.db" pr other-gpu
+one_line_error "different GPU models" "$tmp/pr.db"
+# The shipped samples: an H100 run and an H200 run.
+expect_exit 2 "$FUSEPROF" compare --base-db "$srcdir/examples/h100-sample.db" \
+	--db "$srcdir/examples/h200-sample.db" latest latest
+one_line_error "h100-sample.db" "h200-sample.db" "H100" "H200"
+expect_exit 2 "$FUSEPROF" compare --db '' latest latest
+one_line_error -- "--db"
 # --force compares anyway (the A100 run is 3x slower on one op).
 expect_exit 1 "$FUSEPROF" compare --force --db "$tmp/pr.db" --format csv pr other-gpu
 uncr

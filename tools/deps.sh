@@ -6,7 +6,9 @@
 # --list prints the packages and installs nothing.
 set -eu
 
-packages="autoconf automake pkg-config make gcc g++ libc6-dev libsqlite3-dev gnuplot-nox"
+# groff-base and man-db: tests/test-man.sh renders the manual page with
+# groff and man -l.
+packages="autoconf automake pkg-config make gcc g++ libc6-dev libsqlite3-dev gnuplot-nox groff-base man-db"
 
 case ${1:-} in
 --list)
