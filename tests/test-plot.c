@@ -170,7 +170,7 @@ int main(void)
 			ASSERT(check_labels(dir, im.v[i].stem) > 0);
 	ASSERT(exists(dir, "plots.gp") && exists(dir, "roofline.gp") &&
 	       exists(dir, "fusion.gp") && exists(dir, "roofline.points.dat") &&
-	       exists(dir, "fusion.bars.dat"));
+	       exists(dir, "fusion.rows.dat"));
 
 	/* Kept data redraws in its folder with nothing else: remove a chart
 	 * and run gnuplot there by hand. */
