@@ -90,9 +90,9 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set style arrow 3 head filled size screen 0.008,20 lw 1.4 dt 2 lc rgb "#d55e00"
 	plot \
 	  @level_lines \
-	  @arrow_lines \
 	  points using 1:2:4:3 with points ps 1.1 pt variable \
 	    lc rgb variable notitle, \
+	  @arrow_lines \
 	  @point_labels \
 	  roofs using 1:2:($3 - $1):($4 - $2):($5 == 1 ? 0x1f3a93 : 0xa02020) \
 	    with vectors nohead lw 2 lc rgb variable notitle, \
