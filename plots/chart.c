@@ -132,6 +132,22 @@ size_t chart_roofs(const char *const *names, const double *values, int nceil,
 	return n;
 }
 
+/* A label over a point hides a measurement; over an arrow it hides a
+ * little of a line: the first weighs far more. */
+#define POINT_PENALTY 1e7
+#define POINT_REACH 5.0  /* px around a point's centre */
+
+static double covers_point(const struct obstacles *obs, struct box b)
+{
+	double p = 0;
+
+	for (size_t i = 0; i < obs->npt; i++)
+		if (obs->pt[i].x0 > b.x0 - POINT_REACH && obs->pt[i].x0 < b.x1 + POINT_REACH &&
+		    obs->pt[i].y0 > b.y0 - POINT_REACH && obs->pt[i].y0 < b.y1 + POINT_REACH)
+			p += POINT_PENALTY;
+	return p;
+}
+
 struct box chart_roof_label(const struct layout *l, struct obstacles *obs,
 			    const struct chart_roof *roof, const char *text, double pt,
 			    int *just)
@@ -176,7 +192,7 @@ struct box chart_roof_label(const struct layout *l, struct obstacles *obs,
 				b = side ? (struct box){ ex - w, p1y + gap, ex, p1y + gap + h }
 					 : (struct box){ ex - w, p1y - gap - h, ex, p1y - gap };
 			}
-			o = layout_overlap(l, obs, b);
+			o = layout_overlap(l, obs, b) + covers_point(obs, b);
 			if (o < best) {
 				best = o;
 				out = b;

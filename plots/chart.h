@@ -74,7 +74,8 @@ size_t chart_roofs(const char *const *names, const double *values, int nceil,
 /* Where roof i's label goes on layout l: beside a bandwidth roof, over or
  * under a compute roof, the first spot along it that covers no box and no
  * segment of obs (points, arrows, other roofs, earlier labels) and stays
- * inside the plot area; when none is clear, the one that covers least.
+ * inside the plot area; when none is clear, the one that covers least,
+ * where covering a point weighs more than anything else.
  * The box is added to obs. *just: 0 when the text starts at the box's left
  * edge, 1 when it ends at the right edge. */
 struct box chart_roof_label(const struct layout *l, struct obstacles *obs,

@@ -151,6 +151,31 @@ int main(void)
 		}
 	}
 
+	/* A roof whose every spot crosses an arrow: its label crosses an
+	 * arrow rather than cover the point beside the roof. */
+	{
+		struct chart_roof_def d = { "fp32_fma", "FP32 FMA", CHART_COMPUTE, 1, NULL,
+					    "fp32_fma" };
+		struct chart_roof roof = { &d, 1e13, 1, 1e13, 1000, 1e13 };
+		struct obstacles obs = { 0 };
+		struct layout l;
+		struct box b;
+		double ppx, ppy;
+		int just;
+
+		layout_init(&l, 800, 600, 100, 100, 40, 60, 1, 1000, 1e11, 1e15);
+		for (double x = l.left + 20; x < l.right; x += 40)
+			obstacles_add_segment(&obs, x, l.top, x + 5, l.bottom);
+		ppx = layout_px(&l, 500);
+		ppy = layout_py(&l, 1e13) - 8;
+		obstacles_add_point(&obs, ppx, ppy, 4.5);
+		b = chart_roof_label(&l, &obs, &roof, "FP32 FMA 10 TFLOP/s (measured)", 9, &just);
+		ASSERT(ppx + 4.5 < b.x0 || ppx - 4.5 > b.x1 || ppy + 4.5 < b.y0 ||
+		       ppy - 4.5 > b.y1);
+		ASSERT(b.x0 >= l.left && b.x1 <= l.right && b.y0 >= l.top && b.y1 <= l.bottom);
+		obstacles_release(&obs);
+	}
+
 	/* One point: at least a decade each way, centred on it. */
 	{
 		double x = 2, y = 1e12;
