@@ -284,10 +284,11 @@ static const char *script_ref(const struct ctx *c, const char *name)
 #define MAX_GROUPS 30
 #define MAX_ANCHORS 60
 
-/* Workload colours, the same in every chart. Neither green nor vermillion:
- * those two mean "fused faster" and "fused slower" on every chart. */
+/* Workload colours, the same in every chart, neighbours far apart (blue,
+ * orange, purple, ...). Neither green nor vermillion: those two mean
+ * "fused faster" and "fused slower" on every chart. */
 static const unsigned workload_rgb[] = {
-	0x0072b2, 0xe69f00, 0x56b4e9, 0xcc79a7, 0x8c564b, 0x9400d3, 0xb59a00,
+	0x0072b2, 0xe69f00, 0x9400d3, 0x56b4e9, 0x8c564b, 0xcc79a7, 0xb59a00,
 };
 
 static unsigned workload_colour(int w)
@@ -856,7 +857,8 @@ static int fusion_chart(struct ctx *c)
 
 		sanitize(label, sizeof label, r->label, 0);
 		lw = fmax(lw, layout_text_width(label, FUSION_PT));
-		snprintf(v, sizeof v, "%.3g×", r->speedup);
+		/* 1150×, not 1.15e+03×. */
+		snprintf(v, sizeof v, r->speedup >= 100 ? "%.0f×" : "%.3g×", r->speedup);
 		vw = fmax(vw, layout_text_width(v, FUSION_VALUE_PT));
 		has_pred |= isfinite(r->predicted);
 		classes[chart_arrow_style(r->speedup)] = 1;
