@@ -12,6 +12,8 @@
 #               to phi (NaN: none), class 1 fused faster, 2 within 2%,
 #               3 slower; the value text starts at vx
 #   nrows       the number of rows; has_pred   1 when any prediction exists
+#   bar         the share (0-1) of the full bar height drawn: a few rows
+#               keep thin bars
 #   classes     the classes the bars use, for the key (\"1 3\")
 #   xlo, xhi    the speedup axis
 #   margin_l, margin_r, margin_t, margin_b   the plot area's edges as
@@ -51,11 +53,11 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set key at screen 0.5, screen 1 - 28.0 / height center top horizontal Left reverse noenhanced samplen 1.5 width 1
 	set arrow 1 from 1, graph 0 to 1, graph 1 nohead lc rgb "#333333" lw 1 front
 	plot \
-	  rows using (sqrt($2 * $3)):1:2:3:($1 - 0.04):($1 + 0.38):(class_rgb($6)):ytic(7) \
+	  rows using (sqrt($2 * $3)):1:2:3:($1 - 0.04 * bar):($1 + 0.38 * bar):(class_rgb($6)):ytic(7) \
 	    with boxxyerror fs solid 1 noborder lc rgb variable notitle, \
-	  rows using (sqrt($4 * $5)):1:4:5:($1 - 0.40):($1 - 0.08) with boxxyerror \
+	  rows using (sqrt($4 * $5)):1:4:5:($1 - 0.40 * bar):($1 - 0.08 * bar) with boxxyerror \
 	    fs solid 1 border lc rgb "#555555" fc rgb "#d9d9d9" notitle, \
-	  rows using 9:($1 + 0.17):8 with labels left font ",8" tc rgb "#222222" notitle, \
+	  rows using 9:($1 + 0.17 * bar):8 with labels left font ",8" tc rgb "#222222" notitle, \
 	  for [k = 1:3] keyentry with boxes fs solid 1 noborder \
 	    lc rgb word(faster." ".even." ".slower, k) \
 	    title (has_class(k) ? word(style_names, k) : ""), \

@@ -815,6 +815,7 @@ out:
 /* ---- the speedup chart ------------------------------------------------- */
 
 #define FUSION_ROW 15     /* px a bar needs at least */
+#define FUSION_MAX_ROW 36 /* px a bar takes at most */
 #define FUSION_TOP 64     /* px above the plot area: title and key */
 #define FUSION_BOTTOM 48  /* px below: the axis and its label */
 #define FUSION_PT 9       /* the bars' names */
@@ -830,7 +831,7 @@ static int fusion_chart(struct ctx *c)
 	struct chart_row *rows = NULL;
 	size_t n = 0, nrows, max_rows;
 	FILE *f = NULL;
-	double lo, hi, lw = 0, vw = 0, area_h;
+	double lo, hi, lw = 0, vw = 0, area_h, bar;
 	char title[512], s[3][FMT_G_SIZE], label[256];
 	int rc = -1, level, has_pred = 0, classes[CHART_NSTYLES] = { 0 };
 
@@ -848,6 +849,9 @@ static int fusion_chart(struct ctx *c)
 		goto out;
 	}
 	chart_speedup_axis(rows, nrows, &lo, &hi);
+	/* A few rows stay bars, not slabs: the bars take at most
+	 * FUSION_MAX_ROW px of a row's height. */
+	bar = fmin(1, FUSION_MAX_ROW / (area_h / (double)nrows));
 	if (!(f = open_data(c, "fusion.rows.dat")))
 		goto out;
 	for (size_t i = 0; i < nrows; i++) {
@@ -895,6 +899,7 @@ static int fusion_chart(struct ctx *c)
 		if (w > 2 * (vw + 8))
 			hi *= pow(2, log2(hi / lo) * (vw + 8) / (w - vw - 8));
 	}
+	strbuf_addf(&c->cmds, "bar = %.3g\n", bar);
 	strbuf_addf(&c->cmds, "rows = 'fusion.rows.dat'\nnrows = %zu\nhas_pred = %d\n"
 		    "xlo = %.6g\nxhi = %.6g\nmargin_l = %.6g\nmargin_r = %.6g\n"
 		    "margin_t = %.6g\nmargin_b = %.6g\n",
