@@ -3,7 +3,7 @@
 
 noinst_LIBRARIES += plots/libfpplots.a
 plots_libfpplots_a_SOURCES = plots/plot.c plots/plot.h \
-	plots/layout.c plots/layout.h
+	plots/layout.c plots/layout.h plots/chart.c plots/chart.h
 ## Where the scripts are found at run time: $FUSEPROF_DATADIR, else the
 ## installed copy, else the source tree (an uninstalled build).
 plots_libfpplots_a_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -24,3 +24,10 @@ check_PROGRAMS += tests/test-layout
 TESTS += tests/test-layout
 tests_test_layout_SOURCES = tests/test-layout.c
 tests_test_layout_LDADD = plots/libfpplots.a $(test_core_libs)
+
+## What each chart shows, decided from the data: axis ranges, roofs, arrow
+## styles and bundles, markers, the speedup chart's rows.
+check_PROGRAMS += tests/test-chart
+TESTS += tests/test-chart
+tests_test_chart_SOURCES = tests/test-chart.c
+tests_test_chart_LDADD = plots/libfpplots.a $(test_core_libs)

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chart.h"
 #include "error.h"
 #include "layout.h"
 #include "plot.h"
@@ -30,19 +31,6 @@
  * chart per workload, with the arrows and labels the overview then leaves
  * out. */
 #define MANY_OPS 24
-/* Above this many groups the fusion chart drops its group names. */
-#define MAX_GROUP_TICS 60
-
-/* gnuplot point types for markers 1, 2, ...: filled shapes first. Written
- * into each point's data line and, as `marker_pts`, into the script for the
- * key: a per-point function call in gnuplot cost a fifth of a 10,000-op
- * chart's time. */
-static const int point_types[] = { 7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14 };
-
-static int point_type(int marker)
-{
-	return point_types[(marker - 1) % (int)ARRAY_SIZE(point_types)];
-}
 
 const char *plot_gnuplot(void)
 {
@@ -146,18 +134,6 @@ static int name_index(struct names *nm, const char *s, int add)
 	return nm->n;
 }
 
-static void names_gp(struct strbuf *sb, const char *var, const struct names *nm)
-{
-	char buf[128];
-
-	strbuf_addf(sb, "%s = \"", var);
-	for (int i = 0; i < nm->n; i++) {
-		sanitize(buf, sizeof buf, nm->v[i], 1);
-		strbuf_addf(sb, "%s%s", i ? " " : "", buf);
-	}
-	strbuf_addstr(sb, "\"\n");
-}
-
 /* The run's ceiling called name, or NULL. */
 static const struct plot_ceiling *ceiling(const struct plot_data *run, const char *name)
 {
@@ -182,7 +158,7 @@ struct ctx {
 	char **files;                 /* data files written, to remove */
 	size_t nfiles;
 	struct plot_images *out;
-	double peak_top;              /* highest compute ceiling, NaN if none */
+	int *vpt;                     /* point type of each variant (chart.h) */
 };
 
 static int cmp_op_id(const void *a, const void *b)
@@ -308,157 +284,69 @@ static const char *script_ref(const struct ctx *c, const char *name)
 #define MAX_GROUPS 30
 #define MAX_ANCHORS 60
 
-struct roof {
-	const char *ceiling, *label;
-	int kind;       /* 1 bandwidth, 2 compute */
-	double scale;   /* value = ceiling x scale */
-	const char *note;
+/* Workload colours, the same in every chart, neighbours far apart (blue,
+ * orange, purple, ...). Neither green nor vermillion: those two mean
+ * "fused faster" and "fused slower" on every chart. */
+static const unsigned workload_rgb[] = {
+	0x0072b2, 0xe69f00, 0x9400d3, 0x56b4e9, 0x8c564b, 0xcc79a7, 0xb59a00,
 };
 
-static const struct roof roofs[] = {
-	{ "dram_bw", "DRAM", 1, 1, NULL },
-	{ "l2_bw", "L2", 1, 1, NULL },
-	{ "tensor_bf16", "tensor bf16", 2, 1, NULL },
-	{ "tensor_tf32", "tensor tf32", 2, 1, NULL },
-	{ "fp32_fma", "FP32 FMA", 2, 1, NULL },
-	{ "fp32_fma", "FP32 no FMA", 2, 0.5, "fp32_fma/2, " },
-	{ "fp64_fma", "FP64 FMA", 2, 1, NULL },
-};
-
-/* Where a roof's label goes: beside a bandwidth roof (below and right of
- * a point on it, or above and left: either way clear of the rising line),
- * over or under a compute roof near its right end; the first spot that
- * covers no point and no label placed before. *just: 0 left-aligned at
- * the box's left edge, 1 right-aligned at its right edge. */
-static struct box roof_label(const struct layout *l, struct obstacles *obs, int kind,
-			     double x0, double y0, double x1, double y1,
-			     const char *text, int *just)
+static unsigned workload_colour(int w)
 {
-	double w = layout_text_width(text, ROOF_PT), h = layout_text_height(ROOF_PT);
-	double p0x = layout_px(l, x0), p0y = layout_py(l, y0);
-	double p1x = layout_px(l, x1), p1y = layout_py(l, y1);
-	double best = INFINITY;
-	struct box out = { 0, 0, 0, 0 };
-
-	*just = 0;
-	if (kind == 1) {
-		static const double at[] = { 0.05, 0.15, 0.3, 0.45, 0.6, 0.75 };
-
-		for (size_t i = 0; i < ARRAY_SIZE(at) && best > 0; i++) {
-			double ax = p0x + at[i] * (p1x - p0x), ay = p0y + at[i] * (p1y - p0y);
-			struct box b[2] = {
-				{ ax + 6, ay + 4, ax + 6 + w, ay + 4 + h },
-				{ ax - 6 - w, ay - 4 - h, ax - 6, ay - 4 },
-			};
-
-			for (int k = 0; k < 2 && best > 0; k++) {
-				double o = layout_overlap(l, obs, b[k]);
-
-				if (o < best) {
-					best = o;
-					out = b[k];
-					*just = k;
-				}
-			}
-		}
-	} else {
-		*just = 1;
-		for (double shift = 0; best > 0 && p1x - 4 - shift - w >= p0x - w / 2;
-		     shift += w / 2) {
-			struct box b[2] = {
-				{ p1x - 4 - shift - w, p1y - 3 - h, p1x - 4 - shift, p1y - 3 },
-				{ p1x - 4 - shift - w, p1y + 3, p1x - 4 - shift, p1y + 3 + h },
-			};
-
-			for (int k = 0; k < 2 && best > 0; k++) {
-				double o = layout_overlap(l, obs, b[k]);
-
-				if (o < best) {
-					best = o;
-					out = b[k];
-				}
-			}
-		}
-		if (isinf(best))  /* a roof too short for any spot: at its end */
-			out = (struct box){ p1x - 4 - w, p1y - 3 - h, p1x - 4, p1y - 3 };
-	}
-	obstacles_add_box(obs, out);
-	return out;
+	return workload_rgb[(w - 1) % (int)ARRAY_SIZE(workload_rgb)];
 }
 
-/* Roof segments between the axis limits, and their labels, which keep
- * clear of every roof line and of what obs holds already. */
-static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
-			struct obstacles *obs, double xmin, double xmax, double ymin)
+/* The roof above an op drawn at intensity ai: DRAM bandwidth x ai, capped
+ * by the compute roof of its precision. NaN when neither is known. */
+static double attainable(const struct plot_data *run, const struct plot_op *op,
+			 double ai)
 {
-	const struct plot_ceiling *dram = ceiling(c->run, "dram_bw");
-	struct {
-		const struct roof *r;
-		const struct plot_ceiling *ce;
-		double x0, y0, x1, y1;
-	} seg[ARRAY_SIZE(roofs)];
-	size_t n = 0;
+	const struct plot_ceiling *dram = ceiling(run, "dram_bw");
+	const struct plot_ceiling *peak = *op->precision ? ceiling(run, op->precision) : NULL;
+	double v = dram ? dram->value * ai : NAN;
 
-	for (size_t i = 0; i < ARRAY_SIZE(roofs); i++) {
-		const struct roof *r = &roofs[i];
-		const struct plot_ceiling *ce = ceiling(c->run, r->ceiling);
-		double v, x0, y0, x1, y1;
+	return peak ? (isnan(v) ? peak->value : fmin(v, peak->value)) : v;
+}
 
-		if (!ce)
-			continue;
-		v = ce->value * r->scale;
-		if (r->kind == 1) {
-			x0 = fmax(xmin, ymin / v);
-			x1 = isnan(c->peak_top) ? xmax : fmin(xmax, c->peak_top / v);
-			y0 = x0 * v;
-			y1 = x1 * v;
-		} else {
-			x0 = dram ? fmax(xmin, v / dram->value) : xmin;
-			x1 = xmax;
-			y0 = y1 = v;
-		}
-		if (x0 >= x1)
-			continue;
-		seg[n].r = r;
-		seg[n].ce = ce;
-		seg[n].x0 = x0;
-		seg[n].y0 = y0;
-		seg[n].x1 = x1;
-		seg[n].y1 = y1;
-		obstacles_add_segment(obs, layout_px(l, x0), layout_py(l, y0),
-				      layout_px(l, x1), layout_py(l, y1));
-		n++;
+/* The roofs chart.h selects for window r and the precisions prec, and
+ * their labels, which keep clear of every roof line and of what obs holds
+ * already. */
+static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
+			struct obstacles *obs, const struct chart_range *r,
+			const char *const *prec, size_t nprec)
+{
+	const char **names = xcalloc((size_t)c->run->nceilings + 1, sizeof *names);
+	double *values = xcalloc((size_t)c->run->nceilings + 1, sizeof *values);
+	struct chart_roof roofs[16];
+	size_t n;
+
+	for (int i = 0; i < c->run->nceilings; i++) {
+		names[i] = c->run->ceilings[i].name;
+		values[i] = c->run->ceilings[i].value;
 	}
+	n = chart_roofs(names, values, c->run->nceilings, prec, nprec, r, roofs);
+	for (size_t i = 0; i < n; i++)
+		obstacles_add_segment(obs, layout_px(l, roofs[i].x0), layout_py(l, roofs[i].y0),
+				      layout_px(l, roofs[i].x1), layout_py(l, roofs[i].y1));
 	for (size_t i = 0; i < n; i++) {
-		const struct roof *r = seg[i].r;
+		const struct chart_roof_def *d = roofs[i].def;
+		const struct plot_ceiling *ce = ceiling(c->run, d->ceiling);
 		char val[48], text[256];
 		struct box b;
 		int just;
 
-		si(val, sizeof val, seg[i].ce->value * r->scale, r->kind == 1 ? "B/s" : "FLOP/s");
-		snprintf(text, sizeof text, "%s %s (%s%s)", r->label, val,
-			 r->note ? r->note : "", seg[i].ce->provenance);
-		b = roof_label(l, obs, r->kind, seg[i].x0, seg[i].y0, seg[i].x1, seg[i].y1,
-			       text, &just);
-		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s\" %d\n", seg[i].x0,
-			seg[i].y0, seg[i].x1, seg[i].y1, r->kind,
+		si(val, sizeof val, roofs[i].value,
+		   d->kind == CHART_BANDWIDTH ? "B/s" : "FLOP/s");
+		snprintf(text, sizeof text, "%s %s (%s%s)", d->label, val,
+			 d->note ? d->note : "", ce->provenance);
+		b = chart_roof_label(l, obs, &roofs[i], text, ROOF_PT, &just);
+		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s\" %d\n", roofs[i].x0,
+			roofs[i].y0, roofs[i].x1, roofs[i].y1, (int)d->kind,
 			layout_x(l, just ? b.x1 : b.x0), layout_y(l, (b.y0 + b.y1) / 2),
 			text, just);
 	}
-}
-
-struct range {
-	double xlo, xhi, ylo, yhi;
-};
-
-static void range_add(struct range *r, double x, double y)
-{
-	if (!plottable(x, y))
-		return;
-	r->xlo = fmin(r->xlo, x);
-	r->xhi = fmax(r->xhi, x);
-	r->ylo = fmin(r->ylo, y);
-	r->yhi = fmax(r->yhi, y);
+	free(names);
+	free(values);
 }
 
 /* The ops of one chart: ok, of `workload` when not NULL, and plottable at
@@ -492,21 +380,48 @@ static int group_of(struct groups *g, const struct plot_op *op, int add)
 	return (int)g->n;
 }
 
-/* The longest name of the key beside the chart, for its margin. */
-static double key_width(const struct ctx *c, const struct names *markers,
-			int wfrom, int wto)
+/* The key beside a chart: only what the chart draws. */
+#define LEGEND_MAX 32
+struct legend {
+	int n;
+	const char *name[LEGEND_MAX];
+	int pt[LEGEND_MAX];
+};
+
+static void legend_add(struct legend *lg, const char *name, int pt)
 {
-	char buf[128];
+	if (lg->n < LEGEND_MAX) {
+		lg->name[lg->n] = name;
+		lg->pt[lg->n++] = pt;
+	}
+}
+
+/* words as gnuplot's word() reads them: each name quoted. */
+static void quoted_gp(struct strbuf *sb, const char *var, const char *const *v, int n)
+{
+	char buf[256];
+
+	strbuf_addf(sb, "%s = \"", var);
+	for (int i = 0; i < n; i++) {
+		sanitize(buf, sizeof buf, v[i], 0);
+		strbuf_addf(sb, "%s\\\"%s\\\"", i ? " " : "", buf);
+	}
+	strbuf_addstr(sb, "\"\n");
+}
+
+/* The longest name of the key beside the chart, for its margin. */
+static double key_width(const struct ctx *c, const struct legend *lg,
+			const int *styles, int wfrom, int wto)
+{
 	double w = 0;
 
-	for (int i = wfrom; i <= wto; i++) {
-		sanitize(buf, sizeof buf, c->workloads.v[i - 1], 1);
-		w = fmax(w, layout_text_width(buf, 10));
-	}
-	for (int i = 0; i < markers->n; i++) {
-		sanitize(buf, sizeof buf, markers->v[i], 1);
-		w = fmax(w, layout_text_width(buf, 10));
-	}
+	for (int i = wfrom; i <= wto; i++)
+		w = fmax(w, layout_text_width(c->workloads.v[i - 1], 10));
+	for (int i = 0; i < lg->n; i++)
+		w = fmax(w, layout_text_width(lg->name[i], 10));
+	for (int s = 0; s < CHART_NSTYLES; s++)
+		if (styles[s])
+			w = fmax(w, layout_text_width(chart_style_names[s], 10) + 20);
 	return w;
 }
 
@@ -569,26 +484,96 @@ static void write_labels(struct ctx *c, const char *workload, int levels,
 	}
 }
 
+/* One arrow of a chart before it is bundled or drawn. */
+struct arrow_src {
+	const struct plot_op *base, *fused;
+	double speedup;
+};
+
+/* The arrows of the chart's pairs whose ends are both drawn, into *out
+ * (malloc'd); their tails are marked in tails. Returns the count. */
+static size_t chart_arrows(struct ctx *c, const char *workload, char *tails,
+			   struct arrow_src **out)
+{
+	const struct plot_data *run = c->run;
+	struct arrow_src *v = xcalloc(run->npairs + 1, sizeof *v);
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->npairs; i++) {
+		const struct plot_pair *p = &run->pairs[i];
+		const struct plot_op *f, *b;
+
+		if (!strcmp(p->base_role, "fused") || (workload && strcmp(p->workload, workload)))
+			continue;
+		f = find_op(c, p->fused_op_id);
+		b = find_op(c, p->base_op_id);
+		if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
+		    !plottable(b->ai_dram, b->flop_rate))
+			continue;
+		tails[b - run->ops] = 1;
+		v[n].base = b;
+		v[n].fused = f;
+		v[n++].speedup = isfinite(p->speedup) && p->speedup > 0 ? p->speedup
+									: b->time_ns / f->time_ns;
+	}
+	*out = v;
+	return n;
+}
+
+/* Write one arrow from (x0, y0) to (x1, y1), data units, trimmed off the
+ * points it joins (r0, r1 px); 1 when it was long enough to draw. */
+static int write_arrow(FILE *f, const struct layout *l, struct obstacles *obs, double x0,
+		       double y0, double x1, double y1, double r0, double r1,
+		       enum chart_arrow_style style)
+{
+	char s[4][FMT_G_SIZE];
+	struct box t;
+	double ax, ay;
+
+	if (chart_arrow_trim(layout_px(l, x0), layout_py(l, y0), layout_px(l, x1),
+			     layout_py(l, y1), r0, r1, &t))
+		return 0;
+	ax = layout_x(l, t.x0);
+	ay = layout_y(l, t.y0);
+	fprintf(f, "%s %s %s %s %d\n", g6(s[0], ax), g6(s[1], ay),
+		g6(s[2], layout_x(l, t.x1) - ax), g6(s[3], layout_y(l, t.y1) - ay),
+		(int)style + 1);
+	obstacles_add_segment(obs, t.x0, t.y0, t.x1, t.y1);
+	return 1;
+}
+
 /* One roofline chart of the ok ops of `workload` (NULL: all). levels: each
- * op at three intensities (marker = level) instead of one (marker =
- * variant). arrows: draw unfused -> fused arrows. Returns 0 (also when
- * there was nothing to draw), -1 on error. */
+ * op at three intensities (marker = level, filled when fused) instead of
+ * one (marker = variant). arrows: draw other variant -> fused arrows,
+ * bundled per dtype and variant above CHART_MAX_ARROWS. Returns 0 (also
+ * when there was nothing to draw), -1 on error. */
 static int roofline_chart(struct ctx *c, const char *workload, int levels,
 			  int arrows)
 {
-	char stem[160], title[512], wsafe[128] = "";
+	static const char *const level_names[3] = { "DRAM", "L2", "L1" };
+	char stem[160], title[640], wsafe[128] = "";
 	const struct plot_data *run = c->run;
-	struct range rg = { INFINITY, -INFINITY, INFINITY, -INFINITY };
+	struct chart_range rg;
 	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL, *flab = NULL, *fk = NULL;
-	size_t npoints = 0, narrows = 0, nanchors = 0;
+	size_t npoints = 0, narrows = 0, nanchors = 0, np = 0, nsrc = 0, nbun = 0;
+	size_t nprec = 0;
 	int widx = 0, wfrom, wto, rc = -1, labels, key_rows = 0, key_cols = 1;
+	int styles[CHART_NSTYLES] = { 0 }, has_fused = 0, has_other = 0;
 	char pname[200], aname[200], rname[200], lname[200], labname[200], kname[200];
-	char xs[FMT_G_SIZE], ys[FMT_G_SIZE], dxs[FMT_G_SIZE], dys[FMT_G_SIZE];
+	char xs[FMT_G_SIZE], ys[FMT_G_SIZE];
 	double key_numw = 0, key_colw = 0, mb = MARGIN_BOTTOM, mr;
 	struct groups groups = { 0 };
 	struct obstacles obs = { 0 };
-	struct names level_names = { 3, (const char *[]){ "DRAM", "L2", "L1" } };
+	struct legend lg = { 0 };
+	const char *prec[8];
 	char *tails = xcalloc(run->nops + 1, 1);
+	char *vused = xcalloc((size_t)c->variants.n + 1, 1);
+	double *px = xcalloc(3 * run->nops + 1, sizeof *px);
+	double *py = xcalloc(3 * run->nops + 1, sizeof *py);
+	double *top = xcalloc(3 * run->nops + 1, sizeof *top);
+	struct arrow_src *src = NULL;
+	struct chart_arrow *ca = NULL;
+	struct chart_bundle *bun = NULL;
 	struct layout l;
 
 	if (workload) {
@@ -599,48 +584,73 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	wto = workload ? widx : c->workloads.n;
 	snprintf(stem, sizeof stem, "roofline%s%s%s", levels ? "-levels" : "",
 		 workload ? "-" : "", wsafe);
-	/* First the extent of the chart and its groups: the labels need the
-	 * axes before the first point is written. */
+	/* First the extent of the chart, its groups, the roofs its ops use
+	 * and the markers they need: the labels need the axes before the
+	 * first point is written, and the key lists only what is drawn. */
 	for (size_t i = 0; i < run->nops; i++) {
 		const struct plot_op *op = &run->ops[i];
 		double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
+		size_t k;
 
 		if (!in_chart(op, workload))
 			continue;
 		npoints++;
-		for (int lv = 0; lv < (levels ? 3 : 1); lv++)
-			range_add(&rg, ai[lv], op->flop_rate);
+		for (int lv = 0; lv < (levels ? 3 : 1); lv++) {
+			px[np] = ai[lv];
+			py[np] = op->flop_rate;
+			top[np++] = attainable(run, op, ai[lv]);
+		}
 		group_of(&groups, op, 1);
+		for (k = 0; k < nprec && strcmp(prec[k], op->precision); k++)
+			;
+		if (k == nprec && *op->precision && nprec < ARRAY_SIZE(prec))
+			prec[nprec++] = op->precision;
+		vused[name_index(&c->variants, op->variant, 0)] = 1;
+		if (!strcmp(op->role, "fused"))
+			has_fused = 1;
+		else
+			has_other = 1;
 	}
-	if (npoints == 0) {
+	if (npoints == 0 || chart_range(np, px, py, top, &rg)) {
 		rc = 0;
 		goto out;
 	}
 	/* Arrows only on the plain chart: at three levels they would cross. */
-	for (size_t i = 0; arrows && !levels && i < c->run->npairs; i++) {
-		const struct plot_pair *p = &c->run->pairs[i];
-		const struct plot_op *f, *b;
-
-		if (!strcmp(p->base_role, "fused") || (workload && strcmp(p->workload, workload)))
-			continue;
-		f = find_op(c, p->fused_op_id);
-		b = find_op(c, p->base_op_id);
-		if (f && b && plottable(f->ai_dram, f->flop_rate) &&
-		    plottable(b->ai_dram, b->flop_rate))
-			tails[b - run->ops] = 1;
+	if (arrows && !levels)
+		nsrc = chart_arrows(c, workload, tails, &src);
+	if (nsrc > CHART_MAX_ARROWS) {
+		/* A slab of arrows says nothing: one per dtype and variant,
+		 * between the geometric means, and the points unmarked. */
+		ca = xcalloc(nsrc, sizeof *ca);
+		bun = xcalloc(nsrc, sizeof *bun);
+		for (size_t i = 0; i < nsrc; i++)
+			ca[i] = (struct chart_arrow){ src[i].fused->dtype, src[i].base->variant,
+						      src[i].base->ai_dram, src[i].base->flop_rate,
+						      src[i].fused->ai_dram, src[i].fused->flop_rate,
+						      src[i].speedup };
+		nbun = chart_bundle(ca, nsrc, bun);
+		memset(tails, 0, run->nops);
+	}
+	for (size_t i = 0; i < nsrc; i++)
+		styles[chart_arrow_style(src[i].speedup)] = 1;
+	if (nbun) {
+		memset(styles, 0, sizeof styles);
+		for (size_t i = 0; i < nbun; i++)
+			styles[chart_arrow_style(bun[i].speedup)] = 1;
 	}
 	for (size_t i = 0; i < run->nops; i++)
 		nanchors += in_chart(&run->ops[i], workload) && !tails[i];
-	/* The ridge points belong in view as much as the ops do. */
-	for (int i = 0; i < run->nceilings; i++) {
-		const struct plot_ceiling *ce = &run->ceilings[i];
-		const struct plot_ceiling *dram = ceiling(run, "dram_bw");
-
-		if (!strcmp(ce->unit, "FLOP/s")) {
-			rg.yhi = fmax(rg.yhi, ce->value);
-			if (dram)
-				rg.xhi = fmax(rg.xhi, ce->value / dram->value);
+	if (levels) {
+		for (int lv = 0; lv < 3; lv++)
+			legend_add(&lg, level_names[lv], chart_level_point_type(lv, 1));
+		if (has_fused && has_other) {
+			legend_add(&lg, "fused: filled", chart_level_point_type(0, 1));
+			legend_add(&lg, "other variants: open", chart_level_point_type(0, 0));
 		}
+	} else {
+		for (int i = 0; i < c->variants.n; i++)
+			if (vused[i + 1])
+				legend_add(&lg, c->variants.v[i], c->vpt[i]);
 	}
 	/* The overview of many ops has neither arrows nor labels: the chart
 	 * of each workload has them. */
@@ -666,111 +676,116 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		key_rows = (int)((groups.n + (size_t)key_cols - 1) / (size_t)key_cols);
 		mb += KEY_TOP - MARGIN_BOTTOM + key_rows * KEY_ROW;
 	}
-	mr = 44 + key_width(c, levels ? &level_names : &c->variants, wfrom, wto);
-	{
-		double xmin = rg.xlo / 4, xmax = rg.xhi * 4;
-		double ymin = rg.ylo / 4, ymax = rg.yhi * 3;
+	mr = 44 + key_width(c, &lg, styles, wfrom, wto);
+	layout_init(&l, c->o->width, c->o->height, MARGIN_LEFT, mr, MARGIN_TOP, mb,
+		    rg.xmin, rg.xmax, rg.ymin, rg.ymax);
+	snprintf(pname, sizeof pname, "%s.points.dat", stem);
+	snprintf(aname, sizeof aname, "%s.arrows.dat", stem);
+	snprintf(rname, sizeof rname, "%s.roofs.dat", stem);
+	snprintf(lname, sizeof lname, "%s.levels.dat", stem);
+	snprintf(labname, sizeof labname, "%s.labels.dat", stem);
+	snprintf(kname, sizeof kname, "%s.keys.dat", stem);
+	if (!(fp = open_data(c, pname)) || !(fa = open_data(c, aname)) ||
+	    !(fr = open_data(c, rname)) || (levels && !(fl = open_data(c, lname))) ||
+	    (labels && (!(flab = open_data(c, labname)) || !(fk = open_data(c, kname)))))
+		goto out;
+	for (size_t i = 0; i < run->nops; i++) {
+		const struct plot_op *op = &run->ops[i];
+		double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
+		unsigned rgb;
+		int v, fused = !strcmp(op->role, "fused");
 
-		layout_init(&l, c->o->width, c->o->height, MARGIN_LEFT, mr, MARGIN_TOP, mb,
-			    xmin, xmax, ymin, ymax);
-		snprintf(pname, sizeof pname, "%s.points.dat", stem);
-		snprintf(aname, sizeof aname, "%s.arrows.dat", stem);
-		snprintf(rname, sizeof rname, "%s.roofs.dat", stem);
-		snprintf(lname, sizeof lname, "%s.levels.dat", stem);
-		snprintf(labname, sizeof labname, "%s.labels.dat", stem);
-		snprintf(kname, sizeof kname, "%s.keys.dat", stem);
-		if (!(fp = open_data(c, pname)) || !(fa = open_data(c, aname)) ||
-		    !(fr = open_data(c, rname)) || (levels && !(fl = open_data(c, lname))) ||
-		    (labels && (!(flab = open_data(c, labname)) || !(fk = open_data(c, kname)))))
-			goto out;
-		for (size_t i = 0; i < run->nops; i++) {
-			const struct plot_op *op = &run->ops[i];
-			double ai[3] = { op->ai_dram, op->ai_l2, op->ai_l1 };
-			int w;
-
-			if (!in_chart(op, workload))
+		if (!in_chart(op, workload))
+			continue;
+		rgb = workload_colour(name_index(&c->workloads, op->workload, 0));
+		v = name_index(&c->variants, op->variant, 0);
+		for (int lv = 0; lv < (levels ? 3 : 1); lv++) {
+			if (!plottable(ai[lv], op->flop_rate))
 				continue;
-			w = name_index(&c->workloads, op->workload, 0);
-			for (int lv = 0; lv < (levels ? 3 : 1); lv++) {
-				int marker = levels ? lv + 1 :
-					name_index(&c->variants, op->variant, 0);
-
-				if (!plottable(ai[lv], op->flop_rate))
-					continue;
-				fprintf(fp, "%s %s %d %d %d\n", g6(xs, ai[lv]),
-					g6(ys, op->flop_rate), w, marker, point_type(marker));
-				if (levels)
-					fprintf(fl, "%s %s %d\n", xs, ys, w);
-				/* Roof labels keep clear of every point; the
-				 * numbers too, when there are any. */
-				{
-					double px = layout_px(&l, ai[lv]);
-					double py = layout_py(&l, op->flop_rate);
-
-					obstacles_add_point(&obs, px, py, POINT_R);
-				}
-			}
+			fprintf(fp, "%s %s %u %d\n", g6(xs, ai[lv]), g6(ys, op->flop_rate), rgb,
+				levels ? chart_level_point_type(lv, fused) : c->vpt[v - 1]);
 			if (levels)
-				fputc('\n', fl);
+				fprintf(fl, "%s %s %u\n", xs, ys, rgb);
+			/* Roof labels keep clear of every point; the numbers
+			 * too, when there are any. */
+			obstacles_add_point(&obs, layout_px(&l, ai[lv]),
+					    layout_py(&l, op->flop_rate), POINT_R);
 		}
-		for (size_t i = 0; arrows && !levels && i < c->run->npairs; i++) {
-			const struct plot_pair *p = &c->run->pairs[i];
-			const struct plot_op *f, *b;
-
-			if (!strcmp(p->base_role, "fused") ||
-			    (workload && strcmp(p->workload, workload)))
-				continue;
-			f = find_op(c, p->fused_op_id);
-			b = find_op(c, p->base_op_id);
-			if (!f || !b || !plottable(f->ai_dram, f->flop_rate) ||
-			    !plottable(b->ai_dram, b->flop_rate))
-				continue;
-			fprintf(fa, "%s %s %s %s %d\n", g6(xs, b->ai_dram), g6(ys, b->flop_rate),
-				g6(dxs, f->ai_dram - b->ai_dram),
-				g6(dys, f->flop_rate - b->flop_rate),
-				name_index(&c->workloads, f->workload, 0));
-			obstacles_add_segment(&obs, layout_px(&l, b->ai_dram),
-					      layout_py(&l, b->flop_rate),
-					      layout_px(&l, f->ai_dram),
-					      layout_py(&l, f->flop_rate));
-			narrows++;
-		}
-		write_roofs(c, fr, &l, &obs, xmin, xmax, ymin);
-		if (labels)
-			write_labels(c, workload, levels, &l, &obs, tails, &groups, flab, fk,
-				     key_numw, key_colw, key_rows);
-		rc = close_data(fp, pname) | close_data(fa, aname) | close_data(fr, rname) |
-		     (fl ? close_data(fl, lname) : 0) |
-		     (flab ? close_data(flab, labname) : 0) | (fk ? close_data(fk, kname) : 0);
-		fp = fa = fr = fl = flab = fk = NULL;
-		if (rc)
-			goto out;
-		rc = -1;
-		snprintf(title, sizeof title, "%s%s%s: %s, run %lld (%s)",
-			 levels ? "roofline by memory level" : "roofline",
-			 workload ? " of " : "", workload ? workload : "",
-			 *run->device ? run->device : "unknown device", run->run_id,
-			 run->started_at);
-		gp_common(c, stem, title);
-		strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
-			    "levels = '%s'\nlabels = '%s'\nkeys = '%s'\nhas_arrows = %d\n"
-			    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n"
-			    "margin_l = %.6g\nmargin_r = %.6g\nmargin_t = %.6g\n"
-			    "margin_b = %.6g\n",
-			    pname, aname, rname, levels ? lname : "", labels ? labname : "",
-			    labels ? kname : "", narrows > 0, xmin, xmax, ymin, ymax,
-			    l.left / l.width, l.right / l.width,
-			    1 - l.top / l.height, 1 - l.bottom / l.height);
-		names_gp(&c->cmds, "workloads", &c->workloads);
-		names_gp(&c->cmds, "markers", levels ? &level_names : &c->variants);
-		strbuf_addstr(&c->cmds, "marker_pts = \"");
-		for (size_t i = 0; i < ARRAY_SIZE(point_types); i++)
-			strbuf_addf(&c->cmds, "%s%d", i ? " " : "", point_types[i]);
-		strbuf_addstr(&c->cmds, "\"\n");
-		strbuf_addf(&c->cmds, "wfrom = %d\nwto = %d\nload '%s'\n", wfrom, wto,
-			    script_ref(c, "roofline.gp"));
-		add_image(c, stem, title);
+		if (levels)
+			fputc('\n', fl);
 	}
+	if (nbun) {
+		for (size_t i = 0; i < nbun; i++)
+			narrows += write_arrow(fa, &l, &obs, bun[i].x0, bun[i].y0, bun[i].x1,
+					       bun[i].y1, 2, 2, chart_arrow_style(bun[i].speedup));
+	} else {
+		for (size_t i = 0; i < nsrc; i++)
+			narrows += write_arrow(fa, &l, &obs, src[i].base->ai_dram,
+					       src[i].base->flop_rate, src[i].fused->ai_dram,
+					       src[i].fused->flop_rate, POINT_R + 1, POINT_R + 1,
+					       chart_arrow_style(src[i].speedup));
+	}
+	write_roofs(c, fr, &l, &obs, &rg, prec, nprec);
+	if (labels)
+		write_labels(c, workload, levels, &l, &obs, tails, &groups, flab, fk, key_numw,
+			     key_colw, key_rows);
+	rc = close_data(fp, pname) | close_data(fa, aname) | close_data(fr, rname) |
+	     (fl ? close_data(fl, lname) : 0) | (flab ? close_data(flab, labname) : 0) |
+	     (fk ? close_data(fk, kname) : 0);
+	fp = fa = fr = fl = flab = fk = NULL;
+	if (rc)
+		goto out;
+	rc = -1;
+	snprintf(title, sizeof title, "%s%s%s: %s, run %lld (%s)%s",
+		 levels ? "roofline by memory level" : "roofline", workload ? " of " : "",
+		 workload ? workload : "", *run->device ? run->device : "unknown device",
+		 run->run_id, run->started_at,
+		 nbun ? "; arrows: the geometric mean of each dtype and variant" : "");
+	gp_common(c, stem, title);
+	strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
+		    "levels = '%s'\nlabels = '%s'\nkeys = '%s'\nhas_arrows = %d\n"
+		    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n"
+		    "margin_l = %.6g\nmargin_r = %.6g\nmargin_t = %.6g\n"
+		    "margin_b = %.6g\n",
+		    pname, aname, rname, levels ? lname : "", labels ? labname : "",
+		    labels ? kname : "", narrows > 0, rg.xmin, rg.xmax, rg.ymin, rg.ymax,
+		    l.left / l.width, l.right / l.width, 1 - l.top / l.height,
+		    1 - l.bottom / l.height);
+	for (int axis = 0; axis < 2; axis++) {
+		double t[16];
+		size_t nt = axis ? chart_tics(rg.ymin, rg.ymax, t, ARRAY_SIZE(t))
+				 : chart_tics(rg.xmin, rg.xmax, t, ARRAY_SIZE(t));
+
+		strbuf_addf(&c->cmds, "%stics_at = \"", axis ? "y" : "x");
+		for (size_t i = 0; i < nt; i++)
+			strbuf_addf(&c->cmds, "%s%.6g", i ? ", " : "", t[i]);
+		strbuf_addstr(&c->cmds, "\"\n");
+	}
+	{
+		const char *wn[64], *wc[64];
+		char cbuf[64][8];
+		int nw = 0;
+
+		for (int i = wfrom; i <= wto && nw < 64; i++, nw++) {
+			wn[nw] = c->workloads.v[i - 1];
+			snprintf(cbuf[nw], sizeof cbuf[nw], "#%06x", workload_colour(i));
+			wc[nw] = cbuf[nw];
+		}
+		quoted_gp(&c->cmds, "workloads", wn, nw);
+		quoted_gp(&c->cmds, "workload_rgbs", wc, nw);
+	}
+	quoted_gp(&c->cmds, "markers", lg.name, lg.n);
+	strbuf_addstr(&c->cmds, "marker_pts = \"");
+	for (int i = 0; i < lg.n; i++)
+		strbuf_addf(&c->cmds, "%s%d", i ? " " : "", lg.pt[i]);
+	strbuf_addstr(&c->cmds, "\"\narrow_styles = \"");
+	for (int s = 0, k = 0; s < CHART_NSTYLES; s++)
+		if (styles[s] && narrows)
+			strbuf_addf(&c->cmds, "%s%d", k++ ? " " : "", s + 1);
+	strbuf_addstr(&c->cmds, "\"\n");
+	quoted_gp(&c->cmds, "arrow_names", chart_style_names, CHART_NSTYLES);
+	strbuf_addf(&c->cmds, "load '%s'\n", script_ref(c, "roofline.gp"));
+	add_image(c, stem, title);
 	rc = 0;
 out:
 	if (fp)
@@ -787,93 +802,128 @@ out:
 		fclose(fk);
 	obstacles_release(&obs);
 	free(tails);
+	free(vused);
+	free(px);
+	free(py);
+	free(top);
+	free(src);
+	free(ca);
+	free(bun);
 	return rc;
 }
 
-/* ---- fusion bars ------------------------------------------------------- */
+/* ---- the speedup chart ------------------------------------------------- */
 
-static int cmp_group(const void *a, const void *b)
-{
-	const struct plot_op *x = *(const struct plot_op *const *)a;
-	const struct plot_op *y = *(const struct plot_op *const *)b;
-	int d;
+#define FUSION_ROW 15     /* px a bar needs at least */
+#define FUSION_MAX_ROW 36 /* px a bar takes at most */
+#define FUSION_TOP 64     /* px above the plot area: title and key */
+#define FUSION_BOTTOM 48  /* px below: the axis and its label */
+#define FUSION_PT 9       /* the bars' names */
+#define FUSION_VALUE_PT 8 /* the number at each bar */
 
-	if ((d = strcmp(x->workload, y->workload)) || (d = strcmp(x->dtype, y->dtype)))
-		return d;
-	/* Shapes in the order the run measured them, not as text. */
-	if (strcmp(x->shape, y->shape))
-		return (x->op_id > y->op_id) - (x->op_id < y->op_id);
-	if ((d = role_rank(x->role) - role_rank(y->role)))
-		return d;
-	return strcmp(x->variant, y->variant);
-}
-
-static int same_group(const struct plot_op *a, const struct plot_op *b)
-{
-	return !strcmp(a->workload, b->workload) && !strcmp(a->dtype, b->dtype) &&
-	       !strcmp(a->shape, b->shape);
-}
-
-/* Bars of time and DRAM bytes for every group (workload, dtype, shape)
- * with a fused variant and at least one other, all ok. */
+/* Every pair as a bar of its speedup (other variant's time / fused time),
+ * with the byte model's prediction beside it, one row per pair or, when
+ * they do not fit, geometric means of groups (chart_fusion_rows). */
 static int fusion_chart(struct ctx *c)
 {
 	const struct plot_data *run = c->run;
-	const struct plot_op **ops = xcalloc(run->nops, sizeof *ops);
-	size_t n = 0, ngroups = 0;
-	FILE *fb = NULL, *fg = NULL;
-	double x = 0;
-	char title[512], ts[FMT_G_SIZE], bs[FMT_G_SIZE];
-	int rc = -1;
+	struct chart_pair *cp = xcalloc(run->npairs + 1, sizeof *cp);
+	struct chart_row *rows = NULL;
+	size_t n = 0, nrows, max_rows;
+	FILE *f = NULL;
+	double lo, hi, lw = 0, vw = 0, area_h, bar;
+	char title[512], s[3][FMT_G_SIZE], label[256];
+	int rc = -1, level, has_pred = 0, classes[CHART_NSTYLES] = { 0 };
 
-	for (size_t i = 0; i < run->nops; i++)
-		if (!strcmp(run->ops[i].status, "ok") && isfinite(run->ops[i].time_ns))
-			ops[n++] = &run->ops[i];
-	qsort(ops, n, sizeof *ops, cmp_group);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		int fused = 0;
+	for (size_t i = 0; i < run->npairs; i++) {
+		const struct plot_pair *p = &run->pairs[i];
 
-		while (j < n && same_group(ops[i], ops[j]))
-			fused |= !strcmp(ops[j++]->role, "fused");
-		if (fused && j - i >= 2) {
-			if (!fb && (!(fb = open_data(c, "fusion.bars.dat")) ||
-				    !(fg = open_data(c, "fusion.groups.dat"))))
-				goto out;
-			fprintf(fg, "%.1f \"%s %s %s\"\n", x + (double)(j - i - 1) / 2,
-				ops[i]->workload, ops[i]->dtype, ops[i]->shape);
-			for (size_t k = i; k < j; k++, x++)
-				fprintf(fb, "%.1f %s %s %d\n", x, g6(ts, ops[k]->time_ns / 1e3),
-					g6(bs, ops[k]->dram_bytes / 1e6),
-					name_index(&c->variants, ops[k]->variant, 0));
-			x++;
-			ngroups++;
-		}
-		i = j;
+		cp[n++] = (struct chart_pair){ p->workload, p->dtype, p->shape, p->base_variant,
+					       p->speedup, p->predicted };
 	}
-	if (ngroups == 0) {
+	area_h = c->o->height - FUSION_TOP - FUSION_BOTTOM;
+	max_rows = area_h > FUSION_ROW ? (size_t)(area_h / FUSION_ROW) : 1;
+	nrows = chart_fusion_rows(cp, n, max_rows, &rows, &level);
+	if (nrows == 0) {
 		rc = 0;
 		goto out;
 	}
-	rc = close_data(fb, "fusion.bars.dat") | close_data(fg, "fusion.groups.dat");
-	fb = fg = NULL;
-	if (rc)
+	chart_speedup_axis(rows, nrows, &lo, &hi);
+	/* A few rows stay bars, not slabs: the bars take at most
+	 * FUSION_MAX_ROW px of a row's height. */
+	bar = fmin(1, FUSION_MAX_ROW / (area_h / (double)nrows));
+	if (!(f = open_data(c, "fusion.rows.dat")))
 		goto out;
-	snprintf(title, sizeof title, "fusion: time and DRAM bytes per variant, %s, run %lld",
-		 *run->device ? run->device : "unknown device", run->run_id);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct chart_row *r = &rows[i];
+		double y = (double)(nrows - i);
+		char v[32];
+
+		sanitize(label, sizeof label, r->label, 0);
+		lw = fmax(lw, layout_text_width(label, FUSION_PT));
+		/* 1150×, not 1.15e+03×. */
+		snprintf(v, sizeof v, r->speedup >= 100 ? "%.0f×" : "%.3g×", r->speedup);
+		vw = fmax(vw, layout_text_width(v, FUSION_VALUE_PT));
+		has_pred |= isfinite(r->predicted);
+		classes[chart_arrow_style(r->speedup)] = 1;
+		/* y, measured bar's ends, prediction's ends, colour class,
+		 * name, value text, where the text starts. */
+		fprintf(f, "%.0f %s %s ", y, g6(s[0], fmin(1, r->speedup)),
+			g6(s[1], fmax(1, r->speedup)));
+		if (isfinite(r->predicted))
+			fprintf(f, "%s %s ", g6(s[0], fmin(1, r->predicted)),
+				g6(s[1], fmax(1, r->predicted)));
+		else
+			fputs("NaN NaN ", f);
+		fprintf(f, "%d \"%s\" \"%s\" %s\n", (int)chart_arrow_style(r->speedup) + 1,
+			label, v, g6(s[2], fmax(fmax(1, r->speedup),
+						isfinite(r->predicted) ? r->predicted : 1) * 1.04));
+	}
+	if (close_data(f, "fusion.rows.dat")) {
+		f = NULL;
+		goto out;
+	}
+	f = NULL;
+	snprintf(title, sizeof title, "fusion: speedup of the fused variant, %s, run %lld%s",
+		 *run->device ? run->device : "unknown device", run->run_id,
+		 level == 0 ? "" : level == 1 ? " (geometric mean over shapes)"
+				 : " (geometric mean over cases)");
 	gp_common(c, "fusion", title);
-	strbuf_addf(&c->cmds, "bars = 'fusion.bars.dat'\ngroups = 'fusion.groups.dat'\n"
-		    "show_tics = %d\nxmax = %.1f\n", ngroups <= MAX_GROUP_TICS, x - 0.5);
-	names_gp(&c->cmds, "variants", &c->variants);
+	/* The names sit left of the plot area and the numbers right of the
+	 * longest bar, so both margins follow the text: nothing is cut. */
+	{
+		/* Room right of the longest bar for its number: widen the
+		 * axis by the text's share of the plot area. */
+		double w = c->o->width - (lw + 24) - 24;
+
+		if (w > 2 * (vw + 8))
+			hi *= pow(2, log2(hi / lo) * (vw + 8) / (w - vw - 8));
+	}
+	strbuf_addf(&c->cmds, "bar = %.3g\n", bar);
+	strbuf_addf(&c->cmds, "rows = 'fusion.rows.dat'\nnrows = %zu\nhas_pred = %d\n"
+		    "xlo = %.6g\nxhi = %.6g\nmargin_l = %.6g\nmargin_r = %.6g\n"
+		    "margin_t = %.6g\nmargin_b = %.6g\n",
+		    nrows, has_pred, lo, hi, (lw + 24) / c->o->width, 1 - 24.0 / c->o->width,
+		    1 - (double)FUSION_TOP / c->o->height,
+		    (double)FUSION_BOTTOM / c->o->height);
+	quoted_gp(&c->cmds, "style_names", chart_style_names, CHART_NSTYLES);
+	strbuf_addstr(&c->cmds, "classes = \"");
+	for (int k = 0, m = 0; k < CHART_NSTYLES; k++)
+		if (classes[k])
+			strbuf_addf(&c->cmds, "%s%d", m++ ? " " : "", k + 1);
+	strbuf_addstr(&c->cmds, "\"\n");
 	strbuf_addf(&c->cmds, "load '%s'\n", script_ref(c, "fusion.gp"));
-	add_image(c, "fusion", "time and DRAM bytes of each variant, per workload, dtype and shape");
+	add_image(c, "fusion", level == 0 ?
+		  "speedup of the fused variant over each other variant, measured and "
+		  "predicted by the byte model" :
+		  "speedup of the fused variant over each other variant (geometric means), "
+		  "measured and predicted by the byte model");
 	rc = 0;
 out:
-	if (fb)
-		fclose(fb);
-	if (fg)
-		fclose(fg);
-	free(ops);
+	if (f)
+		fclose(f);
+	free(cp);
+	free(rows);
 	return rc;
 }
 
@@ -979,7 +1029,7 @@ int plot_run(const struct plot_data *run, const struct plot_opts *o,
 {
 	const char *gnuplot = plot_gnuplot();
 	struct ctx c = { .run = run, .o = o, .out = out,
-			 .cmds = STRBUF_INIT, .peak_top = NAN };
+			 .cmds = STRBUF_INIT };
 	const struct plot_op **sorted;
 	char *script = NULL;
 	FILE *f;
@@ -1006,16 +1056,28 @@ int plot_run(const struct plot_data *run, const struct plot_opts *o,
 		name_index(&c.workloads, run->ops[i].workload, 1);
 		sorted[c.nbyid++] = &run->ops[i];
 	}
-	for (int rank = 0; rank < 3; rank++)
-		for (size_t i = 0; i < c.nbyid; i++)
-			if (role_rank(sorted[i]->role) == rank)
-				name_index(&c.variants, sorted[i]->variant, 1);
+	/* Markers by role: fused filled, unfused open, naive crosses. */
+	{
+		const char **vrole = xcalloc(c.nbyid + 1, sizeof *vrole);
+		int nth[3] = { 0 };
+
+		for (int rank = 0; rank < 3; rank++)
+			for (size_t i = 0; i < c.nbyid; i++)
+				if (role_rank(sorted[i]->role) == rank &&
+				    !name_index(&c.variants, sorted[i]->variant, 0)) {
+					name_index(&c.variants, sorted[i]->variant, 1);
+					vrole[c.variants.n - 1] = sorted[i]->role;
+				}
+		c.vpt = xcalloc((size_t)c.variants.n + 1, sizeof *c.vpt);
+		for (int i = 0; i < c.variants.n; i++) {
+			int k = !strcmp(vrole[i], "fused") ? 0 : !strcmp(vrole[i], "naive") ? 2 : 1;
+
+			c.vpt[i] = chart_point_type(vrole[i], nth[k]++);
+		}
+		free(vrole);
+	}
 	qsort(sorted, c.nbyid, sizeof *sorted, cmp_op_id);
 	c.byid = sorted;
-	for (int i = 0; i < run->nceilings; i++)
-		if (!strcmp(run->ceilings[i].unit, "FLOP/s"))
-			c.peak_top = isnan(c.peak_top) ? run->ceilings[i].value
-						       : fmax(c.peak_top, run->ceilings[i].value);
 
 	strbuf_addstr(&c.cmds, "# plots.gp - redraws every chart of this report: "
 		      "run `gnuplot plots.gp` in this folder.\n");
@@ -1065,6 +1127,7 @@ out:
 	free(sorted);
 	free(c.workloads.v);
 	free(c.variants.v);
+	free(c.vpt);
 	strbuf_release(&c.cmds);
 	if (rc)
 		plot_images_release(out);

@@ -27,12 +27,18 @@ struct plot_op {
 	double time_ns, dram_bytes;
 	double ai_dram, ai_l2, ai_l1;
 	double flop_rate;
+	const char *precision;  /* the ceiling of its compute roof ("fp32_fma",
+				 * "tensor_bf16", ...); "" when unknown */
 };
 
-/* A fused op and another variant of its case: an arrow from base to fused. */
+/* A fused op and another variant of its case: an arrow from base to fused,
+ * and a bar of the speedup chart. */
 struct plot_pair {
 	long long fused_op_id, base_op_id;
 	const char *workload, *base_role;
+	const char *dtype, *shape, *base_variant;
+	double speedup;    /* base time / fused time; NaN when unknown */
+	double predicted;  /* the byte model's: base bytes / fused bytes; NaN */
 };
 
 /* Everything plot_run draws: one run's header, roofs, ops and pairs. */
@@ -79,8 +85,10 @@ const char *plot_scripts_dir(void);
 
 /* Draw every plot of the run into o->dir in one gnuplot process: a
  * roofline of all ok ops (one point per op, arrows from each unfused or
- * naive variant to its fused one), one per workload when there are many
- * ops, the hierarchical variant when asked, and the fusion bars. Ops whose
+ * naive variant to its fused one, styled by the measured speedup, bundled
+ * above CHART_MAX_ARROWS), one per workload when there are many ops, each
+ * zoomed to its ops and drawing the roofs they use (chart.h), the
+ * hierarchical variant when asked, and the speedup chart (fusion.png). Ops whose
  * status is not "ok" are never drawn. Returns 0 with *out filled (release
  * with plot_images_release), also when gnuplot is missing: then out->skipped
  * says so and a warning was printed. Returns -1 after an error (a file

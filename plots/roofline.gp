@@ -6,37 +6,44 @@
 #   margin_l, margin_r, margin_t, margin_b   the plot area's edges as
 #               fractions of the canvas: fixed, because the labels were
 #               placed knowing where each point lands
-#   points      x y colour marker pt: one point per op (colour: index into
-#               `workloads`; marker: index into `markers`; pt: the gnuplot
-#               point type drawn for that marker)
-#   arrows      x y dx dy colour: unfused point -> fused point
+#   points      x y rgb pt: one point per op (rgb: its workload's colour
+#               as an integer; pt: the gnuplot point type of its variant:
+#               filled fused, open unfused, crosses naive; in the chart by
+#               level, the level's shape, filled when fused)
+#   arrows      x y dx dy style: another variant's point -> the fused one,
+#               already trimmed so the head stops short of the point;
+#               style 1 fused faster, 2 within 2%, 3 fused slower
 #   has_arrows  0 when the arrows file is empty (nothing to draw)
 #   roofs       x1 y1 x2 y2 kind lx ly "label" just: a roof segment (kind 1:
 #               bandwidth, 2: compute) and its label, which starts at
 #               (lx, ly) when just is 0 and ends there when just is 1
 #   levels      '' or a file of blocks (one per op) joining its DRAM, L2
-#               and L1 points: x y colour
+#               and L1 points: x y rgb
 #   labels      '' or a file of x y "n" ax ay bx by: a group's number
 #               centred at (x, y) beside a point of the group, and a leader
 #               line from (ax, ay) to (bx, by) when the number sits further
 #               out (NaN when not)
 #   keys        '' or a file of nx y "n" tx "text": under the chart, what
 #               each number stands for (in pixels from the bottom left)
-#   workloads, markers   space-separated names for the key; the key shows
-#               workloads wfrom to wto (their colours are their indices)
-#   marker_pts  the point types of markers 1, 2, ... (the data's column 5)
+#   workloads, workload_rgbs   the workloads the chart draws and their
+#               colours ("#rrggbb"), quoted words
+#   markers, marker_pts   the markers the chart draws (quoted words) and
+#               their point types
+#   arrow_styles  the arrow styles the chart draws ("1 3"); arrow_names
+#               the three styles' names
 #   xmin, xmax, ymin, ymax   axis ranges
+#   xtics_at, ytics_at   '' or the tics of a narrow axis (1-2-5 steps)
 # Restyle freely: `gnuplot plots.gp` in a report folder made with
 # --keep-data redraws every chart from the kept data.
-
-mtype(i) = int(word(marker_pts, (int(i) - 1) % words(marker_pts) + 1))
 
 # Optional parts of the plot command, as macros: an empty one costs
 # nothing, where a clause that draws nothing still reads every point.
 level_lines = strlen(levels) > 0 ? \
-	"levels using 1:2:3 with lines lw 0.5 lc variable notitle," : ""
+	"levels using 1:2:3 with lines lw 0.5 lc rgb variable notitle," : ""
 arrow_lines = has_arrows ? \
-	"arrows using 1:2:3:4 with vectors arrowstyle 1 notitle," : ""
+	"arrows using 1:2:3:4:5 with vectors arrowstyle variable notitle," : ""
+# A key entry for each arrow style drawn; an empty title makes none.
+has_style(k) = strstrt(" ".arrow_styles." ", sprintf(" %d ", k)) > 0
 point_labels = strlen(labels) > 0 ? \
 	"labels using 4:5:($6 - $4):($7 - $5) with vectors nohead lw 0.5 lc rgb '#777777' notitle, labels using 1:2:3 with labels center font ',8' tc rgb '#222222' notitle," : ""
 
@@ -60,6 +67,13 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set logscale xy
 	set xrange [xmin:xmax]
 	set yrange [ymin:ymax]
+	# Narrow axes get 1-2-5 tics, wide ones gnuplot's decades.
+	if (words(xtics_at) > 0) {
+		eval "set xtics (".xtics_at.")"
+	}
+	if (words(ytics_at) > 0) {
+		eval "set ytics (".ytics_at.")"
+	}
 	set format x "%g"
 	set format y "%.0s %cFLOP/s"
 	set xlabel "arithmetic intensity (FLOP/byte)"
@@ -69,12 +83,16 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set key outside right top vertical Left reverse noenhanced samplen 1.5 spacing 1.1
 	set border 3
 	set tics nomirror
-	set style arrow 1 head filled size screen 0.008,20 lw 1 lc rgb "#555555"
+	# Faster, even, slower: the colours fusion.png uses for the same
+	# meaning; slower is dashed too, for readers who cannot tell them.
+	set style arrow 1 head filled size screen 0.008,20 lw 1.4 lc rgb "#009e73"
+	set style arrow 2 head filled size screen 0.008,20 lw 1 lc rgb "#8c8c8c"
+	set style arrow 3 head filled size screen 0.008,20 lw 1.4 dt 2 lc rgb "#d55e00"
 	plot \
 	  @level_lines \
+	  points using 1:2:4:3 with points ps 1.1 pt variable \
+	    lc rgb variable notitle, \
 	  @arrow_lines \
-	  points using 1:2:5:3 with points ps 1.1 pt variable \
-	    lc variable notitle, \
 	  @point_labels \
 	  roofs using 1:2:($3 - $1):($4 - $2):($5 == 1 ? 0x1f3a93 : 0xa02020) \
 	    with vectors nohead lw 2 lc rgb variable notitle, \
@@ -82,10 +100,12 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	    font ",9" tc rgb "#333333" notitle, \
 	  roofs using ($9 == 1 ? $6 : NaN):7:8 with labels right \
 	    font ",9" tc rgb "#333333" notitle, \
-	  for [i = wfrom:wto] NaN with points pt 7 lc i \
-	    title word(workloads, i), \
-	  for [j = 1:words(markers)] NaN with points pt mtype(j) lc rgb "black" \
-	    title word(markers, j)
+	  for [i = 1:words(workloads)] keyentry with points pt 7 \
+	    lc rgb word(workload_rgbs, i) title word(workloads, i), \
+	  for [k = 1:3] keyentry with vectors arrowstyle k \
+	    title (has_style(k) ? word(arrow_names, k) : ""), \
+	  for [j = 1:words(markers)] keyentry with points \
+	    pt int(word(marker_pts, j)) lc rgb "black" title word(markers, j)
 	if (strlen(keys) > 0) {
 		# The key to the numbers, on a frame the size of the canvas.
 		unset logscale

@@ -38,13 +38,18 @@ int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
 			.status = op->status, .time_ns = op->time_ns,
 			.dram_bytes = op->dram_bytes, .ai_dram = op->ai_dram,
 			.ai_l2 = op->ai_l2, .ai_l1 = op->ai_l1, .flop_rate = op->flop_rate,
+			.precision = op->precision ? op->precision : "",
 		};
 	}
 	for (size_t i = 0; i < pairs->n; i++) {
 		const struct fu_pair *p = &pairs->v[i];
 
-		pp[i] = (struct plot_pair){ p->fused_op_id, p->base_op_id, p->workload,
-					    p->base_role };
+		pp[i] = (struct plot_pair){
+			.fused_op_id = p->fused_op_id, .base_op_id = p->base_op_id,
+			.workload = p->workload, .base_role = p->base_role,
+			.dtype = p->dtype, .shape = p->shape, .base_variant = p->base_variant,
+			.speedup = p->speedup, .predicted = p->predicted_speedup,
+		};
 	}
 	rc = plot_run(&d, o, out);
 	free(ce);

@@ -98,6 +98,42 @@ static int check_labels(const char *dir, const char *stem)
 	return nlabels;
 }
 
+/* The lines of DIR/NAME holding s; -1 when there is no such file. */
+static int count_lines(const char *dir, const char *name, const char *s)
+{
+	char *p = xasprintf("%s/%s", dir, name), line[1024];
+	FILE *f = fopen(p, "r");
+	int n = 0;
+
+	free(p);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		n += strstr(line, s) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Every arrow of a chart is styled by its speedup: 1 faster, 2 even,
+ * 3 slower. Returns the number of arrows. */
+static int check_arrows(const char *dir, const char *stem)
+{
+	char *p = xasprintf("%s/%s.arrows.dat", dir, stem), line[1024];
+	FILE *f = fopen(p, "r");
+	int n = 0, style;
+
+	if (!f)
+		FAIL("no '%s'", p);
+	while (fgets(line, sizeof line, f)) {
+		ASSERT_EQ(sscanf(line, "%*g %*g %*g %*g %d", &style), 1);
+		ASSERT(style >= 1 && style <= 3);
+		n++;
+	}
+	fclose(f);
+	free(p);
+	return n;
+}
+
 static int exists(const char *dir, const char *name)
 {
 	char *p = xasprintf("%s/%s", dir, name);
@@ -168,9 +204,21 @@ int main(void)
 	for (size_t i = 0; i < im.n; i++)
 		if (!strncmp(im.v[i].stem, "roofline-", 9) && strcmp(im.v[i].stem, "roofline-levels"))
 			ASSERT(check_labels(dir, im.v[i].stem) > 0);
+	/* Only the roofs a chart's ops use: the synthetic softmax and
+	 * LayerNorm+GELU ops do no tensor-core work, so their charts have
+	 * no tensor roof, and no op does FP64 work. Every chart has the
+	 * DRAM roof. Arrows are styled by speedup, and the overview of many
+	 * ops has none. */
+	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "tensor"), 0);
+	ASSERT_EQ(count_lines(dir, "roofline-ln_gelu.roofs.dat", "tensor"), 0);
+	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "DRAM"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline-ln_linear_fwd.roofs.dat", "DRAM"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline.roofs.dat", "FP64"), 0);
+	ASSERT(check_arrows(dir, "roofline-softmax") > 0);
+	ASSERT_EQ(check_arrows(dir, "roofline"), 0);
 	ASSERT(exists(dir, "plots.gp") && exists(dir, "roofline.gp") &&
 	       exists(dir, "fusion.gp") && exists(dir, "roofline.points.dat") &&
-	       exists(dir, "fusion.bars.dat"));
+	       exists(dir, "fusion.rows.dat"));
 
 	/* Kept data redraws in its folder with nothing else: remove a chart
 	 * and run gnuplot there by hand. */
