@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -332,6 +333,53 @@ out:
 	return -1;
 }
 
+/* Put the file in WAL mode. The switch reads the header under a read lock
+ * and then takes the write lock to change it, and SQLite calls no busy
+ * handler for that step (waiting there, holding the read lock, could
+ * deadlock with a writer waiting for it to go): it fails at once with
+ * SQLITE_BUSY when another process holds the write lock. On a fresh file
+ * that is the usual case, other writers creating the schema or the views
+ * (1 trial in 25 with eight writers, before this loop). Each failed try
+ * releases its locks, so retrying every millisecond up to the busy
+ * timeout waits as any other write does. A file already in WAL mode
+ * takes no lock here. */
+static int wal_on(struct store *st)
+{
+	int waited = 0, rc;
+
+	while ((rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+				  NULL)) == SQLITE_BUSY && waited < st->busy_ms) {
+		sqlite3_sleep(1);
+		waited++;
+	}
+	if (rc == SQLITE_BUSY)
+		return error("cannot switch '%s' to WAL: database is locked by "
+			     "another process (waited %d ms)", st->path, st->busy_ms);
+	if (rc != SQLITE_OK)
+		return store_error(st, "cannot switch to WAL");
+	/* NORMAL is durable at checkpoints and never corrupts under WAL. */
+	return exec(st, "PRAGMA synchronous = NORMAL", "cannot switch to WAL");
+}
+
+/* The busy timeout from $FUSEPROF_BUSY_TIMEOUT_MS (ms, 0 or more), or the
+ * default when it is unset or empty. Returns -1 after a one-line error
+ * when it is set to anything else: a timeout the user asked for and did
+ * not get would show up only as a confusing "database is locked" later. */
+static int busy_timeout_ms(int *ms)
+{
+	const char *env = getenv("FUSEPROF_BUSY_TIMEOUT_MS");
+	long v;
+
+	*ms = DEFAULT_BUSY_TIMEOUT_MS;
+	if (!env || !*env)
+		return 0;
+	if (parse_long(env, &v) || v < 0 || v > INT_MAX)
+		return error("FUSEPROF_BUSY_TIMEOUT_MS='%s' is not a number of "
+			     "milliseconds (0 or more): fix or unset it", env);
+	*ms = (int)v;
+	return 0;
+}
+
 /* Decide whether the open file is a fuseprof database we can use; migrate
  * or initialise it when the mode allows. Writes nothing before the checks
  * pass. */
@@ -383,11 +431,11 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 {
 	struct store *st;
 	struct stat sb;
-	const char *env = getenv("FUSEPROF_BUSY_TIMEOUT_MS");
-	long ms;
-	int flags;
+	int flags, busy_ms;
 
 	*out = NULL;
+	if (busy_timeout_ms(&busy_ms))
+		return -1;
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT || mode != STORE_CREATE)
 			return error("cannot open '%s': %s", path, strerror(errno));
@@ -404,8 +452,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
 	st->mode = mode;
-	st->busy_ms = env && parse_long(env, &ms) == 0 && ms >= 0 ? (int)ms
-								     : DEFAULT_BUSY_TIMEOUT_MS;
+	st->busy_ms = busy_ms;
 	/* Read-only commands use their connection from one thread: without
 	 * SQLite's per-call mutex, reading 10,000 ops' columns costs a tenth
 	 * less. */
@@ -429,10 +476,8 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 		goto out_close;
 	if (mode != STORE_READONLY) {
 		/* WAL: readers never block the writer, and several `fuseprof
-		 * run` processes (one per GPU) can share one file. NORMAL is
-		 * durable at checkpoints and never corrupts under WAL. */
-		if (exec(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
-			 "cannot switch to WAL"))
+		 * run` processes (one per GPU) can share one file. */
+		if (wal_on(st))
 			goto out_close;
 	}
 	if (refresh_views(st))

@@ -34,8 +34,10 @@ tests_test_store_LDADD = $(test_store_libs)
 tests_store_writer_SOURCES = tests/store-writer.c
 tests_store_writer_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_store_writer_LDADD = $(test_store_libs)
-TESTS += tests/test-store-kill.sh tests/test-store-concurrent.sh
-EXTRA_DIST += tests/test-store-kill.sh tests/test-store-concurrent.sh
+store_sh_tests = tests/test-store-kill.sh tests/test-store-concurrent.sh \
+	tests/test-store-fresh.sh tests/test-store-env.sh
+TESTS += $(store_sh_tests)
+EXTRA_DIST += $(store_sh_tests)
 
 ### number formatting ########################################################
 check_PROGRAMS += tests/test-format
