@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 		.mem_bus_bits = 5120, .sm_clock_khz = 1980000, .mem_clock_khz = 2619000,
 		.driver_version = 13000, .runtime_version = 13000, .cupti_version = 26,
 	};
-	struct store_run run = { .tool_version = PACKAGE_VERSION, .host = "test",
+	struct store_run run = { .tool_version = PACKAGE_VERSION,
 				 .command_line = "store-writer" };
 	long long run_id, dev_id;
 	long nops;
