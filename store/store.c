@@ -466,7 +466,17 @@ static int validate(struct store *st)
 {
 	long long version, app, tables;
 
-	/* The first read fails on a file that is not SQLite at all. */
+	/* The first read fails on a file that is not SQLite at all, and on a
+	 * WAL file with a log whose -shm file a reader may neither open nor
+	 * create (see store_open). */
+	if (st->mode == STORE_READONLY &&
+	    sqlite3_exec(st->db, "SELECT 1 FROM main.sqlite_master LIMIT 1", NULL,
+			 NULL, NULL) == SQLITE_CANTOPEN)
+		return error("cannot read '%s': it has a write-ahead log ('%s-wal') "
+			     "but no '-shm' file a reader may use, in a folder it "
+			     "cannot write: open it once where it can be written, or "
+			     "copy the database with its '-wal' file", st->path,
+			     st->path);
 	if (query_int(st, "SELECT count(*) FROM main.sqlite_master WHERE type = 'table'",
 		      &tables))
 		return -1;
@@ -554,14 +564,8 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 		flags |= SQLITE_OPEN_URI;
 	}
 	if (sqlite3_open_v2(uri ? uri : path, &st->db, flags, NULL) != SQLITE_OK) {
-		if (mode == STORE_READONLY && st->db &&
-		    sqlite3_errcode(st->db) == SQLITE_CANTOPEN)
-			error("cannot read '%s': %s (a reader needs its '-shm' file or "
-			      "a folder it may create it in: copy the database and its "
-			      "'-wal' file elsewhere)", path, sqlite3_errmsg(st->db));
-		else
-			error("cannot open '%s': %s", path,
-			      st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		error("cannot open '%s': %s", path,
+		      st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto out_close;
 	}
 	sqlite3_extended_result_codes(st->db, 0);

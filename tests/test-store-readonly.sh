@@ -109,3 +109,12 @@ expect_exit 0 setpriv --reuid=$nobody --regid=$nobody --clear-groups \
 grep -q ',done,complete,' "$tmp/out" || fail "nobody: list runs: $(cat "$tmp/out")"
 grep -q ',going,killed,' "$tmp/out" || fail "nobody: the killed run: $(cat "$tmp/out")"
 [ "$(cksum "$live"/l.db*)" = "$sums" ] || fail "a reader changed the killed writer's files"
+
+# The same without its -shm file: nothing a reader can do in that folder;
+# one line that says why and what to do.
+chmod 0755 "$live"
+rm "$live/l.db-shm"
+chmod 0555 "$live"
+expect_exit 1 setpriv --reuid=$nobody --regid=$nobody --clear-groups \
+	"$FUSEPROF" list runs --db "$live/l.db"
+one_line_error "$live/l.db-wal" "-shm" "copy"
