@@ -314,6 +314,14 @@ static int refresh_views(struct store *st)
 	if (!temp && store_begin(st))
 		return -1;
 	if (!temp) {
+		/* Another writer may have made them while this one waited for
+		 * the lock (the rule of migrate()): nothing left to do then. */
+		have = get_meta(st, "views");
+		if (have && !strcmp(have, want)) {
+			free(have);
+			return store_commit(st);
+		}
+		free(have);
 		/* Drop every stored view, not only the ones this build knows. */
 		sqlite3_stmt *s = NULL;
 

@@ -12,8 +12,8 @@
 . "$srcdir/tests/setup"
 
 writer="$top_builddir/tests/store-writer"
-date +%s.%N | grep -q '^[0-9]*\.[0-9]*$' || {
-	echo "skip: date cannot print fractional seconds" >&2
+date -d '+0.1 seconds' +%s.%N 2>/dev/null | grep -q '^[0-9]*\.[0-9]*$' || {
+	echo "skip: date cannot print a time 0.1 s ahead in fractional seconds (GNU date can)" >&2
 	exit 77
 }
 
