@@ -52,7 +52,9 @@ static int load_run(struct store *st, long long run_id, struct rf_run *run)
 	int rc;
 
 	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT r.started_at, r.finished_at, r.status, r.tag,"
+			       "SELECT r.started_at, r.finished_at,"
+			       " fp_run_status(r.status, r.host, r.pid, r.proc_start),"
+			       " r.tag,"
 			       " r.host, r.tool_version, r.command_line, r.counters,"
 			       " d.name FROM runs r LEFT JOIN devices d"
 			       " ON d.id = r.device_id WHERE r.id = ?1", -1, &s, NULL))

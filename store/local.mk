@@ -5,5 +5,6 @@
 noinst_LIBRARIES += store/libfpstore.a
 store_libfpstore_a_SOURCES = \
 	store/store.c store/store.h \
-	store/views.c store/views.h
+	store/views.c store/views.h \
+	store/proc.c store/proc.h
 store_libfpstore_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "store.h"
 #include "util.h"
 #include "views.h"
+#include "proc.h"
 
 /* PRAGMA application_id of every fuseprof database: "FPRF". */
 #define FUSEPROF_APP_ID 0x46505246
@@ -124,6 +126,11 @@ static const char *const migrations[] = {
 	 * stored before have neither: ''. */
 	"ALTER TABLE ops ADD COLUMN kernel_opts TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE ops ADD COLUMN kernel TEXT NOT NULL DEFAULT '';",
+	/* 2 -> 3: each run records when its process started (proc_start,
+	 * see proc_start()) beside its host and pid, so a reader can tell a
+	 * run whose process is gone, or whose pid now belongs to another
+	 * process, from one still running. Runs stored before: NULL. */
+	"ALTER TABLE runs ADD COLUMN proc_start TEXT;",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -133,11 +140,15 @@ static const char *const migrations[] = {
  * with the columns added since at their defaults. NULL: an older version
  * no read-only command can read (it needs migrating first). A migration
  * that changes a table readers use updates the entries here. */
+#define COMPAT_RUNS_2 \
+	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start FROM main.runs;"
 static const char *const compat[STORE_SCHEMA_VERSION] = {
 	NULL,
-	/* 1: ops before kernel_opts and kernel. */
+	/* 1: ops before kernel_opts and kernel, runs before proc_start. */
 	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel"
-	" FROM main.ops;",
+	" FROM main.ops;" COMPAT_RUNS_2,
+	/* 2: runs before proc_start. */
+	COMPAT_RUNS_2,
 };
 
 int store_error(struct store *st, const char *what)
@@ -291,12 +302,26 @@ static int refresh_views(struct store *st)
 	 * not for the compat ones: always the TEMP ones over them. */
 	if (have && !strcmp(have, want) && !st->compat) {
 		free(have);
-		return 0;
+		if (!temp)
+			return 0;
+		/* Readers see run status through fp_run_status(). */
+		strbuf_addf(&sb, "CREATE TEMP VIEW v_runs AS %s", fp_v_runs_live_sql);
+		rc = exec(st, strbuf_str(&sb), "cannot create the views");
+		strbuf_release(&sb);
+		return rc;
 	}
 	free(have);
 	if (!temp && store_begin(st))
 		return -1;
 	if (!temp) {
+		/* Another writer may have made them while this one waited for
+		 * the lock (the rule of migrate()): nothing left to do then. */
+		have = get_meta(st, "views");
+		if (have && !strcmp(have, want)) {
+			free(have);
+			return store_commit(st);
+		}
+		free(have);
 		/* Drop every stored view, not only the ones this build knows. */
 		sqlite3_stmt *s = NULL;
 
@@ -316,7 +341,8 @@ static int refresh_views(struct store *st)
 	for (const struct view_def *v = fp_views; v->name; v++) {
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "CREATE %sVIEW %s AS %s", temp ? "TEMP " : "",
-			    v->name, v->sql);
+			    v->name, temp && !strcmp(v->name, "v_runs")
+				     ? fp_v_runs_live_sql : v->sql);
 		if (exec(st, strbuf_str(&sb), "cannot create the views"))
 			goto out;
 	}
@@ -332,6 +358,115 @@ out:
 	return -1;
 }
 
+/* Put the file in WAL mode. The switch reads the header under a read lock
+ * and then takes the write lock to change it, and SQLite calls no busy
+ * handler for that step (waiting there, holding the read lock, could
+ * deadlock with a writer waiting for it to go): it fails at once with
+ * SQLITE_BUSY when another process holds the write lock. On a fresh file
+ * that is the usual case, other writers creating the schema or the views
+ * (1 trial in 25 with eight writers, before this loop). Each failed try
+ * releases its locks, so retrying every millisecond up to the busy
+ * timeout waits as any other write does. A file already in WAL mode
+ * takes no lock here. */
+static int wal_on(struct store *st)
+{
+	int waited = 0, rc;
+
+	while ((rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+				  NULL)) == SQLITE_BUSY && waited < st->busy_ms) {
+		sqlite3_sleep(1);
+		waited++;
+	}
+	if (rc == SQLITE_BUSY)
+		return error("cannot switch '%s' to WAL: database is locked by "
+			     "another process (waited %d ms)", st->path, st->busy_ms);
+	if (rc != SQLITE_OK)
+		return store_error(st, "cannot switch to WAL");
+	/* NORMAL is durable at checkpoints and never corrupts under WAL. */
+	return exec(st, "PRAGMA synchronous = NORMAL", "cannot switch to WAL");
+}
+
+/* fp_run_status(status, host, pid, proc_start): proc_run_status() in SQL,
+ * for the readers' v_runs and `fuseprof report`. */
+static void sql_run_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *status = (const char *)sqlite3_value_text(argv[0]);
+	const char *shown;
+
+	(void)argc;
+	if (!status) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	shown = proc_run_status(status, (const char *)sqlite3_value_text(argv[1]),
+				sqlite3_value_int64(argv[2]),
+				(const char *)sqlite3_value_text(argv[3]));
+	if (shown == status)
+		sqlite3_result_value(ctx, argv[0]);
+	else
+		sqlite3_result_text(ctx, shown, -1, SQLITE_STATIC);
+}
+
+/* Whether a read-only open should use immutable=1: the file is in WAL mode
+ * (header bytes 18 and 19 are 2) and has no write-ahead log with frames in
+ * it beside it. See open_flags_uri(). */
+static int wal_without_log(const char *path)
+{
+	unsigned char hdr[20];
+	char *wal = xasprintf("%s-wal", path);
+	struct stat sb;
+	FILE *f = fopen(path, "rb");
+	int rc = 0;
+
+	if (f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr &&
+	    !memcmp(hdr, "SQLite format 3", 16) && hdr[18] == 2 && hdr[19] == 2)
+		rc = stat(wal, &sb) != 0 ? errno == ENOENT : sb.st_size == 0;
+	if (f)
+		fclose(f);
+	free(wal);
+	return rc;
+}
+
+/* path as an SQLite URI with the immutable parameter: every byte outside
+ * the unreserved set and '/' percent-encoded. Returns a malloc'd string. */
+static char *immutable_uri(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *uri;
+
+	strbuf_addstr(&sb, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
+			strbuf_addf(&sb, "%c", *p);
+		else
+			strbuf_addf(&sb, "%%%02X", *p);
+	}
+	strbuf_addstr(&sb, "?immutable=1");
+	uri = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return uri;
+}
+
+/* The busy timeout from $FUSEPROF_BUSY_TIMEOUT_MS (ms, 0 or more), or the
+ * default when it is unset or empty. Returns -1 after a one-line error
+ * when it is set to anything else: a timeout the user asked for and did
+ * not get would show up only as a confusing "database is locked" later. */
+static int busy_timeout_ms(int *ms)
+{
+	const char *env = getenv("FUSEPROF_BUSY_TIMEOUT_MS");
+	long v;
+
+	*ms = DEFAULT_BUSY_TIMEOUT_MS;
+	if (!env || !*env)
+		return 0;
+	if (parse_long(env, &v) || v < 0 || v > INT_MAX)
+		return error("FUSEPROF_BUSY_TIMEOUT_MS='%s' is not a number of "
+			     "milliseconds (0 or more): fix or unset it", env);
+	*ms = (int)v;
+	return 0;
+}
+
 /* Decide whether the open file is a fuseprof database we can use; migrate
  * or initialise it when the mode allows. Writes nothing before the checks
  * pass. */
@@ -339,7 +474,17 @@ static int validate(struct store *st)
 {
 	long long version, app, tables;
 
-	/* The first read fails on a file that is not SQLite at all. */
+	/* The first read fails on a file that is not SQLite at all, and on a
+	 * WAL file with a log whose -shm file a reader may neither open nor
+	 * create (see store_open). */
+	if (st->mode == STORE_READONLY &&
+	    sqlite3_exec(st->db, "SELECT 1 FROM main.sqlite_master LIMIT 1", NULL,
+			 NULL, NULL) == SQLITE_CANTOPEN)
+		return error("cannot read '%s': it has a write-ahead log ('%s-wal') "
+			     "but no '-shm' file a reader may use, in a folder it "
+			     "cannot write: open it once where it can be written, or "
+			     "copy the database with its '-wal' file", st->path,
+			     st->path);
 	if (query_int(st, "SELECT count(*) FROM main.sqlite_master WHERE type = 'table'",
 		      &tables))
 		return -1;
@@ -383,11 +528,12 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 {
 	struct store *st;
 	struct stat sb;
-	const char *env = getenv("FUSEPROF_BUSY_TIMEOUT_MS");
-	long ms;
-	int flags;
+	char *uri = NULL;
+	int flags, busy_ms;
 
 	*out = NULL;
+	if (busy_timeout_ms(&busy_ms))
+		return -1;
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT || mode != STORE_CREATE)
 			return error("cannot open '%s': %s", path, strerror(errno));
@@ -404,21 +550,40 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
 	st->mode = mode;
-	st->busy_ms = env && parse_long(env, &ms) == 0 && ms >= 0 ? (int)ms
-								     : DEFAULT_BUSY_TIMEOUT_MS;
+	st->busy_ms = busy_ms;
 	/* Read-only commands use their connection from one thread: without
 	 * SQLite's per-call mutex, reading 10,000 ops' columns costs a tenth
 	 * less. */
 	flags = mode == STORE_READONLY ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
 	      : mode == STORE_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 				     : SQLITE_OPEN_READWRITE;
-	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+	/* Readers of a WAL database with no log beside it (the last writer
+	 * closed it cleanly: every commit is in the file) open it immutable:
+	 * SQLite then takes no locks and makes no -wal or -shm file, so it
+	 * reads from a folder or a file the user cannot write, and leaves
+	 * nothing behind where it can. A plain read-only open would need
+	 * both files, creating them, and would leave them there: a reader
+	 * cannot delete a log it does not own. With a log beside the file (a
+	 * writer at work, or one killed) immutable would miss the commits in
+	 * the log, so the plain read-only open, which reads the log and also
+	 * works in a read-only folder as long as the -shm file exists. */
+	if (mode == STORE_READONLY && wal_without_log(path)) {
+		uri = immutable_uri(path);
+		flags |= SQLITE_OPEN_URI;
+	}
+	if (sqlite3_open_v2(uri ? uri : path, &st->db, flags, NULL) != SQLITE_OK) {
 		error("cannot open '%s': %s", path,
 		      st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto out_close;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	sqlite3_busy_timeout(st->db, st->busy_ms);
+	if (sqlite3_create_function(st->db, "fp_run_status", 4,
+				    SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
+				    sql_run_status, NULL, NULL) != SQLITE_OK) {
+		store_error(st, "cannot open");
+		goto out_close;
+	}
 	if (mode != STORE_READONLY && sqlite3_db_readonly(st->db, "main") == 1) {
 		error("cannot write '%s': the file is read-only", path);
 		goto out_close;
@@ -429,18 +594,18 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 		goto out_close;
 	if (mode != STORE_READONLY) {
 		/* WAL: readers never block the writer, and several `fuseprof
-		 * run` processes (one per GPU) can share one file. NORMAL is
-		 * durable at checkpoints and never corrupts under WAL. */
-		if (exec(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
-			 "cannot switch to WAL"))
+		 * run` processes (one per GPU) can share one file. */
+		if (wal_on(st))
 			goto out_close;
 	}
 	if (refresh_views(st))
 		goto out_close;
+	free(uri);
 	*out = st;
 	return 0;
 
 out_close:
+	free(uri);
 	store_close(st);
 	return -1;
 }
@@ -532,15 +697,18 @@ int store_begin_run(struct store *st, const struct store_run *r,
 		    long long *run_id)
 {
 	sqlite3_stmt *s = NULL;
-	char now[32];
+	char now[32], host[256], start[128];
 
 	utc_now_iso(now, sizeof now);
+	if (!r->host)
+		proc_host(host, sizeof host);
 	if (prepare(st, "INSERT INTO runs (started_at, status, host, pid, "
-			"tool_version, command_line, tag, device_id, counters) "
-			"VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s))
+			"tool_version, command_line, tag, device_id, counters, "
+			"proc_start) VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, "
+			"?8, ?9)", &s))
 		return -1;
 	sqlite3_bind_text(s, 1, now, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 2, r->host);
+	bind_text_or_null(s, 2, r->host ? r->host : host[0] ? host : NULL);
 	sqlite3_bind_int64(s, 3, (long long)getpid());
 	sqlite3_bind_text(s, 4, r->tool_version ? r->tool_version : PACKAGE_VERSION,
 			  -1, SQLITE_TRANSIENT);
@@ -551,6 +719,10 @@ int store_begin_run(struct store *st, const struct store_run *r,
 	else
 		sqlite3_bind_null(s, 7);
 	bind_text_or_null(s, 8, r->counters);
+	if (proc_start(getpid(), start, sizeof start) == 0)
+		sqlite3_bind_text(s, 9, start, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, 9);
 	if (step_done(st, s, "cannot start a run in"))
 		return -1;
 	*run_id = sqlite3_last_insert_rowid(st->db);

@@ -1,10 +1,13 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v2), see store/store.c for the DDL and store/views.c for the public views:
+ * Schema (v3), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
- *   runs                        one `fuseprof run`: status running/complete/aborted/failed
+ *   runs                        one `fuseprof run`: status running/complete/aborted/failed,
+ *                               host, pid and process start time (proc_start);
+ *                               readers show a 'running' run whose process is
+ *                               gone as 'killed' (store/proc.h)
  *   ceilings                    measured and theoretical roofs per device
  *   ops                         workload x variant x dtype x shape in a run, with
  *                               the kernel options in force and the kernel picked
@@ -16,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -31,7 +34,12 @@ struct store;
  * READONLY mode: there the connection sees the current schema through TEMP
  * views over the old tables, the columns added since defaulted, and the
  * file stays untouched), and (re)creates the views when they are out of
- * date.
+ * date. READONLY opens a WAL file with no log beside it immutable (no
+ * locks, no -wal or -shm created: works where the user cannot write), and
+ * one with a log read-only through it; its v_runs shows 'killed' runs.
+ * Every connection defines the SQL function fp_run_status(status, host,
+ * pid, proc_start) (proc_run_status()). A malformed
+ * $FUSEPROF_BUSY_TIMEOUT_MS is an error.
  * Returns 0 with *out set, or -1 after a one-line error naming the file and
  * the cause; the file is then untouched. */
 int store_open(struct store **out, const char *path, enum store_mode mode);
@@ -71,7 +79,9 @@ struct store_run {
 	const char *counters;      /* "range-profiler", "none", "denied", ... */
 };
 
-/* Insert a run with status 'running' and started_at now. */
+/* Insert a run with status 'running' and started_at now, with this
+ * process's pid and start time, and host (this machine's name when
+ * r->host is NULL). */
 int store_begin_run(struct store *st, const struct store_run *r,
 		    long long *run_id);
 int store_set_run_device(struct store *st, long long run_id, long long device_id);

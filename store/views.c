@@ -51,6 +51,20 @@
 #define OP_FLOPS(list) "CASE WHEN count(k.id) > 0 THEN" \
 	" coalesce(sum(CASE c.metric" list(OP_TERM) " END), 0) END"
 
+/* v_runs over a given status expression: the stored view shows the status
+ * as stored; readers put fp_run_status() over it (FP_V_RUNS_LIVE_SQL). */
+#define V_RUNS_SQL(status) \
+	"SELECT r.id AS run_id, r.started_at, r.finished_at, " status " AS status," \
+	" r.tag, d.name AS device, r.host, r.tool_version, r.counters," \
+	" (SELECT count(*) FROM ops o WHERE o.run_id = r.id) AS ops," \
+	" (SELECT count(*) FROM ops o WHERE o.run_id = r.id AND o.status != 'ok')" \
+	"   AS failed_ops," \
+	" r.command_line, r.note" \
+	" FROM runs r LEFT JOIN devices d ON d.id = r.device_id"
+
+const char fp_v_runs_live_sql[] =
+	V_RUNS_SQL("fp_run_status(r.status, r.host, r.pid, r.proc_start)");
+
 const struct view_def fp_views[] = {
 	{ "v_kernel_counters",
 	  "SELECT k.id AS kernel_id, k.op_id,"
@@ -112,14 +126,7 @@ const struct view_def fp_views[] = {
 	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
 	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel" },
 
-	{ "v_runs",
-	  "SELECT r.id AS run_id, r.started_at, r.finished_at, r.status, r.tag,"
-	  " d.name AS device, r.host, r.tool_version, r.counters,"
-	  " (SELECT count(*) FROM ops o WHERE o.run_id = r.id) AS ops,"
-	  " (SELECT count(*) FROM ops o WHERE o.run_id = r.id AND o.status != 'ok')"
-	  "   AS failed_ops,"
-	  " r.command_line, r.note"
-	  " FROM runs r LEFT JOIN devices d ON d.id = r.device_id",
+	{ "v_runs", V_RUNS_SQL("r.status"),
 	  "one row per run: when, where, status, how many ops and how many failed" },
 
 	/* The roofs a run is judged against: per ceiling name, a measured

@@ -12,6 +12,12 @@ struct view_def {
  * terminated by name == NULL. */
 extern const struct view_def fp_views[];
 
+/* v_runs as fuseprof's readers see it: the same columns, the status through
+ * fp_run_status(), a function each fuseprof connection defines (a run
+ * whose process is gone reads 'killed'). A TEMP view of readers only: the
+ * stored v_runs must work in any SQLite client, which lacks the function. */
+extern const char fp_v_runs_live_sql[];
+
 /* The columns of v_roofline that v_fusion reads. */
 #define FP_FUSION_INPUT \
 	"run_id, op_id, workload, variant, role, dtype, shape," \

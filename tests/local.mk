@@ -34,8 +34,16 @@ tests_test_store_LDADD = $(test_store_libs)
 tests_store_writer_SOURCES = tests/store-writer.c
 tests_store_writer_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_store_writer_LDADD = $(test_store_libs)
-TESTS += tests/test-store-kill.sh tests/test-store-concurrent.sh
-EXTRA_DIST += tests/test-store-kill.sh tests/test-store-concurrent.sh
+check_PROGRAMS += tests/test-store-status
+TESTS += tests/test-store-status
+tests_test_store_status_SOURCES = tests/test-store-status.c
+tests_test_store_status_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_store_status_LDADD = $(test_store_libs)
+store_sh_tests = tests/test-store-kill.sh tests/test-store-concurrent.sh \
+	tests/test-store-fresh.sh tests/test-store-env.sh \
+	tests/test-store-readonly.sh tests/test-store-killed.sh
+TESTS += $(store_sh_tests)
+EXTRA_DIST += $(store_sh_tests)
 
 ### number formatting ########################################################
 check_PROGRAMS += tests/test-format

@@ -122,4 +122,4 @@ one_line_error "one statement"
 cmp -s "$db" "$tmp/q.copy" || fail "query changed the database"
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv "PRAGMA user_version"
 uncr
-[ "$(sed -n 2p "$tmp/out")" = 2 ] || fail "user_version changed: $(cat "$tmp/out")"
+[ "$(sed -n 2p "$tmp/out")" = 3 ] || fail "user_version changed: $(cat "$tmp/out")"
