@@ -65,6 +65,8 @@ cp "$top_srcdir/examples/h100-sample.db" "$tmp/s.db"
 cp "$tmp/s.db" "$tmp/s.copy"
 expect_exit 0 "$FUSEPROF" run --dry-run --quick --db "$tmp/s.db"
 cmp -s "$tmp/s.db" "$tmp/s.copy" || fail "a dry run changed the database"
+[ ! -e "$tmp/s.db-wal" ] && [ ! -e "$tmp/s.db-shm" ] ||
+	fail "a dry run left -wal/-shm files beside the database it only read"
 [ ! -e "$tmp/new.db" ] || fail "a refused dry run created its database"
 
 # Item: the op count and the estimate, on stderr; stdout stays the op list.
