@@ -32,6 +32,12 @@ tests_test_report_views_LDADD = $(test_report_libs)
 TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
 
+## Numbers to distrust: v_distrust's rules at and past each threshold
+## (runs written by tests/mkruns), the report's outputs of them, and the
+## offenders of the shipped samples.
+TESTS += tests/test-report-distrust.sh
+EXTRA_DIST += tests/test-report-distrust.sh
+
 ## The sample database of a real GPU run, reported end to end.
 TESTS += tests/test-report-sample.sh
 EXTRA_DIST += tests/test-report-sample.sh examples/h100-sample.db \

@@ -16,6 +16,7 @@
 #include "roofline.h"
 #include "table.h"
 #include "util.h"
+#include "views.h"
 
 const char *const report_ceiling_names[] = {
 	"dram_bw", "dram_read_bw", "l2_bw", "fp32_fma", "fp64_fma",
@@ -322,6 +323,70 @@ static void wrong_table(const struct rf_run *run, struct table *t)
 	}
 }
 
+/* What each rule of v_distrust measures, for the reader; a reason this
+ * build does not know shows as it is. */
+static const char *flag_what(const char *reason)
+{
+	static const char *const what[][2] = {
+		{ "traffic_below_min", "DRAM bytes ÷ model minimum" },
+		{ "above_roof", "% of roof" },
+		{ "above_l2_roof", "% of L2 roof" },
+		{ "flops_off_model", "counted ÷ model FLOPs" },
+		{ "flops_without_model", "counted FLOPs, model 0" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
+		if (!strcmp(reason, what[i][0]))
+			return what[i][1];
+	return reason;
+}
+
+/* The ops whose numbers are impossible, one row per rule broken: display
+ * (reading units, the rule in words) or full (every column, for scripts). */
+static void distrust_table(const struct rf_run *run, struct table *t, int display)
+{
+	static const char *const full[] = {
+		"op_id", "workload", "variant", "dtype", "shape", "reason", "value",
+		"threshold", "cause",
+	};
+	static const char *const disp[] = {
+		"workload", "variant", "dtype", "shape", "measure", "value", "limit",
+		"likely cause",
+	};
+
+	table_init(t, display ? (int)ARRAY_SIZE(disp) : (int)ARRAY_SIZE(full),
+		   display ? disp : full);
+	for (size_t i = 0; i < run->nflags; i++) {
+		const struct rf_flag *f = &run->flags[i];
+
+		if (!display)
+			table_add_int(t, f->op_id);
+		table_add_text(t, f->workload);
+		table_add_text(t, f->variant);
+		table_add_text(t, f->dtype);
+		table_add_text(t, f->shape);
+		table_add_text(t, display ? flag_what(f->reason) : f->reason);
+		table_add_double(t, f->value, display ? 4 : 10);
+		table_add_double(t, f->threshold, display ? 4 : 10);
+		table_add_text(t, f->cause);
+	}
+}
+
+/* The rules, in a sentence under the section's title. */
+static void distrust_rules(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "Each row is a rule an op's numbers break; the op "
+		      "stays in every table and chart above and below, flagged, "
+		      "not hidden. The rules: DRAM bytes below "
+		      FP_DISTRUST_TRAFFIC_MIN "x the model's minimum; above "
+		      FP_DISTRUST_ROOF_PCT " % of its DRAM or L2 roof; counted "
+		      "FLOPs outside " FP_DISTRUST_FLOPS_TENSOR_LO "-"
+		      FP_DISTRUST_FLOPS_TENSOR_HI "x the model's for tensor-core "
+		      "ops, " FP_DISTRUST_FLOPS_CORE_LO "-" FP_DISTRUST_FLOPS_CORE_HI
+		      "x for CUDA-core ops, or counted where the model has none. "
+		      "Ops that failed their check are not judged here.");
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -407,6 +472,7 @@ void report_summary(const struct report *r, FILE *out)
  * 10,000 ops, formatting numbers is a good part of a report's time. */
 struct tables {
 	struct table summary, run, ceilings_disp, ceilings_full, wrong;
+	struct table distrust_disp, distrust_full;
 	struct table ops_disp, ops_full, fusion_disp, fusion_full;
 };
 
@@ -497,6 +563,12 @@ static void intro(const struct report *r, struct strbuf *sb)
 			    wrong == 1 ? "its" : "their");
 	else
 		strbuf_addstr(sb, "Every op passed its check.");
+	if (run->nflagged)
+		strbuf_addf(sb, " %zu op%s numbers to distrust (DRAM bytes below "
+			    "the model's minimum, above a roof, or FLOPs far from "
+			    "the model's): listed below under \"Numbers to "
+			    "distrust\", and kept in every chart and table.",
+			    run->nflagged, run->nflagged == 1 ? " has" : "s have");
 	free(missing);
 }
 
@@ -526,6 +598,14 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 	md_section(f, "Run", &t->run);
 	md_section(f, "Ceilings", &t->ceilings_disp);
 	md_section(f, "Ops that failed their check", &t->wrong);
+	fputs("\n## Numbers to distrust\n\n", f);
+	distrust_rules(&sb);
+	fprintf(f, "%s\n\n", strbuf_str(&sb));
+	strbuf_release(&sb);
+	if (t->distrust_disp.nrows)
+		table_print(&t->distrust_disp, TABLE_MD, f);
+	else
+		fputs("None.\n", f);
 	fputs("\n## Plots\n\n", f);
 	if (r->images->skipped)
 		fprintf(f, "Plots skipped: %s.\n", r->images->skipped);
@@ -592,14 +672,16 @@ static void html_escape_sb(struct strbuf *sb, const char *s)
 }
 
 /* Each row is assembled first and written with one fwrite: a stdio call
- * per cell costs more than the cell. */
+ * per cell costs more than the cell. A NULL title writes no heading. */
 static void html_table(FILE *f, const char *title, const struct table *t)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	fputs("<h2>", f);
-	html_escape(f, title);
-	fputs("</h2>\n", f);
+	if (title) {
+		fputs("<h2>", f);
+		html_escape(f, title);
+		fputs("</h2>\n", f);
+	}
 	if (!t->nrows) {
 		fputs("<p>None.</p>\n", f);
 		return;
@@ -701,6 +783,12 @@ static int write_html(const struct report *r, const struct tables *t, const char
 	html_table(f, "Run", &t->run);
 	html_table(f, "Ceilings", &t->ceilings_disp);
 	html_table(f, "Ops that failed their check", &t->wrong);
+	fputs("<h2>Numbers to distrust</h2>\n<p>", f);
+	distrust_rules(&sb);
+	html_escape(f, strbuf_str(&sb));
+	strbuf_release(&sb);
+	fputs("</p>\n", f);
+	html_table(f, NULL, &t->distrust_disp);
 	fputs("<h2>Plots</h2>\n", f);
 	if (r->images->skipped) {
 		fputs("<p>Plots skipped: ", f);
@@ -729,6 +817,7 @@ static int write_csv(const struct tables *t, const char *dir)
 		{ "roofline.csv", &t->ops_full },
 		{ "fusion.csv", &t->fusion_full },
 		{ "ceilings.csv", &t->ceilings_full },
+		{ "distrust.csv", &t->distrust_full },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
@@ -808,6 +897,8 @@ static int write_json(const struct report *r, const struct tables *t, const char
 	table_print(&t->ops_full, TABLE_JSON, f);
 	fputs(",\n\"fusion\": ", f);
 	table_print(&t->fusion_full, TABLE_JSON, f);
+	fputs(",\n\"distrust\": ", f);
+	table_print(&t->distrust_full, TABLE_JSON, f);
 	fputs("}\n", f);
 	return finish(f, path);
 }
@@ -823,6 +914,7 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		run_table(r, &t.run);
 		ceilings_table(r->run, &t.ceilings_disp, 1);
 		wrong_table(r->run, &t.wrong);
+		distrust_table(r->run, &t.distrust_disp, 1);
 		ops_table_display(r->run, &t.ops_disp);
 		fusion_table(r->pairs, &t.fusion_disp, 1);
 	}
@@ -830,6 +922,7 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		ceilings_table(r->run, &t.ceilings_full, 0);
 		ops_table_full(r->run, &t.ops_full);
 		fusion_table(r->pairs, &t.fusion_full, 0);
+		distrust_table(r->run, &t.distrust_full, 0);
 	}
 	if ((formats & REPORT_MD) && write_md(r, &t, dir))
 		goto out;
@@ -847,6 +940,8 @@ out:
 	table_release(&t.ceilings_disp);
 	table_release(&t.ceilings_full);
 	table_release(&t.wrong);
+	table_release(&t.distrust_disp);
+	table_release(&t.distrust_full);
 	table_release(&t.ops_disp);
 	table_release(&t.ops_full);
 	table_release(&t.fusion_disp);

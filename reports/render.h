@@ -33,9 +33,9 @@ int report_parse_formats(const char *list, unsigned *formats, const char **bad);
  * are listed as missing. */
 extern const char *const report_ceiling_names[];
 
-/* Write report.md, report.html, roofline.csv, fusion.csv, ceilings.csv and
- * report.json (as formats asks) into dir, which exists. Returns 0, or -1
- * after an error naming the file. */
+/* Write report.md, report.html, roofline.csv, fusion.csv, ceilings.csv,
+ * distrust.csv and report.json (as formats asks) into dir, which exists.
+ * Returns 0, or -1 after an error naming the file. */
 int report_write(const struct report *r, const char *dir, unsigned formats);
 
 /* The short summary: one row per workload (ops, wrong, pairs, median and

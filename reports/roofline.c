@@ -37,6 +37,16 @@ static const struct col op_cols[] = {
 #undef T
 #undef R
 
+#define T(f) { #f, COL_TEXT, offsetof(struct rf_flag, f) }
+#define R(f) { #f, COL_REAL, offsetof(struct rf_flag, f) }
+static const struct col flag_cols[] = {
+	{ "op_id", COL_INT, offsetof(struct rf_flag, op_id) },
+	T(workload), T(variant), T(dtype), T(shape), T(reason),
+	R(value), R(threshold), T(cause),
+};
+#undef T
+#undef R
+
 static char *text_or(sqlite3_stmt *s, int i, const char *dflt)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
@@ -115,7 +125,7 @@ static int load_ceilings(struct store *st, struct rf_run *run)
 }
 
 /* RF_RUN_TABLE, created empty, and the statement that fills it with one
- * row of the FP_FUSION_INPUT columns; *ncols gets their number. The
+ * row of the FP_RUN_INPUT columns; *ncols gets their number. The
  * columns have no declared type, so each value keeps the type the view
  * gave it and v_fusion's SQL over them computes what the view computes. */
 static sqlite3_stmt *run_table(struct store *st, int *ncols)
@@ -124,14 +134,14 @@ static sqlite3_stmt *run_table(struct store *st, int *ncols)
 	sqlite3_stmt *ins = NULL;
 	int n = 1;
 
-	for (const char *p = FP_FUSION_INPUT; *p; p++)
+	for (const char *p = FP_RUN_INPUT; *p; p++)
 		n += *p == ',';
 	strbuf_addstr(&sql, "INSERT INTO " RF_RUN_TABLE " VALUES (");
 	for (int i = 1; i <= n; i++)
 		strbuf_addf(&sql, "%s?%d", i > 1 ? ", " : "", i);
 	strbuf_addstr(&sql, ")");
 	if (sqlite3_exec(store_db(st), "DROP TABLE IF EXISTS " RF_RUN_TABLE ";"
-			 " CREATE TABLE " RF_RUN_TABLE " (" FP_FUSION_INPUT ")",
+			 " CREATE TABLE " RF_RUN_TABLE " (" FP_RUN_INPUT ")",
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &ins, NULL) != SQLITE_OK) {
 		store_error(st, "cannot keep the run's roofline in");
@@ -152,9 +162,9 @@ static int load_ops(struct store *st, const char *const *workloads,
 
 	if (!(ins = run_table(st, &nin)))
 		return -1;
-	/* The SELECT reads FP_FUSION_INPUT's columns first, in its order, to
+	/* The SELECT reads FP_RUN_INPUT's columns first, in its order, to
 	 * copy them as they come; then every column of op_cols. */
-	strbuf_addstr(&sql, "SELECT " FP_FUSION_INPUT);
+	strbuf_addstr(&sql, "SELECT " FP_RUN_INPUT);
 	strbuf_addstr(&sql, ", ");
 	cols_select(&sql, op_cols, ARRAY_SIZE(op_cols));
 	strbuf_addstr(&sql, " FROM v_roofline WHERE run_id = ?1 ORDER BY workload, op_id");
@@ -193,13 +203,57 @@ static int load_ops(struct store *st, const char *const *workloads,
 	return 0;
 }
 
+/* The run's flags, by v_distrust's SQL over the rows load_ops left in
+ * RF_RUN_TABLE: the same rules as the view, without evaluating v_roofline
+ * again. */
+static int load_flags(struct store *st, const char *const *workloads,
+		      struct rf_run *run)
+{
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0;
+	long long last = -1;
+	int rc;
+
+	strbuf_addstr(&sql, "SELECT ");
+	cols_select(&sql, flag_cols, ARRAY_SIZE(flag_cols));
+	strbuf_addstr(&sql, " FROM (" FP_DISTRUST_SQL(RF_RUN_TABLE) ") WHERE run_id = ?1"
+		      " ORDER BY workload, op_id, reason");
+	rc = sqlite3_prepare_v2(store_db(st), strbuf_str(&sql), -1, &s, NULL);
+	strbuf_release(&sql);
+	if (rc != SQLITE_OK)
+		return store_error(st, "cannot read v_distrust from");
+	sqlite3_bind_int64(s, 1, run->id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *w = sqlite3_column_text(s, 1);
+		struct rf_flag *f;
+
+		if (!rows_wanted(w ? (const char *)w : "", workloads))
+			continue;
+		if (run->nflags == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			run->flags = xrealloc(run->flags, alloc * sizeof *run->flags);
+		}
+		f = &run->flags[run->nflags++];
+		cols_read(s, 0, flag_cols, ARRAY_SIZE(flag_cols), f);
+		/* Flags come grouped by op (ordered by op id within a workload). */
+		run->nflagged += f->op_id != last;
+		last = f->op_id;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_error(st, "cannot read v_distrust from");
+	return 0;
+}
+
 int rf_load(struct store *st, long long run_id, const char *const *workloads,
 	    struct rf_run *run)
 {
 	memset(run, 0, sizeof *run);
 	if (load_run(st, run_id, run))
 		return -1;
-	if (load_ceilings(st, run) || load_ops(st, workloads, run)) {
+	if (load_ceilings(st, run) || load_ops(st, workloads, run) ||
+	    load_flags(st, workloads, run)) {
 		rf_release(run);
 		return -1;
 	}
@@ -227,6 +281,9 @@ void rf_release(struct rf_run *run)
 	for (size_t i = 0; i < run->nops; i++)
 		cols_free(op_cols, ARRAY_SIZE(op_cols), &run->ops[i]);
 	free(run->ops);
+	for (size_t i = 0; i < run->nflags; i++)
+		cols_free(flag_cols, ARRAY_SIZE(flag_cols), &run->flags[i]);
+	free(run->flags);
 	memset(run, 0, sizeof *run);
 }
 

@@ -42,6 +42,18 @@ struct rf_op {
 	char *kernel;       /* the kernels its launcher picked; "" if not said */
 };
 
+/* One rule an op's numbers break: a row of v_distrust (see views.h for
+ * the rules). value and threshold are in the rule's unit: a ratio for
+ * traffic_below_min and flops_off_model, percent for above_roof and
+ * above_l2_roof, FLOP for flops_without_model. Strings are never NULL. */
+struct rf_flag {
+	long long op_id;
+	char *workload, *variant, *dtype, *shape;
+	char *reason;  /* "traffic_below_min", "above_roof", ... */
+	double value, threshold;
+	char *cause;   /* the likely cause, one sentence */
+};
+
 /* A run with its ceilings and ops (ordered by workload, then op id). */
 struct rf_run {
 	long long id;
@@ -51,15 +63,20 @@ struct rf_run {
 	struct rf_ceiling *ceilings;
 	size_t nops;
 	struct rf_op *ops;
+	/* The ops whose numbers are impossible (ordered by workload, op id,
+	 * reason): nflags rules broken by nflagged distinct ops. */
+	size_t nflags, nflagged;
+	struct rf_flag *flags;
 };
 
 /* The TEMP table where rf_load leaves the run's rows of v_roofline (every
- * workload), for fusion_load_run to pair without evaluating the view again. */
+ * workload, the FP_RUN_INPUT columns), for fusion_load_run to pair and
+ * rf_load to flag without evaluating the view again. */
 #define RF_RUN_TABLE "temp.fp_run_roofline"
 
-/* Read run `run_id`, its chosen ceilings and every op of v_roofline into
- * *run. When workloads is not NULL, keep only ops whose workload is in
- * that NULL-terminated list. Returns 0, or -1 after an error (nothing to
+/* Read run `run_id`, its chosen ceilings, every op of v_roofline and the
+ * flags of v_distrust into *run. When workloads is not NULL, keep only ops
+ * (and flags) whose workload is in that NULL-terminated list. Returns 0, or -1 after an error (nothing to
  * free then). An existing run with no ops is not an error: nops is 0.
  * Replaces RF_RUN_TABLE on st's connection with the run's rows. */
 int rf_load(struct store *st, long long run_id, const char *const *workloads,

@@ -184,7 +184,7 @@ static int report_file(const char *name)
 {
 	static const char *const fixed[] = {
 		"report.md", "report.html", "report.json", "roofline.csv",
-		"fusion.csv", "ceilings.csv", "plots.gp", "roofline.gp",
+		"fusion.csv", "ceilings.csv", "distrust.csv", "plots.gp", "roofline.gp",
 		"fusion.gp", NULL
 	};
 
@@ -207,6 +207,7 @@ static int wrote(const struct written *w, const char *name)
 		{ REPORT_MD, "report.md" }, { REPORT_HTML, "report.html" },
 		{ REPORT_JSON, "report.json" }, { REPORT_CSV, "roofline.csv" },
 		{ REPORT_CSV, "fusion.csv" }, { REPORT_CSV, "ceilings.csv" },
+		{ REPORT_CSV, "distrust.csv" },
 	};
 	int keep = w->po->keep_data && w->images->n;
 
@@ -461,6 +462,15 @@ static int cmd_report(int argc, char **argv)
 	report_summary(&rep, stdout);
 	printf("\nreport of run %lld (%zu ops, %zu fusion pairs) written to %s/\n",
 	       run_id, run.nops, pairs.n, out);
+	/* Impossible numbers are flagged in the files; say so where the
+	 * user is looking, naming the first file written that lists them.
+	 * A failed report says its one error line alone. */
+	if (run.nflagged && !plot_failed)
+		warning("%zu op%s numbers to distrust: see %s/%s", run.nflagged,
+			run.nflagged == 1 ? " has" : "s have", out,
+			formats & REPORT_MD ? "report.md" : formats & REPORT_HTML
+			? "report.html" : formats & REPORT_CSV ? "distrust.csv"
+			: "report.json");
 	rc = plot_failed ? EXIT_FAIL : EXIT_OK;
 
 out_release:

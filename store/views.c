@@ -202,6 +202,13 @@ const struct view_def fp_views[] = {
 	{ "v_fusion", FP_FUSION_SQL("v_roofline"),
 	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup" },
 
+	/* The ops whose numbers cannot be right, one row per rule broken: the
+	 * rules and their thresholds are in views.h (FP_DISTRUST_*). Ops that
+	 * failed their check are left out: they are listed as wrong already,
+	 * and no number of theirs is used anywhere. */
+	{ "v_distrust", FP_DISTRUST_SQL("v_roofline"),
+	  "ops whose numbers are impossible, one row per rule broken: DRAM bytes below the model's minimum, above a roof, counted FLOPs far off the model's" },
+
 	/* Each op against the same op (workload, variant, dtype, shape) in the
 	 * latest earlier run on the same GPU model (devices.name) that had it;
 	 * an op with no such predecessor has no row. A run holds at most one op

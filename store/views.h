@@ -51,6 +51,129 @@ extern const char fp_v_runs_live_sql[];
 	"  AND b.op_id != f.op_id" \
 	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok'"
 
+/* ---- numbers to distrust ------------------------------------------------
+ * v_distrust lists each op that passed its check but whose numbers cannot
+ * be right, one row per broken rule. The report flags these ops and never
+ * hides them: they stay in every table and chart. The thresholds are SQL
+ * literals, so the view's text (and so its signature) changes with them. */
+
+/* DRAM traffic below this many times the model's minimum bytes cannot
+ * happen: every input is read and every output written at least once, and
+ * the counters count whole sectors, so rounding only adds bytes. No
+ * tolerance below 1.0. The usual cause: the op's output lines were still
+ * dirty in L2 when its last kernel ended, and their write-back to DRAM
+ * was charged to no op. */
+#define FP_DISTRUST_TRAFFIC_MIN "1.0"
+
+/* % of its DRAM or L2 roof that no op can pass. A measured ceiling is the
+ * best the device did on its test; an op above it shows that the ceiling is
+ * not this op's roof (a bandwidth measured for another read/write mix, a
+ * peak taken at lower clocks), not that the op beat the hardware. No
+ * tolerance above 100: a flag costs a line, a hidden one a wrong claim. */
+#define FP_DISTRUST_ROOF_PCT "100"
+
+/* Counted FLOPs (add + mul + 2 x fma per precision, plus the tensor pipe's
+ * operations) against the model's FLOPs (each FMA 2), by the op's precision:
+ *
+ * Tensor-core ops (precision tensor_*): the tensor pipe counts each
+ * multiply-add of the GEMM, which dominates the model, as 2 FLOPs: in
+ * the shipped samples its counts are the GEMMs' 2MNK exactly. What may differ is the
+ * CUDA-core part (LayerNorm, epilogue: compares and MUFU count nothing,
+ * accurate rsqrt and division count several) and padding to whole tiles
+ * at ragged shapes: 0.8x to 1.25x. Below, tensor work went uncounted;
+ * above, the GEMM ran on mostly padded tiles or the model misses work.
+ *
+ * CUDA-core ops (fp32_fma, fp64_fma): the counters see FADD, FMUL and FFMA
+ * (and their half and double kinds) only. Packed half-precision
+ * instructions (HFMA2, HADD2) count once per thread for two operations, and
+ * the model's compares, min/max and MUFU transcendentals count nothing, so
+ * half the model is still honest; accurate expf, erff, division and rsqrt
+ * expand into FFMA sequences of 4 to 20 FLOPs for the model's one, which in
+ * a whole op stays within 4x (the samples' ops: 0.8x to 2.3x). Outside,
+ * a kernel's counters are missing or the model is wrong.
+ *
+ * An op whose model has no FLOPs and whose counters have none is fine; one
+ * whose model has none but whose counters have some is flagged on its own
+ * rule (flops_without_model), its value the counted FLOPs. */
+#define FP_DISTRUST_FLOPS_TENSOR_LO "0.8"
+#define FP_DISTRUST_FLOPS_TENSOR_HI "1.25"
+#define FP_DISTRUST_FLOPS_CORE_LO "0.5"
+#define FP_DISTRUST_FLOPS_CORE_HI "4.0"
+
+/* The columns of v_roofline that v_distrust reads beyond FP_FUSION_INPUT;
+ * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
+#define FP_DISTRUST_EXTRA "precision, bound, traffic_eff, roof_l2_pct, flops, model_flops"
+#define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA
+
+/* The op a flag is about; the flag adds the rule it broke (reason), the
+ * op's number for that rule (value), the limit it crossed (threshold) and
+ * the likely cause in a sentence. */
+#define FP_DISTRUST_COLS \
+	"op_id, run_id, workload, variant, dtype, shape"
+
+/* v_distrust's SELECT over src, any relation with the FP_RUN_INPUT columns
+ * of v_roofline: the view is FP_DISTRUST_SQL("v_roofline"); `fuseprof
+ * report` points it at the run's rows it read once. src is named once, so
+ * SQLite reads it once for all the rules. Columns: FP_DISTRUST_COLS,
+ * reason, value, threshold, cause. Reasons and their values:
+ *   traffic_below_min    dram_bytes / model_min_bytes  (x, below threshold)
+ *   above_roof           roof_pct                      (%, above threshold)
+ *   above_l2_roof        roof_l2_pct                   (%, above threshold)
+ *   flops_off_model      counted / model FLOPs   (x, outside the precision's
+ *                        range; threshold is the bound it crossed)
+ *   flops_without_model  counted FLOPs, the model having 0 (threshold 0) */
+#define FP_DISTRUST_SQL(src) \
+	"WITH d AS (SELECT " FP_DISTRUST_COLS ", bound, traffic_eff, roof_pct," \
+	"  roof_l2_pct, flops, model_flops," \
+	"  precision LIKE 'tensor%' AS tensor FROM " src " WHERE status = 'ok')" \
+	" SELECT " FP_DISTRUST_COLS ", 'traffic_below_min' AS reason," \
+	"  traffic_eff AS value, " FP_DISTRUST_TRAFFIC_MIN " AS threshold," \
+	"  'DRAM bytes below the model''s minimum: output lines likely left dirty" \
+	" in L2 at the op''s end, their write-back to DRAM not counted' AS cause" \
+	"  FROM d WHERE traffic_eff < " FP_DISTRUST_TRAFFIC_MIN \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'above_roof', roof_pct, " \
+	FP_DISTRUST_ROOF_PCT "," \
+	"  CASE WHEN bound = 'compute' THEN 'above its compute peak: the peak was" \
+	" measured low (clocks, instruction mix), or the counted FLOPs exceed the" \
+	" work done'" \
+	"  ELSE 'above its DRAM roof: the bandwidth ceiling is too low for this" \
+	" op''s read/write mix (it was measured for another mix)' END" \
+	"  FROM d WHERE roof_pct > " FP_DISTRUST_ROOF_PCT \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'above_l2_roof', roof_l2_pct, " \
+	FP_DISTRUST_ROOF_PCT "," \
+	"  'above its L2 roof: the L2 bandwidth ceiling (a read test) is too low" \
+	" for this op''s access mix'" \
+	"  FROM d WHERE roof_l2_pct > " FP_DISTRUST_ROOF_PCT \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_off_model'," \
+	"  flops / model_flops," \
+	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO " * model_flops" \
+	"   THEN " FP_DISTRUST_FLOPS_TENSOR_LO \
+	"   WHEN tensor THEN " FP_DISTRUST_FLOPS_TENSOR_HI \
+	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO " * model_flops" \
+	"   THEN " FP_DISTRUST_FLOPS_CORE_LO \
+	"   ELSE " FP_DISTRUST_FLOPS_CORE_HI " END," \
+	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO " * model_flops" \
+	"   THEN 'tensor-core FLOPs below the model''s: tensor work went uncounted" \
+	" (a kernel without counters, a data path the FLOP formula lacks)'" \
+	"   WHEN tensor THEN 'tensor-core FLOPs above the model''s by more than" \
+	" padding and the epilogue explain: the GEMM ran on mostly padded tiles," \
+	" or the model misses work'" \
+	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO " * model_flops" \
+	"   THEN 'counted FLOPs below half the model''s, more than packed half" \
+	" pairs and uncounted compares explain: a kernel''s counters are missing," \
+	" or the model is wrong'" \
+	"   ELSE 'counted FLOPs above " FP_DISTRUST_FLOPS_CORE_HI "x the model''s, more" \
+	" than expanded exp, erf and division explain: the op recomputes, or the" \
+	" model misses work' END" \
+	"  FROM d WHERE model_flops > 0 AND (flops < (CASE WHEN tensor THEN " \
+	FP_DISTRUST_FLOPS_TENSOR_LO " ELSE " FP_DISTRUST_FLOPS_CORE_LO " END) * model_flops" \
+	"  OR flops > (CASE WHEN tensor THEN " FP_DISTRUST_FLOPS_TENSOR_HI " ELSE " \
+	FP_DISTRUST_FLOPS_CORE_HI " END) * model_flops)" \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_without_model', flops, 0," \
+	"  'FLOPs counted for an op whose model has none: the model is incomplete," \
+	" or another op''s work was charged to this one'" \
+	"  FROM d WHERE model_flops = 0 AND flops > 0"
+
 /* A short hash of all view definitions; stored in meta('views') so a
  * database whose views are stale is brought up to date on open. */
 const char *views_signature(void);

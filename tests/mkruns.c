@@ -14,6 +14,14 @@
  *       both stores the op without counters.
  *   kernel OPTS|- [LINE...]  kernel options (canonical text, '-' for none)
  *                            and kernel line of the ops that follow
+ *   model FLOPS MIN_BYTES    the model's FLOPs and minimum bytes (also its
+ *                            variant bytes) of the ops that follow ('-' for
+ *                            either, or 'model -': unknown, the default)
+ *   flops fp32|tensor        the counter the FLOPs of the ops that follow
+ *                            go to: FP32 adds (default) or the tensor pipe
+ *   l2 BYTES|-               L2 bytes (lts__t_bytes) of the ops that follow;
+ *                            '-' (default): no L2 counter
+ *   ceiling NAME UNIT VALUE  a measured ceiling of the current run's device
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -30,13 +38,21 @@
 #include "store.h"
 #include "util.h"
 
-/* Raw metric names that v_kernel_counters turns into dram_bytes and
- * flops_fp32 (FLOPs = fadd + fmul + 2 ffma); kept in one place so a rename
- * in the collector is one edit here. */
-static const char *const counter_names[] = {
+/* Raw metric names that v_kernel_counters turns into dram_bytes,
+ * flops_fp32 (FLOPs = fadd + fmul + 2 ffma) or flops_tensor, and l2_bytes;
+ * kept in one place so a rename in the collector is one edit here. */
+enum { C_READ, C_WRITE, C_FLOPS, C_L2, NCOUNTERS };
+static const char *const fp32_names[NCOUNTERS] = {
 	"dram__bytes_read.sum",
 	"dram__bytes_write.sum",
 	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"lts__t_bytes.sum",
+};
+static const char *const tensor_names[NCOUNTERS] = {
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+	"lts__t_bytes.sum",
 };
 
 static uint64_t rng_state;
@@ -73,11 +89,26 @@ static int finish(struct store *st, long long run, const char *status)
 /* The kernel options and kernel line of the ops that follow ("" each). */
 static char kopts_text[256], kernel_text[256];
 
+/* The model, FLOP counter and L2 bytes of the ops that follow (NAN:
+ * unknown, or no L2 counter). */
+static double model_flops = NAN, model_bytes = NAN, l2_bytes = NAN;
+static int tensor_flops;
+
+/* parse_double, with '-' for NAN. */
+static int number_or_dash(const char *s, double *v)
+{
+	if (!strcmp(s, "-")) {
+		*v = NAN;
+		return 0;
+	}
+	return parse_double(s, v);
+}
+
 static int add_op(struct store *st, long long run, char **f, int lineno)
 {
 	struct store_op op = { 0 };
 	struct store_kernel k = { 0 };
-	double vals[3], median, spread, dram, flops, *t;
+	double vals[NCOUNTERS], median, spread, dram, flops, *t;
 	long launches, n;
 	int counters = strcmp(f[7], "-") != 0;
 	int rc;
@@ -101,16 +132,18 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.reps = (int)n;
 	op.time_ns = t;
 	op.launches = launches;
-	op.model_flops = op.model_min_bytes = op.model_variant_bytes = NAN;
+	op.model_flops = model_flops;
+	op.model_min_bytes = op.model_variant_bytes = model_bytes;
 	k.name = "test_kernel";
 	k.launches = launches;
 	k.dur_ns_median = k.dur_ns_min = k.dur_ns_max = median;
 	if (counters) {
-		vals[0] = round(dram * 0.75);
-		vals[1] = dram - vals[0];
-		vals[2] = flops;
-		k.ncounters = 3;
-		k.counter_names = counter_names;
+		vals[C_READ] = round(dram * 0.75);
+		vals[C_WRITE] = dram - vals[C_READ];
+		vals[C_FLOPS] = flops;
+		vals[C_L2] = l2_bytes;
+		k.ncounters = isnan(l2_bytes) ? C_L2 : NCOUNTERS;
+		k.counter_names = tensor_flops ? tensor_names : fp32_names;
 		k.counter_values = vals;
 	}
 	op.nkernels = 1;
@@ -183,6 +216,29 @@ int main(int argc, char **argv)
 				len += (size_t)snprintf(kernel_text + len,
 							sizeof kernel_text - len, "%s%s",
 							i > 2 ? " " : "", f[i]);
+		} else if (!strcmp(f[0], "model") && (n == 2 || n == 3)) {
+			if (number_or_dash(f[1], &model_flops) ||
+			    number_or_dash(n == 3 ? f[2] : "-", &model_bytes)) {
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+		} else if (!strcmp(f[0], "flops") && n == 2 &&
+			   (!strcmp(f[1], "fp32") || !strcmp(f[1], "tensor"))) {
+			tensor_flops = !strcmp(f[1], "tensor");
+		} else if (!strcmp(f[0], "l2") && n == 2) {
+			if (number_or_dash(f[1], &l2_bytes)) {
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+		} else if (!strcmp(f[0], "ceiling") && n == 4 && run > 0) {
+			struct store_ceiling cg = { f[1], f[2], 0, "measured", "mkruns" };
+
+			if (parse_double(f[3], &cg.value)) {
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+			if (store_insert_ceiling(st, device, run, &cg))
+				goto out;
 		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
 			if (add_op(st, run, f, lineno))
 				goto out;

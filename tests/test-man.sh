@@ -3,8 +3,8 @@
 # a warning, no rendered line runs words together (a macro that alternates
 # fonts over a whole sentence drops its spaces: "Thedatabaseisopened"),
 # each command's synopsis there names the long options its --help lists
-# and no others, and v_runs and v_ops list their views' columns. Skips
-# (77) without groff.
+# and no others, and v_runs, v_ops and v_distrust list their views'
+# columns. Skips (77) without groff.
 . "${srcdir:-.}/tests/setup"
 
 page=$top_srcdir/fuseprof.1
@@ -62,11 +62,11 @@ for c in run ceilings list query report compare; do
 	fi
 done
 
-# v_runs and v_ops: the page lists every column of the view.
+# v_runs, v_ops and v_distrust: the page lists every column of the view.
 mkdb=${top_builddir:-.}/tests/mkdb
 if [ -x "$mkdb" ]; then
 	"$mkdb" "$tmp/t.db" 1 >/dev/null
-	for v in v_runs v_ops; do
+	for v in v_runs v_ops v_distrust; do
 		"$FUSEPROF" query --db "$tmp/t.db" --format csv "SELECT * FROM $v LIMIT 0" |
 			head -n 1 | tr -d '\r' | tr ',' '\n' >"$tmp/cols"
 		[ -s "$tmp/cols" ] || fail "no columns for $v"
