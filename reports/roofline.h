@@ -76,8 +76,9 @@ struct rf_run {
 
 /* Read run `run_id`, its chosen ceilings, every op of v_roofline and the
  * flags of v_distrust into *run. When workloads is not NULL, keep only ops
- * (and flags) whose workload is in that NULL-terminated list. Returns 0, or -1 after an error (nothing to
- * free then). An existing run with no ops is not an error: nops is 0.
+ * (and flags) whose workload is in that NULL-terminated list. Returns 0,
+ * or -1 after an error (nothing to free then). An existing run with no ops
+ * is not an error: nops is 0.
  * Replaces RF_RUN_TABLE on st's connection with the run's rows. */
 int rf_load(struct store *st, long long run_id, const char *const *workloads,
 	    struct rf_run *run);

@@ -76,8 +76,8 @@ extern const char fp_v_runs_live_sql[];
  * operations) against the model's FLOPs (each FMA 2), by the op's precision:
  *
  * Tensor-core ops (precision tensor_*): the tensor pipe counts each
- * multiply-add of the GEMM, which dominates the model, as 2 FLOPs: in
- * the shipped samples its counts are the GEMMs' 2MNK exactly. What may differ is the
+ * multiply-add of the GEMM, which dominates the model, as 2 FLOPs (in the
+ * shipped samples, exactly the GEMMs' 2MNK). What may differ is the
  * CUDA-core part (LayerNorm, epilogue: compares and MUFU count nothing,
  * accurate rsqrt and division count several) and padding to whole tiles
  * at ragged shapes: 0.8x to 1.25x. Below, tensor work went uncounted;
@@ -102,7 +102,8 @@ extern const char fp_v_runs_live_sql[];
 
 /* The columns of v_roofline that v_distrust reads beyond FP_FUSION_INPUT;
  * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
-#define FP_DISTRUST_EXTRA "precision, bound, traffic_eff, roof_l2_pct, flops, model_flops"
+#define FP_DISTRUST_EXTRA \
+	"precision, bound, traffic_eff, roof_l2_pct, flops, model_flops"
 #define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA
 
 /* The op a flag is about; the flag adds the rule it broke (reason), the
@@ -162,13 +163,14 @@ extern const char fp_v_runs_live_sql[];
 	"   THEN 'counted FLOPs below half the model''s, more than packed half" \
 	" pairs and uncounted compares explain: a kernel''s counters are missing," \
 	" or the model is wrong'" \
-	"   ELSE 'counted FLOPs above " FP_DISTRUST_FLOPS_CORE_HI "x the model''s, more" \
-	" than expanded exp, erf and division explain: the op recomputes, or the" \
-	" model misses work' END" \
+	"   ELSE 'counted FLOPs above " FP_DISTRUST_FLOPS_CORE_HI "x the model''s," \
+	" more than expanded exp, erf and division explain: the op recomputes, or" \
+	" the model misses work' END" \
 	"  FROM d WHERE model_flops > 0 AND (flops < (CASE WHEN tensor THEN " \
-	FP_DISTRUST_FLOPS_TENSOR_LO " ELSE " FP_DISTRUST_FLOPS_CORE_LO " END) * model_flops" \
-	"  OR flops > (CASE WHEN tensor THEN " FP_DISTRUST_FLOPS_TENSOR_HI " ELSE " \
-	FP_DISTRUST_FLOPS_CORE_HI " END) * model_flops)" \
+	FP_DISTRUST_FLOPS_TENSOR_LO " ELSE " FP_DISTRUST_FLOPS_CORE_LO " END)" \
+	"  * model_flops OR flops > (CASE WHEN tensor THEN " \
+	FP_DISTRUST_FLOPS_TENSOR_HI " ELSE " FP_DISTRUST_FLOPS_CORE_HI " END)" \
+	"  * model_flops)" \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_without_model', flops, 0," \
 	"  'FLOPs counted for an op whose model has none: the model is incomplete," \
 	" or another op''s work was charged to this one'" \
