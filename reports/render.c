@@ -194,25 +194,70 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 	}
 }
 
-/* The ops that passed, in reading units: for Markdown and HTML. The kernel
- * column (the kernels each launcher picked, else the options in force)
- * shows when some op says either: runs stored before they were recorded
- * keep their table as it was. */
+/* What each rule of v_distrust measures, for the reader, in full (the
+ * section) or short (the ops table); a reason this build does not know
+ * shows as it is. */
+static const char *flag_what(const char *reason, int brief)
+{
+	static const char *const what[][3] = {
+		{ "traffic_below_min", "DRAM bytes ÷ model minimum", "bytes < min" },
+		{ "above_roof", "% of roof", "> roof" },
+		{ "above_l2_roof", "% of L2 roof", "> L2 roof" },
+		{ "flops_off_model", "counted ÷ model FLOPs", "FLOPs ≠ model" },
+		{ "flops_without_model", "counted FLOPs, model 0", "FLOPs, model 0" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
+		if (!strcmp(reason, what[i][0]))
+			return what[i][brief ? 2 : 1];
+	return reason;
+}
+
+/* Does flag f come before op o in the order both were read in (workload,
+ * then op id; strcmp is SQLite's BINARY collation)? */
+static int flag_before(const struct rf_flag *f, const struct rf_op *o)
+{
+	int c = strcmp(f->workload, o->workload);
+
+	return c < 0 || (c == 0 && f->op_id < o->op_id);
+}
+
+/* The ops that passed, in reading units: for Markdown and HTML. The
+ * distrust column (the rules an op's numbers break, in short) shows when
+ * some op breaks one, so a flagged number is marked where it is read. The
+ * kernel column (the kernels each launcher picked, else the options in
+ * force) shows when some op says either: runs stored before they were
+ * recorded keep their table as it was. */
 static void ops_table_display(const struct rf_run *run, struct table *t)
 {
-	static const char *const hdr[] = {
+	static const char *const base[] = {
 		"workload", "variant", "dtype", "shape", "time µs", "DRAM MB",
 		"AI FLOP/B", "TFLOP/s", "DRAM GB/s", "% of roof", "bound",
-		"bytes / min", "min-byte GB/s", "% of DRAM bw", "kernel",
+		"bytes / min", "min-byte GB/s", "% of DRAM bw",
 	};
-	int kernel = 0;
+	const char *hdr[ARRAY_SIZE(base) + 2];
+	struct strbuf sb = STRBUF_INIT;
+	int kernel = 0, n = (int)ARRAY_SIZE(base);
+	size_t j = 0;
 
 	for (size_t i = 0; i < run->nops; i++)
 		kernel |= *run->ops[i].kernel || *run->ops[i].kernel_opts;
-	table_init(t, (int)ARRAY_SIZE(hdr) - !kernel, hdr);
+	memcpy(hdr, base, sizeof base);
+	if (run->nflags)
+		hdr[n++] = "distrust";
+	if (kernel)
+		hdr[n++] = "kernel";
+	table_init(t, n, hdr);
 	for (size_t i = 0; i < run->nops; i++) {
 		const struct rf_op *o = &run->ops[i];
 
+		/* Flags and ops come in the same order: walk both. */
+		strbuf_reset(&sb);
+		for (; j < run->nflags && flag_before(&run->flags[j], o); j++)
+			;
+		for (; j < run->nflags && run->flags[j].op_id == o->op_id; j++)
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "",
+				    flag_what(run->flags[j].reason, 1));
 		if (!is_ok(o))
 			continue;
 		table_add_text(t, o->workload);
@@ -229,10 +274,13 @@ static void ops_table_display(const struct rf_run *run, struct table *t)
 		table_add_double(t, o->traffic_eff, 3);
 		table_add_double(t, o->eff_bw / 1e9, 4);
 		table_add_double(t, o->eff_bw_pct, 3);
+		if (run->nflags)
+			table_add_text(t, sb.len ? strbuf_str(&sb) : NULL);
 		if (kernel)
 			table_add_text(t, *o->kernel ? o->kernel
 				       : *o->kernel_opts ? o->kernel_opts : NULL);
 	}
+	strbuf_release(&sb);
 }
 
 static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
@@ -323,24 +371,6 @@ static void wrong_table(const struct rf_run *run, struct table *t)
 	}
 }
 
-/* What each rule of v_distrust measures, for the reader; a reason this
- * build does not know shows as it is. */
-static const char *flag_what(const char *reason)
-{
-	static const char *const what[][2] = {
-		{ "traffic_below_min", "DRAM bytes ÷ model minimum" },
-		{ "above_roof", "% of roof" },
-		{ "above_l2_roof", "% of L2 roof" },
-		{ "flops_off_model", "counted ÷ model FLOPs" },
-		{ "flops_without_model", "counted FLOPs, model 0" },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
-		if (!strcmp(reason, what[i][0]))
-			return what[i][1];
-	return reason;
-}
-
 /* The ops whose numbers are impossible, one row per rule broken: display
  * (reading units, the rule in words) or full (every column, for scripts). */
 static void distrust_table(const struct rf_run *run, struct table *t, int display)
@@ -365,7 +395,7 @@ static void distrust_table(const struct rf_run *run, struct table *t, int displa
 		table_add_text(t, f->variant);
 		table_add_text(t, f->dtype);
 		table_add_text(t, f->shape);
-		table_add_text(t, display ? flag_what(f->reason) : f->reason);
+		table_add_text(t, display ? flag_what(f->reason, 0) : f->reason);
 		table_add_double(t, f->value, display ? 4 : 10);
 		table_add_double(t, f->threshold, display ? 4 : 10);
 		table_add_text(t, f->cause);

@@ -138,6 +138,14 @@ grep -q '^| roof | above | fp32 | S=1 | % of roof | 111.1 | 100 | above its DRAM
 grep -q '<h2>Numbers to distrust</h2>' "$tmp/r/report.html" || fail "report.html: no section"
 [ "$(grep -c '<td>flops_off_model\|<td>counted ÷ model FLOPs</td>' "$tmp/r/report.html")" -ge 1 ] ||
 	fail "report.html lists no FLOP flag"
+# The ops table marks each flagged number where it is read.
+awk '/^## Ops$/ { on = 1; next } /^## / { on = 0 } on' "$tmp/r/report.md" >"$tmp/md-ops"
+grep -q '^| traffic | below | fp32 | S=1 | .* | bytes < min |$' "$tmp/md-ops" ||
+	fail "report.md: the ops table does not mark traffic below: $(cat "$tmp/md-ops")"
+grep -q '^| roof | both | fp32 | S=1 | .* | > roof, bytes < min |$' "$tmp/md-ops" ||
+	fail "report.md: the ops table does not mark roof both: $(cat "$tmp/md-ops")"
+grep -q '^| traffic | at | fp32 | S=1 | .* |  |$' "$tmp/md-ops" ||
+	fail "report.md: the ops table marks traffic at: $(cat "$tmp/md-ops")"
 # The ops stay in the report's tables: flagged, not hidden.
 [ "$(tail -n +2 "$tmp/r/roofline.csv" | grep -c ',roof,both,\|,traffic,below,')" = 2 ] ||
 	fail "a flagged op left roofline.csv"
