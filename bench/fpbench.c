@@ -138,26 +138,24 @@ out:
 static int set_kopts(const struct workload *w, char *const *args, int n,
 		     struct fp_kopts *ko)
 {
-	char pair[128], why[256];
+	char pair[128], scope[128], key[128], value[128], why[256];
 
 	for (int a = 0; a < n; a++) {
 		for (const char *p = args[a]; *p;) {
 			size_t len = strcspn(p, ",");
-			const char *eq, *colon, *kv = pair;
 
 			snprintf(pair, sizeof pair, "%.*s", (int)len, p);
-			eq = strchr(pair, '=');
-			colon = strchr(pair, ':');
-			if (colon && eq && colon < eq) {
-				if ((size_t)(colon - pair) != strlen(w->name) ||
-				    strncmp(pair, w->name, strlen(w->name))) {
-					fprintf(stderr, "fpbench: -o %s: not for %s\n", pair,
-						w->name);
-					return -1;
-				}
-				kv = colon + 1;
+			if (workload_split_kopt(pair, scope, key, value, sizeof key)) {
+				fprintf(stderr, "fpbench: -o %s: not [WORKLOAD:]KEY=VALUE\n",
+					pair);
+				return -1;
 			}
-			if (workload_parse_kopts(w, kv, ko, why, sizeof why)) {
+			if (scope[0] && strcmp(scope, w->name)) {
+				fprintf(stderr, "fpbench: -o %s: not for %s\n", pair,
+					w->name);
+				return -1;
+			}
+			if (workload_set_kopt(w, ko, key, value, why, sizeof why)) {
 				fprintf(stderr, "fpbench: -o %s: %s\n", pair, why);
 				return -1;
 			}

@@ -197,15 +197,13 @@ int workload_kopt(const struct workload *w, const char *name)
 	return -1;
 }
 
-/* "a, b, c": the names of a NULL-terminated list, for error messages. */
-static void join_names(const char *const *names, size_t stride, char *buf, size_t n)
+/* Append name to the list "a, b, c" in buf (n bytes), for error messages. */
+static void list_add(char *buf, size_t n, const char *name)
 {
-	size_t len = 0;
+	size_t len = strlen(buf);
 
-	buf[0] = '\0';
-	for (int i = 0; *(const char *const *)((const char *)names + i * stride) && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "",
-					*(const char *const *)((const char *)names + i * stride));
+	if (len + 1 < n)
+		snprintf(buf + len, n - len, "%s%s", len ? ", " : "", name);
 }
 
 int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
@@ -220,7 +218,9 @@ int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
 				 w->name, key);
 			return -1;
 		}
-		join_names(&w->kopts[0].name, sizeof w->kopts[0], names, sizeof names);
+		names[0] = '\0';
+		for (int i = 0; w->kopts[i].name; i++)
+			list_add(names, sizeof names, w->kopts[i].name);
 		snprintf(why, whylen, "%s: unknown kernel option '%s' (options: %s)",
 			 w->name, key, names);
 		return -1;
@@ -231,7 +231,9 @@ int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
 			return 0;
 		}
 	}
-	join_names(w->kopts[k].values, sizeof(const char *), names, sizeof names);
+	names[0] = '\0';
+	for (int i = 0; w->kopts[k].values[i]; i++)
+		list_add(names, sizeof names, w->kopts[k].values[i]);
 	snprintf(why, whylen, "%s: '%s' is not one of %s", key, value, names);
 	return -1;
 }
@@ -274,4 +276,21 @@ void workload_format_kopts(const struct workload *w, const struct fp_kopts *ko,
 		len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", i ? "," : "",
 					w->kopts[i].name,
 					w->kopts[i].values[ko ? ko->v[i] : 0]);
+}
+
+int workload_split_kopt(const char *pair, char *scope, char *key, char *value,
+			size_t n)
+{
+	const char *eq = strchr(pair, '='), *colon = strchr(pair, ':');
+
+	if (!eq)
+		return -1;
+	scope[0] = '\0';
+	if (colon && colon < eq) {
+		snprintf(scope, n, "%.*s", (int)(colon - pair), pair);
+		pair = colon + 1;
+	}
+	snprintf(key, n, "%.*s", (int)(eq - pair), pair);
+	snprintf(value, n, "%s", eq + 1);
+	return 0;
 }

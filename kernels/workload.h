@@ -186,6 +186,11 @@ int workload_set_kopt(const struct workload *w, struct fp_kopts *ko,
  * the caller initialises (zero: defaults). Returns 0 or -1 with why. */
 int workload_parse_kopts(const struct workload *w, const char *spec,
 			 struct fp_kopts *ko, char *why, size_t whylen);
+/* Split one option "[WORKLOAD:]KEY=VALUE" (as `run --kernel-opt` and
+ * `fpbench -o` take it) into its scope ("" when unscoped), key and value,
+ * each in a buffer of n bytes. Returns 0, or -1 when there is no '='. */
+int workload_split_kopt(const char *pair, char *scope, char *key, char *value,
+			size_t n);
 /* Canonical text of ko, every option in declaration order
  * ("fwd_kernel=auto,clusters=2"); "" for a workload without options. */
 void workload_format_kopts(const struct workload *w, const struct fp_kopts *ko,

@@ -124,22 +124,6 @@ static void push_op(struct op_list *l, const struct op_spec *o)
 	l->v[l->n++] = *o;
 }
 
-/* Split a --kernel-opt pair "[WORKLOAD:]KEY=VALUE" into its scope (""
- * when unscoped), key and value, in buffers of n bytes. */
-static void split_kopt(const char *pair, char *scope, char *key, char *value,
-		       size_t n)
-{
-	const char *eq = strchr(pair, '='), *colon = strchr(pair, ':');
-
-	scope[0] = '\0';
-	if (colon && colon < eq) {
-		snprintf(scope, n, "%.*s", (int)(colon - pair), pair);
-		pair = colon + 1;
-	}
-	snprintf(key, n, "%.*s", (int)(eq - pair), pair);
-	snprintf(value, n, "%s", eq + 1);
-}
-
 /* Set w's options from the --kernel-opt pairs that apply to it: the ones
  * scoped to it, and the unscoped ones whose key it declares (so one key
  * serves every selected workload that has it). used[i] is set for each
@@ -152,7 +136,7 @@ static int op_kopts(const struct run_opts *o, const struct workload *w,
 
 	memset(ko, 0, sizeof *ko);
 	for (int i = 0; i < o->nkopts; i++) {
-		split_kopt(o->kopts[i], scope, key, value, sizeof key);
+		workload_split_kopt(o->kopts[i], scope, key, value, sizeof key);
 		if (scope[0] ? strcmp(scope, w->name) : workload_kopt(w, key) < 0)
 			continue;
 		/* A refused value's reason names the option, not the
@@ -182,7 +166,7 @@ static int kopts_unused(const struct run_opts *o, const unsigned char *used)
 		;
 	if (i == o->nkopts)
 		return 0;
-	split_kopt(o->kopts[i], scope, key, value, sizeof key);
+	workload_split_kopt(o->kopts[i], scope, key, value, sizeof key);
 	if (scope[0] && !workload_find(scope))
 		return usage_error("run", "run: --kernel-opt %s: unknown workload '%s'",
 				   o->kopts[i], scope);

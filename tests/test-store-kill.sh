@@ -8,14 +8,7 @@ db="$tmp/killed.db"
 
 "$writer" "$db" 0 >"$tmp/id" &
 pid=$!
-n=0
-tries=0
-while [ "$n" -lt 40 ] && [ $tries -lt 200 ]; do
-	sleep 0.05
-	n=$("$FUSEPROF" query --db "$db" --format csv "SELECT count(*) FROM ops" 2>/dev/null | tail -n 1 | tr -d '\r') || n=0
-	case $n in ''|*[!0-9]*) n=0 ;; esac
-	tries=$((tries + 1))
-done
+wait_for_ops "$db" 40
 kill -9 $pid
 wait $pid 2>/dev/null || true
 [ "$n" -ge 40 ] || fail "the writer stored only $n ops before the kill"

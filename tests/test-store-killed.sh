@@ -10,13 +10,7 @@ db="$tmp/runs.db"
 "$writer" "$db" 4 first >/dev/null
 "$writer" "$db" 0 second >"$tmp/id" &
 pid=$!
-n=0 tries=0
-while [ "$n" -lt 10 ] && [ $tries -lt 200 ]; do
-	sleep 0.05
-	n=$("$FUSEPROF" query --db "$db" --format csv "SELECT count(*) FROM ops" 2>/dev/null | tail -n 1 | tr -d '\r') || n=0
-	case $n in ''|*[!0-9]*) n=0 ;; esac
-	tries=$((tries + 1))
-done
+wait_for_ops "$db" 10
 expect_exit 0 "$FUSEPROF" list runs --db "$db" --format csv
 grep -q ',second,running,' "$tmp/out" || { kill -9 $pid; fail "a live run: $(cat "$tmp/out")"; }
 kill -9 $pid

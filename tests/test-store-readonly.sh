@@ -91,13 +91,7 @@ mkdir "$live"
 "$writer" "$live/l.db" 2 done >/dev/null
 "$writer" "$live/l.db" 0 going >"$tmp/id" &
 pid=$!
-n=0 tries=0
-while [ "$n" -lt 10 ] && [ $tries -lt 200 ]; do
-	sleep 0.05
-	n=$("$FUSEPROF" query --db "$live/l.db" --format csv "SELECT count(*) FROM ops" 2>/dev/null | tail -n 1 | tr -d '\r') || n=0
-	case $n in ''|*[!0-9]*) n=0 ;; esac
-	tries=$((tries + 1))
-done
+wait_for_ops "$live/l.db" 10
 kill -9 $pid
 wait $pid 2>/dev/null || true
 [ -s "$live/l.db-wal" ] && [ -e "$live/l.db-shm" ] || fail "the killed writer left no log"
