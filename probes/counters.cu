@@ -8,7 +8,10 @@
  * a buffer four times its size, so every pass starts from the same clean
  * cache, as Nsight Compute's --cache-control all does. It needs work that
  * can be repeated (every workload's launch can: the timed repetitions rely
- * on it) and costs a pass what the op costs, a few milliseconds. Kernel
+ * on it) and costs a pass what the op costs, a few milliseconds. Each
+ * pass ends with one more flush inside the profiled region: its range's
+ * DRAM writes are the lines the op left dirty in L2, written back, which
+ * no kernel range counts (counters_writeback). Kernel
  * replay: CUPTI saves the device memory before each kernel and restores it
  * before every further pass; any work qualifies, but the save and restore
  * take far longer than the kernels, and the restored lines it leaves dirty
@@ -26,6 +29,7 @@
  * code), so a caller should finish with one collector before the next. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +65,11 @@ struct counters {
 	 * layers report it (pending), ignoring its own flush (flushing). */
 	CUpti_SubscriberHandle sub;
 	int flush_each, in_pass, pending, flushing, nflush;
+	/* Op replay: the write-backs of the last collection (counters_writeback),
+	 * nwb of them, read from metric wb_metric (dram__bytes_write.sum; -1:
+	 * not among the metrics, so none are measured). */
+	double *wb;
+	int nwb, wb_metric;
 };
 
 const char *counters_result_name(int r)
@@ -211,8 +220,15 @@ out:
 	return rc;
 }
 
+/* Ranges a pass may record: the kernels, under op replay a flush before
+ * each (counters_flush_each_kernel) and the closing write-back flush. */
+static int ranges_cap(const struct counters *c)
+{
+	return c->replay == COUNTERS_REPLAY_OP ? 2 * c->max_ranges + 1 : c->max_ranges;
+}
+
 /* Open the range profiler session and size the counter data image for
- * max_ranges ranges (which also tells the profiler which metrics it holds):
+ * max_ranges kernels (which also tells the profiler which metrics it holds):
  * done at the first collection, held until counters_close. */
 static int session_open(struct counters *c)
 {
@@ -231,8 +247,8 @@ static int session_open(struct counters *c)
 	ds.pRangeProfilerObject = c->rp;
 	ds.pMetricNames = (const char **)c->names;
 	ds.numMetrics = (size_t)c->n;
-	ds.maxNumOfRanges = (size_t)c->max_ranges;
-	ds.maxNumRangeTreeNodes = (uint32_t)c->max_ranges;
+	ds.maxNumOfRanges = (size_t)ranges_cap(c);
+	ds.maxNumRangeTreeNodes = (uint32_t)ranges_cap(c);
 	TRY(cuptiRangeProfilerGetCounterDataSize(&ds), out);
 	c->data_size = ds.counterDataSize;
 	c->data = (uint8_t *)malloc(c->data_size);
@@ -268,6 +284,10 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	c->n = n;
 	c->max_ranges = max_ranges;
 	c->replay = replay;
+	c->wb_metric = -1;
+	for (int i = 0; i < n && replay == COUNTERS_REPLAY_OP; i++)
+		if (!strcmp(metrics[i], "dram__bytes_write.sum"))
+			c->wb_metric = i;
 	c->trace = getenv("FUSEPROF_TRACE_COUNTERS") != NULL;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
 		goto out_free;
@@ -472,14 +492,46 @@ out:
 	return rc;
 }
 
-/* Decode the counter data and evaluate every range into *out (nranges x n,
- * malloc'd). */
+/* Evaluate range i's metrics into v[c->n]. */
+static int eval_range(struct counters *c, size_t i, double *v)
+{
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+	int rc = -1;
+
+	memset(&ev, 0, sizeof ev);
+	ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+	ev.pHostObject = c->host;
+	ev.pCounterDataImage = c->data;
+	ev.counterDataImageSize = c->data_size;
+	ev.rangeIndex = i;
+	ev.ppMetricNames = (const char **)c->names;
+	ev.numMetrics = (size_t)c->n;
+	ev.pMetricValues = v;
+	TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Decode the counter data and evaluate every kernel's range into *out
+ * (nranges x n, malloc'd), and the write-back flushes into c->wb.
+ *
+ * The ranges of one pass, k kernels: op replay, flushed per op,
+ *   K0 K1 ... K(k-1) W
+ * and flushed before each kernel,
+ *   F K0 F K1 ... F K(k-1) W
+ * where F is a flush and W the closing one. A flush's DRAM writes are the
+ * dirty lines that were in L2 when it started: under per-kernel flushes,
+ * the F after kernel j (or W) holds kernel j's write-back; under per-op
+ * flushes W holds the op's, charged to its last kernel (the others get
+ * NaN: not measured apart). Kernel replay has K ranges alone. */
 static int evaluate(struct counters *c, double **out, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
-	size_t *keep = NULL, nkeep = 0;
-	int rc = -1;
+	size_t total, k, step;
+	double *v = NULL;
+	int rc = -1, closing;
 
 	memset(&dd, 0, sizeof dd);
 	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
@@ -492,43 +544,56 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	inf.pCounterDataImage = c->data;
 	inf.counterDataImageSize = c->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
-	keep = (size_t *)calloc(inf.numTotalRanges ? inf.numTotalRanges : 1, sizeof *keep);
-	if (!keep)
-		return error("cannot collect counters: out of memory");
-	/* With a flush before each kernel, every other range is a flush (the
-	 * flush goes to the kernel's stream just before it; auto ranges are
-	 * named by index only, so the count has to tell): keep the kernels. */
-	if (c->flush_each && inf.numTotalRanges != 2 * (size_t)c->nflush) {
+	total = inf.numTotalRanges;
+	closing = c->replay == COUNTERS_REPLAY_OP;
+	step = 1 + (size_t)c->flush_each;
+	/* With a flush before each kernel the count has to tell which range
+	 * is which (auto ranges are named by index only). */
+	if (c->flush_each && total != 2 * (size_t)c->nflush + 1) {
 		rc = error("cannot collect counters: %zu ranges for %d L2 flushes "
 			   "(a kernel launched in a way fuseprof does not intercept?)",
-			   inf.numTotalRanges, c->nflush);
+			   total, c->nflush);
 		goto out;
 	}
-	for (size_t i = c->flush_each; i < inf.numTotalRanges; i += 1 + c->flush_each)
-		keep[nkeep++] = i;
-	*out = (double *)calloc(nkeep ? nkeep * (size_t)c->n : 1, sizeof **out);
-	if (!*out) {
+	if (total < (size_t)closing) {
+		rc = error("cannot collect counters: the closing L2 flush was not "
+			   "recorded");
+		goto out;
+	}
+	k = (total - (size_t)closing) / step;
+	*out = (double *)calloc(k ? k * (size_t)c->n : 1, sizeof **out);
+	v = (double *)calloc((size_t)c->n, sizeof *v);
+	free(c->wb);
+	c->wb = (double *)calloc(k ? k : 1, sizeof *c->wb);
+	c->nwb = 0;
+	if (!*out || !v || !c->wb) {
 		rc = error("cannot collect counters: out of memory");
 		goto out;
 	}
-	for (size_t j = 0; j < nkeep; j++) {
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+	for (size_t j = 0; j < k; j++) {
+		size_t after;
 
-		memset(&ev, 0, sizeof ev);
-		ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-		ev.pHostObject = c->host;
-		ev.pCounterDataImage = c->data;
-		ev.counterDataImageSize = c->data_size;
-		ev.rangeIndex = keep[j];
-		ev.ppMetricNames = (const char **)c->names;
-		ev.numMetrics = (size_t)c->n;
-		ev.pMetricValues = *out + j * (size_t)c->n;
-		TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), out);
+		rc = eval_range(c, (size_t)c->flush_each + j * step, *out + j * (size_t)c->n);
+		if (rc)
+			goto out;
+		c->wb[j] = NAN;
+		if (c->wb_metric < 0 || (!c->flush_each && j + 1 < k))
+			continue;
+		/* The flush after kernel j: the next kernel's F, or W. */
+		if (c->flush_each && j + 1 < k)
+			after = 2 * (j + 1);
+		else
+			after = total - 1;
+		rc = eval_range(c, after, v);
+		if (rc)
+			goto out;
+		c->wb[j] = v[c->wb_metric];
 	}
-	*nranges = (int)nkeep;
+	c->nwb = (int)k;
+	*nranges = (int)k;
 	rc = 0;
 out:
-	free(keep);
+	free(v);
 	return rc;
 }
 
@@ -570,7 +635,7 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 	sc.range = CUPTI_AutoRange;
 	sc.replayMode = c->replay == COUNTERS_REPLAY_KERNEL ? CUPTI_KernelReplay
 							   : CUPTI_UserReplay;
-	sc.maxRangesPerPass = (size_t)c->max_ranges;
+	sc.maxRangesPerPass = (size_t)ranges_cap(c);
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	sc.passIndex = 0;
@@ -595,7 +660,15 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		c->nflush = 0;
 		wrc = work(arg);
 		c->in_pass = c->pending = 0;
-		e = cudaDeviceSynchronize();
+		/* The closing flush, in the profiled region: what the op left
+		 * dirty in L2 is written back during its range (evaluate). */
+		if (c->replay == COUNTERS_REPLAY_OP)
+			flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
+							   c->flush_bytes / sizeof(float4),
+							   (float *)c->flush);
+		e = cudaGetLastError();
+		if (e == cudaSuccess)
+			e = cudaDeviceSynchronize();
 		if (stop(c, &sp) || wrc)
 			goto out;
 		if (e != cudaSuccess) {
@@ -623,6 +696,32 @@ out:
 		*nranges = 0;
 	}
 	return rc;
+}
+
+void counters_suspend(struct counters *c)
+{
+	CUpti_RangeProfiler_Disable_Params dp;
+
+	if (!c || !c->rp)
+		return;
+	if (c->running) {
+		CUpti_RangeProfiler_Stop_Params sp;
+
+		stop(c, &sp);
+	}
+	memset(&dp, 0, sizeof dp);
+	dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+	dp.pRangeProfilerObject = c->rp;
+	cuptiRangeProfilerDisable(&dp);
+	c->rp = NULL;
+	free(c->data);
+	c->data = NULL;
+	c->data_size = 0;
+}
+
+double counters_writeback(const struct counters *c, int kernel)
+{
+	return kernel >= 0 && kernel < c->nwb ? c->wb[kernel] : NAN;
 }
 
 void counters_close(struct counters *c)
@@ -657,6 +756,7 @@ void counters_close(struct counters *c)
 	}
 	free(c->image);
 	free(c->data);
+	free(c->wb);
 	if (c->flush)
 		cudaFree(c->flush);
 	free(c);

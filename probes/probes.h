@@ -159,6 +159,23 @@ int counters_passes(const struct counters *c);
 int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		     double **values, int *nranges, int *dropped);
 
+/* Give up the range profiler session c opened at its first collection,
+ * so that another collector may collect; c keeps its configuration and
+ * opens a session again at its next collection (a few hundred ms). Safe on
+ * a collector that holds none. */
+void counters_suspend(struct counters *c);
+
+/* The DRAM bytes written back from L2 after kernel `kernel` (0-based, in
+ * launch order) of the last collection: lines a kernel leaves dirty in L2
+ * reach DRAM after it ends, so no kernel's own dram__bytes_write counts
+ * them. Op replay only, and only when dram__bytes_write.sum is among the
+ * metrics: each pass ends with an L2 flush inside the profiled region, and
+ * the DRAM writes of that flush's range are the write-back. Flushed per
+ * kernel (counters_flush_each_kernel), every kernel gets its own; flushed
+ * per op, the op's whole write-back is charged to its last kernel and the
+ * others read NaN. NaN also when not measured. */
+double counters_writeback(const struct counters *c, int kernel);
+
 void counters_close(struct counters *c);
 
 /* Evaluate metrics (e.g. "dram__bytes.sum.peak_sustained") on one kernel

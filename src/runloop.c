@@ -328,6 +328,17 @@ static int same_kernel(const struct kernel_rec *a, const struct kernel_rec *b)
 	       a->dynamic_smem == b->dynamic_smem;
 }
 
+/* The time left, from the dry run's per-op estimates (est[i], seconds)
+ * scaled by how the ops measured so far compared with theirs: measuring
+ * ops [0, i) took meas_s against an estimated sum of est[0..i). Plus, in
+ * the instruction-count stage, that stage's own rate over its ops [from,
+ * to), at op i. NaN while nothing has been measured to scale by. */
+struct eta {
+	double *est;         /* per op */
+	double meas_s;       /* wall time of the measurement loop so far */
+	size_t measured;     /* ops measured: [0, measured) */
+};
+
 struct run_state {
 	const struct run_opts *o;
 	struct store *st;
@@ -345,6 +356,11 @@ struct run_state {
 	double **insn;
 	int *insn_k;
 	const char *counters_state;   /* what the run's row says */
+	/* What a kernel's counter row holds: the group's counters, then the
+	 * write-back (FP_WRITEBACK_METRIC); nvals names. */
+	const char **vnames;
+	int nvals;
+	struct eta eta;
 	unsigned long long seed_base;
 	int nwrong, nerror;
 	/* Where the run's wall time went, in seconds, for the closing line. */
@@ -499,7 +515,7 @@ static void meas_fail(struct meas *m, const char *fmt, ...)
  * with a status other than "ok" and only waits to be stored), or
  * OP_NO_ROOM when held > 0 ops already occupy the memory it needs. */
 static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec *op,
-		      size_t index, int held)
+		      size_t index, size_t case_index, int held)
 {
 	const struct run_opts *o = rs->o;
 	const struct workload *w = op->w;
@@ -512,7 +528,9 @@ static int op_prepare(struct run_state *rs, struct meas *m, const struct op_spec
 	m->index = index;
 	m->status = "ok";
 	m->nsets = 1;
-	m->seed = splitmix64(rs->seed_base + index);
+	/* The variants of a case share a seed: checked on the same inputs,
+	 * against one reference (the workloads keep the last one). */
+	m->seed = splitmix64(rs->seed_base + case_index);
 	m->chk.rel_err = m->chk.max_abs_err = m->chk.tolerance = NAN;
 	w->model(&op->shape, op->dt, op->variant, &m->model);
 	ws = m->model.min_bytes > 0 ? m->model.min_bytes : 1;
@@ -819,9 +837,16 @@ static int op_finish(struct run_state *rs, struct meas *m)
 				struct kslot *sl = &slots[slot_of[j]];
 
 				if (!sl->values) {
-					sl->values = xcalloc((size_t)nm, sizeof *sl->values);
-					for (int c = 0; c < nm; c++)
+					sl->values = xcalloc((size_t)rs->nvals,
+							     sizeof *sl->values);
+					for (int c = 0; c < rs->nvals; c++)
 						sl->values[c] = NAN;
+				}
+				if (cvals) {
+					double wb = counters_writeback(rs->ctr, j);
+
+					if (!isnan(wb))
+						sl->values[nm] = nan_add(sl->values[nm], wb);
 				}
 				for (int c = 0; cvals && c < rs->nhw; c++)
 					sl->values[rs->hw_idx[c]] = nan_add(
@@ -895,8 +920,8 @@ store:
 			sk[s].dur_ns_min = mn;
 			sk[s].dur_ns_max = mx;
 			if (slots[s].values) {
-				sk[s].ncounters = rs->group->ncounters;
-				sk[s].counter_names = (const char *const *)rs->group->counters;
+				sk[s].ncounters = rs->nvals;
+				sk[s].counter_names = rs->vnames;
 				sk[s].counter_values = slots[s].values;
 			}
 		}
@@ -945,21 +970,33 @@ static int flush_group(struct run_state *rs, struct meas *ms, int n)
 
 /* ---- progress ---------------------------------------------------------- */
 
-/* "[i/n] key  elapsed, ~left" on a terminal; stage names a preliminary
- * pass over the ops ("" for the measurement itself). */
+static double eta_left(const struct eta *e, size_t n)
+{
+	double done = 0, left = 0;
+
+	if (!e->est || e->measured == 0 || e->meas_s <= 0)
+		return NAN;
+	for (size_t j = 0; j < n; j++)
+		*(j < e->measured ? &done : &left) += e->est[j];
+	return done > 0 ? e->meas_s / done * left : NAN;
+}
+
+/* "[stage i/n] key  elapsed, ~left" on a terminal; stage names a
+ * preliminary pass over the ops ("" for the measurement itself), left is
+ * the seconds the run has left (NaN: not known yet). */
 static void progress(const char *stage, size_t i, size_t n, const char *key,
-		     double t0)
+		     double t0, double left)
 {
 	double el = now_seconds() - t0;
 
 	if (!isatty(STDERR_FILENO))
 		return;
-	if (i == 0)
+	if (isnan(left))
 		fprintf(stderr, "\r\033[K[%s%zu/%zu] %s  %.0fs", stage, i + 1, n,
 			key, el);
 	else
 		fprintf(stderr, "\r\033[K[%s%zu/%zu] %s  %.0fs, ~%.0fs left", stage,
-			i + 1, n, key, el, el / (double)i * (double)(n - i));
+			i + 1, n, key, el, left);
 	fflush(stderr);
 }
 
@@ -973,18 +1010,25 @@ static void progress_done(void)
 
 /* Op replay: CUPTI counts the instrumented metrics (sm__sass_*) under
  * kernel replay only, and opening a range profiler session costs some
- * 0.4 s, so rather than switch sessions twice an op, count every op's
- * instructions first in one kernel-replay session: set the op up on one
- * input set with its seed, launch it once (module loading stays out of the
- * replay), count one launch, tear it down. The values wait in rs->insn
- * for the op's own measurement. An op that cannot be set up here gets no
- * instruction counts; its measurement reports why. */
+ * 0.4 s, so rather than switch sessions twice an op, count the
+ * instructions of ops [from, to) in one kernel-replay session: set each op
+ * up on one input set with its seed, launch it once (module loading stays
+ * out of the replay), count one launch, tear it down. The values wait in
+ * rs->insn for the op's own measurement. measure_ops counts the first case
+ * alone, measures it, then counts the rest: the first op is stored within
+ * seconds, for two more session switches. An op that cannot be set up
+ * here gets no instruction counts; its measurement reports why. */
 static void count_instructions(struct run_state *rs, const struct op_list *ops,
-			       double t0)
+			       size_t from, size_t to, double t0)
 {
-	rs->insn = xcalloc(ops->n, sizeof *rs->insn);
-	rs->insn_k = xcalloc(ops->n, sizeof *rs->insn_k);
-	for (size_t i = 0; i < ops->n && rs->ictr && !interrupted; i++) {
+	double start = now_seconds();
+
+	if (!rs->insn) {
+		rs->insn = xcalloc(ops->n, sizeof *rs->insn);
+		rs->insn_k = xcalloc(ops->n, sizeof *rs->insn_k);
+	}
+	counters_suspend(rs->ctr);  /* its session, if it opened one */
+	for (size_t i = from; i < to && rs->ictr && !interrupted; i++) {
 		const struct op_spec *op = &ops->v[i];
 		struct fp_op *inst = NULL;
 		struct one_launch ol = { op, NULL, 0 };
@@ -992,7 +1036,14 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 		size_t free_b = 0;
 		int nr = 0, drop = 0, crc;
 
-		progress("counting instructions ", i, ops->n, op->key, t0);
+		{
+			double left = eta_left(&rs->eta, ops->n);
+
+			if (i > from)
+				left = (isnan(left) ? 0 : left) + (now_seconds() - start) /
+					(double)(i - from) * (double)(to - i);
+			progress("counting instructions ", i, ops->n, op->key, t0, left);
+		}
 		if (probe_device_free_bytes(&free_b) ||
 		    op->w->device_bytes(&op->shape, op->dt, op->variant, 1) > free_b)
 			continue;
@@ -1019,10 +1070,15 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 		}
 	}
 	progress_done();
-	/* Release the session for the op-replay collector, and drop the
-	 * Activity records of these launches. */
-	counters_close(rs->ictr);
-	rs->ictr = NULL;
+	/* Release the session for the op-replay collector (the last batch:
+	 * the collector itself), and drop the Activity records of these
+	 * launches. */
+	if (to == ops->n) {
+		counters_close(rs->ictr);
+		rs->ictr = NULL;
+	} else {
+		counters_suspend(rs->ictr);
+	}
 	{
 		struct kernel_rec *r = NULL;
 		size_t n = 0;
@@ -1122,6 +1178,11 @@ static int open_counters(struct run_state *rs, struct counter_group *group,
 
 	rs->group = group;
 	rs->nops = (int)nops;
+	rs->nvals = nm + 1;
+	rs->vnames = xcalloc((size_t)rs->nvals, sizeof *rs->vnames);
+	for (int m = 0; m < nm; m++)
+		rs->vnames[m] = group->counters[m];
+	rs->vnames[nm] = FP_WRITEBACK_METRIC;
 	rs->hw = xcalloc((size_t)nm, sizeof *rs->hw);
 	rs->ins = xcalloc((size_t)nm, sizeof *rs->ins);
 	rs->hw_idx = xcalloc((size_t)nm, sizeof *rs->hw_idx);
@@ -1162,8 +1223,8 @@ static int open_counters(struct run_state *rs, struct counter_group *group,
 	 * can tell runs apart that took them differently. */
 	snprintf(mode, size, "range-profiler (%s; %s)", group->name,
 		 o->replay == COUNTERS_REPLAY_KERNEL ? "kernel replay" :
-		 o->flush_each_kernel ? "op replay, flush kernel" :
-					"op replay, flush op");
+		 o->flush_each_kernel ? "op replay, flush kernel, write-backs counted" :
+					"op replay, flush op, write-backs counted");
 	rs->counters_state = mode;
 	if (rs->ctr) {
 		int np = counters_passes(rs->ctr);
@@ -1194,6 +1255,7 @@ static void close_counters(struct run_state *rs)
 	free(rs->insn);
 	free(rs->insn_k);
 	free(rs->hw);
+	free(rs->vnames);
 	free(rs->ins);
 	free(rs->hw_idx);
 	free(rs->ins_idx);
@@ -1249,15 +1311,26 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 {
 	struct sigaction sa, old_sa;
 	char note[384];
+	size_t counted = 0;  /* ops whose instructions were counted */
+	double clk;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	interrupted = 0;
 	sigaction(SIGINT, &sa, &old_sa);
-	*t0 = now_seconds();
-	if (rs->ictr)
-		count_instructions(rs, ops, *t0);
+	/* Per-op estimates for the ETA (see struct eta). */
+	rs->eta.est = xcalloc(ops->n, sizeof *rs->eta.est);
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op_spec *op = &ops->v[i];
+		struct run_estimate e;
+
+		memset(&e, 0, sizeof e);
+		run_estimate_op(&e, rs->o, op->w, op->variant, op->dt, &op->shape,
+				rs->group != NULL, op->key);
+		rs->eta.est[i] = e.time_s + e.check_s + e.counters_s;
+	}
+	*t0 = clk = now_seconds();
 	/* The variants of one workload, dtype and shape are measured as a
 	 * group, as many as fit in GPU memory together: set up one by one,
 	 * timed interleaved, stored one by one. */
@@ -1265,27 +1338,52 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 		struct meas ms[MAX_GROUP];
 		int n = 0, stored;
 
+		/* Instruction counts: the first case's, then everyone else's. */
+		if (rs->ictr && i >= counted) {
+			size_t to = ops->n;
+
+			if (i == 0)
+				for (to = 1; to < ops->n &&
+				     same_case(&ops->v[0], &ops->v[to]); to++)
+					;
+			rs->eta.meas_s += lap(&clk);
+			count_instructions(rs, ops, i, to, *t0);
+			lap(&clk);
+			counted = to;
+		}
+
 		while (i < ops->n && n < MAX_GROUP && !interrupted &&
 		       (n == 0 || same_case(ms[0].op, &ops->v[i]))) {
-			progress("", i, ops->n, ops->v[i].key, *t0);
-			if (op_prepare(rs, &ms[n], &ops->v[i], i, n) == OP_NO_ROOM)
+			size_t first = i;
+
+			while (first > 0 && same_case(&ops->v[first - 1], &ops->v[i]))
+				first--;
+			progress("", i, ops->n, ops->v[i].key, *t0,
+				 eta_left(&rs->eta, ops->n));
+			if (op_prepare(rs, &ms[n], &ops->v[i], i, first, n) == OP_NO_ROOM)
 				break;
 			n++;
 			i++;
 		}
 		stored = flush_group(rs, ms, n);
 		*done += (size_t)stored;
+		rs->eta.meas_s += lap(&clk);
+		rs->eta.measured = i;
 		if (stored < n) {
 			progress_done();
 			snprintf(note, sizeof note, "stopped at op %zu of %zu (%s): it "
 				 "could not be stored", *done + 1, ops->n, ops->v[*done].key);
 			store_finish_run(rs->st, rs->run_id, "failed", note);
 			sigaction(SIGINT, &old_sa, NULL);
+			free(rs->eta.est);
+			rs->eta.est = NULL;
 			return -1;
 		}
 	}
 	progress_done();
 	sigaction(SIGINT, &old_sa, NULL);
+	free(rs->eta.est);
+	rs->eta.est = NULL;
 	return 0;
 }
 

@@ -91,6 +91,12 @@ int store_set_run_counters(struct store *st, long long run_id, const char *count
 int store_finish_run(struct store *st, long long run_id, const char *status,
 		     const char *note);
 
+/* The one counter row fuseprof derives rather than reads: the DRAM bytes
+ * written back from L2 for lines the kernel (under per-op flushes: its op,
+ * stored with the op's last kernel) left dirty, which its own
+ * dram__bytes_write.sum does not count (probes.h, counters_writeback). */
+#define FP_WRITEBACK_METRIC "fuseprof.dram_writeback_bytes"
+
 struct store_kernel {
 	const char *name;      /* demangled */
 	const char *mangled;   /* may be NULL */
@@ -99,7 +105,8 @@ struct store_kernel {
 	long long launches;    /* launches per repetition */
 	double dur_ns_median, dur_ns_min, dur_ns_max;  /* per launch */
 	int ncounters;
-	const char *const *counter_names;  /* raw metric names, as CUPTI took them */
+	const char *const *counter_names;  /* raw metric names, as CUPTI took
+					      them, and FP_WRITEBACK_METRIC */
 	const double *counter_values;      /* summed over this kernel's launches */
 };
 

@@ -5,6 +5,9 @@
  *    kernel replay);
  *  - FMA chains report exactly their FFMA count (kernel replay);
  *  - several kernels give a range each, in launch order, both ways;
+ *  - op replay charges each op (or kernel, flushed per kernel) the dirty
+ *    lines it leaves in L2: a copy's writes plus its write-back are 4N
+ *    within 2 %, N below or far above the L2 size;
  *  - op replay refuses the instrumented (SASS) metrics, and a second
  *    collector works once the first is closed;
  *  - CUPTI Activity returns one record per launch, in order, none dropped. */
@@ -115,6 +118,19 @@ static int check_copy(const char *mode, const double *v, double bytes, double l2
 	ASSERT(v[1] >= bytes - l2);
 	ASSERT(v[1] <= bytes * slack);
 	ASSERT(v[3] >= 2 * bytes * 0.97);  /* every byte passes L2 both ways */
+	return 0;
+}
+
+/* Op replay's write-back of kernel k of the last collection, wb: the
+ * copy's writes plus it are its 4N within 2 %, and it is at most L2. */
+static int check_writeback(const char *mode, double write, double wb, double bytes,
+			   double l2)
+{
+	fprintf(stderr, "copy (4N = %.0f), %s: write %.0f + write-back %.0f = "
+		"%.3f%% of 4N\n", bytes, mode, write, wb, 100 * (write + wb) / bytes);
+	ASSERT(!isnan(wb));
+	ASSERT(wb >= 0 && wb <= 1.02 * l2);
+	ASSERT(fabs(write + wb - bytes) <= 0.02 * bytes);
 	return 0;
 }
 
@@ -265,12 +281,31 @@ int main(void)
 		full[3] = v[2];
 		full[2] = 0;
 		check_copy("op", full, bytes, l2, 1.0);
+		check_writeback("op replay", v[1], counters_writeback(c, 0), bytes, l2);
+		free(v);
+	}
+	/* A copy that fits in L2 several times over: its writes stay in L2
+	 * (dirty) and reach DRAM in the closing flush's range. */
+	{
+		size_t ns = (size_t)(l2 / 16) + (size_t)(rand() % 1000) * 2 + 1;
+		struct copy_work cw = { dst, src, ns };
+
+		ASSERT_EQ(counters_collect(c, copy_work, &cw, &v, &nr, &drop), 0);
+		ASSERT_EQ(nr, 1);
+		ASSERT(fabs(v[0] - 4.0 * ns) <= 0.03 * 4.0 * ns);
+		check_writeback("op replay, in L2", v[1], counters_writeback(c, 0),
+				4.0 * ns, l2);
+		ASSERT(isnan(counters_writeback(c, 1)));
 		free(v);
 	}
 	ASSERT_EQ(counters_collect(c, three_work, &tw, &v, &nr, &drop), 0);
 	ASSERT_EQ(nr, 3);
 	ASSERT(fabs(v[1 * NHW + 0] - bytes) <= 0.03 * bytes);
 	ASSERT(v[0 * NHW + 0] < 0.01 * bytes && v[2 * NHW + 0] < 0.01 * bytes);
+	/* Flushed per op, the op's write-back goes with its last kernel. */
+	ASSERT(isnan(counters_writeback(c, 0)) && isnan(counters_writeback(c, 1)));
+	check_writeback("op replay, 3 kernels", v[0 * NHW + 1] + v[1 * NHW + 1] +
+			v[2 * NHW + 1], counters_writeback(c, 2), bytes, l2);
 	free(v);
 	CUDA_OK(cudaFree(tw.out));
 
@@ -309,7 +344,22 @@ int main(void)
 
 			check_copy(k ? "op, flushed, second" : "op, flushed, first",
 				   full, bytes, l2, 1.0);
+			check_writeback(k ? "flushed per kernel, second" :
+				       "flushed per kernel, first", v[k * NHW + 1],
+				       counters_writeback(c, k), bytes, l2);
 		}
+		free(v);
+	}
+	/* Twice a copy that fits in L2: each is charged its own write-back. */
+	{
+		size_t ns = (size_t)(l2 / 16) + 1;
+		struct copy_work cw = { dst, src, ns };
+
+		ASSERT_EQ(counters_collect(c, copy_twice, &cw, &v, &nr, &drop), 0);
+		ASSERT_EQ(nr, 2);
+		for (int k = 0; k < 2; k++)
+			check_writeback("flushed per kernel, in L2", v[k * NHW + 1],
+					counters_writeback(c, k), 4.0 * ns, l2);
 		free(v);
 	}
 	counters_close(c);
