@@ -513,6 +513,26 @@ out:
 	return rc;
 }
 
+/* FUSEPROF_TRACE_COUNTERS: every range's values, flushes included. */
+static void trace_ranges(struct counters *c, size_t total)
+{
+	double *v = (double *)calloc((size_t)c->n, sizeof *v);
+
+	for (size_t i = 0; v && i < total; i++) {
+		int flush = c->replay == COUNTERS_REPLAY_OP &&
+			    (i + 1 == total || (c->flush_each && i % 2 == 0));
+
+		if (eval_range(c, i, v))
+			break;
+		fprintf(stderr, "fuseprof: counters: range %zu (%s):", i,
+			flush ? "flush" : "kernel");
+		for (int m = 0; m < c->n; m++)
+			fprintf(stderr, " %s %.6g", c->names[m], v[m]);
+		fputc('\n', stderr);
+	}
+	free(v);
+}
+
 /* Decode the counter data and evaluate every kernel's range into *out
  * (nranges x n, malloc'd), and the write-back flushes into c->wb.
  *
@@ -589,6 +609,8 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 			goto out;
 		c->wb[j] = v[c->wb_metric];
 	}
+	if (c->trace)
+		trace_ranges(c, total);
 	c->nwb = (int)k;
 	*nranges = (int)k;
 	rc = 0;
