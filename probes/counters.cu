@@ -8,10 +8,11 @@
  * a buffer four times its size, so every pass starts from the same clean
  * cache, as Nsight Compute's --cache-control all does. It needs work that
  * can be repeated (every workload's launch can: the timed repetitions rely
- * on it) and costs a pass what the op costs, a few milliseconds. Each
- * pass ends with one more flush inside the profiled region: its range's
- * DRAM writes are the lines the op left dirty in L2, written back, which
- * no kernel range counts (counters_writeback). Kernel
+ * on it) and costs a pass what the op costs, a few milliseconds. Inside
+ * the profiled region each pass opens with one more flush (what is dirty
+ * before the op is written back in that range, which is dropped) and
+ * closes with another: its range's DRAM writes are the lines the op left
+ * dirty in L2, which no kernel range counts (counters_writeback). Kernel
  * replay: CUPTI saves the device memory before each kernel and restores it
  * before every further pass; any work qualifies, but the save and restore
  * take far longer than the kernels, and the restored lines it leaves dirty
@@ -520,7 +521,7 @@ static void trace_ranges(struct counters *c, size_t total)
 
 	for (size_t i = 0; v && i < total; i++) {
 		int flush = c->replay == COUNTERS_REPLAY_OP &&
-			    (i + 1 == total || (c->flush_each && i % 2 == 0));
+			    (i == 0 || i + 1 == total || (c->flush_each && i % 2 == 0));
 
 		if (eval_range(c, i, v))
 			break;
@@ -537,21 +538,22 @@ static void trace_ranges(struct counters *c, size_t total)
  * (nranges x n, malloc'd), and the write-back flushes into c->wb.
  *
  * The ranges of one pass, k kernels: op replay, flushed per op,
- *   K0 K1 ... K(k-1) W
+ *   F K0 K1 ... K(k-1) W
  * and flushed before each kernel,
  *   F K0 F K1 ... F K(k-1) W
  * where F is a flush and W the closing one. A flush's DRAM writes are the
  * dirty lines that were in L2 when it started: under per-kernel flushes,
  * the F after kernel j (or W) holds kernel j's write-back; under per-op
  * flushes W holds the op's, charged to its last kernel (the others get
- * NaN: not measured apart). Kernel replay has K ranges alone. */
+ * NaN: not measured apart); the first F's are what was dirty before the
+ * op, dropped. Kernel replay has K ranges alone. */
 static int evaluate(struct counters *c, double **out, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
-	size_t total, k, step;
+	size_t total, k, step, lead, extra;
 	double *v = NULL;
-	int rc = -1, closing;
+	int rc = -1;
 
 	memset(&dd, 0, sizeof dd);
 	dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
@@ -565,8 +567,10 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	inf.counterDataImageSize = c->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
 	total = inf.numTotalRanges;
-	closing = c->replay == COUNTERS_REPLAY_OP;
 	step = 1 + (size_t)c->flush_each;
+	/* Flushes beside the kernels': the opening and the closing one. */
+	lead = c->replay == COUNTERS_REPLAY_OP;
+	extra = c->replay == COUNTERS_REPLAY_OP ? 2 - (size_t)c->flush_each : 0;
 	/* With a flush before each kernel the count has to tell which range
 	 * is which (auto ranges are named by index only). */
 	if (c->flush_each && total != 2 * (size_t)c->nflush + 1) {
@@ -575,12 +579,12 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 			   total, c->nflush);
 		goto out;
 	}
-	if (total < (size_t)closing) {
-		rc = error("cannot collect counters: the closing L2 flush was not "
-			   "recorded");
+	if (total < extra) {
+		rc = error("cannot collect counters: %zu ranges, fewer than the L2 "
+			   "flushes of a pass", total);
 		goto out;
 	}
-	k = (total - (size_t)closing) / step;
+	k = (total - extra) / step;
 	*out = (double *)calloc(k ? k * (size_t)c->n : 1, sizeof **out);
 	v = (double *)calloc((size_t)c->n, sizeof *v);
 	free(c->wb);
@@ -593,7 +597,7 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	for (size_t j = 0; j < k; j++) {
 		size_t after;
 
-		rc = eval_range(c, (size_t)c->flush_each + j * step, *out + j * (size_t)c->n);
+		rc = eval_range(c, lead + j * step, *out + j * (size_t)c->n);
 		if (rc)
 			goto out;
 		c->wb[j] = NAN;
@@ -680,6 +684,15 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		c->running = 1;
 		c->in_pass = c->flush_each;
 		c->nflush = 0;
+		/* The opening flush, in the profiled region (under per-kernel
+		 * flushes, the one before the first kernel): what is dirty in
+		 * L2 when the pass starts is written back during its range,
+		 * which is dropped. Starting a range profiler session leaves
+		 * some 20 MB dirty after the flush before the pass. */
+		if (c->replay == COUNTERS_REPLAY_OP && !c->flush_each)
+			flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
+							   c->flush_bytes / sizeof(float4),
+							   (float *)c->flush);
 		wrc = work(arg);
 		c->in_pass = c->pending = 0;
 		/* The closing flush, in the profiled region: what the op left
