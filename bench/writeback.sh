@@ -37,8 +37,9 @@ echo "$cases" | while read -r wv dt shape; do
 		timeout 120 "$ncu" --cache-control all --metrics dram__bytes_read.sum,dram__bytes_write.sum \
 			--csv --print-units base "$b/bench/fpbench" -k -r 1 -w 0 "$wv" "$dt" "$shape" \
 			>"$out/ncu.csv" 2>>"$out/writeback-ncu.log"
-		nr=$(grep '"dram__bytes_read.sum"' "$out/ncu.csv" | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
-		nw=$(grep '"dram__bytes_write.sum"' "$out/ncu.csv" | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
+		# The op's kernels only: fpbench fills its inputs on the GPU first.
+		nr=$(grep -v 'fill_' "$out/ncu.csv" | grep '"dram__bytes_read.sum"' | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
+		nw=$(grep -v 'fill_' "$out/ncu.csv" | grep '"dram__bytes_write.sum"' | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
 		cat "$out/ncu.csv" >>"$out/writeback-ncu.log"
 	fi
 	echo "$row" | awk -F, -v c="$wv $dt $shape" -v nr="$nr" -v nw="$nw" '{
