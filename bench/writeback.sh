@@ -18,6 +18,7 @@ ln_gelu_fwd/fused bf16 M=2048,N=768
 ln_gelu_fwd/fused bf16 M=16384,N=4096
 softmax_bwd/fused fp32 M=2048,N=1024
 softmax_bwd/fused fp32 M=16384,N=4096
+softmax_fwd/fused bf16 M=65536,N=8192
 ln_linear_fwd/fused bf16 M=2048,K=768,N=256
 ln_linear_fwd/fused bf16 M=16384,K=4096,N=4096"
 printf 'case | model min | fuseprof read | write | write-back | total/min | ncu read | ncu write | ncu total/min\n'
@@ -29,17 +30,27 @@ echo "$cases" | while read -r wv dt shape; do
 	row=$("$b/fuseprof" query --db "$db" --format csv "SELECT o.model_min_bytes,
 		sum(CASE c.metric WHEN 'dram__bytes_read.sum' THEN c.value END),
 		sum(CASE c.metric WHEN 'dram__bytes_write.sum' THEN c.value END),
-		sum(CASE c.metric WHEN 'fuseprof.dram_writeback_bytes' THEN c.value END)
+		sum(CASE c.metric WHEN 'fuseprof.dram_writeback_bytes' THEN c.value END),
+		o.launches
 		FROM ops o JOIN kernels k ON k.op_id = o.id JOIN counters c ON c.kernel_id = k.id
 		WHERE o.run_id = (SELECT max(id) FROM runs) GROUP BY o.id" | tail -n 1)
+	k=$(echo "$row" | awk -F, '{print $5}')
 	nr=""; nw=""
 	if [ -n "$ncu" ]; then
 		timeout 120 "$ncu" --cache-control all --metrics dram__bytes_read.sum,dram__bytes_write.sum \
 			--csv --print-units base "$b/bench/fpbench" -k -r 1 -w 0 "$wv" "$dt" "$shape" \
 			>"$out/ncu.csv" 2>>"$out/writeback-ncu.log"
-		# The op's kernels only: fpbench fills its inputs on the GPU first.
-		nr=$(grep -v 'fill_' "$out/ncu.csv" | grep '"dram__bytes_read.sum"' | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
-		nw=$(grep -v 'fill_' "$out/ncu.csv" | grep '"dram__bytes_write.sum"' | awk -F'","' '{gsub(/[",]/,"",$NF); s+=$NF} END {printf "%.0f", s}')
+		# The op's kernels only, its k launches at the end: fpbench fills
+		# and prepares its inputs on the GPU first.
+		ids=$(grep '"dram__bytes_read.sum"' "$out/ncu.csv" | awk -F'","' '{gsub(/"/,"",$1); print $1}' | sort -n | tail -n "$k" | tr '\n' ' ')
+		sum() {
+			grep "\"$1\"" "$out/ncu.csv" | awk -F'","' -v ids=" $ids" '{
+				id = $1; gsub(/"/, "", id)
+				if (index(ids, " " id " ")) { gsub(/[",]/, "", $NF); s += $NF }
+			} END { printf "%.0f", s }'
+		}
+		nr=$(sum dram__bytes_read.sum)
+		nw=$(sum dram__bytes_write.sum)
 		cat "$out/ncu.csv" >>"$out/writeback-ncu.log"
 	fi
 	echo "$row" | awk -F, -v c="$wv $dt $shape" -v nr="$nr" -v nw="$nw" '{
