@@ -52,10 +52,10 @@ tests_test_format_SOURCES = tests/test-format.c
 tests_test_format_LDADD = $(test_core_libs)
 
 ### threads for the checks ###################################################
-check_PROGRAMS += tests/test-parallel
-TESTS += tests/test-parallel
-tests_test_parallel_SOURCES = tests/test-parallel.c
-tests_test_parallel_LDADD = $(test_core_libs)
+check_PROGRAMS += tests/test-par
+TESTS += tests/test-par
+tests_test_par_SOURCES = tests/test-par.c
+tests_test_par_LDADD = $(test_core_libs)
 
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
