@@ -88,3 +88,9 @@ EXTRA_DIST += $(user_tests)
 cli_tests = tests/test-run-dryrun.sh tests/test-report-args.sh tests/test-man.sh
 TESTS += $(cli_tests)
 EXTRA_DIST += $(cli_tests)
+
+### the checks' shared CPU pieces ##############################################
+check_PROGRAMS += tests/test-checkref
+TESTS += tests/test-checkref
+tests_test_checkref_SOURCES = tests/test-checkref.c
+tests_test_checkref_LDADD = $(test_kernel_libs)
