@@ -6,4 +6,5 @@ noinst_LIBRARIES += lib/libfpcore.a
 lib_libfpcore_a_SOURCES = \
 	lib/error.c lib/error.h \
 	lib/util.c lib/util.h \
+	lib/par.c lib/par.h \
 	lib/table.c lib/table.h

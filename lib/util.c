@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,71 +301,6 @@ double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int parallel_parts(long n, long min_items, int max_parts)
-{
-	const char *env = getenv("FUSEPROF_THREADS");
-	long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (t > 64)
-		t = 64;
-	if (t > max_parts)
-		t = max_parts;
-	if (min_items > 0 && t > n / min_items)
-		t = n / min_items;
-	return t < 1 ? 1 : (int)t;
-}
-
-long parallel_min_rows(long row_len)
-{
-	return row_len >= PARALLEL_MIN_ELEMS || row_len < 1 ? 1 : PARALLEL_MIN_ELEMS / row_len;
-}
-
-struct pf_part {
-	void (*fn)(void *ctx, int part, long begin, long end);
-	void *ctx;
-	int part;
-	long begin, end;
-};
-
-static void *pf_run(void *arg)
-{
-	struct pf_part *p = arg;
-
-	p->fn(p->ctx, p->part, p->begin, p->end);
-	return NULL;
-}
-
-void parallel_for(long n, long min_items, int max_parts,
-		  void (*fn)(void *ctx, int part, long begin, long end), void *ctx)
-{
-	int np = parallel_parts(n, min_items, max_parts);
-	struct pf_part *parts = xcalloc((size_t)np, sizeof *parts);
-	pthread_t *tid = xcalloc((size_t)np, sizeof *tid);
-
-	for (int p = 0; p < np; p++) {
-		parts[p].fn = fn;
-		parts[p].ctx = ctx;
-		parts[p].part = p;
-		parts[p].begin = n / np * p + (p < n % np ? p : n % np);
-		parts[p].end = parts[p].begin + n / np + (p < n % np);
-	}
-	/* Part 0 runs here, and so does a part whose thread cannot start. */
-	for (int p = 1; p < np; p++)
-		if (pthread_create(&tid[p], NULL, pf_run, &parts[p]) != 0)
-			parts[p].fn = NULL;
-	pf_run(&parts[0]);
-	for (int p = 1; p < np; p++) {
-		if (parts[p].fn) {
-			pthread_join(tid[p], NULL);
-		} else {
-			parts[p].fn = fn;
-			pf_run(&parts[p]);
-		}
-	}
-	free(parts);
-	free(tid);
 }
 
 uint64_t splitmix64(uint64_t x)

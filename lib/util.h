@@ -71,26 +71,6 @@ void utc_now_iso(char *buf, size_t n);
 /* Monotonic time in seconds. */
 double now_seconds(void);
 
-/* How many parts parallel_for splits n items into: the threads to use
- * ($FUSEPROF_THREADS, else the online CPUs; at most 64), no more than
- * max_parts, and at most one part per min_items items; at least 1. */
-int parallel_parts(long n, long min_items, int max_parts);
-
-/* The min_items for rows of row_len elements: a part gets at least
- * PARALLEL_MIN_ELEMS elements (one row if a row is longer), so that a
- * thread's start-up stays small against its work. */
-#define PARALLEL_MIN_ELEMS 65536L
-long parallel_min_rows(long row_len);
-
-/* Run fn(ctx, part, begin, end) on parallel_parts(n, min_items,
- * max_parts) contiguous slices of [0, n), in order (part p's slice comes
- * before part p + 1's), each on its own thread (the caller's is one of
- * them); returns when all are done. fn must not touch what another part
- * writes: callers keep a slot per part and combine the slots in part
- * order afterwards, so results depend on the number of parts only. */
-void parallel_for(long n, long min_items, int max_parts,
-		  void (*fn)(void *ctx, int part, long begin, long end), void *ctx);
-
 #ifdef __cplusplus
 }
 #endif

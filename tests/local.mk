@@ -52,10 +52,10 @@ tests_test_format_SOURCES = tests/test-format.c
 tests_test_format_LDADD = $(test_core_libs)
 
 ### threads for the checks ###################################################
-check_PROGRAMS += tests/test-parallel
-TESTS += tests/test-parallel
-tests_test_parallel_SOURCES = tests/test-parallel.c
-tests_test_parallel_LDADD = $(test_core_libs)
+check_PROGRAMS += tests/test-par
+TESTS += tests/test-par
+tests_test_par_SOURCES = tests/test-par.c
+tests_test_par_LDADD = $(test_core_libs)
 
 ### the command line ##########################################################
 TESTS += tests/test-cli.sh
@@ -88,3 +88,9 @@ EXTRA_DIST += $(user_tests)
 cli_tests = tests/test-run-dryrun.sh tests/test-report-args.sh tests/test-man.sh
 TESTS += $(cli_tests)
 EXTRA_DIST += $(cli_tests)
+
+### the checks' shared CPU pieces ##############################################
+check_PROGRAMS += tests/test-checkref
+TESTS += tests/test-checkref
+tests_test_checkref_SOURCES = tests/test-checkref.c
+tests_test_checkref_LDADD = $(test_kernel_libs)

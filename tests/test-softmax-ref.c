@@ -16,6 +16,7 @@
 
 #include "kutil.h"
 #include "softmax/softmax.h"
+#include "par.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"
@@ -248,11 +249,11 @@ static void test_profiles(uint64_t seed)
 
 		a = dalloc(R * W);
 		b = dalloc(R * W);
-		setenv("FUSEPROF_THREADS", "1", 1);
+		par_set_threads(1);
 		softmax_gen_logits(a, R, W, SM_NEGINF, 1.0, seed);
-		setenv("FUSEPROF_THREADS", "5", 1);
+		par_set_threads(5);
 		softmax_gen_logits(b, R, W, SM_NEGINF, 1.0, seed);
-		unsetenv("FUSEPROF_THREADS");
+		par_set_threads(0);
 		ASSERT(!memcmp(a, b, (size_t)(R * W) * sizeof *a));
 		ASSERT(memcmp(a, a + W, (size_t)W * sizeof *a));
 		free(a);

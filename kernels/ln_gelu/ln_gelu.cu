@@ -48,7 +48,9 @@
 
 #include "error.h"
 #include "device.cuh"
+#include "checkref.h"
 #include "kutil.h"
+#include "par.h"
 #include "layernorm/rows.cuh"
 #include "ln_gelu/ln_gelu.h"
 #include "util.h"
@@ -632,62 +634,176 @@ static void draw_row(struct fp_rng *r, int profile, long row, double *v, long N,
 	host_round(v, (size_t)N, dt);
 }
 
-// Rows per host chunk when uploading/comparing: about 1 M elements.
-static long chunk_rows(long N)
-{
-	long r = (1L << 20) / N;
-
-	return r < 1 ? 1 : r;
-}
-
-// One part of a chunk of draw_upload: rows r0 + [i0, i1), each from its own
-// stream, into buf (row r0 + i at buf + i N) and host.
-struct draw_job {
-	int profile;
-	enum fp_dtype dt;
-	uint64_t base;
-	long r0, N;
-	double *buf;
-	float *host;
+// What one case's check computes on the CPU, kept in the reference cache
+// (checkref.h) under workload, GELU form, shape, dtype, profile and seed:
+// the inputs as the device holds them and the references, so the other
+// variants of the case, checked on the same seed, only upload, run and
+// compare.
+struct lg_ref {
+	double *g, *b;     // gamma, beta (N each, rounded to dt)
+	char *x, *dy;      // M x N of dt; dy backward only
+	long nrows;        // rows of y / dx compared (all unless M x N is large)
+	long *rows;
+	double *ref;       // nrows x N: y or dx of rows[s] at s N
+	double *dgb;       // backward: dgamma then dbeta (2 N), over every row
 };
 
-static void draw_rows(void *ctx, int part, long i0, long i1)
+static void lg_ref_free(void *p)
 {
-	const struct draw_job *j = (const struct draw_job *)ctx;
-	const long N = j->N;
-	struct fp_rng g;
+	struct lg_ref *e = (struct lg_ref *)p;
 
-	(void)part;
-	for (long i = i0; i < i1; i++) {
-		const long row = j->r0 + i;
-		double *v = j->buf + i * N;
-
-		rng_seed_item(&g, j->base, row);
-		draw_row(&g, j->profile, row, v, N, j->dt);
-		for (long k = 0; k < N; k++)
-			j->host[row * N + k] = (float)v[k];
-	}
+	free(e->g);
+	free(e->b);
+	free(e->x);
+	free(e->dy);
+	free(e->rows);
+	free(e->ref);
+	free(e->dgb);
+	free(e);
 }
 
-// Fill M x N host values (as float: exact for both dtypes once rounded) and
-// upload them to dev; buf is a chunk_rows(N) * N scratch. The rows' streams
-// come from one draw of r, on every core.
-static int draw_upload(struct fp_rng *r, int profile, float *host, char *dev,
-		       long M, long N, enum fp_dtype dt, double *buf)
+// One chunk of a case's rows (par_for): drawing x or dy, or the reference.
+struct lg_job {
+	const struct fp_op *op;
+	struct lg_ref *e;
+	int profile;
+	uint64_t base;     // the stream of the tensor drawn
+	char *dst;         // the tensor drawn
+	size_t grain;      // the reference's chunk of rows
+	double *part;      // backward: per chunk, its dgamma and dbeta sums (2 N)
+};
+
+// Rows [lo, hi) of a tensor, each from its own stream of base, rounded to
+// dt and stored as dt: the values the GPU sees.
+static void draw_rows(size_t lo, size_t hi, void *arg)
 {
-	const long cr = chunk_rows(N);
-	struct draw_job job = { profile, dt, rng_next(r), 0, N, buf, host };
+	const struct lg_job *j = (const struct lg_job *)arg;
+	const long N = j->op->N;
+	const size_t es = j->op->es;
+	double *v = (double *)xmalloc((size_t)N * sizeof *v);
+	struct fp_rng g;
 
-	for (long r0 = 0; r0 < M; r0 += cr) {
-		long nr = M - r0 < cr ? M - r0 : cr;
-
-		job.r0 = r0;
-		parallel_for(nr, parallel_min_rows(N), 64, draw_rows, &job);
-		if (dev_upload(dev + (size_t)r0 * N * fp_dtype_size(dt), dt, buf,
-			       (size_t)(nr * N)))
-			return -1;
+	for (size_t row = lo; row < hi; row++) {
+		rng_seed_item(&g, j->base, (long)row);
+		draw_row(&g, j->profile, (long)row, v, N, j->op->dt);
+		check_encode(j->dst + row * (size_t)N * es, j->op->dt, v, (size_t)N);
 	}
-	return 0;
+	free(v);
+}
+
+// The reference of rows [lo, hi). Forward: lo, hi index the compared rows.
+// Backward: they are rows of x, every one of them feeding this chunk's
+// dgamma and dbeta sums; dx is kept for the compared ones.
+static void ref_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct lg_job *j = (const struct lg_job *)arg;
+	const struct lg_ref *e = j->e;
+	const long N = j->op->N;
+	const size_t es = j->op->es;
+	double *xr = (double *)xmalloc(3 * (size_t)N * sizeof *xr);
+	double *dyr = xr + N, *dx = dyr + N;
+
+	if (!j->op->bwd) {
+		for (size_t s = lo; s < hi; s++) {
+			check_decode(xr, e->x + (size_t)e->rows[s] * N * es, j->op->dt,
+				     (size_t)N);
+			ln_gelu_ref_fwd(xr, e->g, e->b, e->ref + s * N, 1, N, j->op->erf);
+		}
+	} else {
+		double *dg = j->part + (lo / j->grain) * 2 * N, *db = dg + N;
+		long s = 0;
+
+		while (s < e->nrows && e->rows[s] < (long)lo)
+			s++;
+		memset(dg, 0, 2 * (size_t)N * sizeof *dg);
+		for (size_t row = lo; row < hi; row++) {
+			const int kept = s < e->nrows && e->rows[s] == (long)row;
+
+			check_decode(xr, e->x + row * N * es, j->op->dt, (size_t)N);
+			check_decode(dyr, e->dy + row * N * es, j->op->dt, (size_t)N);
+			ln_gelu_ref_bwd(dyr, xr, e->g, e->b, kept ? e->ref + s * N : dx,
+					dg, db, 1, N, j->op->erf);
+			s += kept;
+		}
+	}
+	free(xr);
+}
+
+// A case's inputs and references, from the cache or computed on every
+// core. The draws are those of the sequential code before them: gamma and
+// beta from seed's stream, then one value of it seeding x's rows' streams
+// and the next dy's.
+static struct lg_ref *lg_reference(const struct fp_op *op, int profile,
+				   unsigned long long seed)
+{
+	const long M = op->M, N = op->N;
+	const size_t E = (size_t)M * (size_t)N, grain = par_grain_rows((size_t)N);
+	struct ref_key key;
+	struct lg_ref *e;
+	struct lg_job job;
+	struct fp_rng rng;
+
+	memset(&key, 0, sizeof key);
+	snprintf(key.what, sizeof key.what, "ln_gelu_%s erf=%d", op->bwd ? "bwd" : "fwd",
+		 op->erf);
+	key.dims[0] = M;
+	key.dims[1] = N;
+	key.dt = op->dt;
+	key.profile = profile;
+	key.seed = seed;
+	if ((e = (struct lg_ref *)refcache_find(&key)))
+		return e;
+	e = (struct lg_ref *)xcalloc(1, sizeof *e);
+	e->g = (double *)xmalloc((size_t)N * sizeof *e->g);
+	e->b = (double *)xmalloc((size_t)N * sizeof *e->b);
+	rng_seed(&rng, seed);
+	for (long j = 0; j < N; j++) {
+		e->g[j] = 1.0 + 0.5 * rng_normal(&rng);
+		e->b[j] = 0.5 * rng_normal(&rng);
+	}
+	host_round(e->g, (size_t)N, op->dt);
+	host_round(e->b, (size_t)N, op->dt);
+	memset(&job, 0, sizeof job);
+	job.op = op;
+	job.e = e;
+	e->x = (char *)xmalloc(E * op->es);
+	job.profile = profile;
+	job.base = rng_next(&rng);
+	job.dst = e->x;
+	par_for((size_t)M, grain, draw_rows, &job);
+	if (op->bwd) {
+		e->dy = (char *)xmalloc(E * op->es);
+		job.profile = P_NORMAL;
+		job.base = rng_next(&rng);
+		job.dst = e->dy;
+		par_for((size_t)M, grain, draw_rows, &job);
+	}
+
+	e->nrows = check_sample_rows(M, (double)N, seed ^ 0x94d049bb133111ebull, &e->rows);
+	e->ref = (double *)xmalloc((size_t)e->nrows * N * sizeof *e->ref);
+	if (!op->bwd) {
+		job.grain = grain;
+		par_for((size_t)e->nrows, grain, ref_rows, &job);
+	} else {
+		// dgamma and dbeta: per-chunk sums added in chunk order. At most
+		// about 256 chunks (a grain from M, never from the threads), so
+		// the partials stay small.
+		const size_t nc0 = 256, g2 = ((size_t)M + nc0 - 1) / nc0;
+		size_t nc;
+
+		job.grain = g2 > grain ? g2 : grain;
+		nc = par_chunks((size_t)M, job.grain);
+		job.part = (double *)xmalloc(nc * 2 * N * sizeof *job.part);
+		par_for((size_t)M, job.grain, ref_rows, &job);
+		e->dgb = (double *)xcalloc(2 * (size_t)N, sizeof *e->dgb);
+		for (size_t c = 0; c < nc; c++)
+			for (long k = 0; k < 2 * N; k++)
+				e->dgb[k] += job.part[c * 2 * N + k];
+		free(job.part);
+	}
+	refcache_keep(&key, e, E * op->es * (op->bwd ? 2 : 1) +
+		      ((size_t)e->nrows + 4) * N * sizeof(double), lg_ref_free);
+	return e;
 }
 
 static int poison_all(struct fp_op *op)
@@ -703,136 +819,54 @@ static int poison_all(struct fp_op *op)
 	       ? -1 : 0;
 }
 
-// One part of a check's reference rows (parallel_for): rows r0 + [i0, i1)
-// of the host inputs into ref (row r0 + i at ref + i N); scratch holds per
-// part: x row, dy row, dgamma and dbeta sums (4 N doubles).
-struct ref_job {
-	const struct fp_op *op;
-	const float *hx, *hdy;
-	const double *g, *b;
-	double *ref, *scratch;
-	long r0;
-};
-
-static void ref_rows(void *ctx, int part, long i0, long i1)
-{
-	const struct ref_job *j = (const struct ref_job *)ctx;
-	const long N = j->op->N;
-	double *xr = j->scratch + (size_t)part * 4 * N, *dyr = xr + N;
-	double *dg = dyr + N, *db = dg + N;
-
-	for (long i = i0; i < i1; i++) {
-		const long row = j->r0 + i;
-
-		for (long k = 0; k < N; k++)
-			xr[k] = j->hx[row * N + k];
-		if (j->op->bwd) {
-			for (long k = 0; k < N; k++)
-				dyr[k] = j->hdy[row * N + k];
-			ln_gelu_ref_bwd(dyr, xr, j->g, j->b, j->ref + i * N, dg, db, 1, N,
-					j->op->erf);
-		} else {
-			ln_gelu_ref_fwd(xr, j->g, j->b, j->ref + i * N, 1, N, j->op->erf);
-		}
-	}
-}
-
+// Fresh inputs from profile and seed, outputs and intermediates poisoned,
+// one run, compared with the double reference computed on the very values
+// the GPU saw: y (dx) on every row, or on a sample of rows when M x N is
+// large (check_sample_rows; the detail says how many), dgamma and dbeta in
+// full.
 static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *res)
 {
-	const long M = op->M, N = op->N, cr = chunk_rows(N);
-	const long min_rows = parallel_min_rows(N);
-	const int np = parallel_parts(cr < M ? cr : M, min_rows, 64);
-	struct ref_job job;
+	const long M = op->M, N = op->N;
 	const enum fp_dtype dt = op->dt;
-	size_t elems = (size_t)M * N;
-	float *hx = NULL, *hdy = NULL;
-	double *g = NULL, *b = NULL, *buf = NULL, *ref = NULL, *dgr = NULL,
-	       *dbr = NULL, *dgb = NULL;
-	struct fp_cmp cy, cg, cb;
-	struct fp_rng rng;
+	const size_t bytes = (size_t)M * N * op->es;
+	const struct lg_ref *e = lg_reference(op, profile, seed);
+	char *got = NULL;
+	double *dgb = NULL;
+	struct fp_cmp c;
 	int rc = -1;
 
-	memset(&job, 0, sizeof job);
-	hx = (float *)malloc(elems * sizeof *hx);
-	hdy = op->bwd ? (float *)malloc(elems * sizeof *hdy) : NULL;
-	buf = (double *)malloc((size_t)cr * N * sizeof *buf);
-	ref = (double *)malloc((size_t)cr * N * sizeof *ref);
-	g = (double *)xcalloc((size_t)N, sizeof *g);
-	b = (double *)xcalloc((size_t)N, sizeof *b);
-	dgr = (double *)xcalloc((size_t)N, sizeof *dgr);
-	dbr = (double *)xcalloc((size_t)N, sizeof *dbr);
-	dgb = (double *)xcalloc(2 * (size_t)N, sizeof *dgb);
-	if (!hx || (op->bwd && !hdy) || !buf || !ref) {
-		error("ln_gelu: check of %ld x %ld: out of host memory", M, N);
-		goto out_free;
-	}
-
-	rng_seed(&rng, seed);
-	for (long j = 0; j < N; j++) {
-		g[j] = 1.0 + 0.5 * rng_normal(&rng);
-		b[j] = 0.5 * rng_normal(&rng);
-	}
-	host_round(g, (size_t)N, dt);
-	host_round(b, (size_t)N, dt);
-	if (dev_upload(op->gamma, dt, g, (size_t)N) || dev_upload(op->beta, dt, b, (size_t)N) ||
-	    draw_upload(&rng, profile, hx, op->x, M, N, dt, buf) ||
-	    (op->bwd && draw_upload(&rng, P_NORMAL, hdy, op->dy, M, N, dt, buf)) ||
+	if (dev_upload(op->gamma, dt, e->g, (size_t)N) ||
+	    dev_upload(op->beta, dt, e->b, (size_t)N) ||
+	    CUDA_CHECK(cudaMemcpy(op->x, e->x, bytes, cudaMemcpyHostToDevice)) ||
+	    (op->bwd && CUDA_CHECK(cudaMemcpy(op->dy, e->dy, bytes,
+					      cudaMemcpyHostToDevice))) ||
 	    poison_all(op) || op_launch(op, 0, 0) ||
 	    CUDA_CHECK(cudaDeviceSynchronize()))
 		goto out_free;
-
-	// The references on every core: each chunk's rows split into parts,
-	// each part with its own row buffers and dgamma/dbeta sums, which are
-	// added in part order at the end.
-	job.op = op;
-	job.hx = hx;
-	job.hdy = hdy;
-	job.g = g;
-	job.b = b;
-	job.ref = ref;
-	job.scratch = (double *)xcalloc((size_t)np * 4 * N, sizeof *job.scratch);
-	cmp_init(&cy);
-	for (long r0 = 0; r0 < M; r0 += cr) {
-		long nr = M - r0 < cr ? M - r0 : cr;
-
-		if (dev_download(buf, op->out + (size_t)r0 * N * op->es, dt,
-				 (size_t)(nr * N)))
-			goto out_free;
-		job.r0 = r0;
-		parallel_for(nr, min_rows, 64, ref_rows, &job);
-		cmp_add(&cy, buf, ref, (size_t)(nr * N));
-	}
-	for (int p = 0; p < np; p++)
-		for (long j = 0; j < N; j++) {
-			dgr[j] += job.scratch[((size_t)p * 4 + 2) * N + j];
-			dbr[j] += job.scratch[((size_t)p * 4 + 3) * N + j];
-		}
+	got = (char *)xmalloc(bytes);
+	if (CUDA_CHECK(cudaMemcpy(got, op->out, bytes, cudaMemcpyDeviceToHost)))
+		goto out_free;
 	check_begin(res, seed, dt == FP_BF16 ? 1e-2 : 1e-5);
-	check_output(res, op->bwd ? "dx" : "y", &cy);
+	check_compare_rows(&c, got, dt, N, e->rows, e->nrows, e->ref);
+	check_output(res, op->bwd ? "dx" : "y", &c);
 	if (op->bwd) {
+		dgb = (double *)xmalloc(2 * (size_t)N * sizeof *dgb);
 		if (dev_download(dgb, op->dgb, dt, 2 * (size_t)N))
 			goto out_free;
-		cmp_init(&cg);
-		cmp_init(&cb);
-		cmp_add(&cg, dgb, dgr, (size_t)N);
-		cmp_add(&cb, dgb + N, dbr, (size_t)N);
-		check_output(res, "dgamma", &cg);
-		check_output(res, "dbeta", &cb);
+		cmp_init(&c);
+		cmp_add(&c, dgb, e->dgb, (size_t)N);
+		check_output(res, "dgamma", &c);
+		cmp_init(&c);
+		cmp_add(&c, dgb + N, e->dgb + N, (size_t)N);
+		check_output(res, "dbeta", &c);
 	}
+	check_note_rows(res, e->nrows, M);
 	rc = 0;
 
 out_free:
-	free(hx);
-	free(hdy);
-	free(g);
-	free(b);
-	free(buf);
-	free(ref);
-	free(dgr);
-	free(dbr);
+	free(got);
 	free(dgb);
-	free(job.scratch);
 	return rc;
 }
 

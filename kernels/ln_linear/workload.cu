@@ -20,6 +20,7 @@
 #include "error.h"
 #include "internal.h"
 #include "layernorm/layernorm.h"
+#include "par.h"
 #include "util.h"
 
 static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
@@ -692,6 +693,35 @@ static double dot_sq_df(const double *a, const float *b, long n)
 	return s;
 }
 
+// Columns [lo, hi) of fwd_check's grid (par_for): the reference, and the
+// chunk's part of the floor, summed in the order of the serial loop.
+struct fwd_ref_job {
+	const float *W;
+	const double *h, *b;
+	const long *cols;
+	double *ref, *floor;
+	long K, nr, nc;
+	size_t grain;
+};
+
+static void fwd_ref_cols(size_t lo, size_t hi, void *arg)
+{
+	const struct fwd_ref_job *jb = (const struct fwd_ref_job *)arg;
+	const long K = jb->K;
+	double fl = 0;
+
+	for (size_t j = lo; j < hi; j++) {
+		const float *w = jb->W + jb->cols[j] * K;
+		const double bj = jb->b[jb->cols[j]];
+
+		for (long s = 0; s < jb->nr; s++) {
+			jb->ref[s * jb->nc + (long)j] = bj + dot_df(jb->h + s * K, w, K);
+			fl += bj * bj + dot_sq_df(jb->h + s * K, w, K);
+		}
+	}
+	jb->floor[lo / jb->grain] = fl;
+}
+
 // y on a grid of sampled rows x sampled (or all) columns.
 static int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 {
@@ -739,14 +769,17 @@ static int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	// The floor: with one or a few outputs, b + h W^T can cancel to far
 	// below its terms (K = 1: b' against W beta), and then its relative
 	// error measures fp32's rounding of the terms, not the kernel.
+	// On every core, in chunks of columns whose floors add in chunk order.
 	cmp_init(&c);
-	for (long j = 0; j < nc; j++) {
-		const float *w = W + cols[j] * K;
+	{
+		struct fwd_ref_job job = { W, h, b, cols, ref, NULL, K, nr, nc, 8 };
+		const size_t nch = par_chunks((size_t)nc, job.grain);
 
-		for (long s = 0; s < nr; s++) {
-			ref[s * nc + j] = b[cols[j]] + dot_df(h + s * K, w, K);
-			c.sq_floor += b[cols[j]] * b[cols[j]] + dot_sq_df(h + s * K, w, K);
-		}
+		job.floor = (double *)xcalloc(nch, sizeof *job.floor);
+		par_for((size_t)nc, job.grain, fwd_ref_cols, &job);
+		for (size_t q = 0; q < nch; q++)
+			c.sq_floor += job.floor[q];
+		free(job.floor);
 	}
 	for (long s = 0; s < nr; s++) {
 		if (download_row(yr, op->y, dt, rows[s], N))
@@ -795,6 +828,74 @@ static int check_vec(struct fp_check *r, const char *name, const void *dev,
 	return rc;
 }
 
+// dh of sampled rows [lo, hi) (par_for): W's row n outer, so a chunk
+// reads W once; each row's sum runs over n in order, as a serial loop's.
+struct dh_job {
+	const float *W, *dy;
+	const long *ir;
+	double *dh;
+	long N, K;
+};
+
+static void dh_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct dh_job *jb = (const struct dh_job *)arg;
+	const long N = jb->N, K = jb->K;
+
+	for (long n = 0; n < N; n++) {
+		const float *w = jb->W + n * K;
+
+		for (size_t s = lo; s < hi; s++) {
+			double d = jb->dy[jb->ir[s] * N + n], *o = jb->dh + s * K;
+
+			for (long k = 0; k < K; k++)
+				o[k] += d * w[k];
+		}
+	}
+}
+
+// Row statistics of x, rows [lo, hi) (par_for).
+struct stats_job {
+	const float *x;
+	double *mean, *rstd;
+	long K;
+};
+
+static void stats_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct stats_job *jb = (const struct stats_job *)arg;
+
+	for (size_t i = lo; i < hi; i++)
+		row_stats(jb->x + i * jb->K, jb->K, &jb->mean[i], &jb->rstd[i]);
+}
+
+// dW's grid rows [lo, hi) (par_for): each entry sums over i in order.
+struct dw_job {
+	const float *dy;
+	const double *hc;
+	const long *in;
+	double *ref;
+	long M, N, nk;
+};
+
+static void dw_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct dw_job *jb = (const struct dw_job *)arg;
+	const long nk = jb->nk;
+
+	for (size_t s = lo; s < hi; s++) {
+		double *o = jb->ref + s * nk;
+
+		for (long i = 0; i < jb->M; i++) {
+			double d = jb->dy[i * jb->N + jb->in[s]];
+			const double *hr = jb->hc + i * nk;
+
+			for (long j = 0; j < nk; j++)
+				o[j] += d * hr[j];
+		}
+	}
+}
+
 // The backward's outputs: dx on sampled rows (each whole: a row's LayerNorm
 // backward needs its whole dh row, N*K multiply-adds), dW on a grid of
 // sampled (n, k) entries (M each), dgamma and dbeta on sampled columns k
@@ -825,8 +926,11 @@ static int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	if (download_f(v, op->beta, dt, (size_t)K))
 		goto out_free;
 	bt = to_double(v, K);
-	for (long i = 0; i < M; i++)
-		row_stats(x + i * K, K, &mean[i], &rstd[i]);
+	{
+		struct stats_job job = { x, mean, rstd, K };
+
+		par_for((size_t)M, par_grain_rows((size_t)K), stats_rows, &job);
+	}
 
 	// dx. dh of the sampled rows with W's row n outer, so W is read once.
 	lnl_sample_counts(M, 1, (double)N * K, LNL_CHECK_MACS, &w1, &w2);
@@ -835,15 +939,10 @@ static int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	dh = (double *)xcalloc((size_t)(nr * K), sizeof *dh);
 	ref = (double *)xmalloc((size_t)(nr * K) * sizeof *ref);
 	got = (double *)xmalloc((size_t)(nr * K) * sizeof *got);
-	for (long n = 0; n < N; n++) {
-		const float *w = W + n * K;
+	{
+		struct dh_job job = { W, dy, ir, dh, N, K };
 
-		for (long s = 0; s < nr; s++) {
-			double d = dy[ir[s] * N + n], *o = dh + s * K;
-
-			for (long k = 0; k < K; k++)
-				o[k] += d * w[k];
-		}
+		par_for((size_t)nr, 8, dh_rows, &job);
 	}
 	for (long s = 0; s < nr; s++) {
 		const long i = ir[s];
@@ -892,16 +991,10 @@ static int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 
 			hc[i * nk + j] = (x[i * K + k] - mean[i]) * rstd[i] * gm[k] + bt[k];
 		}
-	for (long s = 0; s < nn; s++) {
-		double *o = ref + s * nk;
+	{
+		struct dw_job job = { dy, hc, in, ref, M, N, nk };
 
-		for (long i = 0; i < M; i++) {
-			double d = dy[i * N + in[s]];
-			const double *hr = hc + i * nk;
-
-			for (long j = 0; j < nk; j++)
-				o[j] += d * hr[j];
-		}
+		par_for((size_t)nn, 1, dw_rows, &job);
 	}
 	if (download_f(dWg, op->dW, dt, (size_t)(N * K)))
 		goto out_free;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kutil.h"
+#include "par.h"
 #include "softmax/softmax.h"
 #include "util.h"
 
@@ -70,7 +71,35 @@ void softmax_bwd_ref(const double *y, const double *dy, double *dx,
 		softmax_bwd_ref_row(y + r * N, dy + r * N, dx + r * N, N);
 }
 
-// One part of softmax_gen_logits: rows [r0, r1), each from its own stream.
+void softmax_gen_row(double *xr, long r, long N, enum sm_profile p,
+		     double std, uint64_t seed)
+{
+	struct fp_rng g;
+
+	rng_seed_item(&g, seed, r);
+	for (long k = 0; k < N; k++) {
+		switch (p) {
+		case SM_LARGE:
+			xr[k] = r % 3 == 2 ? (2 * rng_uniform(&g) - 1) * 1e4
+				: (r % 3 ? -1e4 : 1e4) + std * rng_normal(&g);
+			break;
+		case SM_NEGINF:
+		case SM_DEADROWS:
+			xr[k] = rng_uniform(&g) < 0.25 ? -INFINITY
+				: std * rng_normal(&g);
+			break;
+		default:
+			xr[k] = std * rng_normal(&g);
+		}
+	}
+	if (p == SM_NEGINF || p == SM_DEADROWS)
+		xr[rng_next(&g) % (uint64_t)N] = std * rng_normal(&g);
+	if (p == SM_DEADROWS && r % 3 == 1)
+		for (long k = 0; k < N; k++)
+			xr[k] = -INFINITY;
+}
+
+// One chunk of softmax_gen_logits: rows [lo, hi).
 struct gen_job {
 	double *x;
 	long N;
@@ -79,39 +108,13 @@ struct gen_job {
 	uint64_t seed;
 };
 
-static void gen_rows(void *ctx, int part, long r0, long r1)
+static void gen_rows(size_t lo, size_t hi, void *arg)
 {
-	const struct gen_job *j = (const struct gen_job *)ctx;
-	const long N = j->N;
-	const double std = j->std;
-	struct fp_rng g;
+	const struct gen_job *j = (const struct gen_job *)arg;
 
-	(void)part;
-	for (long r = r0; r < r1; r++) {
-		double *xr = j->x + r * N;
-
-		rng_seed_item(&g, j->seed, r);
-		for (long k = 0; k < N; k++) {
-			switch (j->p) {
-			case SM_LARGE:
-				xr[k] = r % 3 == 2 ? (2 * rng_uniform(&g) - 1) * 1e4
-					: (r % 3 ? -1e4 : 1e4) + std * rng_normal(&g);
-				break;
-			case SM_NEGINF:
-			case SM_DEADROWS:
-				xr[k] = rng_uniform(&g) < 0.25 ? -INFINITY
-					: std * rng_normal(&g);
-				break;
-			default:
-				xr[k] = std * rng_normal(&g);
-			}
-		}
-		if (j->p == SM_NEGINF || j->p == SM_DEADROWS)
-			xr[rng_next(&g) % (uint64_t)N] = std * rng_normal(&g);
-		if (j->p == SM_DEADROWS && r % 3 == 1)
-			for (long k = 0; k < N; k++)
-				xr[k] = -INFINITY;
-	}
+	for (size_t r = lo; r < hi; r++)
+		softmax_gen_row(j->x + r * (size_t)j->N, (long)r, j->N, j->p, j->std,
+				j->seed);
 }
 
 void softmax_gen_logits(double *x, long M, long N, enum sm_profile p,
@@ -119,5 +122,5 @@ void softmax_gen_logits(double *x, long M, long N, enum sm_profile p,
 {
 	struct gen_job job = { x, N, p, std, seed };
 
-	parallel_for(M, parallel_min_rows(N), 64, gen_rows, &job);
+	par_for((size_t)M, par_grain_rows((size_t)N), gen_rows, &job);
 }

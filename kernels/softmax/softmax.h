@@ -55,6 +55,10 @@ void softmax_bwd_ref_row(const double *y, const double *dy, double *dx, long N);
 enum sm_profile { SM_NORMAL, SM_LARGE, SM_NEGINF, SM_DEADROWS };
 void softmax_gen_logits(double *x, long M, long N, enum sm_profile p,
 			double std, uint64_t seed);
+/* Row r of softmax_gen_logits (N values into xr): each row has its own
+ * stream, so rows drawn in any order, on any thread, come out the same. */
+void softmax_gen_row(double *xr, long r, long N, enum sm_profile p,
+		     double std, uint64_t seed);
 
 /* Count of kept (unmasked) entries over all M rows under the causal rule. */
 double softmax_causal_kept(long M, long N);

@@ -33,7 +33,9 @@
 #include <cuda_runtime.h>
 
 #include "error.h"
+#include "checkref.h"
 #include "kutil.h"
+#include "par.h"
 #include "softmax/sm.h"
 #include "softmax/softmax.h"
 #include "util.h"
@@ -350,130 +352,169 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 	return sm_create(SM_BWD, op, s, dt, variant, nsets, seed, ko);
 }
 
-// One part of a check's reference rows (parallel_for): rows [r0, r1) of
-// the inputs a (and b), compared with the GPU's got into cmp[part].
-struct sm_ref_job {
-	const struct sm_op *op;
-	const double *a, *b, *got;
-	struct fp_cmp *cmp;
+// The check. What one case's check computes on the CPU is kept in the
+// reference cache (checkref.h), keyed by kind, shape, dtype, profile and
+// seed: the inputs as the device holds them and the reference of the
+// compared rows, so the other variants of the case, checked on the same
+// seed, only upload, run and compare.
+struct sm_ref {
+	char *in0, *in1;  // M x N of dt: x (forward) or y, and dy (backward)
+	long nrows;       // rows compared (all of them unless M x N is large)
+	long *rows;
+	double *ref;      // nrows x N: the reference of rows[s] at s N
 };
 
-static void sm_ref_rows(void *ctx, int part, long r0, long r1)
+static void sm_ref_free(void *p)
 {
-	const struct sm_ref_job *j = (const struct sm_ref_job *)ctx;
-	const long N = j->op->N;
-	double *ref = (double *)xmalloc((size_t)N * sizeof *ref);
+	struct sm_ref *e = (struct sm_ref *)p;
 
-	cmp_init(&j->cmp[part]);
-	for (long row = r0; row < r1; row++) {
-		size_t o = (size_t)row * N;
-
-		if (j->op->kind == SM_BWD)
-			softmax_bwd_ref_row(j->a + o, j->b + o, ref, N);
-		else if (j->op->kind == SM_MASKED)
-			softmax_fwd_ref_row(j->a + o, ref, N, softmax_causal_keep(row, N),
-					    SOFTMAX_MASKED_SCALE);
-		else
-			softmax_fwd_ref_row(j->a + o, ref, N, N, 1.0);
-		cmp_add(&j->cmp[part], j->got + o, ref, (size_t)N);
-	}
-	free(ref);
+	free(e->in0);
+	free(e->in1);
+	free(e->rows);
+	free(e->ref);
+	free(e);
 }
 
-// One part of the backward check's inputs: rows [r0, r1) of a (logits on
-// entry) become y = softmax(a), and of b the upstream gradient dy ~
-// N(0, scale^2), each row from its own stream.
-struct bwd_in_job {
-	double *a, *b;
+// One chunk of rows of a case's inputs or reference (par_for).
+struct sm_job {
+	enum sm_kind kind;
+	enum fp_dtype dt;
 	long N;
-	double scale;
+	enum sm_profile p;
 	uint64_t seed;
+	struct sm_ref *e;
 };
 
-static void bwd_in_rows(void *ctx, int part, long r0, long r1)
+// Inputs of rows [lo, hi), each row from its own stream, as today's
+// generator draws them: the profile's logits, and for the backward y =
+// softmax(logits) and dy ~ N(0, scale^2) (1e4 for the large profile), each
+// rounded to dt and stored as dt.
+static void sm_input_rows(size_t lo, size_t hi, void *arg)
 {
-	const struct bwd_in_job *j = (const struct bwd_in_job *)ctx;
-	const long N = j->N;
+	const struct sm_job *j = (const struct sm_job *)arg;
+	const size_t N = (size_t)j->N, es = fp_dtype_size(j->dt);
+	double *a = (double *)xmalloc(2 * N * sizeof *a), *b = a + N;
 	struct fp_rng g;
 
-	(void)part;
-	for (long r = r0; r < r1; r++) {
-		double *ar = j->a + r * N, *br = j->b + r * N;
+	for (size_t r = lo; r < hi; r++) {
+		softmax_gen_row(a, (long)r, j->N, j->p, j->kind == SM_MASKED ? 8.0 : 1.0,
+				j->seed);
+		if (j->kind == SM_BWD) {
+			const double scale = j->p == SM_LARGE ? 1e4 : 1.0;
 
-		softmax_fwd_ref_row(ar, br, N, N, 1.0);
-		memcpy(ar, br, (size_t)N * sizeof *ar);
-		rng_seed_item(&g, j->seed, r);
-		for (long k = 0; k < N; k++)
-			br[k] = j->scale * rng_normal(&g);
+			softmax_fwd_ref_row(a, b, j->N, j->N, 1.0);
+			memcpy(a, b, N * sizeof *a);
+			rng_seed_item(&g, j->seed ^ 0x5851f42d4c957f2dull, (long)r);
+			for (size_t k = 0; k < N; k++)
+				b[k] = scale * rng_normal(&g);
+			host_round(b, N, j->dt);
+			check_encode(j->e->in1 + r * N * es, j->dt, b, N);
+		}
+		host_round(a, N, j->dt);
+		check_encode(j->e->in0 + r * N * es, j->dt, a, N);
 	}
+	free(a);
+}
+
+// The reference of compared rows [lo, hi) (indices into e->rows), from
+// the inputs exactly as uploaded.
+static void sm_ref_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct sm_job *j = (const struct sm_job *)arg;
+	const size_t N = (size_t)j->N, es = fp_dtype_size(j->dt);
+	double *a = (double *)xmalloc(2 * N * sizeof *a), *b = a + N;
+
+	for (size_t s = lo; s < hi; s++) {
+		const long row = j->e->rows[s];
+		double *ref = j->e->ref + s * N;
+
+		check_decode(a, j->e->in0 + (size_t)row * N * es, j->dt, N);
+		if (j->kind == SM_BWD) {
+			check_decode(b, j->e->in1 + (size_t)row * N * es, j->dt, N);
+			softmax_bwd_ref_row(a, b, ref, j->N);
+		} else if (j->kind == SM_MASKED) {
+			softmax_fwd_ref_row(a, ref, j->N, softmax_causal_keep(row, j->N),
+					    SOFTMAX_MASKED_SCALE);
+		} else {
+			softmax_fwd_ref_row(a, ref, j->N, j->N, 1.0);
+		}
+	}
+	free(a);
+}
+
+// A case's inputs and reference, from the cache or computed on every core.
+static struct sm_ref *sm_reference(const struct sm_op *op, enum sm_profile p,
+				   unsigned long long seed)
+{
+	static const char *const kinds[] = { "softmax_fwd", "softmax_masked_fwd",
+					     "softmax_bwd" };
+	const long M = op->M, N = op->N;
+	const size_t E = (size_t)M * (size_t)N, es = fp_dtype_size(op->dt);
+	const size_t grain = par_grain_rows((size_t)N);
+	struct ref_key key;
+	struct sm_ref *e;
+	struct sm_job job;
+
+	memset(&key, 0, sizeof key);
+	snprintf(key.what, sizeof key.what, "%s", kinds[op->kind]);
+	key.dims[0] = M;
+	key.dims[1] = N;
+	key.dt = op->dt;
+	key.profile = (int)p;
+	key.seed = seed;
+	if ((e = (struct sm_ref *)refcache_find(&key)))
+		return e;
+	e = (struct sm_ref *)xcalloc(1, sizeof *e);
+	e->in0 = (char *)xmalloc(E * es);
+	e->in1 = op->kind == SM_BWD ? (char *)xmalloc(E * es) : NULL;
+	job = (struct sm_job){ op->kind, op->dt, N, p, seed, e };
+	par_for((size_t)M, grain, sm_input_rows, &job);
+	e->nrows = check_sample_rows(M, (double)N, seed ^ 0x94d049bb133111ebull, &e->rows);
+	e->ref = (double *)xmalloc((size_t)e->nrows * N * sizeof *e->ref);
+	par_for((size_t)e->nrows, grain, sm_ref_rows, &job);
+	refcache_keep(&key, e, E * es * (e->in1 ? 2 : 1) +
+		      (size_t)e->nrows * N * sizeof(double), sm_ref_free);
+	return e;
 }
 
 // Fresh host inputs from profile and seed into set 0, outputs (and the
-// unfused intermediates) poisoned, one run, every row compared with the
-// double reference computed on the very values the GPU saw.
+// unfused intermediates) poisoned, one run, compared with the double
+// reference computed on the very values the GPU saw: every row, or a
+// sample of rows when M x N is large (check_sample_rows; the detail says
+// how many).
 static int sm_check(struct fp_op *fop, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
 	struct sm_op *op = (struct sm_op *)fop;
 	const long M = op->M, N = op->N;
 	const size_t E = (size_t)M * (size_t)N, es = fp_dtype_size(op->dt);
-	const enum sm_profile p = (enum sm_profile)profile;
-	double *a = (double *)xmalloc(E * sizeof(double));
-	double *b = NULL, *got = NULL;
+	const struct sm_ref *e;
+	char *got = NULL;
 	struct fp_cmp c;
 	int rc = -1;
 
-	if (profile < SM_NORMAL || profile > SM_DEADROWS) {
-		error("softmax: no input profile %d", profile);
-		goto out_free;
-	}
-	softmax_gen_logits(a, M, N, p, op->kind == SM_MASKED ? 8.0 : 1.0, seed);
-	if (op->kind == SM_BWD) {
-		// y = softmax(logits of the profile); dy ~ N(0, 1), 1e4 x that
-		// for the large profile.
-		struct bwd_in_job job = { NULL, NULL, N,
-			p == SM_LARGE ? 1e4 : 1.0, seed ^ 0x5851f42d4c957f2dull };
-
-		b = (double *)xmalloc(E * sizeof(double));
-		job.a = a;
-		job.b = b;
-		parallel_for(M, parallel_min_rows(N), 64, bwd_in_rows, &job);
-		host_round(b, E, op->dt);
-		if (dev_upload(op->in1, op->dt, b, E))
-			goto out_free;
-	}
-	host_round(a, E, op->dt);
-	if (dev_upload(op->in0, op->dt, a, E) ||
+	if (profile < SM_NORMAL || profile > SM_DEADROWS)
+		return error("softmax: no input profile %d", profile);
+	e = sm_reference(op, (enum sm_profile)profile, seed);
+	if ((e->in1 && CUDA_CHECK(cudaMemcpy(op->in1, e->in1, E * es,
+					     cudaMemcpyHostToDevice))) ||
+	    CUDA_CHECK(cudaMemcpy(op->in0, e->in0, E * es, cudaMemcpyHostToDevice)) ||
 	    dev_poison(op->out, E * es) ||
 	    (op->tmp && dev_poison(op->tmp, E * es)) ||
 	    (op->rowa && dev_poison(op->rowa, (size_t)M * sizeof(float))) ||
 	    (op->rowb && dev_poison(op->rowb, (size_t)M * sizeof(float))) ||
 	    sm_launch(fop, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		goto out_free;
-	got = (double *)xmalloc(E * sizeof(double));
-	if (dev_download(got, op->out, op->dt, E))
+	got = (char *)xmalloc(E * es);
+	if (CUDA_CHECK(cudaMemcpy(got, op->out, E * es, cudaMemcpyDeviceToHost)))
 		goto out_free;
 
 	check_begin(r, seed, op->dt == FP_BF16 ? SM_TOL_BF16 : SM_TOL_FP32);
-	{
-		// The references on every core, rows split into parts whose
-		// comparisons merge in row order.
-		const long min_rows = parallel_min_rows(N);
-		struct sm_ref_job job = { op, a, b, got, NULL };
-		const int np = parallel_parts(M, min_rows, 64);
-
-		job.cmp = (struct fp_cmp *)xcalloc((size_t)np, sizeof *job.cmp);
-		parallel_for(M, min_rows, 64, sm_ref_rows, &job);
-		cmp_init(&c);
-		for (int p = 0; p < np; p++)
-			cmp_merge(&c, &job.cmp[p]);
-		free(job.cmp);
-	}
+	check_compare_rows(&c, got, op->dt, N, e->rows, e->nrows, e->ref);
 	check_output(r, op->kind == SM_BWD ? "dx" : "y", &c);
+	check_note_rows(r, e->nrows, M);
 	rc = 0;
 out_free:
-	free(a);
-	free(b);
 	free(got);
 	return rc;
 }
