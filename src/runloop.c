@@ -365,6 +365,9 @@ struct run_state {
 	int nwrong, nerror;
 	/* Where the run's wall time went, in seconds, for the closing line. */
 	double t_setup, t_check, t_time, t_count, t_store;
+	double t_start;               /* when run_suite began */
+	double t_ceil;                /* measuring the ceilings (first run) */
+	double t_first;               /* first op stored, from t_start; NaN */
 	long long counted;            /* kernels counted (each once) */
 	int nops;
 };
@@ -1367,6 +1370,8 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 		}
 		stored = flush_group(rs, ms, n);
 		*done += (size_t)stored;
+		if (stored > 0 && isnan(rs->t_first))
+			rs->t_first = now_seconds() - rs->t_start;
 		rs->eta.meas_s += lap(&clk);
 		rs->eta.measured = i;
 		if (stored < n) {
@@ -1395,14 +1400,16 @@ static int finish_run(struct run_state *rs, const struct op_list *ops, size_t do
 {
 	unsigned long long dr = activity_dropped();
 	const char *final = interrupted ? "aborted" : "complete";
-	char note[384];
+	char note[512];
 
+	(void)t0;
 	snprintf(note, sizeof note, "%zu of %zu ops; %d wrong, %d error; "
 		 "CUPTI dropped %llu kernel records; counters: %s; %.1f s: "
-		 "setup %.1f, checks %.1f, timing %.1f, counters %.1f (%lld "
-		 "kernels), storing %.1f", done, ops->n, rs->nwrong, rs->nerror,
-		 dr, rs->counters_state, now_seconds() - t0, rs->t_setup,
-		 rs->t_check, rs->t_time, rs->t_count, rs->counted, rs->t_store);
+		 "ceilings %.1f, setup %.1f, checks %.1f, timing %.1f, counters "
+		 "%.1f (%lld kernels), storing %.1f; first op stored at %.1f s",
+		 done, ops->n, rs->nwrong, rs->nerror, dr, rs->counters_state,
+		 now_seconds() - rs->t_start, rs->t_ceil, rs->t_setup, rs->t_check,
+		 rs->t_time, rs->t_count, rs->counted, rs->t_store, rs->t_first);
 	if (dr)
 		warning("CUPTI dropped %llu kernel records: the ops concerned "
 			"are marked 'error'", dr);
@@ -1465,6 +1472,8 @@ int run_suite(const struct run_opts *o)
 	double t0 = 0;
 
 	memset(&rs, 0, sizeof rs);
+	rs.t_start = now_seconds();
+	rs.t_first = NAN;
 	memset(&group, 0, sizeof group);
 	rc = build_ops(o, &ops);
 	if (rc)
@@ -1482,8 +1491,10 @@ int run_suite(const struct run_opts *o)
 		goto out_free;
 	if (store_open(&st, o->db, STORE_CREATE))
 		goto out_free;
+	t0 = now_seconds();
 	if (device_ceilings(o, st, &dev, &device_id, ceil, (int)ARRAY_SIZE(ceil), &nceil))
 		goto out_close;
+	rs.t_ceil = now_seconds() - t0;
 
 	rs.o = o;
 	rs.st = st;
