@@ -403,8 +403,6 @@ void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
 	}
 	op->dram_bytes = op->dram_read_bytes + op->dram_write_bytes + wb;
 	op->dram_write_frac = rf_div(op->dram_write_bytes + wb, op->dram_bytes);
-	if (!isnan(op->dram_write_frac))
-		op->dram_write_frac = fmin(1, fmax(0, op->dram_write_frac));
 	op->ai_dram = rf_div(op->flops, op->dram_bytes);
 	op->ai_l2 = rf_div(op->flops, op->l2_bytes);
 	op->ai_l1 = rf_div(op->flops, op->l1_bytes);

@@ -179,8 +179,7 @@ const struct view_def fp_views[] = {
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
 	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel FROM ("
-	  " SELECT b.*, " FP_DRAM_BW_SQL " FROM ("
-	  " SELECT m.*, " FP_DRAM_BRACKET_SQL " FROM ("
+	  " SELECT m.*, " FP_DRAM_BW_SQL " FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
 	  "  1e9 * dram_bytes / time_ns AS dram_rate,"
@@ -205,8 +204,8 @@ const struct view_def fp_views[] = {
 	  "    ELSE 'fp32_fma' END AS precision,"
 	  "   o.dram_read_bytes, o.dram_write_bytes, o.dram_writeback_bytes,"
 	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes,"
-	  "   min(1.0, max(0.0, (o.dram_write_bytes + coalesce(o.dram_writeback_bytes, 0))"
-	  "    / (1.0 * o.dram_bytes))) AS dram_write_frac,"
+	  "   (o.dram_write_bytes + coalesce(o.dram_writeback_bytes, 0))"
+	  "    / (1.0 * o.dram_bytes) AS dram_write_frac,"
 	  "   o.model_flops, o.model_min_bytes,"
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
 	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel"
@@ -216,7 +215,7 @@ const struct view_def fp_views[] = {
 	  " LEFT JOIN v_ceilings ca ON ca.run_id = p.run_id AND ca.name = 'dram_add_bw'"
 	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"
 	  " LEFT JOIN v_ceilings cw ON cw.run_id = p.run_id AND cw.name = 'dram_write_bw'"
-	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw') m) b)",
+	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw') m)",
 	  "one row per op: FLOPs, bytes and intensity per level, achieved rates, the DRAM roof of its read/write mix, roof and % of roof" },
 
 	/* Each fused variant against every other variant of the same run,

@@ -50,36 +50,35 @@ extern const char fp_v_runs_live_sql[];
  * the way from add to copy), 'copy (mix unknown)', 'copy (no ceiling for
  * this mix)'; NULL when there is no DRAM roof at all.
  *
- * FP_DRAM_BRACKET_SQL reads dram_write_frac and the ceilings' value and
- * provenance (read_bw, read_prov, add_*, copy_*, write_*) and gives the
- * two ends: mix_lo, mix_hi (names), lo_bw, hi_bw, lo_prov, hi_prov and
- * mix_t; FP_DRAM_BW_SQL, a level above, gives dram_bw,
- * dram_bw_provenance and dram_bw_basis. reports/roofline.c, rf_dram_bw,
- * is the reference. */
-#define FP_MIX_CASE(r, a, c) \
-	"CASE WHEN dram_write_frac < 1.0/3 THEN " r \
-	" WHEN dram_write_frac < 0.5 THEN " a \
-	" WHEN dram_write_frac <= 1 THEN " c " END"
-#define FP_DRAM_BRACKET_SQL \
-	FP_MIX_CASE("'read'", "'add'", "'copy'") " AS mix_lo," \
-	" " FP_MIX_CASE("'add'", "'copy'", "'write'") " AS mix_hi," \
-	" " FP_MIX_CASE("read_bw", "add_bw", "copy_bw") " AS lo_bw," \
-	" " FP_MIX_CASE("add_bw", "copy_bw", "write_bw") " AS hi_bw," \
-	" " FP_MIX_CASE("read_prov", "add_prov", "copy_prov") " AS lo_prov," \
-	" " FP_MIX_CASE("add_prov", "copy_prov", "write_prov") " AS hi_prov," \
-	" " FP_MIX_CASE("dram_write_frac / (1.0/3)", \
-			"(dram_write_frac - 1.0/3) / (0.5 - 1.0/3)", \
-			"(dram_write_frac - 0.5) / 0.5") " AS mix_t"
+ * FP_DRAM_BW_SQL reads dram_write_frac and the ceilings' value and
+ * provenance (read_bw, read_prov, add_*, copy_*, write_*) and gives
+ * dram_bw, dram_bw_provenance and dram_bw_basis. It is one CASE a column,
+ * the segment picked first: SQLite flattens the view's levels, so a
+ * column of a lower level is evaluated again wherever it is named, and
+ * v_roofline names dram_bw six times. reports/roofline.c, rf_dram_bw, is
+ * the reference. */
+#define FP_DRAM_SEGMENTS(X) \
+	X("dram_write_frac < 1.0/3", "read", "add", "dram_write_frac / (1.0/3)") \
+	X("dram_write_frac < 0.5", "add", "copy", \
+	  "(dram_write_frac - 1.0/3) / (0.5 - 1.0/3)") \
+	X("dram_write_frac >= 0.5", "copy", "write", "(dram_write_frac - 0.5) / 0.5")
+/* An end missing makes the arithmetic NULL: the copy then. */
+#define FP_DRAM_BW_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN " lo "_bw + " t " * (" hi "_bw - " lo "_bw)"
+#define FP_DRAM_PROV_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN CASE WHEN " lo "_bw IS NULL OR " hi "_bw IS NULL" \
+	" THEN copy_prov WHEN " lo "_prov = 'measured' AND " hi "_prov = 'measured'" \
+	" THEN 'measured' ELSE 'theoretical' END"
+#define FP_DRAM_BASIS_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN CASE WHEN " lo "_bw IS NOT NULL AND " hi "_bw IS NOT NULL" \
+	" THEN printf('" lo ".." hi " %.2f', " t ")" \
+	" WHEN copy_bw IS NOT NULL THEN 'copy (no ceiling for this mix)' END"
 #define FP_DRAM_BW_SQL \
-	"CASE WHEN lo_bw IS NULL OR hi_bw IS NULL THEN copy_bw" \
-	" ELSE lo_bw + mix_t * (hi_bw - lo_bw) END AS dram_bw," \
-	" CASE WHEN lo_bw IS NULL OR hi_bw IS NULL THEN copy_prov" \
-	"  WHEN lo_prov = 'measured' AND hi_prov = 'measured' THEN 'measured'" \
-	"  ELSE 'theoretical' END AS dram_bw_provenance," \
-	" CASE WHEN (lo_bw IS NULL OR hi_bw IS NULL) AND copy_bw IS NULL THEN NULL" \
-	"  WHEN dram_write_frac IS NULL THEN 'copy (mix unknown)'" \
-	"  WHEN lo_bw IS NULL OR hi_bw IS NULL THEN 'copy (no ceiling for this mix)'" \
-	"  ELSE printf('%s..%s %.2f', mix_lo, mix_hi, mix_t) END AS dram_bw_basis"
+	"coalesce(CASE" FP_DRAM_SEGMENTS(FP_DRAM_BW_WHEN) " END, copy_bw) AS dram_bw," \
+	" CASE" FP_DRAM_SEGMENTS(FP_DRAM_PROV_WHEN) " ELSE copy_prov END" \
+	"  AS dram_bw_provenance," \
+	" CASE" FP_DRAM_SEGMENTS(FP_DRAM_BASIS_WHEN) \
+	"  WHEN copy_bw IS NOT NULL THEN 'copy (mix unknown)' END AS dram_bw_basis"
 
 /* The columns of v_roofline that v_fusion reads. */
 #define FP_FUSION_INPUT \
