@@ -61,7 +61,12 @@ int chart_range(size_t n, const double *x, const double *y, const double *top,
 /* ---- roofs --------------------------------------------------------------- */
 
 const struct chart_roof_def chart_roof_defs[] = {
-	{ "dram_bw", "DRAM", CHART_BANDWIDTH, 1, NULL, NULL },
+	/* DRAM at two read/write mixes: read-only and copy bracket the roofs
+	 * of most ops (each op's own roof lies between the measured mixes,
+	 * v_roofline's dram_bw); a database without the read-only ceiling
+	 * draws the copy alone. */
+	{ "dram_read_bw", "DRAM read", CHART_BANDWIDTH, 1, NULL, NULL },
+	{ "dram_bw", "DRAM copy", CHART_BANDWIDTH, 1, NULL, NULL },
 	{ "l2_bw", "L2", CHART_BANDWIDTH, 1, NULL, NULL },
 	{ "tensor_bf16", "tensor bf16", CHART_COMPUTE, 1, NULL, "tensor_bf16" },
 	{ "tensor_tf32", "tensor tf32", CHART_COMPUTE, 1, NULL, "tensor_tf32" },
@@ -93,11 +98,14 @@ size_t chart_roofs(const char *const *names, const double *values, int nceil,
 		   const struct chart_range *r, struct chart_roof *out)
 {
 	double dram = ceiling_value(names, values, nceil, "dram_bw");
+	double dram_read = ceiling_value(names, values, nceil, "dram_read_bw");
 	double top = NAN;  /* the highest compute roof drawn */
 	size_t n = 0;
 
 	/* Compute roofs first: the bandwidth roofs end where the highest of
-	 * them begins. */
+	 * them begins; they begin at the ridge of the highest DRAM roof. */
+	if (positive(dram_read) && !(dram_read <= dram))
+		dram = dram_read;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < chart_nroof_defs; i++) {
 			const struct chart_roof_def *d = &chart_roof_defs[i];

@@ -296,14 +296,16 @@ static unsigned workload_colour(int w)
 	return workload_rgb[(w - 1) % (int)ARRAY_SIZE(workload_rgb)];
 }
 
-/* The roof above an op drawn at intensity ai: DRAM bandwidth x ai, capped
- * by the compute roof of its precision. NaN when neither is known. */
+/* The roof above an op drawn at intensity ai: its DRAM bandwidth (that of
+ * its read/write mix, else the copy's) x ai, capped by the compute roof of
+ * its precision. NaN when neither is known. */
 static double attainable(const struct plot_data *run, const struct plot_op *op,
 			 double ai)
 {
 	const struct plot_ceiling *dram = ceiling(run, "dram_bw");
 	const struct plot_ceiling *peak = *op->precision ? ceiling(run, op->precision) : NULL;
-	double v = dram ? dram->value * ai : NAN;
+	double bw = op->dram_bw > 0 ? op->dram_bw : dram ? dram->value : NAN;
+	double v = bw * ai;
 
 	return peak ? (isnan(v) ? peak->value : fmin(v, peak->value)) : v;
 }

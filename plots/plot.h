@@ -27,6 +27,8 @@ struct plot_op {
 	double time_ns, dram_bytes;
 	double ai_dram, ai_l2, ai_l1;
 	double flop_rate;
+	double dram_bw;  /* the DRAM roof of its read/write mix (B/s); NaN or
+			  * 0: unknown, the run's dram_bw ceiling stands in */
 	const char *precision;  /* the ceiling of its compute roof ("fp32_fma",
 				 * "tensor_bf16", ...); "" when unknown */
 };

@@ -1,5 +1,6 @@
-/* ceilings.cu - what the hardware allows, measured and quoted: DRAM copy and
- * read-only bandwidth over buffers far larger than L2, L2 bandwidth over a
+/* ceilings.cu - what the hardware allows, measured and quoted: DRAM
+ * bandwidth at four read/write mixes (read-only, 2:1 add, copy, write-only)
+ * over buffers far larger than L2, L2 bandwidth over a
  * buffer inside L2, FP32/FP64 FMA peaks from independent FMA chains, tensor
  * peaks from cuBLAS bf16 and tf32 GEMMs; and the theoretical ceilings from
  * CUPTI's *.peak_sustained metrics x the clock the hardware ran at. Also the
@@ -42,13 +43,61 @@ __global__ void copy_f32(float *__restrict__ dst, const float *__restrict__ src,
 		dst[i] = src[i];
 }
 
-/* 16-byte accesses, the fastest way to stream: the DRAM copy ceiling. */
-__global__ void copy_f4(float4 *__restrict__ dst, const float4 *__restrict__ src,
-			size_t n4)
+/* The DRAM ceilings, one kernel per read/write mix: NR input streams (a,
+ * and b when NR is 2) and W output streams (c), float4 accesses (the
+ * fastest way to stream), STREAM_ILP independent ones in flight per thread
+ * and stream, so the memory system sees enough requests at full occupancy.
+ * Mixes by bytes written / bytes moved:
+ *   <1, 0>  read-only   f = 0     (sums into a register, as read_f4)
+ *   <2, 1>  c = a + b   f = 1/3   (STREAM's Add)
+ *   <1, 1>  c = a       f = 1/2   (copy)
+ *   <0, 1>  c = i       f = 1     (write-only: no read at all)
+ * Each thread takes elements i, i + stride, ... i + 3 stride, then jumps
+ * 4 strides: every access of a warp is one coalesced 512-byte run. */
+#define STREAM_ILP 4
+template <int NR, int W>
+__global__ void stream_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
+			  const float4 *__restrict__ b, size_t n4, float *__restrict__ sink)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4;
-	     i += (size_t)gridDim.x * blockDim.x)
-		dst[i] = src[i];
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	float acc = 0.f;
+
+	for (; i < n4; i += STREAM_ILP * stride) {
+		float4 v[STREAM_ILP];
+
+#pragma unroll
+		for (int u = 0; u < STREAM_ILP; u++) {
+			size_t j = i + u * stride;
+
+			if (j >= n4)
+				break;
+			if (NR == 0) {
+				float x = (float)j;
+
+				v[u] = make_float4(x, x, x, x);
+			} else if (NR == 1) {
+				v[u] = a[j];
+			} else {
+				float4 p = a[j], q = b[j];
+
+				v[u] = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < STREAM_ILP; u++) {
+			size_t j = i + u * stride;
+
+			if (j >= n4)
+				break;
+			if (W)
+				c[j] = v[u];
+			else
+				acc += v[u].x + v[u].y + v[u].z + v[u].w;
+		}
+	}
+	if (!W && acc == 1234.5f)  /* practically never: keeps the loads alive */
+		sink[blockIdx.x] = acc;
 }
 
 /* Read-only stream; one float per block written so nothing is dead code.
@@ -146,8 +195,9 @@ int probe_fma_f32(float *out, int blocks, int threads_per_block, int iters)
 
 typedef int (*launch_fn)(void *arg);
 
-/* Median milliseconds of reps launches of fn, after warm-up. */
-static int time_ms(launch_fn fn, void *arg, int reps, double *ms)
+/* Median milliseconds of reps samples of fn, after warm-up: each sample
+ * `per` launches back to back between two events, *ms the time of one. */
+static int time_ms(launch_fn fn, void *arg, int reps, int per, double *ms)
 {
 	cudaEvent_t a, b;
 	double *t = (double *)xcalloc((size_t)reps, sizeof *t);
@@ -163,10 +213,15 @@ static int time_ms(launch_fn fn, void *arg, int reps, double *ms)
 	for (int i = 0; i < reps; i++) {
 		float f;
 
-		if (CK(cudaEventRecord(a)) || fn(arg) || CK(cudaEventRecord(b)) ||
-		    CK(cudaEventSynchronize(b)) || CK(cudaEventElapsedTime(&f, a, b)))
+		if (CK(cudaEventRecord(a)))
 			goto out_b;
-		t[i] = f;
+		for (int k = 0; k < per; k++)
+			if (fn(arg))
+				goto out_b;
+		if (CK(cudaEventRecord(b)) || CK(cudaEventSynchronize(b)) ||
+		    CK(cudaEventElapsedTime(&f, a, b)))
+			goto out_b;
+		t[i] = f / per;
 	}
 	*ms = median_of(t, (size_t)reps);
 	rc = 0;
@@ -181,17 +236,25 @@ out_free:
 
 struct stream_arg {
 	float4 *dst;
-	const float4 *src;
+	const float4 *src, *src2;
 	size_t n4;
 	int passes, grid;
 	float *sink;
+	int nread, write;  /* the mix of launch_mix: stream_f4<nread, write> */
 };
 
-static int launch_copy(void *p)
+static int launch_mix(void *p)
 {
 	struct stream_arg *s = (struct stream_arg *)p;
 
-	copy_f4<<<s->grid, 256>>>(s->dst, s->src, s->n4);
+	if (s->nread == 1 && !s->write)
+		stream_f4<1, 0><<<s->grid, 256>>>(NULL, s->src, NULL, s->n4, s->sink);
+	else if (s->nread == 2)
+		stream_f4<2, 1><<<s->grid, 256>>>(s->dst, s->src, s->src2, s->n4, s->sink);
+	else if (s->nread == 1)
+		stream_f4<1, 1><<<s->grid, 256>>>(s->dst, s->src, NULL, s->n4, s->sink);
+	else
+		stream_f4<0, 1><<<s->grid, 256>>>(s->dst, NULL, NULL, s->n4, s->sink);
 	return CK_LAUNCH();
 }
 
@@ -259,6 +322,33 @@ static void put(struct ceiling *c, const char *name, const char *unit,
 	snprintf(c->method, sizeof c->method, "%s", method);
 }
 
+/* The DRAM mixes in the order measured: name, streams read and written,
+ * what the method says. */
+static const struct {
+	const char *name, *what;
+	int nread, write;
+} dram_mixes[] = {
+	{ "dram_bw", "copy kernel c = a", 1, 1 },
+	{ "dram_read_bw", "read kernel", 1, 0 },
+	{ "dram_add_bw", "add kernel c = a + b", 2, 1 },
+	{ "dram_write_bw", "write kernel c = i", 0, 1 },
+};
+
+/* The parts and their sizes: a device's first run pays for all of them,
+ * which must stay under 15 s on an H100 (by the sizes, a few seconds at
+ * most, the cuBLAS handle and the buffers' set-up included):
+ *   DRAM, 4 mixes   buffers of 1 GiB (>= 20x L2), 20 samples of 4 launches
+ *                   after 3 launches of warm-up; a launch moves 1 to 3 GiB,
+ *                   ~0.35 to 1.1 ms at 3 TB/s: about 0.4 s in all
+ *   L2              a quarter of L2 read 50 times a launch, 10 samples
+ *   FP32, FP64 FMA  1056 x 256 threads x 8 chains x 16384 (4096) FMAs,
+ *                   10 samples of about 1 ms
+ *   tensor          cuBLAS 8192^3 bf16 and tf32 GEMMs, 10 samples each
+ * A DRAM sample is 4 launches back to back: the dirty lines a launch
+ * leaves in L2 are written back during the next one, so each launch's
+ * time holds the write-back of as many lines as it leaves (L2 at most,
+ * under 5% of 1 GiB), and only the last launch's tail goes untimed: the
+ * bytes written per launch are all counted, within L2 / 4 GiB (~1%). */
 int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 		     int verbose)
 {
@@ -266,51 +356,57 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 	struct stream_arg s;
 	struct fma_arg f;
 	struct gemm_arg g;
-	void *buf0 = NULL, *buf1 = NULL, *buf2 = NULL, *ab = NULL;
+	void *buf0 = NULL, *buf1 = NULL, *buf2 = NULL, *buf3 = NULL, *ab = NULL;
 	char method[160];
 	double ms;
 	int n = 0, rc = -1;
 
 	memset(&g, 0, sizeof g);
-	if (max < 7)
-		return error("ceilings: room for %d, need 7", max);
+	memset(&s, 0, sizeof s);
+	if (max < PROBE_NMEASURED)
+		return error("ceilings: room for %d, need %d", max, PROBE_NMEASURED);
 	if (CK(cudaMemGetInfo(&free_b, &total_b)))
 		return -1;
-	/* 1 GiB each way (>= 20x L2 on any current GPU), less if memory is short. */
+	/* 1 GiB a stream (>= 20x L2 on any current GPU), less if memory is
+	 * short; the add kernel needs three. */
 	big = (size_t)1 << 30;
-	while (big > ((size_t)64 << 20) && 3 * big > free_b)
+	while (big > ((size_t)64 << 20) && 4 * big > free_b)
 		big /= 2;
 	l2 = (size_t)d->l2_bytes;
 	if (CK(cudaMalloc(&buf0, big)) || CK(cudaMalloc(&buf1, big)) ||
-	    CK(cudaMalloc(&buf2, 4096 * sizeof(float))))
+	    CK(cudaMalloc(&buf3, big)) || CK(cudaMalloc(&buf2, 4096 * sizeof(float))))
 		goto out_free;
 	fill_hash<float><<<1024, 256>>>((float *)buf0, big / 4, 1);
 	fill_hash<float><<<1024, 256>>>((float *)buf1, big / 4, 2);
+	fill_hash<float><<<1024, 256>>>((float *)buf3, big / 4, 5);
 	if (CK_LAUNCH() || CK(cudaDeviceSynchronize()))
 		goto out_free;
 
-	/* DRAM copy: bytes read + bytes written. */
-	s.dst = (float4 *)buf1;
+	/* DRAM, each mix: bytes read + bytes written per second. */
 	s.src = (const float4 *)buf0;
+	s.src2 = (const float4 *)buf1;
+	s.dst = (float4 *)buf3;
 	s.n4 = big / 16;
-	s.passes = 1;
 	s.grid = d->sm_count * 8;
 	s.sink = (float *)buf2;
-	if (verbose)
-		fprintf(stderr, "ceilings: DRAM copy over 2 x %zu MiB\n", big >> 20);
-	if (time_ms(launch_copy, &s, 20, &ms))
-		goto out_free;
-	snprintf(method, sizeof method, "copy kernel, float4, 2 x %zu MiB, median of 20",
-		 big >> 20);
-	put(&out[n++], "dram_bw", "B/s", 2.0 * big / (ms * 1e-3), "measured", method);
+	for (size_t i = 0; i < ARRAY_SIZE(dram_mixes); i++) {
+		int streams = dram_mixes[i].nread + dram_mixes[i].write;
 
-	/* DRAM read-only. */
-	if (time_ms(launch_read, &s, 20, &ms))
-		goto out_free;
-	snprintf(method, sizeof method, "read kernel, float4, %zu MiB, median of 20",
-		 big >> 20);
-	put(&out[n++], "dram_read_bw", "B/s", (double)big / (ms * 1e-3), "measured",
-	    method);
+		s.nread = dram_mixes[i].nread;
+		s.write = dram_mixes[i].write;
+		if (verbose)
+			fprintf(stderr, "ceilings: DRAM %s over %d x %zu MiB\n",
+				dram_mixes[i].what, streams, big >> 20);
+		if (time_ms(launch_mix, &s, 20, 4, &ms))
+			goto out_free;
+		snprintf(method, sizeof method, "%s, float4 x %d a thread, %d x %zu MiB, "
+			 "median of 20 samples of 4 launches back to back",
+			 dram_mixes[i].what, STREAM_ILP, streams, big >> 20);
+		put(&out[n++], dram_mixes[i].name, "B/s",
+		    (double)streams * big / (ms * 1e-3), "measured", method);
+	}
+	cudaFree(buf3);
+	buf3 = NULL;
 
 	/* L2: a buffer of a quarter of L2 read 50 times per launch (the first
 	 * pass comes from DRAM: 2% of the bytes). H100's L2 is two partitions;
@@ -320,7 +416,7 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 	if (verbose)
 		fprintf(stderr, "ceilings: L2 over %zu KiB x %d passes\n",
 			(l2 / 4) >> 10, s.passes);
-	if (time_ms(launch_read, &s, 10, &ms))
+	if (time_ms(launch_read, &s, 10, 1, &ms))
 		goto out_free;
 	snprintf(method, sizeof method, "read kernel, __ldcg float4, %zu KiB x %d passes",
 		 (l2 / 4) >> 10, s.passes);
@@ -349,7 +445,7 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 				goto out_free;
 			if (verbose)
 				fprintf(stderr, "ceilings: %s FMA chains\n", dbl ? "FP64" : "FP32");
-			if (time_ms(launch_fma, &f, 10, &ms))
+			if (time_ms(launch_fma, &f, 10, 1, &ms))
 				goto out_free;
 			flop = 2.0 * f.blocks * f.threads * (double)f.iters * PROBE_FMA_CHAINS;
 			snprintf(method, sizeof method, "%d independent %s FMA chains x %d "
@@ -399,7 +495,7 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 			if (verbose)
 				fprintf(stderr, "ceilings: cuBLAS %s GEMM %d^3\n",
 					tf32 ? "tf32" : "bf16", gn);
-			if (time_ms(launch_gemm, &g, 10, &ms))
+			if (time_ms(launch_gemm, &g, 10, 1, &ms))
 				goto out_free;
 			snprintf(method, sizeof method, "cuBLAS GEMM %s %d^3, fp32 accumulate, "
 				 "median of 10", tf32 ? "tf32" : "bf16", gn);
@@ -414,6 +510,7 @@ out_free:
 	cudaFree(buf0);
 	cudaFree(buf1);
 	cudaFree(buf2);
+	cudaFree(buf3);
 	cudaFree(ab);
 	return rc;
 }
@@ -434,7 +531,9 @@ static int launch_small_copy(void *p)
 
 /* Each ceiling: the metrics whose product it is, times a factor. Names are
  * Nsight Compute's (its roofline sections use the same peak_sustained
- * metrics); a name the chip lacks drops only that ceiling. */
+ * metrics); a name the chip lacks drops only that ceiling. The DRAM peak
+ * is one for every read/write mix: the bus's, which no mix reaches (the
+ * measured ceilings say how far each falls short). */
 static const struct {
 	const char *name, *unit, *peak, *rate;
 	double factor;
@@ -443,6 +542,10 @@ static const struct {
 	{ "dram_bw", "B/s", "dram__bytes.sum.peak_sustained",
 	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
 	{ "dram_read_bw", "B/s", "dram__bytes.sum.peak_sustained",
+	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
+	{ "dram_add_bw", "B/s", "dram__bytes.sum.peak_sustained",
+	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
+	{ "dram_write_bw", "B/s", "dram__bytes.sum.peak_sustained",
 	  "dram__cycles_elapsed.avg.per_second", 1, "DRAM bytes/cycle" },
 	{ "l2_bw", "B/s", "lts__t_bytes.sum.peak_sustained",
 	  "lts__cycles_elapsed.avg.per_second", 1, "L2 bytes/cycle" },
@@ -459,6 +562,7 @@ static const struct {
 int ceilings_theoretical(const struct probe_device *d, struct ceiling *out, int max)
 {
 	struct copy_arg c;
+	double prev[2] = { 0, 0 };
 	int n = 0, rc;
 
 	(void)d;
@@ -470,7 +574,23 @@ int ceilings_theoretical(const struct probe_device *d, struct ceiling *out, int 
 		double v[2];
 		char method[160];
 
-		rc = counters_sample(m, 2, launch_small_copy, &c, v);
+		/* The same metrics as the entry before (the DRAM mixes): its
+		 * sample, not another profiler session (~0.4 s each). */
+		if (i > 0 && !strcmp(m[0], theory[i - 1].peak) &&
+		    !strcmp(m[1], theory[i - 1].rate)) {
+			if (!(prev[0] > 0 && prev[1] > 0))
+				continue;
+			v[0] = prev[0];
+			v[1] = prev[1];
+			rc = 0;
+		} else {
+			rc = counters_sample(m, 2, launch_small_copy, &c, v);
+			prev[0] = prev[1] = 0;
+			if (rc == 0) {
+				prev[0] = v[0];
+				prev[1] = v[1];
+			}
+		}
 		if (rc == PROBE_DENIED || rc == PROBE_BUSY) {
 			n = 0;
 			break;

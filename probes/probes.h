@@ -197,9 +197,19 @@ struct ceiling {
 	char method[160];
 };
 
+/* The names of the ceilings ceilings_measure() stores, every one each
+ * time: DRAM at four read/write mixes (copy, read-only, 2:1 add,
+ * write-only; the store's views interpolate an op's DRAM roof between
+ * them), L2, FMA peaks and tensor peaks. A device whose stored measured
+ * ceilings lack any of them is measured again. */
+#define PROBE_MEASURED_CEILINGS \
+	"dram_bw", "dram_read_bw", "dram_add_bw", "dram_write_bw", "l2_bw", \
+	"fp32_fma", "fp64_fma", "tensor_bf16", "tensor_tf32"
+#define PROBE_NMEASURED 9
+
 /* Measure the ceilings of the current device (d describes it) into
- * out[max]; returns how many, or -1 (reported). Takes a few seconds.
- * Progress lines go to stderr when verbose. */
+ * out[max] (max >= PROBE_NMEASURED); returns how many, or -1 (reported).
+ * Takes a few seconds. Progress lines go to stderr when verbose. */
 int ceilings_measure(const struct probe_device *d, struct ceiling *out,
 		     int max, int verbose);
 

@@ -147,6 +147,9 @@ void cmp_ops(const struct cmp_op *base, const struct cmp_op *new,
 		if (base->has_counters && new->has_counters) {
 			r->dram = cmp_count_verdict(base->dram_bytes, new->dram_bytes,
 						    opts->count_threshold, &r->dram_change);
+			/* The change is shown; it judges nothing. */
+			if (opts->bytes_incomparable && r->dram != CMP_COUNT_NA)
+				r->dram = CMP_COUNT_INCOMPARABLE;
 			r->flops = cmp_count_verdict(base->flops, new->flops,
 						     opts->count_threshold, &r->flops_change);
 		}
@@ -263,6 +266,8 @@ const char *cmp_count_name(enum cmp_count c)
 		return "FEWER";
 	case CMP_COUNT_MORE:
 		return "MORE";
+	case CMP_COUNT_INCOMPARABLE:
+		return "not-comparable";
 	default:
 		return "n/a";
 	}

@@ -22,7 +22,11 @@
  * Counter verdicts need no noise model: DRAM bytes and FLOPs are counts of
  * hardware events for a deterministic kernel, so a change larger than the
  * counter tolerance (1% by default) is real. An op without counters on
- * either side gets no counter verdict ("n/a"), never a false one. */
+ * either side gets no counter verdict ("n/a"), never a false one; nor do
+ * DRAM bytes of two runs whose counters were taken differently (one
+ * counting the write-back of dirty L2 lines and the other not, another
+ * replay or flush): those differ for that reason alone, so they are
+ * "not-comparable", neither MORE nor FEWER. */
 #ifndef FP_COMPARE_H
 #define FP_COMPARE_H
 
@@ -46,10 +50,15 @@ struct cmp_op {
 struct cmp_opts {
 	double time_threshold;   /* fraction: 0.05 = 5% */
 	double count_threshold;  /* fraction: 0.01 = 1% */
+	int bytes_incomparable;  /* 1: the runs took counters differently, so
+				  * DRAM bytes get CMP_COUNT_INCOMPARABLE */
 };
 
 enum cmp_time { CMP_TIME_NA, CMP_TIME_SAME, CMP_TIME_FASTER, CMP_TIME_SLOWER };
-enum cmp_count { CMP_COUNT_NA, CMP_COUNT_SAME, CMP_COUNT_FEWER, CMP_COUNT_MORE };
+enum cmp_count {
+	CMP_COUNT_NA, CMP_COUNT_SAME, CMP_COUNT_FEWER, CMP_COUNT_MORE,
+	CMP_COUNT_INCOMPARABLE,  /* both counted, but not alike: no verdict */
+};
 
 /* The headline of one op, worst first: sorting by this value puts the rows
  * that need attention on top. The first four fail the gate. */
@@ -121,7 +130,8 @@ void cmp_ops(const struct cmp_op *base, const struct cmp_op *new,
  * them with the op's key. */
 int cmp_result_order(const struct cmp_result *a, const struct cmp_result *b);
 
-/* "WRONG", "SLOWER", "MORE-BYTES", ... and "SAME", "FASTER", "n/a", ... */
+/* "WRONG", "SLOWER", "MORE-BYTES", ... and "SAME", "FASTER", "n/a",
+ * "not-comparable", ... */
 const char *cmp_verdict_name(enum cmp_verdict v);
 const char *cmp_time_name(enum cmp_time t);
 const char *cmp_count_name(enum cmp_count c);

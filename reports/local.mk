@@ -38,7 +38,9 @@ EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
 TESTS += tests/test-report-distrust.sh
 EXTRA_DIST += tests/test-report-distrust.sh
 
-## The sample database of a real GPU run, reported end to end.
-TESTS += tests/test-report-sample.sh
-EXTRA_DIST += tests/test-report-sample.sh examples/h100-sample.db \
+## The sample database of a real GPU run, reported end to end; and every
+## sample's ops within their roofs and above their minimum bytes.
+TESTS += tests/test-report-sample.sh tests/test-samples.sh
+EXTRA_DIST += tests/test-report-sample.sh tests/test-samples.sh \
+	examples/h100-sample.db \
 	examples/h200-sample.db examples/README.md

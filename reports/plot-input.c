@@ -38,6 +38,7 @@ int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
 			.status = op->status, .time_ns = op->time_ns,
 			.dram_bytes = op->dram_bytes, .ai_dram = op->ai_dram,
 			.ai_l2 = op->ai_l2, .ai_l1 = op->ai_l1, .flop_rate = op->flop_rate,
+			.dram_bw = op->dram_bw,
 			.precision = op->precision ? op->precision : "",
 		};
 	}

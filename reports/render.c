@@ -19,8 +19,8 @@
 #include "views.h"
 
 const char *const report_ceiling_names[] = {
-	"dram_bw", "dram_read_bw", "l2_bw", "fp32_fma", "fp64_fma",
-	"tensor_bf16", "tensor_tf32", NULL
+	"dram_bw", "dram_read_bw", "dram_add_bw", "dram_write_bw", "l2_bw",
+	"fp32_fma", "fp64_fma", "tensor_bf16", "tensor_tf32", NULL
 };
 
 int report_parse_formats(const char *list, unsigned *formats, const char **bad)
@@ -140,9 +140,11 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 	static const char *const hdr[] = {
 		"op_id", "workload", "variant", "role", "dtype", "shape", "status",
 		"time_ns", "launches", "flops", "flops_fp32", "flops_fp64", "flops_fp16",
-		"flops_tensor", "precision", "dram_bytes", "l2_bytes", "l1_bytes",
+		"flops_tensor", "precision", "dram_read_bytes", "dram_write_bytes",
+		"dram_writeback_bytes", "dram_bytes", "l2_bytes", "l1_bytes",
 		"ai_dram", "ai_l2", "ai_l1", "flop_rate", "dram_rate", "l2_rate",
 		"peak_flop_rate", "peak_provenance", "dram_bw", "dram_bw_provenance",
+		"dram_write_frac", "dram_bw_basis",
 		"l2_bw", "l2_bw_provenance", "roof", "roof_pct", "roof_l2", "roof_l2_pct",
 		"bound", "model_flops", "model_min_bytes", "model_variant_bytes",
 		"traffic_eff", "eff_bw", "eff_bw_pct", "rel_err", "tolerance", "message",
@@ -154,7 +156,9 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		const struct rf_op *o = &run->ops[i];
 		const double nums1[] = { o->time_ns, o->launches, o->flops, o->flops_fp32,
 					 o->flops_fp64, o->flops_fp16, o->flops_tensor };
-		const double nums2[] = { o->dram_bytes, o->l2_bytes, o->l1_bytes,
+		const double nums2[] = { o->dram_read_bytes, o->dram_write_bytes,
+					 o->dram_writeback_bytes, o->dram_bytes,
+					 o->l2_bytes, o->l1_bytes,
 					 o->ai_dram, o->ai_l2, o->ai_l1, o->flop_rate,
 					 o->dram_rate, o->l2_rate, o->peak_flop_rate };
 
@@ -173,6 +177,8 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		table_add_text(t, *o->peak_provenance ? o->peak_provenance : NULL);
 		table_add_double(t, o->dram_bw, 10);
 		table_add_text(t, *o->dram_bw_provenance ? o->dram_bw_provenance : NULL);
+		table_add_double(t, o->dram_write_frac, 10);
+		table_add_text(t, *o->dram_bw_basis ? o->dram_bw_basis : NULL);
 		table_add_double(t, o->l2_bw, 10);
 		table_add_text(t, *o->l2_bw_provenance ? o->l2_bw_provenance : NULL);
 		table_add_double(t, o->roof, 10);
@@ -532,12 +538,23 @@ static int finish(FILE *f, char *path)
 	return rc;
 }
 
-static char *missing_ceilings(const struct rf_run *run)
+/* The DRAM ceilings of read/write mixes other than the copy: without
+ * them an op's DRAM roof falls back to dram_bw (views.h), so they are
+ * missing in another sense than a roof left out. */
+static int mix_ceiling(const char *name)
+{
+	return !strcmp(name, "dram_read_bw") || !strcmp(name, "dram_add_bw") ||
+	       !strcmp(name, "dram_write_bw");
+}
+
+/* The run's missing ceilings among report_ceiling_names, joined by ", ":
+ * the mix ceilings (mix 1) or the others (mix 0); NULL when none. */
+static char *missing_ceilings(const struct rf_run *run, int mix)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	for (const char *const *n = report_ceiling_names; *n; n++)
-		if (!rf_ceiling(run, *n))
+		if (mix_ceiling(*n) == mix && !rf_ceiling(run, *n))
 			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", *n);
 	return sb.len ? xstrdup(strbuf_str(&sb)) : NULL;
 }
@@ -555,7 +572,7 @@ static size_t count_wrong(const struct rf_run *run)
 static void intro(const struct report *r, struct strbuf *sb)
 {
 	const struct rf_run *run = r->run;
-	char *missing = missing_ceilings(run);
+	char *missing = missing_ceilings(run, 0), *mixes = missing_ceilings(run, 1);
 	size_t wrong = count_wrong(run);
 	int measured = 0, theoretical = 0;
 
@@ -583,6 +600,11 @@ static void intro(const struct report *r, struct strbuf *sb)
 	if (missing && run->nceilings)
 		strbuf_addf(sb, "Missing ceilings (their roofs are left out, not "
 			    "guessed): %s. ", missing);
+	if (mixes && run->nceilings)
+		strbuf_addf(sb, "No DRAM ceiling for the read/write mixes %s: an op "
+			    "whose mix needs one is judged against the copy's "
+			    "dram_bw ('fuseprof ceilings --remeasure' measures them). ",
+			    mixes);
 	if (!strcmp(run->counters, "none") || !strcmp(run->counters, "denied"))
 		strbuf_addf(sb, "Counters were '%s' in this run: FLOPs, bytes and "
 			    "intensities are unknown; times and model numbers remain. ",
@@ -600,6 +622,7 @@ static void intro(const struct report *r, struct strbuf *sb)
 			    "distrust\", and kept in every chart and table.",
 			    run->nflagged, run->nflagged == 1 ? " has" : "s have");
 	free(missing);
+	free(mixes);
 }
 
 static void md_section(FILE *f, const char *title, const struct table *t)

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,12 @@ static const struct col op_cols[] = {
 	{ "message", COL_TEXT_NULL, offsetof(struct rf_op, message) },
 	R(time_ns), R(launches),
 	R(flops), R(flops_fp32), R(flops_fp64), R(flops_fp16), R(flops_tensor),
-	T(precision), R(dram_bytes), R(l2_bytes), R(l1_bytes),
+	T(precision), R(dram_read_bytes), R(dram_write_bytes),
+	R(dram_writeback_bytes), R(dram_bytes), R(l2_bytes), R(l1_bytes),
 	R(ai_dram), R(ai_l2), R(ai_l1), R(flop_rate), R(dram_rate), R(l2_rate),
-	R(peak_flop_rate), R(dram_bw), R(l2_bw),
+	R(peak_flop_rate), R(dram_bw), R(l2_bw), R(dram_write_frac),
 	T(peak_provenance), T(dram_bw_provenance), T(l2_bw_provenance),
+	T(dram_bw_basis),
 	R(roof), R(roof_pct), R(roof_l2), R(roof_l2_pct), T(bound),
 	R(model_flops), R(model_min_bytes), R(model_variant_bytes),
 	R(traffic_eff), R(eff_bw), R(eff_bw_pct), R(rel_err), R(tolerance),
@@ -334,9 +337,58 @@ static double ceiling_value(const struct rf_run *run, const char *name,
 	return c ? c->value : NAN;
 }
 
+/* The DRAM ceilings by write fraction (views.h): the ends of each segment,
+ * with their names in basis texts. */
+static const struct {
+	double f;
+	const char *name, *ceiling;
+} mixes[] = {
+	{ 0, "read", "dram_read_bw" },
+	{ 1.0 / 3, "add", "dram_add_bw" },
+	{ 0.5, "copy", "dram_bw" },
+	{ 1, "write", "dram_write_bw" },
+};
+
+double rf_dram_bw(const struct rf_run *run, double f, const char **provenance,
+		  char *basis, size_t size)
+{
+	const struct rf_ceiling *copy = rf_ceiling(run, "dram_bw"), *lo = NULL, *hi = NULL;
+	size_t i = 0;
+	double t = NAN;
+
+	if (!isnan(f)) {
+		/* The segment holding f: [0, 1/3), [1/3, 1/2), [1/2, 1]. */
+		while (i + 2 < ARRAY_SIZE(mixes) && f >= mixes[i + 1].f)
+			i++;
+		lo = rf_ceiling(run, mixes[i].ceiling);
+		hi = rf_ceiling(run, mixes[i + 1].ceiling);
+		/* Written as the SQL writes it, so both round alike. */
+		t = i == 0 ? f / (1.0 / 3) : i == 1 ? (f - 1.0 / 3) / (0.5 - 1.0 / 3)
+						     : (f - 0.5) / 0.5;
+	}
+	if (lo && hi) {
+		*provenance = !strcmp(lo->provenance, "measured") &&
+			      !strcmp(hi->provenance, "measured") ? "measured"
+								  : "theoretical";
+		snprintf(basis, size, "%s..%s %.2f", mixes[i].name, mixes[i + 1].name, t);
+		return lo->value + t * (hi->value - lo->value);
+	}
+	if (!copy) {
+		*provenance = "";
+		snprintf(basis, size, "%s", "");
+		return NAN;
+	}
+	*provenance = copy->provenance;
+	snprintf(basis, size, "%s", isnan(f) ? "copy (mix unknown)"
+					     : "copy (no ceiling for this mix)");
+	return copy->value;
+}
+
 void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
 {
 	double tensor = isnan(op->flops_tensor) ? 0 : op->flops_tensor;
+	double wb = isnan(op->dram_writeback_bytes) ? 0 : op->dram_writeback_bytes;
+	char basis[64];
 
 	/* v_ops's FLOP sums are 0, not NULL, for an op without counters,
 	 * and the precision is chosen from those zeros all the same. */
@@ -349,6 +401,8 @@ void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
 		op->flops = op->flops_fp32 = op->flops_fp64 = NAN;
 		op->flops_fp16 = op->flops_tensor = NAN;
 	}
+	op->dram_bytes = op->dram_read_bytes + op->dram_write_bytes + wb;
+	op->dram_write_frac = rf_div(op->dram_write_bytes + wb, op->dram_bytes);
 	op->ai_dram = rf_div(op->flops, op->dram_bytes);
 	op->ai_l2 = rf_div(op->flops, op->l2_bytes);
 	op->ai_l1 = rf_div(op->flops, op->l1_bytes);
@@ -356,7 +410,9 @@ void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
 	op->dram_rate = rf_div(1e9 * op->dram_bytes, op->time_ns);
 	op->l2_rate = rf_div(1e9 * op->l2_bytes, op->time_ns);
 	op->peak_flop_rate = ceiling_value(run, op->precision, &op->peak_provenance);
-	op->dram_bw = ceiling_value(run, "dram_bw", &op->dram_bw_provenance);
+	op->dram_bw = rf_dram_bw(run, op->dram_write_frac,
+				 (const char **)&op->dram_bw_provenance, basis, sizeof basis);
+	op->dram_bw_basis = xstrdup(basis);
 	op->l2_bw = ceiling_value(run, "l2_bw", &op->l2_bw_provenance);
 	op->roof = rf_attainable(op->ai_dram, op->peak_flop_rate, op->dram_bw);
 	op->roof_pct = rf_div(100.0 * op->flop_rate, op->roof);

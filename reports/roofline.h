@@ -27,11 +27,20 @@ struct rf_op {
 	double time_ns, launches;
 	double flops, flops_fp32, flops_fp64, flops_fp16, flops_tensor;
 	char *precision;  /* the ceiling name of its compute roof */
+	/* DRAM bytes read and written while its kernels ran, and written
+	 * back afterwards for the dirty L2 lines they left (NaN: not
+	 * collected, a database from before); dram_bytes is their sum. */
+	double dram_read_bytes, dram_write_bytes, dram_writeback_bytes;
 	double dram_bytes, l2_bytes, l1_bytes;
 	double ai_dram, ai_l2, ai_l1;
 	double flop_rate, dram_rate, l2_rate;
-	double peak_flop_rate, dram_bw, l2_bw;
+	/* dram_bw is the DRAM roof of the op's read/write mix (views.h):
+	 * dram_write_frac (0..1) places it between the mix ceilings, and
+	 * dram_bw_basis says how ("add..copy 0.62", "copy (mix unknown)";
+	 * "" when there is no DRAM roof). */
+	double peak_flop_rate, dram_bw, l2_bw, dram_write_frac;
 	char *peak_provenance, *dram_bw_provenance, *l2_bw_provenance;  /* "" if none */
+	char *dram_bw_basis;
 	double roof, roof_pct, roof_l2, roof_l2_pct;
 	char *bound;  /* "memory", "compute" or "" */
 	double model_flops, model_min_bytes, model_variant_bytes;
@@ -106,12 +115,23 @@ double rf_attainable(double ai, double peak, double bw);
 const char *rf_precision(double fp32, double fp64, double fp16, double tensor,
 			 const char *dtype);
 
-/* Fill op's derived fields (flops, precision, ai_*, rates, peaks, roofs,
- * bound, traffic_eff, eff_bw*) from its raw fields (time_ns, flops_fp32,
- * flops_fp64, flops_fp16, flops_tensor, dram/l2/l1 bytes, model_*, dtype)
- * and run's ceilings, exactly as v_roofline does. has_counters is 0 for an
- * op without counters (its FLOPs are then unknown). precision and the
- * provenance strings point into static storage or run's ceilings. */
+/* The DRAM roof (B/s) at write fraction f (bytes written / bytes; NaN:
+ * unknown) under run's ceilings, as v_roofline computes it (views.h,
+ * FP_DRAM_BW_SQL): linear in f between the two mix ceilings around f,
+ * else dram_bw, the copy. *provenance gets "measured", "theoretical" or
+ * "" (static or run's storage), basis (size bytes) the basis text ("" when
+ * there is no roof). Returns NaN when there is no DRAM roof. */
+double rf_dram_bw(const struct rf_run *run, double f, const char **provenance,
+		  char *basis, size_t size);
+
+/* Fill op's derived fields (flops, precision, dram_bytes, dram_write_frac,
+ * ai_*, rates, peaks, roofs, bound, traffic_eff, eff_bw*) from its raw
+ * fields (time_ns, flops_fp32, flops_fp64, flops_fp16, flops_tensor, DRAM
+ * read, write and write-back bytes, l2/l1 bytes, model_*, dtype) and run's
+ * ceilings, exactly as v_roofline does. has_counters is 0 for an op
+ * without counters (its FLOPs are then unknown). precision and the
+ * provenance strings point into static storage or run's ceilings;
+ * dram_bw_basis is malloc'd over whatever it held: the caller frees it. */
 void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run);
 
 #endif

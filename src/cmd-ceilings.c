@@ -61,7 +61,8 @@ static int cmd_ceilings(int argc, char **argv)
 	struct store_device sd;
 	struct store *st = NULL;
 	struct ceiling ceil[32];
-	long long device_id = 0, have = 0;
+	long long device_id = 0, missing = 0;
+	char names[256];
 	int c, device = 0, remeasure = 0, all = 0, n, rc = EXIT_FAIL;
 	long v;
 
@@ -115,9 +116,12 @@ static int cmd_ceilings(int argc, char **argv)
 		return EXIT_FAIL;
 	device_to_store(&dev, &sd);
 	if (store_upsert_device(st, &sd, &device_id) ||
-	    ceilings_count(st, device_id, "measured", &have))
+	    ceilings_missing(st, device_id, &missing, names, sizeof names))
 		goto out_close;
-	if (remeasure || have == 0) {
+	if (!remeasure && missing > 0 && missing < PROBE_NMEASURED)
+		fprintf(stderr, "fuseprof: measuring the ceilings of %s again: none "
+			"stored for %s\n", dev.name, names);
+	if (remeasure || missing > 0) {
 		n = ceilings_collect(&dev, ceil, (int)ARRAY_SIZE(ceil), 1);
 		if (n < 0 || ceilings_save(st, device_id, 0, ceil, n))
 			goto out_close;

@@ -33,7 +33,12 @@ static void help(void)
 	       "  dram    MORE / FEWER / SAME DRAM bytes (read + write), and\n"
 	       "  flops   the same for FLOPs of all precisions: hardware counts, so a\n"
 	       "          change past --count-threshold is real; n/a when a run has\n"
-	       "          no counters.\n"
+	       "          no counters. When the runs took counters differently\n"
+	       "          (runs.counters: one counted the write-back of dirty L2\n"
+	       "          lines and the other not, another replay or flush), DRAM\n"
+	       "          bytes are not comparable: a warning names both methods,\n"
+	       "          the dram column says not-comparable and no verdict or\n"
+	       "          exit status rests on bytes.\n"
 	       "A verdict column names the worst finding per op: WRONG (was ok, now\n"
 	       "wrong or failed), SLOWER, MORE-BYTES, MORE-FLOPS, REMOVED, ADDED,\n"
 	       "LAUNCHES (launch count changed), STILL-WRONG, FIXED, FASTER,\n"
@@ -450,8 +455,10 @@ static void summary(const struct row *rows, size_t n, int regressed,
 		       cmp_verdict_name((enum cmp_verdict)v));
 		first = 0;
 	}
-	printf("; bars: time %g%% or the noise, counts %g%%: %s\n",
+	printf("; bars: time %g%% or the noise, counts %g%%%s: %s\n",
 	       100 * opts->time_threshold, 100 * opts->count_threshold,
+	       opts->bytes_incomparable ? " (DRAM bytes not comparable: counters "
+					  "taken differently)" : "",
 	       regressed ? "REGRESSED" : "no regression");
 }
 
@@ -492,7 +499,7 @@ static int cmd_compare(int argc, char **argv)
 		"new_ns", "time_pct", "noise_pct", "time", "dram_pct", "dram",
 		"flops_pct", "flops", "launches", "status", "kernel"
 	};
-	struct cmp_opts co = { CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD };
+	struct cmp_opts co = { CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD, 0 };
 	const char *db = default_db_path(), *base_db = NULL;
 	enum table_format fmt = TABLE_TEXT;
 	struct run base, new;
@@ -570,10 +577,16 @@ static int cmd_compare(int argc, char **argv)
 	if (new.status && strcmp(new.status, "complete"))
 		warning("compare: new run %lld is '%s': ops it did not reach show as REMOVED",
 			new.id, new.status);
-	if (base.counters && new.counters && strcmp(base.counters, new.counters))
+	/* One counting the write-back of dirty L2 lines and the other not
+	 * (or another replay, flush or group): their DRAM bytes differ for
+	 * that alone, so no byte verdict; times and FLOPs stand. */
+	if (base.counters && new.counters && strcmp(base.counters, new.counters)) {
+		co.bytes_incomparable = 1;
 		warning("compare: the runs collected counters differently ('%s', then "
-			"'%s'): DRAM bytes may differ for that reason alone",
+			"'%s'): bytes not comparable, the dram column says "
+			"not-comparable; times and FLOPs are compared",
 			base.counters, new.counters);
+	}
 
 	rows = match(&base, &new, &co, &n);
 	qsort(rows, n, sizeof *rows, row_order);

@@ -11,6 +11,7 @@
 #include "run-ceilings.h"
 #include "store.h"
 #include "table.h"
+#include "util.h"
 
 void device_to_store(const struct probe_device *d, struct store_device *out)
 {
@@ -46,6 +47,42 @@ int ceilings_count(struct store *st, long long device_id, const char *prov,
 	*n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : store_error(st, "cannot read ceilings from");
+}
+
+int ceilings_missing(struct store *st, long long device_id, long long *n,
+		     char *names, size_t size)
+{
+	static const char *const want[] = { PROBE_MEASURED_CEILINGS };
+	sqlite3_stmt *s = NULL;
+	size_t len = 0;
+
+	*n = 0;
+	if (size)
+		names[0] = '\0';
+	if (sqlite3_prepare_v2(store_db(st), "SELECT 1 FROM ceilings WHERE "
+			       "device_id = ?1 AND name = ?2 AND provenance = "
+			       "'measured' LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read ceilings from");
+	sqlite3_bind_int64(s, 1, device_id);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		int rc;
+
+		sqlite3_bind_text(s, 2, want[i], -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			return store_error(st, "cannot read ceilings from");
+		}
+		if (rc == SQLITE_DONE) {
+			(*n)++;
+			if (len < size)
+				len += (size_t)snprintf(names + len, size - len, "%s%s",
+							len ? ", " : "", want[i]);
+		}
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return 0;
 }
 
 int ceilings_save(struct store *st, long long device_id, long long run_id,

@@ -15,6 +15,13 @@ void device_to_store(const struct probe_device *d, struct store_device *out);
 int ceilings_count(struct store *st, long long device_id, const char *prov,
 		   long long *n);
 
+/* How many of the ceilings a measurement stores (PROBE_MEASURED_CEILINGS)
+ * device_id has no measured value of, in *n; names (size bytes) gets them
+ * joined by ", " ("" when none). A database measured by an older fuseprof
+ * lacks the newer ones: the caller measures again. Returns 0 or -1. */
+int ceilings_missing(struct store *st, long long device_id, long long *n,
+		     char *names, size_t size);
+
 /* Store n ceilings for device_id (run_id 0 = none) in one transaction. */
 int ceilings_save(struct store *st, long long device_id, long long run_id,
 		  const struct ceiling *c, int n);

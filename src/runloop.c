@@ -1143,23 +1143,30 @@ static int check_fit(const struct op_list *ops)
 	return 0;
 }
 
-/* The device's row in the store (*device_id), and its ceilings when none
- * are stored yet or --remeasure asks: *nceil of them measured into
- * ceil[max], to be stored with the run (begin_run). Returns 0 or -1. */
+/* The device's row in the store (*device_id), and its ceilings when any
+ * that a measurement stores is missing (none stored yet, or stored by a
+ * fuseprof that measured fewer) or --remeasure asks: *nceil of them
+ * measured into ceil[max], to be stored with the run (begin_run). Returns
+ * 0 or -1. */
 static int device_ceilings(const struct run_opts *o, struct store *st,
 			   const struct probe_device *dev, long long *device_id,
 			   struct ceiling *ceil, int max, int *nceil)
 {
 	struct store_device sd;
-	long long have = 0;
+	long long missing = 0;
+	char names[256];
 
 	device_to_store(dev, &sd);
 	if (store_upsert_device(st, &sd, device_id) ||
-	    ceilings_count(st, *device_id, "measured", &have))
+	    ceilings_missing(st, *device_id, &missing, names, sizeof names))
 		return -1;
-	if (o->remeasure || have == 0) {
+	if (!o->remeasure && missing > 0 && missing < PROBE_NMEASURED)
+		fprintf(stderr, "fuseprof: measuring the ceilings of %s again: none "
+			"stored for %s\n", dev->name, names);
+	else if (o->remeasure || missing > 0)
 		fprintf(stderr, "fuseprof: measuring the ceilings of %s (once per "
 			"device, driver and clocks)\n", dev->name);
+	if (o->remeasure || missing > 0) {
 		*nceil = ceilings_collect(dev, ceil, max, 0);
 		if (*nceil < 0)
 			return -1;

@@ -51,6 +51,13 @@
 #define OP_FLOPS(list) "CASE WHEN count(k.id) > 0 THEN" \
 	" coalesce(sum(CASE c.metric" list(OP_TERM) " END), 0) END"
 
+/* DRAM bytes of a kernel or op: what the counters saw read and written
+ * while it ran, plus the write-back of the dirty lines it left in L2
+ * (stored by the collector as a metric of its own, absent in databases
+ * from before it was counted: 0 then). p is the relation's prefix. */
+#define DRAM_BYTES(p) p "dram_read_bytes + " p "dram_write_bytes" \
+	" + coalesce(" p "dram_writeback_bytes, 0)"
+
 /* v_runs over a given status expression: the stored view shows the status
  * as stored; readers put fp_run_status() over it (FP_V_RUNS_LIVE_SQL). */
 #define V_RUNS_SQL(status) \
@@ -70,6 +77,7 @@ const struct view_def fp_views[] = {
 	  "SELECT k.id AS kernel_id, k.op_id,"
 	  " " METRIC("dram__bytes_read.sum") " AS dram_read_bytes,"
 	  " " METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
+	  " " METRIC(FP_METRIC_DRAM_WRITEBACK) " AS dram_writeback_bytes,"
 	  " " METRIC("lts__t_bytes.sum") " AS l2_bytes,"
 	  " " METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
 	  " " KERNEL_FLOPS(FLOPS_FP32) " AS flops_fp32,"
@@ -78,15 +86,15 @@ const struct view_def fp_views[] = {
 	  " " KERNEL_FLOPS(FLOPS_TENSOR) " AS flops_tensor,"
 	  " (SELECT count(*) FROM counters c WHERE c.kernel_id = k.id) AS ncounters"
 	  " FROM kernels k",
-	  "raw counters of each kernel, pivoted: bytes per memory level and FLOPs per precision" },
+	  "raw counters of each kernel, pivoted: bytes per memory level (DRAM write-backs of its dirty L2 lines apart) and FLOPs per precision" },
 
 	{ "v_kernels",
 	  "SELECT k.id AS kernel_id, o.id AS op_id, o.run_id, o.workload, o.variant,"
 	  " o.dtype, o.shape, k.idx, k.name, k.launches, k.dur_ns, k.dur_ns_min,"
 	  " k.dur_ns_max, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y,"
 	  " k.block_z, k.registers, k.static_smem, k.dynamic_smem,"
-	  " kc.dram_read_bytes, kc.dram_write_bytes,"
-	  " kc.dram_read_bytes + kc.dram_write_bytes AS dram_bytes,"
+	  " kc.dram_read_bytes, kc.dram_write_bytes, kc.dram_writeback_bytes,"
+	  " " DRAM_BYTES("kc.") " AS dram_bytes,"
 	  " kc.l2_bytes, kc.l1_bytes, kc.flops_fp32, kc.flops_fp64, kc.flops_fp16,"
 	  " kc.flops_tensor, kc.ncounters, o.kernel_opts, o.kernel AS op_kernel"
 	  " FROM kernels k JOIN ops o ON o.id = k.op_id"
@@ -101,8 +109,9 @@ const struct view_def fp_views[] = {
 	  " o.model_variant_bytes,"
 	  " " OP_METRIC("dram__bytes_read.sum") " AS dram_read_bytes,"
 	  " " OP_METRIC("dram__bytes_write.sum") " AS dram_write_bytes,"
+	  " " OP_METRIC(FP_METRIC_DRAM_WRITEBACK) " AS dram_writeback_bytes,"
 	  " " OP_METRIC("dram__bytes_read.sum") " + " OP_METRIC("dram__bytes_write.sum")
-	  "   AS dram_bytes,"
+	  "  + coalesce(" OP_METRIC(FP_METRIC_DRAM_WRITEBACK) ", 0) AS dram_bytes,"
 	  " " OP_METRIC("lts__t_bytes.sum") " AS l2_bytes,"
 	  " " OP_METRIC("l1tex__t_bytes.sum") " AS l1_bytes,"
 	  " " OP_FLOPS(FLOPS_FP32) " AS flops_fp32,"
@@ -147,14 +156,18 @@ const struct view_def fp_views[] = {
 	 * min(peak, AI x bandwidth) for the op's dominant precision. A missing
 	 * ceiling leaves its roof NULL rather than borrowing another one; an op
 	 * without counters has NULL FLOPs and bytes. Times are ns, so rates
-	 * scale by 1e9. reports/roofline.c holds the reference of this math. */
+	 * scale by 1e9. The DRAM bandwidth is the op's own: its write fraction
+	 * f = (written + written back) / DRAM bytes placed between the DRAM
+	 * ceilings measured at fixed mixes (FP_DRAM_BW_SQL in views.h).
+	 * reports/roofline.c holds the reference of this math. */
 	{ "v_roofline",
 	  "SELECT op_id, run_id, device, workload, variant, role, dtype, shape,"
 	  " status, time_ns, launches, flops, flops_fp32, flops_fp64, flops_fp16,"
-	  " flops_tensor, precision, dram_bytes, l2_bytes, l1_bytes,"
+	  " flops_tensor, precision, dram_read_bytes, dram_write_bytes,"
+	  " dram_writeback_bytes, dram_bytes, l2_bytes, l1_bytes,"
 	  " ai_dram, ai_l2, ai_l1, flop_rate, dram_rate, l2_rate,"
 	  " peak_flop_rate, peak_provenance, dram_bw, dram_bw_provenance,"
-	  " l2_bw, l2_bw_provenance,"
+	  " dram_write_frac, dram_bw_basis, l2_bw, l2_bw_provenance,"
 	  " min(peak_flop_rate, ai_dram * dram_bw) AS roof,"
 	  " 100.0 * flop_rate / min(peak_flop_rate, ai_dram * dram_bw) AS roof_pct,"
 	  " min(peak_flop_rate, ai_l2 * l2_bw) AS roof_l2,"
@@ -166,12 +179,16 @@ const struct view_def fp_views[] = {
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
 	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel FROM ("
+	  " SELECT m.*, " FP_DRAM_BW_SQL " FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
 	  "  1e9 * dram_bytes / time_ns AS dram_rate,"
 	  "  1e9 * l2_bytes / time_ns AS l2_rate,"
 	  "  cp.value AS peak_flop_rate, cp.provenance AS peak_provenance,"
-	  "  cd.value AS dram_bw, cd.provenance AS dram_bw_provenance,"
+	  "  cr.value AS read_bw, cr.provenance AS read_prov,"
+	  "  ca.value AS add_bw, ca.provenance AS add_prov,"
+	  "  cd.value AS copy_bw, cd.provenance AS copy_prov,"
+	  "  cw.value AS write_bw, cw.provenance AS write_prov,"
 	  "  cl.value AS l2_bw, cl.provenance AS l2_bw_provenance FROM ("
 	  "  SELECT o.op_id, o.run_id, o.device, o.workload, o.variant, o.role,"
 	  "   o.dtype, o.shape, o.status, o.time_ns, o.launches,"
@@ -185,14 +202,21 @@ const struct view_def fp_views[] = {
 	  "    THEN CASE WHEN o.dtype = 'bf16' THEN 'tensor_bf16' ELSE 'tensor_tf32' END"
 	  "    WHEN o.flops_fp64 > o.flops_fp32 + o.flops_fp16 THEN 'fp64_fma'"
 	  "    ELSE 'fp32_fma' END AS precision,"
-	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes, o.model_flops, o.model_min_bytes,"
+	  "   o.dram_read_bytes, o.dram_write_bytes, o.dram_writeback_bytes,"
+	  "   o.dram_bytes, o.l2_bytes, o.l1_bytes,"
+	  "   (o.dram_write_bytes + coalesce(o.dram_writeback_bytes, 0))"
+	  "    / (1.0 * o.dram_bytes) AS dram_write_frac,"
+	  "   o.model_flops, o.model_min_bytes,"
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
 	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel"
 	  "  FROM v_ops o) p"
 	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
+	  " LEFT JOIN v_ceilings cr ON cr.run_id = p.run_id AND cr.name = 'dram_read_bw'"
+	  " LEFT JOIN v_ceilings ca ON ca.run_id = p.run_id AND ca.name = 'dram_add_bw'"
 	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"
-	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw')",
-	  "one row per op: FLOPs, bytes and intensity per level, achieved rates, roof and % of roof" },
+	  " LEFT JOIN v_ceilings cw ON cw.run_id = p.run_id AND cw.name = 'dram_write_bw'"
+	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw') m)",
+	  "one row per op: FLOPs, bytes and intensity per level, achieved rates, the DRAM roof of its read/write mix, roof and % of roof" },
 
 	/* Each fused variant against every other variant of the same run,
 	 * workload, dtype and shape; both must have passed their check, so a

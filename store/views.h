@@ -18,6 +18,68 @@ extern const struct view_def fp_views[];
  * stored v_runs must work in any SQLite client, which lacks the function. */
 extern const char fp_v_runs_live_sql[];
 
+/* The metric under which the collector stores, per kernel, the DRAM bytes
+ * written back from L2 for the dirty lines the kernel (or, when L2 is
+ * flushed per op, the op: stored with its last kernel) left behind: the
+ * DRAM writes of an L2 flush right after it. Counters see those bytes
+ * only after the kernel ended, so dram__bytes_write.sum misses them (as
+ * Nsight Compute does). The views keep the raw counters as they came and
+ * show this as dram_writeback_bytes; dram_bytes adds it (0 when absent:
+ * databases from before it was collected). */
+#define FP_METRIC_DRAM_WRITEBACK "fuseprof.dram_writeback_bytes"
+
+/* ---- the DRAM roof of an op's read/write mix -----------------------------
+ * DRAM reaches a different bandwidth for each mix of reads and writes
+ * (turning the bus around costs time), so one copy ceiling is no roof for a
+ * reduction (all reads) or an initialisation (all writes). The ceilings
+ * are measured at four mixes, by write fraction f = bytes written / bytes:
+ *
+ *   dram_read_bw   f = 0     read-only
+ *   dram_add_bw    f = 1/3   c = a + b: two reads to a write (STREAM's Add)
+ *   dram_bw        f = 1/2   copy
+ *   dram_write_bw  f = 1     write-only
+ *
+ * An op's f is (dram_write_bytes + dram_writeback_bytes) / dram_bytes; its
+ * DRAM roof is the bandwidth interpolated linearly in f between the two
+ * mixes around it (f in [0, 1/3): read and add; [1/3, 1/2): add and copy;
+ * [1/2, 1]: copy and write), at t = (f - f_lo) / (f_hi - f_lo). Where f is
+ * unknown (no counters, no DRAM bytes) or either of the two ceilings is
+ * missing (a database measured before the mixes were), the roof is
+ * dram_bw, the copy, as before. Provenance: measured when both ends are,
+ * else theoretical. dram_bw_basis says which: 'add..copy 0.62' (0.62 of
+ * the way from add to copy), 'copy (mix unknown)', 'copy (no ceiling for
+ * this mix)'; NULL when there is no DRAM roof at all.
+ *
+ * FP_DRAM_BW_SQL reads dram_write_frac and the ceilings' value and
+ * provenance (read_bw, read_prov, add_*, copy_*, write_*) and gives
+ * dram_bw, dram_bw_provenance and dram_bw_basis. It is one CASE a column,
+ * the segment picked first: SQLite flattens the view's levels, so a
+ * column of a lower level is evaluated again wherever it is named, and
+ * v_roofline names dram_bw six times. reports/roofline.c, rf_dram_bw, is
+ * the reference. */
+#define FP_DRAM_SEGMENTS(X) \
+	X("dram_write_frac < 1.0/3", "read", "add", "dram_write_frac / (1.0/3)") \
+	X("dram_write_frac < 0.5", "add", "copy", \
+	  "(dram_write_frac - 1.0/3) / (0.5 - 1.0/3)") \
+	X("dram_write_frac >= 0.5", "copy", "write", "(dram_write_frac - 0.5) / 0.5")
+/* An end missing makes the arithmetic NULL: the copy then. */
+#define FP_DRAM_BW_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN " lo "_bw + " t " * (" hi "_bw - " lo "_bw)"
+#define FP_DRAM_PROV_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN CASE WHEN " lo "_bw IS NULL OR " hi "_bw IS NULL" \
+	" THEN copy_prov WHEN " lo "_prov = 'measured' AND " hi "_prov = 'measured'" \
+	" THEN 'measured' ELSE 'theoretical' END"
+#define FP_DRAM_BASIS_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN CASE WHEN " lo "_bw IS NOT NULL AND " hi "_bw IS NOT NULL" \
+	" THEN printf('" lo ".." hi " %.2f', " t ")" \
+	" WHEN copy_bw IS NOT NULL THEN 'copy (no ceiling for this mix)' END"
+#define FP_DRAM_BW_SQL \
+	"coalesce(CASE" FP_DRAM_SEGMENTS(FP_DRAM_BW_WHEN) " END, copy_bw) AS dram_bw," \
+	" CASE" FP_DRAM_SEGMENTS(FP_DRAM_PROV_WHEN) " ELSE copy_prov END" \
+	"  AS dram_bw_provenance," \
+	" CASE" FP_DRAM_SEGMENTS(FP_DRAM_BASIS_WHEN) \
+	"  WHEN copy_bw IS NOT NULL THEN 'copy (mix unknown)' END AS dram_bw_basis"
+
 /* The columns of v_roofline that v_fusion reads. */
 #define FP_FUSION_INPUT \
 	"run_id, op_id, workload, variant, role, dtype, shape," \
@@ -60,16 +122,20 @@ extern const char fp_v_runs_live_sql[];
 /* DRAM traffic below this many times the model's minimum bytes cannot
  * happen: every input is read and every output written at least once, and
  * the counters count whole sectors, so rounding only adds bytes. No
- * tolerance below 1.0. The usual cause: the op's output lines were still
- * dirty in L2 when its last kernel ended, and their write-back to DRAM
- * was charged to no op. */
+ * tolerance below 1.0. The usual cause in a database from before
+ * write-backs were counted (dram_writeback_bytes NULL): the op's output
+ * lines were still dirty in L2 when its last kernel ended, and their
+ * write-back to DRAM was charged to no op. With write-backs counted, an op
+ * still below its minimum has a wrong model or counters that missed
+ * traffic. */
 #define FP_DISTRUST_TRAFFIC_MIN "1.0"
 
 /* % of its DRAM or L2 roof that no op can pass. A measured ceiling is the
  * best the device did on its test; an op above it shows that the ceiling is
- * not this op's roof (a bandwidth measured for another read/write mix, a
- * peak taken at lower clocks), not that the op beat the hardware. No
- * tolerance above 100: a flag costs a line, a hidden one a wrong claim. */
+ * not this op's roof (no ceiling of its read/write mix stored, a mix
+ * ceiling or a peak taken at lower clocks), not that the op beat the
+ * hardware. No tolerance above 100: a flag costs a line, a hidden one a
+ * wrong claim. */
 #define FP_DISTRUST_ROOF_PCT "100"
 
 /* Counted FLOPs (add + mul + 2 x fma per precision, plus the tensor pipe's
@@ -103,7 +169,8 @@ extern const char fp_v_runs_live_sql[];
 /* The columns of v_roofline that v_distrust reads beyond FP_FUSION_INPUT;
  * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
 #define FP_DISTRUST_EXTRA \
-	"precision, bound, traffic_eff, roof_l2_pct, flops, model_flops"
+	"precision, bound, traffic_eff, roof_l2_pct, flops, model_flops," \
+	"  dram_writeback_bytes, dram_bw_basis"
 #define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA
 
 /* The op a flag is about; the flag adds the rule it broke (reason), the
@@ -125,20 +192,29 @@ extern const char fp_v_runs_live_sql[];
  *   flops_without_model  counted FLOPs, the model having 0 (threshold 0) */
 #define FP_DISTRUST_SQL(src) \
 	"WITH d AS (SELECT " FP_DISTRUST_COLS ", bound, traffic_eff, roof_pct," \
-	"  roof_l2_pct, flops, model_flops," \
+	"  roof_l2_pct, flops, model_flops, dram_writeback_bytes, dram_bw_basis," \
 	"  precision LIKE 'tensor%' AS tensor FROM " src " WHERE status = 'ok')" \
 	" SELECT " FP_DISTRUST_COLS ", 'traffic_below_min' AS reason," \
 	"  traffic_eff AS value, " FP_DISTRUST_TRAFFIC_MIN " AS threshold," \
-	"  'DRAM bytes below the model''s minimum: output lines likely left dirty" \
-	" in L2 at the op''s end, their write-back to DRAM not counted' AS cause" \
+	"  CASE WHEN dram_writeback_bytes IS NULL THEN 'DRAM bytes below the" \
+	" model''s minimum: output lines likely left dirty in L2 at the op''s end," \
+	" their write-back to DRAM not counted (counters taken before write-backs" \
+	" were; a new run counts them)'" \
+	"  ELSE 'DRAM bytes below the model''s minimum even with the write-back of" \
+	" its dirty L2 lines counted: the model''s minimum is wrong (it counts" \
+	" bytes the op need not move), or the counters missed traffic' END AS cause" \
 	"  FROM d WHERE traffic_eff < " FP_DISTRUST_TRAFFIC_MIN \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'above_roof', roof_pct, " \
 	FP_DISTRUST_ROOF_PCT "," \
 	"  CASE WHEN bound = 'compute' THEN 'above its compute peak: the peak was" \
 	" measured low (clocks, instruction mix), or the counted FLOPs exceed the" \
 	" work done'" \
-	"  ELSE 'above its DRAM roof: the bandwidth ceiling is too low for this" \
-	" op''s read/write mix (it was measured for another mix)' END" \
+	"  WHEN dram_bw_basis LIKE 'copy (%' THEN 'above its DRAM roof, the copy" \
+	" bandwidth: no ceiling of this op''s read/write mix is stored (fuseprof" \
+	" ceilings --remeasure measures them)'" \
+	"  ELSE 'above the DRAM roof of its read/write mix (' || dram_bw_basis ||" \
+	" '): the mix ceilings were measured low (other clocks, a probe slower" \
+	" than this op''s access pattern), or its DRAM bytes are overcounted' END" \
 	"  FROM d WHERE roof_pct > " FP_DISTRUST_ROOF_PCT \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'above_l2_roof', roof_l2_pct, " \
 	FP_DISTRUST_ROOF_PCT "," \

@@ -5,8 +5,9 @@
  * Usage: mkruns [-s SEED] DB < SPEC
  * SPEC has one directive a line ('#' starts a comment):
  *   device NAME              GPU model of the runs that follow
- *   counters WORD            runs.counters of the runs that follow
- *                            (default "range-profiler (op replay, flush op)")
+ *   counters TEXT...         runs.counters of the runs that follow, the
+ *                            rest of the line (default "range-profiler
+ *                            (op replay, flush op)")
  *   run TAG|- [STATUS]       start a run (final status: complete by default)
  *   op WORKLOAD VARIANT DTYPE SHAPE STATUS LAUNCHES DRAM FLOPS MEDIAN SPREAD N
  *       N per-rep times (ns) drawn uniformly from MEDIAN * (1 +- SPREAD/2);
@@ -188,9 +189,14 @@ int main(int argc, char **argv)
 			d.name = f[1];
 			if (store_upsert_device(st, &d, &device))
 				goto out;
-		} else if (!strcmp(f[0], "counters") && n == 2) {
+		} else if (!strcmp(f[0], "counters") && n >= 2) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int i = 1; i < n; i++)
+				strbuf_addf(&sb, "%s%s", i > 1 ? " " : "", f[i]);
 			free(counters);
-			counters = xstrdup(f[1]);
+			counters = xstrdup(strbuf_str(&sb));
+			strbuf_release(&sb);
 		} else if (!strcmp(f[0], "run") && (n == 2 || n == 3)) {
 			struct store_run r = { 0 };
 

@@ -11,9 +11,10 @@
 #include "store.h"
 #include "synth.h"
 #include "util.h"
+#include "views.h"
 
 #define MAX_KERNELS 4
-#define NMETRICS 8
+#define NMETRICS 9
 #define REPS 5
 
 static const char *const metric_names[NMETRICS] = {
@@ -25,6 +26,7 @@ static const char *const metric_names[NMETRICS] = {
 	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
 	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
 	"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+	FP_METRIC_DRAM_WRITEBACK,
 };
 
 struct wl {
@@ -71,6 +73,8 @@ static int add_ceilings(struct store *st, long long dev, long long run)
 	return add_ceiling(st, dev, run, "dram_bw", "B/s", 3.0e12, "measured") ||
 	       add_ceiling(st, dev, run, "dram_bw", "B/s", 3.35e12, "theoretical") ||
 	       add_ceiling(st, dev, run, "dram_read_bw", "B/s", 3.1e12, "measured") ||
+	       add_ceiling(st, dev, run, "dram_add_bw", "B/s", 2.95e12, "measured") ||
+	       add_ceiling(st, dev, run, "dram_write_bw", "B/s", 3.35e12, "theoretical") ||
 	       add_ceiling(st, dev, run, "l2_bw", "B/s", 1.0e13, "measured") ||
 	       add_ceiling(st, dev, run, "fp32_fma", "FLOP/s", 5.17e13, "measured") ||
 	       add_ceiling(st, dev, run, "fp32_fma", "FLOP/s", 6.7e13, "theoretical") ||
@@ -86,10 +90,11 @@ static int add_op(struct store *st, long long run_id, const struct wl *w, int v,
 	long s = g / (2 * (long)ARRAY_SIZE(wls));
 	double M = (double)(1024L << (s % 5)), N = 256.0 * (double)(1 + s / 5);
 	double K = 256.0 * (double)(1 + s % 4), elt = bf16 ? 2 : 4;
-	double min_bytes, flops, tensor = 0, dram, time_ns;
+	double min_bytes, flops, tensor = 0, dram, time_ns, wshare;
 	double t[REPS], span[REPS];
 	struct store_kernel ks[MAX_KERNELS];
 	double vals[MAX_KERNELS][NMETRICS];
+	const char *names[MAX_KERNELS][NMETRICS];
 	char shape[96];
 	int nk = w->nkernels[v];
 	struct store_op op;
@@ -112,18 +117,28 @@ static int add_op(struct store *st, long long run_id, const struct wl *w, int v,
 		t[i] = time_ns * (1.0 + 0.02 * urand());
 		span[i] = t[i] + 1000.0 * nk;
 	}
+	/* Any read/write mix, so every DRAM roof segment gets ops. */
+	wshare = urand();
 	memset(ks, 0, sizeof ks);
 	for (int k = 0; k < nk; k++) {
 		double share = 1.0 / nk, fl = flops * share;
 
-		vals[k][0] = floor(dram * share * 0.6);
-		vals[k][1] = floor(dram * share * 0.4);
+		vals[k][0] = floor(dram * share * (1 - wshare));
+		vals[k][1] = floor(dram * share * wshare);
 		vals[k][2] = floor(dram * share * (1.5 + urand()));
 		vals[k][3] = floor(dram * share * (2.0 + urand()));
 		vals[k][4] = floor(fl * 0.2);
 		vals[k][5] = floor(fl * 0.2);
 		vals[k][6] = floor(fl * 0.3);
 		vals[k][7] = floor(tensor * share);
+		/* Two groups in three have their last kernel's dirty L2 lines
+		 * written back after it (a third of its writes); the others
+		 * come from before write-backs were counted. */
+		vals[k][8] = 0;
+		if (g % 3 && k == nk - 1) {
+			vals[k][8] = floor(vals[k][1] / 3);
+			vals[k][1] -= vals[k][8];
+		}
 		ks[k].name = k == 0 ? "kernel_a" : k == 1 ? "kernel_b" : "kernel_c";
 		ks[k].grid[0] = (unsigned)M;
 		ks[k].grid[1] = ks[k].grid[2] = 1;
@@ -131,8 +146,15 @@ static int add_op(struct store *st, long long run_id, const struct wl *w, int v,
 		ks[k].block[1] = ks[k].block[2] = 1;
 		ks[k].launches = 1;
 		ks[k].dur_ns_median = ks[k].dur_ns_min = ks[k].dur_ns_max = time_ns / nk;
-		ks[k].ncounters = o->counters ? (w->gemm ? NMETRICS : NMETRICS - 1) : 0;
-		ks[k].counter_names = metric_names;
+		/* Without tensor work (or write-back) the metric is absent, not 0. */
+		ks[k].ncounters = 0;
+		if (o->counters)
+			for (int m = 0; m < NMETRICS; m++)
+				if ((m != 7 || w->gemm) && (m != 8 || (g % 3 && k == nk - 1))) {
+					names[k][ks[k].ncounters] = metric_names[m];
+					vals[k][ks[k].ncounters++] = vals[k][m];
+				}
+		ks[k].counter_names = names[k];
 		ks[k].counter_values = vals[k];
 	}
 	memset(&op, 0, sizeof op);

@@ -16,12 +16,15 @@ struct synth_opts {
 
 /* Append one run described by o to the database at path (created when
  * missing). Ceilings (when asked): dram_bw measured 3.0e12 and theoretical
- * 3.35e12 B/s, dram_read_bw measured 3.1e12, l2_bw measured 1.0e13,
+ * 3.35e12 B/s, dram_read_bw measured 3.1e12, dram_add_bw measured
+ * 2.95e12, dram_write_bw theoretical 3.35e12, l2_bw measured 1.0e13,
  * fp32_fma measured 5.17e13 and theoretical 6.7e13, fp64_fma theoretical
  * 3.35e13, tensor_bf16 measured 7.7e14 FLOP/s; no tensor_tf32. Workloads
  * ln_gelu (fused, unfused, naive), softmax (fused, unfused) and
  * ln_linear_fwd (fused, unfused; tensor-core FLOPs) cycle over fp32/bf16
- * and growing shapes. Returns the run id, or -1 after an error. */
+ * and growing shapes; each op has its own read/write mix, and two groups
+ * of ops in three a DRAM write-back counter on their last kernel. Returns
+ * the run id, or -1 after an error. */
 long long synth_build(const char *path, const struct synth_opts *o);
 
 #endif

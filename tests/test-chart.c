@@ -19,8 +19,9 @@
 
 /* The H100 sample's ceilings. */
 static const char *const names[] = { "dram_bw", "l2_bw", "fp32_fma", "fp64_fma",
-				      "tensor_bf16", "tensor_tf32" };
-static const double values[] = { 2.79e12, 6.66e12, 58.9e12, 29.8e12, 775e12, 403e12 };
+				      "tensor_bf16", "tensor_tf32", "dram_read_bw" };
+static const double values[] = { 2.79e12, 6.66e12, 58.9e12, 29.8e12, 775e12, 403e12,
+				 3.05e12 };
 
 static int has_roof(const struct chart_roof *r, size_t n, const char *label)
 {
@@ -59,8 +60,8 @@ int main(void)
 		ASSERT(r.ymax > top[3] && r.ymax < 30e12);
 		/* The margin is CHART_MARGIN of the span on each side. */
 		ASSERT(near(log10(0.86 / r.xmin), log10(r.xmax / 3.7)));
-		n = chart_roofs(names, values, 6, prec, 1, &r, roofs);
-		ASSERT(has_roof(roofs, n, "DRAM"));
+		n = chart_roofs(names, values, 7, prec, 1, &r, roofs);
+		ASSERT(has_roof(roofs, n, "DRAM copy"));
 		ASSERT(has_roof(roofs, n, "L2"));
 		/* No compute roof crosses this window, least of all a tensor
 		 * core's: no op here uses one. */
@@ -78,7 +79,7 @@ int main(void)
 		{
 			const char *p2[] = { "fp32_fma", "tensor_bf16" };
 
-			n = chart_roofs(names, values, 6, p2, 2, &r, roofs);
+			n = chart_roofs(names, values, 7, p2, 2, &r, roofs);
 			ASSERT(!has_roof(roofs, n, "tensor bf16"));
 		}
 	}
@@ -101,18 +102,26 @@ int main(void)
 		ASSERT_EQ(chart_range(4, x, y, top, &r), 0);
 		ASSERT(r.ymax > 775e12 && r.ymax < 5e15);
 		ASSERT(r.xmin > 30 && r.xmax < 3000);
-		n = chart_roofs(names, values, 6, prec, 2, &r, roofs);
+		n = chart_roofs(names, values, 7, prec, 2, &r, roofs);
 		ASSERT(has_roof(roofs, n, "tensor bf16"));
 		ASSERT(has_roof(roofs, n, "FP32 FMA"));
 		ASSERT(has_roof(roofs, n, "FP32 no FMA"));
 		ASSERT(!has_roof(roofs, n, "tensor tf32"));
 		ASSERT(!has_roof(roofs, n, "FP64 FMA"));
-		ASSERT(has_roof(roofs, n, "DRAM"));
-		/* The DRAM roof ends where the highest compute roof drawn
-		 * begins: at its ridge, 775e12 / 2.79e12 FLOP/B. */
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(roofs[i].def->label, "DRAM"))
+		ASSERT(has_roof(roofs, n, "DRAM copy"));
+		ASSERT(has_roof(roofs, n, "DRAM read"));
+		/* Each DRAM roof ends at the highest compute roof drawn, at its
+		 * own ridge (775e12 / 2.79e12 FLOP/B for the copy, / 3.05e12
+		 * for the read), and that compute roof begins at the ridge of
+		 * the higher DRAM roof, the read's: no gap between them. */
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(roofs[i].def->label, "DRAM copy"))
 				ASSERT(near(roofs[i].x1, 775e12 / 2.79e12));
+			if (!strcmp(roofs[i].def->label, "DRAM read"))
+				ASSERT(near(roofs[i].x1, 775e12 / 3.05e12));
+			if (!strcmp(roofs[i].def->label, "tensor bf16"))
+				ASSERT(near(roofs[i].x0, 775e12 / 3.05e12));
+		}
 
 		/* Roof labels cover no point: place the points, then the
 		 * labels, on a 1200 x 800 canvas. */

@@ -154,18 +154,45 @@ uncr
 head -n 1 "$tmp/out" | grep -q '^id,started,device,tag,status,ops' || fail "list runs header: $(head -n 1 "$tmp/out")"
 grep -Eq '^2,[0-9TZ:-]+,NVIDIA-H100,new,complete,8,1$' "$tmp/out" || fail "list runs row: $(cat "$tmp/out")"
 
-# Runs whose counters were collected differently (runs.counters differs):
-# compare goes on, but says so once on stderr, naming both.
+# Runs whose counters were collected differently (runs.counters differs,
+# here one counting the write-back of dirty L2 lines and one not): compare
+# says so once on stderr, naming both; DRAM bytes get no verdict either
+# way (not-comparable), while times and FLOPs are judged as ever.
 "$MKRUNS" "$tmp/modes.db" >/dev/null <<'SPEC'
 device NVIDIA-H100
-counters range-profiler(kernel-replay)
+counters range-profiler (roofline; op replay, flush op)
 run old
-op softmax fused fp32 M=64,N=4096 ok 1 5.4e8 1.0e8 180000 0.02 21
-counters range-profiler(op-replay)
+op softmax fused   fp32 M=64,N=4096 ok 1 5.4e8 1.0e8 180000 0.02 21
+op softmax unfused fp32 M=64,N=4096 ok 4 2.0e9 1.0e8 400000 0.02 21
+op ln_gelu fused   fp32 M=64,N=4096 ok 1 1.0e9 5.0e8 200000 0.02 21
+counters range-profiler (roofline; op replay, flush op, write-backs counted)
 run new
-op softmax fused fp32 M=64,N=4096 ok 1 5.4e8 1.0e8 180000 0.02 21
+op softmax fused   fp32 M=64,N=4096 ok 1 6.4e8 1.0e8 180000 0.02 21
+op softmax unfused fp32 M=64,N=4096 ok 4 1.6e9 1.0e8 400000 0.02 21
+op ln_gelu fused   fp32 M=64,N=4096 ok 1 1.0e9 5.0e8 260000 0.02 21
+run again
+op softmax fused   fp32 M=64,N=4096 ok 1 7.0e8 1.0e8 180000 0.02 21
+op softmax unfused fp32 M=64,N=4096 ok 4 1.6e9 1.0e8 400000 0.02 21
+op ln_gelu fused   fp32 M=64,N=4096 ok 1 1.0e9 5.0e8 260000 0.02 21
 SPEC
-expect_exit 0 "$FUSEPROF" compare --db "$tmp/modes.db" old new
+expect_exit 1 "$FUSEPROF" compare --db "$tmp/modes.db" --format csv old new
+uncr
 [ "$(grep -c 'collected counters differently' "$tmp/err")" = 1 ] ||
 	fail "no warning about the counter modes: $(cat "$tmp/err")"
-grep -q "kernel-replay.*op-replay" "$tmp/err" || fail "the warning does not name both modes"
+grep -q "flush op)'.*write-backs counted)'" "$tmp/err" || fail "the warning does not name both modes: $(cat "$tmp/err")"
+grep -q "bytes not comparable" "$tmp/err" || fail "the warning does not say the bytes are not comparable"
+# 19% more and 20% fewer bytes: neither MORE-BYTES nor FEWER-BYTES.
+grep -Eq '^SAME,softmax,fused,.*,not-comparable,' "$tmp/out" || fail "more bytes judged: $(cat "$tmp/out")"
+grep -Eq '^SAME,softmax,unfused,.*,not-comparable,' "$tmp/out" || fail "fewer bytes judged: $(cat "$tmp/out")"
+! grep -q 'BYTES' "$tmp/out" || fail "a byte verdict across counter modes: $(cat "$tmp/out")"
+# The timing verdict stands (and alone makes the exit status 1).
+grep -Eq '^SLOWER,ln_gelu,fused,' "$tmp/out" || fail "timing not judged: $(cat "$tmp/out")"
+expect_exit 1 "$FUSEPROF" compare --db "$tmp/modes.db" old new
+grep -q 'DRAM bytes not comparable: counters taken differently' "$tmp/out" ||
+	fail "the summary does not say the bytes were not compared: $(tail -n 1 "$tmp/out")"
+# The same mode in both runs: bytes are judged again (11% more: MORE-BYTES).
+expect_exit 1 "$FUSEPROF" compare --db "$tmp/modes.db" --format csv new again
+uncr
+! grep -q 'collected counters differently' "$tmp/err" || fail "a warning for one mode: $(cat "$tmp/err")"
+grep -Eq '^MORE-BYTES,softmax,fused,' "$tmp/out" || fail "same mode, more bytes: $(cat "$tmp/out")"
+grep -Eq '^SAME,softmax,unfused,.*,SAME,' "$tmp/out" || fail "same mode, same bytes: $(cat "$tmp/out")"

@@ -56,7 +56,7 @@ static size_t random_odd_n(void)
 }
 
 static const struct cmp_opts opts = {
-	CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD
+	CMP_DEFAULT_TIME_THRESHOLD, CMP_DEFAULT_COUNT_THRESHOLD, 0
 };
 
 /* An ok op with samples and no counters. */
@@ -193,6 +193,28 @@ static void test_counts(void)
 	ASSERT_EQ(r.verdict, CMP_FEWER_BYTES);
 	ASSERT_EQ(r.flops, CMP_COUNT_FEWER);
 	ASSERT(!r.regressed);
+
+	/* Counters taken differently: the bytes are not compared, whichever
+	 * way they moved; FLOPs and time still are. */
+	{
+		struct cmp_opts other = opts;
+
+		other.bytes_incomparable = 1;
+		for (int dir = -1; dir <= 1; dir += 2) {
+			x.dram_bytes = bytes * (1 + dir * 0.3);
+			x.flops = 4 * bytes;
+			cmp_ops(&b, &x, &other, &r);
+			ASSERT_EQ(r.dram, CMP_COUNT_INCOMPARABLE);
+			ASSERT_NEAR(r.dram_change, dir * 0.3, 1e-9);
+			ASSERT_EQ(r.verdict, CMP_SAME);
+			ASSERT(!r.regressed);
+		}
+		x.flops = 4 * bytes * 1.02;
+		cmp_ops(&b, &x, &other, &r);
+		ASSERT_EQ(r.verdict, CMP_MORE_FLOPS);
+		ASSERT(r.regressed);
+		ASSERT_STR_EQ(cmp_count_name(r.dram), "not-comparable");
+	}
 
 	/* A run without counters gives no counter verdict, however different
 	 * the (meaningless) numbers look. */

@@ -207,12 +207,14 @@ int main(void)
 	/* Only the roofs a chart's ops use: the synthetic softmax and
 	 * LayerNorm+GELU ops do no tensor-core work, so their charts have
 	 * no tensor roof, and no op does FP64 work. Every chart has the
-	 * DRAM roof. Arrows are styled by speedup, and the overview of many
+	 * DRAM roofs of the copy and of reads alone. Arrows are styled by speedup, and the overview of many
 	 * ops has none. */
 	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "tensor"), 0);
 	ASSERT_EQ(count_lines(dir, "roofline-ln_gelu.roofs.dat", "tensor"), 0);
-	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "DRAM"), 1);
-	ASSERT_EQ(count_lines(dir, "roofline-ln_linear_fwd.roofs.dat", "DRAM"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "DRAM copy"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline-ln_linear_fwd.roofs.dat", "DRAM copy"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline-softmax.roofs.dat", "DRAM read"), 1);
+	ASSERT_EQ(count_lines(dir, "roofline-ln_linear_fwd.roofs.dat", "DRAM read"), 1);
 	ASSERT_EQ(count_lines(dir, "roofline.roofs.dat", "FP64"), 0);
 	ASSERT(check_arrows(dir, "roofline-softmax") > 0);
 	ASSERT_EQ(check_arrows(dir, "roofline"), 0);

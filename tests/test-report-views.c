@@ -52,7 +52,8 @@ int main(void)
 	struct fu_pairs p;
 	sqlite3_stmt *s;
 	long long run_id;
-	size_t checked = 0, expect_pairs = 0, wrong = 0;
+	size_t checked = 0, expect_pairs = 0, wrong = 0, writebacks = 0;
+	size_t seg[3] = { 0, 0, 0 };
 	int fd;
 
 	fprintf(stderr, "seed %llu\n", seed);
@@ -72,8 +73,9 @@ int main(void)
 	/* The raw inputs, from v_ops, through the reference math. */
 	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT op_id, time_ns, launches, flops_fp32, flops_fp64,"
-			       " flops_fp16, flops_tensor, dram_bytes, l2_bytes, l1_bytes,"
-			       " model_flops, model_min_bytes, model_variant_bytes, ncounters"
+			       " flops_fp16, flops_tensor, dram_read_bytes, dram_write_bytes,"
+			       " dram_writeback_bytes, l2_bytes, l1_bytes, model_flops,"
+			       " model_min_bytes, model_variant_bytes, ncounters, dram_bytes"
 			       " FROM v_ops WHERE run_id = ?1", -1, &s, NULL))
 		return TEST_HARD_ERROR;
 	sqlite3_bind_int64(s, 1, run_id);
@@ -90,13 +92,28 @@ int main(void)
 		c.flops_fp64 = col(s, 4);
 		c.flops_fp16 = col(s, 5);
 		c.flops_tensor = col(s, 6);
-		c.dram_bytes = col(s, 7);
-		c.l2_bytes = col(s, 8);
-		c.l1_bytes = col(s, 9);
-		c.model_flops = col(s, 10);
-		c.model_min_bytes = col(s, 11);
-		c.model_variant_bytes = col(s, 12);
-		rf_derive(&c, sqlite3_column_int64(s, 13) > 0, &r);
+		c.dram_read_bytes = col(s, 7);
+		c.dram_write_bytes = col(s, 8);
+		c.dram_writeback_bytes = col(s, 9);
+		c.l2_bytes = col(s, 10);
+		c.l1_bytes = col(s, 11);
+		c.model_flops = col(s, 12);
+		c.model_min_bytes = col(s, 13);
+		c.model_variant_bytes = col(s, 14);
+		rf_derive(&c, sqlite3_column_int64(s, 15) > 0, &r);
+		/* v_ops's own sum, and the view's, agree with the reference. */
+		SAME(col(s, 16), c.dram_bytes, "v_ops dram_bytes", id);
+		SAME(v->dram_bytes, c.dram_bytes, "dram_bytes", id);
+		SAME(v->dram_writeback_bytes, c.dram_writeback_bytes,
+		     "dram_writeback_bytes", id);
+		SAME(v->dram_write_frac, c.dram_write_frac, "dram_write_frac", id);
+		ASSERT_STR_EQ(v->dram_bw_provenance, c.dram_bw_provenance);
+		ASSERT_STR_EQ(v->dram_bw_basis, c.dram_bw_basis);
+		seg[0] += !strncmp(c.dram_bw_basis, "read..add ", 10);
+		seg[1] += !strncmp(c.dram_bw_basis, "add..copy ", 10);
+		seg[2] += !strncmp(c.dram_bw_basis, "copy..write ", 12);
+		writebacks += !isnan(c.dram_writeback_bytes);
+		free(c.dram_bw_basis);
 		ASSERT_STR_EQ(v->precision, c.precision);
 		ASSERT_STR_EQ(v->bound, c.bound);
 		ASSERT_STR_EQ(v->peak_provenance, c.peak_provenance);
@@ -124,6 +141,11 @@ int main(void)
 	}
 	sqlite3_finalize(s);
 	ASSERT_EQ(checked, r.nops);
+	/* Every segment of the DRAM roof was met, and ops with and without
+	 * write-backs. */
+	ASSERT(seg[0] > 0 && seg[1] > 0 && seg[2] > 0);
+	ASSERT_EQ(seg[0] + seg[1] + seg[2], checked);
+	ASSERT(writebacks > 0 && writebacks < checked);
 
 	/* Every ok fused op pairs with every other ok op of its group. */
 	for (size_t i = 0; i < r.nops; i++) {

@@ -15,6 +15,7 @@
 #include "store.h"
 #include "test.h"
 #include "util.h"
+#include "views.h"
 
 static const char *const names[] = {
 	"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
@@ -22,7 +23,7 @@ static const char *const names[] = {
 	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
 	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
 	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-	"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+	"sm__ops_path_tensor_src_bf16_dst_fp32.sum", FP_METRIC_DRAM_WRITEBACK,
 };
 
 /* k scales every byte and FLOP count (so intensities stay put) and the
@@ -35,7 +36,7 @@ static long long add_op(struct store *st, long long run, const char *variant,
 			int ncounters, double min_bytes, double variant_bytes)
 {
 	double t[3] = { time_ns * k, time_ns * k * 0.9, time_ns * k * 1.2 };
-	double v[8];
+	double v[9];
 	struct store_kernel ker = { .name = "k", .launches = launches,
 				    .dur_ns_median = time_ns * k, .ncounters = ncounters,
 				    .counter_names = names, .counter_values = v };
@@ -48,7 +49,7 @@ static long long add_op(struct store *st, long long run, const char *variant,
 	};
 	long long id;
 
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		v[i] = c[i] * k;
 	if (store_insert_op(st, run, &op, &id))
 		exit(TEST_HARD_ERROR);
@@ -73,6 +74,57 @@ static void test_reference(void)
 	ASSERT_STR_EQ(rf_precision(10, 0, 0, 9, "bf16"), "fp32_fma");
 }
 
+/* The DRAM roof by read/write mix, on hand-made ceilings. */
+static void test_mix(void)
+{
+	struct rf_ceiling all[] = {
+		{ "dram_read_bw", "B/s", 3.0e12, "measured", NULL },
+		{ "dram_add_bw", "B/s", 2.7e12, "measured", NULL },
+		{ "dram_bw", "B/s", 2.8e12, "measured", NULL },
+		{ "dram_write_bw", "B/s", 2.4e12, "theoretical", NULL },
+	};
+	struct rf_run r = { .nceilings = 4, .ceilings = all };
+	const char *prov;
+	char basis[64];
+
+	/* Read-only, 2:1, copy and write-only hit their ceilings. */
+	ASSERT_NEAR(rf_dram_bw(&r, 0, &prov, basis, sizeof basis), 3.0e12, 1e-12);
+	ASSERT_STR_EQ(basis, "read..add 0.00");
+	ASSERT_STR_EQ(prov, "measured");
+	ASSERT_NEAR(rf_dram_bw(&r, 1.0 / 3, &prov, basis, sizeof basis), 2.7e12, 1e-12);
+	ASSERT_STR_EQ(basis, "add..copy 0.00");
+	ASSERT_NEAR(rf_dram_bw(&r, 0.5, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy..write 0.00");
+	ASSERT_STR_EQ(prov, "theoretical");  /* one end is */
+	ASSERT_NEAR(rf_dram_bw(&r, 1, &prov, basis, sizeof basis), 2.4e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy..write 1.00");
+	/* Between: f = 1/6 is half way from read to add; f = 0.75 half way
+	 * from copy to write; f = 0.45 is 0.7 of the way from add to copy. */
+	ASSERT_NEAR(rf_dram_bw(&r, 1.0 / 6, &prov, basis, sizeof basis), 2.85e12, 1e-12);
+	ASSERT_STR_EQ(basis, "read..add 0.50");
+	ASSERT_NEAR(rf_dram_bw(&r, 0.75, &prov, basis, sizeof basis), 2.6e12, 1e-12);
+	ASSERT_NEAR(rf_dram_bw(&r, 0.45, &prov, basis, sizeof basis), 2.77e12, 1e-12);
+	ASSERT_STR_EQ(basis, "add..copy 0.70");
+	ASSERT_STR_EQ(prov, "measured");
+	/* Mix unknown: the copy. */
+	ASSERT_NEAR(rf_dram_bw(&r, NAN, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy (mix unknown)");
+	/* An end missing (a database from before the mixes): the copy, even
+	 * where the other end is there. */
+	r.nceilings = 3;  /* no write-only */
+	ASSERT_NEAR(rf_dram_bw(&r, 0.75, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy (no ceiling for this mix)");
+	ASSERT_STR_EQ(prov, "measured");
+	ASSERT_NEAR(rf_dram_bw(&r, 0.4, &prov, basis, sizeof basis), 2.7e12 + 0.4 * 0.1e12,
+		    1e-12);
+	/* No copy either: no roof. */
+	r.ceilings = &all[0];
+	r.nceilings = 1;
+	ASSERT(isnan(rf_dram_bw(&r, 0.75, &prov, basis, sizeof basis)));
+	ASSERT_STR_EQ(basis, "");
+	ASSERT_STR_EQ(prov, "");
+}
+
 static const struct rf_op *op_by_id(const struct rf_run *r, long long id)
 {
 	for (size_t i = 0; i < r->nops; i++)
@@ -94,11 +146,12 @@ int main(void)
 		{ "l2_bw", "B/s", 8e12, "theoretical", "spec" },
 		{ "fp32_fma", "FLOP/s", 4e13, "measured", "fma chains" },
 	};
-	/* read, write, l2, l1, fadd, fmul, ffma, tensor */
-	const double ca[8] = { 6e8, 4e8, 2e9, 4e9, 1e8, 1e8, 4e8, 0 };
-	const double ce_[8] = { 18e8, 12e8, 6e9, 8e9, 1e8, 1e8, 4e8, 0 };
-	const double cb[8] = { 1e9, 1e9, 4e9, 8e9, 1e9, 0, 0, 1e12 };
-	long long dev_id, dev2_id, run_id, run2_id, a, e, w, b, n, a2;
+	/* read, write, l2, l1, fadd, fmul, ffma, tensor, write-back */
+	const double ca[9] = { 6e8, 4e8, 2e9, 4e9, 1e8, 1e8, 4e8, 0, 0 };
+	const double ce_[9] = { 18e8, 12e8, 6e9, 8e9, 1e8, 1e8, 4e8, 0, 0 };
+	const double cb[9] = { 1e9, 1e9, 4e9, 8e9, 1e9, 0, 0, 1e12, 0 };
+	const double cw[9] = { 6e8, 4e8, 2e9, 4e9, 1e8, 1e8, 4e8, 0, 5e8 };
+	long long dev_id, dev2_id, run_id, run2_id, a, e, w, b, n, a2, wb;
 	struct store *st;
 	struct rf_run r;
 	struct fu_pairs p;
@@ -109,6 +162,7 @@ int main(void)
 	k = 0.5 + (double)rand() / RAND_MAX;
 	fprintf(stderr, "seed %u, scale %.17g\n", seed, k);
 	test_reference();
+	test_mix();
 
 	fd = mkstemp(path);
 	if (fd < 0)
@@ -136,6 +190,8 @@ int main(void)
 	if (store_begin_run(st, &run, &run2_id))
 		return TEST_HARD_ERROR;
 	a2 = add_op(st, run2_id, "fused", "fused", "fp32", "ok", 1e6, 1, ca, 7, 8e8, 8e8);
+	/* A's counters and the write-back of 5e8 dirty bytes after it. */
+	wb = add_op(st, run2_id, "unfused", "unfused", "fp32", "ok", 1e6, 1, cw, 9, 8e8, 8e8);
 	store_close(st);
 
 	if (store_open(&st, path, STORE_READONLY) || rf_load(st, run_id, NULL, &r))
@@ -230,6 +286,16 @@ int main(void)
 	o = op_by_id(&r, a2);
 	ASSERT_NEAR(o->ai_dram, 1.0, 1e-12);
 	ASSERT(isnan(o->roof) && isnan(o->eff_bw_pct));
+	ASSERT(isnan(o->dram_writeback_bytes));  /* not collected: unknown */
+	ASSERT_NEAR(o->dram_write_frac, 0.4, 1e-12);
+	ASSERT_STR_EQ(o->dram_bw_basis, "");     /* no DRAM roof at all */
+	/* Write-backs count in the bytes and the mix, not in the raw writes. */
+	o = op_by_id(&r, wb);
+	ASSERT_NEAR(o->dram_write_bytes, 4e8 * k, 1e-12);
+	ASSERT_NEAR(o->dram_writeback_bytes, 5e8 * k, 1e-12);
+	ASSERT_NEAR(o->dram_bytes, 15e8 * k, 1e-12);
+	ASSERT_NEAR(o->dram_write_frac, 0.6, 1e-12);
+	ASSERT_NEAR(o->traffic_eff, 15.0 / 8, 1e-12);
 	rf_release(&r);
 
 	ASSERT(rf_load(st, 999, NULL, &r) == -1);

@@ -78,10 +78,16 @@ if [ "$have_counters" = 1 ]; then
 else
 	echo "note: counters were '$counters' here; counter checks skipped" >&2
 fi
-[ "$(q "SELECT count(*) FROM ceilings WHERE provenance = 'measured'")" -ge 7 ] ||
+[ "$(q "SELECT count(*) FROM ceilings WHERE provenance = 'measured'")" -ge 9 ] ||
 	fail "ceilings not measured"
-[ "$(q "SELECT count(DISTINCT name) FROM ceilings WHERE name IN ('dram_bw','dram_read_bw','l2_bw','fp32_fma','fp64_fma','tensor_bf16','tensor_tf32')")" = 7 ] ||
+[ "$(q "SELECT count(DISTINCT name) FROM ceilings WHERE provenance = 'measured' AND name IN ('dram_bw','dram_read_bw','dram_add_bw','dram_write_bw','l2_bw','fp32_fma','fp64_fma','tensor_bf16','tensor_tf32')")" = 9 ] ||
 	fail "a ceiling is missing"
+# No DRAM mix beats the bus: a measured ceiling above the theoretical peak
+# would count bytes that never moved (or miss the time of a write-back).
+[ "$(q "SELECT count(*) FROM ceilings m JOIN ceilings t ON t.device_id = m.device_id
+	AND t.name = m.name AND t.provenance = 'theoretical'
+	WHERE m.provenance = 'measured' AND m.name LIKE 'dram%' AND m.value > 1.01 * t.value")" = 0 ] ||
+	fail "a measured DRAM ceiling is above the theoretical peak: $(q "SELECT name, value FROM ceilings WHERE name LIKE 'dram%'")"
 
 # ceilings: reused (nothing new stored), printed.
 before=$(q "SELECT count(*) FROM ceilings")
