@@ -66,6 +66,20 @@ static inline size_t dev_pad(size_t n)
  * nothing. Returns 0, or -1 (reported) with *pp unchanged. */
 int dev_alloc(void *pp, size_t n);
 
+/* Carve the next buffer of n bytes out of a block allocated with room for
+ * it: returns *cur and advances it by dev_pad(n); n = 0 returns NULL and
+ * advances nothing. How an instance lays out one set's written buffers in
+ * one allocation, so a set's are all one offset away from set 0's. */
+static inline void *dev_carve(char **cur, size_t n)
+{
+	char *p = *cur;
+
+	if (n == 0)
+		return NULL;
+	*cur += dev_pad(n);
+	return p;
+}
+
 /* Set bytes to 0xff: NaN in fp32 and bf16, so an element a kernel forgot to
  * write fails the check. Synchronous. */
 int dev_poison(void *p, size_t bytes);

@@ -91,7 +91,13 @@ struct fp_kopts {
 };
 
 /* A workload's instance: device buffers for one shape, dtype and variant,
- * with nsets input sets to rotate among. Defined by each workload. */
+ * with nsets sets to rotate among. A set is everything one repetition
+ * reads and writes: its inputs, and its outputs, intermediates, statistics,
+ * partial sums, workspaces (whatever a launch writes, even where it reads
+ * it back). So no repetition finds in L2 the lines the previous one read or
+ * left dirty, and each pays for its own writes reaching DRAM, as it would
+ * in a program. Only what no launch writes (e.g. a weight prepared once in
+ * create) may be shared by the sets. Defined by each workload. */
 struct fp_op;
 
 struct workload {
@@ -116,8 +122,9 @@ struct workload {
 	int (*validate)(const struct fp_shape *s, enum fp_dtype dt,
 			char *why, size_t whylen);
 
-	/* Device bytes that create() with nsets input sets allocates, so the
-	 * run loop can refuse a shape that does not fit before allocating. */
+	/* Device bytes that create() with nsets sets allocates (each buffer
+	 * counted as dev_pad of its size), exactly, so the run loop can refuse
+	 * a shape that does not fit before allocating. */
 	size_t (*device_bytes)(const struct fp_shape *s, enum fp_dtype dt,
 			       int variant, int nsets);
 
@@ -125,10 +132,11 @@ struct workload {
 	void (*model)(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		      struct fp_model *m);
 
-	/* Allocate an instance and fill its nsets (>= 1) input sets with
-	 * profile-0 random data drawn from seed; ko (NULL: every default)
-	 * steers the launcher's kernel choice and is copied. Returns 0 with
-	 * *op set, or -1 (reported through error()) with nothing allocated. */
+	/* Allocate an instance with nsets (>= 1) sets and fill each set's
+	 * inputs with profile-0 random data drawn from seed; ko (NULL: every
+	 * default) steers the launcher's kernel choice and is copied. Returns
+	 * 0 with *op set, or -1 (reported through error()) with nothing
+	 * allocated. */
 	int (*create)(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko);
@@ -140,8 +148,9 @@ struct workload {
 	 * sequence (its summary says it). */
 	void (*kernel)(const struct fp_op *op, char *buf, size_t n);
 
-	/* Enqueue every kernel of the variant on stream, reading input set
-	 * `set`. Does not synchronize. Returns 0, or -1 if a launch failed. */
+	/* Enqueue every kernel of the variant on stream, reading set `set`'s
+	 * inputs and writing set `set`'s outputs and scratch only (0 <= set <
+	 * nsets). Does not synchronize. Returns 0, or -1 if a launch failed. */
 	int (*launch)(struct fp_op *op, int set, cudaStream_t stream);
 
 	/* Draw fresh inputs from profile (an index into profiles) and seed into

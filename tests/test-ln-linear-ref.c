@@ -342,6 +342,38 @@ static void expect_reject(const struct workload *w, const char *spec,
 		     why, prefix);
 }
 
+/* n bytes as device_bytes() counts them (dev_pad). */
+static size_t pad(double n)
+{
+	return dev_pad((size_t)n);
+}
+
+/* device_bytes at one shape, dtype and variant: a set is everything a
+ * repetition reads and writes, x (and dy), the outputs and the scratch
+ * (cuBLASLt's workspace too); the sets share only what no launch writes:
+ * W, gamma, beta, b and the fused forward's folded W', s and b'. */
+static void check_sets(const struct workload *w, const struct fp_shape *s,
+		       enum fp_dtype dt, int v)
+{
+	const int b = !strcmp(w->name, "ln_linear_bwd");
+	const double M = (double)s->v[0], K = (double)s->v[1], N = (double)s->v[2];
+	const double es = (double)fp_dtype_size(dt), Np = (double)((s->v[2] + 31) / 32 * 32);
+	size_t d1 = w->device_bytes(s, dt, v, 1), d3 = w->device_bytes(s, dt, v, 3);
+	size_t per = (d3 - d1) / 2, in, out, shared;
+
+	in = pad(M * K * es) + (b ? pad(M * N * es) : 0);
+	out = b ? pad(M * K * es) + pad(N * K * es) + pad(2 * K * es) + pad(N * es)
+		: pad(M * N * es);
+	shared = pad(N * K * es) + 2 * pad(K * es);
+	if (!b)
+		shared += pad(N * es) + (v == 2 ? pad(Np * K * es) + 2 * pad(N * 4) : 0);
+	ASSERT_EQ(d3 - d1, 2 * per);
+	ASSERT_EQ(d1 - per, shared);
+	ASSERT(per >= in + out);
+	if (v == 1)  /* cuBLASLt's workspace, one a set */
+		ASSERT(per >= in + out + (32u << 20));
+}
+
 static void test_contract(void)
 {
 	static const char *const names[] = { "ln_linear_fwd", "ln_linear_bwd" };
@@ -398,18 +430,13 @@ static void test_contract(void)
 					 : es * (M * K + 2 * K + N * K + N + M * N);
 				for (int v = 0; v < nv; v++) {
 					size_t d1 = w->device_bytes(&s, (enum fp_dtype)dt, v, 1);
-					size_t d3 = w->device_bytes(&s, (enum fp_dtype)dt, v, 3);
 
 					w->model(&s, (enum fp_dtype)dt, v, &m[v]);
 					ASSERT_NEAR(m[v].min_bytes, minb, 1e-12);
 					ASSERT(m[v].variant_bytes >= m[v].min_bytes);
 					ASSERT(m[v].flops >= (b ? 4 : 2) * M * N * K);
 					ASSERT(m[v].flops <= (b ? 4 : 2) * M * N * K + 20 * M * K + M * N);
-					/* two more input sets: x (and dy) twice more */
-					ASSERT(d3 - d1 >= 2 * (size_t)(M * K * es) +
-					       (b ? 2 * (size_t)(M * N * es) : 0));
-					ASSERT(d3 - d1 <= 2 * (size_t)(M * K * es + 256) +
-					       (b ? 2 * (size_t)(M * N * es + 256) : 0));
+					check_sets(w, &s, (enum fp_dtype)dt, v);
 					ASSERT((double)d1 >= minb);
 				}
 				/* the unfused form writes and reads the

@@ -368,13 +368,19 @@ static void test_contract(void)
 			ASSERT(m0.variant_bytes >= 1.6 * m1.variant_bytes);
 			ASSERT(m1.flops >= 4 * E * (i == 1 ? 0.5 : 1) &&
 			       m1.flops <= 6 * E);
-			/* each extra input set costs one (or, backward, two)
-			 * padded M x N tensors */
+			/* a set is everything a repetition reads and writes:
+			 * the inputs (x, or y and dy), the output and the
+			 * unfused intermediates (e or t, and the row vectors);
+			 * nothing is shared between sets */
 			d1 = w->device_bytes(&s, (enum fp_dtype)dt, 0, 1);
 			d3 = w->device_bytes(&s, (enum fp_dtype)dt, 0, 3);
-			ASSERT_EQ(d3 - d1, 2 * (size_t)(E * es) * (i == 2 ? 2 : 1));
-			ASSERT(d1 >= (size_t)((min_tensors[i] > 0 ? min_tensors[i] : 2) * E * es));
-			ASSERT(w->device_bytes(&s, (enum fp_dtype)dt, 1, 1) <= d1);
+			ASSERT_EQ(d1, 3 * (size_t)(E * es) +
+				  (i == 0 ? 2 : i == 2 ? 1 : 0) * (size_t)16384 * 4);
+			ASSERT_EQ(d3, 3 * d1);
+			d1 = w->device_bytes(&s, (enum fp_dtype)dt, 1, 1);
+			d3 = w->device_bytes(&s, (enum fp_dtype)dt, 1, 3);
+			ASSERT_EQ(d1, (i == 2 ? 3 : 2) * (size_t)(E * es));
+			ASSERT_EQ(d3, 3 * d1);
 		}
 		/* the forward's textbook form moves three times the bytes */
 		if (i == 0) {

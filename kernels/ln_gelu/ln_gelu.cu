@@ -233,6 +233,10 @@ struct fp_op {
 	long M, N;
 	size_t es;
 	char *x, *gamma, *beta, *dy;  // nsets input sets each
+	// What a launch writes, set 0's, carved out of wbuf (written_bytes'
+	// order): set s's lie s * wset bytes further on (set_view).
+	char *wbuf;                   // nsets * wset
+	size_t wset;
 	char *out;                    // y (forward) or dx (backward)
 	char *dgb;                    // backward: dgamma then dbeta, 2N
 	char *mid;                    // unfused: h (forward) or dh (backward)
@@ -276,14 +280,36 @@ static int launch_gelu(const struct fp_op *op, const void *h, void *y,
 	return CUDA_CHECK_LAUNCH("gelu_kernel");
 }
 
-static int op_launch(struct fp_op *op, int set, cudaStream_t st)
+// v = op as seen by a launch of set `set`: its written buffers set * wset
+// bytes past set 0's (the inputs are offset by the launch).
+static void set_view(const struct fp_op *op, int set, struct fp_op *v)
 {
-	size_t mn = (size_t)op->M * op->N * op->es, nb = (size_t)op->N * op->es;
-	const char *x = op->x + set * mn, *g = op->gamma + set * nb;
-	const char *b = op->beta + set * nb;
+	const size_t off = (size_t)set * op->wset;
 
-	if (set < 0 || set >= op->nsets)
-		return error("ln_gelu: input set %d out of range [0, %d)", set, op->nsets);
+	*v = *op;
+	v->out = op->out + off;
+	if (op->dgb)
+		v->dgb = op->dgb + off;
+	if (op->mid)
+		v->mid = op->mid + off;
+	if (op->stats)
+		v->stats = (float *)((char *)op->stats + off);
+	if (op->partial)
+		v->partial = (float *)((char *)op->partial + off);
+}
+
+static int op_launch(struct fp_op *base, int set, cudaStream_t st)
+{
+	struct fp_op view, *op = &view;
+	size_t mn = (size_t)base->M * base->N * base->es, nb = (size_t)base->N * base->es;
+	const char *x, *g, *b;
+
+	if (set < 0 || set >= base->nsets)
+		return error("ln_gelu: set %d out of range [0, %d)", set, base->nsets);
+	set_view(base, set, &view);
+	x = op->x + set * mn;
+	g = op->gamma + set * nb;
+	b = op->beta + set * nb;
 	if (!op->bwd) {
 		switch (op->variant) {
 		case V_FWD_UNFUSED3:
@@ -417,21 +443,41 @@ static long partial_rows_max(const struct fp_shape *s, enum fp_dtype dt, int var
 	return groups < MAX_PARTIALS ? groups : MAX_PARTIALS;
 }
 
+// The sizes of one set's written buffers (fp_op.wbuf), each in bytes, 0
+// where the variant has none; returns their padded sum, the set's stride.
+struct wsizes {
+	size_t out, dgb, mid, stats, partial;
+};
+
+static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
+			    int variant, struct wsizes *z)
+{
+	size_t M = (size_t)s->v[0], N = (size_t)s->v[1], es = fp_dtype_size(dt);
+
+	memset(z, 0, sizeof *z);
+	z->out = M * N * es;
+	if (bwd) {
+		z->dgb = 2 * N * es;
+		z->partial = (size_t)partial_rows_max(s, dt, variant) * 2 * N * sizeof(float);
+	}
+	if (uses_mid(bwd, variant))
+		z->mid = M * N * es;
+	if (uses_stats(bwd, variant))
+		z->stats = 3 * M * sizeof(float);
+	return dev_pad(z->out) + dev_pad(z->dgb) + dev_pad(z->mid) +
+	       dev_pad(z->stats) + dev_pad(z->partial);
+}
+
+// Inputs (x, gamma, beta; backward dy) and written buffers, nsets of each.
 static size_t op_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		       int variant, int nsets)
 {
-	size_t M = (size_t)s->v[0], N = (size_t)s->v[1], es = fp_dtype_size(dt);
-	size_t mn = M * N * es, total;
+	size_t N = (size_t)s->v[1], es = fp_dtype_size(dt);
+	size_t mn = (size_t)s->v[0] * N * es;
+	struct wsizes z;
 
-	total = dev_pad(nsets * mn) + 2 * dev_pad(nsets * N * es) + dev_pad(mn);
-	if (bwd)
-		total += dev_pad(nsets * mn) + dev_pad(2 * N * es) +
-			 dev_pad((size_t)partial_rows_max(s, dt, variant) * 2 * N * 4);
-	if (uses_mid(bwd, variant))
-		total += dev_pad(mn);
-	if (uses_stats(bwd, variant))
-		total += dev_pad(3 * M * sizeof(float));
-	return total;
+	return dev_pad(nsets * mn) * (bwd ? 2 : 1) + 2 * dev_pad(nsets * N * es) +
+	       (size_t)nsets * written_bytes(bwd, s, dt, variant, &z);
 }
 
 static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
@@ -496,11 +542,7 @@ static void op_destroy(struct fp_op *op)
 	cudaFree(op->gamma);
 	cudaFree(op->beta);
 	cudaFree(op->dy);
-	cudaFree(op->out);
-	cudaFree(op->dgb);
-	cudaFree(op->mid);
-	cudaFree(op->stats);
-	cudaFree(op->partial);
+	cudaFree(op->wbuf);
 	free(op);
 }
 
@@ -510,7 +552,9 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     unsigned long long seed)
 {
 	struct fp_op *op;
+	struct wsizes z;
 	size_t mn, nb, elems;
+	char *cur;
 
 	*out = NULL;
 	if (nsets < 1)
@@ -528,14 +572,18 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	mn = elems * op->es;
 	nb = (size_t)op->N * op->es;
 
+	op->wset = written_bytes(bwd, s, dt, variant, &z);
 	if (dev_alloc(&op->x, nsets * mn) || dev_alloc(&op->gamma, nsets * nb) ||
-	    dev_alloc(&op->beta, nsets * nb) || dev_alloc(&op->out, mn))
+	    dev_alloc(&op->beta, nsets * nb) ||
+	    (bwd && dev_alloc(&op->dy, nsets * mn)) ||
+	    dev_alloc(&op->wbuf, (size_t)nsets * op->wset))
 		goto out_free;
-	if (uses_mid(bwd, variant) && dev_alloc(&op->mid, mn))
-		goto out_free;
-	if (uses_stats(bwd, variant) &&
-	    dev_alloc(&op->stats, 3 * (size_t)op->M * sizeof(float)))
-		goto out_free;
+	cur = op->wbuf;  // set 0's written buffers, in written_bytes' order
+	op->out = (char *)dev_carve(&cur, z.out);
+	op->dgb = (char *)dev_carve(&cur, z.dgb);
+	op->mid = (char *)dev_carve(&cur, z.mid);
+	op->stats = (float *)dev_carve(&cur, z.stats);
+	op->partial = (float *)dev_carve(&cur, z.partial);
 	if (bwd) {
 		struct kcfg k1 = bwd_kernel_for(BWD_DH, op->erf, op->N, dt);
 		long blocks;
@@ -553,9 +601,13 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			    persistent_grid(&op->main, op->M, &op->pgrid))
 				goto out_free;
 		}
-		if (dev_alloc(&op->dy, nsets * mn) || dev_alloc(&op->dgb, 2 * nb) ||
-		    dev_alloc(&op->partial, (size_t)op->pgrid * 2 * op->N * sizeof(float)))
+		// partial is sized for partial_rows_max() rows, what
+		// device_bytes() counts without a device
+		if ((size_t)op->pgrid * 2 * op->N * sizeof(float) > z.partial) {
+			error("ln_gelu_bwd: %d partial rows, room for %zu", op->pgrid,
+			      z.partial / (2 * op->N * sizeof(float)));
 			goto out_free;
+		}
 	}
 	for (int i = 0; i < nsets; i++) {
 		uint64_t sd = splitmix64(seed + 0x100 * (uint64_t)i);

@@ -175,6 +175,13 @@ struct lnl_op {
 	size_t xset, dyset;  // one x / dy tensor, padded by dev_pad
 	char *x, *dy;        // nsets input sets each (dy: backward only)
 	void *gamma, *beta, *W, *b;
+	// What a launch writes (outputs, intermediates, statistics, partials,
+	// accumulators, cuBLASLt's workspace), set 0's, carved out of wbuf:
+	// set s's lie s * wset bytes further on (lnl_launch hands the
+	// launchers a copy of the instance pointing at them). W', s and b' are
+	// written by the weight fold, not by a launch: one copy.
+	char *wbuf;          // nsets * wset
+	size_t wset;
 	void *y;             // forward output
 	void *h;             // unfused: the normalised x (M x K, dtype)
 	void *Wf;            // fused forward: W' (Np x K, dtype)

@@ -114,16 +114,45 @@ static int fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
 
+// p, a written buffer of set 0 (or NULL), moved to the set off bytes on.
+static void *in_set(void *p, size_t off)
+{
+	return p ? (char *)p + off : NULL;
+}
+
+// v = op as seen by a launch of set `set`: its written buffers set * wset
+// bytes past set 0's (the inputs are offset by the launch).
+static void set_view(const struct lnl_op *op, int set, struct lnl_op *v)
+{
+	const size_t off = (size_t)set * op->wset;
+
+	*v = *op;
+	v->y = in_set(op->y, off);
+	v->h = in_set(op->h, off);
+	v->stats = (float *)in_set(op->stats, off);
+	v->dx = in_set(op->dx, off);
+	v->dW = in_set(op->dW, off);
+	v->dg = in_set(op->dg, off);
+	v->dbeta = in_set(op->dbeta, off);
+	v->db = in_set(op->db, off);
+	v->dh = in_set(op->dh, off);
+	v->part = (float *)in_set(op->part, off);
+	v->acc = (float *)in_set(op->acc, off);
+	v->workspace = in_set(op->workspace, off);
+}
+
 static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
 {
-	const struct lnl_op *op = (const struct lnl_op *)fop;
-	const void *x = op->x + (size_t)set * op->xset;
-	const void *dy = op->dy ? op->dy + (size_t)set * op->dyset : NULL;
+	const struct lnl_op *base = (const struct lnl_op *)fop;
+	struct lnl_op view;
+	const void *x, *dy;
 
-	if (set < 0 || set >= op->nsets)
-		return error("ln_linear: input set %d out of range [0, %d)", set,
-			     op->nsets);
-	return op->bwd ? bwd_launch(op, x, dy, st) : fwd_launch(op, x, st);
+	if (set < 0 || set >= base->nsets)
+		return error("ln_linear: set %d out of range [0, %d)", set, base->nsets);
+	set_view(base, set, &view);
+	x = base->x + (size_t)set * base->xset;
+	dy = base->dy ? base->dy + (size_t)set * base->dyset : NULL;
+	return base->bwd ? bwd_launch(&view, x, dy, st) : fwd_launch(&view, x, st);
 }
 
 // What fwd_choose picked (forward) or which LayerNorm backward the fused
@@ -251,10 +280,13 @@ static int fwd_pass_auto(const struct fp_shape *s, enum fp_dtype dt)
 }
 
 // Sizes of everything an instance allocates, shared by create() and
-// device_bytes() so the two cannot drift apart.
+// device_bytes() so the two cannot drift apart. Each written buffer is
+// counted once here; wset, their padded sum, is one set's share of wbuf.
 struct lnl_sizes {
-	size_t xset, dyset, vecK, vecN, W, Wf, y, h, stats, dx, dh, part, acc, workspace;
-	size_t total;
+	size_t xset, dyset, vecK, vecN, W;
+	size_t Wf, fold;  // the fused forward's W' and s, b' (fp32, N each)
+	size_t y, h, stats, dx, dW, dg, db, dh, part, acc, workspace;  // written
+	size_t wset, total;
 };
 
 static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
@@ -276,16 +308,20 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		}
 		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
 			z->Wf = dev_pad((N + 31) / 32 * 32 * K * es);
-			z->acc = z->Wf + 2 * dev_pad(N * sizeof(float));
+			z->fold = 2 * dev_pad(N * sizeof(float));
 			if (fwd_pass_possible(s, dt))
 				z->stats = dev_pad(3 * M * sizeof(float));
 		}
-		z->total = (size_t)nsets * z->xset + 2 * z->vecK + z->W + z->vecN +
-			   z->y + z->h + z->workspace + z->acc + z->stats;
+		z->wset = z->y + z->h + z->stats + z->workspace;
+		z->total = (size_t)nsets * (z->xset + z->wset) + 2 * z->vecK + z->W +
+			   z->vecN + z->Wf + z->fold;
 		return;
 	}
 	z->dyset = dev_pad(M * N * es);
 	z->dx = z->xset;
+	z->dW = z->W;
+	z->dg = 2 * z->vecK;  // dgamma, then dbeta K elements on
+	z->db = z->vecN;
 	if (variant == BWD_NAIVE) {
 		z->acc = dev_pad((N * K + 2 * K + N) * sizeof(float));
 	} else {
@@ -299,10 +335,12 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		z->part = dev_pad(z->part * sizeof(float));
 		z->workspace = LT_WORKSPACE_BYTES;
 	}
-	// inputs: x, dy sets; gamma, beta, W. outputs: dx, dW, dgamma, dbeta, db.
-	z->total = (size_t)nsets * (z->xset + z->dyset) + 2 * z->vecK + z->W +
-		   z->dx + z->W + 2 * z->vecK + z->vecN + z->acc + z->h +
-		   z->stats + z->dh + z->part + z->workspace;
+	// inputs: x, dy sets; gamma, beta, W. written, per set: dx, dW,
+	// dgamma, dbeta, db and the scratch.
+	z->wset = z->dx + z->dW + z->dg + z->db + z->acc + z->h + z->stats +
+		  z->dh + z->part + z->workspace;
+	z->total = (size_t)nsets * (z->xset + z->dyset + z->wset) + 2 * z->vecK +
+		   z->W;
 }
 
 static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
@@ -395,10 +433,8 @@ static void lnl_destroy(struct fp_op *fop)
 	lt_release(&op->g1);
 	if (op->lt)
 		cublasLtDestroy(op->lt);
-	void *bufs[] = { op->x, op->dy, op->gamma, op->beta, op->W, op->b, op->y,
-			 op->h, op->Wf, op->sW, op->bf, op->stats, op->dx, op->dW,
-			 op->dg, op->db, op->dh, op->part, op->acc,
-			 op->workspace };
+	void *bufs[] = { op->x, op->dy, op->gamma, op->beta, op->W, op->b,
+			 op->Wf, op->sW, op->bf, op->wbuf };
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		cudaFree(bufs[i]);
 	free(op);
@@ -429,7 +465,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 {
 	struct lnl_op *op = (struct lnl_op *)xcalloc(1, sizeof *op);
 	struct lnl_sizes z;
-	char why[160];
+	char why[160], *cur;
 	const char *name = bwd ? "ln_linear_bwd" : "ln_linear_fwd";
 
 	*out = NULL;
@@ -455,29 +491,29 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	lnl_sizes(bwd, s, dt, variant, nsets, &z);
 	op->xset = z.xset;
 	op->dyset = z.dyset;
+	op->wset = z.wset;
 	if (dev_alloc(&op->x, (size_t)nsets * z.xset) ||
 	    dev_alloc(&op->dy, (size_t)nsets * z.dyset) ||
 	    dev_alloc(&op->gamma, z.vecK) || dev_alloc(&op->beta, z.vecK) ||
-	    dev_alloc(&op->W, z.W) || dev_alloc(&op->workspace, z.workspace) ||
-	    dev_alloc(&op->h, z.h))
+	    dev_alloc(&op->W, z.W) || (!bwd && dev_alloc(&op->b, z.vecN)) ||
+	    dev_alloc(&op->Wf, z.Wf) ||
+	    dev_alloc(&op->sW, z.fold / 2) || dev_alloc(&op->bf, z.fold / 2) ||
+	    dev_alloc(&op->wbuf, (size_t)nsets * z.wset))
 		goto out_free;
-	if (!bwd) {
-		if (dev_alloc(&op->b, z.vecN) || dev_alloc(&op->y, z.y))
-			goto out_free;
-		if (variant == FWD_FUSED &&
-		    (dev_alloc(&op->Wf, z.Wf) || dev_alloc(&op->stats, z.stats) ||
-		     dev_alloc(&op->sW, dev_pad((size_t)op->N * sizeof(float))) ||
-		     dev_alloc(&op->bf, dev_pad((size_t)op->N * sizeof(float)))))
-			goto out_free;
-	} else {
-		if (dev_alloc(&op->dx, z.dx) || dev_alloc(&op->dW, z.W) ||
-		    dev_alloc(&op->dg, 2 * z.vecK) ||
-		    dev_alloc(&op->db, z.vecN) || dev_alloc(&op->acc, z.acc) ||
-		    dev_alloc(&op->stats, z.stats) || dev_alloc(&op->dh, z.dh) ||
-		    dev_alloc(&op->part, z.part))
-			goto out_free;
+	cur = op->wbuf;  // set 0's written buffers, in the order of lnl_sizes
+	op->y = dev_carve(&cur, z.y);
+	op->h = dev_carve(&cur, z.h);
+	op->stats = (float *)dev_carve(&cur, z.stats);
+	op->dx = dev_carve(&cur, z.dx);
+	op->dW = dev_carve(&cur, z.dW);
+	op->dg = dev_carve(&cur, z.dg);
+	op->db = dev_carve(&cur, z.db);
+	op->dh = dev_carve(&cur, z.dh);
+	op->part = (float *)dev_carve(&cur, z.part);
+	op->acc = (float *)dev_carve(&cur, z.acc);
+	op->workspace = dev_carve(&cur, z.workspace);
+	if (bwd)
 		op->dbeta = (char *)op->dg + (size_t)op->K * fp_dtype_size(dt);
-	}
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
 		goto out_free;
 	if (bwd && variant != BWD_NAIVE) {

@@ -26,6 +26,11 @@ struct sm_op {
 	size_t set_bytes;  // one M x N tensor, padded (dev_pad)
 	char *in0;         // nsets sets: x (forward) or y (backward)
 	char *in1;         // nsets sets: dy (backward), else NULL
+	// What a launch writes, set 0's, carved out of wbuf: set s's buffers
+	// lie s * wset_bytes further on (sm_launch hands the launchers a copy
+	// of the instance pointing at them).
+	char *wbuf;        // nsets * wset_bytes
+	size_t wset_bytes;
 	void *out;         // y or dx
 	void *tmp;         // e (unfused4) or masked scores t (masked unfused)
 	float *rowa, *rowb;  // per-row max / sum (unfused4), sum(dy*y) (bwd)

@@ -43,15 +43,48 @@
 // ---------------------------------------------------------------------------
 // The workload contract
 
+// Bytes of one set's written buffers (sm_op.wbuf): the output, and the
+// unfused variants' intermediates.
+static size_t written_bytes(enum sm_kind kind, size_t set, size_t rowv, int variant)
+{
+	size_t n = set;
+
+	if (variant == 0 && kind != SM_BWD)
+		n += set;  // tmp
+	if (variant == 0 && kind != SM_MASKED)
+		n += rowv;  // rowa
+	if (variant == 0 && kind == SM_FWD)
+		n += rowv;  // rowb
+	return n;
+}
+
+// v = op as seen by a launch of set `set`: its written buffers set *
+// wset_bytes past set 0's (the inputs are offset by the launch).
+static void set_view(const struct sm_op *op, int set, struct sm_op *v)
+{
+	const size_t off = (size_t)set * op->wset_bytes;
+
+	*v = *op;
+	v->out = (char *)op->out + off;
+	if (op->tmp)
+		v->tmp = (char *)op->tmp + off;
+	if (op->rowa)
+		v->rowa = (float *)((char *)op->rowa + off);
+	if (op->rowb)
+		v->rowb = (float *)((char *)op->rowb + off);
+}
+
 static int sm_launch(struct fp_op *fop, int set, cudaStream_t st)
 {
-	const struct sm_op *op = (const struct sm_op *)fop;
-	const void *in0 = op->in0 + (size_t)set * op->set_bytes;
-	const void *in1 = op->in1 ? op->in1 + (size_t)set * op->set_bytes : NULL;
+	const struct sm_op *base = (const struct sm_op *)fop;
+	struct sm_op view, *op = &view;
+	const void *in0, *in1;
 
-	if (set < 0 || set >= op->nsets)
-		return error("softmax: input set %d out of range [0, %d)", set,
-			     op->nsets);
+	if (set < 0 || set >= base->nsets)
+		return error("softmax: set %d out of range [0, %d)", set, base->nsets);
+	set_view(base, set, &view);
+	in0 = op->in0 + (size_t)set * op->set_bytes;
+	in1 = op->in1 ? op->in1 + (size_t)set * op->set_bytes : NULL;
 	if (op->variant == 0)
 		return sm_unfused(op, in0, in1, st);
 	switch (op->kind) {
@@ -145,14 +178,9 @@ static size_t dev_bytes(enum sm_kind kind, const struct fp_shape *s,
 	size_t M = (size_t)s->v[0], set = dev_pad(M * (size_t)s->v[1] * fp_dtype_size(dt));
 	size_t rowv = dev_pad(M * sizeof(float));
 
-	switch (kind) {
-	case SM_FWD:
-		return (size_t)nsets * set + set + (variant == 0 ? set + 2 * rowv : 0);
-	case SM_MASKED:
-		return (size_t)nsets * set + set + (variant == 0 ? set : 0);
-	default:
-		return 2 * (size_t)nsets * set + set + (variant == 0 ? rowv : 0);
-	}
+	// inputs (x; backward y and dy), then what a launch writes: both per set
+	return (size_t)nsets * ((kind == SM_BWD ? 2 : 1) * set +
+				written_bytes(kind, set, rowv, variant));
 }
 
 static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
@@ -237,10 +265,7 @@ static void sm_destroy(struct fp_op *fop)
 		return;
 	cudaFree(op->in0);
 	cudaFree(op->in1);
-	cudaFree(op->out);
-	cudaFree(op->tmp);
-	cudaFree(op->rowa);
-	cudaFree(op->rowb);
+	cudaFree(op->wbuf);
 	free(op);
 }
 
@@ -258,6 +283,7 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 	struct sm_op *op = (struct sm_op *)xcalloc(1, sizeof *op);
 	char why[160];
 	size_t E, rowv;
+	char *cur;
 
 	*out = NULL;
 	if (sm_validate(s, dt, why, sizeof why)) {
@@ -294,13 +320,16 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 	if (sm_plan(op, kopt_number(ko, KO_WARPS), kopt_number(ko, KO_SLOTS),
 		    kopt_number(ko, KO_CLUSTERS)))
 		goto out_free;
+	op->wset_bytes = written_bytes(kind, op->set_bytes, rowv, variant);
 	if (dev_alloc(&op->in0, (size_t)nsets * op->set_bytes) ||
 	    (kind == SM_BWD && dev_alloc(&op->in1, (size_t)nsets * op->set_bytes)) ||
-	    dev_alloc(&op->out, op->set_bytes) ||
-	    (variant == 0 && kind != SM_BWD && dev_alloc(&op->tmp, op->set_bytes)) ||
-	    (variant == 0 && kind != SM_MASKED && dev_alloc(&op->rowa, rowv)) ||
-	    (variant == 0 && kind == SM_FWD && dev_alloc(&op->rowb, rowv)))
+	    dev_alloc(&op->wbuf, (size_t)nsets * op->wset_bytes))
 		goto out_free;
+	cur = op->wbuf;  // set 0's written buffers, in written_bytes' order
+	op->out = dev_carve(&cur, op->set_bytes);
+	op->tmp = dev_carve(&cur, variant == 0 && kind != SM_BWD ? op->set_bytes : 0);
+	op->rowa = (float *)dev_carve(&cur, variant == 0 && kind != SM_MASKED ? rowv : 0);
+	op->rowb = (float *)dev_carve(&cur, variant == 0 && kind == SM_FWD ? rowv : 0);
 
 	// Profile-0 inputs for timing, drawn on the device. Backward gets a
 	// real softmax output as y: the forward kernel over normal logits
