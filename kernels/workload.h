@@ -51,6 +51,10 @@ struct fp_variant {
 	const char *name;     /* "fused", "unfused3" */
 	enum fp_role role;
 	const char *summary;  /* one line: how many kernels, what each does */
+	const char *suite;    /* this variant's default-suite shapes, like
+	                         workload->suite; NULL: the workload's. For a
+	                         variant too slow for the big shapes (the naive
+	                         ones); `run --quick` and `run --shape` ignore it */
 };
 
 /* The napkin math of one op. Bytes are DRAM bytes. */

@@ -21,9 +21,11 @@ static void help(void)
 	       "       fuseprof list [OPTION]... workloads\n"
 	       "List the runs stored in the database (newest first), or the workloads\n"
 	       "this fuseprof can measure with their variants, dtypes and shape\n"
-	       "parameters. With --options, the workloads' kernel options instead: one\n"
-	       "row per option with its allowed values ('*' marks the default) and what\n"
-	       "it does; 'fuseprof run --kernel-opt KEY=VALUE' sets them.\n"
+	       "parameters, and the variants that run a default suite of their own (the\n"
+	       "naive ones: the smallest shape). With --options, the workloads' kernel\n"
+	       "options instead: one row per option with its allowed values ('*' marks\n"
+	       "the default) and what it does; 'fuseprof run --kernel-opt KEY=VALUE'\n"
+	       "sets them.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -109,19 +111,30 @@ static int list_kopts(enum table_format fmt)
 	return EXIT_OK;
 }
 
+/* One row per workload: its variants, dtypes, shape parameters ('[P=d]':
+ * optional, default d), the variants that run a default suite of their own
+ * instead of the workload's ("naive: M=16384,K=768,N=256"; empty when none
+ * does), and its summary. */
 static int list_workloads(enum table_format fmt)
 {
 	static const char *const hdr[] = {
-		"workload", "variants", "dtypes", "shape", "summary"
+		"workload", "variants", "dtypes", "shape", "variant suites", "summary"
 	};
 	struct table t;
 
-	table_init(&t, 5, hdr);
+	table_init(&t, 6, hdr);
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
 		struct strbuf v = STRBUF_INIT, d = STRBUF_INIT, p = STRBUF_INIT;
+		struct strbuf vs = STRBUF_INIT;
 
-		for (int i = 0; (*w)->variants[i].name; i++)
-			strbuf_addf(&v, "%s%s", i ? "," : "", (*w)->variants[i].name);
+		for (int i = 0; (*w)->variants[i].name; i++) {
+			const struct fp_variant *fv = &(*w)->variants[i];
+
+			strbuf_addf(&v, "%s%s", i ? "," : "", fv->name);
+			if (fv->suite)
+				strbuf_addf(&vs, "%s%s: %s", vs.len ? "; " : "",
+					    fv->name, fv->suite);
+		}
 		for (int i = 0; i < FP_NDTYPES; i++)
 			if ((*w)->dtypes & FP_DTYPE_BIT(i))
 				strbuf_addf(&d, "%s%s", d.len ? "," : "",
@@ -138,7 +151,9 @@ static int list_workloads(enum table_format fmt)
 		table_add_text(&t, strbuf_str(&v));
 		table_add_text(&t, strbuf_str(&d));
 		table_add_text(&t, strbuf_str(&p));
+		table_add_text(&t, strbuf_str(&vs));
 		table_add_text(&t, (*w)->summary);
+		strbuf_release(&vs);
 		strbuf_release(&v);
 		strbuf_release(&d);
 		strbuf_release(&p);

@@ -195,8 +195,21 @@ static int kopts_unused(const struct run_opts *o, const unsigned char *used)
 	return EXIT_USAGE;
 }
 
-/* Build the ops in suite order: workload, shape, dtype, variant. Returns 0,
- * or EXIT_USAGE / EXIT_FAIL (reported). */
+/* Index of shape s in shapes[0..n) (the first np parameters compared), or -1. */
+static long shape_index(const struct fp_shape *shapes, size_t n,
+			const struct fp_shape *s, int np)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(shapes[i].v, s->v, (size_t)np * sizeof s->v[0]))
+			return (long)i;
+	return -1;
+}
+
+/* Build the ops in suite order: workload, shape, dtype, variant. The shapes
+ * are --shape's, else the --quick suite's, else the default suite's: there
+ * a variant with a suite of its own (struct fp_variant) runs at its shapes
+ * only, which follow the workload's in the order. Returns 0, or EXIT_USAGE
+ * / EXIT_FAIL (reported). */
 static int build_ops(const struct run_opts *o, struct op_list *ops)
 {
 	const char *names[64], *vnames[256], *dnames[FP_NDTYPES];
@@ -242,10 +255,15 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 	for (const struct workload *const *wp = fp_workloads; *wp; wp++) {
 		const struct workload *w = *wp;
 		const char *spec = o->shape ? o->shape : o->quick ? w->quick : w->suite;
-		struct fp_shape *shapes = NULL;
+		const int own = !o->shape && !o->quick, np = workload_nparams(w);
+		const int nvar = workload_nvariants(w);
+		/* vshapes[v]: variant v's own default-suite shapes (NULL: the
+		 * workload's, the first nwshapes of shapes) */
+		struct fp_shape *shapes = NULL, **vshapes;
 		struct fp_kopts ko;
-		size_t nshapes = 0;
+		size_t nshapes = 0, nwshapes, *nvshapes;
 		char why[256];
+		int rc = 0;
 
 		if (!in_list(o->workloads, w->name))
 			continue;
@@ -259,6 +277,28 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 			return error("the built-in suite of '%s' is broken: %s", w->name,
 				     why), EXIT_FAIL;
 		}
+		nwshapes = nshapes;
+		vshapes = xcalloc((size_t)nvar + 1, sizeof *vshapes);
+		nvshapes = xcalloc((size_t)nvar + 1, sizeof *nvshapes);
+		for (int v = 0; own && v < nvar; v++) {
+			const char *vs = w->variants[v].suite;
+
+			if (!vs)
+				continue;
+			if (shape_sweep(w, vs, &vshapes[v], &nvshapes[v], why, sizeof why)) {
+				error("the built-in suite of '%s' variant '%s' is broken: %s",
+				      w->name, w->variants[v].name, why);
+				rc = EXIT_FAIL;
+				goto next_workload;
+			}
+			/* its shapes the workload's suite lacks, after those */
+			for (size_t i = 0; i < nvshapes[v]; i++) {
+				if (shape_index(shapes, nshapes, &vshapes[v][i], np) >= 0)
+					continue;
+				shapes = xrealloc(shapes, (nshapes + 1) * sizeof *shapes);
+				shapes[nshapes++] = vshapes[v][i];
+			}
+		}
 		for (size_t s = 0; s < nshapes; s++) {
 			for (int d = 0; d < FP_NDTYPES; d++) {
 				if (!(w->dtypes & FP_DTYPE_BIT(d)) ||
@@ -269,11 +309,11 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 
 					workload_format_shape(w, &shapes[s], txt, sizeof txt);
 					if (o->shape) {
-						free(shapes);
-						return usage_error("run", "run: %s %s %s: %s",
-								   w->name, txt,
-								   fp_dtype_name((enum fp_dtype)d),
-								   why);
+						rc = usage_error("run", "run: %s %s %s: %s",
+								 w->name, txt,
+								 fp_dtype_name((enum fp_dtype)d),
+								 why);
+						goto next_workload;
 					}
 					continue;  /* a suite shape this dtype cannot take */
 				}
@@ -282,6 +322,10 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 
 					if (!in_list(o->variants, w->variants[v].name))
 						continue;
+					if (vshapes[v] ?
+					    shape_index(vshapes[v], nvshapes[v], &shapes[s], np) < 0 :
+					    s >= nwshapes)
+						continue;  /* not in this variant's suite */
 					memset(&op, 0, sizeof op);
 					op.w = w;
 					op.variant = v;
@@ -299,7 +343,14 @@ static int build_ops(const struct run_opts *o, struct op_list *ops)
 				}
 			}
 		}
+next_workload:
+		for (int v = 0; v < nvar; v++)
+			free(vshapes[v]);
+		free(vshapes);
+		free(nvshapes);
 		free(shapes);
+		if (rc)
+			return rc;
 	}
 	if (kopts_unused(o, kused))
 		return EXIT_USAGE;

@@ -374,6 +374,35 @@ static void check_sets(const struct workload *w, const struct fp_shape *s,
 		ASSERT(per >= in + out + (32u << 20));
 }
 
+/* The naive variant's default suite is the one shape of the workload's
+ * suite that moves the fewest bytes (so it still meets the fused variant
+ * there); the other variants run the workload's suite. */
+static void check_naive_suite(const struct workload *w)
+{
+	const char *own = w->variants[workload_variant(w, "naive")].suite;
+	char *specs = strdup(w->suite), *save = NULL, why[256];
+	struct fp_shape s, mine;
+	double least = -1, at_mine = -1;
+
+	ASSERT(own != NULL && !strchr(own, ';'));
+	ASSERT(w->variants[workload_variant(w, "unfused")].suite == NULL);
+	ASSERT(w->variants[workload_variant(w, "fused")].suite == NULL);
+	ASSERT(workload_parse_shape(w, own, &mine, why, sizeof why) == 0);
+	for (char *t = strtok_r(specs, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		struct fp_model m;
+
+		ASSERT(workload_parse_shape(w, t, &s, why, sizeof why) == 0);
+		w->model(&s, FP_F32, workload_variant(w, "fused"), &m);
+		if (least < 0 || m.min_bytes < least)
+			least = m.min_bytes;
+		if (!memcmp(s.v, mine.v, (size_t)workload_nparams(w) * sizeof s.v[0]))
+			at_mine = m.min_bytes;
+	}
+	free(specs);
+	ASSERT(at_mine > 0);  /* one of the suite's shapes */
+	ASSERT(at_mine == least);
+}
+
 static void test_contract(void)
 {
 	static const char *const names[] = { "ln_linear_fwd", "ln_linear_bwd" };
@@ -396,6 +425,7 @@ static void test_contract(void)
 		ASSERT_STR_EQ(w->profiles[LNL_CONSTANT], "constant");
 		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
 		assert_shapes_run(w, w->suite, 3);
+		check_naive_suite(w);
 		assert_shapes_run(w, w->quick, 1);
 		assert_shapes_run(w, w->tests, 6);
 		ASSERT(strstr(w->tests, "M=1,K=1,N=1") && strstr(w->tests, "M=3,K=1023,N=17") &&

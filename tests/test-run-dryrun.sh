@@ -4,7 +4,7 @@
 # group or file, a database it could not write), writes nothing, and
 # prints its op list (stdout) and the op count and an estimated time
 # (stderr); an unknown --variant lists the selected workloads' variants,
-# each once.
+# each once; a variant with a suite of its own runs at its shapes only.
 . "${srcdir:-.}/tests/setup"
 
 if ! "$FUSEPROF" run --dry-run --db "$tmp/new.db" >"$tmp/all" 2>"$tmp/all.err"; then
@@ -74,6 +74,36 @@ n=$(wc -l <"$tmp/all")
 grep -q "^fuseprof: dry run: $n ops, estimated time [0-9]" "$tmp/all.err" ||
 	fail "no op count ($n) and estimate: $(cat "$tmp/all.err")"
 grep -q "GiB of GPU memory" "$tmp/all.err" || fail "no memory need: $(cat "$tmp/all.err")"
+
+# Item: a variant with a default suite of its own (every naive one: the
+# smallest shape) runs at its shapes only, where the workload's fused
+# variant runs too; `list workloads` names them; --quick and --shape are
+# the same for every variant.
+"$FUSEPROF" list workloads --format md | tail -n +3 |
+	awk -F' [|] ' '$5 != "" { print $1, $5 }' | sed 's/^| //' >"$tmp/own"
+for wv in $(grep '/naive/' "$tmp/all" | cut -d/ -f1-2 | sort -u); do
+	grep -q "^${wv%/*} ${wv#*/}: " "$tmp/own" ||
+		fail "list workloads names no suite of its own for $wv: $(cat "$tmp/own")"
+done
+[ -s "$tmp/own" ] || fail "no variant has a suite of its own"
+while read -r wl v spec; do
+	v=${v%:}
+	printf '%s\n' "$spec" | tr ';' '\n' | sort >"$tmp/want"
+	grep "^$wl/$v/" "$tmp/all" | cut -d/ -f4 | sort -u >"$tmp/got"
+	cmp -s "$tmp/want" "$tmp/got" ||
+		fail "$wl/$v runs at $(cat "$tmp/got"), its suite is '$spec'"
+	while read -r sh; do
+		grep -q "^$wl/fused/.*/$sh\$" "$tmp/all" || fail "$wl/fused does not run at $sh"
+	done <"$tmp/want"
+	[ "$(grep "^$wl/" "$tmp/all" | cut -d/ -f4 | sort -u | wc -l)" -gt \
+	  "$(wc -l <"$tmp/want")" ] || fail "$wl has no shape $wl/$v skips"
+	"$FUSEPROF" run --dry-run --quick --workload "$wl" >"$tmp/q" 2>/dev/null
+	[ "$(grep -c "^$wl/$v/" "$tmp/q")" = "$(grep -c "^$wl/fused/" "$tmp/q")" ] ||
+		fail "--quick: $wl/$v does not run at every quick shape: $(cat "$tmp/q")"
+	big=$(grep "^$wl/fused/" "$tmp/all" | tail -n 1 | cut -d/ -f4)
+	"$FUSEPROF" run --dry-run --workload "$wl" --shape "$big" >"$tmp/s" 2>/dev/null
+	grep -q "^$wl/$v/.*/$big\$" "$tmp/s" || fail "--shape $big: no $wl/$v: $(cat "$tmp/s")"
+done <"$tmp/own"
 
 # The estimate follows the protocol: more repetitions, more checks or
 # counters cost more; the quick suite less than the suite.
