@@ -1,12 +1,15 @@
 /* test-workloads.c - GPU test: every registered workload, variant, dtype and
  * input profile at the workload's test shapes, checked through the contract
- * against its double-precision CPU reference on fresh random inputs.
+ * against its double-precision CPU reference on fresh random inputs; and
+ * each instance again with two sets: set 1 launched, device_bytes() held
+ * against the memory create() took.
  *
  * Usage: test-workloads [WORKLOAD...]   (default: all; also
  * $FUSEPROF_TEST_WORKLOADS, comma-separated). $FUSEPROF_SEED fixes the seed
  * to reproduce a failure; otherwise a fresh one is drawn and printed. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,44 @@ static unsigned long long mix(unsigned long long x)
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
 	return x;
+}
+
+/* An instance of two sets: create() takes from the device what
+ * device_bytes() says (within the driver's rounding, where the instance is
+ * big enough for that to be told apart), and a launch of set 1 runs on set
+ * 1's buffers (run under compute-sanitizer, it sees their offsets). Returns
+ * the number of failures. */
+static int check_sets(const struct workload *w, const struct fp_shape *s,
+		      enum fp_dtype dt, int v, const char *shape,
+		      unsigned long long seed)
+{
+	const size_t want = w->device_bytes(s, dt, v, 2);
+	const double slack = 32.0 * (1 << 20) + want / 50.0;
+	size_t free0 = 0, free1 = 0, total = 0;
+	struct fp_op *op = NULL;
+	double used;
+
+	if (cudaMemGetInfo(&free0, &total) != cudaSuccess)
+		FAIL("cudaMemGetInfo failed");
+	if (w->create(&op, s, dt, v, 2, seed, NULL))
+		FAIL("%s/%s %s: create with 2 sets failed", w->name,
+		     w->variants[v].name, shape);
+	if (cudaMemGetInfo(&free1, &total) != cudaSuccess)
+		FAIL("cudaMemGetInfo failed");
+	if (w->launch(op, 1, 0) || cudaDeviceSynchronize() != cudaSuccess)
+		FAIL("%s/%s/%s/%s: the launch of set 1 failed", w->name,
+		     w->variants[v].name, fp_dtype_name(dt), shape);
+	w->destroy(op);
+	used = (double)free0 - (double)free1;
+	if (want >= (256u << 20) && fabs(used - (double)want) > slack) {
+		printf("FAIL %s/%s/%s/%s: 2 sets took %.0f bytes, device_bytes "
+		       "says %zu\n", w->name, w->variants[v].name,
+		       fp_dtype_name(dt), shape, used, want);
+		return 1;
+	}
+	printf("ok   %s/%s/%s/%s sets=2 device_bytes=%zu taken=%.0f\n", w->name,
+	       w->variants[v].name, fp_dtype_name(dt), shape, want, used);
+	return 0;
 }
 
 static int run_shape(const struct workload *w, const char *spec,
@@ -105,6 +146,7 @@ static int run_shape(const struct workload *w, const char *spec,
 				}
 			}
 			w->destroy(op);
+			failed += check_sets(w, &s, (enum fp_dtype)dt, v, shape, seed);
 		}
 	}
 	return failed;
