@@ -33,7 +33,7 @@ echo "$cases" | while read -r wv dt shape; do
 		sum(CASE c.metric WHEN 'fuseprof.dram_writeback_bytes' THEN c.value END),
 		o.launches
 		FROM ops o JOIN kernels k ON k.op_id = o.id JOIN counters c ON c.kernel_id = k.id
-		WHERE o.run_id = (SELECT max(id) FROM runs) GROUP BY o.id" | tail -n 1)
+		WHERE o.run_id = (SELECT max(id) FROM runs) GROUP BY o.id" | tr -d '\r' | tail -n 1)
 	k=$(echo "$row" | awk -F, '{print $5}')
 	nr=""; nw=""
 	if [ -n "$ncu" ]; then
