@@ -62,6 +62,11 @@ struct fp_model {
 	double flops;          /* FLOP the operation must do (an FMA counts 2) */
 	double min_bytes;      /* each input read once, each output written once */
 	double variant_bytes;  /* what this variant is expected to move */
+	double executed_flops; /* FLOP this variant executes where it does more
+	                          than the operation must by design, so that
+	                          FLOP counters read this, not flops (3xTF32:
+	                          three tensor products for each product of the
+	                          GEMM); 0: the same as flops */
 };
 
 /* Outcome of one correctness check. */
@@ -132,7 +137,8 @@ struct workload {
 	size_t (*device_bytes)(const struct fp_shape *s, enum fp_dtype dt,
 			       int variant, int nsets);
 
-	/* FLOPs and bytes for this shape, dtype and variant. */
+	/* FLOPs and bytes for this shape, dtype and variant: fills every field
+	 * of *m (0 where one does not apply). */
 	void (*model)(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		      struct fp_model *m);
 

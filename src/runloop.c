@@ -947,6 +947,7 @@ store:
 	so.span_ns = span_ns;
 	so.launches = so.reps ? k : 0;
 	so.model_flops = m->model.flops;
+	so.model_executed_flops = m->model.executed_flops;
 	so.model_min_bytes = m->model.min_bytes;
 	so.model_variant_bytes = m->model.variant_bytes;
 	so.message = m->msg[0] ? m->msg : NULL;

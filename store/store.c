@@ -131,6 +131,11 @@ static const char *const migrations[] = {
 	 * run whose process is gone, or whose pid now belongs to another
 	 * process, from one still running. Runs stored before: NULL. */
 	"ALTER TABLE runs ADD COLUMN proc_start TEXT;",
+	/* 3 -> 4: each op records the FLOPs its variant executes where that is
+	 * more than the operation needs by design (3xTF32 runs three tensor
+	 * products for each product): what its FLOP counters should read.
+	 * NULL: the same as model_flops (and ops stored before). */
+	"ALTER TABLE ops ADD COLUMN model_executed_flops REAL;",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -142,13 +147,19 @@ static const char *const migrations[] = {
  * that changes a table readers use updates the entries here. */
 #define COMPAT_RUNS_2 \
 	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start FROM main.runs;"
+#define COMPAT_OPS_3 \
+	"CREATE TEMP VIEW ops AS SELECT *, NULL AS model_executed_flops" \
+	" FROM main.ops;"
 static const char *const compat[STORE_SCHEMA_VERSION] = {
 	NULL,
-	/* 1: ops before kernel_opts and kernel, runs before proc_start. */
-	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel"
-	" FROM main.ops;" COMPAT_RUNS_2,
-	/* 2: runs before proc_start. */
-	COMPAT_RUNS_2,
+	/* 1: ops before kernel_opts, kernel and model_executed_flops, runs
+	 * before proc_start. */
+	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel,"
+	" NULL AS model_executed_flops FROM main.ops;" COMPAT_RUNS_2,
+	/* 2: runs before proc_start, ops before model_executed_flops. */
+	COMPAT_RUNS_2 COMPAT_OPS_3,
+	/* 3: ops before model_executed_flops. */
+	COMPAT_OPS_3,
 };
 
 int store_error(struct store *st, const char *what)
@@ -855,9 +866,9 @@ int store_insert_op(struct store *st, long long run_id,
 			"shape, status, seed, rel_err, max_abs_err, tolerance, reps, "
 			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
 			"model_flops, model_min_bytes, model_variant_bytes, message, "
-			"created_at, kernel_opts, kernel) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-			"?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-			"?21, ?22, ?23, ?24)", &s))
+			"created_at, kernel_opts, kernel, model_executed_flops) VALUES (?1, "
+			"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+			"?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)", &s))
 		goto out_rollback;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_text(s, 2, op->workload, -1, SQLITE_TRANSIENT);
@@ -886,6 +897,10 @@ int store_insert_op(struct store *st, long long run_id,
 	sqlite3_bind_text(s, 23, op->kernel_opts ? op->kernel_opts : "", -1,
 			  SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 24, op->kernel ? op->kernel : "", -1, SQLITE_TRANSIENT);
+	/* Only where it differs from model_flops: NULL means "the same". */
+	bind_real_or_null(s, 25, op->model_executed_flops > 0 &&
+			  op->model_executed_flops != op->model_flops ?
+			  op->model_executed_flops : NAN);
 	if (step_done(st, s, "cannot store an op in"))
 		goto out_rollback;
 	id = sqlite3_last_insert_rowid(st->db);

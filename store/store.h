@@ -19,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -120,6 +120,9 @@ struct store_op {
 	const double *span_ns;  /* per rep: first kernel start to last end */
 	long long launches;     /* kernel launches per repetition */
 	double model_flops, model_min_bytes, model_variant_bytes;
+	double model_executed_flops;  /* what the FLOP counters should read
+					 where it differs from model_flops;
+					 0: the same */
 	const char *message;    /* may be NULL */
 	const char *kernel_opts;  /* the kernel options in force, canonical
 	                             (workload_format_kopts); NULL = "" */

@@ -170,7 +170,7 @@ extern const char fp_v_runs_live_sql[];
  * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
 #define FP_DISTRUST_EXTRA \
 	"precision, bound, traffic_eff, roof_l2_pct, flops, model_flops," \
-	"  dram_writeback_bytes, dram_bw_basis"
+	"  dram_writeback_bytes, dram_bw_basis, model_executed_flops"
 #define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA
 
 /* The op a flag is about; the flag adds the rule it broke (reason), the
@@ -188,11 +188,15 @@ extern const char fp_v_runs_live_sql[];
  *   above_roof           roof_pct                      (%, above threshold)
  *   above_l2_roof        roof_l2_pct                   (%, above threshold)
  *   flops_off_model      counted / model FLOPs   (x, outside the precision's
- *                        range; threshold is the bound it crossed)
+ *                        range; threshold is the bound it crossed): the
+ *                        FLOPs the variant executes by its model
+ *                        (model_executed_flops: 3x the GEMM's for 3xTF32),
+ *                        which are the operation's FLOPs unless it says
  *   flops_without_model  counted FLOPs, the model having 0 (threshold 0) */
 #define FP_DISTRUST_SQL(src) \
 	"WITH d AS (SELECT " FP_DISTRUST_COLS ", bound, traffic_eff, roof_pct," \
-	"  roof_l2_pct, flops, model_flops, dram_writeback_bytes, dram_bw_basis," \
+	"  roof_l2_pct, flops, model_executed_flops AS xflops, dram_writeback_bytes," \
+	"  dram_bw_basis," \
 	"  precision LIKE 'tensor%' AS tensor FROM " src " WHERE status = 'ok')" \
 	" SELECT " FP_DISTRUST_COLS ", 'traffic_below_min' AS reason," \
 	"  traffic_eff AS value, " FP_DISTRUST_TRAFFIC_MIN " AS threshold," \
@@ -222,35 +226,35 @@ extern const char fp_v_runs_live_sql[];
 	" for this op''s access mix'" \
 	"  FROM d WHERE roof_l2_pct > " FP_DISTRUST_ROOF_PCT \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_off_model'," \
-	"  flops / model_flops," \
-	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO " * model_flops" \
+	"  flops / xflops," \
+	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO  " * xflops" \
 	"   THEN " FP_DISTRUST_FLOPS_TENSOR_LO \
 	"   WHEN tensor THEN " FP_DISTRUST_FLOPS_TENSOR_HI \
-	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO " * model_flops" \
+	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO  " * xflops" \
 	"   THEN " FP_DISTRUST_FLOPS_CORE_LO \
 	"   ELSE " FP_DISTRUST_FLOPS_CORE_HI " END," \
-	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO " * model_flops" \
+	"  CASE WHEN tensor AND flops < " FP_DISTRUST_FLOPS_TENSOR_LO  " * xflops" \
 	"   THEN 'tensor-core FLOPs below the model''s: tensor work went uncounted" \
 	" (a kernel without counters, a data path the FLOP formula lacks)'" \
 	"   WHEN tensor THEN 'tensor-core FLOPs above the model''s by more than" \
 	" padding and the epilogue explain: the GEMM ran on mostly padded tiles," \
 	" or the model misses work'" \
-	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO " * model_flops" \
+	"   WHEN flops < " FP_DISTRUST_FLOPS_CORE_LO  " * xflops" \
 	"   THEN 'counted FLOPs below half the model''s, more than packed half" \
 	" pairs and uncounted compares explain: a kernel''s counters are missing," \
 	" or the model is wrong'" \
 	"   ELSE 'counted FLOPs above " FP_DISTRUST_FLOPS_CORE_HI "x the model''s," \
 	" more than expanded exp, erf and division explain: the op recomputes, or" \
 	" the model misses work' END" \
-	"  FROM d WHERE model_flops > 0 AND (flops < (CASE WHEN tensor THEN " \
+	"  FROM d WHERE xflops > 0 AND (flops < (CASE WHEN tensor THEN " \
 	FP_DISTRUST_FLOPS_TENSOR_LO " ELSE " FP_DISTRUST_FLOPS_CORE_LO " END)" \
-	"  * model_flops OR flops > (CASE WHEN tensor THEN " \
+	"  * xflops OR flops > (CASE WHEN tensor THEN " \
 	FP_DISTRUST_FLOPS_TENSOR_HI " ELSE " FP_DISTRUST_FLOPS_CORE_HI " END)" \
-	"  * model_flops)" \
+	"  * xflops)" \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_without_model', flops, 0," \
 	"  'FLOPs counted for an op whose model has none: the model is incomplete," \
 	" or another op''s work was charged to this one'" \
-	"  FROM d WHERE model_flops = 0 AND flops > 0"
+	"  FROM d WHERE xflops = 0 AND flops > 0"
 
 /* A short hash of all view definitions; stored in meta('views') so a
  * database whose views are stale is brought up to date on open. */

@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(top_builddir)'; export top_builddir; \
 	GNUPLOT='$(GNUPLOT)'; export GNUPLOT;
 
-EXTRA_DIST += tests/setup tests/test.h
+EXTRA_DIST += tests/setup tests/test.h tests/data/schema1.db
 ## The lock the GPU tests share (tests/test.h, gpu_test_lock).
 CLEANFILES += tests/gpu-test.lock
 

@@ -178,6 +178,39 @@ static void test_round_trip(void)
 				"AND idx = 1", op_id);
 		ASSERT_NEAR(query_double(st, sql), vals[1][0], 1e-12);
 		free(sql);
+		/* No executed FLOPs declared: NULL stored, model_flops in v_roofline. */
+		sql = xasprintf("SELECT model_executed_flops IS NULL FROM ops WHERE "
+				"id = %lld", op_id);
+		ASSERT_NEAR(query_double(st, sql), 1, 0);
+		free(sql);
+		sql = xasprintf("SELECT model_executed_flops FROM v_roofline WHERE "
+				"op_id = %lld", op_id);
+		ASSERT_NEAR(query_double(st, sql), 1e6, 0);
+		free(sql);
+	}
+	/* Declared executed FLOPs are stored and judge the counted FLOPs: the
+	 * op counts `flops` FLOPs; declared as its executed FLOPs it is not
+	 * flagged, declared 3x it is (flops_off_model against the 3x). */
+	for (int d = 1; d <= 3; d += 2) {
+		struct store_op o2;
+		struct store_kernel k2[2];
+		double v2[2][5], t2[5], flops;
+		char shape[32], *sql;
+		long long id2;
+
+		snprintf(shape, sizeof shape, "M=%d,N=64", d);
+		make_op(&o2, k2, v2, t2, shape);
+		flops = v2[0][2] + v2[1][2] + v2[0][3] + v2[1][3] + 2 * (v2[0][4] + v2[1][4]);
+		o2.model_flops = flops / 3;
+		o2.model_executed_flops = d * flops;
+		ASSERT_EQ(store_insert_op(st, run_id, &o2, &id2), 0);
+		sql = xasprintf("SELECT model_executed_flops FROM v_ops WHERE op_id = %lld", id2);
+		ASSERT_NEAR(query_double(st, sql), d * flops, 1e-9 * flops);
+		free(sql);
+		sql = xasprintf("SELECT count(*) FROM v_distrust WHERE op_id = %lld AND "
+				"reason = 'flops_off_model'", id2);
+		ASSERT_NEAR(query_double(st, sql), d == 1 ? 0 : 1, 0);
+		free(sql);
 	}
 	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM v_runs WHERE status = 'running'"), 1, 0);
 
@@ -185,9 +218,9 @@ static void test_round_trip(void)
 	capture_begin();
 	ASSERT_EQ(store_insert_op(st, run_id, &op, NULL), -1);
 	assert_one_line_error(capture_end(), path, "UNIQUE");
-	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM kernels"), 2, 0);
-	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM counters"), 10, 0);
-	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM samples"), 5, 0);
+	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM kernels"), 6, 0);
+	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM counters"), 30, 0);
+	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM samples"), 15, 0);
 
 	ASSERT_EQ(store_finish_run(st, run_id, "complete", NULL), 0);
 	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM runs WHERE status = 'complete' "
@@ -220,7 +253,7 @@ static void test_round_trip(void)
 	ASSERT_EQ(store_open(&st, path, STORE_READONLY), 0);
 	ASSERT_NEAR(query_double(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
 	ASSERT_NEAR(query_double(st, "PRAGMA application_id"), 0x46505246, 0);
-	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM v_ops"), 1, 0);
+	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM v_ops"), 3, 0);
 	ASSERT_NEAR(query_double(st, "SELECT count(*) FROM sqlite_master WHERE "
 				     "type = 'view' AND name = 'v_runs'"), 1, 0);
 	store_close(st);

@@ -498,6 +498,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double M = (double)s->v[0], N = (double)s->v[1], es = (double)fp_dtype_size(dt);
 	double mn = M * N;
 
+	memset(m, 0, sizeof *m);
 	m->flops = (s->v[2] ? 13.0 : 17.0) * mn;
 	m->min_bytes = (2 * mn + 2 * N) * es;
 	switch (variant) {
@@ -521,6 +522,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double M = (double)s->v[0], N = (double)s->v[1], es = (double)fp_dtype_size(dt);
 	double mn = M * N;
 
+	memset(m, 0, sizeof *m);
 	m->flops = (s->v[2] ? 29.0 : 35.0) * mn;
 	m->min_bytes = (3 * mn + 4 * N) * es;
 	// The dgamma/dbeta partials (at most 1024 x 2N fp32) are written and

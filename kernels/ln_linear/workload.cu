@@ -379,6 +379,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double M = (double)s->v[0], K = (double)s->v[1], N = (double)s->v[2];
 	double es = (double)fp_dtype_size(dt), wre = weight_rereads(M, N * K * es, 1024);
 
+	memset(m, 0, sizeof *m);
 	m->flops = 2 * M * N * K + 8 * M * K + M * N;
 	m->min_bytes = es * (M * K + 2 * K + N * K + N + M * N);
 	switch (variant) {
@@ -397,6 +398,10 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 			m->variant_bytes = m->min_bytes;
 		if (fwd_pass_auto(s, dt))
 			m->variant_bytes += M * K * es + 24 * M;
+		/* fp32 rows in 16-byte chunks go to the tensor cores as 3xTF32
+		 * (fwd_mma.cu): three products for each of the GEMM's. */
+		if (dt == FP_F32 && vec_width((long)K, dt) > 1)
+			m->executed_flops = m->flops + 2 * (2 * M * N * K);
 		break;
 	}
 }
@@ -408,6 +413,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double es = (double)fp_dtype_size(dt);
 	double E = M * K, wre = weight_rereads(M, N * K * es, 1024);
 
+	memset(m, 0, sizeof *m);
 	m->flops = 4 * M * N * K + 18 * M * K + M * N;
 	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
 		       es * (M * K + 2 * K + N * K + N);

@@ -221,6 +221,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double M = (double)s->v[0], N = (double)s->v[1], E = M * N;
 	double es = (double)fp_dtype_size(dt);
 
+	memset(m, 0, sizeof *m);
 	m->flops = 5 * E;
 	m->min_bytes = 2 * E * es;
 	if (variant == 0)  // max: E; exp: 2E; sum: E; div: 2E; 4 row vectors
@@ -235,6 +236,7 @@ static void masked_model(const struct fp_shape *s, enum fp_dtype dt,
 	double M = (double)s->v[0], N = (double)s->v[1], E = M * N;
 	double es = (double)fp_dtype_size(dt), kept = softmax_causal_kept(s->v[0], s->v[1]);
 
+	memset(m, 0, sizeof *m);
 	m->flops = 6 * kept;
 	m->min_bytes = (kept + E) * es;
 	if (variant == 0)  // scale+mask: read E, write E; softmax of t: 2E
@@ -249,6 +251,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	double M = (double)s->v[0], N = (double)s->v[1], E = M * N;
 	double es = (double)fp_dtype_size(dt);
 
+	memset(m, 0, sizeof *m);
 	m->flops = 4 * E;
 	m->min_bytes = 3 * E * es;
 	if (variant == 0)  // dot: read 2E, write M; elem: read 2E + M, write E
