@@ -150,14 +150,19 @@ extern const char fp_v_runs_live_sql[];
 
 /* DRAM traffic below this many times the model's minimum bytes cannot
  * happen: every input is read and every output written at least once, and
- * the counters count whole sectors, so rounding only adds bytes. No
- * tolerance below 1.0. The usual cause in a database from before
- * write-backs were counted (dram_writeback_bytes NULL): the op's output
- * lines were still dirty in L2 when its last kernel ended, and their
- * write-back to DRAM was charged to no op. With write-backs counted, an op
- * still below its minimum has a wrong model or counters that missed
+ * the counters count whole sectors, so rounding only adds bytes. The usual
+ * cause in a database from before write-backs were counted
+ * (dram_writeback_bytes NULL): the op's output lines were still dirty in
+ * L2 when its last kernel ended, and their write-back to DRAM was charged
+ * to no op. With write-backs counted (each op-replay pass opens and closes
+ * with an L2 flush inside the profiled region), fused memory-bound ops
+ * measured 0.9978-0.9999x their model's minimum on an H200: the flush
+ * evicts all but a few hundred KB of L2 (a copy of N bytes measures N
+ * within 0.1 %), so lines the op finds or leaves in L2 escape the count.
+ * A shortfall of well under 1 % is the measurement's; more is a wrong
+ * model (it counts bytes the op need not move) or counters that missed
  * traffic. */
-#define FP_DISTRUST_TRAFFIC_MIN "1.0"
+#define FP_DISTRUST_TRAFFIC_MIN "0.99"
 
 /* % of its DRAM or L2 roof that no op can pass. A measured ceiling is the
  * best the device did on its test; an op above it shows that the ceiling is
@@ -247,8 +252,10 @@ extern const char fp_v_runs_live_sql[];
 	"  FROM d WHERE roof_pct > " FP_DISTRUST_ROOF_PCT \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'above_l2_roof', roof_l2_pct, " \
 	FP_DISTRUST_ROOF_PCT "," \
-	"  'above its L2 roof: the L2 bandwidth ceiling (a read test) is too low" \
-	" for this op''s access mix'" \
+	"  'above its L2 roof: the L2 ceiling (l2_bw) is a read test, which L2" \
+	" traffic of reads and writes can pass; judge this op by its DRAM roof" \
+	" (roof_pct), and take roof_l2_pct as a comparison with reads alone," \
+	" not a limit'" \
 	"  FROM d WHERE roof_l2_pct > " FP_DISTRUST_ROOF_PCT \
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_off_model'," \
 	"  flops / model_flops," \
