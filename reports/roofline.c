@@ -349,42 +349,120 @@ static const struct {
 	{ 1, "write", "dram_write_bw" },
 };
 
-double rf_dram_bw(const struct rf_run *run, double f, const char **provenance,
-		  char *basis, size_t size)
+/* The segment of mixes holding write fraction f (not NaN), its ends in
+ * run (NULL when missing) and f's place t between them. Returns the
+ * segment's index in mixes. */
+static size_t segment(const struct rf_run *run, double f, const struct rf_ceiling **lo,
+		      const struct rf_ceiling **hi, double *t)
 {
-	const struct rf_ceiling *copy = rf_ceiling(run, "dram_bw"), *lo = NULL, *hi = NULL;
 	size_t i = 0;
-	double t = NAN;
 
-	if (!isnan(f)) {
-		/* The segment holding f: [0, 1/3), [1/3, 1/2), [1/2, 1]. */
-		while (i + 2 < ARRAY_SIZE(mixes) && f >= mixes[i + 1].f)
-			i++;
-		lo = rf_ceiling(run, mixes[i].ceiling);
-		hi = rf_ceiling(run, mixes[i + 1].ceiling);
-		/* Written as the SQL writes it, so both round alike. */
-		t = i == 0 ? f / (1.0 / 3) : i == 1 ? (f - 1.0 / 3) / (0.5 - 1.0 / 3)
-						     : (f - 0.5) / 0.5;
-	}
-	if (lo && hi) {
-		*provenance = !strcmp(lo->provenance, "measured") &&
-			      !strcmp(hi->provenance, "measured") ? "measured"
-								  : "theoretical";
-		snprintf(basis, size, "%s..%s %.2f", mixes[i].name, mixes[i + 1].name, t);
-		return lo->value + t * (hi->value - lo->value);
-	}
+	/* [0, 1/3), [1/3, 1/2), [1/2, 1]. */
+	while (i + 2 < ARRAY_SIZE(mixes) && f >= mixes[i + 1].f)
+		i++;
+	*lo = rf_ceiling(run, mixes[i].ceiling);
+	*hi = rf_ceiling(run, mixes[i + 1].ceiling);
+	/* Written as the SQL writes it, so both round alike. */
+	*t = i == 0 ? f / (1.0 / 3) : i == 1 ? (f - 1.0 / 3) / (0.5 - 1.0 / 3)
+				       : (f - 0.5) / 0.5;
+	return i;
+}
+
+static int measured(const struct rf_ceiling *lo, const struct rf_ceiling *hi)
+{
+	return !strcmp(lo->provenance, "measured") && !strcmp(hi->provenance, "measured");
+}
+
+/* The copy's roof, for a mix unknown or without its ceilings. */
+static double copy_roof(const struct rf_run *run, const char *why,
+			const char **provenance, char *basis, size_t size)
+{
+	const struct rf_ceiling *copy = rf_ceiling(run, "dram_bw");
+
 	if (!copy) {
 		*provenance = "";
 		snprintf(basis, size, "%s", "");
 		return NAN;
 	}
 	*provenance = copy->provenance;
-	snprintf(basis, size, "%s", isnan(f) ? "copy (mix unknown)"
-					     : "copy (no ceiling for this mix)");
+	snprintf(basis, size, "copy (%s)", why);
 	return copy->value;
 }
 
-void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
+double rf_dram_bw(const struct rf_run *run, double f, const char **provenance,
+		  char *basis, size_t size)
+{
+	const struct rf_ceiling *lo = NULL, *hi = NULL;
+	size_t i;
+	double t;
+
+	if (isnan(f))
+		return copy_roof(run, "mix unknown", provenance, basis, size);
+	i = segment(run, f, &lo, &hi, &t);
+	if (!lo || !hi)
+		return copy_roof(run, "no ceiling for this mix", provenance, basis, size);
+	*provenance = measured(lo, hi) ? "measured" : "theoretical";
+	snprintf(basis, size, "%s..%s %.2f", mixes[i].name, mixes[i + 1].name, t);
+	return lo->value + t * (hi->value - lo->value);
+}
+
+double rf_op_dram_bw(const struct rf_run *run, const struct rf_kernel_dram *k,
+		     size_t nk, double f, const char **provenance, char *basis,
+		     size_t size)
+{
+	/* The nearest named mix: up to the midpoints between them. */
+	static const double upto[] = { 1.0 / 6, 5.0 / 12, 0.75, INFINITY };
+	double bytes = 0, secs = 0;
+	int known = 1, roofs = 1, all_measured = 1;
+	unsigned seen = 0;
+	size_t len;
+
+	if (nk <= 1)
+		return rf_dram_bw(run, f, provenance, basis, size);
+	for (size_t j = 0; j < nk; j++) {
+		double wb = isnan(k[j].writeback) ? 0 : k[j].writeback;
+		double n = k[j].read + k[j].write + wb, fk, t;
+		const struct rf_ceiling *lo, *hi;
+		size_t m = 0;
+
+		if (isnan(n)) {
+			known = 0;
+			continue;
+		}
+		bytes += n;
+		if (n == 0)
+			continue;
+		fk = (k[j].write + wb) / n;
+		while (fk >= upto[m])
+			m++;
+		seen |= 1u << m;
+		segment(run, fk, &lo, &hi, &t);
+		if (!lo || !hi) {
+			roofs = 0;
+			continue;
+		}
+		all_measured &= measured(lo, hi);
+		secs += n / (lo->value + t * (hi->value - lo->value));
+	}
+	if (!known || isnan(f))
+		return copy_roof(run, "mix unknown", provenance, basis, size);
+	if (!roofs)
+		return copy_roof(run, "no ceiling for this mix", provenance, basis, size);
+	if (!(secs > 0))  /* no DRAM bytes: no mix */
+		return copy_roof(run, "mix unknown", provenance, basis, size);
+	*provenance = all_measured ? "measured" : "theoretical";
+	snprintf(basis, size, "kernels (%zu):", nk);
+	for (size_t m = 0; m < ARRAY_SIZE(upto); m++) {
+		len = strlen(basis);
+		if (seen & (1u << m) && len < size)
+			snprintf(basis + len, size - len, "%s %s",
+				 basis[len - 1] == ':' ? "" : ",", mixes[m].name);
+	}
+	return 1e9 * bytes / (1e9 * secs);
+}
+
+void rf_derive(struct rf_op *op, int has_counters, const struct rf_kernel_dram *k,
+	       size_t nk, const struct rf_run *run)
 {
 	double tensor = isnan(op->flops_tensor) ? 0 : op->flops_tensor;
 	double wb = isnan(op->dram_writeback_bytes) ? 0 : op->dram_writeback_bytes;
@@ -410,8 +488,9 @@ void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run)
 	op->dram_rate = rf_div(1e9 * op->dram_bytes, op->time_ns);
 	op->l2_rate = rf_div(1e9 * op->l2_bytes, op->time_ns);
 	op->peak_flop_rate = ceiling_value(run, op->precision, &op->peak_provenance);
-	op->dram_bw = rf_dram_bw(run, op->dram_write_frac,
-				 (const char **)&op->dram_bw_provenance, basis, sizeof basis);
+	op->dram_bw = rf_op_dram_bw(run, k, nk, op->dram_write_frac,
+				    (const char **)&op->dram_bw_provenance, basis,
+				    sizeof basis);
 	op->dram_bw_basis = xstrdup(basis);
 	op->l2_bw = ceiling_value(run, "l2_bw", &op->l2_bw_provenance);
 	op->roof = rf_attainable(op->ai_dram, op->peak_flop_rate, op->dram_bw);

@@ -35,9 +35,10 @@ struct rf_op {
 	double ai_dram, ai_l2, ai_l1;
 	double flop_rate, dram_rate, l2_rate;
 	/* dram_bw is the DRAM roof of the op's read/write mix (views.h):
-	 * dram_write_frac (0..1) places it between the mix ceilings, and
-	 * dram_bw_basis says how ("add..copy 0.62", "copy (mix unknown)";
-	 * "" when there is no DRAM roof). */
+	 * dram_write_frac (0..1) places it between the mix ceilings, for an
+	 * op of several kernels each kernel's own mix, and dram_bw_basis
+	 * says how ("add..copy 0.62", "kernels (4): read, copy", "copy (mix
+	 * unknown)"; "" when there is no DRAM roof). */
 	double peak_flop_rate, dram_bw, l2_bw, dram_write_frac;
 	char *peak_provenance, *dram_bw_provenance, *l2_bw_provenance;  /* "" if none */
 	char *dram_bw_basis;
@@ -116,22 +117,45 @@ const char *rf_precision(double fp32, double fp64, double fp16, double tensor,
 			 const char *dtype);
 
 /* The DRAM roof (B/s) at write fraction f (bytes written / bytes; NaN:
- * unknown) under run's ceilings, as v_roofline computes it (views.h,
- * FP_DRAM_BW_SQL): linear in f between the two mix ceilings around f,
+ * unknown) under run's ceilings, as v_roofline computes it for an op of
+ * one kernel (views.h, FP_DRAM_BW_SQL): linear in f between the two mix ceilings around f,
  * else dram_bw, the copy. *provenance gets "measured", "theoretical" or
  * "" (static or run's storage), basis (size bytes) the basis text ("" when
  * there is no roof). Returns NaN when there is no DRAM roof. */
 double rf_dram_bw(const struct rf_run *run, double f, const char **provenance,
 		  char *basis, size_t size);
 
+/* One kernel slot's DRAM bytes, its launches summed, as its counters gave
+ * them: read and written while it ran, and written back after it (NaN:
+ * not collected, 0 then). read or write NaN: the kernel has no DRAM
+ * counters, so its mix is unknown. */
+struct rf_kernel_dram {
+	double read, write, writeback;
+};
+
+/* The DRAM roof (B/s) of an op of nk kernel slots k (in any order), as
+ * v_roofline computes it (views.h): for nk <= 1, rf_dram_bw at the op's
+ * write fraction f; for several, the op's DRAM bytes over the least time
+ * they can take, each kernel's bytes at the roof of its own mix
+ * (rf_dram_bw's interpolation at its own f; a kernel of no DRAM bytes
+ * takes none), else dram_bw, the copy, when f or a kernel's mix is
+ * unknown or a kernel's mix has no ceilings. *provenance and basis as for
+ * rf_dram_bw ("kernels (4): read, copy" for several). Returns NaN when
+ * there is no DRAM roof. */
+double rf_op_dram_bw(const struct rf_run *run, const struct rf_kernel_dram *k,
+		     size_t nk, double f, const char **provenance, char *basis,
+		     size_t size);
+
 /* Fill op's derived fields (flops, precision, dram_bytes, dram_write_frac,
  * ai_*, rates, peaks, roofs, bound, traffic_eff, eff_bw*) from its raw
  * fields (time_ns, flops_fp32, flops_fp64, flops_fp16, flops_tensor, DRAM
- * read, write and write-back bytes, l2/l1 bytes, model_*, dtype) and run's
+ * read, write and write-back bytes, l2/l1 bytes, model_*, dtype), its nk
+ * kernel slots' DRAM bytes k (for the DRAM roof: rf_op_dram_bw) and run's
  * ceilings, exactly as v_roofline does. has_counters is 0 for an op
  * without counters (its FLOPs are then unknown). precision and the
  * provenance strings point into static storage or run's ceilings;
  * dram_bw_basis is malloc'd over whatever it held: the caller frees it. */
-void rf_derive(struct rf_op *op, int has_counters, const struct rf_run *run);
+void rf_derive(struct rf_op *op, int has_counters, const struct rf_kernel_dram *k,
+	       size_t nk, const struct rf_run *run);
 
 #endif

@@ -58,6 +58,51 @@
 #define DRAM_BYTES(p) p "dram_read_bytes + " p "dram_write_bytes" \
 	" + coalesce(" p "dram_writeback_bytes, 0)"
 
+/* The DRAM roof of an op of several kernels (views.h), in v_ops's pass
+ * over its kernels' counter rows: each kernel's terms are taken on the row
+ * of its read counter (c), which it has at most once, with its write and
+ * write-back counters looked up once per kernel (kw, kb) and the run's mix
+ * ceilings once per op (x). A kernel without a read or write counter has
+ * no known mix (K_BYTES NULL); one of no DRAM bytes has none, and takes no
+ * time at any roof. Four aggregates in all: each costs a step per counter
+ * row of the file's largest views (tests/mkdb: 10,000 ops, 200,000 rows). */
+#define K_READ_ROW "c.metric = 'dram__bytes_read.sum'"
+#define K_WRITTEN "(kw.value + coalesce(kb.value, 0))"
+#define K_BYTES "(c.value + " K_WRITTEN ")"
+#define K_FRAC K_WRITTEN " / " K_BYTES
+/* Its least time at its mix's roof (s): NULL when a ceiling is missing. */
+#define K_TIME_WHEN(cond, lo, hi, t) \
+	" WHEN " cond " THEN " K_BYTES " / (" lo "_bw + " t " * (" hi "_bw - " lo "_bw))"
+#define K_TIME "CASE WHEN " K_READ_ROW " THEN CASE WHEN " K_BYTES " = 0 THEN 0.0" \
+	FP_DRAM_SEGMENTS(K_TIME_WHEN, K_FRAC) " END END"
+/* Both ends of its segment measured: 1, else 0; NULL without DRAM bytes. */
+#define K_MEASURED_WHEN(cond, lo, hi, t) " WHEN " cond " THEN " lo "_m AND " hi "_m"
+#define K_MEASURED "CASE WHEN " K_READ_ROW " AND " K_BYTES " > 0 THEN CASE" \
+	FP_DRAM_SEGMENTS(K_MEASURED_WHEN, K_FRAC) " END END"
+/* The kernels of each mix, the nearest named one (by the midpoints between
+ * them), as 12-bit fields of one sum: read, add, copy, write, and kernels
+ * of no DRAM bytes at bit 48 (at most 4,095 kernels a field). */
+#define K_MIXES "sum(CASE WHEN " K_READ_ROW " THEN CASE WHEN " K_BYTES " = 0" \
+	" THEN 281474976710656 WHEN " K_FRAC " < 1.0/6 THEN 1" \
+	" WHEN " K_FRAC " < 5.0/12 THEN 4096 WHEN " K_FRAC " < 0.75 THEN 16777216" \
+	" WHEN " K_FRAC " >= 0.75 THEN 68719476736 END END)"
+#define K_FIELD(i) "(" K_MIXES " >> " #i " & 4095)"
+#define K_KNOWN K_FIELD(0) " + " K_FIELD(12) " + " K_FIELD(24) " + " K_FIELD(36) \
+	" + " K_FIELD(48)
+#define K_MIX_NAME(i, name) " || CASE WHEN " K_FIELD(i) " THEN ', " name "' ELSE '' END"
+/* Kernel slots, those without counters included. */
+#define NKERNELS "(SELECT count(*) FROM kernels kn WHERE kn.op_id = o.id)"
+/* The run's DRAM mix ceilings as v_ceilings chose them, one row a run. */
+#define MIX_CEILING(name, c) \
+	" max(CASE name WHEN '" name "' THEN value END) AS " c "_bw," \
+	" max(CASE name WHEN '" name "' THEN provenance = 'measured' END) AS " c "_m"
+#define MIX_CEILINGS \
+	"SELECT run_id," MIX_CEILING("dram_read_bw", "read") "," \
+	MIX_CEILING("dram_add_bw", "add") "," MIX_CEILING("dram_bw", "copy") "," \
+	MIX_CEILING("dram_write_bw", "write") \
+	" FROM v_ceilings WHERE name IN ('dram_read_bw', 'dram_add_bw', 'dram_bw'," \
+	" 'dram_write_bw') GROUP BY run_id"
+
 /* v_runs over a given status expression: the stored view shows the status
  * as stored; readers put fp_run_status() over it (FP_V_RUNS_LIVE_SQL). */
 #define V_RUNS_SQL(status) \
@@ -120,6 +165,14 @@ const struct view_def fp_views[] = {
 	  " " OP_FLOPS(FLOPS_FP16) " AS flops_fp16,"
 	  " " OP_FLOPS(FLOPS_TENSOR) " AS flops_tensor,"
 	  " count(c.metric) AS ncounters, o.message,"
+	  " " NKERNELS " AS nkernels,"
+	  " CASE WHEN count(" K_TIME ") = " NKERNELS " AND " NKERNELS " > 0"
+	  "  THEN 1e9 * sum(" K_TIME ") END AS dram_roof_ns,"
+	  " CASE min(" K_MEASURED ")"
+	  "  WHEN 1 THEN 'measured' WHEN 0 THEN 'theoretical' END AS dram_roof_provenance,"
+	  " CASE WHEN " K_KNOWN " = " NKERNELS " AND " NKERNELS " > 0 THEN substr(''"
+	  K_MIX_NAME(0, "read") K_MIX_NAME(12, "add") K_MIX_NAME(24, "copy")
+	  K_MIX_NAME(36, "write") ", 3) END AS dram_mixes,"
 	  /* The op's longest kernel (a slot's median x its launches): what
 	   * would remain if fusion removed every other kernel's time. */
 	  " max(k.dur_ns * k.launches) AS longest_kernel_ns,"
@@ -128,7 +181,12 @@ const struct view_def fp_views[] = {
 	  " o.kernel_opts, o.kernel"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
+	  " LEFT JOIN (" MIX_CEILINGS ") x ON x.run_id = o.run_id"
 	  " LEFT JOIN kernels k ON k.op_id = o.id"
+	  " LEFT JOIN counters kw ON kw.kernel_id = k.id"
+	  "  AND kw.metric = 'dram__bytes_write.sum'"
+	  " LEFT JOIN counters kb ON kb.kernel_id = k.id"
+	  "  AND kb.metric = '" FP_METRIC_DRAM_WRITEBACK "'"
 	  " LEFT JOIN counters c ON c.kernel_id = k.id"
 	  /* The ops' unique key: its index yields each op's rows together, so
 	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
@@ -211,7 +269,8 @@ const struct view_def fp_views[] = {
 	  "   coalesce(o.model_executed_flops, o.model_flops) AS model_executed_flops,"
 	  "   o.model_min_bytes,"
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
-	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel"
+	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel, o.nkernels,"
+	  "   o.dram_roof_ns, o.dram_roof_provenance, o.dram_mixes"
 	  "  FROM v_ops o) p"
 	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
 	  " LEFT JOIN v_ceilings cr ON cr.run_id = p.run_id AND cr.name = 'dram_read_bw'"

@@ -117,11 +117,14 @@ static int add_op(struct store *st, long long run_id, const struct wl *w, int v,
 		t[i] = time_ns * (1.0 + 0.02 * urand());
 		span[i] = t[i] + 1000.0 * nk;
 	}
-	/* Any read/write mix, so every DRAM roof segment gets ops. */
-	wshare = urand();
 	memset(ks, 0, sizeof ks);
 	for (int k = 0; k < nk; k++) {
-		double share = 1.0 / nk, fl = flops * share;
+		double share = 1.0 / nk, fl = flops * share, u = urand();
+
+		/* Any read/write mix, so every DRAM roof segment gets ops of
+		 * one kernel; in an op of several, as in an unfused softmax,
+		 * reductions (read-only) and elementwise passes (copies) too. */
+		wshare = nk > 1 && u < 0.3 ? 0 : nk > 1 && u < 0.6 ? 0.5 : urand();
 
 		vals[k][0] = floor(dram * share * (1 - wshare));
 		vals[k][1] = floor(dram * share * wshare);

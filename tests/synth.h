@@ -22,7 +22,8 @@ struct synth_opts {
  * 3.35e13, tensor_bf16 measured 7.7e14 FLOP/s; no tensor_tf32. Workloads
  * ln_gelu (fused, unfused, naive), softmax (fused, unfused) and
  * ln_linear_fwd (fused, unfused; tensor-core FLOPs) cycle over fp32/bf16
- * and growing shapes; each op has its own read/write mix, and two groups
+ * and growing shapes; each kernel has its own read/write mix (in ops of
+ * several kernels, read-only and copy kernels among them), and two groups
  * of ops in three a DRAM write-back counter on their last kernel. Returns
  * the run id, or -1 after an error. */
 long long synth_build(const char *path, const struct synth_opts *o);

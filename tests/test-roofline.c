@@ -56,6 +56,38 @@ static long long add_op(struct store *st, long long run, const char *variant,
 	return id;
 }
 
+/* An op of two kernels, each with counters c0 and c1 (read, write,
+ * write-back; NULL: none) and the time of the op split between them. */
+static long long add_op2(struct store *st, long long run, const char *variant,
+			 const double *c0, const double *c1)
+{
+	static const char *const dram[] = { "dram__bytes_read.sum",
+		"dram__bytes_write.sum", FP_METRIC_DRAM_WRITEBACK };
+	double t[3] = { 2e6 * k, 2e6 * k, 2e6 * k }, v[2][3];
+	struct store_kernel ker[2] = {
+		{ .name = "max", .launches = 1, .dur_ns_median = 1e6 * k,
+		  .ncounters = c0 ? 3 : 0, .counter_names = dram, .counter_values = v[0] },
+		{ .name = "exp", .launches = 1, .dur_ns_median = 1e6 * k,
+		  .ncounters = c1 ? 3 : 0, .counter_names = dram, .counter_values = v[1] },
+	};
+	struct store_op op = {
+		.workload = "softmax", .variant = variant, .role = "unfused", .dtype = "fp32",
+		.shape = "M=4,N=8", .status = "ok", .tolerance = 1e-5, .reps = 3,
+		.time_ns = t, .launches = 2, .model_flops = 1e9 * k,
+		.model_min_bytes = 1e9 * k, .model_variant_bytes = 2e9 * k,
+		.nkernels = 2, .kernels = ker,
+	};
+	long long id;
+
+	for (int i = 0; i < 3; i++) {
+		v[0][i] = c0 ? c0[i] * k : 0;
+		v[1][i] = c1 ? c1[i] * k : 0;
+	}
+	if (store_insert_op(st, run, &op, &id))
+		exit(TEST_HARD_ERROR);
+	return id;
+}
+
 static void test_reference(void)
 {
 	ASSERT(isnan(rf_div(1, 0)));
@@ -125,6 +157,63 @@ static void test_mix(void)
 	ASSERT_STR_EQ(prov, "");
 }
 
+/* The DRAM roof of an op of several kernels, each at its own mix's roof. */
+static void test_kernels(void)
+{
+	struct rf_ceiling all[] = {
+		{ "dram_read_bw", "B/s", 3.0e12, "measured", NULL },
+		{ "dram_add_bw", "B/s", 2.7e12, "measured", NULL },
+		{ "dram_bw", "B/s", 2.8e12, "measured", NULL },
+		{ "dram_write_bw", "B/s", 2.4e12, "theoretical", NULL },
+	};
+	struct rf_run r = { .nceilings = 4, .ceilings = all };
+	/* A reduction (read-only), an elementwise pass (a copy), a kernel
+	 * of no DRAM bytes, a write-only one with its write-back. */
+	struct rf_kernel_dram kd[] = {
+		{ 1e9, 0, NAN }, { 5e8, 5e8, NAN }, { 0, 0, NAN }, { 0, 2e8, 2e8 },
+	};
+	const char *prov;
+	char basis[64];
+	double want;
+
+	/* The read and the copy: f = 1/4 overall, whose roof (0.75 of the
+	 * way from read to add, 2.775e12) is neither kernel's. */
+	want = 2e9 / (1e9 / 3.0e12 + 1e9 / 2.8e12);
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 2, 0.25, &prov, basis, sizeof basis), want, 1e-12);
+	ASSERT_STR_EQ(basis, "kernels (2): read, copy");
+	ASSERT_STR_EQ(prov, "theoretical");  /* the copy's segment ends at write */
+	ASSERT(fabs(want - rf_dram_bw(&r, 0.25, &prov, basis, sizeof basis)) > 1e10);
+	/* A kernel of no DRAM bytes takes no time but counts as a slot. */
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 3, 0.25, &prov, basis, sizeof basis), want, 1e-12);
+	ASSERT_STR_EQ(basis, "kernels (3): read, copy");
+	want = 2.4e9 / (1e9 / 3.0e12 + 1e9 / 2.8e12 + 4e8 / 2.4e12);
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 4, 0.9e9 / 2.4e9, &prov, basis, sizeof basis),
+		    want, 1e-12);
+	ASSERT_STR_EQ(basis, "kernels (4): read, copy, write");
+	/* Two read-only kernels: the read ceiling, measured. */
+	kd[1] = kd[0];
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 2, 0, &prov, basis, sizeof basis), 3.0e12, 1e-12);
+	ASSERT_STR_EQ(basis, "kernels (2): read");
+	ASSERT_STR_EQ(prov, "measured");
+	/* One kernel: the rule of its mix, as for the op. */
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 1, 0.75, &prov, basis, sizeof basis), 2.6e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy..write 0.50");
+	/* A kernel without DRAM counters: the copy. */
+	kd[1].write = NAN;
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 2, 0, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy (mix unknown)");
+	/* A kernel whose mix has no ceilings (no write-only: the copy's
+	 * segment lacks its end): the copy. */
+	kd[1] = (struct rf_kernel_dram){ 5e8, 5e8, NAN };
+	r.nceilings = 3;
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 2, 0.25, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy (no ceiling for this mix)");
+	/* No DRAM bytes at all: no mix. */
+	kd[0] = kd[1] = (struct rf_kernel_dram){ 0, 0, NAN };
+	ASSERT_NEAR(rf_op_dram_bw(&r, kd, 2, NAN, &prov, basis, sizeof basis), 2.8e12, 1e-12);
+	ASSERT_STR_EQ(basis, "copy (mix unknown)");
+}
+
 static const struct rf_op *op_by_id(const struct rf_run *r, long long id)
 {
 	for (size_t i = 0; i < r->nops; i++)
@@ -151,7 +240,17 @@ int main(void)
 	const double ce_[9] = { 18e8, 12e8, 6e9, 8e9, 1e8, 1e8, 4e8, 0, 0 };
 	const double cb[9] = { 1e9, 1e9, 4e9, 8e9, 1e9, 0, 0, 1e12, 0 };
 	const double cw[9] = { 6e8, 4e8, 2e9, 4e9, 1e8, 1e8, 4e8, 0, 5e8 };
-	long long dev_id, dev2_id, run_id, run2_id, a, e, w, b, n, a2, wb;
+	struct store_device dev3 = { .uuid = "GPU-v", .name = "Mixed GPU" };
+	struct store_ceiling mix[] = {
+		{ "dram_read_bw", "B/s", 3.0e12, "measured", "read" },
+		{ "dram_add_bw", "B/s", 2.7e12, "measured", "add" },
+		{ "dram_bw", "B/s", 2.8e12, "measured", "copy" },
+		{ "dram_write_bw", "B/s", 2.4e12, "measured", "write" },
+	};
+	/* read, write, write-back of a reduction, a copy, a write-only kernel */
+	const double kr[3] = { 1e9, 0, 0 }, kc[3] = { 5e8, 5e8, 0 }, kw[3] = { 0, 2e8, 2e8 };
+	long long dev_id, dev2_id, dev3_id, run_id, run2_id, run3_id;
+	long long a, e, w, b, n, a2, wb, s1, s2, s3, s4;
 	struct store *st;
 	struct rf_run r;
 	struct fu_pairs p;
@@ -163,6 +262,7 @@ int main(void)
 	fprintf(stderr, "seed %u, scale %.17g\n", seed, k);
 	test_reference();
 	test_mix();
+	test_kernels();
 
 	fd = mkstemp(path);
 	if (fd < 0)
@@ -184,6 +284,8 @@ int main(void)
 	w = add_op(st, run_id, "naive", "naive", "fp32", "wrong", 9e6, 5, ce_, 7, 8e8, 40e8);
 	b = add_op(st, run_id, "fused", "fused", "bf16", "ok", 2e6, 1, cb, 8, 1e9, 1e9);
 	n = add_op(st, run_id, "unfused", "unfused", "bf16", "ok", 4e6, 2, cb, 0, 1e9, 2e9);
+	/* Two kernels, no ceiling of their mixes: the copy. */
+	s4 = add_op2(st, run_id, "unfused2", kr, kc);
 	if (store_finish_run(st, run_id, "complete", NULL))
 		return TEST_HARD_ERROR;
 	run.device_id = dev2_id;
@@ -192,11 +294,27 @@ int main(void)
 	a2 = add_op(st, run2_id, "fused", "fused", "fp32", "ok", 1e6, 1, ca, 7, 8e8, 8e8);
 	/* A's counters and the write-back of 5e8 dirty bytes after it. */
 	wb = add_op(st, run2_id, "unfused", "unfused", "fp32", "ok", 1e6, 1, cw, 9, 8e8, 8e8);
+	/* A device with every mix ceiling, and ops of two kernels. */
+	if (store_upsert_device(st, &dev3, &dev3_id))
+		return TEST_HARD_ERROR;
+	run.device_id = dev3_id;
+	if (store_begin_run(st, &run, &run3_id))
+		return TEST_HARD_ERROR;
+	for (size_t i = 0; i < ARRAY_SIZE(mix); i++)
+		if (store_insert_ceiling(st, dev3_id, run3_id, &mix[i]))
+			return TEST_HARD_ERROR;
+	s1 = add_op2(st, run3_id, "unfused2", kr, kc);
+	s2 = add_op2(st, run3_id, "unfused3", kr, NULL);
+	s3 = add_op2(st, run3_id, "unfused4", kc, kw);
 	store_close(st);
 
 	if (store_open(&st, path, STORE_READONLY) || rf_load(st, run_id, NULL, &r))
 		return TEST_HARD_ERROR;
-	ASSERT_EQ(r.nops, 5);
+	ASSERT_EQ(r.nops, 6);
+	o = op_by_id(&r, s4);
+	ASSERT_NEAR(o->dram_bw, 2e12, 1e-12);
+	ASSERT_STR_EQ(o->dram_bw_basis, "copy (no ceiling for this mix)");
+	ASSERT_STR_EQ(o->dram_bw_provenance, "measured");
 	ASSERT_STR_EQ(r.device, "Test GPU");
 	/* Measured beats theoretical; theoretical fills in; no invention. */
 	ASSERT_EQ(r.nceilings, 3);
@@ -296,6 +414,27 @@ int main(void)
 	ASSERT_NEAR(o->dram_bytes, 15e8 * k, 1e-12);
 	ASSERT_NEAR(o->dram_write_frac, 0.6, 1e-12);
 	ASSERT_NEAR(o->traffic_eff, 15.0 / 8, 1e-12);
+	rf_release(&r);
+
+	/* Each kernel at its own mix's roof: the read-only at the read
+	 * ceiling, the copy at the copy's, not both at the add's roof of
+	 * their overall f = 1/4. */
+	if (rf_load(st, run3_id, NULL, &r))
+		return TEST_HARD_ERROR;
+	o = op_by_id(&r, s1);
+	ASSERT_NEAR(o->dram_write_frac, 0.25, 1e-12);
+	ASSERT_NEAR(o->dram_bw, 2e9 / (1e9 / 3.0e12 + 1e9 / 2.8e12), 1e-12);
+	ASSERT_STR_EQ(o->dram_bw_basis, "kernels (2): read, copy");
+	ASSERT_STR_EQ(o->dram_bw_provenance, "measured");
+	ASSERT_NEAR(o->eff_bw_pct, 100 * 5e11 / o->dram_bw, 1e-12);  /* 1e9 B in 2 ms */
+	/* A kernel without counters: its mix unknown, the copy. */
+	o = op_by_id(&r, s2);
+	ASSERT_NEAR(o->dram_bw, 2.8e12, 1e-12);
+	ASSERT_STR_EQ(o->dram_bw_basis, "copy (mix unknown)");
+	/* The write-back counts in its kernel's mix: f = 1, the write's. */
+	o = op_by_id(&r, s3);
+	ASSERT_NEAR(o->dram_bw, 1.4e9 / (1e9 / 2.8e12 + 4e8 / 2.4e12), 1e-12);
+	ASSERT_STR_EQ(o->dram_bw_basis, "kernels (2): copy, write");
 	rf_release(&r);
 
 	ASSERT(rf_load(st, 999, NULL, &r) == -1);
