@@ -25,8 +25,8 @@ fuseprof_LDADD = $(fp_cmd_libs) \
 	store/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) -lm
 
-## `run` and `ceilings` with the measurement protocol they share: the run
-## loop in phases (runloop.c), the dry run's checks and estimate
+## `run` and `ceilings` with the measurement protocol they share: the op
+## list (run-ops.c), the run loop in phases (runloop.c), the dry run's checks and estimate
 ## (run-estimate.c), the ceilings bookkeeping (run-ceilings.c), the sweep
 ## parser (shape.c).
 pkglibexec_PROGRAMS = fuseprof-gpu
@@ -35,6 +35,7 @@ fuseprof_gpu_SOURCES = \
 	src/cmd-list.c \
 	src/cmd-run.c src/cmd-ceilings.c \
 	src/runloop.c src/runloop.h \
+	src/run-ops.c src/run-ops.h \
 	src/run-ceilings.c src/run-ceilings.h \
 	src/run-estimate.c src/run-estimate.h \
 	src/shape.c src/shape.h
