@@ -54,6 +54,35 @@ __global__ void copy_f32(float *__restrict__ dst, const float *__restrict__ src,
  *   <0, 1>  c = i       f = 1     (write-only: no read at all)
  * Each thread takes elements i, i + stride, ... i + 3 stride, then jumps
  * 4 strides: every access of a warp is one coalesced 512-byte run. */
+/* Element j of a mix's input: the index itself (NR = 0, write-only), a[j],
+ * or a[j] + b[j]. */
+template <int NR>
+__device__ __forceinline__ float4 mix_load(const float4 *__restrict__ a,
+					   const float4 *__restrict__ b, size_t j)
+{
+	if (NR == 0) {
+		float x = (float)j;
+
+		return make_float4(x, x, x, x);
+	}
+	if (NR == 1)
+		return a[j];
+	float4 p = a[j], q = b[j];
+
+	return make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
+}
+
+/* Element j of a mix's output: stored (W), or summed into *acc. */
+template <int W>
+__device__ __forceinline__ void mix_store(float4 *__restrict__ c, size_t j, float4 v,
+					  float *acc)
+{
+	if (W)
+		c[j] = v;
+	else
+		*acc += v.x + v.y + v.z + v.w;
+}
+
 #define STREAM_ILP 4
 template <int NR, int W>
 __global__ void stream_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
@@ -72,17 +101,7 @@ __global__ void stream_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 
 			if (j >= n4)
 				break;
-			if (NR == 0) {
-				float x = (float)j;
-
-				v[u] = make_float4(x, x, x, x);
-			} else if (NR == 1) {
-				v[u] = a[j];
-			} else {
-				float4 p = a[j], q = b[j];
-
-				v[u] = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
-			}
+			v[u] = mix_load<NR>(a, b, j);
 		}
 #pragma unroll
 		for (int u = 0; u < STREAM_ILP; u++) {
@@ -90,10 +109,7 @@ __global__ void stream_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 
 			if (j >= n4)
 				break;
-			if (W)
-				c[j] = v[u];
-			else
-				acc += v[u].x + v[u].y + v[u].z + v[u].w;
+			mix_store<W>(c, j, v[u], &acc);
 		}
 	}
 	if (!W && acc == 1234.5f)  /* practically never: keeps the loads alive */
@@ -120,17 +136,7 @@ __global__ void rows_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 
 		if (j >= n4)
 			break;
-		if (NR == 0) {
-			float x = (float)j;
-
-			v[u] = make_float4(x, x, x, x);
-		} else if (NR == 1) {
-			v[u] = a[j];
-		} else {
-			float4 p = a[j], q = b[j];
-
-			v[u] = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
-		}
+		v[u] = mix_load<NR>(a, b, j);
 	}
 #pragma unroll
 	for (int u = 0; u < ROW_ILP; u++) {
@@ -138,10 +144,7 @@ __global__ void rows_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 
 		if (j >= n4)
 			break;
-		if (W)
-			c[j] = v[u];
-		else
-			acc += v[u].x + v[u].y + v[u].z + v[u].w;
+		mix_store<W>(c, j, v[u], &acc);
 	}
 	if (!W && acc == 1234.5f)  /* practically never: keeps the loads alive */
 		sink[blockIdx.x] = acc;

@@ -368,13 +368,19 @@ __global__ void flush_l2_read(const float4 *__restrict__ p, size_t n, float *sin
 		*sink = acc;
 }
 
+/* Enqueue one L2 flush on stream s. */
+static void flush_launch(const struct counters *c, cudaStream_t s)
+{
+	flush_l2_read<<<4 * c->sms, 512, 0, s>>>((const float4 *)c->flush,
+						 c->flush_bytes / sizeof(float4),
+						 (float *)c->flush);
+}
+
 static int flush_l2(struct counters *c)
 {
 	cudaError_t e;
 
-	flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
-					     c->flush_bytes / sizeof(float4),
-					     (float *)c->flush);
+	flush_launch(c, 0);
 	e = cudaGetLastError();
 	if (e == cudaSuccess)
 		e = cudaDeviceSynchronize();
@@ -443,9 +449,7 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom,
 	c->pending = 1;
 	c->flushing = 1;
 	c->nflush++;
-	flush_l2_read<<<4 * c->sms, 512, 0, s>>>((const float4 *)c->flush,
-						 c->flush_bytes / sizeof(float4),
-						 (float *)c->flush);
+	flush_launch(c, s);
 	c->flushing = 0;
 }
 
@@ -690,17 +694,13 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		 * which is dropped. Starting a range profiler session leaves
 		 * some 20 MB dirty after the flush before the pass. */
 		if (c->replay == COUNTERS_REPLAY_OP && !c->flush_each)
-			flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
-							   c->flush_bytes / sizeof(float4),
-							   (float *)c->flush);
+			flush_launch(c, 0);
 		wrc = work(arg);
 		c->in_pass = c->pending = 0;
 		/* The closing flush, in the profiled region: what the op left
 		 * dirty in L2 is written back during its range (evaluate). */
 		if (c->replay == COUNTERS_REPLAY_OP)
-			flush_l2_read<<<4 * c->sms, 512>>>((const float4 *)c->flush,
-							   c->flush_bytes / sizeof(float4),
-							   (float *)c->flush);
+			flush_launch(c, 0);
 		e = cudaGetLastError();
 		if (e == cudaSuccess)
 			e = cudaDeviceSynchronize();
