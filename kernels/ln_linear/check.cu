@@ -7,8 +7,8 @@
 // profile's distribution) and downloaded into floats, which hold every fp32
 // and bf16 value exactly: the double reference sees the very values the GPU
 // saw, and no check spends seconds drawing 67 M normals on one CPU core.
-// Only what the sampled references read comes down (fwd_check and
-// bwd_check say what), through pinned buffers, widened on every core; a
+// Only what the sampled references read comes down (fwd_reference and
+// bwd_reference say what), through pinned buffers, widened on every core; a
 // tensor that every row of a reference needs is streamed by rows, never
 // held whole on the host. Every reference sums in the order of a serial
 // loop, so its bits depend on neither the thread count nor the chunks.
@@ -31,11 +31,13 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime.h>
 
+#include "checkref.h"
 #include "error.h"
 #include "internal.h"
 #include "par.h"
@@ -271,7 +273,7 @@ static double dot_sq_df(const double *a, const float *b, long n)
 	return s;
 }
 
-// Columns [lo, hi) of fwd_check's grid (par_for): the reference, and the
+// Columns [lo, hi) of fwd_reference's grid (par_for): the reference, and the
 // chunk's part of the floor, summed in the order of the serial loop.
 struct fwd_ref_job {
 	const float *W;  // W's rows cols[0..nc), nc x K
@@ -300,31 +302,59 @@ static void fwd_ref_cols(size_t lo, size_t hi, void *arg)
 	jb->floor[lo / jb->grain] = fl;
 }
 
-// y on a grid of sampled rows x sampled (or all) columns: downloads those
-// rows of x, the rows of W that are the sampled columns, and the grid of y.
-int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
+// A case's sampled references, kept in the reference cache (checkref.h)
+// under the case, profile and seed, so that the variants of one case
+// checked on the same inputs compute them once: the next variant downloads
+// its outputs at the sampled places and nothing else.
+struct lnl_ref {
+	long nr, nc;         // fwd: y's grid (rows x cols); bwd: dx's rows, K
+	long *rows, *cols;   // (bwd: cols unused)
+	double *ref;         // fwd: y, nr x nc; bwd: dx, nr x K
+	double sq_floor;     // fwd: y's floor (cmp_rel)
+	long nn, nk, ng;     // bwd: dW's grid, dgamma's and dbeta's columns
+	long *in, *ik, *ig;
+	double *dw, *vec;    // bwd: dW nn x nk; dgamma, dbeta (ng each), db (N)
+};
+
+static void lnl_ref_free(void *p)
+{
+	struct lnl_ref *e = (struct lnl_ref *)p;
+
+	if (!e)
+		return;
+	free(e->rows);
+	free(e->cols);
+	free(e->ref);
+	free(e->in);
+	free(e->ik);
+	free(e->ig);
+	free(e->dw);
+	free(e->vec);
+	free(e);
+}
+
+// y's reference on a grid of sampled rows x sampled (or all) columns:
+// downloads those rows of x, the rows of W that are the sampled columns,
+// and gamma, beta, b.
+static int fwd_reference(struct lnl_op *op, struct fp_rng *g, struct lnl_ref *e)
 {
 	const long M = op->M, K = op->K, N = op->N;
 	const enum fp_dtype dt = op->dt;
-	long w1, w2, nr, nc, *rows = NULL, *cols = NULL;
+	long w1, w2, nr, nc, *rows, *cols;
 	float *W = NULL, *x = NULL, *v = NULL;
-	double *gm = NULL, *bt = NULL, *b = NULL, *h = NULL, *ref = NULL, *got = NULL;
-	float *y = NULL;
-	struct fp_cmp c;
+	double *gm = NULL, *bt = NULL, *b = NULL, *h = NULL;
 	int rc = -1;
 
 	lnl_sample_counts(M, N, (double)K, LNL_CHECK_MACS, &w1, &w2);
-	rows = (long *)xmalloc((size_t)w1 * sizeof *rows);
-	cols = (long *)xmalloc((size_t)w2 * sizeof *cols);
-	nr = lnl_pick(M, w1, g, rows);
-	nc = lnl_pick(N, w2, g, cols);
+	rows = e->rows = (long *)xmalloc((size_t)w1 * sizeof *rows);
+	cols = e->cols = (long *)xmalloc((size_t)w2 * sizeof *cols);
+	nr = e->nr = lnl_pick(M, w1, g, rows);
+	nc = e->nc = lnl_pick(N, w2, g, cols);
 	W = (float *)xmalloc((size_t)(nc * K) * sizeof *W);
 	x = (float *)xmalloc((size_t)(nr * K) * sizeof *x);
-	y = (float *)xmalloc((size_t)(nr * nc) * sizeof *y);
 	v = (float *)xmalloc((size_t)(K > N ? K : N) * sizeof *v);
 	h = (double *)xmalloc((size_t)(nr * K) * sizeof *h);
-	ref = (double *)xmalloc((size_t)(nr * nc) * sizeof *ref);
-	got = (double *)xmalloc((size_t)(nr * nc) * sizeof *got);
+	e->ref = (double *)xmalloc((size_t)(nr * nc) * sizeof *e->ref);
 	if (gather_rows(W, op->W, dt, cols, nc, K, NULL, 0) ||
 	    gather_rows(x, op->x, dt, rows, nr, K, NULL, 0) ||
 	    download_f(v, op->gamma, dt, (size_t)K))
@@ -350,36 +380,47 @@ int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	// below its terms (K = 1: b' against W beta), and then its relative
 	// error measures fp32's rounding of the terms, not the kernel.
 	// On every core, in chunks of columns whose floors add in chunk order.
-	cmp_init(&c);
 	{
-		struct fwd_ref_job job = { W, h, b, cols, ref, NULL, K, nr, nc, 8 };
+		struct fwd_ref_job job = { W, h, b, cols, e->ref, NULL, K, nr, nc, 8 };
 		const size_t nch = par_chunks((size_t)nc, job.grain);
 
 		job.floor = (double *)xcalloc(nch, sizeof *job.floor);
 		par_for((size_t)nc, job.grain, fwd_ref_cols, &job);
+		e->sq_floor = 0;
 		for (size_t q = 0; q < nch; q++)
-			c.sq_floor += job.floor[q];
+			e->sq_floor += job.floor[q];
 		free(job.floor);
 	}
-	if (gather_rows(y, op->y, dt, rows, nr, N, cols, nc))
-		goto out_free;
-	for (long e = 0; e < nr * nc; e++)
-		got[e] = y[e];
-	cmp_add(&c, got, ref, (size_t)(nr * nc));
-	check_output(r, "y", &c);
 	rc = 0;
 out_free:
-	free(rows);
-	free(cols);
 	free(W);
 	free(x);
-	free(y);
 	free(v);
 	free(gm);
 	free(bt);
 	free(b);
 	free(h);
-	free(ref);
+	return rc;
+}
+
+// y on e's grid: only those entries come down.
+static int fwd_compare(struct lnl_op *op, const struct lnl_ref *e, struct fp_check *r)
+{
+	const size_t n = (size_t)(e->nr * e->nc);
+	float *y = (float *)xmalloc((n > 0 ? n : 1) * sizeof *y);
+	double *got = (double *)xmalloc((n > 0 ? n : 1) * sizeof *got);
+	struct fp_cmp c;
+	int rc = gather_rows(y, op->y, op->dt, e->rows, e->nr, op->N, e->cols, e->nc);
+
+	if (rc == 0) {
+		for (size_t i = 0; i < n; i++)
+			got[i] = y[i];
+		cmp_init(&c);
+		c.sq_floor = e->sq_floor;
+		cmp_add(&c, got, e->ref, n);
+		check_output(r, "y", &c);
+	}
+	free(y);
 	free(got);
 	return rc;
 }
@@ -522,23 +563,22 @@ static void dw_rows(size_t lo, size_t hi, void *arg)
 	}
 }
 
-// The backward's outputs: dx on sampled rows (each whole: a row's LayerNorm
-// backward needs its whole dh row, N*K multiply-adds), dW on a grid of
-// sampled (n, k) entries (M each), dgamma and dbeta on sampled columns k
-// (M*N each: dh's column over every row), db in full. What is downloaded:
-// the sampled rows of x, dy and dx, the sampled rows of dW, the vectors,
-// and W, x and dy once each, streamed by rows (dx's dh needs all of W;
-// dgamma, dbeta and db every row of x and dy), never held whole.
-int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
+// The backward's references: dx on sampled rows (each whole: a row's
+// LayerNorm backward needs its whole dh row, N*K multiply-adds), dW on a
+// grid of sampled (n, k) entries (M each), dgamma and dbeta on sampled
+// columns k (M*N each: dh's column over every row), db in full. What is
+// downloaded: the sampled rows of x and dy, gamma and beta, and W, x and
+// dy once each, streamed by rows (dx's dh needs all of W; dgamma, dbeta
+// and db every row of x and dy), never held whole.
+static int bwd_reference(struct lnl_op *op, struct fp_rng *g, struct lnl_ref *e)
 {
 	const long M = op->M, K = op->K, N = op->N;
 	const enum fp_dtype dt = op->dt;
-	long w1, w2, nr, nn, nk, ng, *ir = NULL, *in = NULL, *ik = NULL, *ig = NULL;
-	float *xs = NULL, *dys = NULL, *v = NULL, *dyc = NULL, *gf = NULL;
-	double *gm = NULL, *bt = NULL, *dh = NULL, *ref = NULL, *got = NULL;
-	double *hc = NULL, *xg = NULL, *dg = NULL, *wg = NULL, *vref = NULL;
+	long w1, w2, nr, nn, nk, ng, *ir, *in, *ik, *ig;
+	float *xs = NULL, *dys = NULL, *v = NULL, *dyc = NULL;
+	double *gm = NULL, *bt = NULL, *dh = NULL, *ref, *vref;
+	double *hc = NULL, *xg = NULL, *dg = NULL, *wg = NULL;
 	struct row_stream sw, sx, sd;
-	struct fp_cmp c;
 	int rc = -1, more = 0;
 
 	memset(&sw, 0, sizeof sw);
@@ -546,16 +586,20 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	memset(&sd, 0, sizeof sd);
 	// The samples of dx, dW, then dgamma and dbeta, drawn in that order.
 	lnl_sample_counts(M, 1, (double)N * K, LNL_CHECK_MACS, &w1, &w2);
-	ir = (long *)xmalloc((size_t)w1 * sizeof *ir);
-	nr = lnl_pick(M, w1, g, ir);
+	ir = e->rows = (long *)xmalloc((size_t)w1 * sizeof *ir);
+	nr = e->nr = lnl_pick(M, w1, g, ir);
+	e->nc = K;
 	lnl_sample_counts(N, K, (double)M, LNL_CHECK_MACS, &w1, &w2);
-	in = (long *)xmalloc((size_t)w1 * sizeof *in);
-	ik = (long *)xmalloc((size_t)w2 * sizeof *ik);
-	nn = lnl_pick(N, w1, g, in);
-	nk = lnl_pick(K, w2, g, ik);
+	in = e->in = (long *)xmalloc((size_t)w1 * sizeof *in);
+	ik = e->ik = (long *)xmalloc((size_t)w2 * sizeof *ik);
+	nn = e->nn = lnl_pick(N, w1, g, in);
+	nk = e->nk = lnl_pick(K, w2, g, ik);
 	lnl_sample_counts(K, 1, (double)M * N, LNL_CHECK_MACS, &w1, &w2);
-	ig = (long *)xmalloc((size_t)w1 * sizeof *ig);
-	ng = lnl_pick(K, w1, g, ig);
+	ig = e->ig = (long *)xmalloc((size_t)w1 * sizeof *ig);
+	ng = e->ng = lnl_pick(K, w1, g, ig);
+	ref = e->ref = (double *)xmalloc((size_t)(nr * K) * sizeof *ref);
+	e->dw = (double *)xcalloc((size_t)(nn * nk), sizeof *e->dw);
+	vref = e->vec = (double *)xcalloc((size_t)(2 * ng + N), sizeof *vref);
 
 	v = (float *)xmalloc((size_t)(K > N ? K : N) * sizeof *v);
 	if (download_f(v, op->gamma, dt, (size_t)K))
@@ -590,8 +634,6 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 			goto out_free;
 	}
 	row_stream_close(&sw);
-	ref = (double *)xmalloc((size_t)(nr * K) * sizeof *ref);
-	got = (double *)xmalloc((size_t)(nr * K) * sizeof *got);
 	for (long s = 0; s < nr; s++) {
 		const float *xr = xs + s * K;
 		const double *dr = dh + s * K;
@@ -612,20 +654,11 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 			ref[s * K + k] = rs * (dr[k] * gm[k] - sg - xh * sgx);
 		}
 	}
-	if (gather_rows(xs, op->dx, dt, ir, nr, K, NULL, 0))
-		goto out_free;
-	for (long e = 0; e < nr * K; e++)
-		got[e] = xs[e];
-	cmp_init(&c);
-	cmp_add(&c, got, ref, (size_t)(nr * K));
-	check_output(r, "dx", &c);
-	free(ref);
-	free(got);
 	free(xs);
 	free(dys);
 	free(dh);
-	ref = got = dh = NULL;
 	xs = dys = NULL;
+	dh = NULL;
 
 	// One pass over x and dy in chunks of rows: bwd_rows gathers what the
 	// parameter gradients need of each row, db_cols adds db up.
@@ -633,7 +666,6 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	xg = (double *)xmalloc((size_t)(M * ng) * sizeof *xg);
 	dg = (double *)xmalloc((size_t)(M * ng) * sizeof *dg);
 	dyc = (float *)xmalloc((size_t)(M * nn) * sizeof *dyc);
-	vref = (double *)xcalloc((size_t)(2 * ng + N), sizeof *vref);
 	{
 		const long chunk = CHECK_STAGE_ELEMS / (K > N ? K : N);
 		struct rows_job rj = { NULL, NULL, gm, bt, wg, ik, in, ig, hc, xg, dg, dyc,
@@ -660,25 +692,14 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 	row_stream_close(&sd);
 
 	// dW[n][k] = sum_i dy[i][n] h[i][k] on the grid.
-	ref = (double *)xcalloc((size_t)(nn * nk), sizeof *ref);
-	got = (double *)xmalloc((size_t)(nn * nk) * sizeof *got);
-	gf = (float *)xmalloc((size_t)(nn * nk) * sizeof *gf);
 	{
-		struct dw_job job = { dyc, hc, ref, M, nn, nk };
+		struct dw_job job = { dyc, hc, e->dw, M, nn, nk };
 
 		// At most 32 chunks of grid rows: 8 a chunk at nn = 256.
 		par_for((size_t)nn, (size_t)(nn + 31) / 32, dw_rows, &job);
 	}
-	if (gather_rows(gf, op->dW, dt, in, nn, K, ik, nk))
-		goto out_free;
-	for (long e = 0; e < nn * nk; e++)
-		got[e] = gf[e];
-	cmp_init(&c);
-	cmp_add(&c, got, ref, (size_t)(nn * nk));
-	check_output(r, "dW", &c);
-
 	// dgamma[k] = sum_i dh[i][k] xhat[i][k], dbeta[k] = sum_i dh[i][k] on
-	// the sampled k, in row order; db in full.
+	// the sampled k, in row order.
 	for (long i = 0; i < M; i++)
 		for (long j = 0; j < ng; j++) {
 			const double d = dg[i * ng + j];
@@ -686,34 +707,95 @@ int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r)
 			vref[j] += d * xg[i * ng + j];
 			vref[ng + j] += d;
 		}
-	if (check_vec(r, "dgamma", op->dg, dt, K, ig, ng, vref) ||
-	    check_vec(r, "dbeta", op->dbeta, dt, K, ig, ng, vref + ng) ||
-	    check_vec(r, "db", op->db, dt, N, NULL, N, vref + 2 * ng))
-		goto out_free;
 	rc = 0;
 out_free:
 	row_stream_close(&sw);
 	row_stream_close(&sx);
 	row_stream_close(&sd);
-	free(ir);
-	free(in);
-	free(ik);
-	free(ig);
 	free(xs);
 	free(dys);
 	free(v);
 	free(dyc);
-	free(gf);
 	free(gm);
 	free(bt);
 	free(dh);
-	free(ref);
-	free(got);
 	free(hc);
 	free(xg);
 	free(dg);
 	free(wg);
-	free(vref);
 	return rc;
 }
 
+// dx on e's rows, dW on its grid, dgamma and dbeta on its columns, db:
+// only those entries come down.
+static int bwd_compare(struct lnl_op *op, const struct lnl_ref *e, struct fp_check *r)
+{
+	const long K = op->K, nx = e->nr * K, nw = e->nn * e->nk;
+	const long n = nx > nw ? nx : nw;
+	float *f = (float *)xmalloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+	double *got = (double *)xmalloc((size_t)(n > 0 ? n : 1) * sizeof *got);
+	struct fp_cmp c;
+	int rc = -1;
+
+	if (gather_rows(f, op->dx, op->dt, e->rows, e->nr, K, NULL, 0))
+		goto out_free;
+	for (long i = 0; i < nx; i++)
+		got[i] = f[i];
+	cmp_init(&c);
+	cmp_add(&c, got, e->ref, (size_t)nx);
+	check_output(r, "dx", &c);
+	if (gather_rows(f, op->dW, op->dt, e->in, e->nn, K, e->ik, e->nk))
+		goto out_free;
+	for (long i = 0; i < nw; i++)
+		got[i] = f[i];
+	cmp_init(&c);
+	cmp_add(&c, got, e->dw, (size_t)nw);
+	check_output(r, "dW", &c);
+	if (check_vec(r, "dgamma", op->dg, op->dt, K, e->ig, e->ng, e->vec) ||
+	    check_vec(r, "dbeta", op->dbeta, op->dt, K, e->ig, e->ng, e->vec + e->ng) ||
+	    check_vec(r, "db", op->db, op->dt, op->N, NULL, op->N, e->vec + 2 * e->ng))
+		goto out_free;
+	rc = 0;
+out_free:
+	free(f);
+	free(got);
+	return rc;
+}
+
+int lnl_check_outputs(struct lnl_op *op, int profile, uint64_t seed, struct fp_check *r)
+{
+	struct ref_key key;
+	struct lnl_ref *e;
+	struct fp_rng g;
+	size_t bytes;
+	int fresh = 0, rc;
+
+	memset(&key, 0, sizeof key);
+	snprintf(key.what, sizeof key.what, "%s", op->bwd ? "ln_linear_bwd" : "ln_linear_fwd");
+	key.dims[0] = op->M;
+	key.dims[1] = op->K;
+	key.dims[2] = op->N;
+	key.dt = op->dt;
+	key.profile = profile;
+	key.seed = seed;
+	if (!(e = (struct lnl_ref *)refcache_find(&key))) {
+		e = (struct lnl_ref *)xcalloc(1, sizeof *e);
+		fresh = 1;
+		rng_seed(&g, seed ^ 0x6a09e667f3bcc908ull);
+		if (op->bwd ? bwd_reference(op, &g, e) : fwd_reference(op, &g, e)) {
+			lnl_ref_free(e);
+			return -1;
+		}
+	}
+	rc = op->bwd ? bwd_compare(op, e, r) : fwd_compare(op, e, r);
+	if (fresh) {  // kept only now: the cache may free it at once
+		bytes = sizeof *e + (size_t)(e->nr + e->nc + e->nn + e->nk + e->ng) * sizeof(long) +
+			(size_t)(e->nr * (op->bwd ? op->K : e->nc) + e->nn * e->nk +
+				 (op->bwd ? 2 * e->ng + op->N : 0)) * sizeof(double);
+		if (rc == 0)
+			refcache_keep(&key, e, bytes, lnl_ref_free);
+		else
+			lnl_ref_free(e);
+	}
+	return rc;
+}

@@ -245,11 +245,13 @@ int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
 	   const void *B, void *D, void *workspace, cudaStream_t st);
 void lt_release(struct lt_gemm *g);
 /* check.cu: the outputs of the run just made on set 0 compared, into r
- * (check_begin'd), with double references on the inputs it read, on the
- * sample drawn from g. Return 0, or -1 (reported) when the check could not
- * run (a wrong output is r->passed = 0, not an error). */
-int fwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r);
-int bwd_check(struct lnl_op *op, struct fp_rng *g, struct fp_check *r);
+ * (check_begin'd), with double references on the inputs it read (profile
+ * and seed drew them), on a sample drawn from seed; the references are
+ * kept in the reference cache (checkref.h), so another variant of the case
+ * checked on the same profile and seed downloads only its outputs. Returns
+ * 0, or -1 (reported) when the check could not run (a wrong output is
+ * r->passed = 0, not an error). */
+int lnl_check_outputs(struct lnl_op *op, int profile, uint64_t seed, struct fp_check *r);
 
 // ---------------------------------------------------------------------------
 // Device helpers of more than one kernel family
