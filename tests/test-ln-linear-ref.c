@@ -4,7 +4,8 @@
  * FlashNorm identity the fused kernel relies on and the cancellation that
  * its per-row shift avoids, the input profiles, check sampling (every
  * block of rows covered, counts within the budget), and
- * validate()/model()/device_bytes() through the registry.
+ * validate()/model()/device_bytes() through the registry, and the
+ * parallel widening of downloaded bf16/fp32 (lnl_widen).
  * $FUSEPROF_SEED fixes the seed. */
 #include "config.h"
 
@@ -15,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkref.h"
 #include "kutil.h"
 #include "ln_linear/ln_linear.h"
+#include "par.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"
@@ -485,6 +488,69 @@ static void test_contract(void)
 	}
 }
 
+// lnl_widen: bf16 and fp32 bytes (every bit pattern class: normals,
+// subnormals, zeros, infinities, NaNs) widen to the floats check_decode
+// reads them as, past several of its chunks and a ragged tail, with the
+// same bits on 1, 3 and every thread; n = 0 writes nothing.
+static void test_widen(uint64_t seed)
+{
+	const size_t n = 3 * ((size_t)1 << 18) + 17;
+	uint16_t *h = malloc(n * sizeof *h);
+	uint32_t *w = malloc(n * sizeof *w);
+	float *f1 = malloc(n * sizeof *f1), *f = malloc(n * sizeof *f);
+	double *d = malloc(n * sizeof *d);
+	struct fp_rng g;
+
+	if (!h || !w || !f1 || !f || !d)
+		FAIL("out of memory");
+	rng_seed(&g, seed ^ 0x77d3);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = rng_next(&g);
+
+		h[i] = (uint16_t)u;
+		w[i] = (uint32_t)(u >> 32);
+	}
+	h[5] = 0x7f80, h[6] = 0xff80, h[7] = 0x7fc1, h[8] = 0x0001, h[9] = 0x8000;
+	for (int dt = FP_F32; dt <= FP_BF16; dt++) {
+		const void *src = dt == FP_BF16 ? (const void *)h : (const void *)w;
+		size_t nan = 0;
+
+		par_set_threads(1);
+		lnl_widen(f1, src, (enum fp_dtype)dt, n);
+		check_decode(d, src, (enum fp_dtype)dt, n);
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(d[i])) {
+				ASSERT(isnan(f1[i]));
+				nan++;
+			} else if ((double)f1[i] != d[i]) {
+				FAIL("dtype %d element %zu: %.9g, check_decode %.9g", dt, i,
+				     (double)f1[i], d[i]);
+			}
+		}
+		ASSERT(nan > 0);  // NaNs went through, not just finite values
+		if (dt == FP_F32)  // fp32 NaNs keep their payloads too
+			ASSERT(!memcmp(f1, src, n * sizeof *f1));
+		for (int t = 3; t <= 4; t++) {
+			par_set_threads(t == 4 ? 0 : t);
+			memset(f, 0xab, n * sizeof *f);
+			lnl_widen(f, src, (enum fp_dtype)dt, n);
+			ASSERT(!memcmp(f, f1, n * sizeof *f));
+		}
+		memset(f, 0xab, sizeof *f);
+		lnl_widen(f, src, (enum fp_dtype)dt, 0);
+		ASSERT_EQ(((const unsigned char *)f)[0], 0xab);
+	}
+	par_set_threads(0);
+	ASSERT(isinf(f1[5]) && f1[5] > 0 && isinf(f1[6]) && f1[6] < 0);
+	ASSERT(f1[8] > 0 && f1[8] < 1e-38f && f1[9] == 0 && signbit(f1[9]));
+	free(h);
+	free(w);
+	free(f1);
+	free(f);
+	free(d);
+	printf("widen ok\n");
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_SEED");
@@ -499,6 +565,7 @@ int main(void)
 	test_flashnorm(seed);
 	test_profiles(seed);
 	test_sample(seed);
+	test_widen(seed);
 	test_contract();
 	return 0;
 }

@@ -6,9 +6,11 @@
 # `fuseprof run` timings of the forward at the suite and quick shapes next
 # to PyTorch (eager, and cuBLAS's Linear alone), fpbench timings of the
 # backward, fpbench timings of the bf16 fused forward's kernels (the gemm
-# kernel option), and Nsight Compute on the bf16 fused forward.
+# kernel option), Nsight Compute on the bf16 fused forward, and the time
+# --check-all's checks take at the largest suite shape (issue #18: at most
+# 2 s an op).
 # Logs go to $OUT (default: the current directory); a summary to stdout.
-# Usage: sh kernels/ln_linear/gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu]...
+# Usage: sh kernels/ln_linear/gpu.sh [test|memcheck|run|kernels|bwd|torch|naive|ncu|check]...
 out=${OUT:-.}
 src=$(dirname "$0")
 steps=${*:-test memcheck run bwd torch naive}
@@ -92,6 +94,16 @@ ncu)
 			ln_linear_fwd/fused bf16 $s >> "$out/ncu.log" 2>&1
 	done
 	grep -E "^  [A-Za-z]|Duration|Throughput|Stall|Issue" "$out/ncu.log" | head -n 60
+	;;
+check)
+	echo "== fuseprof run --check-all at M=16384,K=4096,N=16384 (log: check.log)"
+	timeout 590 ./fuseprof run --check-all --no-counters -w ln_linear_fwd,ln_linear_bwd \
+		-v unfused,fused -t fp32,bf16 -s M=16384,K=4096,N=16384 \
+		--db "$out/check.db" > "$out/check.log" 2>&1
+	echo "rc $? (8 ops; the line below gives the checks' seconds)"
+	grep -i "checks" "$out/check.log" | tail -n 2
+	./fuseprof query --db "$out/check.db" \
+		"SELECT workload, variant, dtype, status, rel_err FROM v_ops ORDER BY workload, dtype, variant"
 	;;
 esac
 done

@@ -13,6 +13,8 @@
  *                  with TMA and clusters (the one file built for sm_90a)
  *   bwd.cu         the backward's kernels and its launcher
  *   cublaslt.cu    the cuBLASLt plumbing of the unfused variants
+ *   check.cu       the checks' host side: the sampled double references
+ *                  and what they download
  *   workload.cu    the forward's kernel choice, the kernel options, sizes,
  *                  models, create/check/destroy: the contract, last
  *   gpu.sh         what to run on a GPU machine after a change here
@@ -242,6 +244,14 @@ int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
 	   const void *B, void *D, void *workspace, cudaStream_t st);
 void lt_release(struct lt_gemm *g);
+/* check.cu: the outputs of the run just made on set 0 compared, into r
+ * (check_begin'd), with double references on the inputs it read (profile
+ * and seed drew them), on a sample drawn from seed; the references are
+ * kept in the reference cache (checkref.h), so another variant of the case
+ * checked on the same profile and seed downloads only its outputs. Returns
+ * 0, or -1 (reported) when the check could not run (a wrong output is
+ * r->passed = 0, not an error). */
+int lnl_check_outputs(struct lnl_op *op, int profile, uint64_t seed, struct fp_check *r);
 
 // ---------------------------------------------------------------------------
 // Device helpers of more than one kernel family

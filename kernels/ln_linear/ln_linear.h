@@ -93,6 +93,12 @@ void lnl_sample_counts(long n1, long n2, double cost, double budget,
 struct fp_rng;
 long lnl_pick(long n, long want, struct fp_rng *g, long *idx);
 
+/* n elements of dt (fp32 or bf16, the bytes the device holds) at src into
+ * floats at dst, exactly (bf16 is the top half of a float), on every core:
+ * how a check widens what it downloads. The bits do not depend on the
+ * thread count; dst and src must not overlap. */
+void lnl_widen(float *dst, const void *src, enum fp_dtype dt, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
 
 lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
 	kernels/ln_linear/fwd_wgmma.cu kernels/ln_linear/bwd.cu \
-	kernels/ln_linear/cublaslt.cu kernels/ln_linear/workload.cu
+	kernels/ln_linear/cublaslt.cu kernels/ln_linear/check.cu \
+	kernels/ln_linear/workload.cu
 kernels_libfpkernels_a_SOURCES += kernels/ln_linear/ln_linear.h \
 	kernels/ln_linear/internal.h kernels/ln_linear/ref.c $(lnl_cu)
 

@@ -11,6 +11,7 @@
 
 #include "kutil.h"
 #include "ln_linear.h"
+#include "par.h"
 #include "util.h"
 
 void lnl_gen_inputs(enum lnl_profile p, uint64_t seed, long M,
@@ -281,4 +282,35 @@ long lnl_pick(long n, long want, struct fp_rng *g, long *idx)
 	}
 	free(share);
 	return cnt;
+}
+
+// lnl_widen's chunks [lo, hi) (par_for).
+struct widen_job {
+	float *dst;
+	const void *src;
+	enum fp_dtype dt;
+};
+
+static void widen_chunk(size_t lo, size_t hi, void *arg)
+{
+	const struct widen_job *jb = (const struct widen_job *)arg;
+
+	if (jb->dt != FP_BF16) {
+		memcpy(jb->dst + lo, (const float *)jb->src + lo, (hi - lo) * sizeof(float));
+		return;
+	}
+	for (size_t i = lo; i < hi; i++) {
+		uint32_t u = (uint32_t)((const uint16_t *)jb->src)[i] << 16;
+
+		memcpy(&jb->dst[i], &u, 4);
+	}
+}
+
+void lnl_widen(float *dst, const void *src, enum fp_dtype dt, size_t n)
+{
+	// 256 K elements a chunk: about 0.1 ms of one core, so a chunk dwarfs
+	// handing it out and a chunk of rows of any width still spreads.
+	struct widen_job job = { dst, src, dt };
+
+	par_for(n, (size_t)1 << 18, widen_chunk, &job);
 }
