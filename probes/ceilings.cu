@@ -532,8 +532,10 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 	 * launch (the first pass comes from DRAM: 2% of the bytes). H100's L2
 	 * is two partitions; a quarter stays resident in both halves. The best
 	 * of one load a thread at 8 blocks an SM and ROW_ILP loads a thread at
-	 * 8 and 32: on an H100 a GEMM's L2 traffic came to 104 % of the first
-	 * alone. */
+	 * 8 and 32. It stays a read test: a GEMM's L2 traffic (TMA loads,
+	 * multicast, its output's writes) reached 104-105 % of it on an H100
+	 * either way, and the report says to judge such an op by its DRAM
+	 * roof. */
 	{
 		static const struct { int ilp, grid_per_sm, frac; } pat[] = {
 			{ 0, 8, 4 }, { 1, 8, 4 }, { 1, 32, 4 }, { 1, 8, 8 }, { 1, 32, 8 },
