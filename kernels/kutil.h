@@ -80,6 +80,13 @@ static inline void *dev_carve(char **cur, size_t n)
 	return p;
 }
 
+/* A buffer p carved for set 0 (or NULL), as set s sees it: off = s times
+ * the set's stride further on; NULL stays NULL. */
+static inline void *dev_in_set(void *p, size_t off)
+{
+	return p ? (char *)p + off : NULL;
+}
+
 /* Set bytes to 0xff: NaN in fp32 and bf16, so an element a kernel forgot to
  * write fails the check. Synchronous. */
 int dev_poison(void *p, size_t bytes);

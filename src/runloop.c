@@ -213,7 +213,6 @@ static void counters_fallback(struct run_state *rs, int why)
 
 /* ---- one op, from set-up to its row in the store ------------------------ */
 
-
 /* An op between set-up and store. The variants of one workload, dtype and
  * shape are set up together and their timed repetitions interleaved (see
  * time_group), so a clock or power drift over the seconds a comparison
@@ -1062,16 +1061,15 @@ static int begin_run(struct run_state *rs, long long device_id,
 }
 
 /* The loop: every op of the list measured and stored, until the end or
- * Ctrl-C (which stops it between groups). *t0 is when it started; *done
- * counts the ops stored. Returns 0, or -1 when an op could not be stored
- * (the run is then marked failed). */
-static int measure_ops(struct run_state *rs, const struct op_list *ops, double *t0,
-		       size_t *done)
+ * Ctrl-C (which stops it between groups); *done counts the ops stored.
+ * Returns 0, or -1 when an op could not be stored (the run is then marked
+ * failed). */
+static int measure_ops(struct run_state *rs, const struct op_list *ops, size_t *done)
 {
 	struct sigaction sa, old_sa;
 	char note[384];
 	size_t counted = 0;  /* ops whose instructions were counted */
-	double clk;
+	double t0, clk;     /* when the loop started; the lap clock */
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
@@ -1089,7 +1087,7 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 				rs->group != NULL, op->key);
 		rs->eta.est[i] = e.time_s + e.check_s + e.counters_s;
 	}
-	*t0 = clk = now_seconds();
+	t0 = clk = now_seconds();
 	/* The variants of one workload, dtype and shape are measured as a
 	 * group, as many as fit in GPU memory together: set up one by one,
 	 * timed interleaved, stored one by one. */
@@ -1106,7 +1104,7 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 				     same_case(&ops->v[0], &ops->v[to]); to++)
 					;
 			rs->eta.meas_s += lap(&clk);
-			count_instructions(rs, ops, i, to, *t0);
+			count_instructions(rs, ops, i, to, t0);
 			lap(&clk);
 			counted = to;
 		}
@@ -1117,7 +1115,7 @@ static int measure_ops(struct run_state *rs, const struct op_list *ops, double *
 
 			while (first > 0 && same_case(&ops->v[first - 1], &ops->v[i]))
 				first--;
-			progress("", i, ops->n, ops->v[i].key, *t0,
+			progress("", i, ops->n, ops->v[i].key, t0,
 				 eta_left(&rs->eta, ops->n));
 			if (op_prepare(rs, &ms[n], &ops->v[i], i, first, n) == OP_NO_ROOM)
 				break;
@@ -1223,7 +1221,7 @@ int run_suite(const struct run_opts *o)
 	char counters_mode[160];
 	int nceil = 0, rc, status = EXIT_FAIL, have_group = 0;
 	size_t done = 0;
-	double t0 = 0;
+	double t0;
 
 	memset(&rs, 0, sizeof rs);
 	rs.t_start = now_seconds();
@@ -1259,7 +1257,7 @@ int run_suite(const struct run_opts *o)
 		goto out_counters;
 	if (start_timing())
 		goto out_counters;
-	if (begin_run(&rs, device_id, ceil, nceil) || measure_ops(&rs, &ops, &t0, &done))
+	if (begin_run(&rs, device_id, ceil, nceil) || measure_ops(&rs, &ops, &done))
 		goto out_activity;
 	status = finish_run(&rs, &ops, done);
 out_activity:

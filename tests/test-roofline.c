@@ -106,16 +106,19 @@ static void test_reference(void)
 	ASSERT_STR_EQ(rf_precision(10, 0, 0, 9, "bf16"), "fp32_fma");
 }
 
+/* Hand-made DRAM ceilings of the four mixes (the write-only one
+ * theoretical), for the tests of the DRAM roof below. */
+static struct rf_ceiling mix_ceilings[4] = {
+	{ "dram_read_bw", "B/s", 3.0e12, "measured", NULL },
+	{ "dram_add_bw", "B/s", 2.7e12, "measured", NULL },
+	{ "dram_bw", "B/s", 2.8e12, "measured", NULL },
+	{ "dram_write_bw", "B/s", 2.4e12, "theoretical", NULL },
+};
+
 /* The DRAM roof by read/write mix, on hand-made ceilings. */
 static void test_mix(void)
 {
-	struct rf_ceiling all[] = {
-		{ "dram_read_bw", "B/s", 3.0e12, "measured", NULL },
-		{ "dram_add_bw", "B/s", 2.7e12, "measured", NULL },
-		{ "dram_bw", "B/s", 2.8e12, "measured", NULL },
-		{ "dram_write_bw", "B/s", 2.4e12, "theoretical", NULL },
-	};
-	struct rf_run r = { .nceilings = 4, .ceilings = all };
+	struct rf_run r = { .nceilings = 4, .ceilings = mix_ceilings };
 	const char *prov;
 	char basis[64];
 
@@ -150,7 +153,7 @@ static void test_mix(void)
 	ASSERT_NEAR(rf_dram_bw(&r, 0.4, &prov, basis, sizeof basis), 2.7e12 + 0.4 * 0.1e12,
 		    1e-12);
 	/* No copy either: no roof. */
-	r.ceilings = &all[0];
+	r.ceilings = &mix_ceilings[0];
 	r.nceilings = 1;
 	ASSERT(isnan(rf_dram_bw(&r, 0.75, &prov, basis, sizeof basis)));
 	ASSERT_STR_EQ(basis, "");
@@ -160,13 +163,7 @@ static void test_mix(void)
 /* The DRAM roof of an op of several kernels, each at its own mix's roof. */
 static void test_kernels(void)
 {
-	struct rf_ceiling all[] = {
-		{ "dram_read_bw", "B/s", 3.0e12, "measured", NULL },
-		{ "dram_add_bw", "B/s", 2.7e12, "measured", NULL },
-		{ "dram_bw", "B/s", 2.8e12, "measured", NULL },
-		{ "dram_write_bw", "B/s", 2.4e12, "theoretical", NULL },
-	};
-	struct rf_run r = { .nceilings = 4, .ceilings = all };
+	struct rf_run r = { .nceilings = 4, .ceilings = mix_ceilings };
 	/* A reduction (read-only), an elementwise pass (a copy), a kernel
 	 * of no DRAM bytes, a write-only one with its write-back. */
 	struct rf_kernel_dram kd[] = {

@@ -287,15 +287,11 @@ static void set_view(const struct fp_op *op, int set, struct fp_op *v)
 	const size_t off = (size_t)set * op->wset;
 
 	*v = *op;
-	v->out = op->out + off;
-	if (op->dgb)
-		v->dgb = op->dgb + off;
-	if (op->mid)
-		v->mid = op->mid + off;
-	if (op->stats)
-		v->stats = (float *)((char *)op->stats + off);
-	if (op->partial)
-		v->partial = (float *)((char *)op->partial + off);
+	v->out = (char *)dev_in_set(op->out, off);
+	v->dgb = (char *)dev_in_set(op->dgb, off);
+	v->mid = (char *)dev_in_set(op->mid, off);
+	v->stats = (float *)dev_in_set(op->stats, off);
+	v->partial = (float *)dev_in_set(op->partial, off);
 }
 
 static int op_launch(struct fp_op *base, int set, cudaStream_t st)

@@ -113,12 +113,6 @@ static int fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
 
-// p, a written buffer of set 0 (or NULL), moved to the set off bytes on.
-static void *in_set(void *p, size_t off)
-{
-	return p ? (char *)p + off : NULL;
-}
-
 // v = op as seen by a launch of set `set`: its written buffers set * wset
 // bytes past set 0's (the inputs are offset by the launch).
 static void set_view(const struct lnl_op *op, int set, struct lnl_op *v)
@@ -126,18 +120,18 @@ static void set_view(const struct lnl_op *op, int set, struct lnl_op *v)
 	const size_t off = (size_t)set * op->wset;
 
 	*v = *op;
-	v->y = in_set(op->y, off);
-	v->h = in_set(op->h, off);
-	v->stats = (float *)in_set(op->stats, off);
-	v->dx = in_set(op->dx, off);
-	v->dW = in_set(op->dW, off);
-	v->dg = in_set(op->dg, off);
-	v->dbeta = in_set(op->dbeta, off);
-	v->db = in_set(op->db, off);
-	v->dh = in_set(op->dh, off);
-	v->part = (float *)in_set(op->part, off);
-	v->acc = (float *)in_set(op->acc, off);
-	v->workspace = in_set(op->workspace, off);
+	v->y = dev_in_set(op->y, off);
+	v->h = dev_in_set(op->h, off);
+	v->stats = (float *)dev_in_set(op->stats, off);
+	v->dx = dev_in_set(op->dx, off);
+	v->dW = dev_in_set(op->dW, off);
+	v->dg = dev_in_set(op->dg, off);
+	v->dbeta = dev_in_set(op->dbeta, off);
+	v->db = dev_in_set(op->db, off);
+	v->dh = dev_in_set(op->dh, off);
+	v->part = (float *)dev_in_set(op->part, off);
+	v->acc = (float *)dev_in_set(op->acc, off);
+	v->workspace = dev_in_set(op->workspace, off);
 }
 
 static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)

@@ -65,13 +65,10 @@ static void set_view(const struct sm_op *op, int set, struct sm_op *v)
 	const size_t off = (size_t)set * op->wset_bytes;
 
 	*v = *op;
-	v->out = (char *)op->out + off;
-	if (op->tmp)
-		v->tmp = (char *)op->tmp + off;
-	if (op->rowa)
-		v->rowa = (float *)((char *)op->rowa + off);
-	if (op->rowb)
-		v->rowb = (float *)((char *)op->rowb + off);
+	v->out = dev_in_set(op->out, off);
+	v->tmp = dev_in_set(op->tmp, off);
+	v->rowa = (float *)dev_in_set(op->rowa, off);
+	v->rowb = (float *)dev_in_set(op->rowb, off);
 }
 
 static int sm_launch(struct fp_op *fop, int set, cudaStream_t st)
