@@ -67,6 +67,15 @@ struct fp_model {
 	                          FLOP counters read this, not flops (3xTF32:
 	                          three tensor products for each product of the
 	                          GEMM); 0: the same as flops */
+	double saved_bytes;    /* bytes this variant keeps alive from the
+	                          forward for the backward beyond the op's own
+	                          inputs and parameters (which the caller keeps
+	                          anyway): a pre-activation, an output the
+	                          backward reads, a byte or bit mask, row
+	                          statistics; 0 where the backward recomputes
+	                          everything from the inputs. A forward and the
+	                          backward variant of the same name (see
+	                          workload->backward) give the same number */
 };
 
 /* Outcome of one correctness check. */
@@ -124,6 +133,12 @@ struct workload {
 	                        and profile at (awkward sizes), likewise */
 	const struct fp_kopt *kopts;  /* kernel options, terminated by .name ==
 	                                 NULL; NULL when there are none */
+	const char *backward;  /* for a forward: the workload computing its
+	                          gradients, NULL if none. It takes the same
+	                          parameters, and its variant of the same name
+	                          as a forward variant reads what that one
+	                          saves (model saved_bytes): the pair reports
+	                          show as one forward+backward step */
 
 	/* 0 if this shape and dtype can run, else -1 with a one-line reason
 	 * ("N=0: rows must be at least 1 element wide") in why. Allocates
