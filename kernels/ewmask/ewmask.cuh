@@ -1,0 +1,252 @@
+/* ewmask.cuh - what the bias-elementwise workloads with a saved mask
+ * (bias_dropout_add, bias_relu) share on the device: the plan of their row
+ * kernels, 1-bit-per-element mask packing, and the deterministic column
+ * sums (dbias) from per-thread-row partials. CUDA C++ only.
+ *
+ * The row kernels: an M x N row-major tensor, blocks of EW_THREADS threads
+ * shaped tx x ty (tx a multiple of 32 covering up to 256 vectors of a
+ * row, ty rows side by side), a grid of gx column blocks by gy row groups;
+ * each thread row walks rows r, r + gy ty, ... so a few waves cover any M,
+ * and a thread keeps the same columns all along (its dbias partial in
+ * registers). Vector path when N is a multiple of the 16-byte vector width
+ * V (every row then starts 16-byte aligned); otherwise each thread takes V
+ * columns tx apart, scalar (coalesced, no alignment needed).
+ *
+ * The bit mask: bit e % 32 of word e / 32 is element e = i N + j (the
+ * flattened index), ceil(M N / 32) words. In the vector path with N a
+ * multiple of 32 the 32 / V lanes of a word combine their bits with shuffles
+ * and one writes it; otherwise the forward runs a flattened kernel in which
+ * a warp takes 32 consecutive elements and __ballot_sync builds the word. */
+#ifndef FP_EWMASK_CUH
+#define FP_EWMASK_CUH
+
+#include <stdint.h>
+
+#include "device.cuh"
+
+/* One 16-byte access: 4 fp32 or 8 bf16 values as fp32. STREAM marks data
+ * touched once (evict-first), so bias stays in cache. */
+template <bool STREAM>
+__device__ __forceinline__ void ew_ld16(const float *p, float *v)
+{
+	float4 a = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
+
+	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void ew_ld16(const __nv_bfloat16 *p, float *v)
+{
+	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
+}
+
+__device__ __forceinline__ void ew_st16(float *p, const float *v)
+{
+	__stcs((float4 *)p, make_float4(v[0], v[1], v[2], v[3]));
+}
+
+__device__ __forceinline__ void ew_st16(__nv_bfloat16 *p, const float *v)
+{
+	__stcs((uint4 *)p, pack_bf16x8(v));
+}
+
+#define EW_THREADS 256
+#define EW_UNROLL 4            /* rows in flight per thread */
+#define EW_TARGET_BLOCKS 1056  /* about 8 blocks per SM of an H100: a wave or so */
+#define EW_MAX_PARTIALS 1024   /* most partial rows of dbias */
+
+struct ew_plan {
+	int vec;             /* 1: the 16-byte vector path */
+	int V;               /* elements per 16 bytes */
+	unsigned tx, ty;     /* block shape */
+	unsigned gx, gy;     /* grid */
+	long prows;          /* dbias partial rows: gy ty */
+};
+
+/* The plan for M x N of es-byte elements; the same on every device (the
+ * partial rows enter device_bytes, which must not touch the GPU). */
+static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
+{
+	struct ew_plan p;
+	long nv, gy, maxgy;
+
+	p.V = (int)(16 / es);
+	p.vec = N % p.V == 0;
+	nv = (N + p.V - 1) / p.V;
+	p.tx = (unsigned)(nv >= 256 ? 256 : (nv + 31) / 32 * 32);
+	p.ty = EW_THREADS / p.tx;
+	p.gx = (unsigned)((nv + p.tx - 1) / p.tx);
+	gy = (EW_TARGET_BLOCKS + p.gx - 1) / p.gx;
+	maxgy = (M + p.ty - 1) / p.ty;
+	if (gy > maxgy)
+		gy = maxgy;
+	if (gy * p.ty > EW_MAX_PARTIALS)
+		gy = EW_MAX_PARTIALS / p.ty;
+	p.gy = (unsigned)(gy < 1 ? 1 : gy);
+	p.prows = (long)p.gy * p.ty;
+	return p;
+}
+
+/* Bits of a mask for M x N elements, in bytes: ceil(M N / 32) words. */
+static inline size_t ew_bits_bytes(long M, long N)
+{
+	return ((size_t)M * (size_t)N + 31) / 32 * 4;
+}
+
+/* Vector path, N % 32 == 0: lane groups of 32 / V lanes hold one word's V-bit
+ * pieces (lane order = element order); put the word together and let the
+ * group's first lane store it at words[w]. Every lane of the warp calls it
+ * (valid: whether this lane's columns exist; a group is wholly in or out). */
+template <int V>
+__device__ __forceinline__ void ew_store_bits(uint32_t *words, uint64_t w,
+					      unsigned bits, bool valid)
+{
+	constexpr int G = 32 / V;
+	const int lane = threadIdx.x & 31;
+	uint32_t part = (uint32_t)bits << ((lane % G) * V);
+
+#pragma unroll
+	for (int o = 1; o < G; o <<= 1)
+		part |= __shfl_xor_sync(FP_FULL_MASK, part, o);
+	if (valid && lane % G == 0)
+		words[w] = part;
+}
+
+/* The V bits of elements e .. e + V - 1 (e a multiple of V; V divides 32). */
+template <int V>
+__device__ __forceinline__ unsigned ew_load_bits(const uint32_t *words, uint64_t e)
+{
+	return (__ldg(words + (e >> 5)) >> (e & 31)) & ((1u << V) - 1u);
+}
+
+__device__ __forceinline__ unsigned ew_load_bit(const uint32_t *words, uint64_t e)
+{
+	return (__ldg(words + (e >> 5)) >> (e & 31)) & 1u;
+}
+
+/* h = x + bias, and y = relu(h) where RELU: the unfused variants' first
+ * kernel (and bias_relu's ReLU alone with bias NULL). Rows under the plan. */
+template <typename T, int V, bool VEC, bool RELU>
+__global__ void __launch_bounds__(EW_THREADS)
+ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
+		   T *__restrict__ y, long M, long N)
+{
+	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
+			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
+	const long cs = VEC ? 1 : blockDim.x;
+	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
+	const long rs = (long)gridDim.y * blockDim.y;
+	float b[V];
+
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		b[k] = 0.f;
+	if (bias && VEC && c0 < N)
+		ew_ld16<false>(bias + c0, b);
+	else if (bias && !VEC)
+#pragma unroll
+		for (int k = 0; k < V; k++)
+			if (c0 + k * cs < N)
+				b[k] = to_f(bias[c0 + k * cs]);
+	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+		float v[EW_UNROLL][V];
+
+#pragma unroll
+		for (int u = 0; u < EW_UNROLL; u++) {
+			const long i = i0 + u * rs;
+
+			if (i >= M)
+				continue;
+			if (VEC) {
+				if (c0 < N)
+					ew_ld16<true>(x + i * N + c0, v[u]);
+			} else {
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					if (c0 + k * cs < N)
+						v[u][k] = to_f(x[i * N + c0 + k * cs]);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < EW_UNROLL; u++) {
+			const long i = i0 + u * rs;
+
+			if (i >= M)
+				continue;
+#pragma unroll
+			for (int k = 0; k < V; k++) {
+				v[u][k] += b[k];
+				if (RELU)
+					v[u][k] = fmaxf(v[u][k], 0.f);
+			}
+			if (VEC) {
+				if (c0 < N)
+					ew_st16(y + i * N + c0, v[u]);
+			} else {
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					if (c0 + k * cs < N)
+						y[i * N + c0 + k * cs] = from_f<T>(v[u][k]);
+			}
+		}
+	}
+}
+
+/* dbias[j] = sum over p of partial[p][j], p in order: the fixed-order second
+ * pass of the column sums (no float atomics, the same bits every run). One
+ * thread a column. */
+template <typename T>
+__global__ void __launch_bounds__(EW_THREADS)
+ew_colsum_kernel(const float *__restrict__ partial, long prows, long N,
+		 T *__restrict__ dbias)
+{
+	long j = (long)blockIdx.x * EW_THREADS + threadIdx.x;
+	float s = 0.f;
+
+	if (j >= N)
+		return;
+	for (long p = 0; p < prows; p++)
+		s += partial[p * N + j];
+	dbias[j] = from_f<T>(s);
+}
+
+/* Column partials of g (an M x N tensor, the dx of an unfused backward)
+ * into partial[prows][N] under plan p: the unfused variants' second kernel. */
+template <typename T, int V, bool VEC>
+__global__ void __launch_bounds__(EW_THREADS)
+ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, long N)
+{
+	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
+			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
+	const long cs = VEC ? 1 : blockDim.x;
+	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
+	const long rs = (long)gridDim.y * blockDim.y;
+	float acc[V];
+
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		acc[k] = 0.f;
+	for (long i = r0; i < M; i += rs) {
+		if (VEC) {
+			if (c0 < N) {
+				float v[V];
+
+				ew_ld16<true>(g + i * N + c0, v);
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					acc[k] += v[k];
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < V; k++)
+				if (c0 + k * cs < N)
+					acc[k] += to_f(g[i * N + c0 + k * cs]);
+		}
+	}
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		if (c0 + k * cs < N)
+			partial[r0 * N + c0 + k * cs] = acc[k];
+}
+
+#endif
