@@ -7,6 +7,7 @@ noinst_LIBRARIES += reports/libfpreports.a
 reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
+	reports/saved.c reports/saved.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
 	reports/rows.c reports/rows.h

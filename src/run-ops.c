@@ -48,6 +48,14 @@ static int check_names(const char *list, const char *what, const char *scope,
 	return 0;
 }
 
+const struct workload *workload_forward_of(const struct workload *w)
+{
+	for (const struct workload *const *f = fp_workloads; *f; f++)
+		if ((*f)->backward && !strcmp((*f)->backward, w->name))
+			return *f;
+	return NULL;
+}
+
 static void push_op(struct op_list *l, const struct op_spec *o)
 {
 	if (l->n == l->alloc) {

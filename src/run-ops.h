@@ -37,4 +37,8 @@ int build_ops(const struct run_opts *o, struct op_list *ops);
 /* Whether two ops are variants of one case: workload, dtype and shape. */
 int same_case(const struct op_spec *a, const struct op_spec *b);
 
+/* The forward whose backward (workload->backward) is w, or NULL when w is
+ * no workload's backward. */
+const struct workload *workload_forward_of(const struct workload *w);
+
 #endif

@@ -646,6 +646,11 @@ store:
 	so.model_executed_flops = m->model.executed_flops;
 	so.model_min_bytes = m->model.min_bytes;
 	so.model_variant_bytes = m->model.variant_bytes;
+	/* What a variant keeps for its backward means something only in a
+	 * forward/backward pair: NULL for the other workloads. */
+	so.model_saved_bytes = w->backward || workload_forward_of(w) ?
+			       m->model.saved_bytes : NAN;
+	so.backward = w->backward;
 	so.message = m->msg[0] ? m->msg : NULL;
 	so.kernel_opts = op->kopts_text;
 	so.kernel = m->kernel;
