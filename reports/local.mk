@@ -18,8 +18,9 @@ fp_cmd_libs += reports/libfpreports.a
 ## database writer.
 test_report_libs = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
 
-check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views
-TESTS += tests/test-roofline tests/test-report-views
+check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views \
+	tests/test-save-recompute
+TESTS += tests/test-roofline tests/test-report-views tests/test-save-recompute
 tests_mkdb_SOURCES = tests/mkdb.c tests/synth.c tests/synth.h
 tests_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_mkdb_LDADD = $(test_store_libs)
@@ -29,6 +30,10 @@ tests_test_roofline_LDADD = $(test_report_libs)
 tests_test_report_views_SOURCES = tests/test-report-views.c tests/synth.c tests/synth.h
 tests_test_report_views_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_report_views_LDADD = $(test_report_libs)
+tests_test_save_recompute_SOURCES = tests/test-save-recompute.c tests/synth.c \
+	tests/synth.h
+tests_test_save_recompute_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_save_recompute_LDADD = $(test_report_libs)
 
 TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
