@@ -35,8 +35,10 @@ tests_test_save_recompute_SOURCES = tests/test-save-recompute.c tests/synth.c \
 tests_test_save_recompute_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_save_recompute_LDADD = $(test_report_libs)
 
-TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
-EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
+TESTS += tests/test-report-cli.sh tests/test-report-errors.sh \
+	tests/test-report-saved.sh
+EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh \
+	tests/test-report-saved.sh
 
 ## Numbers to distrust: v_distrust's rules at and past each threshold
 ## (runs written by tests/mkruns), the report's outputs of them, and the
