@@ -1195,6 +1195,7 @@ static int dry_run(const struct run_opts *o, const struct op_list *ops,
 		   int counters)
 {
 	struct run_estimate e;
+	size_t npairs;
 
 	if (run_check_db(o->db))
 		return EXIT_FAIL;
@@ -1208,6 +1209,12 @@ static int dry_run(const struct run_opts *o, const struct op_list *ops,
 	}
 	fflush(stdout);
 	run_estimate_print(&e, stderr);
+	npairs = count_saved_pairs(ops);
+	if (npairs)
+		fprintf(stderr, "fuseprof: dry run: %zu forward op%s with %s backward "
+			"of the same variant, dtype and shape (the report's save-or-"
+			"recompute table)\n", npairs, npairs == 1 ? "" : "s",
+			npairs == 1 ? "its" : "their");
 	return EXIT_OK;
 }
 
