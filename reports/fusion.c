@@ -79,30 +79,10 @@ int fusion_load(struct store *st, long long run_id, const char *const *workloads
 	return load_pairs(st, run_id, workloads, "v_fusion", out);
 }
 
-/* 1 when RF_RUN_TABLE holds exactly the ops run_id has now, 0 otherwise
- * (also when there is no such table). */
-static int run_table_holds(struct store *st, long long run_id)
-{
-	sqlite3_stmt *s = NULL;
-	int ok = 0;
-
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT (SELECT count(*) FROM " RF_RUN_TABLE ") ="
-			       " (SELECT count(*) FROM " RF_RUN_TABLE " WHERE run_id = ?1)"
-			       " AND (SELECT count(*) FROM " RF_RUN_TABLE ") ="
-			       " (SELECT count(*) FROM ops WHERE run_id = ?1)",
-			       -1, &s, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, run_id);
-		ok = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1;
-	}
-	sqlite3_finalize(s);
-	return ok;
-}
-
 int fusion_load_run(struct store *st, long long run_id, const char *const *workloads,
 		    struct fu_pairs *out)
 {
-	if (!run_table_holds(st, run_id))
+	if (!rf_run_table_holds(st, run_id))
 		return fusion_load(st, run_id, workloads, out);
 	return load_pairs(st, run_id, workloads,
 			  "(" FP_FUSION_SQL(RF_RUN_TABLE) ")", out);

@@ -7,6 +7,7 @@ noinst_LIBRARIES += reports/libfpreports.a
 reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
+	reports/saved.c reports/saved.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
 	reports/rows.c reports/rows.h
@@ -17,8 +18,9 @@ fp_cmd_libs += reports/libfpreports.a
 ## database writer.
 test_report_libs = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
 
-check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views
-TESTS += tests/test-roofline tests/test-report-views
+check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views \
+	tests/test-save-recompute
+TESTS += tests/test-roofline tests/test-report-views tests/test-save-recompute
 tests_mkdb_SOURCES = tests/mkdb.c tests/synth.c tests/synth.h
 tests_mkdb_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_mkdb_LDADD = $(test_store_libs)
@@ -28,9 +30,15 @@ tests_test_roofline_LDADD = $(test_report_libs)
 tests_test_report_views_SOURCES = tests/test-report-views.c tests/synth.c tests/synth.h
 tests_test_report_views_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_report_views_LDADD = $(test_report_libs)
+tests_test_save_recompute_SOURCES = tests/test-save-recompute.c tests/synth.c \
+	tests/synth.h
+tests_test_save_recompute_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_save_recompute_LDADD = $(test_report_libs)
 
-TESTS += tests/test-report-cli.sh tests/test-report-errors.sh
-EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh
+TESTS += tests/test-report-cli.sh tests/test-report-errors.sh \
+	tests/test-report-saved.sh
+EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh \
+	tests/test-report-saved.sh
 
 ## Numbers to distrust: v_distrust's rules at and past each threshold
 ## (runs written by tests/mkruns), the report's outputs of them, and the

@@ -14,6 +14,7 @@
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
+#include "saved.h"
 #include "table.h"
 #include "util.h"
 #include "views.h"
@@ -352,6 +353,77 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 	}
 }
 
+/* Save or recompute: each forward variant with its backward, what it
+ * keeps for the backward and what keeping less costs (v_save_recompute). */
+static void saved_table(const struct sr_rows *r, struct table *t, int display)
+{
+	static const char *const full[] = {
+		"workload", "backward", "variant", "role", "dtype", "shape",
+		"fwd_op_id", "bwd_op_id", "saved_bytes", "fwd_time_ns",
+		"bwd_time_ns", "total_time_ns", "fwd_dram_bytes", "bwd_dram_bytes",
+		"total_dram_bytes", "dram_basis", "saves_most", "bytes_saved",
+		"fastest", "time_paid_ns", "time_ratio",
+	};
+	static const char *const disp[] = {
+		"forward", "dtype", "shape", "variant", "kept MB", "fwd µs", "bwd µs",
+		"fwd+bwd µs", "DRAM MB", "MB saved", "vs", "µs paid", "× fastest",
+	};
+
+	table_init(t, display ? (int)ARRAY_SIZE(disp) : (int)ARRAY_SIZE(full),
+		   display ? disp : full);
+	for (size_t i = 0; r && i < r->n; i++) {
+		const struct sr_row *x = &r->v[i];
+
+		if (display) {
+			table_add_text(t, x->workload);
+			table_add_text(t, x->dtype);
+			table_add_text(t, x->shape);
+			table_add_text(t, x->variant);
+			table_add_double(t, x->saved_bytes / 1e6, 4);
+			table_add_double(t, x->fwd_time_ns / 1e3, 4);
+			table_add_double(t, x->bwd_time_ns / 1e3, 4);
+			table_add_double(t, x->total_time_ns / 1e3, 4);
+			table_add_double(t, x->total_dram_bytes / 1e6, 4);
+			table_add_double(t, x->bytes_saved / 1e6, 4);
+			table_add_text(t, x->saves_most);
+			table_add_double(t, x->time_paid_ns / 1e3, 4);
+			table_add_double(t, x->time_ratio, 3);
+			continue;
+		}
+		table_add_text(t, x->workload);
+		table_add_text(t, x->backward);
+		table_add_text(t, x->variant);
+		table_add_text(t, x->role);
+		table_add_text(t, x->dtype);
+		table_add_text(t, x->shape);
+		table_add_int(t, x->fwd_op_id);
+		table_add_int(t, x->bwd_op_id);
+		table_add_double(t, x->saved_bytes, 10);
+		table_add_double(t, x->fwd_time_ns, 10);
+		table_add_double(t, x->bwd_time_ns, 10);
+		table_add_double(t, x->total_time_ns, 10);
+		table_add_double(t, x->fwd_dram_bytes, 10);
+		table_add_double(t, x->bwd_dram_bytes, 10);
+		table_add_double(t, x->total_dram_bytes, 10);
+		table_add_text(t, x->dram_basis);
+		table_add_text(t, x->saves_most);
+		table_add_double(t, x->bytes_saved, 10);
+		table_add_text(t, x->fastest);
+		table_add_double(t, x->time_paid_ns, 10);
+		table_add_double(t, x->time_ratio, 10);
+	}
+}
+
+/* What the save-or-recompute table shows, for the reader. */
+#define SAVED_TITLE "Save or recompute (forward + backward)"
+#define SAVED_TEXT "Each forward variant beside the backward variant of " \
+	"the same name at its dtype and shape (both passed their check): the " \
+	"bytes it keeps alive from the forward for the backward (its model's), " \
+	"forward, backward and total time, and the pair's DRAM bytes (measured, " \
+	"else the models'). Within each forward, dtype and shape: the memory " \
+	"it saves against the variant that keeps the most (vs), and the time " \
+	"it pays against the fastest forward+backward."
+
 static void wrong_table(const struct rf_run *run, struct table *t)
 {
 	static const char *const hdr[] = {
@@ -510,6 +582,7 @@ struct tables {
 	struct table summary, run, ceilings_disp, ceilings_full, wrong;
 	struct table distrust_disp, distrust_full;
 	struct table ops_disp, ops_full, fusion_disp, fusion_full;
+	struct table saved_disp, saved_full;
 };
 
 /* ---- files ------------------------------------------------------------- */
@@ -665,6 +738,10 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 	for (size_t i = 0; i < r->images->n; i++)
 		fprintf(f, "![%s](%s.png)\n\n", r->images->v[i].title, r->images->v[i].stem);
 	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	if (t->saved_disp.nrows) {
+		fputs("\n## " SAVED_TITLE "\n\n" SAVED_TEXT "\n\n", f);
+		table_print(&t->saved_disp, TABLE_MD, f);
+	}
 	md_section(f, "Ops", &t->ops_disp);
 	return finish(f, path);
 }
@@ -851,6 +928,12 @@ static int write_html(const struct report *r, const struct tables *t, const char
 	for (size_t i = 0; !rc && i < r->images->n; i++)
 		rc = html_image(f, dir, r->images->v[i].stem, r->images->v[i].title);
 	html_table(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	if (t->saved_disp.nrows) {
+		fputs("<h2>" SAVED_TITLE "</h2>\n<p>", f);
+		html_escape(f, SAVED_TEXT);
+		fputs("</p>\n", f);
+		html_table(f, NULL, &t->saved_disp);
+	}
 	html_table(f, "Ops", &t->ops_disp);
 	fputs("</body></html>\n", f);
 	if (rc) {
@@ -871,13 +954,17 @@ static int write_csv(const struct tables *t, const char *dir)
 		{ "fusion.csv", &t->fusion_full },
 		{ "ceilings.csv", &t->ceilings_full },
 		{ "distrust.csv", &t->distrust_full },
+		{ "save-recompute.csv", &t->saved_full },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char *path;
-		FILE *f = create(dir, files[i].name, &path);
+		FILE *f;
 
-		if (!f)
+		/* Only a run with forward/backward pairs has this table. */
+		if (files[i].t == &t->saved_full && !t->saved_full.nrows)
+			continue;
+		if (!(f = create(dir, files[i].name, &path)))
 			return -1;
 		table_print(files[i].t, TABLE_CSV, f);
 		if (finish(f, path))
@@ -952,6 +1039,8 @@ static int write_json(const struct report *r, const struct tables *t, const char
 	table_print(&t->fusion_full, TABLE_JSON, f);
 	fputs(",\n\"distrust\": ", f);
 	table_print(&t->distrust_full, TABLE_JSON, f);
+	fputs(",\n\"save_recompute\": ", f);
+	table_print(&t->saved_full, TABLE_JSON, f);
 	fputs("}\n", f);
 	return finish(f, path);
 }
@@ -970,12 +1059,14 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		distrust_table(r->run, &t.distrust_disp, 1);
 		ops_table_display(r->run, &t.ops_disp);
 		fusion_table(r->pairs, &t.fusion_disp, 1);
+		saved_table(r->saved, &t.saved_disp, 1);
 	}
 	if (formats & (REPORT_CSV | REPORT_JSON)) {
 		ceilings_table(r->run, &t.ceilings_full, 0);
 		ops_table_full(r->run, &t.ops_full);
 		fusion_table(r->pairs, &t.fusion_full, 0);
 		distrust_table(r->run, &t.distrust_full, 0);
+		saved_table(r->saved, &t.saved_full, 0);
 	}
 	if ((formats & REPORT_MD) && write_md(r, &t, dir))
 		goto out;
@@ -999,5 +1090,7 @@ out:
 	table_release(&t.ops_full);
 	table_release(&t.fusion_disp);
 	table_release(&t.fusion_full);
+	table_release(&t.saved_disp);
+	table_release(&t.saved_full);
 	return rc;
 }

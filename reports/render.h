@@ -7,6 +7,7 @@
 
 struct rf_run;
 struct fu_pairs;
+struct sr_rows;
 struct plot_images;
 
 enum report_format {
@@ -20,6 +21,7 @@ enum report_format {
 struct report {
 	const struct rf_run *run;
 	const struct fu_pairs *pairs;
+	const struct sr_rows *saved;       /* save-vs-recompute rows; NULL: none */
 	const struct plot_images *images;  /* images->skipped: why none */
 	const char *db_path;
 	const char *workloads;             /* the --workload filter, or NULL */
@@ -34,7 +36,8 @@ int report_parse_formats(const char *list, unsigned *formats, const char **bad);
 extern const char *const report_ceiling_names[];
 
 /* Write report.md, report.html, roofline.csv, fusion.csv, ceilings.csv,
- * distrust.csv and report.json (as formats asks) into dir, which exists.
+ * distrust.csv, save-recompute.csv (only when the run has rows of it) and
+ * report.json (as formats asks) into dir, which exists.
  * Returns 0, or -1 after an error naming the file. */
 int report_write(const struct report *r, const char *dir, unsigned formats);
 

@@ -206,6 +206,26 @@ static int load_ops(struct store *st, const char *const *workloads,
 	return 0;
 }
 
+/* 1 when RF_RUN_TABLE holds exactly the ops run_id has now, 0 otherwise
+ * (also when there is no such table). */
+int rf_run_table_holds(struct store *st, long long run_id)
+{
+	sqlite3_stmt *s = NULL;
+	int ok = 0;
+
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT (SELECT count(*) FROM " RF_RUN_TABLE ") ="
+			       " (SELECT count(*) FROM " RF_RUN_TABLE " WHERE run_id = ?1)"
+			       " AND (SELECT count(*) FROM " RF_RUN_TABLE ") ="
+			       " (SELECT count(*) FROM ops WHERE run_id = ?1)",
+			       -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run_id);
+		ok = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1;
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
+
 /* The run's flags, by v_distrust's SQL over the rows load_ops left in
  * RF_RUN_TABLE: the same rules as the view, without evaluating v_roofline
  * again. */

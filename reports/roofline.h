@@ -93,6 +93,11 @@ struct rf_run {
 int rf_load(struct store *st, long long run_id, const char *const *workloads,
 	    struct rf_run *run);
 
+/* 1 when RF_RUN_TABLE on st's connection holds exactly the ops run_id has
+ * now, 0 otherwise (also when there is no such table): whether a reader
+ * of the run may use it instead of evaluating v_roofline again. */
+int rf_run_table_holds(struct store *st, long long run_id);
+
 /* Free everything rf_load allocated; the struct can be loaded again. */
 void rf_release(struct rf_run *run);
 

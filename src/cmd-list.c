@@ -114,15 +114,17 @@ static int list_kopts(enum table_format fmt)
 /* One row per workload: its variants, dtypes, shape parameters ('[P=d]':
  * optional, default d), the variants that run a default suite of their own
  * instead of the workload's ("naive: M=16384,K=768,N=256"; empty when none
- * does), and its summary. */
+ * does), a forward's backward workload (empty when it has none), and its
+ * summary. */
 static int list_workloads(enum table_format fmt)
 {
 	static const char *const hdr[] = {
-		"workload", "variants", "dtypes", "shape", "variant suites", "summary"
+		"workload", "variants", "dtypes", "shape", "variant suites",
+		"backward", "summary"
 	};
 	struct table t;
 
-	table_init(&t, 6, hdr);
+	table_init(&t, 7, hdr);
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
 		struct strbuf v = STRBUF_INIT, d = STRBUF_INIT, p = STRBUF_INIT;
 		struct strbuf vs = STRBUF_INIT;
@@ -152,6 +154,7 @@ static int list_workloads(enum table_format fmt)
 		table_add_text(&t, strbuf_str(&d));
 		table_add_text(&t, strbuf_str(&p));
 		table_add_text(&t, strbuf_str(&vs));
+		table_add_text(&t, (*w)->backward ? (*w)->backward : "");
 		table_add_text(&t, (*w)->summary);
 		strbuf_release(&vs);
 		strbuf_release(&v);

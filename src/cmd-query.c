@@ -37,6 +37,10 @@ static void help(void)
 	       "                ratios (v_fusion)\n"
 	       "  roofline      per op: FLOPs, bytes, intensity, achieved rates and %% of\n"
 	       "                the roof (v_roofline)\n"
+	       "  save-recompute  each forward variant with its backward: bytes kept\n"
+	       "                for the backward, forward+backward time, memory saved\n"
+	       "                and time paid against the other variants\n"
+	       "                (v_save_recompute)\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -66,6 +70,8 @@ static const struct named_query {
 	{ "regressions", "v_regressions", "run_id DESC, time_ratio DESC" },
 	{ "fusion-gains", "v_fusion", NULL },
 	{ "roofline", "v_roofline", NULL },
+	{ "save-recompute", "v_save_recompute",
+	  "run_id DESC, workload, dtype, shape, saved_bytes DESC, variant" },
 	{ NULL, NULL, NULL }
 };
 

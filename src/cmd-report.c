@@ -19,6 +19,7 @@
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
+#include "saved.h"
 #include "store.h"
 #include "util.h"
 
@@ -34,8 +35,10 @@ static void help(void)
 {
 	printf("Usage: fuseprof report [OPTION]...\n"
 	       "Write a report of one run: rooflines (PNG and SVG), fusion gains, the\n"
-	       "ceilings used and every op that failed its check, as report.md, a\n"
-	       "self-contained report.html, CSV and JSON tables; print a summary.\n"
+	       "ceilings used, every op that failed its check and, where the run has\n"
+	       "forwards with their backwards, what saving versus recomputing costs; as\n"
+	       "report.md, a self-contained report.html, CSV and JSON tables; print a\n"
+	       "summary.\n"
 	       "Works on any machine with the database file; no GPU needed.\n"
 	       "\n"
 	       "Options:\n"
@@ -169,6 +172,7 @@ struct written {
 	unsigned formats;
 	const struct plot_opts *po;
 	const struct plot_images *images;
+	size_t nsaved;  /* save-vs-recompute rows: save-recompute.csv */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -184,7 +188,8 @@ static int report_file(const char *name)
 {
 	static const char *const fixed[] = {
 		"report.md", "report.html", "report.json", "roofline.csv",
-		"fusion.csv", "ceilings.csv", "distrust.csv", "plots.gp", "roofline.gp",
+		"fusion.csv", "ceilings.csv", "distrust.csv", "save-recompute.csv",
+		"plots.gp", "roofline.gp",
 		"fusion.gp", NULL
 	};
 
@@ -214,6 +219,8 @@ static int wrote(const struct written *w, const char *name)
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
 		if (!strcmp(name, tables[i].name))
 			return !!(w->formats & tables[i].format);
+	if (!strcmp(name, "save-recompute.csv"))
+		return (w->formats & REPORT_CSV) && w->nsaved;
 	if (keep && (!strcmp(name, "plots.gp") || !strcmp(name, "roofline.gp") ||
 		     !strcmp(name, "fusion.gp")))
 		return 1;
@@ -324,6 +331,7 @@ static int cmd_report(int argc, char **argv)
 	struct strbuf wall = STRBUF_INIT;
 	struct plot_images images = { 0 };
 	struct fu_pairs pairs = { 0 };
+	struct sr_rows saved = { 0 };
 	struct rf_run run = { 0 };
 	struct report rep;
 	struct store *st = NULL;
@@ -437,7 +445,8 @@ static int cmd_report(int argc, char **argv)
 	if (strcmp(run.status, "complete"))
 		warning("run %lld is '%s', not complete: the report covers the %zu "
 			"ops it stored", run_id, run.status, run.nops);
-	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs))
+	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs) ||
+	    saved_load_run(st, run_id, (const char *const *)workloads, &saved))
 		goto out_release;
 	if (make_out_dir(out))
 		goto out_release;
@@ -450,12 +459,13 @@ static int cmd_report(int argc, char **argv)
 		plot_failed = 1;
 		images.skipped = xstrdup("gnuplot failed");
 	}
-	rep = (struct report){ .run = &run, .pairs = &pairs, .images = &images,
+	rep = (struct report){ .run = &run, .pairs = &pairs, .saved = &saved,
+			       .images = &images,
 			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
 	if (report_write(&rep, out, formats))
 		goto out_release;
 	if (!plot_failed) {
-		struct written w = { formats, &po, &images };
+		struct written w = { formats, &po, &images, saved.n };
 
 		tidy_out_dir(out, &w);
 	}
@@ -475,6 +485,7 @@ static int cmd_report(int argc, char **argv)
 
 out_release:
 	plot_images_release(&images);
+	saved_release(&saved);
 	fusion_release(&pairs);
 	rf_release(&run);
 out_close:

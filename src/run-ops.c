@@ -48,6 +48,38 @@ static int check_names(const char *list, const char *what, const char *scope,
 	return 0;
 }
 
+const struct workload *workload_forward_of(const struct workload *w)
+{
+	for (const struct workload *const *f = fp_workloads; *f; f++)
+		if ((*f)->backward && !strcmp((*f)->backward, w->name))
+			return *f;
+	return NULL;
+}
+
+size_t count_saved_pairs(const struct op_list *ops)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op_spec *f = &ops->v[i];
+		const char *fv = f->w->variants[f->variant].name;
+
+		if (!f->w->backward)
+			continue;
+		for (size_t j = 0; j < ops->n; j++) {
+			const struct op_spec *b = &ops->v[j];
+
+			if (!strcmp(b->w->name, f->w->backward) && b->dt == f->dt &&
+			    !strcmp(b->w->variants[b->variant].name, fv) &&
+			    !strcmp(b->shape_text, f->shape_text)) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 static void push_op(struct op_list *l, const struct op_spec *o)
 {
 	if (l->n == l->alloc) {

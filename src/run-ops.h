@@ -37,4 +37,13 @@ int build_ops(const struct run_opts *o, struct op_list *ops);
 /* Whether two ops are variants of one case: workload, dtype and shape. */
 int same_case(const struct op_spec *a, const struct op_spec *b);
 
+/* How many ops of the list are forward variants whose backward variant
+ * of the same name is in the list at their dtype and shape too: the rows
+ * the run gives v_save_recompute when all pass. */
+size_t count_saved_pairs(const struct op_list *ops);
+
+/* The forward whose backward (workload->backward) is w, or NULL when w is
+ * no workload's backward. */
+const struct workload *workload_forward_of(const struct workload *w);
+
 #endif

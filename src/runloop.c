@@ -646,6 +646,11 @@ store:
 	so.model_executed_flops = m->model.executed_flops;
 	so.model_min_bytes = m->model.min_bytes;
 	so.model_variant_bytes = m->model.variant_bytes;
+	/* What a variant keeps for its backward means something only in a
+	 * forward/backward pair: NULL for the other workloads. */
+	so.model_saved_bytes = w->backward || workload_forward_of(w) ?
+			       m->model.saved_bytes : NAN;
+	so.backward = w->backward;
 	so.message = m->msg[0] ? m->msg : NULL;
 	so.kernel_opts = op->kopts_text;
 	so.kernel = m->kernel;
@@ -1190,6 +1195,7 @@ static int dry_run(const struct run_opts *o, const struct op_list *ops,
 		   int counters)
 {
 	struct run_estimate e;
+	size_t npairs;
 
 	if (run_check_db(o->db))
 		return EXIT_FAIL;
@@ -1203,6 +1209,12 @@ static int dry_run(const struct run_opts *o, const struct op_list *ops,
 	}
 	fflush(stdout);
 	run_estimate_print(&e, stderr);
+	npairs = count_saved_pairs(ops);
+	if (npairs)
+		fprintf(stderr, "fuseprof: dry run: %zu forward op%s with %s backward "
+			"of the same variant, dtype and shape (the report's save-or-"
+			"recompute table)\n", npairs, npairs == 1 ? "" : "s",
+			npairs == 1 ? "its" : "their");
 	return EXIT_OK;
 }
 

@@ -136,6 +136,17 @@ static const char *const migrations[] = {
 	 * products for each product): what its FLOP counters should read.
 	 * NULL: the same as model_flops (and ops stored before). */
 	"ALTER TABLE ops ADD COLUMN model_executed_flops REAL;",
+	/* 4 -> 5: the save-vs-recompute trade-off. Each op records the bytes
+	 * its variant keeps alive from the forward for the backward (its
+	 * model's saved_bytes; NULL for a workload in no forward/backward
+	 * pair), and a forward its backward workload (NULL: none), so that
+	 * v_save_recompute pairs a forward variant with the backward variant
+	 * of the same name measured in the same run. The backward is a
+	 * column of the op, not a table of workloads: the run measured that
+	 * pairing, and a later fuseprof may pair the workload otherwise.
+	 * Ops stored before: both NULL. */
+	"ALTER TABLE ops ADD COLUMN model_saved_bytes REAL;"
+	"ALTER TABLE ops ADD COLUMN backward TEXT;",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -147,19 +158,24 @@ static const char *const migrations[] = {
  * that changes a table readers use updates the entries here. */
 #define COMPAT_RUNS_2 \
 	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start FROM main.runs;"
+/* The ops columns of schema 5. */
+#define COMPAT_OPS_5 ", NULL AS model_saved_bytes, NULL AS backward FROM main.ops;"
 #define COMPAT_OPS_3 \
 	"CREATE TEMP VIEW ops AS SELECT *, NULL AS model_executed_flops" \
-	" FROM main.ops;"
+	COMPAT_OPS_5
 static const char *const compat[STORE_SCHEMA_VERSION] = {
 	NULL,
-	/* 1: ops before kernel_opts, kernel and model_executed_flops, runs
-	 * before proc_start. */
+	/* 1: ops before kernel_opts, kernel, model_executed_flops,
+	 * model_saved_bytes and backward, runs before proc_start. */
 	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel,"
-	" NULL AS model_executed_flops FROM main.ops;" COMPAT_RUNS_2,
-	/* 2: runs before proc_start, ops before model_executed_flops. */
+	" NULL AS model_executed_flops" COMPAT_OPS_5 COMPAT_RUNS_2,
+	/* 2: runs before proc_start, ops before model_executed_flops,
+	 * model_saved_bytes and backward. */
 	COMPAT_RUNS_2 COMPAT_OPS_3,
-	/* 3: ops before model_executed_flops. */
+	/* 3: ops before model_executed_flops, model_saved_bytes, backward. */
 	COMPAT_OPS_3,
+	/* 4: ops before model_saved_bytes and backward. */
+	"CREATE TEMP VIEW ops AS SELECT *" COMPAT_OPS_5,
 };
 
 int store_error(struct store *st, const char *what)
@@ -866,9 +882,10 @@ int store_insert_op(struct store *st, long long run_id,
 			"shape, status, seed, rel_err, max_abs_err, tolerance, reps, "
 			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
 			"model_flops, model_min_bytes, model_variant_bytes, message, "
-			"created_at, kernel_opts, kernel, model_executed_flops) VALUES (?1, "
-			"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-			"?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)", &s))
+			"created_at, kernel_opts, kernel, model_executed_flops, "
+			"model_saved_bytes, backward) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+			"?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+			"?21, ?22, ?23, ?24, ?25, ?26, ?27)", &s))
 		goto out_rollback;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_text(s, 2, op->workload, -1, SQLITE_TRANSIENT);
@@ -901,6 +918,8 @@ int store_insert_op(struct store *st, long long run_id,
 	bind_real_or_null(s, 25, op->model_executed_flops > 0 &&
 			  op->model_executed_flops != op->model_flops ?
 			  op->model_executed_flops : NAN);
+	bind_real_or_null(s, 26, op->model_saved_bytes);
+	bind_text_or_null(s, 27, op->backward);
 	if (step_done(st, s, "cannot store an op in"))
 		goto out_rollback;
 	id = sqlite3_last_insert_rowid(st->db);

@@ -19,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -123,6 +123,13 @@ struct store_op {
 	double model_executed_flops;  /* what the FLOP counters should read
 					 where it differs from model_flops;
 					 0: the same */
+	double model_saved_bytes;  /* bytes the variant keeps alive from
+				      the forward for the backward, by its
+				      model (struct fp_model.saved_bytes);
+				      NaN: not part of a forward/backward
+				      pair, stored as NULL */
+	const char *backward;   /* for a forward: its backward workload
+	                           (workload->backward); NULL: none */
 	const char *message;    /* may be NULL */
 	const char *kernel_opts;  /* the kernel options in force, canonical
 	                             (workload_format_kopts); NULL = "" */

@@ -178,7 +178,10 @@ const struct view_def fp_views[] = {
 	  " max(k.dur_ns * k.launches) AS longest_kernel_ns,"
 	  /* What ran: the kernel options in force and the kernels the
 	   * launcher picked ('' for ops stored before they were recorded). */
-	  " o.kernel_opts, o.kernel"
+	  " o.kernel_opts, o.kernel,"
+	  /* What the variant keeps for its backward, and a forward's
+	   * backward workload (v_save_recompute pairs them). */
+	  " o.model_saved_bytes, o.backward"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
 	  " LEFT JOIN devices d ON d.id = r.device_id"
 	  " LEFT JOIN (" MIX_CEILINGS ") x ON x.run_id = o.run_id"
@@ -192,7 +195,7 @@ const struct view_def fp_views[] = {
 	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
 	   * run_id = ?) reaches the ops table. */
 	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
-	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel" },
+	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel, bytes kept for the backward" },
 
 	{ "v_runs", V_RUNS_SQL("r.status"),
 	  "one row per run: when, where, status, how many ops and how many failed" },
@@ -237,7 +240,8 @@ const struct view_def fp_views[] = {
 	  " dram_bytes / model_min_bytes AS traffic_eff,"
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
-	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel FROM ("
+	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel,"
+	  " model_saved_bytes, backward FROM ("
 	  " SELECT m.*, " FP_DRAM_BW_SQL " FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
@@ -270,7 +274,8 @@ const struct view_def fp_views[] = {
 	  "   o.model_min_bytes,"
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
 	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel, o.nkernels,"
-	  "   o.dram_roof_ns, o.dram_roof_provenance, o.dram_mixes"
+	  "   o.dram_roof_ns, o.dram_roof_provenance, o.dram_mixes,"
+	  "   o.model_saved_bytes, o.backward"
 	  "  FROM v_ops o) p"
 	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
 	  " LEFT JOIN v_ceilings cr ON cr.run_id = p.run_id AND cr.name = 'dram_read_bw'"
@@ -287,6 +292,13 @@ const struct view_def fp_views[] = {
 	 * SELECT is FP_FUSION_SQL in views.h, shared with `fuseprof report`. */
 	{ "v_fusion", FP_FUSION_SQL("v_roofline"),
 	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup" },
+
+	/* Save or recompute: each forward variant beside its backward
+	 * variant of the same name, their total time, and what keeping less
+	 * for the backward saves and costs against the pattern's other
+	 * variants (FP_SAVED_SQL in views.h, shared with `fuseprof report`). */
+	{ "v_save_recompute", FP_SAVED_SQL("v_roofline"),
+	  "each forward variant with its backward of the same name: bytes kept for the backward, forward+backward time and DRAM bytes, memory saved and time paid against the pattern's other variants" },
 
 	/* The ops whose numbers cannot be right, one row per rule broken: the
 	 * rules and their thresholds are in views.h (FP_DISTRUST_*). Ops that

@@ -142,6 +142,67 @@ extern const char fp_v_runs_live_sql[];
 	"  AND b.op_id != f.op_id" \
 	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok'"
 
+/* ---- save or recompute ------------------------------------------------
+ * What a forward keeps alive for its backward is memory a training step
+ * holds from the forward pass until the backward pass reads it; a variant
+ * that keeps less recomputes more, so its backward (or forward) takes
+ * longer. v_save_recompute puts the two side by side, one row per forward
+ * variant, dtype and shape of a run whose backward workload (ops.backward)
+ * has the variant of the same name at that dtype and shape in the same
+ * run, both ok:
+ *
+ *   saved_bytes      the bytes it keeps for the backward (its model's
+ *                    saved_bytes: ops.model_saved_bytes of the forward)
+ *   fwd_time_ns, bwd_time_ns, total_time_ns = their sum (ns)
+ *   fwd_dram_bytes, bwd_dram_bytes, total_dram_bytes: DRAM bytes measured
+ *                    when the op's counters ran, else its model's
+ *                    variant_bytes; dram_basis says which (measured,
+ *                    model, or mixed when one of the two is measured)
+ *
+ * and the trade-off within its pattern (run, forward workload, dtype and
+ * shape), against the variant that keeps the most and the fastest pair:
+ *
+ *   saves_most       the variant that keeps the most (ties: by name)
+ *   bytes_saved      its saved_bytes - this one's: memory this variant
+ *                    saves by recomputing (0 for that variant)
+ *   fastest          the variant of the least total time (ties: by name)
+ *   time_paid_ns     total_time_ns - the fastest total: time paid (0 for
+ *                    the fastest)
+ *   time_ratio       total_time_ns / the fastest total (1 for it)
+ *
+ * FP_SAVED_SQL(src) reads any relation with the FP_FUSION_INPUT and
+ * FP_SAVED_EXTRA columns of v_roofline, named once (SQLite 3.35+ reads it
+ * once for both sides): the view reads v_roofline, `fuseprof report` the
+ * run's rows it keeps. */
+#define FP_SAVED_SQL(src) \
+	"WITH r AS (SELECT run_id, op_id, workload, variant, role, dtype, shape," \
+	"  status, time_ns, dram_bytes, model_variant_bytes, model_saved_bytes," \
+	"  backward FROM " src ")," \
+	" p AS (SELECT f.run_id, f.workload, b.workload AS backward, f.variant," \
+	"  f.role, f.dtype, f.shape, f.op_id AS fwd_op_id, b.op_id AS bwd_op_id," \
+	"  f.model_saved_bytes AS saved_bytes, f.time_ns AS fwd_time_ns," \
+	"  b.time_ns AS bwd_time_ns, f.time_ns + b.time_ns AS total_time_ns," \
+	"  coalesce(f.dram_bytes, f.model_variant_bytes) AS fwd_dram_bytes," \
+	"  coalesce(b.dram_bytes, b.model_variant_bytes) AS bwd_dram_bytes," \
+	"  CASE WHEN f.dram_bytes IS NOT NULL AND b.dram_bytes IS NOT NULL" \
+	"   THEN 'measured' WHEN f.dram_bytes IS NULL AND b.dram_bytes IS NULL" \
+	"   THEN 'model' ELSE 'mixed' END AS dram_basis" \
+	"  FROM r f JOIN r b ON b.run_id = f.run_id AND b.workload = f.backward" \
+	"   AND b.variant = f.variant AND b.dtype = f.dtype AND b.shape = f.shape" \
+	"  WHERE f.status = 'ok' AND b.status = 'ok')" \
+	" SELECT run_id, workload, backward, variant, role, dtype, shape," \
+	" fwd_op_id, bwd_op_id, saved_bytes, fwd_time_ns, bwd_time_ns," \
+	" total_time_ns, fwd_dram_bytes, bwd_dram_bytes," \
+	" fwd_dram_bytes + bwd_dram_bytes AS total_dram_bytes, dram_basis," \
+	" first_value(variant) OVER (w ORDER BY saved_bytes IS NULL," \
+	"  saved_bytes DESC, variant) AS saves_most," \
+	" max(saved_bytes) OVER w - saved_bytes AS bytes_saved," \
+	" first_value(variant) OVER (w ORDER BY total_time_ns IS NULL," \
+	"  total_time_ns, variant) AS fastest," \
+	" total_time_ns - min(total_time_ns) OVER w AS time_paid_ns," \
+	" total_time_ns / min(total_time_ns) OVER w AS time_ratio" \
+	" FROM p WINDOW w AS (PARTITION BY run_id, workload, dtype, shape)"
+
 /* ---- numbers to distrust ------------------------------------------------
  * v_distrust lists each op that passed its check but whose numbers cannot
  * be right, one row per broken rule. The report flags these ops and never
@@ -205,7 +266,9 @@ extern const char fp_v_runs_live_sql[];
 #define FP_DISTRUST_EXTRA \
 	"precision, bound, traffic_eff, roof_l2_pct, flops, model_flops," \
 	"  dram_writeback_bytes, dram_bw_basis, model_executed_flops"
-#define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA
+/* ... and those v_save_recompute reads beyond both. */
+#define FP_SAVED_EXTRA "model_saved_bytes, backward"
+#define FP_RUN_INPUT FP_FUSION_INPUT ", " FP_DISTRUST_EXTRA ", " FP_SAVED_EXTRA
 
 /* The op a flag is about; the flag adds the rule it broke (reason), the
  * op's number for that rule (value), the limit it crossed (threshold) and

@@ -25,6 +25,14 @@ TESTS += tests/test-workloads
 tests_test_workloads_SOURCES = tests/test-workloads.c
 tests_test_workloads_LDADD = $(test_kernel_libs)
 
+### forward/backward pairs ##################################################
+## Every forward's backward and the bytes its variants keep for it, over
+## the registry's models (no GPU).
+check_PROGRAMS += tests/test-backward
+TESTS += tests/test-backward
+tests_test_backward_SOURCES = tests/test-backward.c
+tests_test_backward_LDADD = $(test_kernel_libs)
+
 ### the store #################################################################
 check_PROGRAMS += tests/test-store tests/store-writer
 TESTS += tests/test-store

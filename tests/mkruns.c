@@ -23,6 +23,9 @@
  *   l2 BYTES|-               L2 bytes (lts__t_bytes) of the ops that follow;
  *                            '-' (default): no L2 counter
  *   ceiling NAME UNIT VALUE  a measured ceiling of the current run's device
+ *   saved BYTES|- [BACKWARD] the bytes the ops that follow keep for their
+ *                            backward ('-', the default: NULL) and, for a
+ *                            forward, its backward workload (none: NULL)
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -95,6 +98,11 @@ static char kopts_text[256], kernel_text[256];
 static double model_flops = NAN, model_bytes = NAN, l2_bytes = NAN;
 static int tensor_flops;
 
+/* The saved bytes (NAN: NULL) and backward workload ("": none) of the ops
+ * that follow. */
+static double saved_bytes = NAN;
+static char backward[128];
+
 /* parse_double, with '-' for NAN. */
 static int number_or_dash(const char *s, double *v)
 {
@@ -151,6 +159,8 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.kernels = &k;
 	op.kernel_opts = kopts_text;
 	op.kernel = kernel_text;
+	op.model_saved_bytes = saved_bytes;
+	op.backward = *backward ? backward : NULL;
 	rc = store_insert_op(st, run, &op, NULL);
 	free(t);
 	return rc;
@@ -236,6 +246,12 @@ int main(int argc, char **argv)
 				error("line %d: bad number", lineno);
 				goto out;
 			}
+		} else if (!strcmp(f[0], "saved") && (n == 2 || n == 3)) {
+			if (number_or_dash(f[1], &saved_bytes)) {
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+			snprintf(backward, sizeof backward, "%s", n == 3 ? f[2] : "");
 		} else if (!strcmp(f[0], "ceiling") && n == 4 && run > 0) {
 			struct store_ceiling cg = { f[1], f[2], 0, "measured", "mkruns" };
 

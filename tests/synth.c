@@ -37,15 +37,29 @@ struct wl {
 	int nkernels[3];
 	double passes[3];  /* DRAM traffic of the variant in units of min bytes */
 	int gemm;          /* has tensor-core work */
+	const char *backward;  /* a forward's backward workload */
+	int in_pair;       /* a forward or backward of a pair */
+	double saved[3];   /* bytes kept for the backward, per element */
 };
 
 static const struct wl wls[] = {
 	{ "ln_gelu", 3, { "fused", "unfused", "naive" }, { "fused", "unfused", "naive" },
-	  { 1, 2, 3 }, { 1.0, 2.0, 3.0 }, 0 },
+	  { 1, 2, 3 }, { 1.0, 2.0, 3.0 }, 0, NULL, 0, { 0 } },
 	{ "softmax", 2, { "fused", "unfused" }, { "fused", "unfused" },
-	  { 1, 4 }, { 1.0, 4.0 }, 0 },
+	  { 1, 4 }, { 1.0, 4.0 }, 0, NULL, 0, { 0 } },
 	{ "ln_linear_fwd", 2, { "fused", "unfused" }, { "fused", "unfused" },
-	  { 1, 2 }, { 1.0, 1.6 }, 1 },
+	  { 1, 2 }, { 1.0, 1.6 }, 1, NULL, 0, { 0 } },
+};
+
+/* A forward and its backward, with three ways to keep what the backward
+ * needs: the input, the output, or a bit per element. */
+static const struct wl pair_wls[] = {
+	{ "bias_act_fwd", 3, { "save_input", "save_output", "bitmask" },
+	  { "unfused", "fused", "fused" }, { 2, 1, 1 }, { 2.0, 1.0, 1.1 }, 0,
+	  "bias_act_bwd", 1, { 1.0, 1.0, 0.125 } },
+	{ "bias_act_bwd", 3, { "save_input", "save_output", "bitmask" },
+	  { "unfused", "fused", "fused" }, { 2, 1, 1 }, { 2.5, 1.5, 1.2 }, 0,
+	  NULL, 1, { 1.0, 1.0, 0.125 } },
 };
 
 static unsigned long long rng;
@@ -178,6 +192,8 @@ static int add_op(struct store *st, long long run_id, const struct wl *w, int v,
 	op.model_flops = flops + tensor;
 	op.model_min_bytes = min_bytes;
 	op.model_variant_bytes = min_bytes * w->passes[v];
+	op.model_saved_bytes = w->in_pair ? w->saved[v] * M * N * elt : NAN;
+	op.backward = w->backward;
 	op.message = wrong ? "rel_err 0.5 > tolerance" : NULL;
 	op.nkernels = nk;
 	op.kernels = ks;
@@ -223,6 +239,19 @@ long long synth_build(const char *path, const struct synth_opts *o)
 				goto out_fail;
 		}
 	}
+	/* Group g of pairs: fp32 and bf16 in turn, then the next shape (add_op's
+	 * group number for that dtype and shape). */
+	for (long g = 0; g < o->pairs; g++)
+		for (size_t j = 0; j < ARRAY_SIZE(pair_wls); j++)
+			for (int v = 0; v < pair_wls[j].nvariants; v++, n++) {
+				long ag = (g / 2) * 2 * (long)ARRAY_SIZE(wls) +
+					  (g % 2) * (long)ARRAY_SIZE(wls);
+				int wrong = o->wrong_every > 0 &&
+					    n % o->wrong_every == o->wrong_every - 1;
+
+				if (add_op(st, run_id, &pair_wls[j], v, ag, wrong, o))
+					goto out_fail;
+			}
 	if (store_finish_run(st, run_id, o->status ? o->status : "complete", NULL))
 		goto out_fail;
 	store_close(st);

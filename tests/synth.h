@@ -12,6 +12,8 @@ struct synth_opts {
 	int wrong_every;           /* every Nth op is stored as wrong; 0: none */
 	const char *tag;           /* may be NULL */
 	const char *status;        /* final run status; NULL: "complete" */
+	long pairs;                /* groups (dtype and shape) of forward and
+	                              backward ops added after the nops */
 };
 
 /* Append one run described by o to the database at path (created when
@@ -24,8 +26,11 @@ struct synth_opts {
  * ln_linear_fwd (fused, unfused; tensor-core FLOPs) cycle over fp32/bf16
  * and growing shapes; each kernel has its own read/write mix (in ops of
  * several kernels, read-only and copy kernels among them), and two groups
- * of ops in three a DRAM write-back counter on their last kernel. Returns
- * the run id, or -1 after an error. */
+ * of ops in three a DRAM write-back counter on their last kernel. Then
+ * `pairs` groups of bias_act_fwd and its backward bias_act_bwd, each in
+ * three variants (save_input, save_output, bitmask) that keep M N, M N and
+ * M N / 8 elements' bytes for the backward (wrong_every counts on over
+ * them). Returns the run id, or -1 after an error. */
 long long synth_build(const char *path, const struct synth_opts *o);
 
 #endif

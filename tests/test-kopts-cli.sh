@@ -91,6 +91,10 @@ if [ "$ver" = 1 ]; then
 	[ "$(q "$old" "SELECT count(*) FROM v_roofline WHERE kernel = ''")" = "$nops" ] ||
 		fail "v_roofline over schema 1"
 	q "$old" "SELECT count(*) FROM v_kernels WHERE op_kernel = ''" >/dev/null
+	[ "$(q "$old" "SELECT count(*) FROM v_ops WHERE model_saved_bytes IS NULL AND backward IS NULL")" = "$nops" ] ||
+		fail "v_ops over schema 1: saved bytes and backward not NULL"
+	[ "$(q "$old" "SELECT count(*) FROM v_save_recompute")" = 0 ] ||
+		fail "v_save_recompute over schema 1 pairs ops stored without a backward"
 	expect_exit 0 "$FUSEPROF" report --db "$old" --out "$tmp/rold" --format csv,md --no-plots
 	cmp -s "$old" "$tmp/old.orig" || fail "a reader changed the schema-1 file"
 	[ "$(q "$old" "PRAGMA user_version")" = 1 ] || fail "a reader migrated the file"
@@ -99,9 +103,10 @@ if [ "$ver" = 1 ]; then
 device NVIDIA-H100
 run migrated
 kernel path=mma mma, 2 stages
+saved 1048576 softmax_bwd
 op softmax_fwd fused fp32 M=64,N=4096 ok 1 1e6 1e6 100000 0.01 5
 SPEC
-	[ "$(q "$old" "PRAGMA user_version")" = 4 ] || fail "not migrated to the current schema (4)"
+	[ "$(q "$old" "PRAGMA user_version")" = 5 ] || fail "not migrated to the current schema (5)"
 	q "$old" "SELECT name FROM pragma_table_info('ops')" >"$tmp/cols"
 	grep -qx kernel_opts "$tmp/cols" && grep -qx kernel "$tmp/cols" ||
 		fail "ops lacks the new columns: $(cat "$tmp/cols")"
@@ -110,6 +115,10 @@ SPEC
 	run=$(cat "$tmp/ids")
 	[ "$(q "$old" "SELECT kernel_opts || '|' || kernel FROM v_ops WHERE run_id = $run")" = \
 	  '"path=mma|mma, 2 stages"' ] || fail "the new op's kernel columns"
+	[ "$(q "$old" "SELECT count(*) FROM ops WHERE model_saved_bytes IS NULL AND backward IS NULL")" = "$nops" ] ||
+		fail "old ops got saved bytes or a backward"
+	[ "$(q "$old" "SELECT model_saved_bytes || '|' || backward FROM v_ops WHERE run_id = $run")" = \
+	  '1048576.0|softmax_bwd' ] || fail "the new op's saved bytes and backward"
 	# A second open finds nothing to do.
 	"$MKRUNS" "$old" >/dev/null 2>&1 </dev/null || fail "reopening a migrated file"
 else

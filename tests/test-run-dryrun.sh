@@ -4,7 +4,9 @@
 # group or file, a database it could not write), writes nothing, and
 # prints its op list (stdout) and the op count and an estimated time
 # (stderr); an unknown --variant lists the selected workloads' variants,
-# each once; a variant with a suite of its own runs at its shapes only.
+# each once; a variant with a suite of its own runs at its shapes only;
+# the forward ops that run with their backward (`list workloads` names it)
+# are counted.
 . "${srcdir:-.}/tests/setup"
 
 if ! "$FUSEPROF" run --dry-run --db "$tmp/new.db" >"$tmp/all" 2>"$tmp/all.err"; then
@@ -12,6 +14,22 @@ if ! "$FUSEPROF" run --dry-run --db "$tmp/new.db" >"$tmp/all" 2>"$tmp/all.err"; 
 	exit 77
 fi
 [ ! -e "$tmp/new.db" ] || fail "a dry run created its database"
+
+# Item: the forward ops whose backward runs at the same variant, dtype and
+# shape, counted from the op list and `list workloads`' backward column.
+"$FUSEPROF" list workloads --format md | tail -n +3 |
+	awk -F' [|] ' '$6 != "" { print $1, $6 }' | sed 's/^| //' >"$tmp/bwd"
+want=0
+while read -r fw bw; do
+	n=$(grep "^$fw/" "$tmp/all" | sed "s|^$fw/|$bw/|" | grep -cFxf - "$tmp/all" || true)
+	want=$((want + n))
+done <"$tmp/bwd"
+got=$(sed -n 's/^fuseprof: dry run: \([0-9]*\) forward ops* with.*/\1/p' "$tmp/all.err")
+if [ "$want" -gt 0 ]; then
+	[ "$got" = "$want" ] || fail "dry run counts '$got' forward ops with their backward, the list $want: $(cat "$tmp/all.err")"
+else
+	[ -z "$got" ] || fail "dry run counts $got pairs where the list has none"
+fi
 
 # Item: an unknown variant lists the known ones once each, and only the
 # selected workloads' ones.

@@ -35,7 +35,7 @@ expect_exit 0 "$FUSEPROF" query --db "$db" --format csv "SELECT status FROM runs
 [ "$(cksum "$db" "$db-wal")" = "$sums" ] || fail "reading changed the database"
 
 # An older file (the samples are at schema 1): readers leave it as it is
-# and see its runs; the first writer migrates it to 4 under the write
+# and see its runs; the first writer migrates it to 5 under the write
 # lock, old runs with no start time.
 cp "$srcdir/tests/data/schema1.db" "$tmp/old.db"
 chmod u+w "$tmp/old.db"
@@ -45,7 +45,7 @@ expect_exit 0 "$FUSEPROF" list runs --db "$tmp/old.db" --format csv
 grep -q ',complete,' "$tmp/out" || fail "list runs of a schema-1 file: $(cat "$tmp/out")"
 [ "$(q 'PRAGMA user_version')" = 1 ] || fail "a reader migrated the file"
 "$writer" "$tmp/old.db" 1 migrated >/dev/null
-[ "$(q 'PRAGMA user_version')" = 4 ] || fail "not migrated to 4"
+[ "$(q 'PRAGMA user_version')" = 5 ] || fail "not migrated to 5"
 [ "$(q 'SELECT count(*) FROM runs WHERE proc_start IS NULL')" = 1 ] || fail "old runs got a start time"
 [ "$(q "SELECT count(*) FROM runs WHERE tag = 'migrated' AND proc_start IS NOT NULL AND pid > 0")" = 1 ] ||
 	fail "the new run has no pid or start time"

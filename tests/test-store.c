@@ -153,6 +153,7 @@ static void test_round_trip(void)
 	run.device_id = dev_id;
 	ASSERT_EQ(store_begin_run(st, &run, &run_id), 0);
 	make_op(&op, k, vals, times, "M=3,N=1023");
+	op.model_saved_bytes = NAN;  /* in no forward/backward pair */
 	ASSERT_EQ(store_insert_op(st, run_id, &op, &op_id), 0);
 
 	/* The view's numbers are the raw counters combined as documented. */
@@ -187,6 +188,10 @@ static void test_round_trip(void)
 				"op_id = %lld", op_id);
 		ASSERT_NEAR(query_double(st, sql), 1e6, 0);
 		free(sql);
+		sql = xasprintf("SELECT (model_saved_bytes IS NULL) + 2 * (backward IS NULL)"
+				" FROM v_roofline WHERE op_id = %lld", op_id);
+		ASSERT_NEAR(query_double(st, sql), 3, 0);
+		free(sql);
 	}
 	/* Declared executed FLOPs are stored and judge the counted FLOPs: the
 	 * op counts `flops` FLOPs; declared as its executed FLOPs it is not
@@ -203,7 +208,15 @@ static void test_round_trip(void)
 		flops = v2[0][2] + v2[1][2] + v2[0][3] + v2[1][3] + 2 * (v2[0][4] + v2[1][4]);
 		o2.model_flops = flops / 3;
 		o2.model_executed_flops = d * flops;
+		/* Saved bytes and the backward are stored as given. */
+		o2.model_saved_bytes = 1000.0 * (d - 1);
+		o2.backward = d == 1 ? "ln_gelu_bwd" : NULL;
 		ASSERT_EQ(store_insert_op(st, run_id, &o2, &id2), 0);
+		sql = xasprintf("SELECT model_saved_bytes + (backward IS NULL) FROM"
+				" v_ops WHERE op_id = %lld AND coalesce(backward, '') = '%s'",
+				id2, d == 1 ? "ln_gelu_bwd" : "");
+		ASSERT_NEAR(query_double(st, sql), d == 1 ? 0 : 2001, 0);
+		free(sql);
 		sql = xasprintf("SELECT model_executed_flops FROM v_ops WHERE op_id = %lld", id2);
 		ASSERT_NEAR(query_double(st, sql), d * flops, 1e-9 * flops);
 		free(sql);

@@ -497,6 +497,9 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	memset(m, 0, sizeof *m);
 	m->flops = (s->v[2] ? 13.0 : 17.0) * mn;
 	m->min_bytes = (2 * mn + 2 * N) * es;
+	// Kept for the backward: nothing. Every ln_gelu_bwd variant reads dy,
+	// x, gamma and beta only and recomputes the statistics and h from x.
+	m->saved_bytes = 0;
 	switch (variant) {
 	case V_FWD_UNFUSED3:
 		// stats: x in, 12 B/row out; normalize: x, stats, gamma, beta
@@ -521,6 +524,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	memset(m, 0, sizeof *m);
 	m->flops = (s->v[2] ? 29.0 : 35.0) * mn;
 	m->min_bytes = (3 * mn + 4 * N) * es;
+	// It reads what the forward took (x, gamma, beta) and dy: the forward
+	// keeps nothing for it (its 12 B/row of unfused statistics are its own).
+	m->saved_bytes = 0;
 	// The dgamma/dbeta partials (at most 1024 x 2N fp32) are written and
 	// read back at once; they are expected to stay in L2 and are not
 	// counted.
@@ -930,6 +936,7 @@ extern "C" const struct workload wl_ln_gelu_fwd = {
 	.suite = LN_GELU_SUITE,
 	.quick = LN_GELU_QUICK,
 	.tests = LN_GELU_TESTS,
+	.backward = "ln_gelu_bwd",
 	.validate = ln_gelu_validate,
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,

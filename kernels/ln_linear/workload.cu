@@ -375,6 +375,10 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	memset(m, 0, sizeof *m);
 	m->flops = 2 * M * N * K + 8 * M * K + M * N;
 	m->min_bytes = es * (M * K + 2 * K + N * K + N + M * N);
+	// Kept for the backward: nothing. Every ln_linear_bwd variant reads dy
+	// and the op's inputs and parameters (x, gamma, beta, W) only, and
+	// recomputes the statistics and h from x.
+	m->saved_bytes = 0;
 	switch (variant) {
 	case FWD_NAIVE:  // x read three times (mean/var, output loop); W from L2
 		m->variant_bytes = m->min_bytes + 2 * M * K * es + wre;
@@ -408,6 +412,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 
 	memset(m, 0, sizeof *m);
 	m->flops = 4 * M * N * K + 18 * M * K + M * N;
+	m->saved_bytes = 0;  // it recomputes what it needs from x
 	m->min_bytes = es * (M * N + M * K + 2 * K + N * K) +
 		       es * (M * K + 2 * K + N * K + N);
 	if (variant == BWD_NAIVE)  // x and dy re-read per pass; fp32 accumulators
@@ -727,6 +732,7 @@ extern "C" const struct workload wl_ln_linear_fwd = {
 	.quick = LNL_QUICK,
 	.tests = LNL_TESTS,
 	.kopts = fwd_kopts,
+	.backward = "ln_linear_bwd",
 	.validate = lnl_validate,
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,

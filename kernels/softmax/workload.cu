@@ -221,6 +221,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	memset(m, 0, sizeof *m);
 	m->flops = 5 * E;
 	m->min_bytes = 2 * E * es;
+	m->saved_bytes = E * es;  // y: every softmax_bwd variant reads it
 	if (variant == 0)  // max: E; exp: 2E; sum: E; div: 2E; 4 row vectors
 		m->variant_bytes = 6 * E * es + 16 * M;
 	else
@@ -236,6 +237,9 @@ static void masked_model(const struct fp_shape *s, enum fp_dtype dt,
 	memset(m, 0, sizeof *m);
 	m->flops = 6 * kept;
 	m->min_bytes = (kept + E) * es;
+	// Its gradient, dx = y (dy - sum(dy y)) / 8, reads y as softmax_bwd does
+	// (no workload measures it, so .backward stays NULL).
+	m->saved_bytes = E * es;
 	if (variant == 0)  // scale+mask: read E, write E; softmax of t: 2E
 		m->variant_bytes = 4 * E * es + M * wide_reread(s->v[1], dt, 1);
 	else  // the wide kernel reads kept columns only; bound it by the row
@@ -251,6 +255,7 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	memset(m, 0, sizeof *m);
 	m->flops = 4 * E;
 	m->min_bytes = 3 * E * es;
+	m->saved_bytes = E * es;  // y, which the forward keeps for it
 	if (variant == 0)  // dot: read 2E, write M; elem: read 2E + M, write E
 		m->variant_bytes = 5 * E * es + 8 * M;
 	else
@@ -581,6 +586,7 @@ extern "C" const struct workload wl_softmax_fwd = {
 	.quick = "M=2048,N=1024;M=64,N=50257",
 	.tests = SM_TESTS,
 	.kopts = sm_kopts,
+	.backward = "softmax_bwd",
 	.validate = sm_validate,
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,
