@@ -14,6 +14,8 @@
 extern const struct workload wl_ln_gelu_fwd, wl_ln_gelu_bwd;
 extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_bwd;
 extern const struct workload wl_ln_linear_fwd, wl_ln_linear_bwd;
+extern const struct workload wl_rmsnorm_fwd, wl_rmsnorm_bwd;
+extern const struct workload wl_swiglu_fwd, wl_swiglu_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -24,6 +26,10 @@ const struct workload *const fp_workloads[] = {
 	&wl_softmax_bwd,
 	&wl_ln_linear_fwd,
 	&wl_ln_linear_bwd,
+	&wl_rmsnorm_fwd,
+	&wl_rmsnorm_bwd,
+	&wl_swiglu_fwd,
+	&wl_swiglu_bwd,
 	NULL
 };
 
