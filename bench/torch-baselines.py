@@ -1,6 +1,7 @@
 # torch-baselines.py - what a user would run instead of fuseprof's
 # memory-bound kernels: PyTorch eager and torch.compile for LayerNorm+GELU
-# (tanh) and softmax (plain, scaled+causal-masked, backward) at the shapes
+# (tanh), softmax (plain, scaled+causal-masked, backward), RMSNorm and
+# SwiGLU (forward and backward) at the shapes
 # bench/RESULTS.md compares with, timed with triton's do_bench (median, L2
 # cleared between calls). One line per op. --kernel-time instead times the
 # torch.compile kernels as fuseprof times its own: GPU kernel time from
@@ -91,3 +92,51 @@ for dt in (torch.float32, torch.bfloat16):
     dy = torch.randn_like(y)
     line("softmax_bwd (autograd)", dt, f"M={M},N=4096",
          us(lambda: torch.autograd.grad(y, xs, dy, retain_graph=True)))
+
+
+# RMSNorm and SwiGLU (issue #20): eager and torch.compile of the forward,
+# and of the backward written out as the same expression fuseprof's
+# kernels compute (dx, dgamma; da|db packed as the input).
+def rmsnorm(x, g):
+    return F.rms_norm(x, (x.shape[-1],), weight=g, eps=1e-5)
+
+
+def rmsnorm_bwd(dy, x, g):
+    xf, dyf = x.float(), dy.float()
+    r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
+    xh = xf * r
+    gd = dyf * g.float()
+    dx = r * (gd - xh * (gd * xh).mean(-1, keepdim=True))
+    return dx.to(x.dtype), (dyf * xh).sum(0).to(x.dtype)
+
+
+def swiglu(p):
+    a, b = p.chunk(2, dim=-1)
+    return F.silu(a) * b
+
+
+def swiglu_bwd(dy, p):
+    a, b = p.float().chunk(2, dim=-1)
+    s = torch.sigmoid(a)
+    d = dy.float()
+    return torch.cat((d * b * s * (1 + a * (1 - s)), d * a * s), -1).to(p.dtype)
+
+
+for dt in (torch.float32, torch.bfloat16):
+    for N in (768, 4096):
+        t = dict(device="cuda", dtype=dt)
+        x = torch.randn(M, N, **t)
+        g = torch.randn(N, **t)
+        dy = torch.randn(M, N, **t)
+        shape = f"M={M},N={N}"
+        for name, fn, args in (("rmsnorm_fwd", rmsnorm, (x, g)),
+                               ("rmsnorm_bwd", rmsnorm_bwd, (dy, x, g))):
+            f = torch.compile(fn, dynamic=False)
+            comp = us(lambda: f(*args)) if compile_too else None
+            line(name, dt, shape, us(lambda: fn(*args)), comp)
+        p = torch.randn(M, 2 * N, **t)
+        for name, fn, args in (("swiglu_fwd", swiglu, (p,)),
+                               ("swiglu_bwd", swiglu_bwd, (dy, p))):
+            f = torch.compile(fn, dynamic=False)
+            comp = us(lambda: f(*args)) if compile_too else None
+            line(name, dt, shape, us(lambda: fn(*args)), comp)

@@ -16,6 +16,8 @@ extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_b
 extern const struct workload wl_ln_linear_fwd, wl_ln_linear_bwd;
 extern const struct workload wl_bias_dropout_add_fwd, wl_bias_dropout_add_bwd;
 extern const struct workload wl_bias_relu_fwd, wl_bias_relu_bwd;
+extern const struct workload wl_rmsnorm_fwd, wl_rmsnorm_bwd;
+extern const struct workload wl_swiglu_fwd, wl_swiglu_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -30,6 +32,10 @@ const struct workload *const fp_workloads[] = {
 	&wl_bias_dropout_add_bwd,
 	&wl_bias_relu_fwd,
 	&wl_bias_relu_bwd,
+	&wl_rmsnorm_fwd,
+	&wl_rmsnorm_bwd,
+	&wl_swiglu_fwd,
+	&wl_swiglu_bwd,
 	NULL
 };
 

@@ -1,0 +1,451 @@
+// kernels.cuh - the RMSNorm kernels (simplest first) and the templates that
+// pick an instance for a row width. CUDA C++ only; included by
+// kernels/rmsnorm/rmsnorm.cu alone, so no kernel is compiled twice.
+//
+// The 16-byte accesses, the row sums and the launch bookkeeping (struct
+// kcfg, row_grid, persistent_grid) are LayerNorm's, from
+// kernels/layernorm/rows.cuh; so are the row capacities (FWD_PER_THREAD,
+// BWD_PER_THREAD) and thus layernorm_plan(), which picks the threads per
+// row here too. RMSNorm needs no mean, so its statistics are one pass: the
+// sum of x^2, which has no cancellation to guard against.
+//
+// With xhat = x rstd and g = dy gamma, the backward is
+//   dx = rstd (g - xhat mean(g xhat)) = rstd g - x (rstd^3 d / N),
+//   d = sum_j g_j x_j, dgamma = sum over rows of dy xhat,
+// so one pass over the row takes both of its sums (sum x^2 and d).
+#ifndef FP_RMSNORM_KERNELS_CUH
+#define FP_RMSNORM_KERNELS_CUH
+
+#include "layernorm/rows.cuh"
+#include "rmsnorm/rmsnorm.h"
+
+// What a forward row kernel does:
+//   RMS_STATS  writes rstd per row (the unfused forward's first kernel)
+//   RMS_NORM   reads rstd, writes y = x rstd gamma (its second)
+//   RMS_FUSED  both on chip: y only
+enum { RMS_STATS, RMS_NORM, RMS_FUSED };
+#define RMS_RCHUNK 64     // rows per block of the column-partial kernel, at
+                          // least (more where M / 64 passes the grid's y limit)
+#define RMS_ELEM_THREADS 256
+#define RMS_ELEM_UNROLL 4
+
+// Kernel 1: rows of any width, a block of WIDE_THREADS per row, scalar
+// accesses, two passes over global memory (sum x^2; write y), the second
+// mostly from L2. The fallback for rows the register kernel cannot take: N
+// not a multiple of the 16-byte vector (rows then start unaligned) or wider
+// than FWD_PER_THREAD x 1024.
+template <typename T, int MODE>
+__global__ void __launch_bounds__(WIDE_THREADS)
+rms_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
+	     T *__restrict__ y, float *__restrict__ rstd_io, long M, long N)
+{
+	__shared__ float sh[WIDE_THREADS / 32];
+
+	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+		const T *xr = x + row * N;
+		float rstd;
+
+		if constexpr (MODE == RMS_NORM) {
+			rstd = rstd_io[row];
+		} else {
+			float s[1] = { 0.0f };
+
+			for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+				float v = to_f(xr[j]);
+				s[0] = fmaf(v, v, s[0]);
+			}
+			row_sum<WIDE_THREADS, 1>(s, sh);
+			rstd = rsqrtf(s[0] / (float)N + (float)RMSNORM_EPS);
+			if (MODE == RMS_STATS && threadIdx.x == 0)
+				rstd_io[row] = rstd;
+		}
+		if constexpr (MODE != RMS_STATS)
+			for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
+				y[row * N + j] = from_f<T>(to_f(xr[j]) * rstd * to_f(gamma[j]));
+	}
+}
+
+// Kernel 2: the row in registers (as LayerNorm's kernel 2): TPR threads a
+// row, each loading its FWD_PER_THREAD values with 16-byte loads, all of
+// them before the first use; x is read from DRAM once and y written once.
+// With TPR < 256 a block of 256 takes 256 / TPR rows. Napkin (RMS_FUSED,
+// 16384 x 4096 fp32): 537 MB, the floor is the copy of as many bytes.
+template <typename T, int TPR, int MODE>
+__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
+rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
+	     T *__restrict__ y, float *__restrict__ rstd_io, long M, long Nl)
+{
+	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
+	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
+	__shared__ float sh[BLOCK / 32];
+	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
+
+	// The loop bound is the same for the whole block: barriers stay matched.
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		const long row = r0 + g;
+		const bool live = row < M;
+		float v[CH][V], rstd;
+
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (live && j < N)
+				ld16<true>(x + row * N + j, v[c]);
+			else
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					v[c][k] = 0.0f;
+		}
+		if constexpr (MODE == RMS_NORM) {
+			rstd = live ? rstd_io[row] : 0.0f;
+		} else {
+			float s[1] = { 0.0f };
+
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					s[0] = fmaf(v[c][k], v[c][k], s[0]);
+			row_sum<TPR, 1>(s, sh);
+			rstd = rsqrtf(s[0] / (float)N + (float)RMSNORM_EPS);
+			if constexpr (MODE == RMS_STATS) {
+				if (live && t == 0)
+					rstd_io[row] = rstd;
+				continue;
+			}
+		}
+		if (!live)
+			continue;  // no barrier follows in this iteration
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (j < N) {
+				float gm[V];
+
+				ld16<false>(gamma + j, gm);
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					v[c][k] = v[c][k] * rstd * gm[k];
+				st16<true>(y + row * N + j, v[c]);
+			}
+		}
+	}
+}
+
+// Kernel 3: the fused backward for rows of any width, a block per row of a
+// persistent grid, scalar accesses: pass 1 takes sum x^2 and d = sum dy
+// gamma x, pass 2 writes dx and adds dy xhat into this block's partial row
+// (each column always owned by the same thread: no race, a fixed order).
+// Reads x and dy twice, the second time mostly from L2.
+template <typename T>
+__global__ void __launch_bounds__(WIDE_THREADS)
+rms_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
+	     const T *__restrict__ gamma, T *__restrict__ dx,
+	     float *__restrict__ partial, long M, long N)
+{
+	__shared__ float sh[WIDE_THREADS / 32 * 2];
+	float *pr = partial + (size_t)blockIdx.x * N;
+
+	for (long j = threadIdx.x; j < N; j += WIDE_THREADS)
+		pr[j] = 0.0f;
+	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+		const T *xr = x + row * N, *dyr = dy + row * N;
+		float s[2] = { 0.0f, 0.0f };
+
+		for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+			float xv = to_f(xr[j]);
+			s[0] = fmaf(xv, xv, s[0]);
+			s[1] = fmaf(to_f(dyr[j]) * to_f(gamma[j]), xv, s[1]);
+		}
+		row_sum<WIDE_THREADS, 2>(s, sh);
+		const float rstd = rsqrtf(s[0] / (float)N + (float)RMSNORM_EPS);
+		const float c = rstd * rstd * rstd * s[1] / (float)N;
+
+		for (long j = threadIdx.x; j < N; j += WIDE_THREADS) {
+			float xv = to_f(xr[j]), d = to_f(dyr[j]);
+
+			dx[row * N + j] = from_f<T>(fmaf(rstd * d, to_f(gamma[j]), -xv * c));
+			pr[j] = fmaf(d, xv * rstd, pr[j]);
+		}
+	}
+}
+
+// Kernel 4: the fused backward with the row in registers (kernel 2's
+// layout, BWD_PER_THREAD values of x and of dy a thread) on a persistent
+// grid: every thread keeps the same columns for every row it takes, so
+// gamma is loaded once and its dgamma contributions accumulate in
+// registers across rows; at the end each row group writes its own partial
+// row ([grid * RPB][N], summed in a fixed order by kernel 7). One row sum
+// of two values per row; dx stored once. Napkin (16384 x 4096 fp32): 805
+// MB (dy, x read, dx written) plus the partials (grid * RPB * N * 4 bytes,
+// read back by kernel 7 from L2).
+template <typename T, int TPR>
+__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
+				  TPR > ROW_BLOCK ? 1 : 2)
+rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
+	     const T *__restrict__ gamma, T *__restrict__ dx,
+	     float *__restrict__ partial, long M, long Nl)
+{
+	constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
+	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
+	__shared__ float sh[BLOCK / 32 * 2];
+	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
+	const float inv_n = 1.0f / (float)N;
+	float gm[CH][V], ag[CH][V];
+
+#pragma unroll
+	for (int c = 0; c < CH; c++) {
+		const int j = (c * TPR + t) * V;
+		if (j < N)
+			ld16<false>(gamma + j, gm[c]);
+#pragma unroll
+		for (int k = 0; k < V; k++) {
+			if (j >= N)
+				gm[c][k] = 0.0f;
+			ag[c][k] = 0.0f;
+		}
+	}
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		const long row = r0 + g;
+		const bool live = row < M;
+		float xv[CH][V], gv[CH][V], s[2] = { 0.0f, 0.0f };
+
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (live && j < N) {
+				ld16<true>(x + row * N + j, xv[c]);
+				ld16<true>(dy + row * N + j, gv[c]);
+			} else {
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					xv[c][k] = gv[c][k] = 0.0f;
+			}
+		}
+#pragma unroll
+		for (int c = 0; c < CH; c++)
+#pragma unroll
+			for (int k = 0; k < V; k++) {
+				s[0] = fmaf(xv[c][k], xv[c][k], s[0]);
+				s[1] = fmaf(gv[c][k] * gm[c][k], xv[c][k], s[1]);
+			}
+		row_sum<TPR, 2>(s, sh);
+		const float rstd = rsqrtf(s[0] * inv_n + (float)RMSNORM_EPS);
+		const float cf = rstd * rstd * rstd * s[1] * inv_n;
+
+		// A row past M has dy = x = 0: it adds nothing to dgamma.
+#pragma unroll
+		for (int c = 0; c < CH; c++)
+#pragma unroll
+			for (int k = 0; k < V; k++) {
+				ag[c][k] = fmaf(gv[c][k], xv[c][k] * rstd, ag[c][k]);
+				gv[c][k] = fmaf(rstd * gv[c][k], gm[c][k], -xv[c][k] * cf);
+			}
+		if (!live)
+			continue;
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (j < N)
+				st16<true>(dx + row * N + j, gv[c]);
+		}
+	}
+	float *pr = partial + ((size_t)blockIdx.x * RPB + g) * N;
+#pragma unroll
+	for (int c = 0; c < CH; c++) {
+		const int j = (c * TPR + t) * V;
+		if (j < N)
+#pragma unroll
+			for (int k = 0; k < V; k += 4)
+				st16<false>(pr + j + k, &ag[c][k]);
+	}
+}
+
+// The unfused backward, as an eager framework runs it: separate reductions
+// and elementwise kernels around the rstd the forward saved.
+// Kernel 5a: d = sum_j dy gamma x per row, a block per row, to DRAM
+// (16-byte loads where rows are aligned, else scalar).
+template <typename T>
+__global__ void __launch_bounds__(ROW_BLOCK)
+rms_rowdot(const T *__restrict__ dy, const T *__restrict__ x,
+	   const T *__restrict__ gamma, float *__restrict__ d, long M, long N)
+{
+	constexpr int V = 16 / sizeof(T);
+	__shared__ float sh[ROW_BLOCK / 32];
+
+	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+		const T *xr = x + row * N, *dyr = dy + row * N;
+		float s[1] = { 0.0f };
+
+		if (N % V == 0) {
+			for (long j = threadIdx.x * V; j < N; j += ROW_BLOCK * V) {
+				float a[V], b[V], gm[V];
+
+				ld16<true>(xr + j, a);
+				ld16<true>(dyr + j, b);
+				ld16<false>(gamma + j, gm);
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					s[0] = fmaf(b[k] * gm[k], a[k], s[0]);
+			}
+		} else {
+			for (long j = threadIdx.x; j < N; j += ROW_BLOCK)
+				s[0] = fmaf(to_f(dyr[j]) * to_f(gamma[j]), to_f(xr[j]), s[0]);
+		}
+		row_sum<ROW_BLOCK, 1>(s, sh);
+		if (threadIdx.x == 0)
+			d[row] = s[0];
+	}
+}
+
+// Kernel 5b: dx = rstd dy gamma - x rstd^3 d / N, elementwise over the
+// M N values (VW values an access: 16 bytes where rows are aligned, else
+// 1), RMS_ELEM_UNROLL accesses in flight per thread.
+template <typename T, int VW>
+__device__ __forceinline__ void ldv(const T *p, float *v)
+{
+	if constexpr (VW * sizeof(T) == 16)
+		ld16<true>(p, v);
+	else
+#pragma unroll
+		for (int k = 0; k < VW; k++)
+			v[k] = to_f(p[k]);
+}
+
+template <typename T, int VW>
+__device__ __forceinline__ void stv(T *p, const float *v)
+{
+	if constexpr (VW * sizeof(T) == 16)
+		st16<true>(p, v);
+	else
+#pragma unroll
+		for (int k = 0; k < VW; k++)
+			p[k] = from_f<T>(v[k]);
+}
+
+template <typename T, int VW>
+__global__ void __launch_bounds__(RMS_ELEM_THREADS)
+rms_dx(const T *__restrict__ dy, const T *__restrict__ x,
+       const T *__restrict__ gamma, const float *__restrict__ rstd,
+       const float *__restrict__ d, T *__restrict__ dx, long M, long N)
+{
+	const size_t nvr = (size_t)N / VW, nv = (size_t)M * nvr;
+	const size_t stride = (size_t)gridDim.x * RMS_ELEM_THREADS * RMS_ELEM_UNROLL;
+	const float inv_n = 1.0f / (float)N;
+
+	for (size_t q0 = (size_t)blockIdx.x * RMS_ELEM_THREADS * RMS_ELEM_UNROLL + threadIdx.x;
+	     q0 < nv; q0 += stride) {
+		float a[RMS_ELEM_UNROLL][VW], b[RMS_ELEM_UNROLL][VW];
+
+#pragma unroll
+		for (int u = 0; u < RMS_ELEM_UNROLL; u++) {
+			const size_t q = q0 + (size_t)u * RMS_ELEM_THREADS;
+			if (q < nv) {
+				ldv<T, VW>(x + q * VW, a[u]);
+				ldv<T, VW>(dy + q * VW, b[u]);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < RMS_ELEM_UNROLL; u++) {
+			const size_t q = q0 + (size_t)u * RMS_ELEM_THREADS;
+			if (q < nv) {
+				const size_t row = q / nvr, j = (q - row * nvr) * VW;
+				const float r = rstd[row], cf = r * r * r * d[row] * inv_n;
+				float gm[VW];
+
+				ldv<T, VW>(gamma + j, gm);
+#pragma unroll
+				for (int k = 0; k < VW; k++)
+					b[u][k] = fmaf(r * b[u][k], gm[k], -a[u][k] * cf);
+				stv<T, VW>(dx + q * VW, b[u]);
+			}
+		}
+	}
+}
+
+// Kernel 6: dgamma partials, a column reduction: block (column tile,
+// chunk of `chunk` rows), a thread a column summing dy x rstd down its
+// chunk into partial[chunk][N] (coalesced across the warp).
+template <typename T>
+__global__ void __launch_bounds__(RMS_ELEM_THREADS)
+rms_dgamma_partial(const T *__restrict__ dy, const T *__restrict__ x,
+		   const float *__restrict__ rstd, float *__restrict__ partial,
+		   long M, long N, long chunk)
+{
+	const long j = (long)blockIdx.x * RMS_ELEM_THREADS + threadIdx.x;
+	const long r0 = (long)blockIdx.y * chunk;
+	const long r1 = r0 + chunk < M ? r0 + chunk : M;
+	float s = 0.0f;
+
+	if (j >= N)
+		return;
+	for (long r = r0; r < r1; r++)
+		s = fmaf(to_f(dy[r * N + j]), to_f(x[r * N + j]) * rstd[r], s);
+	partial[(size_t)blockIdx.y * N + j] = s;
+}
+
+// Kernel 7: out[c] = sum over the P partial rows of partial[p][c], in a
+// fixed order (LayerNorm's reduce_partials for a row of W columns):
+// RED_COLS columns a block, RED_SLICES slices of the rows summed by a tree.
+template <typename T>
+__global__ void __launch_bounds__(RED_COLS * RED_SLICES)
+rms_reduce(const float *__restrict__ partial, long P, long W, T *__restrict__ out)
+{
+	__shared__ float sh[RED_SLICES][RED_COLS + 1];
+	const long col = (long)blockIdx.x * RED_COLS + threadIdx.x;
+	float s = 0.0f;
+
+	if (col < W)
+		for (long p = threadIdx.y; p < P; p += RED_SLICES)
+			s += partial[(size_t)p * W + col];
+	sh[threadIdx.y][threadIdx.x] = s;
+	for (int h = RED_SLICES / 2; h; h >>= 1) {
+		__syncthreads();
+		if ((int)threadIdx.y < h)
+			sh[threadIdx.y][threadIdx.x] += sh[threadIdx.y + h][threadIdx.x];
+	}
+	if (threadIdx.y == 0 && col < W)
+		out[col] = from_f<T>(sh[0][threadIdx.x]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Picking an instance                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define RMS_FWD_CASE(TPR, T, MODE)                                            \
+	case TPR: return { (const void *)rms_rows_fwd<T, TPR, MODE>,          \
+			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
+			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+#define RMS_BWD_CASE(TPR, T)                                                  \
+	case TPR: return { (const void *)rms_rows_bwd<T, TPR>,                \
+			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
+			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+
+template <typename T, int MODE>
+static struct kcfg rms_fwd_kernel(int tpr)
+{
+	switch (tpr) {
+	RMS_FWD_CASE(32, T, MODE);
+	RMS_FWD_CASE(64, T, MODE);
+	RMS_FWD_CASE(128, T, MODE);
+	RMS_FWD_CASE(256, T, MODE);
+	RMS_FWD_CASE(512, T, MODE);
+	RMS_FWD_CASE(1024, T, MODE);
+	default: return { (const void *)rms_wide_fwd<T, MODE>, WIDE_THREADS, 1, 0 };
+	}
+}
+
+template <typename T>
+static struct kcfg rms_bwd_kernel(int tpr)
+{
+	switch (tpr) {
+	RMS_BWD_CASE(32, T);
+	RMS_BWD_CASE(64, T);
+	RMS_BWD_CASE(128, T);
+	RMS_BWD_CASE(256, T);
+	RMS_BWD_CASE(512, T);
+	default: return { (const void *)rms_wide_bwd<T>, WIDE_THREADS, 1, 0 };
+	}
+}
+
+#endif

@@ -1,0 +1,702 @@
+// swiglu.cu - the SwiGLU workloads: y = silu(a) * b on a packed [M, 2N]
+// input (swiglu_fwd) and the packed gradient (da, db) (swiglu_bwd), fused
+// and unfused, fp32 and bf16 (bf16 storage, fp32 math).
+//
+// Read top to bottom: the kernels (one elementwise template, what it
+// computes a parameter), the launchers, then the two workload
+// definitions. The CPU reference is ref.c.
+//
+// Napkin math for M x N outputs of s-byte elements (s = 4 fp32, 2 bf16;
+// E = M N):
+//   forward   min bytes 3 E s: a and b read, y written.
+//             FLOP 5 E: sigmoid 3 (exp, counted 1 as a transcendental;
+//             add; divide), a sig 1, times b 1.
+//   backward  min bytes 5 E s: dy, a, b read, da and db written.
+//             FLOP 11 E: sigmoid 3; silu'(a) = sig (1 + a e sig) 4 (a e,
+//             an FMA, times sig); da = dy b silu' 2; db = dy a sig 2.
+// At 16384 x 4096 fp32: 805 MB forward, 1.34 GB backward, 0.3 and 0.7
+// GFLOP: memory-bound, "fast" means "at the copy bandwidth". Measured:
+// bench/RESULTS.md.
+//
+// What each variant keeps alive for the backward (model saved_bytes): the
+// unfused forward materialises s = silu(a) (E s bytes) between its two
+// kernels, and its backward reads it (db = dy s) instead of recomputing
+// it; the fused pair keeps nothing: the backward recomputes silu(a) from
+// a, which it reads anyway for silu'(a).
+//
+// Stability for |a| up to 1e4 and beyond: sig(a) = 1 / (1 + e) with e =
+// exp(-a) taken of -a clamped at 80 (e <= 5.5e34, inside __fdividef's
+// range, never inf), so no inf/inf or inf * 0 arises; 1 - sig = e sig
+// (no cancellation), so silu'(a) = sig (1 + a e sig), and e sig <= 1.
+// Clamping changes sig(a) only below a = -80, where sig < 2e-35: silu and
+// silu' are then -a * 2e-35-ish instead of ~0, far under any tolerance.
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "checkref.h"
+#include "kutil.h"
+#include "par.h"
+#include "layernorm/rows.cuh"
+#include "swiglu/swiglu.h"
+#include "util.h"
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+// What the elementwise kernel computes, per element (i, j) with a = p[i,
+// j], b = p[i, N + j] of the packed input p:
+//   SW_SILU  o[i, j] = s = silu(a)              (unfused forward, kernel 1)
+//   SW_MUL   o[i, j] = u[i, j] * b, u = s       (unfused forward, kernel 2)
+//   SW_FWD   o[i, j] = silu(a) * b              (fused forward)
+//   SW_DB    o[i, N + j] = u * w, u = dy, w = s (unfused backward, kernel 1)
+//   SW_DA    o[i, j] = u * b * silu'(a), u = dy (unfused backward, kernel 2)
+//   SW_BWD   both of the last two               (fused backward)
+enum { SW_SILU, SW_MUL, SW_FWD, SW_DB, SW_DA, SW_BWD };
+#define SW_THREADS 256
+#define SW_UNROLL 4
+
+// sigmoid(a) and e = exp(-a) (clamped, see the top of the file). fp32
+// takes expf; bf16 (FAST) the hardware exp2, whose error is far below
+// bf16's rounding.
+template <bool FAST>
+__device__ __forceinline__ float sw_sigmoid(float a, float *e)
+{
+	const float m = fminf(-a, 80.0f);
+
+	*e = FAST ? __expf(m) : expf(m);
+	return __fdividef(1.0f, 1.0f + *e);
+}
+
+template <typename T, int VW>
+__device__ __forceinline__ void sw_ld(const T *p, float *v)
+{
+	if constexpr (VW * sizeof(T) == 16)
+		ld16<true>(p, v);
+	else
+#pragma unroll
+		for (int k = 0; k < VW; k++)
+			v[k] = to_f(__ldcs(p + k));
+}
+
+template <typename T, int VW>
+__device__ __forceinline__ void sw_st(T *p, const float *v)
+{
+	if constexpr (VW * sizeof(T) == 16)
+		st16<true>(p, v);
+	else
+#pragma unroll
+		for (int k = 0; k < VW; k++)
+			__stcs(p + k, from_f<T>(v[k]));
+}
+
+// Elementwise over the M x N outputs, VW elements an access: 16 bytes
+// where a row of N is a whole number of them (N a multiple of 4 fp32, 8
+// bf16: then every row of a and of b starts 16-byte aligned), else 1 (a
+// row of odd N in bf16 starts at an odd address: per-element accesses are
+// the scheme that is right for every N). SW_UNROLL accesses of each
+// operand in flight per thread before the first use, as ln_gelu's
+// gelu_kernel; grid-stride past MAX_GRID blocks. The row of an access
+// is one 64-bit division: a few instructions per 16 bytes, hidden under
+// the memory time.
+template <typename T, int OP, int VW>
+__global__ void __launch_bounds__(SW_THREADS)
+sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
+	  const T *__restrict__ w, T *__restrict__ o, long M, long N)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	constexpr bool LA = OP == SW_SILU || OP == SW_FWD || OP == SW_DA || OP == SW_BWD;
+	constexpr bool LB = OP == SW_MUL || OP == SW_FWD || OP == SW_DA || OP == SW_BWD;
+	constexpr bool LU = OP == SW_MUL || OP >= SW_DB;
+	const size_t nvr = (size_t)N / VW, nv = (size_t)M * nvr;
+	const size_t stride = (size_t)gridDim.x * SW_THREADS * SW_UNROLL;
+
+	for (size_t q0 = (size_t)blockIdx.x * SW_THREADS * SW_UNROLL + threadIdx.x;
+	     q0 < nv; q0 += stride) {
+		float va[SW_UNROLL][VW], vb[SW_UNROLL][VW], vu[SW_UNROLL][VW];
+		size_t pa[SW_UNROLL];
+
+#pragma unroll
+		for (int k = 0; k < SW_UNROLL; k++) {
+			const size_t q = q0 + (size_t)k * SW_THREADS;
+			if (q < nv) {
+				const size_t row = q / nvr;
+
+				pa[k] = row * 2 * (size_t)N + (q - row * nvr) * VW;
+				if (LA)
+					sw_ld<T, VW>(p + pa[k], va[k]);
+				if (LB)
+					sw_ld<T, VW>(p + pa[k] + N, vb[k]);
+				if (LU)
+					sw_ld<T, VW>(u + q * VW, vu[k]);
+				if (OP == SW_DB)
+					sw_ld<T, VW>(w + q * VW, vb[k]);
+			}
+		}
+#pragma unroll
+		for (int k = 0; k < SW_UNROLL; k++) {
+			const size_t q = q0 + (size_t)k * SW_THREADS;
+			if (q >= nv)
+				continue;
+			float r0[VW], r1[VW];
+#pragma unroll
+			for (int i = 0; i < VW; i++) {
+				const float a = va[k][i], b = vb[k][i], d = vu[k][i];
+				float e, sg;
+
+				if constexpr (OP == SW_SILU || OP == SW_FWD || OP == SW_DA ||
+					      OP == SW_BWD)
+					sg = sw_sigmoid<FAST>(a, &e);
+				if constexpr (OP == SW_SILU)
+					r0[i] = a * sg;
+				else if constexpr (OP == SW_MUL)
+					r0[i] = d * b;
+				else if constexpr (OP == SW_FWD)
+					r0[i] = a * sg * b;
+				else if constexpr (OP == SW_DB)
+					r1[i] = d * b;  // b holds s here
+				else {
+					// silu'(a) = sg (1 + a e sg)
+					r0[i] = d * b * (sg * fmaf(a * e, sg, 1.0f));
+					if constexpr (OP == SW_BWD)
+						r1[i] = d * a * sg;
+				}
+			}
+			if constexpr (OP <= SW_FWD)
+				sw_st<T, VW>(o + q * VW, r0);
+			if constexpr (OP == SW_DA || OP == SW_BWD)
+				sw_st<T, VW>(o + pa[k], r0);
+			if constexpr (OP == SW_DB || OP == SW_BWD)
+				sw_st<T, VW>(o + pa[k] + N, r1);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launchers                                                                */
+/* ------------------------------------------------------------------------ */
+
+template <typename T, int OP>
+static int sw_launch_t(const void *p, const void *u, const void *w, void *o,
+		       long M, long N, cudaStream_t st)
+{
+	constexpr int V = 16 / sizeof(T);
+	const int vw = N % V ? 1 : V;
+	const size_t nv = (size_t)M * (size_t)(N / vw), per = (size_t)SW_THREADS * SW_UNROLL;
+	const size_t b = (nv + per - 1) / per;
+	const unsigned grid = (unsigned)(b < 1 ? 1 : b > (size_t)MAX_GRID ? MAX_GRID : b);
+
+	if (vw == V)
+		sw_kernel<T, OP, V><<<grid, SW_THREADS, 0, st>>>(
+			(const T *)p, (const T *)u, (const T *)w, (T *)o, M, N);
+	else
+		sw_kernel<T, OP, 1><<<grid, SW_THREADS, 0, st>>>(
+			(const T *)p, (const T *)u, (const T *)w, (T *)o, M, N);
+	return CUDA_CHECK_LAUNCH("sw_kernel");
+}
+
+template <int OP>
+static int sw_launch(enum fp_dtype dt, const void *p, const void *u, const void *w,
+		     void *o, long M, long N, cudaStream_t st)
+{
+	return dt == FP_BF16 ? sw_launch_t<__nv_bfloat16, OP>(p, u, w, o, M, N, st)
+			     : sw_launch_t<float, OP>(p, u, w, o, M, N, st);
+}
+
+enum { V_UNFUSED, V_FUSED };
+
+struct fp_op {
+	int bwd, variant, nsets;
+	enum fp_dtype dt;
+	long M, N;
+	size_t es;
+	size_t pset, yset;  // bytes of one set's packed (M x 2N) / M x N tensor
+	char *p, *dy;       // inputs, nsets sets each: packed a|b; backward dy
+	char *saved;        // unfused backward: s = silu(a), nsets sets
+	// What a launch writes, set 0's, carved out of wbuf: set s's lie s *
+	// wset bytes further on.
+	char *wbuf;
+	size_t wset;
+	char *out;          // y (forward, M x N) or the packed da|db (backward)
+	char *s;            // unfused forward: s = silu(a) (M x N)
+};
+
+static int op_launch(struct fp_op *op, int set, cudaStream_t st)
+{
+	const size_t off = (size_t)set * op->wset;
+	const char *p, *dy, *saved;
+	char *out, *s;
+
+	if (set < 0 || set >= op->nsets)
+		return error("swiglu: set %d out of range [0, %d)", set, op->nsets);
+	p = op->p + set * op->pset;
+	out = (char *)dev_in_set(op->out, off);
+	if (!op->bwd) {
+		if (op->variant == V_FUSED)
+			return sw_launch<SW_FWD>(op->dt, p, NULL, NULL, out, op->M, op->N, st);
+		s = (char *)dev_in_set(op->s, off);
+		return sw_launch<SW_SILU>(op->dt, p, NULL, NULL, s, op->M, op->N, st) ||
+		       sw_launch<SW_MUL>(op->dt, p, s, NULL, out, op->M, op->N, st) ? -1 : 0;
+	}
+	dy = op->dy + set * op->yset;
+	if (op->variant == V_FUSED)
+		return sw_launch<SW_BWD>(op->dt, p, dy, NULL, out, op->M, op->N, st);
+	saved = op->saved + set * op->yset;
+	return sw_launch<SW_DB>(op->dt, p, dy, saved, out, op->M, op->N, st) ||
+	       sw_launch<SW_DA>(op->dt, p, dy, NULL, out, op->M, op->N, st) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The workloads                                                            */
+/* ------------------------------------------------------------------------ */
+
+static const struct fp_param sw_params[] = {
+	{ "M", FP_REQUIRED, 1, 1L << 31, "rows" },
+	{ "N", FP_REQUIRED, 1, 1L << 30, "output width (elements; the input is 2N wide)" },
+	{ NULL, 0, 0, 0, NULL }
+};
+
+static const char *const sw_profiles[] = {
+	"normal",    // a, b ~ N(0, 1): what timing uses
+	"large",     // |a| log-uniform in [1, 1e4], either sign: exp(-a)
+	             // overflows, a naive a / (1 + exp(-a)) or e^a / (1 + e^a)
+	             // gives inf/inf or inf * 0
+	"overflow",  // |a| uniform in [80, 100], either sign: the edge where
+	             // exp(|a|) leaves fp32's (and bf16's) range
+	"zeros",     // a = 0 in every other column (silu 0, silu' 1/2 exactly),
+	             // b = 0 in every third
+	NULL
+};
+enum { P_NORMAL, P_LARGE, P_OVERFLOW, P_ZEROS };
+
+#define SW_SUITE "M=16384,N=768;M=16384,N=4096"
+#define SW_QUICK "M=2048,N=768"
+// N = 1, 3, 1023 and 4097 take the per-element path in both dtypes, N =
+// 1020 in bf16 only (a multiple of 4, not of 8); the rest 16-byte accesses,
+// with a partial last block of the grid and a wide row.
+#define SW_TESTS "M=1,N=1;M=7,N=3;M=3,N=1023;M=5,N=4097;M=9,N=1020;" \
+	"M=2048,N=768;M=1000,N=1000;M=2,N=65536;M=16384,N=8"
+
+static const struct fp_variant fwd_variants[] = {
+	{ "unfused", FP_UNFUSED,
+	  "2 kernels: s = silu(a) to DRAM (kept for the backward); y = s*b" },
+	{ "fused", FP_FUSED, "1 kernel: a and b read once, y written once; keeps nothing" },
+	{ NULL, FP_UNFUSED, NULL }
+};
+
+static const struct fp_variant bwd_variants[] = {
+	{ "unfused", FP_UNFUSED,
+	  "2 kernels: db = dy*s from the forward's saved s; da = dy*b*silu'(a)" },
+	{ "fused", FP_FUSED,
+	  "1 kernel: dy, a, b read once, silu(a) recomputed, da and db written once" },
+	{ NULL, FP_UNFUSED, NULL }
+};
+
+// Largest one-tensor size we accept: beyond any GPU, and far from overflow.
+#define MAX_TENSOR_BYTES (1.0 * (1ull << 47))
+
+static int sw_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
+		       size_t whylen)
+{
+	long M = s->v[0], N = s->v[1];
+	double bytes = 2.0 * (double)M * (double)N * (double)fp_dtype_size(dt);
+
+	if (dt != FP_F32 && dt != FP_BF16)
+		snprintf(why, whylen, "dtype %s: swiglu takes fp32 or bf16",
+			 fp_dtype_name(dt));
+	else if (M < 1 || N < 1)
+		snprintf(why, whylen, "M=%ld,N=%ld: rows and width must be at least 1", M, N);
+	else if (bytes > MAX_TENSOR_BYTES)
+		snprintf(why, whylen, "M=%ld,N=%ld: the %s input would take %.3g TiB, "
+			 "more than any GPU holds", M, N, fp_dtype_name(dt), bytes / 0x1p40);
+	else
+		return 0;
+	return -1;
+}
+
+// One set's written buffers: the output (y, or the packed gradient) and
+// the unfused forward's s.
+static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
+			    int variant, size_t *out, size_t *mid)
+{
+	size_t E = (size_t)s->v[0] * (size_t)s->v[1] * fp_dtype_size(dt);
+
+	*out = bwd ? 2 * E : E;
+	*mid = !bwd && variant == V_UNFUSED ? E : 0;
+	return dev_pad(*out) + dev_pad(*mid);
+}
+
+// Inputs (packed a|b; backward dy, and the unfused backward's saved s) and
+// written buffers, nsets of each.
+static size_t op_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
+		       int variant, int nsets)
+{
+	size_t E = (size_t)s->v[0] * (size_t)s->v[1] * fp_dtype_size(dt), out, mid;
+
+	return dev_pad(nsets * 2 * E) + (bwd ? dev_pad(nsets * E) : 0) +
+	       (bwd && variant == V_UNFUSED ? dev_pad(nsets * E) : 0) +
+	       (size_t)nsets * written_bytes(bwd, s, dt, variant, &out, &mid);
+}
+
+static size_t fwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
+			       int variant, int nsets)
+{
+	return op_bytes(0, s, dt, variant, nsets);
+}
+
+static size_t bwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
+			       int variant, int nsets)
+{
+	return op_bytes(1, s, dt, variant, nsets);
+}
+
+static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
+		      struct fp_model *m)
+{
+	double E = (double)s->v[0] * (double)s->v[1], es = (double)fp_dtype_size(dt);
+
+	memset(m, 0, sizeof *m);
+	m->flops = 5 * E;
+	m->min_bytes = 3 * E * es;
+	if (variant == V_UNFUSED) {
+		// silu: a in, s out; multiply: s, b in, y out.
+		m->variant_bytes = 5 * E * es;
+		m->saved_bytes = E * es;  // s
+	} else {
+		m->variant_bytes = m->min_bytes;
+	}
+}
+
+static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
+		      struct fp_model *m)
+{
+	double E = (double)s->v[0] * (double)s->v[1], es = (double)fp_dtype_size(dt);
+
+	memset(m, 0, sizeof *m);
+	m->flops = 11 * E;
+	m->min_bytes = 5 * E * es;
+	if (variant == V_UNFUSED) {
+		// db: dy, s in, db out; da: dy, a, b in, da out.
+		m->variant_bytes = 7 * E * es;
+		m->saved_bytes = E * es;  // the forward's s, read here
+	} else {
+		m->variant_bytes = m->min_bytes;
+	}
+}
+
+static void op_destroy(struct fp_op *op)
+{
+	if (!op)
+		return;
+	cudaFree(op->p);
+	cudaFree(op->dy);
+	cudaFree(op->saved);
+	cudaFree(op->wbuf);
+	free(op);
+}
+
+static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
+		     enum fp_dtype dt, int variant, int nsets,
+		     unsigned long long seed)
+{
+	struct fp_op *op;
+	size_t zout, zmid, E;
+	char why[160], *cur;
+
+	*out = NULL;
+	if (sw_validate(s, dt, why, sizeof why))
+		return error("swiglu: %s", why);
+	if (nsets < 1 || variant < 0 || variant > 1)
+		return error("swiglu: bad instance (variant %d, %d input sets)",
+			     variant, nsets);
+	op = (struct fp_op *)xcalloc(1, sizeof *op);
+	op->bwd = bwd;
+	op->variant = variant;
+	op->dt = dt;
+	op->M = s->v[0];
+	op->N = s->v[1];
+	op->nsets = nsets;
+	op->es = fp_dtype_size(dt);
+	E = (size_t)op->M * op->N;
+	op->yset = E * op->es;
+	op->pset = 2 * op->yset;
+	op->wset = written_bytes(bwd, s, dt, variant, &zout, &zmid);
+	if (dev_alloc(&op->p, nsets * op->pset) ||
+	    (bwd && dev_alloc(&op->dy, nsets * op->yset)) ||
+	    (bwd && variant == V_UNFUSED && dev_alloc(&op->saved, nsets * op->yset)) ||
+	    dev_alloc(&op->wbuf, (size_t)nsets * op->wset))
+		goto out_free;
+	cur = op->wbuf;
+	op->out = (char *)dev_carve(&cur, zout);
+	op->s = (char *)dev_carve(&cur, zmid);
+	for (int i = 0; i < nsets; i++) {
+		uint64_t sd = splitmix64(seed + 0x100 * (uint64_t)i);
+		char *p = op->p + i * op->pset;
+
+		if (dev_fill_normal(p, dt, 2 * E, sd, 0.0f, 1.0f, 0) ||
+		    (bwd && dev_fill_normal(op->dy + i * op->yset, dt, E, splitmix64(sd + 3),
+					    0.0f, 1.0f, 0)) ||
+		    // the saved s is what the unfused forward's first kernel writes
+		    (op->saved && sw_launch<SW_SILU>(dt, p, NULL, NULL, op->saved + i * op->yset,
+						     op->M, op->N, 0)))
+			goto out_free;
+	}
+	if (CUDA_CHECK(cudaDeviceSynchronize()))
+		goto out_free;
+	*out = op;
+	return 0;
+
+out_free:
+	op_destroy(op);
+	return -1;
+}
+
+// SwiGLU has no kernel options: ko is ignored.
+static int fwd_create(struct fp_op **op, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed, const struct fp_kopts *ko)
+{
+	return op_create(0, op, s, dt, variant, nsets, seed);
+}
+
+static int bwd_create(struct fp_op **op, const struct fp_shape *s,
+		      enum fp_dtype dt, int variant, int nsets,
+		      unsigned long long seed, const struct fp_kopts *ko)
+{
+	return op_create(1, op, s, dt, variant, nsets, seed);
+}
+
+// workload->kernel(): the access width the row width allows.
+static void op_kernel(const struct fp_op *op, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s accesses",
+		 op->N % (long)(16 / op->es) ? "per-element (rows unaligned)" : "16-byte");
+}
+
+// Row `row` of profile `profile`: the packed a|b (2N values) into v,
+// rounded to dt. dy rows are drawn as profile 0's a half.
+static void draw_row(struct fp_rng *r, int profile, double *v, long N,
+		     enum fp_dtype dt)
+{
+	for (long j = 0; j < N; j++) {
+		double sign = rng_uniform(r) < 0.5 ? -1.0 : 1.0;
+
+		switch (profile) {
+		case P_LARGE:
+			v[j] = sign * pow(10.0, 4.0 * rng_uniform(r));
+			break;
+		case P_OVERFLOW:
+			v[j] = sign * (80.0 + 20.0 * rng_uniform(r));
+			break;
+		case P_ZEROS:
+			v[j] = j % 2 ? rng_normal(r) : 0.0;
+			break;
+		default:
+			v[j] = rng_normal(r);
+		}
+	}
+	for (long j = 0; j < N; j++)
+		v[N + j] = profile == P_ZEROS && j % 3 == 0 ? 0.0 : rng_normal(r);
+	host_round(v, 2 * (size_t)N, dt);
+}
+
+// What one case's check computes on the CPU, kept in the reference cache
+// under workload, shape, dtype, profile and seed: the inputs as the device
+// holds them and the reference rows.
+struct sw_ref {
+	char *p, *dy;      // M x 2N and M x N of dt; dy backward only
+	long nrows;        // rows compared (all unless M x N is large)
+	long *rows;
+	double *ref;       // nrows x W (W = N forward, 2N backward)
+};
+
+static void sw_ref_free(void *q)
+{
+	struct sw_ref *e = (struct sw_ref *)q;
+
+	free(e->p);
+	free(e->dy);
+	free(e->rows);
+	free(e->ref);
+	free(e);
+}
+
+struct sw_job {
+	const struct fp_op *op;
+	struct sw_ref *e;
+	int profile;
+	uint64_t base;     // the inputs' streams
+};
+
+// Rows [lo, hi) of the inputs, each from its own stream: the packed row,
+// then dy's (backward).
+static void draw_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct sw_job *j = (const struct sw_job *)arg;
+	const long N = j->op->N;
+	const size_t es = j->op->es;
+	double *v = (double *)xmalloc(2 * (size_t)N * sizeof *v);
+	struct fp_rng g;
+
+	for (size_t row = lo; row < hi; row++) {
+		rng_seed_item(&g, j->base, (long)row);
+		draw_row(&g, j->profile, v, N, j->op->dt);
+		check_encode(j->e->p + row * 2 * (size_t)N * es, j->op->dt, v, 2 * (size_t)N);
+		if (j->op->bwd) {
+			draw_row(&g, P_NORMAL, v, N, j->op->dt);
+			check_encode(j->e->dy + row * (size_t)N * es, j->op->dt, v, (size_t)N);
+		}
+	}
+	free(v);
+}
+
+// The reference of compared rows [lo, hi).
+static void ref_rows(size_t lo, size_t hi, void *arg)
+{
+	const struct sw_job *j = (const struct sw_job *)arg;
+	const struct sw_ref *e = j->e;
+	const long N = j->op->N, W = j->op->bwd ? 2 * N : N;
+	const size_t es = j->op->es;
+	double *p = (double *)xmalloc(3 * (size_t)N * sizeof *p), *dy = p + 2 * N;
+
+	for (size_t s = lo; s < hi; s++) {
+		const size_t row = (size_t)e->rows[s];
+
+		check_decode(p, e->p + row * 2 * N * es, j->op->dt, 2 * (size_t)N);
+		if (j->op->bwd) {
+			check_decode(dy, e->dy + row * N * es, j->op->dt, (size_t)N);
+			swiglu_ref_bwd(dy, p, e->ref + s * W, 1, N);
+		} else {
+			swiglu_ref_fwd(p, e->ref + s * W, 1, N);
+		}
+	}
+	free(p);
+}
+
+static struct sw_ref *sw_reference(const struct fp_op *op, int profile,
+				   unsigned long long seed)
+{
+	const long M = op->M, N = op->N, W = op->bwd ? 2 * N : N;
+	const size_t E = (size_t)M * (size_t)N, grain = par_grain_rows((size_t)W);
+	struct ref_key key;
+	struct sw_ref *e;
+	struct sw_job job;
+
+	memset(&key, 0, sizeof key);
+	snprintf(key.what, sizeof key.what, "swiglu_%s", op->bwd ? "bwd" : "fwd");
+	key.dims[0] = M;
+	key.dims[1] = N;
+	key.dt = op->dt;
+	key.profile = profile;
+	key.seed = seed;
+	if ((e = (struct sw_ref *)refcache_find(&key)))
+		return e;
+	e = (struct sw_ref *)xcalloc(1, sizeof *e);
+	e->p = (char *)xmalloc(2 * E * op->es);
+	e->dy = op->bwd ? (char *)xmalloc(E * op->es) : NULL;
+	job.op = op;
+	job.e = e;
+	job.profile = profile;
+	job.base = splitmix64(seed);
+	par_for((size_t)M, grain, draw_rows, &job);
+	e->nrows = check_sample_rows(M, (double)W, seed ^ 0x94d049bb133111ebull, &e->rows);
+	e->ref = (double *)xmalloc((size_t)e->nrows * W * sizeof *e->ref);
+	par_for((size_t)e->nrows, grain, ref_rows, &job);
+	refcache_keep(&key, e, E * op->es * (op->bwd ? 3 : 2) +
+		      (size_t)e->nrows * W * sizeof(double), sw_ref_free);
+	return e;
+}
+
+// Fresh inputs from profile and seed, outputs (and s) poisoned, the
+// unfused backward's saved s made by the unfused forward's first kernel
+// as a training step would, one run, compared with the double reference
+// on every row or a sample of rows (the detail says how many).
+static int op_check(struct fp_op *op, int profile, unsigned long long seed,
+		    struct fp_check *res)
+{
+	const long M = op->M, N = op->N, W = op->bwd ? 2 * N : N;
+	const size_t out_bytes = (size_t)M * W * op->es;
+	const struct sw_ref *e;
+	char *got = NULL;
+	struct fp_cmp c;
+	int rc = -1;
+
+	if (profile < 0 || profile > P_ZEROS)
+		return error("swiglu: no input profile %d", profile);
+	e = sw_reference(op, profile, seed);
+	if (CUDA_CHECK(cudaMemcpy(op->p, e->p, op->pset, cudaMemcpyHostToDevice)) ||
+	    (op->bwd && CUDA_CHECK(cudaMemcpy(op->dy, e->dy, op->yset,
+					      cudaMemcpyHostToDevice))) ||
+	    (op->saved && (dev_poison(op->saved, op->yset) ||
+			   sw_launch<SW_SILU>(op->dt, op->p, NULL, NULL, op->saved,
+					      M, N, 0))) ||
+	    dev_poison(op->out, out_bytes) ||
+	    (op->s && dev_poison(op->s, op->yset)) ||
+	    op_launch(op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
+		goto out_free;
+	got = (char *)xmalloc(out_bytes);
+	if (CUDA_CHECK(cudaMemcpy(got, op->out, out_bytes, cudaMemcpyDeviceToHost)))
+		goto out_free;
+	check_begin(res, seed, op->dt == FP_BF16 ? 1e-2 : 1e-5);
+	check_compare_rows(&c, got, op->dt, W, e->rows, e->nrows, e->ref);
+	check_output(res, op->bwd ? "da|db" : "y", &c);
+	check_note_rows(res, e->nrows, M);
+	rc = 0;
+
+out_free:
+	free(got);
+	return rc;
+}
+
+extern "C" const struct workload wl_swiglu_fwd = {
+	.name = "swiglu_fwd",
+	.summary = "y = silu(a) * b, a and b the two halves of each row of an M x 2N input",
+	.params = sw_params,
+	.dtypes = FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16),
+	.variants = fwd_variants,
+	.profiles = sw_profiles,
+	.suite = SW_SUITE,
+	.quick = SW_QUICK,
+	.tests = SW_TESTS,
+	.kopts = NULL,
+	.backward = "swiglu_bwd",
+	.validate = sw_validate,
+	.device_bytes = fwd_device_bytes,
+	.model = fwd_model,
+	.create = fwd_create,
+	.kernel = op_kernel,
+	.launch = op_launch,
+	.check = op_check,
+	.destroy = op_destroy,
+};
+
+extern "C" const struct workload wl_swiglu_bwd = {
+	.name = "swiglu_bwd",
+	.summary = "da = dy*b*silu'(a), db = dy*silu(a), packed as the M x 2N input",
+	.params = sw_params,
+	.dtypes = FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16),
+	.variants = bwd_variants,
+	.profiles = sw_profiles,
+	.suite = SW_SUITE,
+	.quick = SW_QUICK,
+	.tests = SW_TESTS,
+	.kopts = NULL,
+	.backward = NULL,
+	.validate = sw_validate,
+	.device_bytes = bwd_device_bytes,
+	.model = bwd_model,
+	.create = bwd_create,
+	.kernel = op_kernel,
+	.launch = op_launch,
+	.check = op_check,
+	.destroy = op_destroy,
+};

@@ -1,0 +1,40 @@
+/* swiglu.h - the SwiGLU workloads (swiglu_fwd, swiglu_bwd): their
+ * double-precision CPU references (kernels/swiglu/ref.c), exposed for
+ * tests; the workloads themselves are reached through the registry.
+ * C and C++ (nvcc) clean.
+ *
+ * The input is packed as in LLaMA-style MLPs: an M x 2N matrix whose row i
+ * holds a = columns 0..N-1 and b = columns N..2N-1; y = silu(a) * b is
+ * M x N, and the backward's gradient of the input is packed the same way
+ * (da in columns 0..N-1, db in N..2N-1). */
+#ifndef FP_SWIGLU_H
+#define FP_SWIGLU_H
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const struct workload wl_swiglu_fwd;
+extern const struct workload wl_swiglu_bwd;
+
+/* sigmoid(a), silu(a) = a sigmoid(a) and silu'(a) = sig(a) (1 + a (1 -
+ * sig(a))) in double, finite for every finite a: exp is only taken of
+ * -|a|, and 1 - sig(a) is sig(-a), never a difference. */
+double swiglu_ref_sigmoid(double a);
+double swiglu_ref_silu(double a);
+double swiglu_ref_silu_grad(double a);
+
+/* y (M x N) = silu(a) * b from the packed input p (M x 2N), in double. */
+void swiglu_ref_fwd(const double *p, double *y, long M, long N);
+
+/* The gradient of sum(dy * y) for the forward above: dp (M x 2N, packed)
+ * from dy (M x N) and p; da = dy b silu'(a), db = dy silu(a). dp must not
+ * alias the inputs. */
+void swiglu_ref_bwd(const double *dy, const double *p, double *dp, long M, long N);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
