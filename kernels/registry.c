@@ -14,6 +14,7 @@
 extern const struct workload wl_ln_gelu_fwd, wl_ln_gelu_bwd;
 extern const struct workload wl_softmax_fwd, wl_softmax_masked_fwd, wl_softmax_bwd;
 extern const struct workload wl_ln_linear_fwd, wl_ln_linear_bwd;
+extern const struct workload wl_softplus_chain_fwd, wl_softplus_chain_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -24,6 +25,8 @@ const struct workload *const fp_workloads[] = {
 	&wl_softmax_bwd,
 	&wl_ln_linear_fwd,
 	&wl_ln_linear_bwd,
+	&wl_softplus_chain_fwd,
+	&wl_softplus_chain_bwd,
 	NULL
 };
 
