@@ -50,8 +50,8 @@
 // is the same elementwise loop (16-byte accesses, several in flight per
 // thread) around a different op. The bf16 kernels move half the bytes per
 // element and use the hardware exp and log2 (MUFU) to stay under the
-// issue budget; bf16 rounds to 2^-9 anyway. Measured: bench/RESULTS.md,
-// "Softplus chain".
+// issue budget; bf16 rounds to 2^-9 anyway. Measurements belong in
+// bench/RESULTS.md ("Softplus chain"), not here.
 #include "config.h"
 
 #include <stddef.h>
@@ -252,7 +252,7 @@ struct op_bwd_recompute {
 // one pass where it can (grid-stride beyond SP_MAX_GRID blocks); the last
 // n mod V elements go scalar, one per thread of block 0.
 // Descended from kernels/ln_gelu's gelu_kernel, which runs at copy
-// bandwidth; measured: bench/RESULTS.md, "Softplus chain".
+// bandwidth (bench/RESULTS.md, "LayerNorm+GELU, H100").
 #define SP_THREADS 256
 #define SP_MAX_GRID (1u << 20)
 
