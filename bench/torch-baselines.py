@@ -1,24 +1,106 @@
 # torch-baselines.py - what a user would run instead of fuseprof's
 # memory-bound kernels: PyTorch eager and torch.compile for LayerNorm+GELU
-# (tanh), softmax (plain, scaled+causal-masked, backward), RMSNorm and
-# SwiGLU (forward and backward) at the shapes
-# bench/RESULTS.md compares with, timed with triton's do_bench (median, L2
-# cleared between calls). One line per op. --kernel-time instead times the
-# torch.compile kernels as fuseprof times its own: GPU kernel time from
-# CUPTI (torch.profiler), 50 calls rotating over four input sets.
+# (tanh) and softmax (plain, scaled+causal-masked, backward) at the shapes
+# bench/RESULTS.md compares with, and for the Workloads III patterns
+# (RMSNorm, bias+dropout+residual, SwiGLU, bias+ReLU, the softplus chain),
+# forward and backward, fp32 and bf16, at 16384x768 and 16384x4096; timed
+# with triton's do_bench (median, L2 cleared between calls). One line per
+# op. --kernel-time instead times the kernels as fuseprof times its own:
+# GPU kernel time from CUPTI (torch.profiler), 50 calls rotating over four
+# input sets (torch.compile for LayerNorm+GELU and softmax; eager and
+# torch.compile for the Workloads III patterns). Dropout's times compare,
+# its masks do not: PyTorch's RNG is not fuseprof's Philox stream.
 # Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile | --kernel-time]
 import sys
 import torch
+import torch._dynamo
 import torch.nn.functional as F
 from triton.testing import do_bench
 
 compile_too = "--no-compile" not in sys.argv
 M = 16384
+# Each pattern compiles for 2 dtypes x 2 widths, with and without grad:
+# more graphs of one function than dynamo keeps by default.
+for k in ("recompile_limit", "cache_size_limit"):
+    if hasattr(torch._dynamo.config, k):
+        setattr(torch._dynamo.config, k, 64)
+
+
+def rmsnorm(x, g):
+    return F.rms_norm(x, (x.shape[-1],), weight=g, eps=1e-5)
+
+
+def bias_dropout_add(x, bias, res):
+    return F.dropout(x + bias, p=0.1, training=True) + res
+
+
+def swiglu(xp):
+    a, b = xp.chunk(2, dim=-1)
+    return F.silu(a) * b
+
+
+def bias_relu(x, bias):
+    return F.relu(x + bias)
+
+
+def softplus_chain(x):
+    return torch.log(torch.exp(x) + 1)
+
+
+# The Workloads III patterns as fuseprof names them (and a tag where two
+# peers stand for one workload): the function, its inputs ("x": M x N, "v": N, "xp": the packed M x 2N), and which inputs
+# the backward differentiates (bias_dropout_add: dx and dbias; the
+# residual's gradient is dy itself).
+PEERS = [
+    ("rmsnorm", "", rmsnorm, ("x", "v"), (0, 1)),
+    ("bias_dropout_add", "", bias_dropout_add, ("x", "v", "x"), (0, 1)),
+    ("swiglu", "", swiglu, ("xp",), (0,)),
+    ("bias_relu", "", bias_relu, ("x", "v"), (0, 1)),
+    ("softplus_chain", " log(exp(x)+1)", softplus_chain, ("x",), (0,)),
+    ("softplus_chain", " F.softplus", F.softplus, ("x",), (0,)),
+]
+
+
+def make(shapes, N, dt, grads=()):
+    dims = {"x": (M, N), "v": (N,), "xp": (M, 2 * N)}
+    return [torch.randn(*dims[s], device="cuda", dtype=dt).requires_grad_(i in grads)
+            for i, s in enumerate(shapes)]
+
+
+def forward_call(fn, shapes, N, dt):
+    xs = make(shapes, N, dt)
+    return lambda: fn(*xs)
+
+
+def backward_call(fn, shapes, grads, N, dt):
+    """One backward of fn on fresh inputs: the graph is built once and the
+    call runs only its backward (retain_graph), as fuseprof's _bwd ops do."""
+    xs = make(shapes, N, dt, grads)
+    y = fn(*xs)
+    dy = torch.randn_like(y)
+    wrt = [xs[i] for i in grads]
+    return lambda: torch.autograd.grad(y, wrt, dy, retain_graph=True)
+
+
+def kernel_us(calls):
+    """Mean GPU kernel time of one call in us: 50 calls rotating over
+    calls (one per input set), from the profiler's CUPTI records."""
+    from torch.profiler import profile, ProfilerActivity
+    for _ in range(2):
+        for c in calls:
+            c()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        for i in range(50):
+            calls[i % len(calls)]()
+        torch.cuda.synchronize()
+    return sum(e.self_device_time_total for e in p.key_averages()) / 50
 
 
 def kernel_time():
     """Mean GPU kernel time per call of torch.compile'd LayerNorm+GELU and
-    softmax at 16384x4096, from the profiler's CUPTI records."""
+    softmax at 16384x4096, and of the Workloads III patterns eager and
+    compiled, from the profiler's CUPTI records."""
     from torch.profiler import profile, ProfilerActivity
     for dt in (torch.float32, torch.bfloat16):
         g = torch.randn(4096, device="cuda", dtype=dt)
@@ -38,6 +120,21 @@ def kernel_time():
             total = sum(e.self_device_time_total for e in p.key_averages())
             print(f"{name} {str(dt)[6:]} M={M},N=4096: torch.compile kernel time "
                   f"{total / 50:.1f} us a call (mean of 50)", flush=True)
+    for dt in (torch.float32, torch.bfloat16):
+        for N in (768, 4096):
+            for name, tag, fn, shapes, grads in PEERS:
+                f = torch.compile(fn, dynamic=False)
+                for mode, g in (("eager", fn), ("torch.compile", f)):
+                    fwd = [forward_call(g, shapes, N, dt) for _ in range(4)]
+                    t = kernel_us(fwd)
+                    del fwd
+                    print(f"{name}_fwd{tag} {str(dt)[6:]} M={M},N={N}: {mode} kernel time "
+                          f"{t:.1f} us a call (mean of 50)", flush=True)
+                    bwd = [backward_call(g, shapes, grads, N, dt) for _ in range(4)]
+                    t = kernel_us(bwd)
+                    del bwd
+                    print(f"{name}_bwd{tag} {str(dt)[6:]} M={M},N={N}: {mode} kernel time "
+                          f"{t:.1f} us a call (mean of 50)", flush=True)
 
 
 def us(fn):
@@ -93,50 +190,12 @@ for dt in (torch.float32, torch.bfloat16):
     line("softmax_bwd (autograd)", dt, f"M={M},N=4096",
          us(lambda: torch.autograd.grad(y, xs, dy, retain_graph=True)))
 
-
-# RMSNorm and SwiGLU (issue #20): eager and torch.compile of the forward,
-# and of the backward written out as the same expression fuseprof's
-# kernels compute (dx, dgamma; da|db packed as the input).
-def rmsnorm(x, g):
-    return F.rms_norm(x, (x.shape[-1],), weight=g, eps=1e-5)
-
-
-def rmsnorm_bwd(dy, x, g):
-    xf, dyf = x.float(), dy.float()
-    r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
-    xh = xf * r
-    gd = dyf * g.float()
-    dx = r * (gd - xh * (gd * xh).mean(-1, keepdim=True))
-    return dx.to(x.dtype), (dyf * xh).sum(0).to(x.dtype)
-
-
-def swiglu(p):
-    a, b = p.chunk(2, dim=-1)
-    return F.silu(a) * b
-
-
-def swiglu_bwd(dy, p):
-    a, b = p.float().chunk(2, dim=-1)
-    s = torch.sigmoid(a)
-    d = dy.float()
-    return torch.cat((d * b * s * (1 + a * (1 - s)), d * a * s), -1).to(p.dtype)
-
-
 for dt in (torch.float32, torch.bfloat16):
     for N in (768, 4096):
-        t = dict(device="cuda", dtype=dt)
-        x = torch.randn(M, N, **t)
-        g = torch.randn(N, **t)
-        dy = torch.randn(M, N, **t)
-        shape = f"M={M},N={N}"
-        for name, fn, args in (("rmsnorm_fwd", rmsnorm, (x, g)),
-                               ("rmsnorm_bwd", rmsnorm_bwd, (dy, x, g))):
+        for name, tag, fn, shapes, grads in PEERS:
             f = torch.compile(fn, dynamic=False)
-            comp = us(lambda: f(*args)) if compile_too else None
-            line(name, dt, shape, us(lambda: fn(*args)), comp)
-        p = torch.randn(M, 2 * N, **t)
-        for name, fn, args in (("swiglu_fwd", swiglu, (p,)),
-                               ("swiglu_bwd", swiglu_bwd, (dy, p))):
-            f = torch.compile(fn, dynamic=False)
-            comp = us(lambda: f(*args)) if compile_too else None
-            line(name, dt, shape, us(lambda: fn(*args)), comp)
+            comp = us(forward_call(f, shapes, N, dt)) if compile_too else None
+            line(f"{name}_fwd{tag}", dt, f"M={M},N={N}", us(forward_call(fn, shapes, N, dt)), comp)
+            comp = us(backward_call(f, shapes, grads, N, dt)) if compile_too else None
+            line(f"{name}_bwd{tag} (autograd)", dt, f"M={M},N={N}",
+                 us(backward_call(fn, shapes, grads, N, dt)), comp)

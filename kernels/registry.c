@@ -18,6 +18,7 @@ extern const struct workload wl_bias_dropout_add_fwd, wl_bias_dropout_add_bwd;
 extern const struct workload wl_bias_relu_fwd, wl_bias_relu_bwd;
 extern const struct workload wl_rmsnorm_fwd, wl_rmsnorm_bwd;
 extern const struct workload wl_swiglu_fwd, wl_swiglu_bwd;
+extern const struct workload wl_softplus_chain_fwd, wl_softplus_chain_bwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -36,6 +37,8 @@ const struct workload *const fp_workloads[] = {
 	&wl_rmsnorm_bwd,
 	&wl_swiglu_fwd,
 	&wl_swiglu_bwd,
+	&wl_softplus_chain_fwd,
+	&wl_softplus_chain_bwd,
 	NULL
 };
 
