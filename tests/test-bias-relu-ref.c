@@ -145,6 +145,16 @@ static void check_contract(const struct workload *w, int bwd)
 		w->model(&s, (enum fp_dtype)dt, BR_FUSED_SAVE_OUTPUT, &m);
 		ASSERT(m.variant_bytes == ((bwd ? 3 : 2) * mn + 96) * es);
 	}
+	/* one element: the mask is a whole word, still no variant below the
+	 * minimum (one bit an element) */
+	s.v[0] = 1, s.v[1] = 1;
+	for (int dt = 0; dt < FP_NDTYPES; dt++) {
+		for (int v = 0; v < 3; v++) {
+			w->model(&s, (enum fp_dtype)dt, v, &m);
+			ASSERT(m.variant_bytes >= m.min_bytes);
+		}
+	}
+	s.v[0] = 1000, s.v[1] = 96;
 	for (int v = 0; v < 3; v++) {
 		size_t one = w->device_bytes(&s, FP_F32, v, 1);
 

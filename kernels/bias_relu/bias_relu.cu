@@ -578,7 +578,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 
 	memset(m, 0, sizeof *m);
 	m->flops = 2 * mn;  // select, column sum
-	m->min_bytes = (2 * mn + N) * es + bits;
+	// The least the backward must learn of the forward is one bit an
+	// element (the sign): mn / 8 bytes, whatever word the mask is packed in.
+	m->min_bytes = (2 * mn + N) * es + mn / 8;
 	m->saved_bytes = (double)saved_size(s->v[0], s->v[1], dt, variant);
 	// The dbias partials (at most 1024 x N fp32) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
@@ -587,8 +589,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->variant_bytes = (4 * mn + N) * es;
 	else if (variant == BR_FUSED_SAVE_OUTPUT)  // y, dy in, dx out
 		m->variant_bytes = (3 * mn + N) * es;
-	else
-		m->variant_bytes = m->min_bytes;
+	else  // dy, the mask's words in; dx out
+		m->variant_bytes = (2 * mn + N) * es + bits;
 }
 
 static void op_destroy(struct fp_op *op)
