@@ -45,6 +45,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "error.h"
 #include "checkref.h"
 #include "kutil.h"
@@ -68,6 +70,11 @@
 enum { SW_SILU, SW_MUL, SW_FWD, SW_DB, SW_DA, SW_BWD };
 #define SW_THREADS 256
 #define SW_UNROLL 4
+// Blocks an SM at least (a register cap): 4 (32 warps, 64 registers) where
+// the kernel computes one output, 3 (24 warps, 85 registers) where it
+// computes silu'(a); every instance fits without spilling. Left alone the
+// bf16 backward took 100 registers (16 warps an SM, too few).
+#define SW_MIN_BLOCKS(OP) ((OP) == SW_DA || (OP) == SW_BWD ? 3 : 4)
 
 // The sigmoid of a, split for the outputs' sake (see the top of the
 // file): returns sh = sig(a) / h with *h = 1 (a >= 0) or exp(-|a| / 2)
@@ -85,15 +92,37 @@ __device__ __forceinline__ float sw_sigmoid(float a, float *h, float *om)
 	return pos ? r : eh * r;
 }
 
+// One access as loaded, still in storage form (a 16-byte vector, or one
+// element): the loads of a thread's SW_UNROLL accesses are held like this
+// until their use, which in bf16 takes half the registers that floats
+// would (with floats the bf16 backward took 144 registers a thread: one
+// block of 8 warps per SM, too few to cover the memory latency).
 template <typename T, int VW>
-__device__ __forceinline__ void sw_ld(const T *p, float *v)
+struct sw_raw {
+	using type = typename std::conditional<VW * sizeof(T) == 16, uint4, T>::type;
+};
+
+template <typename T, int VW>
+__device__ __forceinline__ typename sw_raw<T, VW>::type sw_ld(const T *p)
 {
 	if constexpr (VW * sizeof(T) == 16)
-		ld16<true>(p, v);
+		return __ldcs((const uint4 *)p);
 	else
-#pragma unroll
-		for (int k = 0; k < VW; k++)
-			v[k] = to_f(__ldcs(p + k));
+		return __ldcs(p);
+}
+
+// The VW values of an access, in fp32.
+template <typename T, int VW>
+__device__ __forceinline__ void sw_unpack(typename sw_raw<T, VW>::type r, float *v)
+{
+	if constexpr (VW * sizeof(T) == 16 && sizeof(T) == 2) {
+		unpack_bf16x8(r, v);
+	} else if constexpr (VW * sizeof(T) == 16) {
+		v[0] = __uint_as_float(r.x), v[1] = __uint_as_float(r.y);
+		v[2] = __uint_as_float(r.z), v[3] = __uint_as_float(r.w);
+	} else {
+		v[0] = to_f(r);
+	}
 }
 
 template <typename T, int VW>
@@ -145,7 +174,7 @@ __device__ __forceinline__ unsigned sw_quot(unsigned q, struct sw_div v)
 // shape), the row of one a multiply and a shift (sw_div); else in 64 bits
 // with a division.
 template <typename T, int OP, int VW, typename Q>
-__global__ void __launch_bounds__(SW_THREADS)
+__global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS(OP))
 sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 	  const T *__restrict__ w, T *__restrict__ o, long M, long N, struct sw_div dv)
 {
@@ -158,7 +187,7 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 
 	for (Q q0 = (Q)blockIdx.x * SW_THREADS * SW_UNROLL + threadIdx.x;
 	     q0 < nv; q0 += stride) {
-		float va[SW_UNROLL][VW], vb[SW_UNROLL][VW], vu[SW_UNROLL][VW];
+		typename sw_raw<T, VW>::type ra[SW_UNROLL], rb[SW_UNROLL], ru[SW_UNROLL];
 		size_t pa[SW_UNROLL];
 
 #pragma unroll
@@ -173,13 +202,13 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 					row = q / nvr;
 				pa[k] = (size_t)row * 2 * (size_t)N + (size_t)(q - row * nvr) * VW;
 				if (LA)
-					sw_ld<T, VW>(p + pa[k], va[k]);
+					ra[k] = sw_ld<T, VW>(p + pa[k]);
 				if (LB)
-					sw_ld<T, VW>(p + pa[k] + N, vb[k]);
+					rb[k] = sw_ld<T, VW>(p + pa[k] + N);
 				if (LU)
-					sw_ld<T, VW>(u + (size_t)q * VW, vu[k]);
+					ru[k] = sw_ld<T, VW>(u + (size_t)q * VW);
 				if (OP == SW_DB)
-					sw_ld<T, VW>(w + (size_t)q * VW, vb[k]);
+					rb[k] = sw_ld<T, VW>(w + (size_t)q * VW);
 			}
 		}
 #pragma unroll
@@ -187,10 +216,17 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 			const Q q = q0 + (Q)k * SW_THREADS;
 			if (q >= nv)
 				continue;
-			float r0[VW], r1[VW];
+			float va[VW], vb[VW], vu[VW], r0[VW], r1[VW];
+
+			if (LA)
+				sw_unpack<T, VW>(ra[k], va);
+			if (LB || OP == SW_DB)
+				sw_unpack<T, VW>(rb[k], vb);
+			if (LU)
+				sw_unpack<T, VW>(ru[k], vu);
 #pragma unroll
 			for (int i = 0; i < VW; i++) {
-				const float a = va[k][i], b = vb[k][i], d = vu[k][i];
+				const float a = va[i], b = vb[i], d = vu[i];
 				float h, om, sh;
 
 				if constexpr (OP == SW_SILU || OP == SW_FWD || OP == SW_DA ||
