@@ -205,7 +205,26 @@ rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			ag[c][k] = 0.0f;
 		}
 	}
-	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+	// bf16: the next row's x and dy are loaded (as raw 16-byte vectors,
+	// 4 registers each) while this one is reduced and written, so loads
+	// stay in flight across the row sum's barrier and the stores. fp32
+	// would need twice the registers for it (and meets its mark without).
+	constexpr bool PF = sizeof(T) == 2;
+	const long rstep = (long)gridDim.x * RPB;
+	uint4 nx[PF ? CH : 1], nd[PF ? CH : 1];
+
+	if constexpr (PF) {
+		const long row = (long)blockIdx.x * RPB + g;
+#pragma unroll
+		for (int c = 0; c < CH; c++) {
+			const int j = (c * TPR + t) * V;
+			if (row < M && j < N) {
+				nx[c] = __ldcs((const uint4 *)(x + row * N + j));
+				nd[c] = __ldcs((const uint4 *)(dy + row * N + j));
+			}
+		}
+	}
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += rstep) {
 		const long row = r0 + g;
 		const bool live = row < M;
 		float xv[CH][V], gv[CH][V], s[2] = { 0.0f, 0.0f };
@@ -214,12 +233,28 @@ rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 		for (int c = 0; c < CH; c++) {
 			const int j = (c * TPR + t) * V;
 			if (live && j < N) {
-				ld16<true>(x + row * N + j, xv[c]);
-				ld16<true>(dy + row * N + j, gv[c]);
+				if constexpr (PF) {
+					unpack_bf16x8(nx[c], xv[c]);
+					unpack_bf16x8(nd[c], gv[c]);
+				} else {
+					ld16<true>(x + row * N + j, xv[c]);
+					ld16<true>(dy + row * N + j, gv[c]);
+				}
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					xv[c][k] = gv[c][k] = 0.0f;
+			}
+		}
+		if constexpr (PF) {
+			const long next = row + rstep;
+#pragma unroll
+			for (int c = 0; c < CH; c++) {
+				const int j = (c * TPR + t) * V;
+				if (next < M && j < N) {
+					nx[c] = __ldcs((const uint4 *)(x + next * N + j));
+					nd[c] = __ldcs((const uint4 *)(dy + next * N + j));
+				}
 			}
 		}
 #pragma unroll
