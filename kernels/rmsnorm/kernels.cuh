@@ -174,11 +174,12 @@ rms_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 // layout, BWD_PER_THREAD values of x and of dy a thread) on a persistent
 // grid: every thread keeps the same columns for every row it takes, so
 // gamma is loaded once and its dgamma contributions accumulate in
-// registers across rows; at the end each row group writes its own partial
-// row ([grid * RPB][N], summed in a fixed order by kernel 7). One row sum
+// registers across rows; at the end the block's row groups add theirs in
+// group order and the block writes one partial row ([grid][N], summed in a
+// fixed order by kernel 7). One row sum
 // of two values per row; dx stored once. Napkin (16384 x 4096 fp32): 805
-// MB (dy, x read, dx written) plus the partials (grid * RPB * N * 4 bytes,
-// read back by kernel 7 from L2).
+// MB (dy, x read, dx written) plus the partials (grid * N * 4 bytes, read
+// back by kernel 7 from L2).
 template <typename T, int TPR>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
 				  TPR > ROW_BLOCK ? 1 : 2)
@@ -285,7 +286,29 @@ rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				st16<true>(dx + row * N + j, gv[c]);
 		}
 	}
-	float *pr = partial + ((size_t)blockIdx.x * RPB + g) * N;
+	// One partial row a block: the row groups after the first hand their
+	// sums to it through shared memory, added in group order (a fixed
+	// order), so kernel 7 sums grid rows, not grid * RPB.
+	if constexpr (RPB > 1) {
+		__shared__ float red[RPB > 1 ? RPB - 1 : 1][TPR * BWD_PER_THREAD];
+
+		if (g > 0)
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					red[g - 1][(c * TPR + t) * V + k] = ag[c][k];
+		__syncthreads();
+		if (g > 0)
+			return;
+		for (int h = 0; h < RPB - 1; h++)
+#pragma unroll
+			for (int c = 0; c < CH; c++)
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					ag[c][k] += red[h][(c * TPR + t) * V + k];
+	}
+	float *pr = partial + (size_t)blockIdx.x * N;
 #pragma unroll
 	for (int c = 0; c < CH; c++) {
 		const int j = (c * TPR + t) * V;

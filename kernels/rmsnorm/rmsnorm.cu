@@ -291,8 +291,8 @@ static int rms_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 
 // Partial rows of the backward. Fused: the persistent grid (at most one
 // block per row group, at most MAX_PARTIALS blocks; create() sizes it from
-// the device), a row per row group of a block. Unfused: a row per chunk
-// of row_chunk() rows.
+// the device), a row per block. Unfused: a row per chunk of row_chunk()
+// rows.
 static long partial_rows_max(const struct fp_shape *s, enum fp_dtype dt, int variant)
 {
 	if (variant == V_UNFUSED)
@@ -300,7 +300,7 @@ static long partial_rows_max(const struct fp_shape *s, enum fp_dtype dt, int var
 	struct kcfg k = bwd_pick_rms(s->v[1], dt);
 	long groups = (s->v[0] + k.rpb - 1) / k.rpb;
 
-	return (groups < MAX_PARTIALS ? groups : MAX_PARTIALS) * k.rpb;
+	return groups < MAX_PARTIALS ? groups : MAX_PARTIALS;
 }
 
 // The sizes of one set's written buffers (fp_op.wbuf), each in bytes, 0
@@ -460,7 +460,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		op->main = bwd_pick_rms(op->N, dt);
 		if (persistent_grid(&op->main, op->M, &op->pgrid))
 			goto out_free;
-		op->prows = (long)op->pgrid * op->main.rpb;
+		op->prows = op->pgrid;
 		// partial is sized for partial_rows_max() rows, what
 		// device_bytes() counts without a device
 		if ((size_t)op->prows * op->N * sizeof(float) > z.partial) {
