@@ -83,15 +83,14 @@ __device__ __forceinline__ void rms_unpack(uint4 r, float *v)
 // takes 256 / TPR rows. The fused forward runs it on a persistent grid
 // (create() sizes it): each row group loads its next row while it reduces
 // and writes this one, so loads stay in flight across the row sum and the
-// stores (one row per block, as the unfused kernels run it, makes the
-// prefetch a no-op). Registers: fp32 with the prefetch takes ~126 (two
-// copies of 32 values): 2 blocks an SM, 64 KB of loads in flight each
-// at N = 4096; bf16 and RMS_NORM stay under 64 (4 blocks). Napkin
+// stores. Registers: fp32 with the prefetch takes ~126 (two copies of 32
+// values): 2 blocks an SM, 64 KB of loads in flight each at N = 4096;
+// bf16 and the unfused modes stay under 64 (4 blocks or more). Napkin
 // (RMS_FUSED, 16384 x 4096 fp32): 537 MB, the floor is the copy of as
 // many bytes.
 template <typename T, int TPR, int MODE>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
-				  TPR > ROW_BLOCK ? 1 : MODE != RMS_NORM && sizeof(T) == 4 ? 2 : 4)
+				  TPR > ROW_BLOCK ? 1 : MODE == RMS_FUSED && sizeof(T) == 4 ? 2 : 4)
 rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	     T *__restrict__ y, float *__restrict__ rstd_io, long M, long Nl)
 {
@@ -100,10 +99,11 @@ rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	__shared__ float sh[BLOCK / 32];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const long rstep = (long)gridDim.x * RPB;
-	// Prefetch where rows are short enough to share a block; a row of a
-	// whole block (TPR > 256, N > 8192 fp32) is bytes enough in flight,
-	// and the second copy would not fit its registers.
-	constexpr bool PF = MODE != RMS_NORM && TPR <= ROW_BLOCK;
+	// Prefetch in the fused forward (the only one on a persistent grid),
+	// where rows are short enough to share a block; a row of a whole
+	// block (TPR > 256, N > 8192 fp32) is bytes enough in flight, and the
+	// second copy would not fit its registers.
+	constexpr bool PF = MODE == RMS_FUSED && TPR <= ROW_BLOCK;
 	uint4 cur[CH], nxt[PF ? CH : 1];
 
 	if constexpr (PF) {
