@@ -319,8 +319,8 @@ fwd_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 // The fused backward, rows under the plan: dy read, the mask read from the
 // bits (REGEN 0) or redrawn from the seed (REGEN 1), dx written, the
-// column sums of dx kept per thread and written as this thread row's
-// partial (ew_colsum_kernel adds the partials in order).
+// column sums of dx kept per thread, added over the block's rows and
+// written as its partial row (ew_colsum_kernel adds the rows in order).
 template <typename T, int V, bool VEC, bool REGEN>
 __global__ void __launch_bounds__(EW_THREADS)
 bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
@@ -401,10 +401,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 			}
 		}
 	}
-#pragma unroll
-	for (int k = 0; k < V; k++)
-		if (c0 + k * cs < N)
-			partial[r0 * N + c0 + k * cs] = acc[k];
+	ew_block_partial<V>(acc, partial, c0, cs, N);
 }
 
 // The saved mask of a backward instance, drawn from the seed as its
@@ -551,7 +548,6 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	const T *dy = (const T *)(op->dy + set * op->mnp);
 	const char *saved = op->saved + set * op->saved_set;
 	const uint64_t seed = op->seeds[set];
-	const unsigned cg = (unsigned)((op->N + EW_THREADS - 1) / EW_THREADS);
 
 	switch (op->variant) {
 	case BDA_UNFUSED:
@@ -594,8 +590,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 			return -1;
 		break;
 	}
-	ew_colsum_kernel<T><<<cg, EW_THREADS, 0, st>>>(op->partial, p->prows, op->N,
-						       (T *)op->dbias);
+	ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, st);
 	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
 }
 
@@ -740,7 +735,7 @@ static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		w[3] = saved_size(M, N, variant);  // bit mask
 	} else if (bwd) {
 		w[1] = (size_t)N * es;        // dbias
-		w[2] = (size_t)ew_plan_rows(M, N, es).prows * N * sizeof(float);
+		w[2] = (size_t)ew_plan_cols(M, N, es).prows * N * sizeof(float);
 	}
 	for (int i = 0; i < 5; i++) {
 		sum += dev_pad(w[i]);
@@ -806,7 +801,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 2 * mn;  // scale, column sum
 	m->min_bytes = (2 * mn + N) * es;
 	m->saved_bytes = saved;
-	// The dbias partials (at most 1024 x N fp32) are written and read
+	// The dbias partials (a row per block, at most 1024 x N fp32, 176 x N
+	// at N = 768 fp32, 33 x N at N = 4096: ew_plan_cols) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
 	if (variant == BDA_UNFUSED)
 		// dx kernel: dy and the byte mask in, dx out; the column
@@ -855,7 +851,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->es = fp_dtype_size(dt);
 	op->t = dropout_threshold(op->drop);
 	op->scale = (float)bda_scale(op->drop);
-	op->plan = ew_plan_rows(op->M, op->N, op->es);
+	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
+		       : ew_plan_rows(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
