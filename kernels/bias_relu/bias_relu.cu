@@ -578,8 +578,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	// element (the sign): mn / 8 bytes, whatever word the mask is packed in.
 	m->min_bytes = (2 * mn + N) * es + mn / 8;
 	m->saved_bytes = (double)saved_size(s->v[0], s->v[1], dt, variant);
-	// The dbias partials (a row per block, at most 1024 x N fp32, 176 x N
-	// at N = 768 fp32, 33 x N at N = 4096: ew_plan_cols) are written and read
+	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
+	// ew_plan_cols) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
 	if (variant == BR_SAVE_INPUT)
 		// relu': h, dy in, dx out; the column partials read dx again

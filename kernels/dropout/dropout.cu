@@ -228,6 +228,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	}
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], r[EW_UNROLL][V];
+		unsigned kb[EW_UNROLL];
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -249,6 +250,11 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 					}
 			}
 		}
+		// The draws need no loaded value: made while the loads fly.
+#pragma unroll
+		for (int u = 0; u < EW_UNROLL; u++)
+			kb[u] = VEC && i0 + u * rs < M && c0 < N ?
+				keep_bits<V>(seed, t, (uint64_t)(i0 + u * rs) * N + c0) : 0u;
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -257,7 +263,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				const uint64_t e = (uint64_t)i * N + c0;
-				const unsigned bits = c0 < N ? keep_bits<V>(seed, t, e) : 0u;
+				const unsigned bits = kb[u];
 
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -366,6 +372,11 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 					}
 			}
 		}
+		// The draws need no loaded value: made while the loads fly.
+#pragma unroll
+		for (int u = 0; u < EW_UNROLL; u++)
+			if (VEC && REGEN && i0 + u * rs < M && c0 < N)
+				bits[u] = keep_bits<V>(seed, t, (uint64_t)(i0 + u * rs) * N + c0);
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -375,8 +386,6 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 			if (VEC) {
 				if (c0 >= N)
 					continue;
-				if (REGEN)
-					bits[u] = keep_bits<V>(seed, t, (uint64_t)i * N + c0);
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					v[u][k] = (bits[u] >> k) & 1u ? v[u][k] * scale : 0.f;
@@ -655,7 +664,7 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; p = 0, 0.5 and 0.999 the
-// threshold's ends; M = 16384 many rows per thread row.
+// threshold's ends; M = 16384 the performance shapes' rows.
 #define BDA_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;" \
 	"M=64,N=100,drop=0;M=1024,N=4096,drop=500;M=3,N=65536,drop=999;" \
 	"M=16384,N=768"
@@ -801,8 +810,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 2 * mn;  // scale, column sum
 	m->min_bytes = (2 * mn + N) * es;
 	m->saved_bytes = saved;
-	// The dbias partials (a row per block, at most 1024 x N fp32, 176 x N
-	// at N = 768 fp32, 33 x N at N = 4096: ew_plan_cols) are written and read
+	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
+	// ew_plan_cols) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
 	if (variant == BDA_UNFUSED)
 		// dx kernel: dy and the byte mask in, dx out; the column

@@ -7,9 +7,12 @@
  * The row kernels: an M x N row-major tensor, blocks of EW_THREADS threads
  * shaped tx x ty (tx a multiple of 32 covering up to 256 vectors of a
  * row, ty rows side by side), a grid of gx column blocks by gy row groups;
- * each thread row walks rows r, r + gy ty, ... so a few waves cover any M,
+ * each thread row walks rows r, r + gy ty, ..., EW_UNROLL of them in flight,
  * and a thread keeps the same columns all along (its dbias partial in
- * registers). Vector path when N is a multiple of the 16-byte vector width
+ * registers). The forward's grid covers M in one pass (a thread's
+ * EW_UNROLL rows and done: short blocks, no partial last wave of long
+ * ones); the backward's in two, so that its partial rows stay few
+ * (ew_plan_cols). Vector path when N is a multiple of the 16-byte vector width
  * V (every row then starts 16-byte aligned); otherwise each thread takes V
  * columns tx apart, scalar (coalesced, no alignment needed).
  *
@@ -53,7 +56,7 @@ __device__ __forceinline__ void ew_st16(__nv_bfloat16 *p, const float *v)
 
 #define EW_THREADS 256
 #define EW_UNROLL 4            /* rows in flight per thread */
-#define EW_TARGET_BLOCKS 1056  /* about 8 blocks per SM of an H100: a wave or so */
+#define EW_MAX_GY 65535        /* the grid's y limit */
 #define EW_MAX_PARTIALS 1024   /* most partial rows of dbias */
 
 struct ew_plan {
@@ -61,11 +64,11 @@ struct ew_plan {
 	int V;               /* elements per 16 bytes */
 	unsigned tx, ty;     /* block shape */
 	unsigned gx, gy;     /* grid */
-	long prows;          /* dbias partial rows: gy ty */
+	long prows;          /* dbias partial rows: gy (ew_plan_cols), else 0 */
 };
 
-/* The plan for M x N of es-byte elements; the same on every device (the
- * partial rows enter device_bytes, which must not touch the GPU). */
+/* The forward's plan for M x N of es-byte elements (no partial rows); the
+ * same on every device, as ew_plan_cols. */
 static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
 {
 	struct ew_plan p;
@@ -77,26 +80,25 @@ static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
 	p.tx = (unsigned)(nv >= 256 ? 256 : (nv + 31) / 32 * 32);
 	p.ty = EW_THREADS / p.tx;
 	p.gx = (unsigned)((nv + p.tx - 1) / p.tx);
-	gy = (EW_TARGET_BLOCKS + p.gx - 1) / p.gx;
-	maxgy = (M + p.ty - 1) / p.ty;
-	if (gy > maxgy)
-		gy = maxgy;
-	if (gy * p.ty > EW_MAX_PARTIALS)
-		gy = EW_MAX_PARTIALS / p.ty;
+	gy = (M + (long)p.ty * EW_UNROLL - 1) / ((long)p.ty * EW_UNROLL);
+	if (gy > EW_MAX_GY)
+		gy = EW_MAX_GY;
 	p.gy = (unsigned)(gy < 1 ? 1 : gy);
-	p.prows = (long)p.gy * p.ty;
+	p.prows = 0;
 	return p;
 }
 
 /* The backward's plan for M x N of es-byte elements: blocks of one warp
  * across (32 vectors of a row) by EW_THREADS / 32 rows, so a block's
- * column sums fold into one partial row (ew_block_partial) and there are
- * few partial rows: prows = gy, at most EW_MAX_PARTIALS (about 1056 / gx:
- * 176 rows at N = 768 fp32, 33 at N = 4096 fp32). */
+ * column sums fold into one partial row (ew_block_partial); a thread takes
+ * 2 EW_UNROLL rows (the grid covers M in two passes), so prows = gy =
+ * M / 64 (256 at M = 16384: 1.6 % of dx's bytes at fp32), at most
+ * EW_MAX_PARTIALS. The partial rows enter device_bytes, which must not
+ * touch the GPU: the plan is the same on every device. */
 static inline struct ew_plan ew_plan_cols(long M, long N, size_t es)
 {
 	struct ew_plan p;
-	long nv, gy, maxgy;
+	long nv, gy;
 
 	p.V = (int)(16 / es);
 	p.vec = N % p.V == 0;
@@ -104,10 +106,7 @@ static inline struct ew_plan ew_plan_cols(long M, long N, size_t es)
 	p.tx = 32;
 	p.ty = EW_THREADS / 32;
 	p.gx = (unsigned)((nv + 31) / 32);
-	gy = (EW_TARGET_BLOCKS + p.gx - 1) / p.gx;
-	maxgy = (M + p.ty - 1) / p.ty;
-	if (gy > maxgy)
-		gy = maxgy;
+	gy = (M + 2L * p.ty * EW_UNROLL - 1) / (2L * p.ty * EW_UNROLL);
 	if (gy > EW_MAX_PARTIALS)
 		gy = EW_MAX_PARTIALS;
 	p.gy = (unsigned)(gy < 1 ? 1 : gy);
