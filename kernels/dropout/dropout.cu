@@ -228,7 +228,6 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	}
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], r[EW_UNROLL][V];
-		unsigned kb[EW_UNROLL];
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -250,11 +249,6 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 					}
 			}
 		}
-		// The draws need no loaded value: made while the loads fly.
-#pragma unroll
-		for (int u = 0; u < EW_UNROLL; u++)
-			kb[u] = VEC && i0 + u * rs < M && c0 < N ?
-				keep_bits<V>(seed, t, (uint64_t)(i0 + u * rs) * N + c0) : 0u;
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -263,7 +257,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				const uint64_t e = (uint64_t)i * N + c0;
-				const unsigned bits = kb[u];
+				const unsigned bits = c0 < N ? keep_bits<V>(seed, t, e) : 0u;
 
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -372,11 +366,6 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 					}
 			}
 		}
-		// The draws need no loaded value: made while the loads fly.
-#pragma unroll
-		for (int u = 0; u < EW_UNROLL; u++)
-			if (VEC && REGEN && i0 + u * rs < M && c0 < N)
-				bits[u] = keep_bits<V>(seed, t, (uint64_t)(i0 + u * rs) * N + c0);
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -386,6 +375,8 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 			if (VEC) {
 				if (c0 >= N)
 					continue;
+				if (REGEN)
+					bits[u] = keep_bits<V>(seed, t, (uint64_t)i * N + c0);
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					v[u][k] = (bits[u] >> k) & 1u ? v[u][k] * scale : 0.f;
