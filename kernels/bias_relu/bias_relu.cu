@@ -101,11 +101,12 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		ew_ld16<false>(bias + c0, b);
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL];  // as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
 			if (i0 + u * rs < M && c0 < N)
-				ew_ld16<true>(x + (i0 + u * rs) * N + c0, v[u]);
+				xr[u] = ew_ldraw<true>(x + (i0 + u * rs) * N + c0);
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -113,6 +114,7 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= M)  // uniform over the warp: a warp is one thread row
 				continue;
+			ew_widen<T>(xr[u], v[u]);
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				const float hv = v[u][k] + b[k];
@@ -178,6 +180,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 		acc[k] = 0.f;
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], s[EW_UNROLL][V];
+		uint4 gr[EW_UNROLL], sr[EW_UNROLL];  // VEC: dy, y as loaded
 		unsigned bits[EW_UNROLL];
 
 #pragma unroll
@@ -190,11 +193,11 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 			if (VEC) {
 				if (c0 >= N)
 					continue;
-				ew_ld16<true>(dy + i * N + c0, v[u]);
+				gr[u] = ew_ldraw<true>(dy + i * N + c0);
 				if (BITS)
 					bits[u] = ew_load_bits<V>(words, (uint64_t)i * N + c0);
 				else
-					ew_ld16<true>(y + i * N + c0, s[u]);
+					sr[u] = ew_ldraw<true>(y + i * N + c0);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++) {
@@ -216,6 +219,11 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 
 			if (i >= M || (VEC && c0 >= N))
 				continue;
+			if (VEC) {
+				ew_widen<T>(gr[u], v[u]);
+				if (!BITS)
+					ew_widen<T>(sr[u], s[u]);
+			}
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				const bool keep = BITS ? (bits[u] >> k) & 1u : s[u][k] > 0.f;

@@ -228,6 +228,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	}
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], r[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL], rr[EW_UNROLL];  // VEC: as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -237,8 +238,8 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				if (c0 < N) {
-					ew_ld16<true>(x + i * N + c0, v[u]);
-					ew_ld16<true>(res + i * N + c0, r[u]);
+					xr[u] = ew_ldraw<true>(x + i * N + c0);
+					rr[u] = ew_ldraw<true>(res + i * N + c0);
 				}
 			} else {
 #pragma unroll
@@ -258,6 +259,9 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 			if (VEC) {
 				const uint64_t e = (uint64_t)i * N + c0;
 				const unsigned bits = c0 < N ? keep_bits<V>(seed, t, e) : 0u;
+
+				ew_widen<T>(xr[u], v[u]);
+				ew_widen<T>(rr[u], r[u]);
 
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -339,6 +343,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 		acc[k] = 0.f;
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 gr[EW_UNROLL];  // VEC: dy as loaded
 		unsigned bits[EW_UNROLL];
 
 #pragma unroll
@@ -350,7 +355,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 				continue;
 			if (VEC) {
 				if (c0 < N) {
-					ew_ld16<true>(dy + i * N + c0, v[u]);
+					gr[u] = ew_ldraw<true>(dy + i * N + c0);
 					if (!REGEN)
 						bits[u] = ew_load_bits<V>(words, (uint64_t)i * N + c0);
 				}
@@ -377,6 +382,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 					continue;
 				if (REGEN)
 					bits[u] = keep_bits<V>(seed, t, (uint64_t)i * N + c0);
+				ew_widen<T>(gr[u], v[u]);
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					v[u][k] = (bits[u] >> k) & 1u ? v[u][k] * scale : 0.f;

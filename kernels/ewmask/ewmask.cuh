@@ -54,6 +54,25 @@ __device__ __forceinline__ void ew_st16(__nv_bfloat16 *p, const float *v)
 	__stcs((uint4 *)p, pack_bf16x8(v));
 }
 
+/* A 16-byte vector kept as loaded, widened to fp32 at use: 4 registers a
+ * vector in flight whatever the type (8 as bf16's floats). */
+template <bool STREAM>
+__device__ __forceinline__ uint4 ew_ldraw(const void *p)
+{
+	return STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p);
+}
+
+template <typename T>
+__device__ __forceinline__ void ew_widen(uint4 a, float *v)
+{
+	if constexpr (sizeof(T) == 2) {
+		unpack_bf16x8(a, v);
+	} else {
+		v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+		v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+	}
+}
+
 #define EW_THREADS 256
 #define EW_UNROLL 4            /* rows in flight per thread */
 #define EW_MAX_GY 65535        /* the grid's y limit */
@@ -72,7 +91,7 @@ struct ew_plan {
 static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
 {
 	struct ew_plan p;
-	long nv, gy, maxgy;
+	long nv, gy;
 
 	p.V = (int)(16 / es);
 	p.vec = N % p.V == 0;
@@ -177,6 +196,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				b[k] = to_f(bias[c0 + k * cs]);
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL];  // VEC: as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -186,7 +206,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				if (c0 < N)
-					ew_ld16<true>(x + i * N + c0, v[u]);
+					xr[u] = ew_ldraw<true>(x + i * N + c0);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -200,6 +220,8 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= M)
 				continue;
+			if (VEC)
+				ew_widen<T>(xr[u], v[u]);
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				v[u][k] += b[k];
