@@ -101,11 +101,12 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		ew_ld16<false>(bias + c0, b);
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL];  // as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
 			if (i0 + u * rs < M && c0 < N)
-				ew_ld16<true>(x + (i0 + u * rs) * N + c0, v[u]);
+				xr[u] = ew_ldraw<true>(x + (i0 + u * rs) * N + c0);
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const long i = i0 + u * rs;
@@ -113,6 +114,7 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= M)  // uniform over the warp: a warp is one thread row
 				continue;
+			ew_widen<T>(xr[u], v[u]);
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				const float hv = v[u][k] + b[k];
@@ -158,7 +160,8 @@ fwd_bits_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 // The fused backward, rows under the plan: dy and the sign (from the
 // bits with BITS, else from y > 0) read, dx written, the column sums of dx
-// kept per thread and written as this thread row's partial.
+// kept per thread, added over the block's rows and written as its partial
+// row (ew_block_partial; ew_colsum_kernel adds the rows in order).
 template <typename T, int V, bool VEC, bool BITS>
 __global__ void __launch_bounds__(EW_THREADS)
 bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
@@ -177,6 +180,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 		acc[k] = 0.f;
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], s[EW_UNROLL][V];
+		uint4 gr[EW_UNROLL], sr[EW_UNROLL];  // VEC: dy, y as loaded
 		unsigned bits[EW_UNROLL];
 
 #pragma unroll
@@ -189,11 +193,11 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 			if (VEC) {
 				if (c0 >= N)
 					continue;
-				ew_ld16<true>(dy + i * N + c0, v[u]);
+				gr[u] = ew_ldraw<true>(dy + i * N + c0);
 				if (BITS)
 					bits[u] = ew_load_bits<V>(words, (uint64_t)i * N + c0);
 				else
-					ew_ld16<true>(y + i * N + c0, s[u]);
+					sr[u] = ew_ldraw<true>(y + i * N + c0);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++) {
@@ -215,6 +219,11 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 
 			if (i >= M || (VEC && c0 >= N))
 				continue;
+			if (VEC) {
+				ew_widen<T>(gr[u], v[u]);
+				if (!BITS)
+					ew_widen<T>(sr[u], s[u]);
+			}
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				const bool keep = BITS ? (bits[u] >> k) & 1u : s[u][k] > 0.f;
@@ -233,10 +242,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 			}
 		}
 	}
-#pragma unroll
-	for (int k = 0; k < V; k++)
-		if (c0 + k * cs < N)
-			partial[r0 * N + c0 + k * cs] = acc[k];
+	ew_block_partial<V>(acc, partial, c0, cs, N);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -336,7 +342,6 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	const size_t n = (size_t)op->M * op->N;
 	const T *dy = (const T *)(op->dy + set * op->mnp);
 	const char *saved = op->saved + set * op->saved_set;
-	const unsigned cg = (unsigned)((op->N + EW_THREADS - 1) / EW_THREADS);
 	T *dx = (T *)op->out;
 
 	switch (op->variant) {
@@ -373,8 +378,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	}
 	if (CUDA_CHECK_LAUNCH("bias_relu backward"))
 		return -1;
-	ew_colsum_kernel<T><<<cg, EW_THREADS, 0, st>>>(op->partial, p->prows, op->N,
-						       (T *)op->dbias);
+	ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, st);
 	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
 }
 
@@ -511,7 +515,7 @@ static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 
 	if (bwd) {
 		w[1] = (size_t)N * es;  // dbias
-		w[2] = (size_t)ew_plan_rows(M, N, es).prows * N * sizeof(float);
+		w[2] = (size_t)ew_plan_cols(M, N, es).prows * N * sizeof(float);
 	} else if (variant == BR_SAVE_INPUT) {
 		w[1] = mn;  // h
 	} else if (variant == BR_FUSED_BITMASK) {
@@ -582,7 +586,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	// element (the sign): mn / 8 bytes, whatever word the mask is packed in.
 	m->min_bytes = (2 * mn + N) * es + mn / 8;
 	m->saved_bytes = (double)saved_size(s->v[0], s->v[1], dt, variant);
-	// The dbias partials (at most 1024 x N fp32) are written and read
+	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
+	// ew_plan_cols) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
 	if (variant == BR_SAVE_INPUT)
 		// relu': h, dy in, dx out; the column partials read dx again
@@ -627,7 +632,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->M = s->v[0];
 	op->N = s->v[1];
 	op->es = fp_dtype_size(dt);
-	op->plan = ew_plan_rows(op->M, op->N, op->es);
+	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
+		       : ew_plan_rows(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);

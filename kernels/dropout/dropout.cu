@@ -228,6 +228,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	}
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V], r[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL], rr[EW_UNROLL];  // VEC: as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -237,8 +238,8 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				if (c0 < N) {
-					ew_ld16<true>(x + i * N + c0, v[u]);
-					ew_ld16<true>(res + i * N + c0, r[u]);
+					xr[u] = ew_ldraw<true>(x + i * N + c0);
+					rr[u] = ew_ldraw<true>(res + i * N + c0);
 				}
 			} else {
 #pragma unroll
@@ -258,6 +259,9 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 			if (VEC) {
 				const uint64_t e = (uint64_t)i * N + c0;
 				const unsigned bits = c0 < N ? keep_bits<V>(seed, t, e) : 0u;
+
+				ew_widen<T>(xr[u], v[u]);
+				ew_widen<T>(rr[u], r[u]);
 
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -319,8 +323,8 @@ fwd_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 // The fused backward, rows under the plan: dy read, the mask read from the
 // bits (REGEN 0) or redrawn from the seed (REGEN 1), dx written, the
-// column sums of dx kept per thread and written as this thread row's
-// partial (ew_colsum_kernel adds the partials in order).
+// column sums of dx kept per thread, added over the block's rows and
+// written as its partial row (ew_colsum_kernel adds the rows in order).
 template <typename T, int V, bool VEC, bool REGEN>
 __global__ void __launch_bounds__(EW_THREADS)
 bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
@@ -339,6 +343,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 		acc[k] = 0.f;
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 gr[EW_UNROLL];  // VEC: dy as loaded
 		unsigned bits[EW_UNROLL];
 
 #pragma unroll
@@ -350,7 +355,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 				continue;
 			if (VEC) {
 				if (c0 < N) {
-					ew_ld16<true>(dy + i * N + c0, v[u]);
+					gr[u] = ew_ldraw<true>(dy + i * N + c0);
 					if (!REGEN)
 						bits[u] = ew_load_bits<V>(words, (uint64_t)i * N + c0);
 				}
@@ -377,6 +382,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 					continue;
 				if (REGEN)
 					bits[u] = keep_bits<V>(seed, t, (uint64_t)i * N + c0);
+				ew_widen<T>(gr[u], v[u]);
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					v[u][k] = (bits[u] >> k) & 1u ? v[u][k] * scale : 0.f;
@@ -401,10 +407,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 			}
 		}
 	}
-#pragma unroll
-	for (int k = 0; k < V; k++)
-		if (c0 + k * cs < N)
-			partial[r0 * N + c0 + k * cs] = acc[k];
+	ew_block_partial<V>(acc, partial, c0, cs, N);
 }
 
 // The saved mask of a backward instance, drawn from the seed as its
@@ -551,7 +554,6 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	const T *dy = (const T *)(op->dy + set * op->mnp);
 	const char *saved = op->saved + set * op->saved_set;
 	const uint64_t seed = op->seeds[set];
-	const unsigned cg = (unsigned)((op->N + EW_THREADS - 1) / EW_THREADS);
 
 	switch (op->variant) {
 	case BDA_UNFUSED:
@@ -594,8 +596,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 			return -1;
 		break;
 	}
-	ew_colsum_kernel<T><<<cg, EW_THREADS, 0, st>>>(op->partial, p->prows, op->N,
-						       (T *)op->dbias);
+	ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, st);
 	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
 }
 
@@ -660,7 +661,7 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; p = 0, 0.5 and 0.999 the
-// threshold's ends; M = 16384 many rows per thread row.
+// threshold's ends; M = 16384 the performance shapes' rows.
 #define BDA_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;" \
 	"M=64,N=100,drop=0;M=1024,N=4096,drop=500;M=3,N=65536,drop=999;" \
 	"M=16384,N=768"
@@ -740,7 +741,7 @@ static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		w[3] = saved_size(M, N, variant);  // bit mask
 	} else if (bwd) {
 		w[1] = (size_t)N * es;        // dbias
-		w[2] = (size_t)ew_plan_rows(M, N, es).prows * N * sizeof(float);
+		w[2] = (size_t)ew_plan_cols(M, N, es).prows * N * sizeof(float);
 	}
 	for (int i = 0; i < 5; i++) {
 		sum += dev_pad(w[i]);
@@ -806,7 +807,8 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->flops = 2 * mn;  // scale, column sum
 	m->min_bytes = (2 * mn + N) * es;
 	m->saved_bytes = saved;
-	// The dbias partials (at most 1024 x N fp32) are written and read
+	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
+	// ew_plan_cols) are written and read
 	// back at once; they are expected to stay in L2 and are not counted.
 	if (variant == BDA_UNFUSED)
 		// dx kernel: dy and the byte mask in, dx out; the column
@@ -855,7 +857,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->es = fp_dtype_size(dt);
 	op->t = dropout_threshold(op->drop);
 	op->scale = (float)bda_scale(op->drop);
-	op->plan = ew_plan_rows(op->M, op->N, op->es);
+	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
+		       : ew_plan_rows(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);

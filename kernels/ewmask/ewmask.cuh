@@ -1,14 +1,18 @@
 /* ewmask.cuh - what the bias-elementwise workloads with a saved mask
  * (bias_dropout_add, bias_relu) share on the device: the plan of their row
  * kernels, 1-bit-per-element mask packing, and the deterministic column
- * sums (dbias) from per-thread-row partials. CUDA C++ only.
+ * sums (dbias): a partial row per block, then a fixed-order second pass.
+ * CUDA C++ only.
  *
  * The row kernels: an M x N row-major tensor, blocks of EW_THREADS threads
  * shaped tx x ty (tx a multiple of 32 covering up to 256 vectors of a
  * row, ty rows side by side), a grid of gx column blocks by gy row groups;
- * each thread row walks rows r, r + gy ty, ... so a few waves cover any M,
+ * each thread row walks rows r, r + gy ty, ..., EW_UNROLL of them in flight,
  * and a thread keeps the same columns all along (its dbias partial in
- * registers). Vector path when N is a multiple of the 16-byte vector width
+ * registers). The forward's grid covers M in one pass (a thread's
+ * EW_UNROLL rows and done: short blocks, no partial last wave of long
+ * ones); the backward's in two, so that its partial rows stay few
+ * (ew_plan_cols). Vector path when N is a multiple of the 16-byte vector width
  * V (every row then starts 16-byte aligned); otherwise each thread takes V
  * columns tx apart, scalar (coalesced, no alignment needed).
  *
@@ -50,9 +54,28 @@ __device__ __forceinline__ void ew_st16(__nv_bfloat16 *p, const float *v)
 	__stcs((uint4 *)p, pack_bf16x8(v));
 }
 
+/* A 16-byte vector kept as loaded, widened to fp32 at use: 4 registers a
+ * vector in flight whatever the type (8 as bf16's floats). */
+template <bool STREAM>
+__device__ __forceinline__ uint4 ew_ldraw(const void *p)
+{
+	return STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p);
+}
+
+template <typename T>
+__device__ __forceinline__ void ew_widen(uint4 a, float *v)
+{
+	if constexpr (sizeof(T) == 2) {
+		unpack_bf16x8(a, v);
+	} else {
+		v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+		v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+	}
+}
+
 #define EW_THREADS 256
 #define EW_UNROLL 4            /* rows in flight per thread */
-#define EW_TARGET_BLOCKS 1056  /* about 8 blocks per SM of an H100: a wave or so */
+#define EW_MAX_GY 65535        /* the grid's y limit */
 #define EW_MAX_PARTIALS 1024   /* most partial rows of dbias */
 
 struct ew_plan {
@@ -60,15 +83,15 @@ struct ew_plan {
 	int V;               /* elements per 16 bytes */
 	unsigned tx, ty;     /* block shape */
 	unsigned gx, gy;     /* grid */
-	long prows;          /* dbias partial rows: gy ty */
+	long prows;          /* dbias partial rows: gy (ew_plan_cols), else 0 */
 };
 
-/* The plan for M x N of es-byte elements; the same on every device (the
- * partial rows enter device_bytes, which must not touch the GPU). */
+/* The forward's plan for M x N of es-byte elements (no partial rows); the
+ * same on every device, as ew_plan_cols. */
 static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
 {
 	struct ew_plan p;
-	long nv, gy, maxgy;
+	long nv, gy;
 
 	p.V = (int)(16 / es);
 	p.vec = N % p.V == 0;
@@ -76,14 +99,37 @@ static inline struct ew_plan ew_plan_rows(long M, long N, size_t es)
 	p.tx = (unsigned)(nv >= 256 ? 256 : (nv + 31) / 32 * 32);
 	p.ty = EW_THREADS / p.tx;
 	p.gx = (unsigned)((nv + p.tx - 1) / p.tx);
-	gy = (EW_TARGET_BLOCKS + p.gx - 1) / p.gx;
-	maxgy = (M + p.ty - 1) / p.ty;
-	if (gy > maxgy)
-		gy = maxgy;
-	if (gy * p.ty > EW_MAX_PARTIALS)
-		gy = EW_MAX_PARTIALS / p.ty;
+	gy = (M + (long)p.ty * EW_UNROLL - 1) / ((long)p.ty * EW_UNROLL);
+	if (gy > EW_MAX_GY)
+		gy = EW_MAX_GY;
 	p.gy = (unsigned)(gy < 1 ? 1 : gy);
-	p.prows = (long)p.gy * p.ty;
+	p.prows = 0;
+	return p;
+}
+
+/* The backward's plan for M x N of es-byte elements: blocks of one warp
+ * across (32 vectors of a row) by EW_THREADS / 32 rows, so a block's
+ * column sums fold into one partial row (ew_block_partial); a thread takes
+ * 2 EW_UNROLL rows (the grid covers M in two passes), so prows = gy =
+ * M / 64 (256 at M = 16384: 1.6 % of dx's bytes at fp32), at most
+ * EW_MAX_PARTIALS. The partial rows enter device_bytes, which must not
+ * touch the GPU: the plan is the same on every device. */
+static inline struct ew_plan ew_plan_cols(long M, long N, size_t es)
+{
+	struct ew_plan p;
+	long nv, gy;
+
+	p.V = (int)(16 / es);
+	p.vec = N % p.V == 0;
+	nv = (N + p.V - 1) / p.V;
+	p.tx = 32;
+	p.ty = EW_THREADS / 32;
+	p.gx = (unsigned)((nv + 31) / 32);
+	gy = (M + 2L * p.ty * EW_UNROLL - 1) / (2L * p.ty * EW_UNROLL);
+	if (gy > EW_MAX_PARTIALS)
+		gy = EW_MAX_PARTIALS;
+	p.gy = (unsigned)(gy < 1 ? 1 : gy);
+	p.prows = p.gy;
 	return p;
 }
 
@@ -150,6 +196,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				b[k] = to_f(bias[c0 + k * cs]);
 	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
 		float v[EW_UNROLL][V];
+		uint4 xr[EW_UNROLL];  // VEC: as loaded
 
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
@@ -159,7 +206,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				continue;
 			if (VEC) {
 				if (c0 < N)
-					ew_ld16<true>(x + i * N + c0, v[u]);
+					xr[u] = ew_ldraw<true>(x + i * N + c0);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -173,6 +220,8 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= M)
 				continue;
+			if (VEC)
+				ew_widen<T>(xr[u], v[u]);
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				v[u][k] += b[k];
@@ -192,26 +241,93 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	}
 }
 
-/* dbias[j] = sum over p of partial[p][j], p in order: the fixed-order second
- * pass of the column sums (no float atomics, the same bits every run). One
- * thread a column. */
+/* A block's column sums under ew_plan_cols: acc[k] (column c0 + k cs of
+ * this thread's rows) added over the block's rows in threadIdx.y order
+ * through shared memory, then written as partial row blockIdx.y. Every
+ * thread of the block calls it (it synchronizes). */
+template <int V>
+__device__ __forceinline__ void ew_block_partial(const float *acc, float *__restrict__ partial,
+						 long c0, long cs, long N)
+{
+	__shared__ float red[V * EW_THREADS];
+	const int t = threadIdx.y * blockDim.x + threadIdx.x;
+
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		red[k * EW_THREADS + t] = acc[k];
+	__syncthreads();
+	if (threadIdx.y != 0)
+		return;
+#pragma unroll
+	for (int k = 0; k < V; k++) {
+		float s = 0.f;
+
+		for (unsigned r = 0; r < blockDim.y; r++)
+			s += red[k * EW_THREADS + r * blockDim.x + threadIdx.x];
+		if (c0 + k * cs < N)
+			partial[(long)blockIdx.y * N + c0 + k * cs] = s;
+	}
+}
+
+/* dbias[j] = the sum of partial[p][j] over p < prows: the fixed-order second
+ * pass of the column sums (no float atomics, the same bits every run).
+ * Blocks of EW_CS_COLS columns by EW_CS_LANES lanes: lane l adds rows l,
+ * l + EW_CS_LANES, ... in order (4 loads in flight), then lane 0 adds the
+ * lanes' sums in lane order. Grid: ceil(N / EW_CS_COLS). */
+#define EW_CS_COLS 32
+#define EW_CS_LANES 32
+
 template <typename T>
-__global__ void __launch_bounds__(EW_THREADS)
+__global__ void __launch_bounds__(EW_CS_COLS * EW_CS_LANES)
 ew_colsum_kernel(const float *__restrict__ partial, long prows, long N,
 		 T *__restrict__ dbias)
 {
-	long j = (long)blockIdx.x * EW_THREADS + threadIdx.x;
+	__shared__ float red[EW_CS_LANES][EW_CS_COLS + 1];
+	const long j = (long)blockIdx.x * EW_CS_COLS + threadIdx.x;
 	float s = 0.f;
 
-	if (j >= N)
-		return;
-	for (long p = 0; p < prows; p++)
-		s += partial[p * N + j];
-	dbias[j] = from_f<T>(s);
+	if (j < N) {
+		long p = threadIdx.y;
+
+		for (; p + 3 * EW_CS_LANES < prows; p += 4 * EW_CS_LANES) {
+			const float a0 = partial[p * N + j];
+			const float a1 = partial[(p + EW_CS_LANES) * N + j];
+			const float a2 = partial[(p + 2 * EW_CS_LANES) * N + j];
+			const float a3 = partial[(p + 3 * EW_CS_LANES) * N + j];
+
+			s += a0;
+			s += a1;
+			s += a2;
+			s += a3;
+		}
+		for (; p < prows; p += EW_CS_LANES)
+			s += partial[p * N + j];
+	}
+	red[threadIdx.y][threadIdx.x] = s;
+	__syncthreads();
+	if (threadIdx.y == 0 && j < N) {
+		float t = 0.f;
+
+		for (int l = 0; l < EW_CS_LANES; l++)
+			t += red[l][threadIdx.x];
+		dbias[j] = from_f<T>(t);
+	}
+}
+
+/* The second pass's launch on stream st. */
+template <typename T>
+static inline void ew_colsum(const float *partial, long prows, long N, T *dbias,
+			     cudaStream_t st)
+{
+	const dim3 block(EW_CS_COLS, EW_CS_LANES);
+
+	ew_colsum_kernel<T><<<(unsigned)((N + EW_CS_COLS - 1) / EW_CS_COLS), block, 0, st>>>(
+		partial, prows, N, dbias);
 }
 
 /* Column partials of g (an M x N tensor, the dx of an unfused backward)
- * into partial[prows][N] under plan p: the unfused variants' second kernel. */
+ * into partial[prows][N] under ew_plan_cols: the unfused variants' second
+ * kernel. */
 template <typename T, int V, bool VEC>
 __global__ void __launch_bounds__(EW_THREADS)
 ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, long N)
@@ -243,10 +359,7 @@ ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, 
 					acc[k] += to_f(g[i * N + c0 + k * cs]);
 		}
 	}
-#pragma unroll
-	for (int k = 0; k < V; k++)
-		if (c0 + k * cs < N)
-			partial[r0 * N + c0 + k * cs] = acc[k];
+	ew_block_partial<V>(acc, partial, c0, cs, N);
 }
 
 #endif
