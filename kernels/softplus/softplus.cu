@@ -16,7 +16,7 @@
 //   e = exp(-|x|)           in (0, 1]: never overflows
 //   l = log1p(e)            the "+ 1" and the log as one op, so that e
 //                           is not rounded away against 1 (a materialised
-//                           1 + e keeps e only to 2^-24 fp32, 2^-9 bf16)
+//                           1 + e keeps e only to 2^-24 fp32, 2^-8 bf16)
 //   w = max(x, 0) + l       = log(exp(x) + 1) exactly in real arithmetic
 // and the backward sigmoid(x) = (x >= 0 ? 1 : e) / (1 + e), bounded.
 //
@@ -49,8 +49,8 @@
 // Bound by bytes: "fast" means one pass at copy bandwidth, so every kernel
 // is the same elementwise loop (16-byte accesses, several in flight per
 // thread) around a different op. The bf16 kernels move half the bytes per
-// element and use the hardware exp and log2 (MUFU) to stay under the
-// issue budget; bf16 rounds to 2^-9 anyway. Measurements belong in
+// element and use the hardware exp, log2 and reciprocal (MUFU) to stay
+// under the issue budget; bf16 rounds to 2^-8 anyway. Measurements belong in
 // bench/RESULTS.md ("Softplus chain"), not here.
 #include "config.h"
 
@@ -94,7 +94,7 @@ __device__ __forceinline__ void sp_st16(__nv_bfloat16 *p, const float *v)
 }
 
 // e = exp(-|x|), in (0, 1]. FAST (bf16): the hardware ex2, whose error
-// (2 + 1.2 |x| ulp) is far below bf16's 2^-9 where e is not 0 anyway.
+// (2 + 1.2 |x| ulp) is far below bf16's 2^-8 where e is not 0 anyway.
 template <bool FAST>
 __device__ __forceinline__ float sp_exp_neg_abs(float x)
 {
@@ -122,12 +122,28 @@ __device__ __forceinline__ float sp_softplus(float x)
 	return fmaxf(x, 0.0f) + sp_log1p<FAST>(sp_exp_neg_abs<FAST>(x));
 }
 
-// sigmoid(x) from e = exp(-|x|): (x >= 0 ? 1 : e) / (1 + e). The
-// reciprocal is correctly rounded (MUFU.RCP and a Newton step): 1 + e is
-// in [1, 2], nothing to guard.
+// 1 / d for d = 1 + e in [1, 2]. FAST (bf16): the hardware reciprocal
+// alone (MUFU.RCP, within 1 ulp of fp32, far below bf16's 2^-8; d is never
+// subnormal, so flushing is moot); otherwise correctly rounded (MUFU.RCP
+// and a Newton step, with a range check and a slow path the bf16 kernels
+// do not pay for).
+template <bool FAST>
+__device__ __forceinline__ float sp_rcp(float d)
+{
+	float r;
+
+	if (!FAST)
+		return __frcp_rn(d);
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+	return r;
+}
+
+// sigmoid(x) from e = exp(-|x|): (x >= 0 ? 1 : e) / (1 + e). The product
+// keeps a subnormal e (no flush): bf16 holds sigmoid(x) down to x ~ -92.
+template <bool FAST>
 __device__ __forceinline__ float sp_sigmoid(float x, float e)
 {
-	return (x >= 0.0f ? 1.0f : e) * __frcp_rn(1.0f + e);
+	return (x >= 0.0f ? 1.0f : e) * sp_rcp<FAST>(1.0f + e);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -187,7 +203,7 @@ struct op_fwd_save {
 		const float x = in[0], e = sp_exp_neg_abs<FAST>(x);
 
 		out[0] = fmaxf(x, 0.0f) + sp_log1p<FAST>(e);
-		out[1] = sp_sigmoid(x, e);
+		out[1] = sp_sigmoid<FAST>(x, e);
 	}
 };
 
@@ -198,7 +214,7 @@ struct op_bwd_log1p {
 	template <bool FAST>
 	__device__ static void f(const float *in, float *out)
 	{
-		out[0] = in[0] * __frcp_rn(1.0f + in[1]);
+		out[0] = in[0] * sp_rcp<FAST>(1.0f + in[1]);
 	}
 };
 
@@ -234,7 +250,7 @@ struct op_bwd_recompute {
 	{
 		const float x = in[1];
 
-		out[0] = in[0] * sp_sigmoid(x, sp_exp_neg_abs<FAST>(x));
+		out[0] = in[0] * sp_sigmoid<FAST>(x, sp_exp_neg_abs<FAST>(x));
 	}
 };
 
@@ -245,15 +261,19 @@ struct op_bwd_recompute {
 // The one kernel: OP over the n elements of flat tensors (a tensor's rows
 // are contiguous, so the M x N shape does not matter to an elementwise
 // op, and neither does N's alignment: only the buffer's, which dev_pad
-// makes 512 bytes). Each thread takes UNROLL 16-byte vectors of every
-// input, 256 threads apart so a warp's accesses coalesce, and issues all
-// their loads before the first use: NIN x UNROLL loads in flight (4 for
-// every op; the 4-input op takes 1 vector). The grid covers the tensor in
-// one pass where it can (grid-stride beyond SP_MAX_GRID blocks); the last
-// n mod V elements go scalar, one per thread of block 0.
-// Descended from kernels/ln_gelu's gelu_kernel, which runs at copy
-// bandwidth (bench/RESULTS.md, "LayerNorm+GELU, H100").
+// makes 512 bytes). Each thread takes U 16-byte vectors of every input,
+// 256 threads apart so a warp's accesses coalesce, and issues all their
+// loads before the first use. U is 2 for the one-input ops and 1 for the
+// others, so that every thread has 32 bytes (64 for the four-input op) in
+// flight, and the kernels are held to 32 registers so that 8 blocks of
+// 256 threads fit an SM: 64 KB in flight an SM, as the copy kernels that
+// reach DRAM bandwidth have, with short blocks, so that at 16384 x 768
+// (13 to 25 us a launch) the last, partial wave of blocks is short too.
+// The grid covers the tensor in one pass where it can (grid-stride beyond
+// SP_MAX_GRID blocks); the last n mod V elements go scalar, one per
+// thread of block 0.
 #define SP_THREADS 256
+#define SP_MIN_BLOCKS 8
 #define SP_MAX_GRID (1u << 20)
 
 template <typename T>
@@ -265,11 +285,54 @@ struct sp_args {
 template <class OP>
 static constexpr int sp_unroll(void)
 {
-	return OP::NIN >= 4 ? 1 : 4 / OP::NIN;
+	return OP::NIN >= 2 ? 1 : 2;
+}
+
+// Vectors i0 + u 256 (u < U) of every input through OP to every output;
+// GUARD: only those below nvec (the last batch of a tensor), else all U
+// with no compare, at addresses one base plus constant offsets.
+template <typename T, class OP, int U, bool GUARD>
+__device__ __forceinline__ void sp_batch(const sp_args<T> &a, size_t i0,
+					 size_t nvec)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	constexpr int V = 16 / sizeof(T), NIN = OP::NIN, NOUT = OP::NOUT;
+	float v[U][NIN][V];
+
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		const size_t i = i0 + (size_t)u * SP_THREADS;
+#pragma unroll
+		for (int k = 0; k < NIN; k++)
+			if (!GUARD || i < nvec)
+				sp_ld16(a.in[k] + i * V, v[u][k]);
+	}
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		const size_t i = i0 + (size_t)u * SP_THREADS;
+		float o[NOUT][V];
+
+		if (GUARD && i >= nvec)
+			continue;
+#pragma unroll
+		for (int j = 0; j < V; j++) {
+			float in[NIN], out[NOUT];
+#pragma unroll
+			for (int k = 0; k < NIN; k++)
+				in[k] = v[u][k][j];
+			OP::template f<FAST>(in, out);
+#pragma unroll
+			for (int k = 0; k < NOUT; k++)
+				o[k][j] = out[k];
+		}
+#pragma unroll
+		for (int k = 0; k < NOUT; k++)
+			sp_st16(a.out[k] + i * V, o[k]);
+	}
 }
 
 template <typename T, class OP>
-__global__ void __launch_bounds__(SP_THREADS)
+__global__ void __launch_bounds__(SP_THREADS, SP_MIN_BLOCKS)
 sp_kernel(const sp_args<T> a, size_t n)
 {
 	constexpr bool FAST = sizeof(T) == 2;
@@ -280,38 +343,10 @@ sp_kernel(const sp_args<T> a, size_t n)
 
 	for (size_t i0 = (size_t)blockIdx.x * SP_THREADS * U + threadIdx.x;
 	     i0 < nvec; i0 += stride) {
-		float v[U][NIN][V];
-
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const size_t i = i0 + (size_t)u * SP_THREADS;
-#pragma unroll
-			for (int k = 0; k < NIN; k++)
-				if (i < nvec)
-					sp_ld16(a.in[k] + i * V, v[u][k]);
-		}
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const size_t i = i0 + (size_t)u * SP_THREADS;
-			float o[NOUT][V];
-
-			if (i >= nvec)
-				continue;
-#pragma unroll
-			for (int j = 0; j < V; j++) {
-				float in[NIN], out[NOUT];
-#pragma unroll
-				for (int k = 0; k < NIN; k++)
-					in[k] = v[u][k][j];
-				OP::template f<FAST>(in, out);
-#pragma unroll
-				for (int k = 0; k < NOUT; k++)
-					o[k][j] = out[k];
-			}
-#pragma unroll
-			for (int k = 0; k < NOUT; k++)
-				sp_st16(a.out[k] + i * V, o[k]);
-		}
+		if (i0 + (size_t)(U - 1) * SP_THREADS < nvec)
+			sp_batch<T, OP, U, false>(a, i0, nvec);
+		else
+			sp_batch<T, OP, U, true>(a, i0, nvec);
 	}
 	if (blockIdx.x == 0 && threadIdx.x < n - nvec * V) {
 		const size_t i = nvec * V + threadIdx.x;

@@ -63,7 +63,7 @@ void softplus_ref_bwd_e(const double *dy, const double *x, const double *e,
  *              0), +-709.78 (double exp(x) overflows)
  *   SP_TAIL    uniform over [-40, -8]: w ~ exp(x) is small, so a
  *              materialised 1 + exp(-|x|) (rounded to 1 within 2^-24 in
- *              fp32, 2^-9 in bf16) loses it; log1p keeps it
+ *              fp32, 2^-8 in bf16) loses it; log1p keeps it
  * Not rounded to a dtype: the caller applies host_round(). */
 enum sp_profile { SP_NORMAL, SP_LARGE, SP_EDGES, SP_TAIL, SP_NPROFILES };
 
