@@ -17,6 +17,7 @@
 
 #include "kutil.h"
 #include "softplus/softplus.h"
+#include "softplus/sp.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"
@@ -306,6 +307,8 @@ static void check_contract(const struct workload *w)
 {
 	const struct workload *f = &wl_softplus_chain_fwd, *b = &wl_softplus_chain_bwd;
 	struct fp_shape s;
+	struct fp_kopts ko;
+	struct fp_op *op;
 	char why[256];
 
 	ASSERT(workload_find(w->name) == w);
@@ -348,10 +351,46 @@ static void check_contract(const struct workload *w)
 	ASSERT_EQ(w->validate(&s, FP_F32, why, sizeof why), 0);
 	ASSERT_EQ(w->validate(&s, (enum fp_dtype)FP_NDTYPES, why, sizeof why), -1);
 	ASSERT(strstr(why, "fp32 or bf16"));
-	/* one fixed kernel sequence per variant, no options */
-	ASSERT_EQ(workload_nkopts(w), 0);
-	ASSERT(w->kernel == NULL);
+	/* one option, vectors a thread: auto (2 for a one-input kernel, 1
+	 * for the others), 1, 2 or 4; a value past the list is refused before
+	 * anything is allocated */
+	ASSERT_EQ(workload_nkopts(w), 1);
+	ASSERT_EQ(workload_kopt(w, "vectors"), 0);
+	ASSERT(w->kernel != NULL);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=4", &ko, why, sizeof why), 0);
+	ASSERT_EQ(ko.v[0], 3);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=3", &ko, why, sizeof why), -1);
+	memset(&ko, 0, sizeof ko);
+	ko.v[0] = 4;
+	op = (struct fp_op *)&ko;
+	ASSERT_EQ(w->create(&op, &s, FP_F32, 0, 1, 1, &ko), -1);
+	ASSERT(op == NULL);
 	printf("ok   contract %s\n", w->name);
+}
+
+/* The vectors a thread of each kernel takes, and the launcher's refusal of
+ * any other count (before it looks at n or touches the GPU). */
+static void check_vectors(void)
+{
+	const void *in[4] = { NULL, NULL, NULL, NULL };
+	void *out[2] = { NULL, NULL };
+
+	ASSERT_EQ(sp_vectors(SP_K_FWD, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_EXP, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_LOG1P, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_FWD_SAVE, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_ADD, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_RECOMPUTE, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_SAVE, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_LOG1P, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 4), 4);
+	ASSERT_EQ(sp_vectors(SP_K_FWD, 1), 1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 3, in, out, 0, 0), -1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_BF16, 8, in, out, 0, 0), -1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 4, in, out, 0, 0), 0);
+	printf("ok   vectors a thread: 2 for one input, 1 for more; 3 and 8 "
+	       "refused\n");
 }
 
 int main(void)
@@ -363,6 +402,7 @@ int main(void)
 	check_identities();
 	check_grad(seed);
 	check_saved_chains(seed);
+	check_vectors();
 	check_profiles(seed);
 	check_models();
 	check_contract(&wl_softplus_chain_fwd);

@@ -263,17 +263,18 @@ struct op_bwd_recompute {
 // op, and neither does N's alignment: only the buffer's, which dev_pad
 // makes 512 bytes). Each thread takes U 16-byte vectors of every input,
 // 256 threads apart so a warp's accesses coalesce, and issues all their
-// loads before the first use. U is 2 for the one-input ops and 1 for the
-// others, so that every thread has 32 bytes (64 for the four-input op) in
-// flight, and the kernels are held to 32 registers so that 8 blocks of
-// 256 threads fit an SM: 64 KB in flight an SM, as the copy kernels that
-// reach DRAM bandwidth have, with short blocks, so that at 16384 x 768
-// (13 to 25 us a launch) the last, partial wave of blocks is short too.
-// The grid covers the tensor in one pass where it can (grid-stride beyond
-// SP_MAX_GRID blocks); the last n mod V elements go scalar, one per
-// thread of block 0.
+// loads before the first use. By default (sp_vectors) U is 2 for the
+// one-input ops and 1 for the others, so that every thread has 32 bytes
+// (64 for the four-input op) in flight, and the kernels are held to 32
+// registers so that 8 blocks of 256 threads fit an SM: 64 KB in flight an
+// SM, as the copy kernels that reach DRAM bandwidth have, with short
+// blocks, so that at 16384 x 768 (13 to 25 us a launch) the last, partial
+// wave of blocks is short too. The kernel option `vectors` asks for U = 1,
+// 2 or 4 instead (more than 2 vectors of input a thread: more registers,
+// fewer blocks an SM, sp_min_blocks). The grid covers the tensor in one pass where it can
+// (grid-stride beyond SP_MAX_GRID blocks); the last n mod V elements go
+// scalar, one per thread of block 0.
 #define SP_THREADS 256
-#define SP_MIN_BLOCKS 8
 #define SP_MAX_GRID (1u << 20)
 
 template <typename T>
@@ -282,10 +283,13 @@ struct sp_args {
 	T *out[2];
 };
 
-template <class OP>
-static constexpr int sp_unroll(void)
+// Blocks an SM the register budget is set for (__launch_bounds__): 8 (32
+// registers) for one vector of each input a thread or two of one input,
+// where none spills; beyond, what the compiler takes (up to 114 registers
+// at 4 vectors of 4 bf16 inputs), so that none spills there either.
+static constexpr int sp_min_blocks(int nin, int u)
 {
-	return OP::NIN >= 2 ? 1 : 2;
+	return u == 1 || nin * u <= 2 ? 8 : 1;
 }
 
 // Vectors i0 + u 256 (u < U) of every input through OP to every output;
@@ -331,12 +335,12 @@ __device__ __forceinline__ void sp_batch(const sp_args<T> &a, size_t i0,
 	}
 }
 
-template <typename T, class OP>
-__global__ void __launch_bounds__(SP_THREADS, SP_MIN_BLOCKS)
+template <typename T, class OP, int U>
+__global__ void __launch_bounds__(SP_THREADS, sp_min_blocks(OP::NIN, U))
 sp_kernel(const sp_args<T> a, size_t n)
 {
 	constexpr bool FAST = sizeof(T) == 2;
-	constexpr int V = 16 / sizeof(T), U = sp_unroll<OP>();
+	constexpr int V = 16 / sizeof(T);
 	constexpr int NIN = OP::NIN, NOUT = OP::NOUT;
 	const size_t nvec = n / V;
 	const size_t stride = (size_t)gridDim.x * SP_THREADS * U;
@@ -366,11 +370,11 @@ sp_kernel(const sp_args<T> a, size_t n)
 /* Launchers                                                                */
 /* ------------------------------------------------------------------------ */
 
-template <typename T, class OP>
+template <typename T, class OP, int U>
 static int launch_t(const void *const *in, void *const *out, size_t n,
 		    cudaStream_t st)
 {
-	constexpr int V = 16 / sizeof(T), U = sp_unroll<OP>();
+	constexpr int V = 16 / sizeof(T);
 	const size_t per = (size_t)SP_THREADS * U, blocks = (n / V + per - 1) / per;
 	const unsigned grid = blocks < 1 ? 1 : blocks > SP_MAX_GRID ? SP_MAX_GRID
 		: (unsigned)blocks;
@@ -380,43 +384,63 @@ static int launch_t(const void *const *in, void *const *out, size_t n,
 		a.in[k] = (const T *)in[k];
 	for (int k = 0; k < OP::NOUT; k++)
 		a.out[k] = (T *)out[k];
-	sp_kernel<T, OP><<<grid, SP_THREADS, 0, st>>>(a, n);
+	sp_kernel<T, OP, U><<<grid, SP_THREADS, 0, st>>>(a, n);
 	return CUDA_CHECK_LAUNCH("sp_kernel");
 }
 
 template <class OP>
-static int launch(enum fp_dtype dt, const void *const *in, void *const *out,
-		  size_t n, cudaStream_t st)
+static int launch(enum fp_dtype dt, int u, const void *const *in,
+		  void *const *out, size_t n, cudaStream_t st)
 {
-	return dt == FP_BF16 ? launch_t<__nv_bfloat16, OP>(in, out, n, st)
-			     : launch_t<float, OP>(in, out, n, st);
+	if (dt == FP_BF16)
+		return u == 1 ? launch_t<__nv_bfloat16, OP, 1>(in, out, n, st)
+		     : u == 2 ? launch_t<__nv_bfloat16, OP, 2>(in, out, n, st)
+			      : launch_t<__nv_bfloat16, OP, 4>(in, out, n, st);
+	return u == 1 ? launch_t<float, OP, 1>(in, out, n, st)
+	     : u == 2 ? launch_t<float, OP, 2>(in, out, n, st)
+		      : launch_t<float, OP, 4>(in, out, n, st);
 }
 
-extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt,
+static int nin(enum sp_kop k)
+{
+	return k == SP_K_BWD_EXP ? 4 : k == SP_K_ADD || k == SP_K_BWD_LOG1P ||
+		k == SP_K_BWD_SAVE || k == SP_K_BWD_RECOMPUTE ? 2 : 1;
+}
+
+extern "C" int sp_vectors(enum sp_kop k, int vectors)
+{
+	return vectors ? vectors : nin(k) == 1 ? 2 : 1;
+}
+
+extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt, int vectors,
 			    const void *const *in, void *const *out, size_t n,
 			    cudaStream_t st)
 {
+	const int u = sp_vectors(k, vectors);
+
+	if (u != 1 && u != 2 && u != 4)
+		return error("softplus: %d vectors a thread (1, 2 or 4)", vectors);
 	if (n == 0)
 		return 0;
 	switch (k) {
 	case SP_K_EXP:
-		return launch<op_exp>(dt, in, out, n, st);
+		return launch<op_exp>(dt, u, in, out, n, st);
 	case SP_K_LOG1P:
-		return launch<op_log1p>(dt, in, out, n, st);
+		return launch<op_log1p>(dt, u, in, out, n, st);
 	case SP_K_ADD:
-		return launch<op_add>(dt, in, out, n, st);
+		return launch<op_add>(dt, u, in, out, n, st);
 	case SP_K_FWD:
-		return launch<op_fwd>(dt, in, out, n, st);
+		return launch<op_fwd>(dt, u, in, out, n, st);
 	case SP_K_FWD_SAVE:
-		return launch<op_fwd_save>(dt, in, out, n, st);
+		return launch<op_fwd_save>(dt, u, in, out, n, st);
 	case SP_K_BWD_LOG1P:
-		return launch<op_bwd_log1p>(dt, in, out, n, st);
+		return launch<op_bwd_log1p>(dt, u, in, out, n, st);
 	case SP_K_BWD_EXP:
-		return launch<op_bwd_exp>(dt, in, out, n, st);
+		return launch<op_bwd_exp>(dt, u, in, out, n, st);
 	case SP_K_BWD_SAVE:
-		return launch<op_bwd_save>(dt, in, out, n, st);
+		return launch<op_bwd_save>(dt, u, in, out, n, st);
 	case SP_K_BWD_RECOMPUTE:
-		return launch<op_bwd_recompute>(dt, in, out, n, st);
+		return launch<op_bwd_recompute>(dt, u, in, out, n, st);
 	}
 	return error("softplus: unknown kernel %d", (int)k);
 }

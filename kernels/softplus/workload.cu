@@ -30,6 +30,7 @@ enum { V_UNFUSED3, V_FUSED_SAVE, V_FUSED_RECOMPUTE };
 // further on (set_view).
 struct fp_op {
 	int bwd, variant, nsets;
+	int vectors;    // kernel option: 16-byte vectors of input a thread, 0 auto
 	enum fp_dtype dt;
 	long M, N;
 	size_t n, es;   // elements, bytes an element
@@ -97,7 +98,7 @@ static int run(enum sp_kop k, const struct fp_op *op, const void *i0,
 	const void *in[4] = { i0, i1, i2, i3 };
 	void *out[2] = { o0, o1 };
 
-	return sp_launch_op(k, op->dt, in, out, op->n, st);
+	return sp_launch_op(k, op->dt, op->vectors, in, out, op->n, st);
 }
 
 // The forward of v's variant, w written to w_out, what it saves to keep:
@@ -266,10 +267,43 @@ static void sp_destroy(struct fp_op *op)
 	free(op);
 }
 
-// softplus_chain has no kernel options: ko is ignored.
+// The one kernel option: how many 16-byte vectors of each input a thread
+// of every kernel takes (softplus.cu, sp_vectors); each value but auto is
+// the number.
+static const char *const vectors_values[] = { "auto", "1", "2", "4", NULL };
+static const struct fp_kopt sp_kopts[] = {
+	{ "vectors", vectors_values,
+	  "16-byte vectors of each input a thread takes (auto: 2 for a "
+	  "one-input kernel, 1 for the others: 32 bytes in flight a thread)" },
+	{ NULL, NULL, NULL },
+};
+
+// workload->kernel(): the vectors a thread of each of the variant's
+// kernels takes, "2 vectors a thread" or "2, 2, 1 vectors a thread".
+static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
+{
+	static const enum sp_kop ks[2][3][3] = {
+		{ { SP_K_EXP, SP_K_LOG1P, SP_K_ADD }, { SP_K_FWD_SAVE }, { SP_K_FWD } },
+		{ { SP_K_BWD_LOG1P, SP_K_BWD_EXP }, { SP_K_BWD_SAVE },
+		  { SP_K_BWD_RECOMPUTE } },
+	};
+	const int nk = op->variant != V_UNFUSED3 ? 1 : op->bwd ? 2 : 3;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < nk && len < n; i++) {
+		snprintf(buf + len, n - len, "%s%d", i ? ", " : "",
+			 sp_vectors(ks[op->bwd][op->variant][i], op->vectors));
+		len = strlen(buf);
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, " vectors a thread");
+}
+
+// ko: the kernel options (sp_kopts; NULL for every default).
 static int sp_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed)
+		     unsigned long long seed, const struct fp_kopts *ko)
 {
 	struct fp_op *op;
 	struct sp_sizes z;
@@ -281,7 +315,10 @@ static int sp_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if (nsets < 1 || variant < V_UNFUSED3 || variant > V_FUSED_RECOMPUTE)
 		return error("softplus: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
+	if (ko && ko->v[0] > 3)
+		return error("softplus: kernel option vectors: no value %d", ko->v[0]);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
+	op->vectors = ko && ko->v[0] ? atoi(vectors_values[ko->v[0]]) : 0;
 	op->bwd = bwd;
 	op->variant = variant;
 	op->nsets = nsets;
@@ -330,16 +367,14 @@ static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	(void)ko;
-	return sp_create(0, op, s, dt, variant, nsets, seed);
+	return sp_create(0, op, s, dt, variant, nsets, seed, ko);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	(void)ko;
-	return sp_create(1, op, s, dt, variant, nsets, seed);
+	return sp_create(1, op, s, dt, variant, nsets, seed, ko);
 }
 
 // The check. What one case's check computes on the CPU is kept in the
@@ -654,13 +689,13 @@ extern "C" const struct workload wl_softplus_chain_fwd = {
 	.suite = SP_SUITE,
 	.quick = SP_QUICK,
 	.tests = SP_TESTS,
-	.kopts = NULL,
+	.kopts = sp_kopts,
 	.backward = "softplus_chain_bwd",
 	.validate = sp_validate,
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,
 	.create = fwd_create,
-	.kernel = NULL,
+	.kernel = sp_kernel_desc,
 	.launch = sp_launch,
 	.check = sp_check,
 	.destroy = sp_destroy,
@@ -677,13 +712,13 @@ extern "C" const struct workload wl_softplus_chain_bwd = {
 	.suite = SP_SUITE,
 	.quick = SP_QUICK,
 	.tests = SP_TESTS,
-	.kopts = NULL,
+	.kopts = sp_kopts,
 	.backward = NULL,
 	.validate = sp_validate,
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,
 	.create = bwd_create,
-	.kernel = NULL,
+	.kernel = sp_kernel_desc,
 	.launch = sp_launch,
 	.check = sp_check,
 	.destroy = sp_destroy,
