@@ -106,6 +106,13 @@ kopts)
 			-s "M=64,N=50257" ${o:+--kernel-opt $o} --db "$db" \
 			>>"$out/kopts.log" 2>&1 || echo "softmax_fwd '$o' rc $?"
 	done
+	for o in "" vectors=1 vectors=2 vectors=4; do
+		for w in softplus_chain_fwd softplus_chain_bwd; do
+			timeout 60 ./fuseprof run --no-counters -w $w -t fp32,bf16 \
+				-s "M=16384,N=768;M=16384,N=4096" ${o:+--kernel-opt $o} \
+				--db "$db" >>"$out/kopts.log" 2>&1 || echo "$w '$o' rc $?"
+		done
+	done
 	./fuseprof query --db "$db" "SELECT workload, shape, kernel_opts, kernel, status,
 		round(time_ns / 1e3, 1) AS us FROM v_ops ORDER BY op_id"
 	echo "kopts: $(( $(date +%s) - t0 )) s"
