@@ -16,6 +16,11 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/gpu-out}
 steps=${*:-test memcheck racecheck quick kopts}
 seed=${FUSEPROF_SEED:-20261125}
+# The Workloads III pairs (elementwise and row kernels, every variant): in
+# memcheck (both dtypes) and racecheck (bf16) at small awkward shapes.
+wl3="rmsnorm_fwd rmsnorm_bwd bias_dropout_add_fwd bias_dropout_add_bwd
+bias_relu_fwd bias_relu_bwd swiglu_fwd swiglu_bwd softplus_chain_fwd
+softplus_chain_bwd"
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 build=$(mktemp -d /tmp/fuseprof-check.XXXXXX)
@@ -42,18 +47,20 @@ test)
 memcheck)
 	t0=$(date +%s)
 	: >"$out/memcheck.log"
-	for job in "ln_gelu_fwd M=3,N=1023,erf=1 M=1,N=4097" \
+	{ printf '%s\n' "ln_gelu_fwd M=3,N=1023,erf=1 M=1,N=4097" \
 		   "ln_gelu_bwd M=3,N=1023,erf=1 M=1,N=4097" \
 		   "softmax_fwd M=3,N=1023 M=4,N=50257" \
 		   "softmax_masked_fwd M=3,N=1023 M=4,N=50257" \
 		   "softmax_bwd M=3,N=1023 M=4,N=50257" \
 		   "ln_linear_fwd M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=4000,K=200,N=520" \
-		   "ln_linear_bwd M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=1000,K=520,N=136"; do
+		   "ln_linear_bwd M=3,K=1023,N=17 M=130,K=64,N=136 M=200,K=264,N=100 M=1000,K=520,N=136"
+	  for w in $wl3; do echo "$w M=1,N=1 M=5,N=36 M=3,N=1023 M=64,N=4096"; done
+	} | while read -r job; do
 		set -- $job
 		w=$1; shift
 		for dt in fp32 bf16; do
 			timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
-				bench/fpbench -r 1 -w 0 "$w" $dt "$@" >>"$out/memcheck.log" 2>&1
+				bench/fpbench -r 1 -w 0 "$w" $dt "$@" </dev/null >>"$out/memcheck.log" 2>&1
 			echo "memcheck $w $dt rc $?"
 		done
 	done | sort | uniq -c | sed 's/^ *//' | tr '\n' ';'
@@ -65,14 +72,16 @@ memcheck)
 racecheck)
 	t0=$(date +%s)
 	: >"$out/racecheck.log"
-	for job in "ln_linear_fwd/fused M=200,K=264,N=100 M=4000,K=200,N=520 M=512,K=1024,N=1024" \
+	{ printf '%s\n' "ln_linear_fwd/fused M=200,K=264,N=100 M=4000,K=200,N=520 M=512,K=1024,N=1024" \
 		   "softmax_fwd/fused M=4,N=50257 M=3,N=1023" \
 		   "softmax_bwd/fused M=4,N=50257" \
-		   "ln_gelu_bwd/fused M=3,N=1023,erf=1 M=64,N=4096"; do
+		   "ln_gelu_bwd/fused M=3,N=1023,erf=1 M=64,N=4096"
+	  for w in $wl3; do echo "$w M=5,N=36 M=3,N=1023 M=64,N=4096"; done
+	} | while read -r job; do
 		set -- $job
 		w=$1; shift
 		timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 \
-			bench/fpbench -r 1 -w 0 "$w" bf16 "$@" >>"$out/racecheck.log" 2>&1
+			bench/fpbench -r 1 -w 0 "$w" bf16 "$@" </dev/null >>"$out/racecheck.log" 2>&1
 		echo "racecheck $w bf16 rc $?"
 	done | tr '\n' ';'
 	echo
@@ -96,6 +105,13 @@ kopts)
 		timeout 60 ./fuseprof run --no-counters -w softmax_fwd -v fused -t fp32 \
 			-s "M=64,N=50257" ${o:+--kernel-opt $o} --db "$db" \
 			>>"$out/kopts.log" 2>&1 || echo "softmax_fwd '$o' rc $?"
+	done
+	for o in "" vectors=1 vectors=2 vectors=4; do
+		for w in softplus_chain_fwd softplus_chain_bwd; do
+			timeout 60 ./fuseprof run --no-counters -w $w -t fp32,bf16 \
+				-s "M=16384,N=768;M=16384,N=4096" ${o:+--kernel-opt $o} \
+				--db "$db" >>"$out/kopts.log" 2>&1 || echo "$w '$o' rc $?"
+		done
 	done
 	./fuseprof query --db "$db" "SELECT workload, shape, kernel_opts, kernel, status,
 		round(time_ns / 1e3, 1) AS us FROM v_ops ORDER BY op_id"

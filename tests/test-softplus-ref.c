@@ -17,6 +17,7 @@
 
 #include "kutil.h"
 #include "softplus/softplus.h"
+#include "softplus/sp.h"
 #include "test.h"
 #include "wltest.h"
 #include "workload.h"
@@ -130,6 +131,56 @@ static void check_grad(uint64_t seed)
 		printf("ok   grad against finite differences, profile %d: worst rel "
 		       "err %.2g\n", p, worst);
 	}
+}
+
+/* The backward from saved tensors (the checks' references of fused_save
+ * and unfused3): with the exact e and s they give softplus_ref_bwd's dx on
+ * every profile; with s stored in a dtype, dx follows the stored s to the
+ * dtype's rounding of s (2^-8 relative in bf16) where s is normal, and not where it is subnormal:
+ * bf16 keeps 2 bits of sigmoid(-92), so the exact dx is 17 % away from
+ * what a correct kernel computes from that s (why the checks start from
+ * the stored tensor). */
+static void check_saved_chains(uint64_t seed)
+{
+	enum { N = 257 };
+	double x[N], dy[N], e[N], s[N], de[N], want[N], dxs[N], dxe[N], sr[N];
+	struct fp_rng r;
+
+	rng_seed(&r, seed ^ 0x5a5a);
+	for (int p = 0; p < SP_NPROFILES; p++) {
+		softplus_gen_row(x, 3, N, (enum sp_profile)p, seed);
+		for (int k = 0; k < N; k++) {
+			dy[k] = rng_normal(&r);
+			e[k] = exp(-fabs(x[k]));
+			s[k] = softplus_ref_grad(x[k]);
+		}
+		softplus_ref_bwd(dy, x, want, N);
+		softplus_ref_bwd_s(dy, s, dxs, N);
+		softplus_ref_bwd_de(dy, e, de, N);
+		softplus_ref_bwd_e(dy, x, e, de, dxe, N);
+		for (int k = 0; k < N; k++) {
+			ASSERT_NEAR(dxs[k], want[k], 1e-15 * fabs(want[k]) + 1e-300);
+			ASSERT_NEAR(dxe[k], want[k], 1e-15 * fabs(dy[k]) + 1e-300);
+		}
+		memcpy(sr, s, sizeof s);
+		host_round(sr, N, FP_BF16);
+		softplus_ref_bwd_s(dy, sr, dxs, N);
+		for (int k = 0; k < N; k++)
+			if (s[k] >= FLT_MIN)
+				ASSERT_NEAR(dxs[k], want[k], 0x1p-8 * fabs(want[k]));
+	}
+	x[0] = -92.0;
+	dy[0] = 1.0;
+	s[0] = softplus_ref_grad(x[0]);
+	sr[0] = s[0];
+	host_round(sr, 1, FP_BF16);
+	ASSERT(sr[0] > 0 && sr[0] < FLT_MIN);
+	softplus_ref_bwd_s(dy, sr, dxs, 1);
+	softplus_ref_bwd(dy, x, want, 1);
+	ASSERT(fabs(dxs[0] - want[0]) > 0.1 * want[0]);
+	printf("ok   the backward from the saved e or s is softplus_ref_bwd's; a "
+	       "subnormal bf16 s is %.0f %% off\n",
+	       100 * fabs(dxs[0] - want[0]) / want[0]);
 }
 
 /* The profiles are what they say: large reaches +-1e4 (beyond double's
@@ -256,6 +307,8 @@ static void check_contract(const struct workload *w)
 {
 	const struct workload *f = &wl_softplus_chain_fwd, *b = &wl_softplus_chain_bwd;
 	struct fp_shape s;
+	struct fp_kopts ko;
+	struct fp_op *op;
 	char why[256];
 
 	ASSERT(workload_find(w->name) == w);
@@ -298,10 +351,46 @@ static void check_contract(const struct workload *w)
 	ASSERT_EQ(w->validate(&s, FP_F32, why, sizeof why), 0);
 	ASSERT_EQ(w->validate(&s, (enum fp_dtype)FP_NDTYPES, why, sizeof why), -1);
 	ASSERT(strstr(why, "fp32 or bf16"));
-	/* one fixed kernel sequence per variant, no options */
-	ASSERT_EQ(workload_nkopts(w), 0);
-	ASSERT(w->kernel == NULL);
+	/* one option, vectors a thread: auto (2 for a one-input kernel, 1
+	 * for the others), 1, 2 or 4; a value past the list is refused before
+	 * anything is allocated */
+	ASSERT_EQ(workload_nkopts(w), 1);
+	ASSERT_EQ(workload_kopt(w, "vectors"), 0);
+	ASSERT(w->kernel != NULL);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=4", &ko, why, sizeof why), 0);
+	ASSERT_EQ(ko.v[0], 3);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=3", &ko, why, sizeof why), -1);
+	memset(&ko, 0, sizeof ko);
+	ko.v[0] = 4;
+	op = (struct fp_op *)&ko;
+	ASSERT_EQ(w->create(&op, &s, FP_F32, 0, 1, 1, &ko), -1);
+	ASSERT(op == NULL);
 	printf("ok   contract %s\n", w->name);
+}
+
+/* The vectors a thread of each kernel takes, and the launcher's refusal of
+ * any other count (before it looks at n or touches the GPU). */
+static void check_vectors(void)
+{
+	const void *in[4] = { NULL, NULL, NULL, NULL };
+	void *out[2] = { NULL, NULL };
+
+	ASSERT_EQ(sp_vectors(SP_K_FWD, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_EXP, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_LOG1P, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_FWD_SAVE, 0), 2);
+	ASSERT_EQ(sp_vectors(SP_K_ADD, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_RECOMPUTE, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_SAVE, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_LOG1P, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 0), 1);
+	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 4), 4);
+	ASSERT_EQ(sp_vectors(SP_K_FWD, 1), 1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 3, in, out, 0, 0), -1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_BF16, 8, in, out, 0, 0), -1);
+	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 4, in, out, 0, 0), 0);
+	printf("ok   vectors a thread: 2 for one input, 1 for more; 3 and 8 "
+	       "refused\n");
 }
 
 int main(void)
@@ -312,6 +401,8 @@ int main(void)
 	check_overflow();
 	check_identities();
 	check_grad(seed);
+	check_saved_chains(seed);
+	check_vectors();
 	check_profiles(seed);
 	check_models();
 	check_contract(&wl_softplus_chain_fwd);

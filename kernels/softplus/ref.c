@@ -38,6 +38,27 @@ void softplus_ref_bwd(const double *dy, const double *x, double *dx, size_t n)
 		dx[i] = dy[i] * softplus_ref_grad(x[i]);
 }
 
+void softplus_ref_bwd_s(const double *dy, const double *s, double *dx,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dx[i] = dy[i] * s[i];
+}
+
+void softplus_ref_bwd_de(const double *dy, const double *e, double *de,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		de[i] = dy[i] / (1.0 + e[i]);
+}
+
+void softplus_ref_bwd_e(const double *dy, const double *x, const double *e,
+			const double *de, double *dx, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dx[i] = x[i] >= 0 ? dy[i] - e[i] * de[i] : e[i] * de[i];
+}
+
 /* The switch points of SP_EDGES (see softplus.h), each drawn as often. */
 static const double edges[] = {
 	0.0, 17.0, -17.0, 88.72, -88.72, -87.34, -103.97, 709.78, -709.78,

@@ -16,7 +16,7 @@
 //   e = exp(-|x|)           in (0, 1]: never overflows
 //   l = log1p(e)            the "+ 1" and the log as one op, so that e
 //                           is not rounded away against 1 (a materialised
-//                           1 + e keeps e only to 2^-24 fp32, 2^-9 bf16)
+//                           1 + e keeps e only to 2^-24 fp32, 2^-8 bf16)
 //   w = max(x, 0) + l       = log(exp(x) + 1) exactly in real arithmetic
 // and the backward sigmoid(x) = (x >= 0 ? 1 : e) / (1 + e), bounded.
 //
@@ -49,8 +49,8 @@
 // Bound by bytes: "fast" means one pass at copy bandwidth, so every kernel
 // is the same elementwise loop (16-byte accesses, several in flight per
 // thread) around a different op. The bf16 kernels move half the bytes per
-// element and use the hardware exp and log2 (MUFU) to stay under the
-// issue budget; bf16 rounds to 2^-9 anyway. Measurements belong in
+// element and use the hardware exp, log2 and reciprocal (MUFU) to stay
+// under the issue budget; bf16 rounds to 2^-8 anyway. Measurements belong in
 // bench/RESULTS.md ("Softplus chain"), not here.
 #include "config.h"
 
@@ -94,7 +94,7 @@ __device__ __forceinline__ void sp_st16(__nv_bfloat16 *p, const float *v)
 }
 
 // e = exp(-|x|), in (0, 1]. FAST (bf16): the hardware ex2, whose error
-// (2 + 1.2 |x| ulp) is far below bf16's 2^-9 where e is not 0 anyway.
+// (2 + 1.2 |x| ulp) is far below bf16's 2^-8 where e is not 0 anyway.
 template <bool FAST>
 __device__ __forceinline__ float sp_exp_neg_abs(float x)
 {
@@ -122,12 +122,28 @@ __device__ __forceinline__ float sp_softplus(float x)
 	return fmaxf(x, 0.0f) + sp_log1p<FAST>(sp_exp_neg_abs<FAST>(x));
 }
 
-// sigmoid(x) from e = exp(-|x|): (x >= 0 ? 1 : e) / (1 + e). The
-// reciprocal is correctly rounded (MUFU.RCP and a Newton step): 1 + e is
-// in [1, 2], nothing to guard.
+// 1 / d for d = 1 + e in [1, 2]. FAST (bf16): the hardware reciprocal
+// alone (MUFU.RCP, within 1 ulp of fp32, far below bf16's 2^-8; d is never
+// subnormal, so flushing is moot); otherwise correctly rounded (MUFU.RCP
+// and a Newton step, with a range check and a slow path the bf16 kernels
+// do not pay for).
+template <bool FAST>
+__device__ __forceinline__ float sp_rcp(float d)
+{
+	float r;
+
+	if (!FAST)
+		return __frcp_rn(d);
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+	return r;
+}
+
+// sigmoid(x) from e = exp(-|x|): (x >= 0 ? 1 : e) / (1 + e). The product
+// keeps a subnormal e (no flush): bf16 holds sigmoid(x) down to x ~ -92.
+template <bool FAST>
 __device__ __forceinline__ float sp_sigmoid(float x, float e)
 {
-	return (x >= 0.0f ? 1.0f : e) * __frcp_rn(1.0f + e);
+	return (x >= 0.0f ? 1.0f : e) * sp_rcp<FAST>(1.0f + e);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -187,7 +203,7 @@ struct op_fwd_save {
 		const float x = in[0], e = sp_exp_neg_abs<FAST>(x);
 
 		out[0] = fmaxf(x, 0.0f) + sp_log1p<FAST>(e);
-		out[1] = sp_sigmoid(x, e);
+		out[1] = sp_sigmoid<FAST>(x, e);
 	}
 };
 
@@ -198,7 +214,7 @@ struct op_bwd_log1p {
 	template <bool FAST>
 	__device__ static void f(const float *in, float *out)
 	{
-		out[0] = in[0] * __frcp_rn(1.0f + in[1]);
+		out[0] = in[0] * sp_rcp<FAST>(1.0f + in[1]);
 	}
 };
 
@@ -234,7 +250,7 @@ struct op_bwd_recompute {
 	{
 		const float x = in[1];
 
-		out[0] = in[0] * sp_sigmoid(x, sp_exp_neg_abs<FAST>(x));
+		out[0] = in[0] * sp_sigmoid<FAST>(x, sp_exp_neg_abs<FAST>(x));
 	}
 };
 
@@ -245,14 +261,19 @@ struct op_bwd_recompute {
 // The one kernel: OP over the n elements of flat tensors (a tensor's rows
 // are contiguous, so the M x N shape does not matter to an elementwise
 // op, and neither does N's alignment: only the buffer's, which dev_pad
-// makes 512 bytes). Each thread takes UNROLL 16-byte vectors of every
-// input, 256 threads apart so a warp's accesses coalesce, and issues all
-// their loads before the first use: NIN x UNROLL loads in flight (4 for
-// every op; the 4-input op takes 1 vector). The grid covers the tensor in
-// one pass where it can (grid-stride beyond SP_MAX_GRID blocks); the last
-// n mod V elements go scalar, one per thread of block 0.
-// Descended from kernels/ln_gelu's gelu_kernel, which runs at copy
-// bandwidth (bench/RESULTS.md, "LayerNorm+GELU, H100").
+// makes 512 bytes). Each thread takes U 16-byte vectors of every input,
+// 256 threads apart so a warp's accesses coalesce, and issues all their
+// loads before the first use. By default (sp_vectors) U is 2 for the
+// one-input ops and 1 for the others, so that every thread has 32 bytes
+// (64 for the four-input op) in flight, and the kernels are held to 32
+// registers so that 8 blocks of 256 threads fit an SM: 64 KB in flight an
+// SM, as the copy kernels that reach DRAM bandwidth have, with short
+// blocks, so that at 16384 x 768 (13 to 25 us a launch) the last, partial
+// wave of blocks is short too. The kernel option `vectors` asks for U = 1,
+// 2 or 4 instead (more than 2 vectors of input a thread: more registers,
+// fewer blocks an SM, sp_min_blocks). The grid covers the tensor in one pass where it can
+// (grid-stride beyond SP_MAX_GRID blocks); the last n mod V elements go
+// scalar, one per thread of block 0.
 #define SP_THREADS 256
 #define SP_MAX_GRID (1u << 20)
 
@@ -262,56 +283,74 @@ struct sp_args {
 	T *out[2];
 };
 
-template <class OP>
-static constexpr int sp_unroll(void)
+// Blocks an SM the register budget is set for (__launch_bounds__): 8 (32
+// registers) for one vector of each input a thread or two of one input,
+// where none spills; beyond, what the compiler takes (up to 114 registers
+// at 4 vectors of 4 bf16 inputs), so that none spills there either.
+static constexpr int sp_min_blocks(int nin, int u)
 {
-	return OP::NIN >= 4 ? 1 : 4 / OP::NIN;
+	return u == 1 || nin * u <= 2 ? 8 : 1;
 }
 
-template <typename T, class OP>
-__global__ void __launch_bounds__(SP_THREADS)
+// Vectors i0 + u 256 (u < U) of every input through OP to every output;
+// GUARD: only those below nvec (the last batch of a tensor), else all U
+// with no compare, at addresses one base plus constant offsets.
+template <typename T, class OP, int U, bool GUARD>
+__device__ __forceinline__ void sp_batch(const sp_args<T> &a, size_t i0,
+					 size_t nvec)
+{
+	constexpr bool FAST = sizeof(T) == 2;
+	constexpr int V = 16 / sizeof(T), NIN = OP::NIN, NOUT = OP::NOUT;
+	float v[U][NIN][V];
+
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		const size_t i = i0 + (size_t)u * SP_THREADS;
+#pragma unroll
+		for (int k = 0; k < NIN; k++)
+			if (!GUARD || i < nvec)
+				sp_ld16(a.in[k] + i * V, v[u][k]);
+	}
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		const size_t i = i0 + (size_t)u * SP_THREADS;
+		float o[NOUT][V];
+
+		if (GUARD && i >= nvec)
+			continue;
+#pragma unroll
+		for (int j = 0; j < V; j++) {
+			float in[NIN], out[NOUT];
+#pragma unroll
+			for (int k = 0; k < NIN; k++)
+				in[k] = v[u][k][j];
+			OP::template f<FAST>(in, out);
+#pragma unroll
+			for (int k = 0; k < NOUT; k++)
+				o[k][j] = out[k];
+		}
+#pragma unroll
+		for (int k = 0; k < NOUT; k++)
+			sp_st16(a.out[k] + i * V, o[k]);
+	}
+}
+
+template <typename T, class OP, int U>
+__global__ void __launch_bounds__(SP_THREADS, sp_min_blocks(OP::NIN, U))
 sp_kernel(const sp_args<T> a, size_t n)
 {
 	constexpr bool FAST = sizeof(T) == 2;
-	constexpr int V = 16 / sizeof(T), U = sp_unroll<OP>();
+	constexpr int V = 16 / sizeof(T);
 	constexpr int NIN = OP::NIN, NOUT = OP::NOUT;
 	const size_t nvec = n / V;
 	const size_t stride = (size_t)gridDim.x * SP_THREADS * U;
 
 	for (size_t i0 = (size_t)blockIdx.x * SP_THREADS * U + threadIdx.x;
 	     i0 < nvec; i0 += stride) {
-		float v[U][NIN][V];
-
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const size_t i = i0 + (size_t)u * SP_THREADS;
-#pragma unroll
-			for (int k = 0; k < NIN; k++)
-				if (i < nvec)
-					sp_ld16(a.in[k] + i * V, v[u][k]);
-		}
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const size_t i = i0 + (size_t)u * SP_THREADS;
-			float o[NOUT][V];
-
-			if (i >= nvec)
-				continue;
-#pragma unroll
-			for (int j = 0; j < V; j++) {
-				float in[NIN], out[NOUT];
-#pragma unroll
-				for (int k = 0; k < NIN; k++)
-					in[k] = v[u][k][j];
-				OP::template f<FAST>(in, out);
-#pragma unroll
-				for (int k = 0; k < NOUT; k++)
-					o[k][j] = out[k];
-			}
-#pragma unroll
-			for (int k = 0; k < NOUT; k++)
-				sp_st16(a.out[k] + i * V, o[k]);
-		}
+		if (i0 + (size_t)(U - 1) * SP_THREADS < nvec)
+			sp_batch<T, OP, U, false>(a, i0, nvec);
+		else
+			sp_batch<T, OP, U, true>(a, i0, nvec);
 	}
 	if (blockIdx.x == 0 && threadIdx.x < n - nvec * V) {
 		const size_t i = nvec * V + threadIdx.x;
@@ -331,11 +370,11 @@ sp_kernel(const sp_args<T> a, size_t n)
 /* Launchers                                                                */
 /* ------------------------------------------------------------------------ */
 
-template <typename T, class OP>
+template <typename T, class OP, int U>
 static int launch_t(const void *const *in, void *const *out, size_t n,
 		    cudaStream_t st)
 {
-	constexpr int V = 16 / sizeof(T), U = sp_unroll<OP>();
+	constexpr int V = 16 / sizeof(T);
 	const size_t per = (size_t)SP_THREADS * U, blocks = (n / V + per - 1) / per;
 	const unsigned grid = blocks < 1 ? 1 : blocks > SP_MAX_GRID ? SP_MAX_GRID
 		: (unsigned)blocks;
@@ -345,43 +384,63 @@ static int launch_t(const void *const *in, void *const *out, size_t n,
 		a.in[k] = (const T *)in[k];
 	for (int k = 0; k < OP::NOUT; k++)
 		a.out[k] = (T *)out[k];
-	sp_kernel<T, OP><<<grid, SP_THREADS, 0, st>>>(a, n);
+	sp_kernel<T, OP, U><<<grid, SP_THREADS, 0, st>>>(a, n);
 	return CUDA_CHECK_LAUNCH("sp_kernel");
 }
 
 template <class OP>
-static int launch(enum fp_dtype dt, const void *const *in, void *const *out,
-		  size_t n, cudaStream_t st)
+static int launch(enum fp_dtype dt, int u, const void *const *in,
+		  void *const *out, size_t n, cudaStream_t st)
 {
-	return dt == FP_BF16 ? launch_t<__nv_bfloat16, OP>(in, out, n, st)
-			     : launch_t<float, OP>(in, out, n, st);
+	if (dt == FP_BF16)
+		return u == 1 ? launch_t<__nv_bfloat16, OP, 1>(in, out, n, st)
+		     : u == 2 ? launch_t<__nv_bfloat16, OP, 2>(in, out, n, st)
+			      : launch_t<__nv_bfloat16, OP, 4>(in, out, n, st);
+	return u == 1 ? launch_t<float, OP, 1>(in, out, n, st)
+	     : u == 2 ? launch_t<float, OP, 2>(in, out, n, st)
+		      : launch_t<float, OP, 4>(in, out, n, st);
 }
 
-extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt,
+static int nin(enum sp_kop k)
+{
+	return k == SP_K_BWD_EXP ? 4 : k == SP_K_ADD || k == SP_K_BWD_LOG1P ||
+		k == SP_K_BWD_SAVE || k == SP_K_BWD_RECOMPUTE ? 2 : 1;
+}
+
+extern "C" int sp_vectors(enum sp_kop k, int vectors)
+{
+	return vectors ? vectors : nin(k) == 1 ? 2 : 1;
+}
+
+extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt, int vectors,
 			    const void *const *in, void *const *out, size_t n,
 			    cudaStream_t st)
 {
+	const int u = sp_vectors(k, vectors);
+
+	if (u != 1 && u != 2 && u != 4)
+		return error("softplus: %d vectors a thread (1, 2 or 4)", vectors);
 	if (n == 0)
 		return 0;
 	switch (k) {
 	case SP_K_EXP:
-		return launch<op_exp>(dt, in, out, n, st);
+		return launch<op_exp>(dt, u, in, out, n, st);
 	case SP_K_LOG1P:
-		return launch<op_log1p>(dt, in, out, n, st);
+		return launch<op_log1p>(dt, u, in, out, n, st);
 	case SP_K_ADD:
-		return launch<op_add>(dt, in, out, n, st);
+		return launch<op_add>(dt, u, in, out, n, st);
 	case SP_K_FWD:
-		return launch<op_fwd>(dt, in, out, n, st);
+		return launch<op_fwd>(dt, u, in, out, n, st);
 	case SP_K_FWD_SAVE:
-		return launch<op_fwd_save>(dt, in, out, n, st);
+		return launch<op_fwd_save>(dt, u, in, out, n, st);
 	case SP_K_BWD_LOG1P:
-		return launch<op_bwd_log1p>(dt, in, out, n, st);
+		return launch<op_bwd_log1p>(dt, u, in, out, n, st);
 	case SP_K_BWD_EXP:
-		return launch<op_bwd_exp>(dt, in, out, n, st);
+		return launch<op_bwd_exp>(dt, u, in, out, n, st);
 	case SP_K_BWD_SAVE:
-		return launch<op_bwd_save>(dt, in, out, n, st);
+		return launch<op_bwd_save>(dt, u, in, out, n, st);
 	case SP_K_BWD_RECOMPUTE:
-		return launch<op_bwd_recompute>(dt, in, out, n, st);
+		return launch<op_bwd_recompute>(dt, u, in, out, n, st);
 	}
 	return error("softplus: unknown kernel %d", (int)k);
 }

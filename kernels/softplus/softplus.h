@@ -33,6 +33,22 @@ double softplus_ref_grad(double x);
 void softplus_ref_fwd(const double *x, double *w, size_t n);
 void softplus_ref_bwd(const double *dy, const double *x, double *dx, size_t n);
 
+/* The backward from what a forward saved, as stored (so rounded to the
+ * dtype), n elements each: the checks' references for the backward
+ * variants that read a saved tensor.
+ *   _s:  dx = dy s, s the saved sigmoid(x) (fused_save)
+ *   _de: de = dy / (1 + e), e the saved exp(-|x|) (unfused3, log1p's
+ *        backward)
+ *   _e:  dx = dy [x >= 0] - sgn(x) e de, sgn(0) = +1, from the stored e
+ *        and de (unfused3, the backward of exp(-|x|) and max(x, 0))
+ * With the exact e and s, each chain gives softplus_ref_bwd's dx. */
+void softplus_ref_bwd_s(const double *dy, const double *s, double *dx,
+			size_t n);
+void softplus_ref_bwd_de(const double *dy, const double *e, double *de,
+			 size_t n);
+void softplus_ref_bwd_e(const double *dy, const double *x, const double *e,
+			const double *de, double *dx, size_t n);
+
 /* Input profiles of x (dy is always N(0, 1)). Index i is the workloads'
  * profiles[i]:
  *   SP_NORMAL  N(0, 1): what timing uses
@@ -47,7 +63,7 @@ void softplus_ref_bwd(const double *dy, const double *x, double *dx, size_t n);
  *              0), +-709.78 (double exp(x) overflows)
  *   SP_TAIL    uniform over [-40, -8]: w ~ exp(x) is small, so a
  *              materialised 1 + exp(-|x|) (rounded to 1 within 2^-24 in
- *              fp32, 2^-9 in bf16) loses it; log1p keeps it
+ *              fp32, 2^-8 in bf16) loses it; log1p keeps it
  * Not rounded to a dtype: the caller applies host_round(). */
 enum sp_profile { SP_NORMAL, SP_LARGE, SP_EDGES, SP_TAIL, SP_NPROFILES };
 

@@ -30,6 +30,7 @@ enum { V_UNFUSED3, V_FUSED_SAVE, V_FUSED_RECOMPUTE };
 // further on (set_view).
 struct fp_op {
 	int bwd, variant, nsets;
+	int vectors;    // kernel option: 16-byte vectors of input a thread, 0 auto
 	enum fp_dtype dt;
 	long M, N;
 	size_t n, es;   // elements, bytes an element
@@ -97,7 +98,7 @@ static int run(enum sp_kop k, const struct fp_op *op, const void *i0,
 	const void *in[4] = { i0, i1, i2, i3 };
 	void *out[2] = { o0, o1 };
 
-	return sp_launch_op(k, op->dt, in, out, op->n, st);
+	return sp_launch_op(k, op->dt, op->vectors, in, out, op->n, st);
 }
 
 // The forward of v's variant, w written to w_out, what it saves to keep:
@@ -266,10 +267,43 @@ static void sp_destroy(struct fp_op *op)
 	free(op);
 }
 
-// softplus_chain has no kernel options: ko is ignored.
+// The one kernel option: how many 16-byte vectors of each input a thread
+// of every kernel takes (softplus.cu, sp_vectors); each value but auto is
+// the number.
+static const char *const vectors_values[] = { "auto", "1", "2", "4", NULL };
+static const struct fp_kopt sp_kopts[] = {
+	{ "vectors", vectors_values,
+	  "16-byte vectors of each input a thread takes (auto: 2 for a "
+	  "one-input kernel, 1 for the others: 32 bytes in flight a thread)" },
+	{ NULL, NULL, NULL },
+};
+
+// workload->kernel(): the vectors a thread of each of the variant's
+// kernels takes, "2 vectors a thread" or "2, 2, 1 vectors a thread".
+static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
+{
+	static const enum sp_kop ks[2][3][3] = {
+		{ { SP_K_EXP, SP_K_LOG1P, SP_K_ADD }, { SP_K_FWD_SAVE }, { SP_K_FWD } },
+		{ { SP_K_BWD_LOG1P, SP_K_BWD_EXP }, { SP_K_BWD_SAVE },
+		  { SP_K_BWD_RECOMPUTE } },
+	};
+	const int nk = op->variant != V_UNFUSED3 ? 1 : op->bwd ? 2 : 3;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < nk && len < n; i++) {
+		snprintf(buf + len, n - len, "%s%d", i ? ", " : "",
+			 sp_vectors(ks[op->bwd][op->variant][i], op->vectors));
+		len = strlen(buf);
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, " vectors a thread");
+}
+
+// ko: the kernel options (sp_kopts; NULL for every default).
 static int sp_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed)
+		     unsigned long long seed, const struct fp_kopts *ko)
 {
 	struct fp_op *op;
 	struct sp_sizes z;
@@ -281,7 +315,10 @@ static int sp_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if (nsets < 1 || variant < V_UNFUSED3 || variant > V_FUSED_RECOMPUTE)
 		return error("softplus: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
+	if (ko && ko->v[0] > 3)
+		return error("softplus: kernel option vectors: no value %d", ko->v[0]);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
+	op->vectors = ko && ko->v[0] ? atoi(vectors_values[ko->v[0]]) : 0;
 	op->bwd = bwd;
 	op->variant = variant;
 	op->nsets = nsets;
@@ -330,16 +367,14 @@ static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	(void)ko;
-	return sp_create(0, op, s, dt, variant, nsets, seed);
+	return sp_create(0, op, s, dt, variant, nsets, seed, ko);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	(void)ko;
-	return sp_create(1, op, s, dt, variant, nsets, seed);
+	return sp_create(1, op, s, dt, variant, nsets, seed, ko);
 }
 
 // The check. What one case's check computes on the CPU is kept in the
@@ -351,7 +386,7 @@ struct sp_ref {
 	char *x, *dy;  // M x N of dt; dy backward only
 	long nrows;    // rows compared (all of them unless M x N is large)
 	long *rows;
-	double *ref;   // nrows x N: w or dx of rows[s] at s N
+	double *ref;   // nrows x N: w, or dx from x, of rows[s] at s N, rounded to dt
 };
 
 static void sp_ref_free(void *p)
@@ -366,7 +401,7 @@ static void sp_ref_free(void *p)
 }
 
 // What a chunk of rows computes (par_for).
-enum { J_DRAW, J_W, J_DX, J_E, J_S };
+enum { J_DRAW, J_W, J_DX, J_E, J_S, J_DX_S, J_DE, J_DX_E };
 struct sp_job {
 	int what;
 	enum fp_dtype dt;
@@ -374,18 +409,24 @@ struct sp_job {
 	enum sp_profile p;
 	uint64_t xseed, dyseed;
 	const struct sp_ref *e;
-	char *x, *dy;      // J_DRAW: where the rows go
-	double *ref;       // the others: nrows x N
+	const char *t1, *t2;  // stored tensors (M x N of dt) the reference reads
+	char *x, *dy;         // J_DRAW: where the rows go
+	double *ref;          // the others: nrows x N
 };
 
 // J_DRAW: rows [lo, hi) of x (and dy), rounded to dt and stored as dt.
-// Otherwise compared rows [lo, hi) (indices into e->rows) of w, dx, e =
-// exp(-|x|) or s = sigmoid(x), from the inputs exactly as uploaded.
+// Otherwise compared rows [lo, hi) (indices into e->rows) of what a kernel
+// stores, from its inputs exactly as stored, and rounded to dt as the
+// kernel's store rounds it: w, dx from x (J_DX), e = exp(-|x|), s =
+// sigmoid(x), and the backward from what the forward saved: dx = dy s
+// (J_DX_S, t1 = s), de = dy / (1 + e) (J_DE, t1 = e), dx from e and de
+// (J_DX_E, t1 = e, t2 = de).
 static void sp_rows(size_t lo, size_t hi, void *arg)
 {
 	const struct sp_job *j = (const struct sp_job *)arg;
 	const size_t N = (size_t)j->N, es = fp_dtype_size(j->dt);
-	double *a = (double *)xmalloc(2 * N * sizeof *a), *b = a + N;
+	double *a = (double *)xmalloc(4 * N * sizeof *a), *b = a + N, *c = b + N,
+	       *d = c + N;
 	struct fp_rng g;
 
 	for (size_t r = lo; r < hi; r++) {
@@ -402,36 +443,71 @@ static void sp_rows(size_t lo, size_t hi, void *arg)
 			check_encode(j->dy + r * N * es, j->dt, b, N);
 			continue;
 		}
-		const size_t row = (size_t)j->e->rows[r];
+		const size_t off = (size_t)j->e->rows[r] * N * es;
 		double *ref = j->ref + r * N;
 
-		check_decode(a, j->e->x + row * N * es, j->dt, N);
+		check_decode(a, j->e->x + off, j->dt, N);
+		if (j->e->dy)
+			check_decode(b, j->e->dy + off, j->dt, N);
+		if (j->t1)
+			check_decode(c, j->t1 + off, j->dt, N);
+		if (j->t2)
+			check_decode(d, j->t2 + off, j->dt, N);
 		switch (j->what) {
 		case J_W:
 			softplus_ref_fwd(a, ref, N);
 			break;
 		case J_DX:
-			check_decode(b, j->e->dy + row * N * es, j->dt, N);
 			softplus_ref_bwd(b, a, ref, N);
 			break;
 		case J_E:
 			for (size_t k = 0; k < N; k++)
 				ref[k] = exp(-fabs(a[k]));
 			break;
-		default:
+		case J_S:
 			for (size_t k = 0; k < N; k++)
 				ref[k] = softplus_ref_grad(a[k]);
+			break;
+		case J_DX_S:
+			softplus_ref_bwd_s(b, c, ref, N);
+			break;
+		case J_DE:
+			softplus_ref_bwd_de(b, c, ref, N);
+			break;
+		default:
+			softplus_ref_bwd_e(b, a, c, d, ref, N);
 		}
+		host_round(ref, N, j->dt);
 	}
 	free(a);
 }
 
-// A case's inputs and reference, from the cache or computed on every core.
+// The reference of what for e's compared rows (nrows x N, the caller
+// frees), reading the stored tensors t1 and t2 where what needs them.
+static double *rows_ref(const struct fp_op *op, const struct sp_ref *e,
+			int what, const char *t1, const char *t2)
+{
+	struct sp_job job;
+
+	memset(&job, 0, sizeof job);
+	job.what = what;
+	job.dt = op->dt;
+	job.N = op->N;
+	job.e = e;
+	job.t1 = t1;
+	job.t2 = t2;
+	job.ref = (double *)xmalloc((size_t)e->nrows * op->N * sizeof *job.ref);
+	par_for((size_t)e->nrows, par_grain_rows((size_t)op->N), sp_rows, &job);
+	return job.ref;
+}
+
+// A case's inputs and the reference of its w (forward) or of dx from x
+// (backward: fused_recompute's), from the cache or computed on every core.
 static struct sp_ref *sp_reference(const struct fp_op *op, enum sp_profile p,
 				   unsigned long long seed)
 {
 	const long M = op->M, N = op->N;
-	const size_t E = op->n, grain = par_grain_rows((size_t)N);
+	const size_t E = op->n;
 	struct ref_key key;
 	struct sp_ref *e;
 	struct sp_job job;
@@ -457,49 +533,59 @@ static struct sp_ref *sp_reference(const struct fp_op *op, enum sp_profile p,
 	job.dyseed = splitmix64(seed ^ 0x5851f42d4c957f2dull);
 	job.x = e->x;
 	job.dy = e->dy;
-	par_for((size_t)M, grain, sp_rows, &job);
+	par_for((size_t)M, par_grain_rows((size_t)N), sp_rows, &job);
 	e->nrows = check_sample_rows(M, (double)N, seed ^ 0x94d049bb133111ebull, &e->rows);
-	e->ref = (double *)xmalloc((size_t)e->nrows * N * sizeof *e->ref);
-	job.what = op->bwd ? J_DX : J_W;
-	job.e = e;
-	job.ref = e->ref;
-	par_for((size_t)e->nrows, grain, sp_rows, &job);
+	e->ref = rows_ref(op, e, op->bwd ? J_DX : J_W, NULL, NULL);
 	refcache_keep(&key, e, E * op->es * (e->dy ? 2 : 1) +
 		      (size_t)e->nrows * N * sizeof(double), sp_ref_free);
 	return e;
 }
 
-// Download the n elements of dt at dev and compare the reference's rows
-// with ref into r under name.
-static int compare(struct fp_check *r, const char *name, const struct fp_op *op,
-		   const void *dev, const struct sp_ref *e, const double *ref)
+// The n elements of dt at dev, downloaded into a new host buffer (the
+// caller frees); NULL if the copy failed (reported).
+static char *download(const struct fp_op *op, const void *dev)
 {
-	char *got = (char *)xmalloc(op->n * op->es);
+	char *h = (char *)xmalloc(op->n * op->es);
+
+	if (CUDA_CHECK(cudaMemcpy(h, dev, op->n * op->es, cudaMemcpyDeviceToHost))) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+// Compare got (the n elements of dt downloaded) on the reference's rows
+// with ref into r under name.
+static void compare(struct fp_check *r, const char *name, const struct fp_op *op,
+		    const char *got, const struct sp_ref *e, const double *ref)
+{
 	struct fp_cmp c;
 
-	if (CUDA_CHECK(cudaMemcpy(got, dev, op->n * op->es, cudaMemcpyDeviceToHost))) {
-		free(got);
-		return -1;
-	}
 	check_compare_rows(&c, got, op->dt, op->N, e->rows, e->nrows, ref);
 	check_output(r, name, &c);
-	free(got);
-	return 0;
 }
 
 // Fresh host inputs from profile and seed into set 0; for a backward, the
 // saved input made by the forward kernels of its variant from them, as a
 // training step makes it; everything the launch writes poisoned; one run;
-// compared with the double reference computed on the very values the GPU
-// saw: w or dx, and what a forward saves (e or s) too, on every row, or on
-// a sample of rows when M x N is large (check_sample_rows; the detail says
-// how many).
+// then every tensor the variant stores compared, on every row, or on a
+// sample of rows when M x N is large (check_sample_rows; the detail says
+// how many), with the double reference computed from that kernel's inputs
+// exactly as stored and rounded to the dtype as the store rounds (a value
+// the dtype cannot hold is not an error: exp(-1e4) is 0 in fp32):
+//   forward   w from x; the saved e or s from x
+//   backward  fused_recompute: dx from dy and x; fused_save: dx from dy and
+//             the saved s; unfused3: de from dy and the saved e, dx from
+//             dy, x, e and the de the first kernel stored
+// The forward's check holds the saved tensors to the double reference, so
+// the backward's may start from them.
 static int sp_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
 	const size_t bytes = op->n * op->es;
 	const struct sp_ref *e;
-	double *kref = NULL;
+	char *got = NULL, *sv = NULL, *mid = NULL;
+	double *ref = NULL, *ref2 = NULL;
 	int rc = -1;
 
 	if (profile < 0 || profile >= SP_NPROFILES)
@@ -512,31 +598,41 @@ static int sp_check(struct fp_op *op, int profile, unsigned long long seed,
 	    dev_poison(op->out, bytes) ||
 	    (op->keep && dev_poison(op->keep, bytes)) ||
 	    (op->mid && dev_poison(op->mid, bytes)) ||
-	    sp_launch(op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
+	    sp_launch(op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()) ||
+	    !(got = download(op, op->out)) ||
+	    (op->saved && !(sv = download(op, op->saved))) ||
+	    (op->bwd && op->mid && !(mid = download(op, op->mid))) ||
+	    (op->keep && !(sv = download(op, op->keep))))
 		goto out_free;
 	check_begin(r, seed, op->dt == FP_BF16 ? SP_TOL_BF16 : SP_TOL_FP32);
-	if (compare(r, op->bwd ? "dx" : "w", op, op->out, e, e->ref))
-		goto out_free;
-	if (op->keep) {
-		struct sp_job job;
+	if (!op->bwd) {
+		compare(r, "w", op, got, e, e->ref);
+		if (op->keep) {
+			const int ve = op->variant == V_UNFUSED3;
 
-		memset(&job, 0, sizeof job);
-		job.what = op->variant == V_UNFUSED3 ? J_E : J_S;
-		job.dt = op->dt;
-		job.N = op->N;
-		job.e = e;
-		kref = (double *)xmalloc((size_t)e->nrows * op->N * sizeof *kref);
-		job.ref = kref;
-		par_for((size_t)e->nrows, par_grain_rows((size_t)op->N), sp_rows, &job);
-		if (compare(r, op->variant == V_UNFUSED3 ? "saved e" : "saved s", op,
-			    op->keep, e, kref))
-			goto out_free;
+			ref = rows_ref(op, e, ve ? J_E : J_S, NULL, NULL);
+			compare(r, ve ? "saved e" : "saved s", op, sv, e, ref);
+		}
+	} else if (op->variant == V_UNFUSED3) {
+		ref = rows_ref(op, e, J_DE, sv, NULL);
+		compare(r, "de", op, mid, e, ref);
+		ref2 = rows_ref(op, e, J_DX_E, sv, mid);
+		compare(r, "dx", op, got, e, ref2);
+	} else if (op->variant == V_FUSED_SAVE) {
+		ref = rows_ref(op, e, J_DX_S, sv, NULL);
+		compare(r, "dx", op, got, e, ref);
+	} else {
+		compare(r, "dx", op, got, e, e->ref);
 	}
 	check_note_rows(r, e->nrows, op->M);
 	rc = 0;
 
 out_free:
-	free(kref);
+	free(got);
+	free(sv);
+	free(mid);
+	free(ref);
+	free(ref2);
 	return rc;
 }
 
@@ -593,13 +689,13 @@ extern "C" const struct workload wl_softplus_chain_fwd = {
 	.suite = SP_SUITE,
 	.quick = SP_QUICK,
 	.tests = SP_TESTS,
-	.kopts = NULL,
+	.kopts = sp_kopts,
 	.backward = "softplus_chain_bwd",
 	.validate = sp_validate,
 	.device_bytes = fwd_device_bytes,
 	.model = fwd_model,
 	.create = fwd_create,
-	.kernel = NULL,
+	.kernel = sp_kernel_desc,
 	.launch = sp_launch,
 	.check = sp_check,
 	.destroy = sp_destroy,
@@ -616,13 +712,13 @@ extern "C" const struct workload wl_softplus_chain_bwd = {
 	.suite = SP_SUITE,
 	.quick = SP_QUICK,
 	.tests = SP_TESTS,
-	.kopts = NULL,
+	.kopts = sp_kopts,
 	.backward = NULL,
 	.validate = sp_validate,
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,
 	.create = bwd_create,
-	.kernel = NULL,
+	.kernel = sp_kernel_desc,
 	.launch = sp_launch,
 	.check = sp_check,
 	.destroy = sp_destroy,
