@@ -269,7 +269,9 @@ static void sw_launch_vw(unsigned grid, const void *p, const void *u, const void
 {
 	const size_t nv = (size_t)M * (size_t)(N / VW);
 
-	if (nv < (1ull << 31) - (size_t)grid * SW_THREADS * SW_UNROLL)
+	// 32 bits where no index the loop forms (up to nv plus a grid stride)
+	// reaches 2^31
+	if (nv + (size_t)grid * SW_THREADS * SW_UNROLL < (1ull << 31))
 		sw_kernel<T, OP, VW, unsigned><<<grid, SW_THREADS, 0, st>>>(
 			(const T *)p, (const T *)u, (const T *)w, (T *)o, M, N,
 			sw_divider((unsigned)(N / VW)));
