@@ -136,10 +136,10 @@ static void check_grad(uint64_t seed)
 /* The backward from saved tensors (the checks' references of fused_save
  * and unfused3): with the exact e and s they give softplus_ref_bwd's dx on
  * every profile; with s stored in a dtype, dx follows the stored s to the
- * dtype's rounding of s (2^-8 relative in bf16) where s is normal, and not where it is subnormal:
- * bf16 keeps 2 bits of sigmoid(-92), so the exact dx is 17 % away from
- * what a correct kernel computes from that s (why the checks start from
- * the stored tensor). */
+ * dtype's rounding of s (2^-8 relative in bf16) where s is normal, and
+ * not where it is subnormal: bf16 keeps 2 bits of sigmoid(-92), so the
+ * exact dx is 17 % away from what a correct kernel computes from that s
+ * (why the checks start from the stored tensor). */
 static void check_saved_chains(uint64_t seed)
 {
 	enum { N = 257 };

@@ -271,9 +271,9 @@ struct op_bwd_recompute {
 // blocks, so that at 16384 x 768 (13 to 25 us a launch) the last, partial
 // wave of blocks is short too. The kernel option `vectors` asks for U = 1,
 // 2 or 4 instead (more than 2 vectors of input a thread: more registers,
-// fewer blocks an SM, sp_min_blocks). The grid covers the tensor in one pass where it can
-// (grid-stride beyond SP_MAX_GRID blocks); the last n mod V elements go
-// scalar, one per thread of block 0.
+// fewer blocks an SM, sp_min_blocks). The grid covers the tensor in one
+// pass where it can (grid-stride beyond SP_MAX_GRID blocks); the last
+// n mod V elements go scalar, one per thread of block 0.
 #define SP_THREADS 256
 #define SP_MAX_GRID (1u << 20)
 
@@ -285,8 +285,9 @@ struct sp_args {
 
 // Blocks an SM the register budget is set for (__launch_bounds__): 8 (32
 // registers) for one vector of each input a thread or two of one input,
-// where none spills; beyond, what the compiler takes (up to 114 registers
-// at 4 vectors of 4 bf16 inputs), so that none spills there either.
+// where none spills; beyond, what the compiler takes (up to about 130
+// registers at 4 vectors of 4 bf16 inputs), so that none spills there
+// either.
 static constexpr int sp_min_blocks(int nin, int u)
 {
 	return u == 1 || nin * u <= 2 ? 8 : 1;

@@ -556,8 +556,9 @@ static char *download(const struct fp_op *op, const void *dev)
 
 // Compare got (the n elements of dt downloaded) on the reference's rows
 // with ref into r under name.
-static void compare(struct fp_check *r, const char *name, const struct fp_op *op,
-		    const char *got, const struct sp_ref *e, const double *ref)
+static void compare(struct fp_check *r, const char *name,
+		    const struct fp_op *op, const char *got,
+		    const struct sp_ref *e, const double *ref)
 {
 	struct fp_cmp c;
 
