@@ -273,8 +273,8 @@ static void sp_destroy(struct fp_op *op)
 static const char *const vectors_values[] = { "auto", "1", "2", "4", NULL };
 static const struct fp_kopt sp_kopts[] = {
 	{ "vectors", vectors_values,
-	  "16-byte vectors of each input a thread takes (auto: 2 for a "
-	  "one-input kernel, 1 for the others: 32 bytes in flight a thread)" },
+	  "16-byte vectors of each input a thread takes (auto: 2; 1 for a "
+	  "bf16 kernel of two inputs and for unfused3's four-input one)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -293,7 +293,8 @@ static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
 	buf[0] = '\0';
 	for (int i = 0; i < nk && len < n; i++) {
 		snprintf(buf + len, n - len, "%s%d", i ? ", " : "",
-			 sp_vectors(ks[op->bwd][op->variant][i], op->vectors));
+			 sp_vectors(ks[op->bwd][op->variant][i], op->dt,
+				    op->vectors));
 		len = strlen(buf);
 	}
 	if (len < n)
