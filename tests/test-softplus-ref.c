@@ -136,10 +136,10 @@ static void check_grad(uint64_t seed)
 /* The backward from saved tensors (the checks' references of fused_save
  * and unfused3): with the exact e and s they give softplus_ref_bwd's dx on
  * every profile; with s stored in a dtype, dx follows the stored s to the
- * dtype's rounding of s (2^-8 relative in bf16) where s is normal, and not where it is subnormal:
- * bf16 keeps 2 bits of sigmoid(-92), so the exact dx is 17 % away from
- * what a correct kernel computes from that s (why the checks start from
- * the stored tensor). */
+ * dtype's rounding of s (2^-8 relative in bf16) where s is normal, and
+ * not where it is subnormal: bf16 keeps 2 bits of sigmoid(-92), so the
+ * exact dx is 17 % away from what a correct kernel computes from that s
+ * (why the checks start from the stored tensor). */
 static void check_saved_chains(uint64_t seed)
 {
 	enum { N = 257 };
@@ -351,9 +351,8 @@ static void check_contract(const struct workload *w)
 	ASSERT_EQ(w->validate(&s, FP_F32, why, sizeof why), 0);
 	ASSERT_EQ(w->validate(&s, (enum fp_dtype)FP_NDTYPES, why, sizeof why), -1);
 	ASSERT(strstr(why, "fp32 or bf16"));
-	/* one option, vectors a thread: auto (2 for a one-input kernel, 1
-	 * for the others), 1, 2 or 4; a value past the list is refused before
-	 * anything is allocated */
+	/* one option, vectors a thread: auto (see check_vectors), 1, 2 or 4;
+	 * a value past the list is refused before anything is allocated */
 	ASSERT_EQ(workload_nkopts(w), 1);
 	ASSERT_EQ(workload_kopt(w, "vectors"), 0);
 	ASSERT(w->kernel != NULL);
@@ -375,22 +374,26 @@ static void check_vectors(void)
 	const void *in[4] = { NULL, NULL, NULL, NULL };
 	void *out[2] = { NULL, NULL };
 
-	ASSERT_EQ(sp_vectors(SP_K_FWD, 0), 2);
-	ASSERT_EQ(sp_vectors(SP_K_EXP, 0), 2);
-	ASSERT_EQ(sp_vectors(SP_K_LOG1P, 0), 2);
-	ASSERT_EQ(sp_vectors(SP_K_FWD_SAVE, 0), 2);
-	ASSERT_EQ(sp_vectors(SP_K_ADD, 0), 1);
-	ASSERT_EQ(sp_vectors(SP_K_BWD_RECOMPUTE, 0), 1);
-	ASSERT_EQ(sp_vectors(SP_K_BWD_SAVE, 0), 1);
-	ASSERT_EQ(sp_vectors(SP_K_BWD_LOG1P, 0), 1);
-	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 0), 1);
-	ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, 4), 4);
-	ASSERT_EQ(sp_vectors(SP_K_FWD, 1), 1);
+	for (int d = 0; d < 2; d++) {
+		const enum fp_dtype dt = d ? FP_BF16 : FP_F32;
+
+		ASSERT_EQ(sp_vectors(SP_K_FWD, dt, 0), 2);
+		ASSERT_EQ(sp_vectors(SP_K_EXP, dt, 0), 2);
+		ASSERT_EQ(sp_vectors(SP_K_LOG1P, dt, 0), 2);
+		ASSERT_EQ(sp_vectors(SP_K_FWD_SAVE, dt, 0), 2);
+		ASSERT_EQ(sp_vectors(SP_K_ADD, dt, 0), d ? 1 : 2);
+		ASSERT_EQ(sp_vectors(SP_K_BWD_RECOMPUTE, dt, 0), d ? 1 : 2);
+		ASSERT_EQ(sp_vectors(SP_K_BWD_SAVE, dt, 0), d ? 1 : 2);
+		ASSERT_EQ(sp_vectors(SP_K_BWD_LOG1P, dt, 0), d ? 1 : 2);
+		ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, dt, 0), 1);
+		ASSERT_EQ(sp_vectors(SP_K_BWD_EXP, dt, 4), 4);
+		ASSERT_EQ(sp_vectors(SP_K_FWD, dt, 1), 1);
+	}
 	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 3, in, out, 0, 0), -1);
 	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_BF16, 8, in, out, 0, 0), -1);
 	ASSERT_EQ(sp_launch_op(SP_K_FWD, FP_F32, 4, in, out, 0, 0), 0);
-	printf("ok   vectors a thread: 2 for one input, 1 for more; 3 and 8 "
-	       "refused\n");
+	printf("ok   vectors a thread: 2, 1 for bf16 two-input kernels and the "
+	       "four-input one; 3 and 8 refused\n");
 }
 
 int main(void)

@@ -263,15 +263,19 @@ struct op_bwd_recompute {
 // op, and neither does N's alignment: only the buffer's, which dev_pad
 // makes 512 bytes). Each thread takes U 16-byte vectors of every input,
 // 256 threads apart so a warp's accesses coalesce, and issues all their
-// loads before the first use. By default (sp_vectors) U is 2 for the
-// one-input ops and 1 for the others, so that every thread has 32 bytes
-// (64 for the four-input op) in flight, and the kernels are held to 32
-// registers so that 8 blocks of 256 threads fit an SM: 64 KB in flight an
-// SM, as the copy kernels that reach DRAM bandwidth have, with short
-// blocks, so that at 16384 x 768 (13 to 25 us a launch) the last, partial
-// wave of blocks is short too. The kernel option `vectors` asks for U = 1,
-// 2 or 4 instead (more than 2 vectors of input a thread: more registers,
-// fewer blocks an SM, sp_min_blocks). The grid covers the tensor in one pass where it can
+// loads before the first use. By default (sp_vectors) U is 2, and 1 for
+// the bf16 kernels of two inputs and for the four-input one: 32 or 64
+// bytes in flight a thread. The one-input kernels and the bf16 ones are
+// then held to 32 registers, so that 8 blocks of 256 threads fit an SM:
+// 64 KB in flight an SM, as the pointwise kernels that reach DRAM
+// bandwidth have, with short blocks, so that at 16384 x 768 (13 to 25 us a
+// launch) the last, partial wave of blocks is short too. (bf16 two-input
+// kernels at U = 2 took 55-61 registers, 4 blocks an SM, and ran at 2850
+// GB/s at 16384 x 4096; the fp32 two-input ones at U = 2, 6 blocks an SM,
+// at 3009, and keep it: 32 to 40 registers, 96 to 128 KB in flight an SM.)
+// The kernel option `vectors` asks for U = 1, 2 or 4 instead (more than 2
+// vectors of input a thread: more registers, fewer blocks an SM,
+// sp_min_blocks). The grid covers the tensor in one pass where it can
 // (grid-stride beyond SP_MAX_GRID blocks); the last n mod V elements go
 // scalar, one per thread of block 0.
 #define SP_THREADS 256
@@ -285,8 +289,9 @@ struct sp_args {
 
 // Blocks an SM the register budget is set for (__launch_bounds__): 8 (32
 // registers) for one vector of each input a thread or two of one input,
-// where none spills; beyond, what the compiler takes (up to 114 registers
-// at 4 vectors of 4 bf16 inputs), so that none spills there either.
+// where none spills; beyond, what the compiler takes (up to about 130
+// registers at 4 vectors of 4 bf16 inputs), so that none spills there
+// either.
 static constexpr int sp_min_blocks(int nin, int u)
 {
 	return u == 1 || nin * u <= 2 ? 8 : 1;
@@ -407,16 +412,18 @@ static int nin(enum sp_kop k)
 		k == SP_K_BWD_SAVE || k == SP_K_BWD_RECOMPUTE ? 2 : 1;
 }
 
-extern "C" int sp_vectors(enum sp_kop k, int vectors)
+extern "C" int sp_vectors(enum sp_kop k, enum fp_dtype dt, int vectors)
 {
-	return vectors ? vectors : nin(k) == 1 ? 2 : 1;
+	if (vectors)
+		return vectors;
+	return nin(k) == 4 || (dt == FP_BF16 && nin(k) == 2) ? 1 : 2;
 }
 
 extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt, int vectors,
 			    const void *const *in, void *const *out, size_t n,
 			    cudaStream_t st)
 {
-	const int u = sp_vectors(k, vectors);
+	const int u = sp_vectors(k, dt, vectors);
 
 	if (u != 1 && u != 2 && u != 4)
 		return error("softplus: %d vectors a thread (1, 2 or 4)", vectors);

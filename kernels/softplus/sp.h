@@ -28,12 +28,12 @@ enum sp_kop {
 	SP_K_BWD_LOG1P, SP_K_BWD_EXP, SP_K_BWD_SAVE, SP_K_BWD_RECOMPUTE,
 };
 
-/* The 16-byte vectors of each input a thread of kernel k takes, asked
- * vectors (1, 2 or 4; 0 for the default: 2 for a one-input kernel, 1 for
- * the others, 32 bytes of input in flight a thread). */
-int sp_vectors(enum sp_kop k, int vectors);
+/* The 16-byte vectors of each input a thread of kernel k over dt takes,
+ * asked vectors (1, 2 or 4; 0 for the default: 2, and 1 for a bf16 kernel
+ * of two inputs and for the four-input one). */
+int sp_vectors(enum sp_kop k, enum fp_dtype dt, int vectors);
 
-/* Enqueue kernel k over n elements of dt on st, sp_vectors(k, vectors)
+/* Enqueue kernel k over n elements of dt on st, sp_vectors(k, dt, vectors)
  * vectors a thread; every buffer 16-byte aligned (dev_pad'ed offsets are).
  * n = 0 launches nothing. Returns 0, or -1 if the launch failed or
  * vectors is not 0, 1, 2 or 4 (reported). */
