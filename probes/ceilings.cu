@@ -117,21 +117,21 @@ __global__ void stream_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 }
 
 /* The same mixes one row a block, as row-wise kernels (LayerNorm, softmax)
- * move memory: each block loads its ROW_ILP x blockDim float4s, then
+ * move memory: each block loads its ILP x blockDim float4s, then
  * stores them; as many blocks as rows. On an H200 this beat the grid-wide
  * stride for every mix (copy 4.08 against 3.95 TB/s, c = a + b 4.34
  * against 4.17), so a ceiling is the best of both patterns. */
 #define ROW_ILP 4
-template <int NR, int W>
+template <int NR, int W, int ILP>
 __global__ void rows_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 			const float4 *__restrict__ b, size_t n4, float *__restrict__ sink)
 {
-	size_t base = (size_t)blockIdx.x * blockDim.x * ROW_ILP + threadIdx.x;
-	float4 v[ROW_ILP];
+	size_t base = (size_t)blockIdx.x * blockDim.x * ILP + threadIdx.x;
+	float4 v[ILP];
 	float acc = 0.f;
 
 #pragma unroll
-	for (int u = 0; u < ROW_ILP; u++) {
+	for (int u = 0; u < ILP; u++) {
 		size_t j = base + (size_t)u * blockDim.x;
 
 		if (j >= n4)
@@ -139,7 +139,7 @@ __global__ void rows_f4(float4 *__restrict__ c, const float4 *__restrict__ a,
 		v[u] = mix_load<NR>(a, b, j);
 	}
 #pragma unroll
-	for (int u = 0; u < ROW_ILP; u++) {
+	for (int u = 0; u < ILP; u++) {
 		size_t j = base + (size_t)u * blockDim.x;
 
 		if (j >= n4)
@@ -325,21 +325,33 @@ struct stream_arg {
 	float *sink;
 	int nread, write;  /* the mix of launch_mix: stream_f4<nread, write> */
 	int rows;          /* > 0: rows_f4 with blocks of this many threads */
+	int row_ilp;       /* rows_f4's float4s a thread and stream: 1, 2 or ROW_ILP */
 };
+
+template <int ILP>
+static void launch_rows_ilp(const struct stream_arg *s)
+{
+	unsigned grid = (unsigned)((s->n4 + (size_t)s->rows * ILP - 1) /
+				   ((size_t)s->rows * ILP));
+
+	if (s->nread == 1 && !s->write)
+		rows_f4<1, 0, ILP><<<grid, s->rows>>>(NULL, s->src, NULL, s->n4, s->sink);
+	else if (s->nread == 2)
+		rows_f4<2, 1, ILP><<<grid, s->rows>>>(s->dst, s->src, s->src2, s->n4, s->sink);
+	else if (s->nread == 1)
+		rows_f4<1, 1, ILP><<<grid, s->rows>>>(s->dst, s->src, NULL, s->n4, s->sink);
+	else
+		rows_f4<0, 1, ILP><<<grid, s->rows>>>(s->dst, NULL, NULL, s->n4, s->sink);
+}
 
 static int launch_rows(const struct stream_arg *s)
 {
-	unsigned grid = (unsigned)((s->n4 + (size_t)s->rows * ROW_ILP - 1) /
-				   ((size_t)s->rows * ROW_ILP));
-
-	if (s->nread == 1 && !s->write)
-		rows_f4<1, 0><<<grid, s->rows>>>(NULL, s->src, NULL, s->n4, s->sink);
-	else if (s->nread == 2)
-		rows_f4<2, 1><<<grid, s->rows>>>(s->dst, s->src, s->src2, s->n4, s->sink);
-	else if (s->nread == 1)
-		rows_f4<1, 1><<<grid, s->rows>>>(s->dst, s->src, NULL, s->n4, s->sink);
+	if (s->row_ilp == 1)
+		launch_rows_ilp<1>(s);
+	else if (s->row_ilp == 2)
+		launch_rows_ilp<2>(s);
 	else
-		rows_f4<0, 1><<<grid, s->rows>>>(s->dst, NULL, NULL, s->n4, s->sink);
+		launch_rows_ilp<ROW_ILP>(s);
 	return CK_LAUNCH();
 }
 
@@ -497,9 +509,15 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 	s.sink = (float *)buf2;
 	for (size_t i = 0; i < ARRAY_SIZE(dram_mixes); i++) {
 		/* The patterns tried, the best kept: the grid-wide stride at
-		 * 8 and 32 blocks an SM, a row a block of 128 and 512 threads. */
-		static const struct { int grid_per_sm, rows; } pat[] = {
-			{ 8, 0 }, { 32, 0 }, { 0, 128 }, { 0, 512 },
+		 * 8 and 32 blocks an SM; a row a block of 128 and 512 threads
+		 * with ROW_ILP float4s a thread and stream, and of 256 threads
+		 * with 2 and 1 (the shape of the elementwise kernels of Triton
+		 * and of kernels/softplus: fewer bytes in flight a thread, more
+		 * blocks; on an H100 such kernels read 100.1-100.5 % of the
+		 * roof the first four gave). */
+		static const struct { int grid_per_sm, rows, ilp; } pat[] = {
+			{ 8, 0, 0 }, { 32, 0, 0 }, { 0, 128, ROW_ILP }, { 0, 512, ROW_ILP },
+			{ 0, 256, 2 }, { 0, 256, 1 },
 		};
 		int streams = dram_mixes[i].nread + dram_mixes[i].write;
 		double best = 0;
@@ -513,6 +531,7 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 		for (size_t k = 0; k < ARRAY_SIZE(pat); k++) {
 			s.grid = d->sm_count * pat[k].grid_per_sm;
 			s.rows = pat[k].rows;
+			s.row_ilp = pat[k].ilp;
 			if (time_ms(launch_mix, &s, 20, 4, 1, &ms))
 				goto out_free;
 			if ((double)streams * big / (ms * 1e-3) > best) {
@@ -522,14 +541,16 @@ int ceilings_measure(const struct probe_device *d, struct ceiling *out, int max,
 		}
 		if (pat[bp].rows)
 			snprintf(method, sizeof method, "%s, a row of %d float4 a block of "
-				 "%d threads (best of 4 patterns), %d x %zu MiB, best of "
+				 "%d threads (best of %zu patterns), %d x %zu MiB, best of "
 				 "20 samples of 4 launches", dram_mixes[i].what,
-				 ROW_ILP * pat[bp].rows, pat[bp].rows, streams, big >> 20);
+				 pat[bp].ilp * pat[bp].rows, pat[bp].rows, ARRAY_SIZE(pat),
+				 streams, big >> 20);
 		else
 			snprintf(method, sizeof method, "%s, grid-wide stride, %d blocks an "
-				 "SM, float4 x %d a thread (best of 4 patterns), %d x %zu MiB, "
+				 "SM, float4 x %d a thread (best of %zu patterns), %d x %zu MiB, "
 				 "best of 20 samples of 4 launches", dram_mixes[i].what,
-				 pat[bp].grid_per_sm, STREAM_ILP, streams, big >> 20);
+				 pat[bp].grid_per_sm, STREAM_ILP, ARRAY_SIZE(pat), streams,
+				 big >> 20);
 		put(&out[n++], dram_mixes[i].name, "B/s", best, "measured", method);
 	}
 	s.rows = 0;
