@@ -65,32 +65,13 @@ rms_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	}
 }
 
-// The values of a raw 16-byte vector of T (4 fp32 or 8 bf16), in fp32.
-template <typename T>
-__device__ __forceinline__ void rms_unpack(uint4 r, float *v)
-{
-	if constexpr (sizeof(T) == 2) {
-		unpack_bf16x8(r, v);
-	} else {
-		v[0] = __uint_as_float(r.x), v[1] = __uint_as_float(r.y);
-		v[2] = __uint_as_float(r.z), v[3] = __uint_as_float(r.w);
-	}
-}
-
 // Kernel 2: the row in registers (as LayerNorm's kernel 2): TPR threads a
-// row, each holding its FWD_PER_THREAD values as raw 16-byte vectors; x is
-// read from DRAM once and y written once. With TPR < 256 a block of 256
-// takes 256 / TPR rows. The fused forward runs it on a persistent grid
-// (create() sizes it): each row group loads its next row while it reduces
-// and writes this one, so loads stay in flight across the row sum and the
-// stores. Registers: fp32 with the prefetch takes ~126 (two copies of 32
-// values): 2 blocks an SM, 64 KB of loads in flight each at N = 4096;
-// bf16 and the unfused modes stay under 64 (4 blocks or more). Napkin
-// (RMS_FUSED, 16384 x 4096 fp32): 537 MB, the floor is the copy of as
-// many bytes.
+// row, each loading its FWD_PER_THREAD values with 16-byte loads, all of
+// them before the first use; x is read from DRAM once and y written once.
+// With TPR < 256 a block of 256 takes 256 / TPR rows. Napkin (RMS_FUSED,
+// 16384 x 4096 fp32): 537 MB, the floor is the copy of as many bytes.
 template <typename T, int TPR, int MODE>
-__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
-				  TPR > ROW_BLOCK ? 1 : MODE == RMS_FUSED && sizeof(T) == 4 ? 2 : 4)
+__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
 rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	     T *__restrict__ y, float *__restrict__ rstd_io, long M, long Nl)
 {
@@ -98,39 +79,22 @@ rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	__shared__ float sh[BLOCK / 32];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
-	const long rstep = (long)gridDim.x * RPB;
-	// Prefetch in the fused forward (the only one on a persistent grid),
-	// where rows are short enough to share a block; a row of a whole
-	// block (TPR > 256, N > 8192 fp32) is bytes enough in flight, and the
-	// second copy would not fit its registers.
-	constexpr bool PF = MODE == RMS_FUSED && TPR <= ROW_BLOCK;
-	uint4 cur[CH], nxt[PF ? CH : 1];
 
-	if constexpr (PF) {
-		const long row = (long)blockIdx.x * RPB + g;
-#pragma unroll
-		for (int c = 0; c < CH; c++) {
-			const int j = (c * TPR + t) * V;
-			if (row < M && j < N)
-				nxt[c] = __ldcs((const uint4 *)(x + row * N + j));
-		}
-	}
 	// The loop bound is the same for the whole block: barriers stay matched.
-	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += rstep) {
-		const long row = r0 + g, next = row + rstep;
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		const long row = r0 + g;
 		const bool live = row < M;
-		float rstd;
+		float v[CH][V], rstd;
 
 #pragma unroll
 		for (int c = 0; c < CH; c++) {
 			const int j = (c * TPR + t) * V;
-			if constexpr (PF) {
-				cur[c] = nxt[c];
-				if (next < M && j < N)
-					nxt[c] = __ldcs((const uint4 *)(x + next * N + j));
-			} else if (live && j < N) {
-				cur[c] = __ldcs((const uint4 *)(x + row * N + j));
-			}
+			if (live && j < N)
+				ld16<true>(x + row * N + j, v[c]);
+			else
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					v[c][k] = 0.0f;
 		}
 		if constexpr (MODE == RMS_NORM) {
 			rstd = live ? rstd_io[row] : 0.0f;
@@ -138,17 +102,10 @@ rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			float s[1] = { 0.0f };
 
 #pragma unroll
-			for (int c = 0; c < CH; c++) {
-				const int j = (c * TPR + t) * V;
-				if (live && j < N) {
-					float v[V];
-
-					rms_unpack<T>(cur[c], v);
+			for (int c = 0; c < CH; c++)
 #pragma unroll
-					for (int k = 0; k < V; k++)
-						s[0] = fmaf(v[k], v[k], s[0]);
-				}
-			}
+				for (int k = 0; k < V; k++)
+					s[0] = fmaf(v[c][k], v[c][k], s[0]);
 			row_sum<TPR, 1>(s, sh);
 			rstd = rsqrtf(s[0] / (float)N + (float)RMSNORM_EPS);
 			if constexpr (MODE == RMS_STATS) {
@@ -163,14 +120,13 @@ rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 		for (int c = 0; c < CH; c++) {
 			const int j = (c * TPR + t) * V;
 			if (j < N) {
-				float v[V], gm[V];
+				float gm[V];
 
-				rms_unpack<T>(cur[c], v);
 				ld16<false>(gamma + j, gm);
 #pragma unroll
 				for (int k = 0; k < V; k++)
-					v[k] = v[k] * rstd * gm[k];
-				st16<true>(y + row * N + j, v);
+					v[c][k] = v[c][k] * rstd * gm[k];
+				st16<true>(y + row * N + j, v[c]);
 			}
 		}
 	}

@@ -86,7 +86,7 @@ struct fp_op {
 	float *partial;        // backward: [prows][N]
 	long prows;            // partial rows the launch writes
 	struct kcfg main;      // fused backward: the row kernel
-	int pgrid;             // fused: the row kernel's persistent grid
+	int pgrid;             // its persistent grid
 };
 
 // The saved rstd of one set: M floats, sets dev_pad apart.
@@ -95,15 +95,13 @@ static size_t saved_set_bytes(long M)
 	return dev_pad((size_t)M * sizeof(float));
 }
 
-// grid 0: a block per row group (row_grid).
-static int launch_fwd_rms(const struct kcfg *k, unsigned grid, const void *x,
-			  const void *g, void *y, float *rstd, long M, long N,
-			  cudaStream_t st)
+static int launch_fwd_rms(const struct kcfg *k, const void *x, const void *g,
+			  void *y, float *rstd, long M, long N, cudaStream_t st)
 {
 	void *args[] = { &x, &g, &y, &rstd, &M, &N };
 
-	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid ? grid : row_grid(k, M)),
-					   dim3(k->block), args, 0, st));
+	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(row_grid(k, M)), dim3(k->block),
+					   args, 0, st));
 }
 
 static unsigned elem_grid(size_t nv)
@@ -190,14 +188,13 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 		if (op->variant == V_FUSED) {
 			struct kcfg k = fwd_pick_rms<RMS_FUSED>(op->N, op->dt);
 
-			return launch_fwd_rms(&k, (unsigned)op->pgrid, x, g, op->out, NULL,
-					      op->M, op->N, st);
+			return launch_fwd_rms(&k, x, g, op->out, NULL, op->M, op->N, st);
 		}
 		struct kcfg k1 = fwd_pick_rms<RMS_STATS>(op->N, op->dt);
 		struct kcfg k2 = fwd_pick_rms<RMS_NORM>(op->N, op->dt);
 
-		return launch_fwd_rms(&k1, 0, x, NULL, NULL, op->rstd, op->M, op->N, st) ||
-		       launch_fwd_rms(&k2, 0, x, g, op->out, op->rstd, op->M, op->N, st) ? -1 : 0;
+		return launch_fwd_rms(&k1, x, NULL, NULL, op->rstd, op->M, op->N, st) ||
+		       launch_fwd_rms(&k2, x, g, op->out, op->rstd, op->M, op->N, st) ? -1 : 0;
 	}
 	dy = op->dy + set * mn;
 	if (op->variant == V_UNFUSED) {
@@ -415,7 +412,7 @@ static int make_saved(const struct fp_op *op, const void *x, float *rstd)
 {
 	struct kcfg k = fwd_pick_rms<RMS_STATS>(op->N, op->dt);
 
-	return launch_fwd_rms(&k, 0, x, NULL, NULL, rstd, op->M, op->N, 0);
+	return launch_fwd_rms(&k, x, NULL, NULL, rstd, op->M, op->N, 0);
 }
 
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
@@ -459,13 +456,6 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->rstd = (float *)dev_carve(&cur, z.rstd);
 	op->rowdot = (float *)dev_carve(&cur, z.rowdot);
 	op->partial = (float *)dev_carve(&cur, z.partial);
-	if (!bwd && variant == V_FUSED) {
-		// the fused forward's persistent grid (see kernel 2)
-		struct kcfg k = fwd_pick_rms<RMS_FUSED>(op->N, dt);
-
-		if (persistent_grid(&k, op->M, &op->pgrid))
-			goto out_free;
-	}
 	if (bwd && variant == V_FUSED) {
 		op->main = bwd_pick_rms(op->N, dt);
 		if (persistent_grid(&op->main, op->M, &op->pgrid))
@@ -516,7 +506,7 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 }
 
 // workload->kernel(): the row kernels the width picked (registers or the
-// wide-row fallback, see layernorm_plan()) and the fused variants'
+// wide-row fallback, see layernorm_plan()) and the fused backward's
 // persistent grid, which the device sets; the unfused backward's access
 // width.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
@@ -537,7 +527,7 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			       WIDE_THREADS);
 	if (tpr && rpb > 1 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d rows a block", rpb);
-	if (op->pgrid > 0 && len >= 0 && (size_t)len < n)
+	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
 			 op->pgrid);
 }
