@@ -203,6 +203,18 @@ static size_t bwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
 	return dev_bytes(1, s, dt, variant, nsets);
 }
 
+// fp32 takes CUDA's accurate expf and log1pf, which expand into fp32
+// arithmetic the FLOP counters count (nvcc 13.0's PTX for sm_90: expf 3
+// FMA, a multiply and an add, 8 FLOP; log1pf 12 FMA, 2 multiplies and an
+// add, 27 FLOP), where the model counts each transcendental as 1; bf16
+// takes the hardware's ex2/lg2 and a short series. A forward's
+// executed_flops in fp32 is its FLOPs with the two expanded: on an H100 the
+// counters read 0.97x (fused_recompute, unfused3) and 1.17x (fused_save,
+// whose correctly rounded reciprocal expands too) of it, where against the
+// unexpanded model they read 6.0-6.3x.
+#define SP_EXPF_FLOP 8
+#define SP_LOG1PF_FLOP 27
+
 // The napkin math of softplus.cu's header, per variant (T = one tensor's
 // bytes, E its elements).
 static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
@@ -229,6 +241,9 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->variant_bytes = 2 * T;
 		break;
 	}
+	if (dt == FP_F32)
+		m->executed_flops = (m->executed_flops > 0 ? m->executed_flops : m->flops) +
+				    (SP_EXPF_FLOP + SP_LOG1PF_FLOP - 2) * E;
 }
 
 static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
