@@ -209,7 +209,7 @@ static size_t bwd_device_bytes(const struct fp_shape *s, enum fp_dtype dt,
 // add, 27 FLOP), where the model counts each transcendental as 1; bf16
 // takes the hardware's ex2/lg2 and a short series. A forward's
 // executed_flops in fp32 is its FLOPs with the two expanded: on an H100 the
-// counters read 0.97x (fused_recompute, unfused3) and 1.17x (fused_save,
+// counters read 0.95x (fused_recompute, unfused3) and 1.07x (fused_save,
 // whose correctly rounded reciprocal expands too) of it, where against the
 // unexpanded model they read 6.0-6.3x.
 #define SP_EXPF_FLOP 8
