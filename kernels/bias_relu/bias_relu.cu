@@ -93,13 +93,16 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		     T *__restrict__ y, uint32_t *__restrict__ words, long M, long N)
 {
 	const long c0 = ((long)blockIdx.x * blockDim.x + threadIdx.x) * V;
-	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
-	const long rs = (long)gridDim.y * blockDim.y;
+	// A block's EW_UNROLL bands of blockDim.y rows lie together (a thread's
+	// rows rs apart), so the block streams one span of memory.
+	const long r0 = (long)blockIdx.y * blockDim.y * EW_UNROLL + threadIdx.y;
+	const long rs = blockDim.y;
+	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float b[V];
 
 	if (c0 < N)
 		ew_ld16<false>(bias + c0, b);
-	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V];
 		uint4 xr[EW_UNROLL];  // as loaded
 
@@ -171,14 +174,17 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
 	const long cs = VEC ? 1 : blockDim.x;
-	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
-	const long rs = (long)gridDim.y * blockDim.y;
+	// A block's EW_UNROLL bands of blockDim.y rows lie together (a thread's
+	// rows rs apart), so the block streams one span of memory.
+	const long r0 = (long)blockIdx.y * blockDim.y * EW_UNROLL + threadIdx.y;
+	const long rs = blockDim.y;
+	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float acc[V];
 
 #pragma unroll
 	for (int k = 0; k < V; k++)
 		acc[k] = 0.f;
-	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V], s[EW_UNROLL][V];
 		uint4 gr[EW_UNROLL], sr[EW_UNROLL];  // VEC: dy, y as loaded
 		unsigned bits[EW_UNROLL];

@@ -214,8 +214,11 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
 	const long cs = VEC ? 1 : blockDim.x;
-	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
-	const long rs = (long)gridDim.y * blockDim.y;
+	// A block's EW_UNROLL bands of blockDim.y rows lie together (a thread's
+	// rows rs apart), so the block streams one span of memory.
+	const long r0 = (long)blockIdx.y * blockDim.y * EW_UNROLL + threadIdx.y;
+	const long rs = blockDim.y;
+	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float b[V];
 
 	if (VEC) {
@@ -226,7 +229,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		for (int k = 0; k < V; k++)
 			b[k] = c0 + k * cs < N ? to_f(bias[c0 + k * cs]) : 0.f;
 	}
-	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V], r[EW_UNROLL][V];
 		uint4 xr[EW_UNROLL], rr[EW_UNROLL];  // VEC: as loaded
 
@@ -334,14 +337,17 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
 	const long cs = VEC ? 1 : blockDim.x;
-	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
-	const long rs = (long)gridDim.y * blockDim.y;
+	// A block's EW_UNROLL bands of blockDim.y rows lie together (a thread's
+	// rows rs apart), so the block streams one span of memory.
+	const long r0 = (long)blockIdx.y * blockDim.y * EW_UNROLL + threadIdx.y;
+	const long rs = blockDim.y;
+	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float acc[V];
 
 #pragma unroll
 	for (int k = 0; k < V; k++)
 		acc[k] = 0.f;
-	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V];
 		uint4 gr[EW_UNROLL];  // VEC: dy as loaded
 		unsigned bits[EW_UNROLL];

@@ -180,8 +180,11 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
 	const long cs = VEC ? 1 : blockDim.x;
-	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
-	const long rs = (long)gridDim.y * blockDim.y;
+	// A block's EW_UNROLL bands of blockDim.y rows lie together (a thread's
+	// rows rs apart), so the block streams one span of memory.
+	const long r0 = (long)blockIdx.y * blockDim.y * EW_UNROLL + threadIdx.y;
+	const long rs = blockDim.y;
+	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float b[V];
 
 #pragma unroll
@@ -194,7 +197,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		for (int k = 0; k < V; k++)
 			if (c0 + k * cs < N)
 				b[k] = to_f(bias[c0 + k * cs]);
-	for (long i0 = r0; i0 < M; i0 += rs * EW_UNROLL) {
+	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V];
 		uint4 xr[EW_UNROLL];  // VEC: as loaded
 
