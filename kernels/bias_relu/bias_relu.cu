@@ -46,8 +46,54 @@
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
-// The bias add and the ReLU of save_input, and the one kernel of
-// fused_save_output, are ew_bias_act_kernel (kernels/ewmask/ewmask.cuh).
+// The bias add and the ReLU of save_input, and fused_save_output's kernel
+// where N is not a multiple of the vector width, are ew_bias_act_kernel
+// (kernels/ewmask/ewmask.cuh).
+
+#define BR_FLAT_U 2            /* 16-byte vectors a thread, flat kernel */
+
+// fused_save_output's forward where N is a multiple of V (16 bytes): the
+// tensor flattened as the softplus kernels take it, BR_FLAT_U vectors a
+// thread EW_THREADS apart, one pass where the grid allows; vector i's bias
+// is vector i mod nv (nv = N / V) of bias, through the read-only cache.
+// nvec = M N / V, at most 2^31 (the launcher checks).
+template <typename T>
+__global__ void __launch_bounds__(EW_THREADS, 8)
+fwd_relu_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
+		     T *__restrict__ y, unsigned nvec, unsigned nv)
+{
+	constexpr int V = 16 / sizeof(T);
+	const unsigned stride = gridDim.x * EW_THREADS * BR_FLAT_U;
+
+	for (unsigned i0 = blockIdx.x * EW_THREADS * BR_FLAT_U + threadIdx.x;
+	     i0 < nvec; i0 += stride) {
+		uint4 xr[BR_FLAT_U], br[BR_FLAT_U];  // as loaded
+
+#pragma unroll
+		for (int u = 0; u < BR_FLAT_U; u++) {
+			const unsigned i = i0 + u * EW_THREADS;
+
+			if (i < nvec) {
+				xr[u] = ew_ldraw<true>(x + (size_t)i * V);
+				br[u] = ew_ldraw<false>(bias + (size_t)(i % nv) * V);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < BR_FLAT_U; u++) {
+			const unsigned i = i0 + u * EW_THREADS;
+			float v[V], b[V];
+
+			if (i >= nvec)
+				continue;
+			ew_widen<T>(xr[u], v);
+			ew_widen<T>(br[u], b);
+#pragma unroll
+			for (int k = 0; k < V; k++)
+				v[k] = fmaxf(v[k] + b[k], 0.f);
+			ew_st16(y + (size_t)i * V, v);
+		}
+	}
+}
 
 // save_input's backward, first kernel: dx = dy (h > 0), flattened, 16-byte
 // vectors, EW_UNROLL in flight a thread (the column sums follow:
@@ -304,6 +350,7 @@ static int run_fwd(const struct fp_op *op, int variant, const T *x, const T *b,
 	constexpr int V = 16 / sizeof(T);
 	const struct ew_plan *p = &op->plan;
 	const dim3 grid(p->gx, p->gy), block(p->tx, p->ty);
+	const size_t nvec = (size_t)op->M * op->N / V;
 
 	switch (variant) {
 	case BR_SAVE_INPUT:
@@ -320,7 +367,11 @@ static int run_fwd(const struct fp_op *op, int variant, const T *x, const T *b,
 		}
 		return CUDA_CHECK_LAUNCH("save_input forward");
 	case BR_FUSED_SAVE_OUTPUT:
-		if (p->vec)
+		if (p->vec && nvec <= (1ul << 31))
+			fwd_relu_flat_kernel<T><<<flat_grid(nvec, (size_t)EW_THREADS * BR_FLAT_U),
+						  EW_THREADS, 0, st>>>(
+				x, b, y, (unsigned)nvec, (unsigned)(op->N / V));
+		else if (p->vec)
 			ew_bias_act_kernel<T, V, true, true><<<grid, block, 0, st>>>(
 				x, b, y, op->M, op->N);
 		else
