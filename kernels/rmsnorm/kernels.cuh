@@ -28,6 +28,11 @@ enum { RMS_STATS, RMS_NORM, RMS_FUSED };
                           // least (more where M / 64 passes the grid's y limit)
 #define RMS_ELEM_THREADS 256
 #define RMS_ELEM_UNROLL 4
+// The fused forward's thread capacity where a row fills a block of
+// ROW_BLOCK at it (N in (ROW_BLOCK * 8, ROW_BLOCK * 16]: 2049-4096): one
+// row a block of 256 threads, 16 values each, Triton's shape for its
+// rmsnorm (a row a program), instead of two rows of 128 threads at 32.
+#define RMS_FUSED_PER_THREAD 16
 
 // Kernel 1: rows of any width, a block of WIDE_THREADS per row, scalar
 // accesses, two passes over global memory (sum x^2; write y), the second
@@ -68,14 +73,16 @@ rms_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // Kernel 2: the row in registers (as LayerNorm's kernel 2): TPR threads a
 // row, each loading its FWD_PER_THREAD values with 16-byte loads, all of
 // them before the first use; x is read from DRAM once and y written once.
-// With TPR < 256 a block of 256 takes 256 / TPR rows. Napkin (RMS_FUSED,
-// 16384 x 4096 fp32): 537 MB, the floor is the copy of as many bytes.
-template <typename T, int TPR, int MODE>
+// With TPR < 256 a block of 256 takes 256 / TPR rows. E is a thread's
+// capacity in values: FWD_PER_THREAD, or RMS_FUSED_PER_THREAD where
+// rms_fused_plan() picks it. Napkin (RMS_FUSED, 16384 x 4096 fp32):
+// 537 MB, the floor is the copy of as many bytes.
+template <typename T, int TPR, int MODE, int E = FWD_PER_THREAD>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
 rms_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	     T *__restrict__ y, float *__restrict__ rstd_io, long M, long Nl)
 {
-	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
+	constexpr int V = 16 / sizeof(T), CH = E / V;
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	__shared__ float sh[BLOCK / 32];
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
@@ -491,6 +498,15 @@ static struct kcfg rms_fwd_kernel(int tpr)
 	RMS_FWD_CASE(1024, T, MODE);
 	default: return { (const void *)rms_wide_fwd<T, MODE>, WIDE_THREADS, 1, 0 };
 	}
+}
+
+// The fused forward where rms_fused_plan() gives a row a whole block:
+// RMS_FUSED_PER_THREAD values a thread.
+template <typename T>
+static struct kcfg rms_fused_narrow_kernel(void)
+{
+	return { (const void *)rms_rows_fwd<T, ROW_BLOCK, RMS_FUSED, RMS_FUSED_PER_THREAD>,
+		 ROW_BLOCK, 1, 0 };
 }
 
 template <typename T>

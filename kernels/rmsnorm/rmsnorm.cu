@@ -51,11 +51,23 @@
 
 enum { V_UNFUSED, V_FUSED };
 
+// Whether the fused forward takes a row a block of ROW_BLOCK threads at
+// RMS_FUSED_PER_THREAD values each (see kernels.cuh): where the plan at
+// FWD_PER_THREAD gives ROW_BLOCK / 2 threads a row, two rows a block.
+static int rms_fused_plan(long N, enum fp_dtype dt)
+{
+	return layernorm_plan(0, N, dt) == ROW_BLOCK / 2 &&
+	       N <= (long)ROW_BLOCK * RMS_FUSED_PER_THREAD;
+}
+
 template <int MODE>
 static struct kcfg fwd_pick_rms(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(0, N, dt);
 
+	if (MODE == RMS_FUSED && rms_fused_plan(N, dt))
+		return dt == FP_BF16 ? rms_fused_narrow_kernel<__nv_bfloat16>()
+				     : rms_fused_narrow_kernel<float>();
 	return dt == FP_BF16 ? rms_fwd_kernel<__nv_bfloat16, MODE>(tpr)
 			     : rms_fwd_kernel<float, MODE>(tpr);
 }
@@ -511,7 +523,8 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // width.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
-	const int tpr = layernorm_plan(op->bwd, op->N, op->dt);
+	const int tpr = !op->bwd && op->variant == V_FUSED && rms_fused_plan(op->N, op->dt)
+		? ROW_BLOCK : layernorm_plan(op->bwd, op->N, op->dt);
 	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
 	int len;
 
