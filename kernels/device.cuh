@@ -136,6 +136,57 @@ __device__ __forceinline__ uint4 pack_bf16x8(const float *v)
 			  pack_bf16(v[4], v[5]), pack_bf16(v[6], v[7]));
 }
 
+/* One 16-byte access: 4 fp32 or 8 bf16 values, converted to/from fp32.
+ * STREAM marks data touched once (evict-first), so parameters (gamma,
+ * beta, a bias) stay cached. */
+template <bool STREAM>
+__device__ __forceinline__ void ld16(const float *p, float *v)
+{
+	float4 a = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
+
+	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void ld16(const __nv_bfloat16 *p, float *v)
+{
+	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void st16(float *p, const float *v)
+{
+	float4 a = make_float4(v[0], v[1], v[2], v[3]);
+
+	if (STREAM)
+		__stcs((float4 *)p, a);
+	else
+		*(float4 *)p = a;
+}
+
+template <bool STREAM>
+__device__ __forceinline__ void st16(__nv_bfloat16 *p, const float *v)
+{
+	uint4 a = pack_bf16x8(v);
+
+	if (STREAM)
+		__stcs((uint4 *)p, a);
+	else
+		*(uint4 *)p = a;
+}
+
+/* Unpack 16 staged bytes (4 fp32 or 8 bf16) to fp32, as ld16 does. */
+__device__ __forceinline__ void unpack16(uint4 a, float *v, float)
+{
+	v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
+	v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
+}
+
+__device__ __forceinline__ void unpack16(uint4 a, float *v, __nv_bfloat16)
+{
+	unpack_bf16x8(a, v);
+}
+
 /* Counter-based N(0, 1) draw: element i of stream seed depends on (seed, i)
  * only, so any grid shape draws the same numbers. dev_fill_normal (kutil)
  * and the workloads' own input kernels draw with it. */

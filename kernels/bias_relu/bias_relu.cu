@@ -85,12 +85,12 @@ fwd_relu_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= nvec)
 				continue;
-			ew_widen<T>(xr[u], v);
-			ew_widen<T>(br[u], b);
+			unpack16(xr[u], v, T());
+			unpack16(br[u], b, T());
 #pragma unroll
 			for (int k = 0; k < V; k++)
 				v[k] = fmaxf(v[k] + b[k], 0.f);
-			ew_st16(y + (size_t)i * V, v);
+			st16<true>(y + (size_t)i * V, v);
 		}
 	}
 }
@@ -114,8 +114,8 @@ relu_grad_kernel(const T *__restrict__ dy, const T *__restrict__ h,
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
 			if (i0 + u * EW_THREADS < nvec) {
-				ew_ld16<true>(dy + (i0 + u * EW_THREADS) * V, g[u]);
-				ew_ld16<true>(h + (i0 + u * EW_THREADS) * V, v[u]);
+				ld16<true>(dy + (i0 + u * EW_THREADS) * V, g[u]);
+				ld16<true>(h + (i0 + u * EW_THREADS) * V, v[u]);
 			}
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
@@ -123,7 +123,7 @@ relu_grad_kernel(const T *__restrict__ dy, const T *__restrict__ h,
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					g[u][k] = v[u][k] > 0.f ? g[u][k] : 0.f;
-				ew_st16(dx + (i0 + u * EW_THREADS) * V, g[u]);
+				st16<true>(dx + (i0 + u * EW_THREADS) * V, g[u]);
 			}
 	}
 	const size_t e = nvec * V + (size_t)blockIdx.x * EW_THREADS + threadIdx.x;
@@ -147,7 +147,7 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	float b[V];
 
 	if (c0 < N)
-		ew_ld16<false>(bias + c0, b);
+		ld16<false>(bias + c0, b);
 	for (long i0 = r0; i0 < M; i0 += step) {
 		float v[EW_UNROLL][V];
 		uint4 xr[EW_UNROLL];  // as loaded
@@ -163,7 +163,7 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 			if (i >= M)  // uniform over the warp: a warp is one thread row
 				continue;
-			ew_widen<T>(xr[u], v[u]);
+			unpack16(xr[u], v[u], T());
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				const float hv = v[u][k] + b[k];
@@ -172,7 +172,7 @@ fwd_bits_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				v[u][k] = hv > 0.f ? hv : 0.f;
 			}
 			if (c0 < N)
-				ew_st16(y + i * N + c0, v[u]);
+				st16<true>(y + i * N + c0, v[u]);
 			ew_store_bits<V>(words, ((uint64_t)i * N + c0) >> 5, bits, c0 < N);
 		}
 	}
@@ -272,9 +272,9 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 			if (i >= M || (VEC && c0 >= N))
 				continue;
 			if (VEC) {
-				ew_widen<T>(gr[u], v[u]);
+				unpack16(gr[u], v[u], T());
 				if (!BITS)
-					ew_widen<T>(sr[u], s[u]);
+					unpack16(sr[u], s[u], T());
 			}
 #pragma unroll
 			for (int k = 0; k < V; k++) {
@@ -285,7 +285,7 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 					acc[k] += v[u][k];
 			}
 			if (VEC) {
-				ew_st16(dx + i * N + c0, v[u]);
+				st16<true>(dx + i * N + c0, v[u]);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -321,13 +321,6 @@ struct fp_op {
 	char *dbias;           // backward
 	float *partial;        // backward: [plan.prows][N]
 };
-
-static unsigned flat_grid(size_t n, size_t per)
-{
-	size_t b = (n + per - 1) / per;
-
-	return (unsigned)(b < 1 ? 1 : b > (1u << 20) ? (1u << 20) : b);
-}
 
 static void set_view(const struct fp_op *op, int set, struct fp_op *v)
 {
@@ -368,7 +361,7 @@ static int run_fwd(const struct fp_op *op, int variant, const T *x, const T *b,
 		return CUDA_CHECK_LAUNCH("save_input forward");
 	case BR_FUSED_SAVE_OUTPUT:
 		if (p->vec && nvec <= (1ul << 31))
-			fwd_relu_flat_kernel<T><<<flat_grid(nvec, (size_t)EW_THREADS * BR_FLAT_U),
+			fwd_relu_flat_kernel<T><<<ew_flat_grid(nvec, (size_t)EW_THREADS * BR_FLAT_U),
 						  EW_THREADS, 0, st>>>(
 				x, b, y, (unsigned)nvec, (unsigned)(op->N / V));
 		else if (p->vec)
@@ -383,7 +376,7 @@ static int run_fwd(const struct fp_op *op, int variant, const T *x, const T *b,
 			fwd_bits_rows_kernel<T, V><<<grid, block, 0, st>>>(
 				x, b, y, words, op->M, op->N);
 		else
-			fwd_bits_flat_kernel<T><<<flat_grid((size_t)op->M * op->N, EW_THREADS),
+			fwd_bits_flat_kernel<T><<<ew_flat_grid((size_t)op->M * op->N, EW_THREADS),
 						   EW_THREADS, 0, st>>>(
 				x, b, y, words, op->M, op->N);
 		return CUDA_CHECK_LAUNCH("fused_bitmask forward");
@@ -403,7 +396,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 
 	switch (op->variant) {
 	case BR_SAVE_INPUT:
-		relu_grad_kernel<T><<<flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL),
+		relu_grad_kernel<T><<<ew_flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL),
 				     EW_THREADS, 0, st>>>(dy, (const T *)saved, dx, n);
 		if (CUDA_CHECK_LAUNCH("relu_grad_kernel"))
 			return -1;

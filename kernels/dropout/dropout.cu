@@ -90,7 +90,7 @@ dropout_bytes_kernel(const T *__restrict__ h, T *__restrict__ d,
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
 			if (i0 + u * EW_THREADS < nvec)
-				ew_ld16<true>(h + (i0 + u * EW_THREADS) * V, v[u]);
+				ld16<true>(h + (i0 + u * EW_THREADS) * V, v[u]);
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			const size_t i = i0 + u * EW_THREADS;
@@ -105,7 +105,7 @@ dropout_bytes_kernel(const T *__restrict__ h, T *__restrict__ d,
 				b[k] = (bits >> k) & 1u;
 				v[u][k] = b[k] ? v[u][k] * scale : 0.f;
 			}
-			ew_st16(d + i * V, v[u]);
+			st16<true>(d + i * V, v[u]);
 			MaskT w;
 
 			memcpy(&w, b, V);
@@ -138,8 +138,8 @@ add_kernel(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ y,
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
 			if (i0 + u * EW_THREADS < nvec) {
-				ew_ld16<true>(a + (i0 + u * EW_THREADS) * V, va[u]);
-				ew_ld16<true>(b + (i0 + u * EW_THREADS) * V, vb[u]);
+				ld16<true>(a + (i0 + u * EW_THREADS) * V, va[u]);
+				ld16<true>(b + (i0 + u * EW_THREADS) * V, vb[u]);
 			}
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++)
@@ -147,7 +147,7 @@ add_kernel(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ y,
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					va[u][k] += vb[u][k];
-				ew_st16(y + (i0 + u * EW_THREADS) * V, va[u]);
+				st16<true>(y + (i0 + u * EW_THREADS) * V, va[u]);
 			}
 	}
 	const size_t e = nvec * V + (size_t)blockIdx.x * EW_THREADS + threadIdx.x;
@@ -178,7 +178,7 @@ dropout_bytes_bwd_kernel(const T *__restrict__ dy, const uint8_t *__restrict__ m
 
 			if (i >= nvec)
 				continue;
-			ew_ld16<true>(dy + i * V, v[u]);
+			ld16<true>(dy + i * V, v[u]);
 			const MaskT w = __ldcs((const MaskT *)(mask + i * V));
 
 			memcpy(b[u], &w, V);
@@ -192,7 +192,7 @@ dropout_bytes_bwd_kernel(const T *__restrict__ dy, const uint8_t *__restrict__ m
 #pragma unroll
 			for (int k = 0; k < V; k++)
 				v[u][k] = b[u][k] ? v[u][k] * scale : 0.f;
-			ew_st16(dx + i * V, v[u]);
+			st16<true>(dx + i * V, v[u]);
 		}
 	}
 	const size_t e = nvec * V + (size_t)blockIdx.x * EW_THREADS + threadIdx.x;
@@ -223,7 +223,7 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 	if (VEC) {
 		if (c0 < N)
-			ew_ld16<false>(bias + c0, b);
+			ld16<false>(bias + c0, b);
 	} else {
 #pragma unroll
 		for (int k = 0; k < V; k++)
@@ -263,15 +263,15 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 				const uint64_t e = (uint64_t)i * N + c0;
 				const unsigned bits = c0 < N ? keep_bits<V>(seed, t, e) : 0u;
 
-				ew_widen<T>(xr[u], v[u]);
-				ew_widen<T>(rr[u], r[u]);
+				unpack16(xr[u], v[u], T());
+				unpack16(rr[u], r[u], T());
 
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					v[u][k] = ((bits >> k) & 1u ? (v[u][k] + b[k]) * scale : 0.f) +
 						  r[u][k];
 				if (c0 < N)
-					ew_st16(y + i * N + c0, v[u]);
+					st16<true>(y + i * N + c0, v[u]);
 				if (BITS)
 					ew_store_bits<V>(words, e >> 5, bits, c0 < N);
 			} else {
@@ -388,13 +388,13 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 					continue;
 				if (REGEN)
 					bits[u] = keep_bits<V>(seed, t, (uint64_t)i * N + c0);
-				ew_widen<T>(gr[u], v[u]);
+				unpack16(gr[u], v[u], T());
 #pragma unroll
 				for (int k = 0; k < V; k++) {
 					v[u][k] = (bits[u] >> k) & 1u ? v[u][k] * scale : 0.f;
 					acc[k] += v[u][k];
 				}
-				ew_st16(dx + i * N + c0, v[u]);
+				st16<true>(dx + i * N + c0, v[u]);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++) {
@@ -476,13 +476,6 @@ struct fp_op {
 	float *partial;        // backward: [plan.prows][N]
 };
 
-static unsigned flat_grid(size_t n, size_t per)
-{
-	size_t b = (n + per - 1) / per;
-
-	return (unsigned)(b < 1 ? 1 : b > (1u << 20) ? (1u << 20) : b);
-}
-
 static void set_view(const struct fp_op *op, int set, struct fp_op *v)
 {
 	const size_t off = (size_t)set * op->wset;
@@ -508,7 +501,7 @@ static int launch_fwd(const struct fp_op *op, int set, cudaStream_t st)
 	const T *res = (const T *)(op->res + set * op->mnp);
 	const T *b = (const T *)(op->bias + set * dev_pad(op->N * op->es));
 	const uint64_t seed = op->seeds[set];
-	const unsigned fg = flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL);
+	const unsigned fg = ew_flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL);
 
 	switch (op->variant) {
 	case BDA_UNFUSED:
@@ -533,7 +526,7 @@ static int launch_fwd(const struct fp_op *op, int set, cudaStream_t st)
 				x, b, res, (T *)op->out, op->words, op->M, op->N, seed,
 				op->t, op->scale);
 		else
-			fwd_flat_kernel<T><<<flat_grid(n, EW_THREADS), EW_THREADS, 0, st>>>(
+			fwd_flat_kernel<T><<<ew_flat_grid(n, EW_THREADS), EW_THREADS, 0, st>>>(
 				x, b, res, (T *)op->out, op->words, op->M, op->N, seed,
 				op->t, op->scale);
 		return CUDA_CHECK_LAUNCH("fused_mask forward");
@@ -563,7 +556,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 
 	switch (op->variant) {
 	case BDA_UNFUSED:
-		dropout_bytes_bwd_kernel<T><<<flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL),
+		dropout_bytes_bwd_kernel<T><<<ew_flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL),
 					     EW_THREADS, 0, st>>>(
 			dy, (const uint8_t *)saved, (T *)op->out, n, op->scale);
 		if (CUDA_CHECK_LAUNCH("dropout_bytes_bwd_kernel"))
@@ -630,7 +623,7 @@ static int make_saved(const struct fp_op *op, int set)
 
 	if (op->variant == BDA_FUSED_REGEN)
 		return 0;
-	mask_kernel<<<flat_grid(n, EW_THREADS), EW_THREADS>>>(
+	mask_kernel<<<ew_flat_grid(n, EW_THREADS), EW_THREADS>>>(
 		op->variant == BDA_UNFUSED ? (uint8_t *)s : NULL,
 		op->variant == BDA_FUSED_MASK ? (uint32_t *)s : NULL, n,
 		op->seeds[set], op->t);
@@ -1222,7 +1215,7 @@ extern "C" int bda_probe(int bwd, int variant, long M, long N, long drop,
 	struct fp_shape s;
 	struct fp_op *op = NULL;
 	const size_t E = (size_t)M * N;
-	const unsigned g = flat_grid(E, EW_THREADS);
+	const unsigned g = ew_flat_grid(E, EW_THREADS);
 	unsigned char *raw = NULL;
 	float *out = NULL;
 	int rc = -1;

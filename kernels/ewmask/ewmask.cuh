@@ -7,8 +7,9 @@
  * The row kernels: an M x N row-major tensor, blocks of EW_THREADS threads
  * shaped tx x ty (tx a multiple of 32 covering up to 256 vectors of a
  * row, ty rows side by side), a grid of gx column blocks by gy row groups;
- * each thread row walks rows r, r + gy ty, ..., EW_UNROLL of them in flight,
- * and a thread keeps the same columns all along (its dbias partial in
+ * a block takes EW_UNROLL bands of ty rows that lie together, a thread row
+ * r, r + ty, ... of them in flight, then moves gy ty EW_UNROLL rows on, and
+ * a thread keeps the same columns all along (its dbias partial in
  * registers). The forward's grid covers M in one pass (a thread's
  * EW_UNROLL rows and done: short blocks, no partial last wave of long
  * ones); the backward's in two, so that its partial rows stay few
@@ -28,49 +29,12 @@
 
 #include "device.cuh"
 
-/* One 16-byte access: 4 fp32 or 8 bf16 values as fp32. STREAM marks data
- * touched once (evict-first), so bias stays in cache. */
-template <bool STREAM>
-__device__ __forceinline__ void ew_ld16(const float *p, float *v)
-{
-	float4 a = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
-
-	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-}
-
-template <bool STREAM>
-__device__ __forceinline__ void ew_ld16(const __nv_bfloat16 *p, float *v)
-{
-	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
-}
-
-__device__ __forceinline__ void ew_st16(float *p, const float *v)
-{
-	__stcs((float4 *)p, make_float4(v[0], v[1], v[2], v[3]));
-}
-
-__device__ __forceinline__ void ew_st16(__nv_bfloat16 *p, const float *v)
-{
-	__stcs((uint4 *)p, pack_bf16x8(v));
-}
-
 /* A 16-byte vector kept as loaded, widened to fp32 at use: 4 registers a
  * vector in flight whatever the type (8 as bf16's floats). */
 template <bool STREAM>
 __device__ __forceinline__ uint4 ew_ldraw(const void *p)
 {
 	return STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p);
-}
-
-template <typename T>
-__device__ __forceinline__ void ew_widen(uint4 a, float *v)
-{
-	if constexpr (sizeof(T) == 2) {
-		unpack_bf16x8(a, v);
-	} else {
-		v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
-		v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
-	}
 }
 
 #define EW_THREADS 256
@@ -133,6 +97,15 @@ static inline struct ew_plan ew_plan_cols(long M, long N, size_t es)
 	return p;
 }
 
+/* The blocks of a flat kernel over n items, per items a block: at least
+ * 1, at most 2^20 (a kernel past that loops over the rest). */
+static inline unsigned ew_flat_grid(size_t n, size_t per)
+{
+	size_t b = (n + per - 1) / per;
+
+	return (unsigned)(b < 1 ? 1 : b > (1u << 20) ? (1u << 20) : b);
+}
+
 /* Bits of a mask for M x N elements, in bytes: ceil(M N / 32) words. */
 static inline size_t ew_bits_bytes(long M, long N)
 {
@@ -191,7 +164,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 	for (int k = 0; k < V; k++)
 		b[k] = 0.f;
 	if (bias && VEC && c0 < N)
-		ew_ld16<false>(bias + c0, b);
+		ld16<false>(bias + c0, b);
 	else if (bias && !VEC)
 #pragma unroll
 		for (int k = 0; k < V; k++)
@@ -224,7 +197,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 			if (i >= M)
 				continue;
 			if (VEC)
-				ew_widen<T>(xr[u], v[u]);
+				unpack16(xr[u], v[u], T());
 #pragma unroll
 			for (int k = 0; k < V; k++) {
 				v[u][k] += b[k];
@@ -233,7 +206,7 @@ ew_bias_act_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 			}
 			if (VEC) {
 				if (c0 < N)
-					ew_st16(y + i * N + c0, v[u]);
+					st16<true>(y + i * N + c0, v[u]);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++)
@@ -350,7 +323,7 @@ ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, 
 			if (c0 < N) {
 				float v[V];
 
-				ew_ld16<true>(g + i * N + c0, v);
+				ld16<true>(g + i * N + c0, v);
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					acc[k] += v[k];

@@ -82,44 +82,6 @@ enum { FWD_STATS, FWD_NORM, FWD_LN, FWD_FUSED };
 // output), and h = LayerNorm(x) written to aux for the dW GEMM: x read once.
 enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
 
-// One 16-byte access: 4 fp32 or 8 bf16 values, converted to/from fp32.
-// STREAM marks data touched once (evict-first), so gamma/beta stay cached.
-template <bool STREAM>
-__device__ __forceinline__ void ld16(const float *p, float *v)
-{
-	float4 a = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
-
-	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-}
-
-template <bool STREAM>
-__device__ __forceinline__ void ld16(const __nv_bfloat16 *p, float *v)
-{
-	unpack_bf16x8(STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p), v);
-}
-
-template <bool STREAM>
-__device__ __forceinline__ void st16(float *p, const float *v)
-{
-	float4 a = make_float4(v[0], v[1], v[2], v[3]);
-
-	if (STREAM)
-		__stcs((float4 *)p, a);
-	else
-		*(float4 *)p = a;
-}
-
-template <bool STREAM>
-__device__ __forceinline__ void st16(__nv_bfloat16 *p, const float *v)
-{
-	uint4 a = pack_bf16x8(v);
-
-	if (STREAM)
-		__stcs((uint4 *)p, a);
-	else
-		*(uint4 *)p = a;
-}
-
 #define GELU_K 0.7978845608028654f   // sqrt(2 / pi)
 #define GELU_C 0.044715f
 #define GELU_KC 0.035677408136300125f    // GELU_K GELU_C
@@ -260,18 +222,6 @@ __device__ __forceinline__ void wide_stats(const T *__restrict__ xr, long N,
 	row_sum<WIDE_THREADS, 2>(p, sh);
 	*lo = p[0] / n;
 	*rstd = 1.0f / sqrtf(fmaxf(p[1] / n - *lo * *lo, 0.0f) + (float)LAYERNORM_EPS);
-}
-
-// Unpack 16 staged bytes (4 fp32 or 8 bf16) to fp32, as ld16 does.
-__device__ __forceinline__ void unpack16(uint4 a, float *v, float)
-{
-	v[0] = __uint_as_float(a.x), v[1] = __uint_as_float(a.y);
-	v[2] = __uint_as_float(a.z), v[3] = __uint_as_float(a.w);
-}
-
-__device__ __forceinline__ void unpack16(uint4 a, float *v, __nv_bfloat16)
-{
-	unpack_bf16x8(a, v);
 }
 
 /* ------------------------------------------------------------------------ */
