@@ -8,7 +8,9 @@
 # op. --kernel-time instead times the kernels as fuseprof times its own:
 # GPU kernel time from CUPTI (torch.profiler), 50 calls rotating over four
 # input sets (torch.compile for LayerNorm+GELU and softmax; eager and
-# torch.compile for the Workloads III patterns). Dropout's times compare,
+# torch.compile for the Workloads III patterns, whose forwards are timed
+# twice: for inference, and as a training step's forward, with the
+# inputs requiring grad, writing what the backward reads). Dropout's times compare,
 # its masks do not: PyTorch's RNG is not fuseprof's Philox stream.
 # Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile | --kernel-time]
 import sys
@@ -67,8 +69,12 @@ def make(shapes, N, dt, grads=()):
             for i, s in enumerate(shapes)]
 
 
-def forward_call(fn, shapes, N, dt):
-    xs = make(shapes, N, dt)
+def forward_call(fn, shapes, N, dt, grads=()):
+    """One forward of fn on fresh inputs; with grads (the inputs the
+    backward differentiates) it is a training step's forward, which under
+    torch.compile also writes what its backward will read (the partitioner
+    picks what to save), as fuseprof's forward variants of a pair do."""
+    xs = make(shapes, N, dt, grads)
     return lambda: fn(*xs)
 
 
@@ -132,11 +138,12 @@ def kernel_time():
             for name, tag, fn, shapes, grads in PEERS:
                 f = torch.compile(fn, dynamic=False)
                 for mode, g in (("eager", fn), ("torch.compile", f)):
-                    fwd = [forward_call(g, shapes, N, dt) for _ in range(4)]
-                    t = kernel_us(fwd)
-                    del fwd
-                    print(f"{name}_fwd{tag} {str(dt)[6:]} M={M},N={N}: {mode} kernel time "
-                          f"{t:.1f} us a call (mean of 50)", flush=True)
+                    for kind, gr in (("", ()), (" (training)", grads)):
+                        fwd = [forward_call(g, shapes, N, dt, gr) for _ in range(4)]
+                        t = kernel_us(fwd)
+                        del fwd
+                        print(f"{name}_fwd{tag} {str(dt)[6:]} M={M},N={N}: {mode}{kind} "
+                              f"kernel time {t:.1f} us a call (mean of 50)", flush=True)
                     bwd = [backward_call(g, shapes, grads, N, dt) for _ in range(4)]
                     t = kernel_us(bwd)
                     del bwd

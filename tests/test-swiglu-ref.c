@@ -94,6 +94,8 @@ static void check_contract(const struct workload *w, const struct workload *fw, 
 {
 	struct fp_shape s;
 	struct fp_model m[2], mf;
+	struct fp_kopts ko;
+	struct fp_op *op;
 	char why[256];
 	const int nv = workload_nvariants(w);
 	const double E = 16384.0 * 4096;
@@ -149,7 +151,20 @@ static void check_contract(const struct workload *w, const struct workload *fw, 
 		ASSERT_EQ(two, 2 * one);
 		ASSERT_EQ(w->device_bytes(&s, FP_BF16, v, 1) * 2, one);
 	}
-	ASSERT_EQ(workload_nkopts(w), 0);
+	/* one option, accesses a thread: auto (1), 1, 2 or 4; a value past
+	 * the list is refused before anything is allocated */
+	ASSERT_EQ(workload_nkopts(w), 1);
+	ASSERT_EQ(workload_kopt(w, "vectors"), 0);
+	memset(&ko, 0, sizeof ko);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=4", &ko, why, sizeof why), 0);
+	ASSERT_EQ(ko.v[0], 3);
+	ASSERT_EQ(workload_parse_kopts(w, "vectors=3", &ko, why, sizeof why), -1);
+	ASSERT(strstr(why, "'3'") && strstr(why, "auto, 1, 2, 4"));
+	memset(&ko, 0, sizeof ko);
+	ko.v[0] = 4;
+	op = (struct fp_op *)&ko;
+	ASSERT_EQ(w->create(&op, &s, FP_F32, 0, 1, 1, &ko), -1);
+	ASSERT(op == NULL);
 	ASSERT(w->kernel != NULL);
 	printf("ok   contract %s\n", w->name);
 }

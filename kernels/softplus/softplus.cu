@@ -263,16 +263,14 @@ struct op_bwd_recompute {
 // op, and neither does N's alignment: only the buffer's, which dev_pad
 // makes 512 bytes). Each thread takes U 16-byte vectors of every input,
 // 256 threads apart so a warp's accesses coalesce, and issues all their
-// loads before the first use. By default (sp_vectors) U is 2, and 1 for
-// the bf16 kernels of two inputs and for the four-input one: 32 or 64
-// bytes in flight a thread. The one-input kernels and the bf16 ones are
-// then held to 32 registers, so that 8 blocks of 256 threads fit an SM:
-// 64 KB in flight an SM, as the pointwise kernels that reach DRAM
-// bandwidth have, with short blocks, so that at 16384 x 768 (13 to 25 us a
-// launch) the last, partial wave of blocks is short too. (bf16 two-input
-// kernels at U = 2 took 55-61 registers, 4 blocks an SM, and ran at 2850
-// GB/s at 16384 x 4096; the fp32 two-input ones at U = 2, 6 blocks an SM,
-// at 3009, and keep it: 32 to 40 registers, 96 to 128 KB in flight an SM.)
+// loads before the first use. By default (sp_vectors) U is 1: 16 bytes of
+// each input in flight a thread, 32 registers, so that 8 blocks of 256
+// threads fit an SM, with short blocks, so that at 16384 x 768 (13 to 25
+// us a launch) the last, partial wave of blocks is short too. Measured on
+// an H100 against U = 2 (bench/RESULTS.md, "The elementwise kernels'
+// shape"): 0-3 % faster in every kernel of the fused variants, most at
+// 16384 x 768. (bf16 two-input kernels at U = 2 took 55-61 registers, 4
+// blocks an SM, and ran at 2850 GB/s at 16384 x 4096.)
 // The kernel option `vectors` asks for U = 1, 2 or 4 instead (more than 2
 // vectors of input a thread: more registers, fewer blocks an SM,
 // sp_min_blocks). The grid covers the tensor in one pass where it can
@@ -406,17 +404,11 @@ static int launch(enum fp_dtype dt, int u, const void *const *in,
 		      : launch_t<float, OP, 4>(in, out, n, st);
 }
 
-static int nin(enum sp_kop k)
-{
-	return k == SP_K_BWD_EXP ? 4 : k == SP_K_ADD || k == SP_K_BWD_LOG1P ||
-		k == SP_K_BWD_SAVE || k == SP_K_BWD_RECOMPUTE ? 2 : 1;
-}
-
 extern "C" int sp_vectors(enum sp_kop k, enum fp_dtype dt, int vectors)
 {
-	if (vectors)
-		return vectors;
-	return nin(k) == 4 || (dt == FP_BF16 && nin(k) == 2) ? 1 : 2;
+	(void)k;
+	(void)dt;
+	return vectors ? vectors : 1;
 }
 
 extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt, int vectors,

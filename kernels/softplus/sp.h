@@ -29,8 +29,8 @@ enum sp_kop {
 };
 
 /* The 16-byte vectors of each input a thread of kernel k over dt takes,
- * asked vectors (1, 2 or 4; 0 for the default: 2, and 1 for a bf16 kernel
- * of two inputs and for the four-input one). */
+ * asked vectors (1, 2 or 4; 0 for the default, 1 for every kernel: the
+ * fastest on an H100, softplus.cu says how much). */
 int sp_vectors(enum sp_kop k, enum fp_dtype dt, int vectors);
 
 /* Enqueue kernel k over n elements of dt on st, sp_vectors(k, dt, vectors)

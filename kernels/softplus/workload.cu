@@ -288,13 +288,12 @@ static void sp_destroy(struct fp_op *op)
 static const char *const vectors_values[] = { "auto", "1", "2", "4", NULL };
 static const struct fp_kopt sp_kopts[] = {
 	{ "vectors", vectors_values,
-	  "16-byte vectors of each input a thread takes (auto: 2; 1 for a "
-	  "bf16 kernel of two inputs and for unfused3's four-input one)" },
+	  "16-byte vectors of each input a thread takes (auto: 1)" },
 	{ NULL, NULL, NULL },
 };
 
 // workload->kernel(): the vectors a thread of each of the variant's
-// kernels takes, "2 vectors a thread" or "2, 2, 1 vectors a thread".
+// kernels takes, "1 vector a thread" or "2, 2, 1 vectors a thread".
 static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
 {
 	static const enum sp_kop ks[2][3][3] = {
@@ -313,7 +312,8 @@ static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
 		len = strlen(buf);
 	}
 	if (len < n)
-		snprintf(buf + len, n - len, " vectors a thread");
+		snprintf(buf + len, n - len, nk == 1 && strcmp(buf, "1") == 0 ?
+			 " vector a thread" : " vectors a thread");
 }
 
 // ko: the kernel options (sp_kopts; NULL for every default).

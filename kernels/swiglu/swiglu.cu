@@ -69,7 +69,13 @@
 //   SW_BWD   both of the last two               (fused backward)
 enum { SW_SILU, SW_MUL, SW_FWD, SW_DB, SW_DA, SW_BWD };
 #define SW_THREADS 256
-#define SW_UNROLL 4
+// Accesses of each operand a thread takes (the kernel option `vectors`;
+// SW_VECTORS by default), 256 threads apart, all loads issued before the
+// first use. One a thread with a grid of one pass is the fastest shape on
+// an H100 (bench/RESULTS.md, "The elementwise kernels' shape"): 1-2 % over
+// four a thread at 16384 x 4096, 2-4 % at 16384 x 768, where many short
+// blocks make a short last wave.
+#define SW_VECTORS 1
 // Blocks an SM at least (a register cap): 4 (32 warps, 64 registers) where
 // the kernel computes one output, 3 (24 warps, 85 registers) where it
 // computes silu'(a); every instance fits without spilling. Left alone the
@@ -93,7 +99,7 @@ __device__ __forceinline__ float sw_sigmoid(float a, float *h, float *om)
 }
 
 // One access as loaded, still in storage form (a 16-byte vector, or one
-// element): the loads of a thread's SW_UNROLL accesses are held like this
+// element): the loads of a thread's accesses (U) are held like this
 // until their use, which in bf16 takes half the registers that floats
 // would (with floats the bf16 backward took 144 registers a thread: one
 // block of 8 warps per SM, too few to cover the memory latency).
@@ -167,13 +173,13 @@ __device__ __forceinline__ unsigned sw_quot(unsigned q, struct sw_div v)
 // where a row of N is a whole number of them (N a multiple of 4 fp32, 8
 // bf16: then every row of a and of b starts 16-byte aligned), else 1 (a
 // row of odd N in bf16 starts at an odd address: per-element accesses are
-// the scheme that is right for every N). SW_UNROLL accesses of each
+// the scheme that is right for every N). U accesses (the option `vectors`) of each
 // operand in flight per thread before the first use, as ln_gelu's
 // gelu_kernel; grid-stride past MAX_GRID blocks. Accesses are numbered in
 // 32 bits where M N / VW < 2^31 (Q = unsigned: every suite and test
 // shape), the row of one a multiply and a shift (sw_div); else in 64 bits
 // with a division.
-template <typename T, int OP, int VW, typename Q>
+template <typename T, int OP, int VW, int U, typename Q>
 __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS(OP))
 sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 	  const T *__restrict__ w, T *__restrict__ o, long M, long N, struct sw_div dv)
@@ -183,15 +189,15 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 	constexpr bool LB = OP == SW_MUL || OP == SW_FWD || OP == SW_DA || OP == SW_BWD;
 	constexpr bool LU = OP == SW_MUL || OP >= SW_DB;
 	const Q nvr = (Q)(N / VW), nv = (Q)M * nvr;
-	const Q stride = (Q)gridDim.x * SW_THREADS * SW_UNROLL;
+	const Q stride = (Q)gridDim.x * SW_THREADS * U;
 
-	for (Q q0 = (Q)blockIdx.x * SW_THREADS * SW_UNROLL + threadIdx.x;
+	for (Q q0 = (Q)blockIdx.x * SW_THREADS * U + threadIdx.x;
 	     q0 < nv; q0 += stride) {
-		typename sw_raw<T, VW>::type ra[SW_UNROLL], rb[SW_UNROLL], ru[SW_UNROLL];
-		size_t pa[SW_UNROLL];
+		typename sw_raw<T, VW>::type ra[U], rb[U], ru[U];
+		size_t pa[U];
 
 #pragma unroll
-		for (int k = 0; k < SW_UNROLL; k++) {
+		for (int k = 0; k < U; k++) {
 			const Q q = q0 + (Q)k * SW_THREADS;
 			if (q < nv) {
 				Q row;
@@ -212,7 +218,7 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 			}
 		}
 #pragma unroll
-		for (int k = 0; k < SW_UNROLL; k++) {
+		for (int k = 0; k < U; k++) {
 			const Q q = q0 + (Q)k * SW_THREADS;
 			if (q >= nv)
 				continue;
@@ -263,7 +269,7 @@ sw_kernel(const T *__restrict__ p, const T *__restrict__ u,
 /* Launchers                                                                */
 /* ------------------------------------------------------------------------ */
 
-template <typename T, int OP, int VW>
+template <typename T, int OP, int VW, int U>
 static void sw_launch_vw(unsigned grid, const void *p, const void *u, const void *w,
 			 void *o, long M, long N, cudaStream_t st)
 {
@@ -271,45 +277,62 @@ static void sw_launch_vw(unsigned grid, const void *p, const void *u, const void
 
 	// 32 bits where no index the loop forms (up to nv plus a grid stride)
 	// reaches 2^31
-	if (nv + (size_t)grid * SW_THREADS * SW_UNROLL < (1ull << 31))
-		sw_kernel<T, OP, VW, unsigned><<<grid, SW_THREADS, 0, st>>>(
+	if (nv + (size_t)grid * SW_THREADS * U < (1ull << 31))
+		sw_kernel<T, OP, VW, U, unsigned><<<grid, SW_THREADS, 0, st>>>(
 			(const T *)p, (const T *)u, (const T *)w, (T *)o, M, N,
 			sw_divider((unsigned)(N / VW)));
 	else
-		sw_kernel<T, OP, VW, size_t><<<grid, SW_THREADS, 0, st>>>(
+		sw_kernel<T, OP, VW, U, size_t><<<grid, SW_THREADS, 0, st>>>(
 			(const T *)p, (const T *)u, (const T *)w, (T *)o, M, N,
 			sw_divider(1));
 }
 
-template <typename T, int OP>
-static int sw_launch_t(const void *p, const void *u, const void *w, void *o,
+template <typename T, int OP, int U>
+static int sw_launch_u(const void *p, const void *u, const void *w, void *o,
 		       long M, long N, cudaStream_t st)
 {
 	constexpr int V = 16 / sizeof(T);
 	const int vw = N % V ? 1 : V;
-	const size_t nv = (size_t)M * (size_t)(N / vw), per = (size_t)SW_THREADS * SW_UNROLL;
+	const size_t nv = (size_t)M * (size_t)(N / vw), per = (size_t)SW_THREADS * U;
 	const size_t b = (nv + per - 1) / per;
 	const unsigned grid = (unsigned)(b < 1 ? 1 : b > (size_t)MAX_GRID ? MAX_GRID : b);
 
 	if (vw == V)
-		sw_launch_vw<T, OP, V>(grid, p, u, w, o, M, N, st);
+		sw_launch_vw<T, OP, V, U>(grid, p, u, w, o, M, N, st);
 	else
-		sw_launch_vw<T, OP, 1>(grid, p, u, w, o, M, N, st);
+		sw_launch_vw<T, OP, 1, U>(grid, p, u, w, o, M, N, st);
 	return CUDA_CHECK_LAUNCH("sw_kernel");
 }
 
-template <int OP>
-static int sw_launch(enum fp_dtype dt, const void *p, const void *u, const void *w,
-		     void *o, long M, long N, cudaStream_t st)
+template <typename T, int OP>
+static int sw_launch_t(int vectors, const void *p, const void *u, const void *w,
+		       void *o, long M, long N, cudaStream_t st)
 {
-	return dt == FP_BF16 ? sw_launch_t<__nv_bfloat16, OP>(p, u, w, o, M, N, st)
-			     : sw_launch_t<float, OP>(p, u, w, o, M, N, st);
+	switch (vectors) {
+	case 1:
+		return sw_launch_u<T, OP, 1>(p, u, w, o, M, N, st);
+	case 2:
+		return sw_launch_u<T, OP, 2>(p, u, w, o, M, N, st);
+	case 4:
+		return sw_launch_u<T, OP, 4>(p, u, w, o, M, N, st);
+	}
+	return error("swiglu: %d accesses a thread (1, 2 or 4)", vectors);
+}
+
+// Enqueue one kernel of OP, `vectors` accesses of each operand a thread.
+template <int OP>
+static int sw_launch(enum fp_dtype dt, int vectors, const void *p, const void *u,
+		     const void *w, void *o, long M, long N, cudaStream_t st)
+{
+	return dt == FP_BF16 ? sw_launch_t<__nv_bfloat16, OP>(vectors, p, u, w, o, M, N, st)
+			     : sw_launch_t<float, OP>(vectors, p, u, w, o, M, N, st);
 }
 
 enum { V_UNFUSED, V_FUSED };
 
 struct fp_op {
 	int bwd, variant, nsets;
+	int vectors;        // accesses of each operand a thread (kernel option)
 	enum fp_dtype dt;
 	long M, N;
 	size_t es;
@@ -336,17 +359,17 @@ static int op_launch(struct fp_op *op, int set, cudaStream_t st)
 	out = (char *)dev_in_set(op->out, off);
 	if (!op->bwd) {
 		if (op->variant == V_FUSED)
-			return sw_launch<SW_FWD>(op->dt, p, NULL, NULL, out, op->M, op->N, st);
+			return sw_launch<SW_FWD>(op->dt, op->vectors, p, NULL, NULL, out, op->M, op->N, st);
 		s = (char *)dev_in_set(op->s, off);
-		return sw_launch<SW_SILU>(op->dt, p, NULL, NULL, s, op->M, op->N, st) ||
-		       sw_launch<SW_MUL>(op->dt, p, s, NULL, out, op->M, op->N, st) ? -1 : 0;
+		return sw_launch<SW_SILU>(op->dt, op->vectors, p, NULL, NULL, s, op->M, op->N, st) ||
+		       sw_launch<SW_MUL>(op->dt, op->vectors, p, s, NULL, out, op->M, op->N, st) ? -1 : 0;
 	}
 	dy = op->dy + set * op->yset;
 	if (op->variant == V_FUSED)
-		return sw_launch<SW_BWD>(op->dt, p, dy, NULL, out, op->M, op->N, st);
+		return sw_launch<SW_BWD>(op->dt, op->vectors, p, dy, NULL, out, op->M, op->N, st);
 	saved = op->saved + set * op->yset;
-	return sw_launch<SW_DB>(op->dt, p, dy, saved, out, op->M, op->N, st) ||
-	       sw_launch<SW_DA>(op->dt, p, dy, NULL, out, op->M, op->N, st) ? -1 : 0;
+	return sw_launch<SW_DB>(op->dt, op->vectors, p, dy, saved, out, op->M, op->N, st) ||
+	       sw_launch<SW_DA>(op->dt, op->vectors, p, dy, NULL, out, op->M, op->N, st) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -500,8 +523,9 @@ static void op_destroy(struct fp_op *op)
 
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed)
+		     unsigned long long seed, const struct fp_kopts *ko)
 {
+	static const int vectors[] = { SW_VECTORS, 1, 2, 4 };
 	struct fp_op *op;
 	size_t zout, zmid, E;
 	char why[160], *cur;
@@ -512,6 +536,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if (nsets < 1 || variant < 0 || variant > 1)
 		return error("swiglu: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
+	if (ko && ko->v[0] >= sizeof vectors / sizeof vectors[0])
+		return error("swiglu: kernel option vectors: no value %d", ko->v[0]);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
 	op->bwd = bwd;
 	op->variant = variant;
@@ -519,6 +545,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->M = s->v[0];
 	op->N = s->v[1];
 	op->nsets = nsets;
+	op->vectors = vectors[ko ? ko->v[0] : 0];
 	op->es = fp_dtype_size(dt);
 	E = (size_t)op->M * op->N;
 	op->yset = E * op->es;
@@ -540,7 +567,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		    (bwd && dev_fill_normal(op->dy + i * op->yset, dt, E, splitmix64(sd + 3),
 					    0.0f, 1.0f, 0)) ||
 		    // the saved s is what the unfused forward's first kernel writes
-		    (op->saved && sw_launch<SW_SILU>(dt, p, NULL, NULL, op->saved + i * op->yset,
+		    (op->saved && sw_launch<SW_SILU>(dt, SW_VECTORS, p, NULL, NULL, op->saved + i * op->yset,
 						     op->M, op->N, 0)))
 			goto out_free;
 	}
@@ -554,26 +581,37 @@ out_free:
 	return -1;
 }
 
-// SwiGLU has no kernel options: ko is ignored.
+// The one kernel option: accesses of each operand a thread (SW_VECTORS);
+// each value but auto is the number.
+static const char *const vectors_values[] = { "auto", "1", "2", "4", NULL };
+static const struct fp_kopt sw_kopts[] = {
+	{ "vectors", vectors_values,
+	  "16-byte accesses (1 element where rows are unaligned) of each operand "
+	  "a thread takes (auto: 1)" },
+	{ NULL, NULL, NULL },
+};
+
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(0, op, s, dt, variant, nsets, seed);
+	return op_create(0, op, s, dt, variant, nsets, seed, ko);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(1, op, s, dt, variant, nsets, seed);
+	return op_create(1, op, s, dt, variant, nsets, seed, ko);
 }
 
-// workload->kernel(): the access width the row width allows.
+// workload->kernel(): the access width the row width allows, and how
+// many of each operand a thread takes.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s accesses",
-		 op->N % (long)(16 / op->es) ? "per-element (rows unaligned)" : "16-byte");
+	snprintf(buf, n, "%s accesses, %d a thread",
+		 op->N % (long)(16 / op->es) ? "per-element (rows unaligned)" : "16-byte",
+		 op->vectors);
 }
 
 // Row `row` of profile `profile`: the packed a|b (2N values) into v,
@@ -731,7 +769,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 	    (op->bwd && CUDA_CHECK(cudaMemcpy(op->dy, e->dy, op->yset,
 					      cudaMemcpyHostToDevice))) ||
 	    (op->saved && (dev_poison(op->saved, op->yset) ||
-			   sw_launch<SW_SILU>(op->dt, op->p, NULL, NULL, op->saved,
+			   sw_launch<SW_SILU>(op->dt, op->vectors, op->p, NULL, NULL, op->saved,
 					      M, N, 0))) ||
 	    dev_poison(op->out, out_bytes) ||
 	    (op->s && dev_poison(op->s, op->yset)) ||
@@ -765,7 +803,7 @@ extern "C" const struct workload wl_swiglu_fwd = {
 	.suite = SW_SUITE,
 	.quick = SW_QUICK,
 	.tests = SW_TESTS,
-	.kopts = NULL,
+	.kopts = sw_kopts,
 	.backward = "swiglu_bwd",
 	.validate = sw_validate,
 	.device_bytes = fwd_device_bytes,
@@ -787,7 +825,7 @@ extern "C" const struct workload wl_swiglu_bwd = {
 	.suite = SW_SUITE,
 	.quick = SW_QUICK,
 	.tests = SW_TESTS,
-	.kopts = NULL,
+	.kopts = sw_kopts,
 	.backward = NULL,
 	.validate = sw_validate,
 	.device_bytes = bwd_device_bytes,
