@@ -6,6 +6,7 @@
 #include "error.h"
 
 const char *error_progname = "fuseprof";
+void (*error_sink)(const char *message, int is_warning);
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -13,6 +14,10 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	char buf[2048];
 
 	vsnprintf(buf, sizeof buf, fmt, ap);
+	if (error_sink) {
+		error_sink(buf, *prefix != '\0');
+		return;
+	}
 	fprintf(stderr, "%s: %s%s\n", error_progname, prefix, buf);
 }
 

@@ -28,6 +28,11 @@ int usage_error(const char *cmd, const char *fmt, ...) FP_PRINTF(2, 3);
 /* Name used as the message prefix; "fuseprof" unless changed (tests). */
 extern const char *error_progname;
 
+/* When set, error() and warning() hand their message (without the prefix)
+ * to this function instead of printing it: the kernels library keeps it
+ * for fpk_last_error() (kernels/api). */
+extern void (*error_sink)(const char *message, int is_warning);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,10 @@ AM_TESTS_ENVIRONMENT = \
 	srcdir='$(srcdir)'; export srcdir; \
 	top_srcdir='$(top_srcdir)'; export top_srcdir; \
 	top_builddir='$(top_builddir)'; export top_builddir; \
-	GNUPLOT='$(GNUPLOT)'; export GNUPLOT;
+	GNUPLOT='$(GNUPLOT)'; export GNUPLOT; \
+	CC='$(CC)'; export CC; \
+	CUDA_CPPFLAGS='$(CUDA_CPPFLAGS)'; export CUDA_CPPFLAGS; \
+	CUDA_LDFLAGS='$(CUDA_LDFLAGS)'; export CUDA_LDFLAGS;
 
 EXTRA_DIST += tests/setup tests/test.h tests/data/schema1.db
 ## The lock the GPU tests share (tests/test.h, gpu_test_lock).

@@ -338,6 +338,46 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The fused kernels on a caller's pointers (ln_gelu.h)                     */
+/* ------------------------------------------------------------------------ */
+
+static long partial_rows_max(const struct fp_shape *s, enum fp_dtype dt, int variant);
+
+extern "C" int ln_gelu_fused_fwd(enum fp_dtype dt, int erf, const void *x,
+				 const void *gamma, const void *beta, void *y,
+				 long M, long N, cudaStream_t st)
+{
+	struct kcfg k = fwd_kernel_for(FWD_FUSED, erf, N, dt);
+
+	return launch_fwd(&k, x, gamma, beta, y, NULL, M, N, st);
+}
+
+extern "C" long ln_gelu_fused_partials(enum fp_dtype dt, int erf, long M, long N)
+{
+	const struct fp_shape s = { { M, N, erf } };
+
+	return partial_rows_max(&s, dt, V_BWD_FUSED);
+}
+
+extern "C" int ln_gelu_fused_bwd(enum fp_dtype dt, int erf, const void *dy,
+				 const void *x, const void *gamma, const void *beta,
+				 void *dx, void *dgb, float *partial, long M, long N,
+				 cudaStream_t st)
+{
+	struct kcfg k = bwd_kernel_for(BWD_FUSED, erf, N, dt);
+	int grid;
+
+	if (kcfg_ready(&k) || persistent_grid(&k, M, &grid))
+		return -1;
+	if (grid > ln_gelu_fused_partials(dt, erf, M, N))
+		return error("ln_gelu_bwd: %d partial rows, room for %ld", grid,
+			     ln_gelu_fused_partials(dt, erf, M, N));
+	return launch_bwd(&k, (unsigned)grid, dy, x, gamma, beta, dx, NULL, partial,
+			  M, N, NULL, st) ||
+	       layernorm_bwd_reduce(dt, partial, grid, N, dgb, st) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The workloads                                                            */
 /* ------------------------------------------------------------------------ */
 

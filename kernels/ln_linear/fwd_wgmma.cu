@@ -30,7 +30,7 @@
 
 // The one architecture guard of the file: a device pass for any target but
 // sm_90a compiles none of the Hopper code, and its kernels trap (they are
-// never launched there: fwd_wgmma_setup's probe says 0 and fwd_choose picks
+// never launched there: fwd_wgmma_setup's probe says 0 and lnl_fwd_choose picks
 // the mma.sync kernel). The host pass sees everything.
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define SM90A_CODE 0
@@ -403,7 +403,7 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // barrier before each and made the first cluster versions slow): faster
 // from N = 1024 on, no better at N = 256 ("fuseprof run times a case's
 // variants side by side; the bf16 fused forward in block pairs (H100)"),
-// so pairs serve from N = 512 on (fwd_choose in workload.cu, option
+// so pairs serve from N = 512 on (lnl_fwd_choose in workload.cu, option
 // clusters). The launcher takes the kernel from K = WS_MIN_K on.
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
 {

@@ -117,7 +117,7 @@ static const int FWD_NAIVE = 0, FWD_UNFUSED = 1, FWD_FUSED = 2;
 static const int BWD_NAIVE = 0, BWD_UNFUSED = 1, BWD_FUSED = 2;
 
 /* The kernels a forward instance's launch runs, chosen once in create()
- * (fwd_choose in workload.cu) from the variant, shape, device and options. */
+ * (lnl_fwd_choose in workload.cu) from the variant, shape, device and options. */
 enum lnl_fwd_kernel {
 	FK_NAIVE,      /* k_fwd_naive */
 	FK_UNFUSED,    /* LayerNorm rows, then cuBLASLt */
@@ -218,6 +218,22 @@ static inline int vec_width(long K, enum fp_dtype dt)
 
 	return K % v == 0 ? v : 1;
 }
+
+/* workload.cu: the forward's kernel choice (op->fk and the warp-
+ * specialized kernel's settings) from op's shape, dtype, device (sms) and
+ * options (ko). ws_every_m (the library, kernels/api, whose one fold must
+ * serve every M): where the fold is the warp-specialized kernel's
+ * (lnl_fold_perm), take that kernel for few rows too, rather than the
+ * small-tile kernel whose fold differs. 0, or -1 (reported). */
+int lnl_fwd_choose(struct lnl_op *op, int ws_every_m);
+/* Whether the fused forward's fold at K and dt on a device with (hopper =
+ * 1) or without the sm_90a kernels is the warp-specialized kernel's
+ * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=
+ * WS_MIN_K). */
+int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
+/* Whether the bf16 statistics pass may run at K (then the forward needs 3 M
+ * floats of statistics). */
+int lnl_fwd_pass_possible(long K, enum fp_dtype dt);
 
 /* fwd_simt.cu */
 int fold_launch(const struct lnl_op *op, cudaStream_t st);

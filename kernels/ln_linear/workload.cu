@@ -44,7 +44,7 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
 // side; the bf16 fused forward in block pairs (H100)") and whether the row
 // statistics take a pass of their own (stats_pass=, see WS_PASS_N).
-static int fwd_choose(struct lnl_op *op)
+int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
@@ -64,7 +64,8 @@ static int fwd_choose(struct lnl_op *op)
 		op->fk = FK_SIMT;
 		return 0;
 	}
-	if (2 * big < op->sms) {
+	if (2 * big < op->sms &&
+	    !(ws_every_m && lnl_fold_perm(op->K, op->dt, hopper))) {
 		op->fk = FK_MMA_SMALL;
 		return 0;
 	}
@@ -148,7 +149,7 @@ static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
 	return base->bwd ? bwd_launch(&view, x, dy, st) : fwd_launch(&view, x, st);
 }
 
-// What fwd_choose picked (forward) or which LayerNorm backward the fused
+// What lnl_fwd_choose picked (forward) or which LayerNorm backward the fused
 // backward runs (rows the register kernels hold, or not), as one line.
 static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 {
@@ -254,6 +255,18 @@ static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 	else
 		return 0;
 	return -1;
+}
+
+int lnl_fold_perm(long K, enum fp_dtype dt, int hopper)
+{
+	return dt == FP_BF16 && hopper && vec_width(K, dt) > 1 && K >= WS_MIN_K;
+}
+
+int lnl_fwd_pass_possible(long K, enum fp_dtype dt)
+{
+	const struct fp_shape s = { { 1, K, 1 } };
+
+	return fwd_pass_possible(&s, dt);
 }
 
 // Whether a bf16 fused forward's statistics pass may run at this shape
@@ -538,7 +551,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 				cudaDevAttrMultiProcessorCount, dev)))
 			goto out_free;
 	}
-	if (!bwd && fwd_choose(op))
+	if (!bwd && lnl_fwd_choose(op, 0))
 		goto out_free;
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs

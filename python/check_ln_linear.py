@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""check_ln_linear.py - fuseprof's fused LayerNorm+Linear (forward and custom
+backward, through fuseprof_torch) against PyTorch autograd in float64, the
+gradients one by one, with a PASS/FAIL per line.
+
+For every shape and dtype: the forward output and grad_input,
+grad_ln_weight, grad_ln_bias, grad_linear_weight, grad_linear_bias, each
+as the relative error ||out - ref||_2 / ||ref||_2 against PyTorch autograd
+run in float64 on the same (dtype-rounded) inputs; beside it the error of
+PyTorch's own autograd in the same dtype, for scale. Tolerances: float32
+1e-5, bfloat16 2e-2. Where the shape is small enough (--cpu-ref-max MACs),
+fuseprof's own double-precision CPU reference (in libfuseprof-kernels) is
+compared with PyTorch's float64 too: the two references must agree to
+1e-12. Exit status 1 if any line fails.
+
+Usage on a GPU machine (FUSEPROF_KERNELS_LIB pointing at the library, or
+an installed one):
+    python3 python/check_ln_linear.py                 # puzzle + suite shapes
+    python3 python/check_ln_linear.py --full          # up to 16384x4096->16384
+    python3 python/check_ln_linear.py --shape 4,4,8,16 --dtype bf16
+"""
+import argparse
+import ctypes
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import fuseprof_torch as fpt  # noqa: E402
+from fuseprof_torch import _lib  # noqa: E402
+
+TOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+NAMES = ["forward", "grad_input", "grad_ln_weight", "grad_ln_bias",
+         "grad_linear_weight", "grad_linear_bias"]
+
+# (leading dims of x, K, N): the puzzle's [4, 4, 8] -> [4, 4, 16], odd
+# sizes, the suite's shapes; --full adds the largest.
+SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((2048,), 768, 256),
+          ((16384,), 768, 256), ((4096,), 4096, 1024)]
+FULL = [((16384,), 4096, 16384)]
+
+_lib.SIGNATURES.update({
+    "fpk_ref_ln_linear_fwd": (ctypes.c_int, [ctypes.c_void_p] * 6 + [ctypes.c_long] * 3),
+    "fpk_ref_ln_linear_bwd": (ctypes.c_int, [ctypes.c_void_p] * 10 + [ctypes.c_long] * 3),
+})
+
+
+def rel(out, ref):
+    out = out.double()
+    d = torch.linalg.vector_norm(out - ref)
+    r = torch.linalg.vector_norm(ref)
+    return (d / r).item() if r > 0 else d.item()
+
+
+def torch_ln_linear(x, g, b, W, bias):
+    return F.linear(F.layer_norm(x, (x.shape[-1],), g, b, eps=1e-5), W, bias)
+
+
+def grads(fn, inputs, dy):
+    ins = [t.detach().clone().requires_grad_() for t in inputs]
+    y = fn(*ins)
+    y.backward(dy)
+    return [y.detach()] + [t.grad for t in ins]
+
+
+def cpu_reference(inputs, dy):
+    """The project's own double CPU reference (kernels/ln_linear/ref.c) on
+    the same inputs: [y, dx, dgamma, dbeta, dW, db]."""
+    x, g, b, W, bias = [t.detach().double().cpu().contiguous() for t in inputs]
+    dyc = dy.double().cpu().contiguous()
+    K = x.shape[-1]
+    N = W.shape[0]
+    M = x.numel() // K
+    y = torch.empty(x.shape[:-1] + (N,), dtype=torch.float64)
+    outs = [torch.empty_like(x), torch.empty_like(g), torch.empty_like(b),
+            torch.empty_like(W), torch.empty_like(bias)]
+    p = lambda t: ctypes.c_void_p(t.data_ptr())  # noqa: E731
+    _lib.call("fpk_ref_ln_linear_fwd", p(x), p(g), p(b), p(W), p(bias), p(y), M, K, N)
+    _lib.call("fpk_ref_ln_linear_bwd", p(x), p(g), p(b), p(W), p(dyc),
+              *[p(o) for o in outs], M, K, N)
+    return [y] + outs
+
+
+def check(lead, K, N, dt, cpu_max, gen):
+    dev = "cuda"
+    x = torch.randn(*lead, K, generator=gen, device=dev).to(dt)
+    g = (1 + 0.1 * torch.randn(K, generator=gen, device=dev)).to(dt)
+    b = (0.1 * torch.randn(K, generator=gen, device=dev)).to(dt)
+    W = (torch.randn(N, K, generator=gen, device=dev) / K ** 0.5).to(dt)
+    bias = (0.1 * torch.randn(N, generator=gen, device=dev)).to(dt)
+    dy = torch.randn(*lead, N, generator=gen, device=dev).to(dt)
+    inputs = [x, g, b, W, bias]
+
+    ref = grads(torch_ln_linear, [t.double() for t in inputs], dy.double())
+    ours = grads(fpt.ln_linear, inputs, dy)
+    theirs = grads(torch_ln_linear, inputs, dy)
+    tol = TOL[dt]
+    shape = f"{list(lead) + [K]} -> {list(lead) + [N]}"
+    print(f"LayerNorm+Linear {shape} {str(dt)[6:]}  (tolerance {tol:g} relative, "
+          "against PyTorch autograd in float64)")
+    fails = 0
+    for name, o, t, r in zip(NAMES, ours, theirs, ref):
+        e = rel(o, r)
+        ok = e <= tol and torch.isfinite(o).all().item()
+        fails += not ok
+        print(f"  {name:<20} fuseprof {e:9.3e}   torch {str(dt)[6:]:<8} {rel(t, r):9.3e}"
+              f"   {'PASS' if ok else 'FAIL'}")
+    macs = 3.0 * x.numel() // K * K * N
+    if macs <= cpu_max:
+        cref = cpu_reference(inputs, dy)
+        worst = max(rel(c, r.cpu()) for c, r in zip(cref, ref))
+        ok = worst <= 1e-12
+        fails += not ok
+        print(f"  {'cpu reference':<20} fuseprof's double reference against "
+              f"float64 autograd: {worst:9.3e}   {'PASS' if ok else 'FAIL'}")
+    else:
+        print(f"  {'cpu reference':<20} skipped ({macs:.3g} multiply-adds, over "
+              f"--cpu-ref-max {cpu_max:.3g})")
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help="add 16384x4096 -> 16384")
+    ap.add_argument("--shape", action="append", default=[],
+                    help="D1,...,K,N: x of [D1, ..., K] into N outputs (repeatable; "
+                    "replaces the default shapes)")
+    ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
+    ap.add_argument("--cpu-ref-max", type=float, default=2e8,
+                    help="largest shape (multiply-adds) the CPU reference checks")
+    ap.add_argument("--seed", type=int, default=20261126)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("check_ln_linear: no CUDA device", file=sys.stderr)
+        return 77
+    shapes = SHAPES + (FULL if a.full else [])
+    if a.shape:
+        shapes = []
+        for s in a.shape:
+            try:
+                v = [int(t) for t in s.split(",")]
+            except ValueError:
+                ap.error(f"--shape {s!r}: integers separated by commas")
+            if len(v) < 3 or min(v) < 1:
+                ap.error(f"--shape {s!r}: at least D1,K,N, each >= 1")
+            shapes.append((tuple(v[:-2]), v[-2], v[-1]))
+    dts = {"fp32": [torch.float32], "bf16": [torch.bfloat16],
+           "both": [torch.float32, torch.bfloat16]}[a.dtype]
+    gen = torch.Generator(device="cuda").manual_seed(a.seed)
+    fails = 0
+    for lead, K, N in shapes:
+        for dt in dts:
+            fails += check(lead, K, N, dt, a.cpu_ref_max, gen)
+    print(f"{'all lines passed' if fails == 0 else f'{fails} lines FAILED'}")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

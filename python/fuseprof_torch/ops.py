@@ -1,0 +1,389 @@
+"""fuseprof's fused kernels as PyTorch custom operators.
+
+Each operator is a torch.library custom op (namespace "fuseprof"), so that
+autograd, torch.compile (an opaque node, no graph break: each op has a fake
+implementation for shapes) and the dispatcher treat it as one of their own,
+and its implementation calls libfuseprof-kernels through ctypes on the
+current CUDA stream. Why ctypes and torch.library rather than a C++
+extension: nothing here is compiled against PyTorch's C++ ABI, so one build
+of the library serves every PyTorch version that has torch.library's
+custom_op (2.4 and later) and no compiler is needed at import time.
+
+The public functions (ln_linear, ln_gelu, softmax) check their arguments
+first and raise TypeError (not a tensor, a dtype other than float32 or
+bfloat16, dtypes that differ) or ValueError (a CPU tensor or tensors on
+different devices, non-contiguous, shapes that do not fit), naming the
+argument.
+"""
+import ctypes
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from . import _lib
+
+_DT = {torch.float32: _lib.FPK_F32, torch.bfloat16: _lib.FPK_BF16}
+_P = ctypes.c_void_p
+_L = ctypes.c_long
+_S = ctypes.c_size_t
+_I = ctypes.c_int
+_F = ctypes.c_float
+
+# The C entry points used here, as fuseprof/kernels.h declares them.
+_lib.SIGNATURES.update({
+    "fpk_ln_linear_folded_bytes": (_S, [_L, _L, _I]),
+    "fpk_ln_linear_fold": (_I, [_P, _P, _P, _P, _L, _L, _I, _P, _S, _P]),
+    "fpk_ln_linear_fwd_workspace": (_S, [_L, _L, _L, _I]),
+    "fpk_ln_linear_fwd": (_I, [_P, _P, _P, _L, _L, _L, _I, _P, _S, _P]),
+    "fpk_ln_linear_bwd_workspace": (_S, [_L, _L, _L, _I]),
+    "fpk_ln_linear_bwd": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _P, _P,
+                               _L, _L, _L, _I, _P, _S, _P]),
+    "fpk_ln_gelu_fwd": (_I, [_P, _P, _P, _P, _L, _L, _I, _I, _P]),
+    "fpk_ln_gelu_bwd_workspace": (_S, [_L, _L, _I]),
+    "fpk_ln_gelu_bwd": (_I, [_P, _P, _P, _P, _P, _P, _P, _L, _L, _I, _I,
+                             _P, _S, _P]),
+    "fpk_softmax_fwd": (_I, [_P, _P, _L, _L, _F, _I, _I, _P]),
+    "fpk_softmax_bwd": (_I, [_P, _P, _P, _L, _L, _I, _P]),
+})
+
+
+def _ptr(t):
+    return _P(t.data_ptr()) if t is not None else None
+
+
+def _stream(t):
+    return _P(torch.cuda.current_stream(t.device).cuda_stream)
+
+
+class _on:
+    """The device of tensor t made current for the call (PyTorch's
+    current-device context only where it differs: entering it costs host
+    time on every call)."""
+
+    def __init__(self, t):
+        self.ctx = None
+        if t.device.index is not None and t.device.index != torch.cuda.current_device():
+            self.ctx = torch.cuda.device(t.device)
+
+    def __enter__(self):
+        if self.ctx is not None:
+            self.ctx.__enter__()
+
+    def __exit__(self, *exc):
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
+
+
+def _workspace(nbytes, like):
+    return torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=like.device)
+
+
+# ---------------------------------------------------------------------------
+# Argument checks
+
+
+def _check(fn, tensors, dtype=None):
+    """Every (argument name, value) in tensors: a contiguous CUDA tensor of
+    float32 or bfloat16, all of one dtype (dtype, when given) and one
+    device. Types and dtypes are checked first (TypeError), then layout and
+    devices (ValueError), each over all the arguments in order, so that the
+    error names the first argument of the first kind of fault."""
+    for arg, t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{fn}: {arg} must be a torch.Tensor, not {type(t).__name__}")
+        if t.dtype not in _DT:
+            raise TypeError(f"{fn}: {arg} has dtype {t.dtype}; fuseprof's kernels "
+                            "take torch.float32 or torch.bfloat16")
+    a0, t0 = tensors[0]
+    if dtype is not None and t0.dtype != dtype:
+        raise TypeError(f"{fn}: {a0} has dtype {t0.dtype}, expected {dtype}")
+    for arg, t in tensors[1:]:
+        if t.dtype != t0.dtype:
+            raise TypeError(f"{fn}: {arg} has dtype {t.dtype} but {a0} has {t0.dtype}; "
+                            "all tensors must share one dtype")
+    for arg, t in tensors:
+        if not t.is_contiguous():
+            raise ValueError(f"{fn}: {arg} is not contiguous (strides {t.stride()} "
+                             f"for shape {tuple(t.shape)}); call .contiguous() first")
+    for arg, t in tensors:
+        if t.device.type != "cuda":
+            raise ValueError(f"{fn}: {arg} is on {t.device}; fuseprof's kernels take "
+                             "CUDA tensors (move it with .cuda())")
+        if t.device != t0.device:
+            raise ValueError(f"{fn}: {arg} is on {t.device} but {a0} is on "
+                             f"{t0.device}; all tensors must be on one device")
+
+
+def _shape(fn, arg, t, want):
+    if tuple(t.shape) != tuple(want):
+        raise ValueError(f"{fn}: {arg} has shape {tuple(t.shape)}, expected {tuple(want)}")
+
+
+def _rows(fn, x, width_name):
+    if x.dim() < 1 or x.shape[-1] < 1:
+        raise ValueError(f"{fn}: x must have a last dimension ({width_name}) of at "
+                         f"least 1, got shape {tuple(x.shape)}")
+    return x.numel() // x.shape[-1], x.shape[-1]
+
+
+# ---------------------------------------------------------------------------
+# LayerNorm + Linear: y = LayerNorm(x; gamma, beta) W^T + b
+
+# The fold (W' = W o gamma, s, b') per weight version: keyed by the
+# parameters' storage and version counters, which in-place updates (an
+# optimizer step) advance, so a cached fold is never stale. A few entries:
+# one per module in use.
+_FOLD_CACHE = {}
+_FOLD_CACHE_MAX = 64
+
+
+def _fold_key(gamma, beta, weight, bias):
+    return tuple((t.data_ptr(), t._version, tuple(t.shape), t.dtype, t.device.index)
+                 for t in (gamma, beta, weight, bias))
+
+
+def _folded(gamma, beta, weight, bias):
+    key = _fold_key(gamma, beta, weight, bias)
+    hit = _FOLD_CACHE.get(key)
+    if hit is not None:
+        return hit
+    N, K = weight.shape
+    dt = _DT[weight.dtype]
+    nbytes = _lib.size("fpk_ln_linear_folded_bytes", K, N, dt)
+    buf = torch.empty(nbytes, dtype=torch.uint8, device=weight.device)
+    _lib.call("fpk_ln_linear_fold", _ptr(gamma), _ptr(beta), _ptr(weight), _ptr(bias),
+              K, N, dt, _ptr(buf), nbytes, _stream(weight))
+    if len(_FOLD_CACHE) >= _FOLD_CACHE_MAX:
+        _FOLD_CACHE.pop(next(iter(_FOLD_CACHE)))
+    # the buffer is kept with the tensors it came from, so that their
+    # storage (and with it the key's data_ptr) cannot be reused while the
+    # entry lives
+    _FOLD_CACHE[key] = (buf, (gamma, beta, weight, bias))
+    return _FOLD_CACHE[key]
+
+
+@torch.library.custom_op("fuseprof::ln_linear", mutates_args=())
+def _ln_linear(x: Tensor, gamma: Tensor, beta: Tensor, weight: Tensor,
+               bias: Tensor) -> Tensor:
+    N, K = weight.shape
+    M = x.numel() // K
+    y = x.new_empty(x.shape[:-1] + (N,))
+    with _on(x):
+        buf, _ = _folded(gamma, beta, weight, bias)
+        dt = _DT[x.dtype]
+        ws = _workspace(_lib.size("fpk_ln_linear_fwd_workspace", M, K, N, dt), x)
+        _lib.call("fpk_ln_linear_fwd", _ptr(x), _ptr(buf), _ptr(y), M, K, N, dt,
+                  _ptr(ws), ws.numel(), _stream(x))
+    return y
+
+
+@_ln_linear.register_fake
+def _(x, gamma, beta, weight, bias):
+    return x.new_empty(x.shape[:-1] + (weight.shape[0],))
+
+
+@torch.library.custom_op("fuseprof::ln_linear_backward", mutates_args=())
+def _ln_linear_backward(dy: Tensor, x: Tensor, gamma: Tensor, beta: Tensor,
+                        weight: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    N, K = weight.shape
+    M = x.numel() // K
+    dx = torch.empty_like(x)
+    dgamma = torch.empty_like(gamma)
+    dbeta = torch.empty_like(beta)
+    dW = torch.empty_like(weight)
+    db = weight.new_empty((N,))
+    with _on(x):
+        dt = _DT[x.dtype]
+        ws = _workspace(_lib.size("fpk_ln_linear_bwd_workspace", M, K, N, dt), x)
+        _lib.call("fpk_ln_linear_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(beta),
+                  _ptr(weight), _ptr(dx), _ptr(dgamma), _ptr(dbeta), _ptr(dW), _ptr(db),
+                  M, K, N, dt, _ptr(ws), ws.numel(), _stream(x))
+    return dx, dgamma, dbeta, dW, db
+
+
+@_ln_linear_backward.register_fake
+def _(dy, x, gamma, beta, weight):
+    return (torch.empty_like(x), torch.empty_like(gamma), torch.empty_like(beta),
+            torch.empty_like(weight), weight.new_empty((weight.shape[0],)))
+
+
+def _ln_linear_setup(ctx, inputs, output):
+    x, gamma, beta, weight, bias = inputs
+    ctx.save_for_backward(x, gamma, beta, weight)
+
+
+def _ln_linear_grad(ctx, dy):
+    x, gamma, beta, weight = ctx.saved_tensors
+    dx, dgamma, dbeta, dW, db = _ln_linear_backward(dy.contiguous(), x, gamma, beta, weight)
+    return dx, dgamma, dbeta, dW, db
+
+
+_ln_linear.register_autograd(_ln_linear_grad, setup_context=_ln_linear_setup)
+
+
+def ln_linear(x, gamma, beta, weight, bias):
+    """y = LayerNorm(x; gamma, beta, eps=1e-5) @ weight.T + bias in one fused
+    kernel (the backward in fuseprof's fused backward kernels).
+
+    x: [..., K]; gamma, beta: [K]; weight: [N, K] (as nn.Linear keeps it);
+    bias: [N]; all contiguous CUDA tensors of one dtype, float32 or bfloat16
+    (bf16 storage, fp32 math). Returns y: [..., N]. The LayerNorm's affine
+    part is folded into the weight once per version of the parameters and
+    cached."""
+    fn = "fuseprof_torch.ln_linear"
+    _check(fn, [("x", x), ("gamma", gamma), ("beta", beta), ("weight", weight),
+                    ("bias", bias)])
+    if weight.dim() != 2:
+        raise ValueError(f"{fn}: weight must be 2-D [N, K], got shape {tuple(weight.shape)}")
+    N, K = weight.shape
+    if x.dim() < 1 or x.shape[-1] != K:
+        raise ValueError(f"{fn}: x has shape {tuple(x.shape)}; its last dimension must "
+                         f"be weight's K = {K}")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    _shape(fn, "gamma", gamma, (K,))
+    _shape(fn, "beta", beta, (K,))
+    _shape(fn, "bias", bias, (N,))
+    return _ln_linear(x, gamma, beta, weight, bias)
+
+
+# ---------------------------------------------------------------------------
+# LayerNorm + GELU: y = GELU(LayerNorm(x; gamma, beta))
+
+_APPROX = {"tanh": 0, "none": 1}
+
+
+@torch.library.custom_op("fuseprof::ln_gelu", mutates_args=())
+def _ln_gelu(x: Tensor, gamma: Tensor, beta: Tensor, erf: int) -> Tensor:
+    M, N = x.numel() // x.shape[-1], x.shape[-1]
+    y = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_ln_gelu_fwd", _ptr(x), _ptr(gamma), _ptr(beta), _ptr(y), M, N,
+                  erf, _DT[x.dtype], _stream(x))
+    return y
+
+
+@_ln_gelu.register_fake
+def _(x, gamma, beta, erf):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fuseprof::ln_gelu_backward", mutates_args=())
+def _ln_gelu_backward(dy: Tensor, x: Tensor, gamma: Tensor, beta: Tensor,
+                      erf: int) -> Tuple[Tensor, Tensor, Tensor]:
+    M, N = x.numel() // x.shape[-1], x.shape[-1]
+    dx = torch.empty_like(x)
+    dgamma = torch.empty_like(gamma)
+    dbeta = torch.empty_like(beta)
+    with _on(x):
+        dt = _DT[x.dtype]
+        ws = _workspace(_lib.size("fpk_ln_gelu_bwd_workspace", M, N, dt), x)
+        _lib.call("fpk_ln_gelu_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(beta), _ptr(dx),
+                  _ptr(dgamma), _ptr(dbeta), M, N, erf, dt, _ptr(ws), ws.numel(),
+                  _stream(x))
+    return dx, dgamma, dbeta
+
+
+@_ln_gelu_backward.register_fake
+def _(dy, x, gamma, beta, erf):
+    return torch.empty_like(x), torch.empty_like(gamma), torch.empty_like(beta)
+
+
+def _ln_gelu_setup(ctx, inputs, output):
+    x, gamma, beta, erf = inputs
+    ctx.save_for_backward(x, gamma, beta)
+    ctx.erf = erf
+
+
+def _ln_gelu_grad(ctx, dy):
+    x, gamma, beta = ctx.saved_tensors
+    dx, dgamma, dbeta = _ln_gelu_backward(dy.contiguous(), x, gamma, beta, ctx.erf)
+    return dx, dgamma, dbeta, None
+
+
+_ln_gelu.register_autograd(_ln_gelu_grad, setup_context=_ln_gelu_setup)
+
+
+def ln_gelu(x, gamma, beta, approximate="tanh"):
+    """y = GELU(LayerNorm(x; gamma, beta, eps=1e-5)) over x's last dimension,
+    in one kernel. approximate: "tanh" (GELU's tanh form) or "none" (exact,
+    erf), as torch.nn.functional.gelu takes it. x: [..., N]; gamma, beta:
+    [N]; contiguous CUDA tensors of one dtype, float32 or bfloat16."""
+    fn = "fuseprof_torch.ln_gelu"
+    if approximate not in _APPROX:
+        raise ValueError(f"{fn}: approximate={approximate!r}; it takes 'tanh' or 'none'")
+    _check(fn, [("x", x), ("gamma", gamma), ("beta", beta)])
+    M, N = _rows(fn, x, "the normalised width")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    _shape(fn, "gamma", gamma, (N,))
+    _shape(fn, "beta", beta, (N,))
+    return _ln_gelu(x, gamma, beta, _APPROX[approximate])
+
+
+# ---------------------------------------------------------------------------
+# Softmax over the last dimension: y = softmax(x * scale), optionally causal
+
+
+@torch.library.custom_op("fuseprof::softmax", mutates_args=())
+def _softmax(x: Tensor, scale: float, causal: bool) -> Tensor:
+    M, N = x.numel() // x.shape[-1], x.shape[-1]
+    y = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_softmax_fwd", _ptr(x), _ptr(y), M, N, scale, int(causal),
+                  _DT[x.dtype], _stream(x))
+    return y
+
+
+@_softmax.register_fake
+def _(x, scale, causal):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fuseprof::softmax_backward", mutates_args=())
+def _softmax_backward(y: Tensor, dy: Tensor) -> Tensor:
+    M, N = y.numel() // y.shape[-1], y.shape[-1]
+    dx = torch.empty_like(y)
+    with _on(y):
+        _lib.call("fpk_softmax_bwd", _ptr(y), _ptr(dy), _ptr(dx), M, N, _DT[y.dtype],
+                  _stream(y))
+    return dx
+
+
+@_softmax_backward.register_fake
+def _(y, dy):
+    return torch.empty_like(y)
+
+
+def _softmax_setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+    ctx.scale = inputs[1]
+
+
+def _softmax_grad(ctx, dy):
+    (y,) = ctx.saved_tensors
+    dx = _softmax_backward(y, dy.contiguous())
+    if ctx.scale != 1.0:
+        dx = dx * ctx.scale
+    return dx, None, None
+
+
+_softmax.register_autograd(_softmax_grad, setup_context=_softmax_setup)
+
+
+def softmax(x, scale=1.0, causal=False):
+    """y = softmax(x * scale) over x's last dimension, in one kernel. With
+    causal, x is [..., S, S] attention scores and query i sees keys 0..i
+    (the others get 0). x: a contiguous CUDA tensor, float32 or bfloat16."""
+    fn = "fuseprof_torch.softmax"
+    _check(fn, [("x", x)])
+    _rows(fn, x, "the row width")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    if causal and (x.dim() < 2 or x.shape[-2] != x.shape[-1]):
+        raise ValueError(f"{fn}: causal=True takes square [..., S, S] scores, got "
+                         f"shape {tuple(x.shape)}")
+    if not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"{fn}: scale={scale!r} must be a positive number")
+    return _softmax(x, float(scale), bool(causal))

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""torch_ops.py - fuseprof_torch's operators under PyTorch (a test helper,
+run by tests/test-torch-args.sh and tests/test-torch-gpu.sh).
+
+  args   the argument checks: each wrong input raises TypeError or
+         ValueError with a message naming the argument (needs torch only;
+         the CUDA cases where a GPU is present). Never loads the library.
+  grads  LayerNorm+GELU and softmax (plain, scaled, causal), forward and
+         every gradient, against PyTorch autograd in float64, float32 and
+         bfloat16 at awkward shapes; the three modules; torch.compile with
+         fullgraph=True over the operators (no graph break) agreeing with
+         eager.
+Exit 0 on success, 1 on a failure, 77 when what it needs is missing."""
+import math
+import os
+import sys
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("SKIP: no torch", file=sys.stderr)
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                "python"))
+import fuseprof_torch as fpt  # noqa: E402
+from fuseprof_torch import ops  # noqa: E402
+
+failures = 0
+
+
+def expect(exc, words, fn, *args, **kw):
+    global failures
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        msg = str(e)
+        if all(w in msg for w in words) and "\n" not in msg:
+            print(f"ok   {exc.__name__}: {msg}")
+            return
+        print(f"FAIL {exc.__name__} without {words}: {msg}")
+    except Exception as e:  # noqa: BLE001
+        print(f"FAIL wanted {exc.__name__}, got {type(e).__name__}: {e}")
+    else:
+        print(f"FAIL wanted {exc.__name__} {words}, nothing raised")
+    failures += 1
+
+
+def args():
+    K, N = 8, 16
+    x = torch.randn(4, 4, K)
+    g, b = torch.ones(K), torch.zeros(K)
+    W, bias = torch.randn(N, K), torch.zeros(N)
+    expect(TypeError, ["x", "torch.Tensor"], fpt.ln_linear, [1.0], g, b, W, bias)
+    expect(TypeError, ["x", "float64"], fpt.ln_linear, x.double(), g, b, W, bias)
+    expect(TypeError, ["weight", "float16"], fpt.ln_linear, x, g, b, W.half(), bias)
+    expect(ValueError, ["x", "contiguous"], fpt.ln_linear, x.transpose(0, 1), g, b, W, bias)
+    expect(ValueError, ["x", "cpu", "CUDA"], fpt.ln_linear, x, g, b, W, bias)
+    expect(ValueError, ["x", "cpu"], fpt.ln_gelu, x, g, b)
+    expect(ValueError, ["approximate", "tanh"], fpt.ln_gelu, x, g, b, "sigmoid")
+    expect(ValueError, ["x", "cpu"], fpt.softmax, x)
+    expect(TypeError, ["x", "int64"], fpt.softmax, torch.ones(3, 3, dtype=torch.int64))
+    expect(TypeError, ["LayerNorm"], fpt.FusedLayerNormLinear.from_modules,
+           torch.nn.Linear(K, K), torch.nn.Linear(K, N))
+    expect(ValueError, ["eps"], fpt.FusedLayerNormLinear.from_modules,
+           torch.nn.LayerNorm(K, eps=1e-6), torch.nn.Linear(K, N))
+    expect(ValueError, ["approximate"], fpt.FusedLayerNormGELU, K, "sigmoid")
+    if not torch.cuda.is_available():
+        print("note: no CUDA device: the checks of CUDA tensors skipped")
+        return
+    c = lambda *ts: [t.cuda() for t in ts]  # noqa: E731
+    xc, gc, bc, Wc, biasc = c(x, g, b, W, bias)
+    expect(TypeError, ["bias", "bfloat16", "float32"], fpt.ln_linear, xc, gc, bc, Wc,
+           biasc.bfloat16())
+    expect(ValueError, ["x", "last dimension", "8"], fpt.ln_linear,
+           torch.randn(4, 9, device="cuda"), gc, bc, Wc, biasc)
+    expect(ValueError, ["gamma", "shape"], fpt.ln_linear, xc, gc[:4].contiguous(), bc, Wc,
+           biasc)
+    expect(ValueError, ["bias", "shape"], fpt.ln_linear, xc, gc, bc, Wc, biasc[:3].contiguous())
+    expect(ValueError, ["weight", "2-D"], fpt.ln_linear, xc, gc, bc, Wc.view(-1), biasc)
+    expect(ValueError, ["bias", "cpu"], fpt.ln_linear, xc, gc, bc, Wc, bias)
+    expect(ValueError, ["empty"], fpt.ln_linear, torch.empty(0, K, device="cuda"), gc, bc,
+           Wc, biasc)
+    expect(ValueError, ["causal", "square"], fpt.softmax, xc, 1.0, True)
+    expect(ValueError, ["scale"], fpt.softmax, xc, -1.0)
+    expect(ValueError, ["gamma", "shape"], fpt.ln_gelu, xc, torch.ones(3, device="cuda"), bc)
+
+
+def rel(out, ref):
+    d = torch.linalg.vector_norm(out.double() - ref)
+    r = torch.linalg.vector_norm(ref)
+    return (d / r).item() if r > 0 else d.item()
+
+
+def compare(name, fn_ours, fn_ref, inputs, dt, tol):
+    """Forward and every input gradient of fn_ours in dt against fn_ref in
+    float64 on the same rounded inputs."""
+    global failures
+    ours = [t.detach().to(dt).clone().requires_grad_() for t in inputs]
+    ref = [t.detach().to(dt).double().clone().requires_grad_() for t in inputs]
+    y = fn_ours(*ours)
+    yr = fn_ref(*ref)
+    dy = torch.randn_like(yr)
+    y.backward(dy.to(dt))
+    yr.backward(dy)
+    errs = [rel(y.detach(), yr.detach())] + [rel(a.grad, b.grad) for a, b in zip(ours, ref)]
+    ok = max(errs) <= tol and all(torch.isfinite(a.grad).all() for a in ours)
+    print(f"{'ok  ' if ok else 'FAIL'} {name} {str(dt)[6:]}: forward {errs[0]:.2e}, "
+          f"gradients {', '.join(f'{e:.2e}' for e in errs[1:])} (tolerance {tol:g})")
+    failures += not ok
+
+
+def grads():
+    global failures
+    if not torch.cuda.is_available():
+        print("SKIP: no CUDA device", file=sys.stderr)
+        sys.exit(77)
+    torch.manual_seed(20261126)
+    tol = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+    for dt in (torch.float32, torch.bfloat16):
+        for lead, n in (((1,), 1), ((3,), 1023), ((2, 5), 768), ((7,), 4096)):
+            x = torch.randn(*lead, n, device="cuda") * 2 + 0.5
+            g = 1 + 0.1 * torch.randn(n, device="cuda")
+            b = 0.1 * torch.randn(n, device="cuda")
+            for approx in ("tanh", "none"):
+                compare(f"ln_gelu {list(lead) + [n]} {approx}",
+                        lambda x, g, b: fpt.ln_gelu(x, g, b, approx),
+                        lambda x, g, b: F.gelu(F.layer_norm(x, (n,), g, b, 1e-5),
+                                               approximate=approx),
+                        [x, g, b], dt, tol[dt])
+        for shape, scale, causal in (((1, 1), 1.0, False), ((3, 1023), 1.0, False),
+                                     ((2, 3, 64, 64), 0.125, True),
+                                     ((5, 4096), 0.5, False), ((1, 1, 1), 1.0, True)):
+            x = torch.randn(*shape, device="cuda") * 4
+
+            def ref(x, scale=scale, causal=causal):
+                z = x * scale
+                if causal:
+                    S = x.shape[-1]
+                    m = torch.ones(S, S, dtype=torch.bool, device=x.device).tril()
+                    z = z.masked_fill(~m, float("-inf"))
+                return torch.softmax(z, dim=-1)
+            compare(f"softmax {list(shape)} scale {scale} causal {causal}",
+                    lambda x, scale=scale, causal=causal: fpt.softmax(x, scale, causal),
+                    ref, [x], dt, tol[dt])
+    # the modules, and torch.compile without a graph break
+    ln = torch.nn.LayerNorm(64).cuda()
+    lin = torch.nn.Linear(64, 96).cuda()
+    m = fpt.FusedLayerNormLinear.from_modules(ln, lin)
+    x = torch.randn(10, 64, device="cuda")
+    e = rel(m(x).detach(), lin(ln(x)).detach().double())
+    ok = e <= 1e-5
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} FusedLayerNormLinear.from_modules: {e:.2e}")
+    fg, sm = fpt.FusedLayerNormGELU(96).cuda(), fpt.FusedSoftmax(scale=0.5)
+
+    def f(x):
+        return sm(fg(m(x)))
+    compiled = torch.compile(f, fullgraph=True)
+    a, c = f(x), compiled(x)
+    ok = torch.equal(a, c)
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} torch.compile(fullgraph=True) over the three "
+          f"modules equals eager: {ok}")
+    # the fold cache follows an in-place weight update (an optimizer step)
+    y0 = m(x).detach().clone()
+    with torch.no_grad():
+        m.weight.mul_(2)
+        m.bias.mul_(2)
+    y1 = m(x).detach()
+    e = rel(y1, 2 * y0.double())
+    ok = e <= 1e-5
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} the fold is redone after an in-place weight "
+          f"update: {e:.2e}")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "args"
+    {"args": args, "grads": grads}[what]()
+    print(f"{failures} failed")
+    sys.exit(1 if failures else 0)
