@@ -37,9 +37,10 @@ namespace cg = cooperative_groups;
 // minimum. WPR warps per row are chosen so that each thread holds at most 4
 // slots (16 fp32 or 32 bf16 values as floats; exp(v - max) overwrites them in
 // place, so no exp is computed twice); rows narrower than a warp's 4 slots
-// pack 128 / (32*WPR) rows per block. MASKED applies the scale and the causal
-// rule, reading only the kept columns (masked ones never leave DRAM) and
-// writing zeros for the others.
+// pack 128 / (32*WPR) rows per block. Every kernel multiplies by the scale
+// (softmax_fwd's 1 leaves x exact; the library, kernels/api, passes any);
+// MASKED applies the causal rule, reading only the kept columns (masked
+// ones never leave DRAM) and writing zeros for the others.
 // Expected at 16384 x 4096: 537 MB fp32, 268 MB bf16, the copy of as many
 // bytes. Measured at the copy bandwidth, ncu seeing exactly the input read:
 // bench/RESULTS.md, "Softmax, H100". Other shapes (the warps and slots
@@ -74,8 +75,7 @@ softmax_fused_reg(const T *__restrict__ x, T *__restrict__ y, long M, int N,
 		vec<T>::unpack(raw[i], v[i]);
 #pragma unroll
 		for (int e = 0; e < W; e++) {
-			if (MASKED)
-				v[i][e] *= scale;
+			v[i][e] *= scale;  // exact where scale is 1
 			m = fmaxf(m, v[i][e]);
 		}
 	}
@@ -217,8 +217,7 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 			vec<T>::unpack(raw[u], v);
 #pragma unroll
 			for (int e = 0; e < W; e++) {
-				if (MASKED)
-					v[e] *= scale;
+				v[e] *= scale;
 				vm = fmaxf(vm, v[e]);
 			}
 			const float nm = fmaxf(m, vm);
@@ -287,7 +286,7 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 			vec<T>::unpack(raw[u], v);
 #pragma unroll
 			for (int e = 0; e < W; e++)
-				v[e] = exp2f(((MASKED ? v[e] * scale : v[e]) - mz) * LOG2E) * inv;
+				v[e] = exp2f((v[e] * scale - mz) * LOG2E) * inv;
 			store_slot<T>(y + base, k, off, N, v);
 		}
 	}
