@@ -145,7 +145,23 @@ static void check_rows(void)
 	       "causal=2", NULL);
 	expect(fpk_softmax_bwd(P, NULL, Q, 64, 64, FPK_BF16, 0), FPK_EINVAL, sb,
 	       "dy is NULL", NULL);
-	printf("ok   LayerNorm+GELU and softmax: sizes, argument checks\n");
+	expect(fpk_rmsnorm_fwd(P, NULL, Q, 64, 768, FPK_F32, 0), FPK_EINVAL, "fpk_rmsnorm_fwd",
+	       "gamma is NULL", NULL);
+	w1 = fpk_rmsnorm_bwd_workspace(64, 768, FPK_BF16);
+	ASSERT(w1 >= 768 * 2 + 768 * 4);
+	ASSERT_EQ(fpk_rmsnorm_bwd_workspace(0, 768, FPK_BF16), 0);
+	expect(fpk_rmsnorm_bwd(P, P, P, Q, Q, 64, 768, FPK_BF16, P, w1 - 1, 0), FPK_EINVAL,
+	       "fpk_rmsnorm_bwd", "workspace_bytes", NULL);
+	expect(fpk_swiglu_fwd(P, Q, 64, 1L << 31, FPK_F32, 0), FPK_EINVAL, "fpk_swiglu_fwd",
+	       "N=2147483648", NULL);
+	expect(fpk_swiglu_bwd(P, ODD, Q, 64, 64, FPK_F32, 0), FPK_EINVAL, "fpk_swiglu_bwd",
+	       "xp=", "aligned");
+	expect(fpk_softplus_fwd(P, Q, 0, FPK_F32, 0), FPK_EINVAL, "fpk_softplus_fwd", "n=0",
+	       NULL);
+	expect(fpk_softplus_bwd(P, P, NULL, 10, FPK_BF16, 0), FPK_EINVAL, "fpk_softplus_bwd",
+	       "dx is NULL", NULL);
+	printf("ok   LayerNorm+GELU, softmax, RMSNorm, SwiGLU, softplus: sizes, argument "
+	       "checks\n");
 }
 
 /* The references: one row of K = 2, x = (1, 3): mean 2, var 1, rstd =

@@ -5,7 +5,8 @@ run by tests/test-torch-args.sh and tests/test-torch-gpu.sh).
   args   the argument checks: each wrong input raises TypeError or
          ValueError with a message naming the argument (needs torch only;
          the CUDA cases where a GPU is present). Never loads the library.
-  grads  LayerNorm+GELU and softmax (plain, scaled, causal), forward and
+  grads  LayerNorm+GELU, softmax (plain, scaled, causal), RMSNorm, SwiGLU
+         and softplus, forward and
          every gradient, against PyTorch autograd in float64, float32 and
          bfloat16 at awkward shapes; the three modules; torch.compile with
          fullgraph=True over the operators (no graph break) agreeing with
@@ -61,6 +62,9 @@ def args():
     expect(ValueError, ["approximate", "tanh"], fpt.ln_gelu, x, g, b, "sigmoid")
     expect(ValueError, ["x", "cpu"], fpt.softmax, x)
     expect(TypeError, ["x", "int64"], fpt.softmax, torch.ones(3, 3, dtype=torch.int64))
+    expect(ValueError, ["x", "cpu"], fpt.rms_norm, x, g)
+    expect(TypeError, ["xp", "float16"], fpt.swiglu, x.half())
+    expect(ValueError, ["x", "cpu"], fpt.softplus, x)
     expect(TypeError, ["LayerNorm"], fpt.FusedLayerNormLinear.from_modules,
            torch.nn.Linear(K, K), torch.nn.Linear(K, N))
     expect(ValueError, ["eps"], fpt.FusedLayerNormLinear.from_modules,
@@ -85,6 +89,9 @@ def args():
     expect(ValueError, ["causal", "square"], fpt.softmax, xc, 1.0, True)
     expect(ValueError, ["scale"], fpt.softmax, xc, -1.0)
     expect(ValueError, ["gamma", "shape"], fpt.ln_gelu, xc, torch.ones(3, device="cuda"), bc)
+    expect(ValueError, ["gamma", "shape"], fpt.rms_norm, xc, torch.ones(3, device="cuda"))
+    expect(ValueError, ["xp", "even"], fpt.swiglu, torch.randn(4, 7, device="cuda"))
+    expect(ValueError, ["x", "empty"], fpt.softplus, torch.empty(0, device="cuda"))
 
 
 def rel(out, ref):
@@ -144,6 +151,18 @@ def grads():
             compare(f"softmax {list(shape)} scale {scale} causal {causal}",
                     lambda x, scale=scale, causal=causal: fpt.softmax(x, scale, causal),
                     ref, [x], dt, tol[dt])
+    for dt in (torch.float32, torch.bfloat16):
+        for lead, n in (((1,), 1), ((3,), 1023), ((2, 5), 768), ((7,), 4096), ((2,), 8)):
+            x = torch.randn(*lead, n, device="cuda") * 2 + 0.5
+            g = 1 + 0.1 * torch.randn(n, device="cuda")
+            compare(f"rms_norm {list(lead) + [n]}", fpt.rms_norm,
+                    lambda x, g, n=n: F.rms_norm(x, (n,), g, eps=1e-5), [x, g], dt, tol[dt])
+            xp = torch.randn(*lead, 2 * n, device="cuda") * 3
+            compare(f"swiglu {list(lead) + [2 * n]}", fpt.swiglu,
+                    lambda xp: F.silu(xp.chunk(2, -1)[0]) * xp.chunk(2, -1)[1], [xp], dt,
+                    tol[dt])
+            compare(f"softplus {list(lead) + [n]}", fpt.softplus,
+                    lambda x: torch.logaddexp(x, torch.zeros_like(x)), [x * 10], dt, tol[dt])
     # the modules, and torch.compile without a graph break
     ln = torch.nn.LayerNorm(64).cuda()
     lin = torch.nn.Linear(64, 96).cuda()

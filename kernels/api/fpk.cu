@@ -1,6 +1,7 @@
 // fpk.cu - libfuseprof-kernels: the fused variants' kernels behind the C API
 // of kernels/fuseprof/kernels.h, on the caller's pointers, workspace and
-// stream.
+// stream: LayerNorm+Linear, LayerNorm+GELU, softmax, RMSNorm, SwiGLU and the
+// softplus chain (bias+dropout+residual and bias+ReLU are not in it yet).
 //
 // Each entry point checks its arguments (no CUDA call before that), then
 // reaches the same launchers the workloads use: LayerNorm+Linear through an
@@ -28,7 +29,10 @@
 #include "ln_gelu/ln_gelu.h"
 #include "ln_linear/internal.h"
 #include "ln_linear/ln_linear.h"
+#include "rmsnorm/rmsnorm.h"
 #include "softmax/sm.h"
+#include "softplus/sp.h"
+#include "swiglu/swiglu.h"
 
 #define FPK_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -616,6 +620,133 @@ FPK_EXPORT int fpk_softmax_bwd(const void *y, const void *dy, void *dx, long M, 
 	if (sm_setup(&op, SM_BWD, dt, M, N) || sm_fused_bwd(&op, y, dy, dx, stream))
 		return FPK_ECUDA;
 	return FPK_OK;
+}
+
+// ---------------------------------------------------------------------------
+// RMSNorm, SwiGLU, the softplus chain
+
+// dgamma (N, dtype), then the partial rows (N floats each).
+static size_t rms_ws_bytes(long M, long N, enum fp_dtype dt)
+{
+	return pad((size_t)N * fp_dtype_size(dt)) +
+	       pad((size_t)rmsnorm_fused_partials(dt, M, N) * (size_t)N * sizeof(float));
+}
+
+FPK_EXPORT int fpk_rmsnorm_fwd(const void *x, const void *gamma, void *y, long M, long N,
+			       int dtype, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_rmsnorm_fwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("gamma", gamma));
+	CHECK(check_ptr("y", y));
+	return rmsnorm_fused_fwd(dt, x, gamma, y, M, N, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+FPK_EXPORT size_t fpk_rmsnorm_bwd_workspace(long M, long N, int dtype)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_rmsnorm_bwd_workspace");
+	if (rows_args(M, N, dtype, &dt) != FPK_OK)
+		return 0;
+	return rms_ws_bytes(M, N, dt);
+}
+
+FPK_EXPORT int fpk_rmsnorm_bwd(const void *dy, const void *x, const void *gamma, void *dx,
+			       void *dgamma, long M, long N, int dtype, void *workspace,
+			       size_t workspace_bytes, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_rmsnorm_bwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(check_ptr("dy", dy));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("gamma", gamma));
+	CHECK(check_ptr("dx", dx));
+	CHECK(check_ptr("dgamma", dgamma));
+	CHECK(check_workspace(workspace, workspace_bytes, rms_ws_bytes(M, N, dt)));
+	// the kernels write dgamma whole: straight into the caller's
+	return rmsnorm_fused_bwd(dt, dy, x, gamma, dx, dgamma,
+				 (float *)((char *)workspace +
+					   pad((size_t)N * fp_dtype_size(dt))),
+				 M, N, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+static int swiglu_args(long M, long N, int dtype, enum fp_dtype *dt)
+{
+	CHECK(rows_args(M, N, dtype, dt));
+	return check_elems("xp", M, 2 * N);
+}
+
+FPK_EXPORT int fpk_swiglu_fwd(const void *xp, void *y, long M, long N, int dtype,
+			      cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_swiglu_fwd");
+	CHECK(swiglu_args(M, N, dtype, &dt));
+	CHECK(check_ptr("xp", xp));
+	CHECK(check_ptr("y", y));
+	return swiglu_fused_fwd(dt, xp, y, M, N, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+FPK_EXPORT int fpk_swiglu_bwd(const void *dy, const void *xp, void *dxp, long M, long N,
+			      int dtype, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_swiglu_bwd");
+	CHECK(swiglu_args(M, N, dtype, &dt));
+	CHECK(check_ptr("dy", dy));
+	CHECK(check_ptr("xp", xp));
+	CHECK(check_ptr("dxp", dxp));
+	return swiglu_fused_bwd(dt, dy, xp, dxp, M, N, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+static int flat_args(size_t n, int dtype, enum fp_dtype *dt)
+{
+	CHECK(check_dtype(dtype, dt));
+	if (n < 1)
+		return fail(FPK_EINVAL, "n=0: must be at least 1");
+	if (n >= (size_t)ELEMS_MAX)
+		return fail(FPK_EINVAL, "n=%zu: more than 2^40 elements", n);
+	return FPK_OK;
+}
+
+FPK_EXPORT int fpk_softplus_fwd(const void *x, void *y, size_t n, int dtype,
+				cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_softplus_fwd");
+	CHECK(flat_args(n, dtype, &dt));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("y", y));
+	const void *in[1] = { x };
+	void *out[1] = { y };
+
+	return sp_launch_op(SP_K_FWD, dt, 0, in, out, n, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+FPK_EXPORT int fpk_softplus_bwd(const void *dy, const void *x, void *dx, size_t n,
+				int dtype, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_softplus_bwd");
+	CHECK(flat_args(n, dtype, &dt));
+	CHECK(check_ptr("dy", dy));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("dx", dx));
+	const void *in[2] = { dy, x };
+	void *out[1] = { dx };
+
+	return sp_launch_op(SP_K_BWD_RECOMPUTE, dt, 0, in, out, n, stream) ? FPK_ECUDA
+									     : FPK_OK;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* fuseprof/kernels.h - fuseprof's fused kernels as a C library
- * (libfuseprof-kernels): LayerNorm+Linear, LayerNorm+GELU and softmax,
- * forward and backward, on device pointers the caller owns.
+ * (libfuseprof-kernels): LayerNorm+Linear, LayerNorm+GELU, softmax,
+ * RMSNorm, SwiGLU and softplus, forward and backward, on device pointers
+ * the caller owns.
  *
  * Build against it with `pkg-config --cflags --libs fuseprof-kernels`.
  *
@@ -168,6 +169,51 @@ int fpk_softmax_fwd(const void *x, void *y, long M, long N, float scale,
  * gradient with respect to x * scale (multiply by scale for x's). */
 int fpk_softmax_bwd(const void *y, const void *dy, void *dx, long M, long N,
 		    int dtype, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------
+ * RMSNorm:  y = x / sqrt(mean(x^2) + eps) * gamma  over rows
+ *
+ * x, y: M x N; gamma: N; eps = 1e-5. Limits: 1 <= M, N < 2^31. */
+
+int fpk_rmsnorm_fwd(const void *x, const void *gamma, void *y, long M, long N,
+		    int dtype, cudaStream_t stream);
+
+/* Workspace bytes of fpk_rmsnorm_bwd (the column sums' partial rows). */
+size_t fpk_rmsnorm_bwd_workspace(long M, long N, int dtype);
+
+/* dx (M x N) and dgamma (N) from dy, x and gamma (rstd recomputed from x;
+ * dgamma a deterministic column sum). */
+int fpk_rmsnorm_bwd(const void *dy, const void *x, const void *gamma, void *dx,
+		    void *dgamma, long M, long N, int dtype, void *workspace,
+		    size_t workspace_bytes, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------
+ * SwiGLU:  y = silu(a) * b  on a packed input
+ *
+ * xp: M x 2N, row i holding a (columns 0..N-1) then b (N..2N-1), as
+ * LLaMA-style MLPs pack their gate and up projections; y: M x N. Finite for
+ * |a| up to 1e4 and beyond. Limits: 1 <= M, N < 2^31. */
+
+int fpk_swiglu_fwd(const void *xp, void *y, long M, long N, int dtype,
+		   cudaStream_t stream);
+
+/* The packed gradient dxp (M x 2N: da then db per row) from dy (M x N) and
+ * xp; silu(a) is recomputed, nothing of the forward is needed. */
+int fpk_swiglu_bwd(const void *dy, const void *xp, void *dxp, long M, long N,
+		   int dtype, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------
+ * Softplus:  y = log(1 + exp(x)), elementwise over n values
+ *
+ * Computed as max(x, 0) + log1p(exp(-|x|)): finite for every finite x (the
+ * formula as written overflows fp32 above 88.7). 1 <= n < 2^40. */
+
+int fpk_softplus_fwd(const void *x, void *y, size_t n, int dtype,
+		     cudaStream_t stream);
+
+/* dx = dy * sigmoid(x), recomputed from x. */
+int fpk_softplus_bwd(const void *dy, const void *x, void *dx, size_t n,
+		     int dtype, cudaStream_t stream);
 
 /* ------------------------------------------------------------------------
  * The double-precision CPU references fuseprof checks these kernels

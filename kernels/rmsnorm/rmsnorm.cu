@@ -427,6 +427,48 @@ static int make_saved(const struct fp_op *op, const void *x, float *rstd)
 	return launch_fwd_rms(&k, x, NULL, NULL, rstd, op->M, op->N, 0);
 }
 
+/* The fused variants' kernels on a caller's pointers (rmsnorm.h). */
+extern "C" int rmsnorm_fused_fwd(enum fp_dtype dt, const void *x, const void *gamma,
+				 void *y, long M, long N, cudaStream_t st)
+{
+	struct kcfg k = fwd_pick_rms<RMS_FUSED>(N, dt);
+
+	return launch_fwd_rms(&k, x, gamma, y, NULL, M, N, st);
+}
+
+extern "C" long rmsnorm_fused_partials(enum fp_dtype dt, long M, long N)
+{
+	const struct fp_shape s = { { M, N } };
+
+	return partial_rows_max(&s, dt, V_FUSED);
+}
+
+extern "C" int rmsnorm_fused_bwd(enum fp_dtype dt, const void *dy, const void *x,
+				 const void *gamma, void *dx, void *dgamma, float *partial,
+				 long M, long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.dg = (char *)dgamma;
+	op.partial = partial;
+	op.main = bwd_pick_rms(N, dt);
+	if (persistent_grid(&op.main, M, &op.pgrid))
+		return -1;
+	op.prows = op.pgrid;
+	if (op.prows > rmsnorm_fused_partials(dt, M, N))
+		return error("rmsnorm_bwd: %ld partial rows, room for %ld", op.prows,
+			     rmsnorm_fused_partials(dt, M, N));
+	void *args[] = { &dy, &x, &gamma, &dx, &partial, &M, &N };
+
+	return CUDA_CHECK(cudaLaunchKernel(op.main.fn, dim3((unsigned)op.pgrid),
+					   dim3(op.main.block), args, 0, st)) ||
+	       launch_reduce(&op, st) ? -1 : 0;
+}
+
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
 		     unsigned long long seed)

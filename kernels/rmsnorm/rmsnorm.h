@@ -35,6 +35,18 @@ void rmsnorm_ref_fwd(const double *x, const double *gamma, double *y,
 void rmsnorm_ref_bwd(const double *dy, const double *x, const double *gamma,
 		     double *dx, double *dgamma, long M, long N);
 
+/* The fused variants' kernels on a caller's pointers (the kernels library,
+ * kernels/api): y = x rstd gamma; the backward dx and dgamma through
+ * partial rows of N floats, at most rmsnorm_fused_partials(...) of them (a
+ * bound from the shape alone: no GPU touched). Enqueue on st; 0, or -1
+ * (reported). */
+int rmsnorm_fused_fwd(enum fp_dtype dt, const void *x, const void *gamma, void *y,
+		      long M, long N, cudaStream_t st);
+long rmsnorm_fused_partials(enum fp_dtype dt, long M, long N);
+int rmsnorm_fused_bwd(enum fp_dtype dt, const void *dy, const void *x,
+		      const void *gamma, void *dx, void *dgamma, float *partial,
+		      long M, long N, cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -328,6 +328,19 @@ static int sw_launch(enum fp_dtype dt, int vectors, const void *p, const void *u
 			     : sw_launch_t<float, OP>(vectors, p, u, w, o, M, N, st);
 }
 
+/* The fused variants' kernels on a caller's pointers (swiglu.h). */
+extern "C" int swiglu_fused_fwd(enum fp_dtype dt, const void *xp, void *y, long M,
+				long N, cudaStream_t st)
+{
+	return sw_launch<SW_FWD>(dt, SW_VECTORS, xp, NULL, NULL, y, M, N, st);
+}
+
+extern "C" int swiglu_fused_bwd(enum fp_dtype dt, const void *dy, const void *xp,
+				void *dxp, long M, long N, cudaStream_t st)
+{
+	return sw_launch<SW_BWD>(dt, SW_VECTORS, xp, dy, NULL, dxp, M, N, st);
+}
+
 enum { V_UNFUSED, V_FUSED };
 
 struct fp_op {

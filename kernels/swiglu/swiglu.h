@@ -34,6 +34,14 @@ void swiglu_ref_fwd(const double *p, double *y, long M, long N);
  * alias the inputs. */
 void swiglu_ref_bwd(const double *dy, const double *p, double *dp, long M, long N);
 
+/* The fused variants' kernels on a caller's pointers (the kernels library,
+ * kernels/api): y (M x N) from the packed xp (M x 2N, a | b); the packed
+ * gradient dxp (M x 2N) from dy and xp. Enqueue on st; 0, or -1 (reported). */
+int swiglu_fused_fwd(enum fp_dtype dt, const void *xp, void *y, long M, long N,
+		     cudaStream_t st);
+int swiglu_fused_bwd(enum fp_dtype dt, const void *dy, const void *xp, void *dxp,
+		     long M, long N, cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,13 @@ _lib.SIGNATURES.update({
                              _P, _S, _P]),
     "fpk_softmax_fwd": (_I, [_P, _P, _L, _L, _F, _I, _I, _P]),
     "fpk_softmax_bwd": (_I, [_P, _P, _P, _L, _L, _I, _P]),
+    "fpk_rmsnorm_fwd": (_I, [_P, _P, _P, _L, _L, _I, _P]),
+    "fpk_rmsnorm_bwd_workspace": (_S, [_L, _L, _I]),
+    "fpk_rmsnorm_bwd": (_I, [_P, _P, _P, _P, _P, _L, _L, _I, _P, _S, _P]),
+    "fpk_swiglu_fwd": (_I, [_P, _P, _L, _L, _I, _P]),
+    "fpk_swiglu_bwd": (_I, [_P, _P, _P, _L, _L, _I, _P]),
+    "fpk_softplus_fwd": (_I, [_P, _P, _S, _I, _P]),
+    "fpk_softplus_bwd": (_I, [_P, _P, _P, _S, _I, _P]),
 })
 
 
@@ -387,3 +394,180 @@ def softmax(x, scale=1.0, causal=False):
     if not isinstance(scale, (int, float)) or not scale > 0:
         raise ValueError(f"{fn}: scale={scale!r} must be a positive number")
     return _softmax(x, float(scale), bool(causal))
+
+
+# ---------------------------------------------------------------------------
+# RMSNorm: y = x / sqrt(mean(x^2) + 1e-5) * gamma
+
+
+@torch.library.custom_op("fuseprof::rms_norm", mutates_args=())
+def _rms_norm(x: Tensor, gamma: Tensor) -> Tensor:
+    M, N = x.numel() // x.shape[-1], x.shape[-1]
+    y = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_rmsnorm_fwd", _ptr(x), _ptr(gamma), _ptr(y), M, N, _DT[x.dtype],
+                  _stream(x))
+    return y
+
+
+@_rms_norm.register_fake
+def _(x, gamma):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fuseprof::rms_norm_backward", mutates_args=())
+def _rms_norm_backward(dy: Tensor, x: Tensor, gamma: Tensor) -> Tuple[Tensor, Tensor]:
+    M, N = x.numel() // x.shape[-1], x.shape[-1]
+    dx = torch.empty_like(x)
+    dgamma = torch.empty_like(gamma)
+    with _on(x):
+        dt = _DT[x.dtype]
+        ws = _workspace(_lib.size("fpk_rmsnorm_bwd_workspace", M, N, dt), x)
+        _lib.call("fpk_rmsnorm_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(dx),
+                  _ptr(dgamma), M, N, dt, _ptr(ws), ws.numel(), _stream(x))
+    return dx, dgamma
+
+
+@_rms_norm_backward.register_fake
+def _(dy, x, gamma):
+    return torch.empty_like(x), torch.empty_like(gamma)
+
+
+def _rms_norm_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _rms_norm_grad(ctx, dy):
+    x, gamma = ctx.saved_tensors
+    return _rms_norm_backward(dy.contiguous(), x, gamma)
+
+
+_rms_norm.register_autograd(_rms_norm_grad, setup_context=_rms_norm_setup)
+
+
+def rms_norm(x, gamma):
+    """y = x / sqrt(mean(x^2) + 1e-5) * gamma over x's last dimension, in one
+    kernel (F.rms_norm with eps=1e-5). x: [..., N]; gamma: [N]; contiguous
+    CUDA tensors of one dtype, float32 or bfloat16."""
+    fn = "fuseprof_torch.rms_norm"
+    _check(fn, [("x", x), ("gamma", gamma)])
+    M, N = _rows(fn, x, "the normalised width")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    _shape(fn, "gamma", gamma, (N,))
+    return _rms_norm(x, gamma)
+
+
+# ---------------------------------------------------------------------------
+# SwiGLU: y = silu(a) * b on xp = [..., 2N] packed as (a | b)
+
+
+@torch.library.custom_op("fuseprof::swiglu", mutates_args=())
+def _swiglu(xp: Tensor) -> Tensor:
+    N = xp.shape[-1] // 2
+    M = xp.numel() // (2 * N)
+    y = xp.new_empty(xp.shape[:-1] + (N,))
+    with _on(xp):
+        _lib.call("fpk_swiglu_fwd", _ptr(xp), _ptr(y), M, N, _DT[xp.dtype], _stream(xp))
+    return y
+
+
+@_swiglu.register_fake
+def _(xp):
+    return xp.new_empty(xp.shape[:-1] + (xp.shape[-1] // 2,))
+
+
+@torch.library.custom_op("fuseprof::swiglu_backward", mutates_args=())
+def _swiglu_backward(dy: Tensor, xp: Tensor) -> Tensor:
+    N = xp.shape[-1] // 2
+    M = xp.numel() // (2 * N)
+    dxp = torch.empty_like(xp)
+    with _on(xp):
+        _lib.call("fpk_swiglu_bwd", _ptr(dy), _ptr(xp), _ptr(dxp), M, N, _DT[xp.dtype],
+                  _stream(xp))
+    return dxp
+
+
+@_swiglu_backward.register_fake
+def _(dy, xp):
+    return torch.empty_like(xp)
+
+
+def _swiglu_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _swiglu_grad(ctx, dy):
+    (xp,) = ctx.saved_tensors
+    return _swiglu_backward(dy.contiguous(), xp)
+
+
+_swiglu.register_autograd(_swiglu_grad, setup_context=_swiglu_setup)
+
+
+def swiglu(xp):
+    """y = silu(a) * b where xp = [..., 2N] holds a then b (as xp.chunk(2, -1)
+    gives them), in one kernel; y: [..., N]. xp: a contiguous CUDA tensor,
+    float32 or bfloat16."""
+    fn = "fuseprof_torch.swiglu"
+    _check(fn, [("xp", xp)])
+    _rows(fn, xp, "2N")
+    if xp.shape[-1] % 2 or xp.numel() == 0:
+        raise ValueError(f"{fn}: xp has shape {tuple(xp.shape)}; its last dimension "
+                         "must be even and positive (a and b side by side)")
+    return _swiglu(xp)
+
+
+# ---------------------------------------------------------------------------
+# Softplus: y = log(1 + exp(x)), computed stably
+
+
+@torch.library.custom_op("fuseprof::softplus", mutates_args=())
+def _softplus(x: Tensor) -> Tensor:
+    y = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_softplus_fwd", _ptr(x), _ptr(y), x.numel(), _DT[x.dtype], _stream(x))
+    return y
+
+
+@_softplus.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fuseprof::softplus_backward", mutates_args=())
+def _softplus_backward(dy: Tensor, x: Tensor) -> Tensor:
+    dx = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_softplus_bwd", _ptr(dy), _ptr(x), _ptr(dx), x.numel(),
+                  _DT[x.dtype], _stream(x))
+    return dx
+
+
+@_softplus_backward.register_fake
+def _(dy, x):
+    return torch.empty_like(x)
+
+
+def _softplus_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _softplus_grad(ctx, dy):
+    (x,) = ctx.saved_tensors
+    return _softplus_backward(dy.contiguous(), x)
+
+
+_softplus.register_autograd(_softplus_grad, setup_context=_softplus_setup)
+
+
+def softplus(x):
+    """y = log(1 + exp(x)) elementwise, computed as max(x, 0) +
+    log1p(exp(-|x|)) (finite for every finite x), in one kernel; the
+    backward recomputes sigmoid(x). x: a contiguous CUDA tensor, float32 or
+    bfloat16."""
+    fn = "fuseprof_torch.softplus"
+    _check(fn, [("x", x)])
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    return _softplus(x)
