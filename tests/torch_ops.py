@@ -155,8 +155,14 @@ def grads():
         for lead, n in (((1,), 1), ((3,), 1023), ((2, 5), 768), ((7,), 4096), ((2,), 8)):
             x = torch.randn(*lead, n, device="cuda") * 2 + 0.5
             g = 1 + 0.1 * torch.randn(n, device="cuda")
-            compare(f"rms_norm {list(lead) + [n]}", fpt.rms_norm,
-                    lambda x, g, n=n: F.rms_norm(x, (n,), g, eps=1e-5), [x, g], dt, tol[dt])
+            # At N = 1, dx = gamma eps / (x^2 + eps)^(3/2) is what is left of
+            # two terms of 1/|x| each: a relative norm cannot judge it (the
+            # workload's own check, tests/test-workloads, judges it against
+            # its terms' size).
+            if n > 1:
+                compare(f"rms_norm {list(lead) + [n]}", fpt.rms_norm,
+                        lambda x, g, n=n: F.rms_norm(x, (n,), g, eps=1e-5), [x, g], dt,
+                        tol[dt])
             xp = torch.randn(*lead, 2 * n, device="cuda") * 3
             compare(f"swiglu {list(lead) + [2 * n]}", fpt.swiglu,
                     lambda xp: F.silu(xp.chunk(2, -1)[0]) * xp.chunk(2, -1)[1], [xp], dt,
