@@ -16,7 +16,9 @@ grep -v '^fpk_' "$tmp/syms" >"$tmp/other" || true
 for f in fpk_version fpk_strerror fpk_last_error fpk_ln_linear_fold \
 	fpk_ln_linear_fwd fpk_ln_linear_bwd fpk_ln_gelu_fwd fpk_ln_gelu_bwd \
 	fpk_softmax_fwd fpk_softmax_bwd fpk_ref_ln_linear_fwd fpk_rmsnorm_fwd \
-	fpk_rmsnorm_bwd fpk_swiglu_fwd fpk_swiglu_bwd fpk_softplus_fwd fpk_softplus_bwd; do
+	fpk_rmsnorm_bwd fpk_swiglu_fwd fpk_swiglu_bwd fpk_softplus_fwd fpk_softplus_bwd \
+	fpk_bias_relu_fwd fpk_bias_relu_bwd fpk_bias_dropout_add_fwd \
+	fpk_bias_dropout_add_bwd; do
 	grep -qx "$f" "$tmp/syms" || fail "$f not exported"
 done
 if command -v objdump >/dev/null 2>&1; then

@@ -92,6 +92,11 @@ def args():
     expect(ValueError, ["gamma", "shape"], fpt.rms_norm, xc, torch.ones(3, device="cuda"))
     expect(ValueError, ["xp", "even"], fpt.swiglu, torch.randn(4, 7, device="cuda"))
     expect(ValueError, ["x", "empty"], fpt.softplus, torch.empty(0, device="cuda"))
+    expect(ValueError, ["bias", "shape"], fpt.bias_relu, xc, torch.ones(3, device="cuda"))
+    expect(ValueError, ["p="], fpt.bias_dropout_add, xc, bc, xc, 1.5)
+    expect(ValueError, ["residual", "shape"], fpt.bias_dropout_add, xc, bc,
+           torch.ones(3, device="cuda"))
+    expect(ValueError, ["seed"], fpt.bias_dropout_add, xc, bc, xc, 0.1, True, -1)
 
 
 def rel(out, ref):
@@ -169,6 +174,34 @@ def grads():
                     tol[dt])
             compare(f"softplus {list(lead) + [n]}", fpt.softplus,
                     lambda x: torch.logaddexp(x, torch.zeros_like(x)), [x * 10], dt, tol[dt])
+    for dt in (torch.float32, torch.bfloat16):
+        for lead, n in (((1,), 1), ((3,), 1023), ((2, 5), 768), ((7,), 4096)):
+            x = torch.randn(*lead, n, device="cuda")
+            b = 0.5 * torch.randn(n, device="cuda")
+            compare(f"bias_relu {list(lead) + [n]}", fpt.bias_relu,
+                    lambda x, b: torch.relu(x + b), [x, b], dt, tol[dt])
+            # dropout: the mask is fuseprof's (Philox), so the reference takes
+            # it from the gradient of x (kept / (1 - p), else 0), and the
+            # keep rate must sit within 4 sigma of 1 - p
+            p = 0.25
+            r = torch.randn(*lead, n, device="cuda")
+            xs = [t.to(dt).clone().requires_grad_() for t in (x, b, r)]
+            y = fpt.bias_dropout_add(*xs, p=p, seed=1234)
+            dy = torch.randn_like(y)
+            y.backward(dy)
+            keep = (xs[0].grad != 0) | (dy == 0)
+            x64, b64, r64 = [t.detach().double() for t in xs]
+            yref = torch.where(keep, (x64 + b64) / (1 - p), 0.0) + r64
+            dxref = torch.where(keep, dy.double() / (1 - p), 0.0)
+            errs = [rel(y.detach(), yref), rel(xs[0].grad, dxref),
+                    rel(xs[1].grad, dxref.reshape(-1, n).sum(0)), rel(xs[2].grad, dy.double())]
+            rate, cnt = keep.double().mean().item(), keep.numel()
+            sigma = (p * (1 - p) / cnt) ** 0.5
+            ok = max(errs) <= tol[dt] and abs(rate - (1 - p)) <= 4 * sigma + 1e-12
+            print(f"{'ok  ' if ok else 'FAIL'} bias_dropout_add {list(lead) + [n]} "
+                  f"{str(dt)[6:]}: forward {errs[0]:.2e}, gradients "
+                  f"{', '.join(f'{e:.2e}' for e in errs[1:])}, keep rate {rate:.4f}")
+            failures += not ok
     # the modules, and torch.compile without a graph break
     ln = torch.nn.LayerNorm(64).cuda()
     lin = torch.nn.Linear(64, 96).cuda()

@@ -1,7 +1,8 @@
 // fpk.cu - libfuseprof-kernels: the fused variants' kernels behind the C API
 // of kernels/fuseprof/kernels.h, on the caller's pointers, workspace and
-// stream: LayerNorm+Linear, LayerNorm+GELU, softmax, RMSNorm, SwiGLU and the
-// softplus chain (bias+dropout+residual and bias+ReLU are not in it yet).
+// stream: LayerNorm+Linear, LayerNorm+GELU, softmax, RMSNorm, SwiGLU, the
+// softplus chain, bias+ReLU with a bit mask and bias+dropout+residual with
+// the mask regenerated from the seed.
 //
 // Each entry point checks its arguments (no CUDA call before that), then
 // reaches the same launchers the workloads use: LayerNorm+Linear through an
@@ -23,6 +24,8 @@
 #include <cuda_runtime.h>
 
 #include "fuseprof/kernels.h"
+#include "bias_relu/bias_relu.h"
+#include "dropout/dropout.h"
 #include "error.h"
 #include "kutil.h"
 #include "layernorm/layernorm.h"
@@ -625,11 +628,10 @@ FPK_EXPORT int fpk_softmax_bwd(const void *y, const void *dy, void *dx, long M, 
 // ---------------------------------------------------------------------------
 // RMSNorm, SwiGLU, the softplus chain
 
-// dgamma (N, dtype), then the partial rows (N floats each).
+// The partial rows of dgamma (N floats each): the whole workspace.
 static size_t rms_ws_bytes(long M, long N, enum fp_dtype dt)
 {
-	return pad((size_t)N * fp_dtype_size(dt)) +
-	       pad((size_t)rmsnorm_fused_partials(dt, M, N) * (size_t)N * sizeof(float));
+	return pad((size_t)rmsnorm_fused_partials(dt, M, N) * (size_t)N * sizeof(float));
 }
 
 FPK_EXPORT int fpk_rmsnorm_fwd(const void *x, const void *gamma, void *y, long M, long N,
@@ -670,10 +672,8 @@ FPK_EXPORT int fpk_rmsnorm_bwd(const void *dy, const void *x, const void *gamma,
 	CHECK(check_ptr("dgamma", dgamma));
 	CHECK(check_workspace(workspace, workspace_bytes, rms_ws_bytes(M, N, dt)));
 	// the kernels write dgamma whole: straight into the caller's
-	return rmsnorm_fused_bwd(dt, dy, x, gamma, dx, dgamma,
-				 (float *)((char *)workspace +
-					   pad((size_t)N * fp_dtype_size(dt))),
-				 M, N, stream) ? FPK_ECUDA : FPK_OK;
+	return rmsnorm_fused_bwd(dt, dy, x, gamma, dx, dgamma, (float *)workspace, M, N,
+				 stream) ? FPK_ECUDA : FPK_OK;
 }
 
 static int swiglu_args(long M, long N, int dtype, enum fp_dtype *dt)
@@ -747,6 +747,122 @@ FPK_EXPORT int fpk_softplus_bwd(const void *dy, const void *x, void *dx, size_t 
 
 	return sp_launch_op(SP_K_BWD_RECOMPUTE, dt, 0, in, out, n, stream) ? FPK_ECUDA
 									     : FPK_OK;
+}
+
+// ---------------------------------------------------------------------------
+// bias + ReLU (a bit mask for the backward), bias + dropout + residual
+
+// The column sums' partial rows (N floats each): the whole workspace.
+static size_t colsum_ws_bytes(long rows, long N)
+{
+	return pad((size_t)rows * (size_t)N * sizeof(float));
+}
+
+FPK_EXPORT size_t fpk_bias_relu_mask_bytes(long M, long N)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_relu_mask_bytes");
+	if (rows_args(M, N, FPK_F32, &dt) != FPK_OK)
+		return 0;
+	return bias_relu_bits_bytes(M, N);
+}
+
+FPK_EXPORT int fpk_bias_relu_fwd(const void *x, const void *bias, void *y, void *mask,
+				 long M, long N, int dtype, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_relu_fwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("bias", bias));
+	CHECK(check_ptr("y", y));
+	CHECK(check_ptr("mask", mask));
+	return bias_relu_fused_fwd(dt, x, bias, y, (uint32_t *)mask, M, N, stream)
+		? FPK_ECUDA : FPK_OK;
+}
+
+FPK_EXPORT size_t fpk_bias_relu_bwd_workspace(long M, long N, int dtype)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_relu_bwd_workspace");
+	if (rows_args(M, N, dtype, &dt) != FPK_OK)
+		return 0;
+	return colsum_ws_bytes(bias_relu_partials(dt, M, N), N);
+}
+
+FPK_EXPORT int fpk_bias_relu_bwd(const void *dy, const void *mask, void *dx, void *dbias,
+				 long M, long N, int dtype, void *workspace,
+				 size_t workspace_bytes, cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_relu_bwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(check_ptr("dy", dy));
+	CHECK(check_ptr("mask", mask));
+	CHECK(check_ptr("dx", dx));
+	CHECK(check_ptr("dbias", dbias));
+	CHECK(check_workspace(workspace, workspace_bytes,
+			      colsum_ws_bytes(bias_relu_partials(dt, M, N), N)));
+	return bias_relu_fused_bwd(dt, dy, (const uint32_t *)mask, dx, dbias,
+				   (float *)workspace, M, N, stream) ? FPK_ECUDA : FPK_OK;
+}
+
+static int drop_arg(float p)
+{
+	if (!(p >= 0.0f && p < 1.0f))
+		return fail(FPK_EINVAL, "p=%g: a dropout probability in [0, 1)", (double)p);
+	return FPK_OK;
+}
+
+FPK_EXPORT int fpk_bias_dropout_add_fwd(const void *x, const void *bias,
+					const void *residual, void *y, long M, long N,
+					float p, unsigned long long seed, int dtype,
+					cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_dropout_add_fwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(drop_arg(p));
+	CHECK(check_ptr("x", x));
+	CHECK(check_ptr("bias", bias));
+	CHECK(check_ptr("residual", residual));
+	CHECK(check_ptr("y", y));
+	return bda_fused_fwd(dt, x, bias, residual, y, M, N, p, seed, stream) ? FPK_ECUDA
+									      : FPK_OK;
+}
+
+FPK_EXPORT size_t fpk_bias_dropout_add_bwd_workspace(long M, long N, int dtype)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_dropout_add_bwd_workspace");
+	if (rows_args(M, N, dtype, &dt) != FPK_OK)
+		return 0;
+	return colsum_ws_bytes(bda_partials(dt, M, N), N);
+}
+
+FPK_EXPORT int fpk_bias_dropout_add_bwd(const void *dy, void *dx, void *dbias, long M,
+					long N, float p, unsigned long long seed, int dtype,
+					void *workspace, size_t workspace_bytes,
+					cudaStream_t stream)
+{
+	enum fp_dtype dt = FP_F32;
+
+	enter("fpk_bias_dropout_add_bwd");
+	CHECK(rows_args(M, N, dtype, &dt));
+	CHECK(drop_arg(p));
+	CHECK(check_ptr("dy", dy));
+	CHECK(check_ptr("dx", dx));
+	CHECK(check_ptr("dbias", dbias));
+	CHECK(check_workspace(workspace, workspace_bytes,
+			      colsum_ws_bytes(bda_partials(dt, M, N), N)));
+	return bda_fused_bwd(dt, dy, dx, dbias, (float *)workspace, M, N, p, seed,
+			     stream) ? FPK_ECUDA : FPK_OK;
 }
 
 // ---------------------------------------------------------------------------

@@ -454,6 +454,59 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 				  : launch_fwd<float>(&view, set, st);
 }
 
+/* The fused_bitmask kernels on a caller's pointers (bias_relu.h). */
+extern "C" size_t bias_relu_bits_bytes(long M, long N)
+{
+	return ew_bits_bytes(M, N);
+}
+
+extern "C" long bias_relu_partials(enum fp_dtype dt, long M, long N)
+{
+	return ew_plan_cols(M, N, fp_dtype_size(dt)).prows;
+}
+
+extern "C" int bias_relu_fused_fwd(enum fp_dtype dt, const void *x, const void *bias,
+				   void *y, uint32_t *words, long M, long N, cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.es = fp_dtype_size(dt);
+	op.plan = ew_plan_rows(M, N, op.es);
+	return dt == FP_BF16
+		? run_fwd<__nv_bfloat16>(&op, BR_FUSED_BITMASK, (const __nv_bfloat16 *)x,
+					 (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)y,
+					 NULL, words, st)
+		: run_fwd<float>(&op, BR_FUSED_BITMASK, (const float *)x,
+				 (const float *)bias, (float *)y, NULL, words, st);
+}
+
+extern "C" int bias_relu_fused_bwd(enum fp_dtype dt, const void *dy, const uint32_t *words,
+				   void *dx, void *dbias, float *partial, long M, long N,
+				   cudaStream_t st)
+{
+	struct fp_op op;
+
+	memset(&op, 0, sizeof op);
+	op.bwd = 1;
+	op.variant = BR_FUSED_BITMASK;
+	op.dt = dt;
+	op.M = M;
+	op.N = N;
+	op.es = fp_dtype_size(dt);
+	op.plan = ew_plan_cols(M, N, op.es);
+	op.dy = (char *)dy;
+	op.saved = (char *)words;
+	op.out = (char *)dx;
+	op.dbias = (char *)dbias;
+	op.partial = partial;
+	return dt == FP_BF16 ? launch_bwd<__nv_bfloat16>(&op, 0, st)
+			     : launch_bwd<float>(&op, 0, st);
+}
+
 // What backward set `set` reads, made by the forward variant of the same
 // name from the x and bias a caller put in set 0's dx and dbias buffers;
 // the forward's y goes to the set's dy buffer (drawn over afterwards)

@@ -599,6 +599,59 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
 }
 
+/* The fused_regen kernels on a caller's pointers (dropout.h): the mask of
+ * element e = i N + j is dropout_keep(seed, t, e), t = round(p 2^32). */
+extern "C" long bda_partials(enum fp_dtype dt, long M, long N)
+{
+	return ew_plan_cols(M, N, fp_dtype_size(dt)).prows;
+}
+
+static void bda_api_op(struct fp_op *op, int bwd, enum fp_dtype dt, long M, long N,
+		       double p, uint64_t *seed)
+{
+	memset(op, 0, sizeof *op);
+	op->bwd = bwd;
+	op->variant = BDA_FUSED_REGEN;
+	op->dt = dt;
+	op->M = M;
+	op->N = N;
+	op->es = fp_dtype_size(dt);
+	op->t = (uint32_t)(p * 4294967296.0 + 0.5);
+	op->scale = (float)(1.0 / (1.0 - p));
+	op->seeds = seed;
+	op->plan = bwd ? ew_plan_cols(M, N, op->es) : ew_plan_rows(M, N, op->es);
+}
+
+extern "C" int bda_fused_fwd(enum fp_dtype dt, const void *x, const void *bias,
+			     const void *residual, void *y, long M, long N, double p,
+			     uint64_t seed, cudaStream_t st)
+{
+	struct fp_op op;
+
+	bda_api_op(&op, 0, dt, M, N, p, &seed);
+	op.x = (char *)x;
+	op.bias = (char *)bias;
+	op.res = (char *)residual;
+	op.out = (char *)y;
+	return dt == FP_BF16 ? launch_fwd<__nv_bfloat16>(&op, 0, st)
+			     : launch_fwd<float>(&op, 0, st);
+}
+
+extern "C" int bda_fused_bwd(enum fp_dtype dt, const void *dy, void *dx, void *dbias,
+			     float *partial, long M, long N, double p, uint64_t seed,
+			     cudaStream_t st)
+{
+	struct fp_op op;
+
+	bda_api_op(&op, 1, dt, M, N, p, &seed);
+	op.dy = (char *)dy;
+	op.out = (char *)dx;
+	op.dbias = (char *)dbias;
+	op.partial = partial;
+	return dt == FP_BF16 ? launch_bwd<__nv_bfloat16>(&op, 0, st)
+			     : launch_bwd<float>(&op, 0, st);
+}
+
 static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 {
 	struct fp_op view;

@@ -54,6 +54,21 @@ void bda_ref_bwd(const double *dy, double *dx, double *dbias, long row0,
 int bda_probe(int bwd, int variant, long M, long N, long drop, uint64_t seed,
 	      unsigned char *implied, unsigned char *saved);
 
+/* The fused_regen kernels on a caller's pointers (the kernels library,
+ * kernels/api), dropout probability p in [0, 1), the mask of element e =
+ * i N + j dropout_keep(seed, round(p 2^32), e): y = dropout(x + bias) +
+ * residual; the backward dx = dy kept and scaled (the residual's gradient
+ * is dy itself), dbias its column sums through partial rows of N floats
+ * (bda_partials of them; no GPU touched). Enqueue on st; 0, or -1
+ * (reported). */
+long bda_partials(enum fp_dtype dt, long M, long N);
+int bda_fused_fwd(enum fp_dtype dt, const void *x, const void *bias,
+		  const void *residual, void *y, long M, long N, double p,
+		  uint64_t seed, cudaStream_t st);
+int bda_fused_bwd(enum fp_dtype dt, const void *dy, void *dx, void *dbias,
+		  float *partial, long M, long N, double p, uint64_t seed,
+		  cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /* fuseprof/kernels.h - fuseprof's fused kernels as a C library
  * (libfuseprof-kernels): LayerNorm+Linear, LayerNorm+GELU, softmax,
- * RMSNorm, SwiGLU and softplus, forward and backward, on device pointers
- * the caller owns.
+ * RMSNorm, SwiGLU, softplus, bias+ReLU and bias+dropout+residual, forward
+ * and backward, on device pointers the caller owns.
  *
  * Build against it with `pkg-config --cflags --libs fuseprof-kernels`.
  *
@@ -214,6 +214,50 @@ int fpk_softplus_fwd(const void *x, void *y, size_t n, int dtype,
 /* dx = dy * sigmoid(x), recomputed from x. */
 int fpk_softplus_bwd(const void *dy, const void *x, void *dx, size_t n,
 		     int dtype, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------
+ * bias + ReLU:  y = relu(x + bias), with a bit mask for the backward
+ *
+ * x, y: M x N; bias: N; mask: fpk_bias_relu_mask_bytes(M, N) bytes, bit
+ * e % 32 of 32-bit word e / 32 set where element e = i N + j of x + bias
+ * is positive: 1/32 of a saved activation's fp32 bytes. */
+
+size_t fpk_bias_relu_mask_bytes(long M, long N);
+int fpk_bias_relu_fwd(const void *x, const void *bias, void *y, void *mask,
+		      long M, long N, int dtype, cudaStream_t stream);
+
+/* Workspace bytes of fpk_bias_relu_bwd (dbias's partial rows). */
+size_t fpk_bias_relu_bwd_workspace(long M, long N, int dtype);
+
+/* dx = dy where the mask's bit is set, else 0; dbias = the column sums of
+ * dx (deterministic). */
+int fpk_bias_relu_bwd(const void *dy, const void *mask, void *dx, void *dbias,
+		      long M, long N, int dtype, void *workspace,
+		      size_t workspace_bytes, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------
+ * bias + dropout + residual:  y = dropout(x + bias, p) + residual
+ *
+ * x, residual, y: M x N; bias: N; 0 <= p < 1. Element e = i N + j is kept
+ * when the Philox 4x32-10 stream of seed gives it a word at or above
+ * round(p 2^32), and kept values are scaled by 1 / (1 - p): the mask is a
+ * function of (seed, e) alone, so nothing is saved for the backward,
+ * which regenerates it from the same seed and p. */
+
+int fpk_bias_dropout_add_fwd(const void *x, const void *bias,
+			     const void *residual, void *y, long M, long N,
+			     float p, unsigned long long seed, int dtype,
+			     cudaStream_t stream);
+
+/* Workspace bytes of fpk_bias_dropout_add_bwd (dbias's partial rows). */
+size_t fpk_bias_dropout_add_bwd_workspace(long M, long N, int dtype);
+
+/* dx = dy where kept, scaled by 1 / (1 - p), else 0; dbias = the column
+ * sums of dx (deterministic); the residual's gradient is dy itself. */
+int fpk_bias_dropout_add_bwd(const void *dy, void *dx, void *dbias, long M,
+			     long N, float p, unsigned long long seed, int dtype,
+			     void *workspace, size_t workspace_bytes,
+			     cudaStream_t stream);
 
 /* ------------------------------------------------------------------------
  * The double-precision CPU references fuseprof checks these kernels

@@ -12,9 +12,10 @@ graph. The library is found through $FUSEPROF_KERNELS_LIB, the install
 prefix, or an in-tree build (see _lib.py).
 """
 from .modules import FusedLayerNormGELU, FusedLayerNormLinear, FusedSoftmax
-from .ops import ln_gelu, ln_linear, rms_norm, softmax, softplus, swiglu
+from .ops import (bias_dropout_add, bias_relu, ln_gelu, ln_linear, rms_norm, softmax,
+                  softplus, swiglu)
 from ._lib import KernelError
 
 __all__ = ["FusedLayerNormLinear", "FusedLayerNormGELU", "FusedSoftmax",
            "ln_linear", "ln_gelu", "softmax", "rms_norm", "swiglu", "softplus",
-           "KernelError"]
+           "bias_relu", "bias_dropout_add", "KernelError"]

@@ -52,6 +52,15 @@ _lib.SIGNATURES.update({
     "fpk_swiglu_bwd": (_I, [_P, _P, _P, _L, _L, _I, _P]),
     "fpk_softplus_fwd": (_I, [_P, _P, _S, _I, _P]),
     "fpk_softplus_bwd": (_I, [_P, _P, _P, _S, _I, _P]),
+    "fpk_bias_relu_mask_bytes": (_S, [_L, _L]),
+    "fpk_bias_relu_fwd": (_I, [_P, _P, _P, _P, _L, _L, _I, _P]),
+    "fpk_bias_relu_bwd_workspace": (_S, [_L, _L, _I]),
+    "fpk_bias_relu_bwd": (_I, [_P, _P, _P, _P, _L, _L, _I, _P, _S, _P]),
+    "fpk_bias_dropout_add_fwd": (_I, [_P, _P, _P, _P, _L, _L, _F, ctypes.c_ulonglong, _I,
+                                      _P]),
+    "fpk_bias_dropout_add_bwd_workspace": (_S, [_L, _L, _I]),
+    "fpk_bias_dropout_add_bwd": (_I, [_P, _P, _P, _L, _L, _F, ctypes.c_ulonglong, _I, _P,
+                                      _S, _P]),
 })
 
 
@@ -571,3 +580,150 @@ def softplus(x):
     if x.numel() == 0:
         raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
     return _softplus(x)
+
+
+# ---------------------------------------------------------------------------
+# bias + ReLU, the backward from a 1-bit-per-element mask
+
+
+@torch.library.custom_op("fuseprof::bias_relu", mutates_args=())
+def _bias_relu(x: Tensor, bias: Tensor) -> Tuple[Tensor, Tensor]:
+    N = x.shape[-1]
+    M = x.numel() // N
+    y = torch.empty_like(x)
+    mask = torch.empty(_lib.size("fpk_bias_relu_mask_bytes", M, N), dtype=torch.uint8,
+                       device=x.device)
+    with _on(x):
+        _lib.call("fpk_bias_relu_fwd", _ptr(x), _ptr(bias), _ptr(y), _ptr(mask), M, N,
+                  _DT[x.dtype], _stream(x))
+    return y, mask
+
+
+@_bias_relu.register_fake
+def _(x, bias):
+    N = x.shape[-1]
+    M = x.numel() // N
+    return torch.empty_like(x), x.new_empty(((M * N + 31) // 32 * 4,), dtype=torch.uint8)
+
+
+@torch.library.custom_op("fuseprof::bias_relu_backward", mutates_args=())
+def _bias_relu_backward(dy: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
+    N = dy.shape[-1]
+    M = dy.numel() // N
+    dx = torch.empty_like(dy)
+    dbias = dy.new_empty((N,))
+    with _on(dy):
+        dt = _DT[dy.dtype]
+        ws = _workspace(_lib.size("fpk_bias_relu_bwd_workspace", M, N, dt), dy)
+        _lib.call("fpk_bias_relu_bwd", _ptr(dy), _ptr(mask), _ptr(dx), _ptr(dbias), M, N,
+                  dt, _ptr(ws), ws.numel(), _stream(dy))
+    return dx, dbias
+
+
+@_bias_relu_backward.register_fake
+def _(dy, mask):
+    return torch.empty_like(dy), dy.new_empty((dy.shape[-1],))
+
+
+def _bias_relu_setup(ctx, inputs, output):
+    ctx.save_for_backward(output[1])
+
+
+def _bias_relu_grad(ctx, dy, dmask):
+    (mask,) = ctx.saved_tensors
+    return _bias_relu_backward(dy.contiguous(), mask)
+
+
+_bias_relu.register_autograd(_bias_relu_grad, setup_context=_bias_relu_setup)
+
+
+def bias_relu(x, bias):
+    """y = relu(x + bias) over x's last dimension in one kernel, keeping one
+    bit an element for the backward (1/32 of x's fp32 bytes). x: [..., N];
+    bias: [N]; contiguous CUDA tensors of one dtype, float32 or bfloat16."""
+    fn = "fuseprof_torch.bias_relu"
+    _check(fn, [("x", x), ("bias", bias)])
+    M, N = _rows(fn, x, "the row width")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    _shape(fn, "bias", bias, (N,))
+    return _bias_relu(x, bias)[0]
+
+
+# ---------------------------------------------------------------------------
+# bias + dropout + residual, the backward regenerating the mask from the seed
+
+
+@torch.library.custom_op("fuseprof::bias_dropout_add", mutates_args=())
+def _bias_dropout_add(x: Tensor, bias: Tensor, residual: Tensor, p: float,
+                      seed: int) -> Tensor:
+    N = x.shape[-1]
+    M = x.numel() // N
+    y = torch.empty_like(x)
+    with _on(x):
+        _lib.call("fpk_bias_dropout_add_fwd", _ptr(x), _ptr(bias), _ptr(residual), _ptr(y),
+                  M, N, p, seed, _DT[x.dtype], _stream(x))
+    return y
+
+
+@_bias_dropout_add.register_fake
+def _(x, bias, residual, p, seed):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fuseprof::bias_dropout_add_backward", mutates_args=())
+def _bias_dropout_add_backward(dy: Tensor, p: float, seed: int) -> Tuple[Tensor, Tensor]:
+    N = dy.shape[-1]
+    M = dy.numel() // N
+    dx = torch.empty_like(dy)
+    dbias = dy.new_empty((N,))
+    with _on(dy):
+        dt = _DT[dy.dtype]
+        ws = _workspace(_lib.size("fpk_bias_dropout_add_bwd_workspace", M, N, dt), dy)
+        _lib.call("fpk_bias_dropout_add_bwd", _ptr(dy), _ptr(dx), _ptr(dbias), M, N, p, seed,
+                  dt, _ptr(ws), ws.numel(), _stream(dy))
+    return dx, dbias
+
+
+@_bias_dropout_add_backward.register_fake
+def _(dy, p, seed):
+    return torch.empty_like(dy), dy.new_empty((dy.shape[-1],))
+
+
+def _bda_setup(ctx, inputs, output):
+    ctx.p = inputs[3]
+    ctx.seed = inputs[4]
+
+
+def _bda_grad(ctx, dy):
+    dx, dbias = _bias_dropout_add_backward(dy.contiguous(), ctx.p, ctx.seed)
+    return dx, dbias, dy, None, None
+
+
+_bias_dropout_add.register_autograd(_bda_grad, setup_context=_bda_setup)
+
+
+def bias_dropout_add(x, bias, residual, p=0.1, training=True, seed=None):
+    """y = dropout(x + bias, p) + residual in one kernel; nothing is kept for
+    the backward, which regenerates the mask from (seed, element index)
+    (Philox 4x32-10). seed: an int, or None to draw one from PyTorch's
+    default generator (torch.randint: a graph break under torch.compile;
+    pass your own seed there). Not training, or p = 0: x + bias + residual.
+    x, residual: [..., N]; bias: [N]; contiguous CUDA tensors of one
+    dtype, float32 or bfloat16."""
+    fn = "fuseprof_torch.bias_dropout_add"
+    _check(fn, [("x", x), ("bias", bias), ("residual", residual)])
+    M, N = _rows(fn, x, "the row width")
+    if x.numel() == 0:
+        raise ValueError(f"{fn}: x is empty (shape {tuple(x.shape)})")
+    _shape(fn, "bias", bias, (N,))
+    _shape(fn, "residual", residual, tuple(x.shape))
+    if not isinstance(p, (int, float)) or not 0 <= p < 1:
+        raise ValueError(f"{fn}: p={p!r} must be a probability in [0, 1)")
+    if not training or p == 0:
+        return x + bias + residual
+    if seed is None:
+        seed = int(torch.randint(0, 2 ** 62, (1,)).item())
+    if not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{fn}: seed={seed!r} must be an int in [0, 2^64)")
+    return _bias_dropout_add(x, bias, residual, float(p), seed)
