@@ -64,8 +64,8 @@ int store_proc_begin(struct store *st, struct store_proc *p, const char *status,
 	kind = (const char *)sqlite3_column_text(s, 0);
 	rstatus = (const char *)sqlite3_column_text(s, 1);
 	if (strcmp(kind, "profile") || strcmp(rstatus, "running")) {
-		error("run %lld in '%s' is a %s run, %s: not a running profile",
-		      p->run_id, store_path(st), kind, rstatus);
+		error("run %lld in '%s' is not a running profile (kind '%s', "
+		      "status '%s')", p->run_id, store_path(st), kind, rstatus);
 		sqlite3_finalize(s);
 		return -1;
 	}

@@ -1,0 +1,36 @@
+## inject/local.mk - libfuseprof-inject.so, the collector `fuseprof profile`
+## loads into a program (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH).
+## Top floor beside src/: it drives probes/ (CUPTI) and store/ (SQLite),
+## which no lower floor may join; src/cmd-profile.c includes its
+## inject.h, nothing includes src/. It is a shared library in someone
+## else's process: every file it needs is compiled again here,
+## position-independent and with hidden symbols, so that only its two
+## entry points are exported (glibc has an error() of its own) and the
+## static libraries of the programs stay as they are. Built as a program
+## of its own directory, with -shared, so that no libtool is needed.
+
+injectdir = $(pkglibdir)
+inject_PROGRAMS = libfuseprof-inject.so
+libfuseprof_inject_so_SOURCES = \
+	inject/inject.c inject/inject.h \
+	inject/collect.c inject/collect.h \
+	probes/activity.c probes/ranges.c probes/device-drv.c probes/probes.h \
+	store/store.c store/views.c store/proc.c store/profile.c \
+	lib/error.c lib/util.c lib/strmap.c
+libfuseprof_inject_so_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
+	-I$(top_srcdir)/inject
+libfuseprof_inject_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
+libfuseprof_inject_so_LDFLAGS = -shared -Wl,-z,defs -Wl,-Bsymbolic \
+	$(CUDA_LDFLAGS) -L$(CUDA_STUBS_DIR)
+libfuseprof_inject_so_LDADD = $(SQLITE_LIBS) -lcupti -lcuda -lstdc++ -ldl -lm
+
+### tests #####################################################################
+## The pipeline from records to the store, on synthetic records: range
+## paths, ops and samples, the kernel filter and limit (no GPU).
+check_PROGRAMS += tests/test-profile
+TESTS += tests/test-profile
+tests_test_profile_SOURCES = tests/test-profile.c \
+	inject/collect.c inject/collect.h
+tests_test_profile_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/inject
+tests_test_profile_LDADD = store/libfpstore.a probes/libfpprobes.a \
+	lib/libfpcore.a $(SQLITE_LIBS) -lm
