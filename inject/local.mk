@@ -34,3 +34,14 @@ tests_test_profile_SOURCES = tests/test-profile.c \
 tests_test_profile_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/inject
 tests_test_profile_LDADD = store/libfpstore.a probes/libfpprobes.a \
 	lib/libfpcore.a $(SQLITE_LIBS) -lm
+
+## The command line of `fuseprof profile` (its refusals, the environment
+## it gives the program, exit statuses, a program with no CUDA work) and
+## what report, compare, query and export make of synthetic profiled runs;
+## tests/jsoncheck parses the exported trace as strict JSON and checks the
+## Trace Event Format's rules (no GPU).
+check_PROGRAMS += tests/jsoncheck
+tests_jsoncheck_SOURCES = tests/jsoncheck.c
+tests_jsoncheck_LDADD = -lm
+TESTS += tests/test-profile-cli.sh tests/test-export.sh
+EXTRA_DIST += tests/test-profile-cli.sh tests/test-export.sh

@@ -349,8 +349,13 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "--make")) {
 		double scale = atof(argv[4]);
 
+		struct store *st;
+
 		run = new_run(argv[2], argv[3]);
 		program(argv[2], run, 4242, scale > 0 ? scale : 1);
+		ASSERT_EQ(store_open(&st, argv[2], STORE_READWRITE), 0);
+		ASSERT_EQ(store_finish_run(st, run, "complete", "synthetic"), 0);
+		store_close(st);
 		printf("%lld\n", run);
 		return 0;
 	}
