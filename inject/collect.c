@@ -24,7 +24,13 @@ struct placed {
 	long long instance;
 	const char *op;
 	uint32_t tid;
+	uint64_t ts;
 };
+
+/* A launch whose kernel has not come this long after it never will (a
+ * record CUPTI dropped): its entry goes, once the map is this big. */
+#define PLACED_MAX_AGE_NS (600ull * 1000000000ull)
+#define PLACED_AGE_ABOVE 65536
 
 /* An open-addressing map from correlation id to placement, with
  * backward-shift deletion: an entry leaves when its kernel arrives
@@ -112,6 +118,20 @@ static void placed_remove(struct placements *p, struct placed *e)
 			i = j;
 		}
 	}
+}
+
+/* Drop the entries of launches older than before (graph launches too:
+ * their kernels run within minutes). */
+static void placed_age(struct placements *p, uint64_t before)
+{
+	struct placements g = { NULL, 0, p->cap };
+
+	g.v = xcalloc(g.cap, sizeof *g.v);
+	for (size_t j = 0; j < p->cap; j++)
+		if (p->v[j].used && p->v[j].ts >= before)
+			placed_put(&g, &p->v[j]);
+	free(p->v);
+	*p = g;
 }
 
 static int open_store(const struct collect_config *cfg, struct store **st)
@@ -227,6 +247,7 @@ static void place_launches(struct collector *c, const struct collect_batch *b)
 			.correlation = l->correlation, .graph = l->graph,
 			.instance = in ? in->id : 0,
 			.op = in ? intern_path(c, in->path) : NULL, .tid = l->tid,
+			.ts = l->ts,
 		};
 
 		placed_put(&c->placed, &e);
@@ -335,6 +356,8 @@ int collect_batch(struct collector *c, struct collect_batch *b)
 	/* No launch taken after the previous batch's can have run in a
 	 * range that ended before it was taken. */
 	ranges_prune(c->ranges, c->prev_taken);
+	if (c->placed.n > PLACED_AGE_ABOVE && b->taken > PLACED_MAX_AGE_NS)
+		placed_age(&c->placed, b->taken - PLACED_MAX_AGE_NS);
 	c->prev_taken = b->taken;
 	free(l);
 	free(r);

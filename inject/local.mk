@@ -45,3 +45,11 @@ tests_jsoncheck_SOURCES = tests/jsoncheck.c
 tests_jsoncheck_LDADD = -lm
 TESTS += tests/test-profile-cli.sh tests/test-export.sh
 EXTRA_DIST += tests/test-profile-cli.sh tests/test-export.sh
+
+## On a GPU (skips with 77 without one): a CUDA program the test builds
+## with nvcc (tests/profile-app.cu), profiled plain, forking and killed;
+## a PyTorch script when PyTorch is there.
+TESTS += tests/test-profile-gpu.sh
+EXTRA_DIST += tests/test-profile-gpu.sh tests/profile-app.cu tests/profile-torch.py
+AM_TESTS_ENVIRONMENT += NVCC='$(NVCC)'; export NVCC; \
+	NVCC_GENCODE='$(NVCC_GENCODE)'; export NVCC_GENCODE;

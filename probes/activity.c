@@ -357,6 +357,11 @@ static int is_graph_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 		  cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
 
+/* Runtime launch calls under way in this thread: a runtime launch makes
+ * driver calls of its own, with correlation ids no kernel carries (its
+ * kernels carry the runtime call's), so those are left out. */
+static __thread int in_runtime_launch;
+
 static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *data)
 {
@@ -364,6 +369,10 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 	struct launch_rec l;
 
 	(void)arg;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		in_runtime_launch += cb->callbackSite == CUPTI_API_ENTER ? 1 : -1;
+	else if (in_runtime_launch > 0)
+		return;
 	if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionReturnValue)
 		return;
 	/* cudaError_t and CUresult alike: 0 is success. */

@@ -52,6 +52,7 @@ static void help(void)
 	       "kernels launched in it. An op's time is the median of its samples,\n"
 	       "as a run op's is of its repetitions; its kernels (by name and launch\n"
 	       "configuration) have their median duration and launches per sample.\n"
+	       "A start/end range counts on the thread that started it.\n"
 	       "workload = the range path, variant = --tag (default 'profiled'),\n"
 	       "dtype and shape empty, role fused; no model bytes or FLOPs. Every\n"
 	       "launch and range instance is kept for 'fuseprof export'.\n"
@@ -480,6 +481,11 @@ static int cmd_profile(int argc, char **argv)
 		      "recorded", argv[optind]);
 		status = "failed";
 		note = xasprintf("another profiler held CUPTI; the program %s", ended);
+	} else if (t.failed && t.seen == 0) {
+		error("profile: the collector could not start in '%s' (see its "
+		      "message above): nothing recorded", argv[optind]);
+		status = "failed";
+		note = xasprintf("the collector failed to start; the program %s", ended);
 	} else if (t.seen == 0) {
 		warning("profile: '%s' ran no CUDA kernel%s: nothing to record",
 			argv[optind], t.procs ? "" : " (no process initialised CUDA)");

@@ -308,6 +308,47 @@ static void killed(const char *db)
 	ASSERT_EQ(collect_open(&c, &cfg, 78, NULL), -1);
 }
 
+/* Many launches, their kernels coming in a shuffled order over two
+ * batches: every kernel finds its launch (the placement map grows and
+ * removes entries in any order). */
+static void many(const char *db)
+{
+	enum { N = 3000 };
+	long long run = new_run(db, "many");
+	struct collect_config cfg = { .db = db, .run_id = run };
+	struct collector *c;
+	struct marker_rec m[] = { start(7, 1, 10, "big"), end(7, 1, 10 + 10 * N) };
+	struct launch_rec *l = xcalloc(N, sizeof *l);
+	struct kernel_rec *k = xcalloc(N, sizeof *k);
+	uint64_t x = 42;
+	struct store *st;
+
+	for (int i = 0; i < N; i++) {
+		l[i] = launch((uint32_t)(1000 + 7 * i), 7, 11 + 10 * (uint64_t)i);
+		k[i] = kernel((uint32_t)(1000 + 7 * i), i % 2 ? "odd" : "even",
+			      100000 + 10 * (uint64_t)i, 5, 1);
+	}
+	for (int i = N - 1; i > 0; i--) {
+		int j = (int)((x = splitmix64(x)) % (uint64_t)(i + 1));
+		struct kernel_rec t = k[i];
+
+		k[i] = k[j];
+		k[j] = t;
+	}
+	ASSERT_EQ(collect_open(&c, &cfg, 9, NULL), 0);
+	batch(c, m, ARRAY_SIZE(m), l, N, k, N / 3, 100, 0);
+	batch(c, NULL, 0, NULL, 0, k + N / 3, N - N / 3, 200, 1);
+	ASSERT_EQ(collect_close(c, "complete", NULL), 0);
+	ASSERT_EQ(store_open(&st, db, STORE_READONLY), 0);
+	ASSERT_EQ(q1(st, "SELECT count(*) FROM ops WHERE run_id = %lld", run), 1);
+	ASSERT_EQ(q1(st, "SELECT reps FROM v_ops WHERE run_id = %lld AND workload = 'big'", run), 1);
+	ASSERT_EQ(q1(st, "SELECT launches FROM v_kernels WHERE run_id = %lld AND name = 'odd'", run), N / 2);
+	ASSERT_NEAR(q1(st, "SELECT time_ns FROM v_ops WHERE run_id = %lld", run), 5.0 * N, 1e-9);
+	store_close(st);
+	free(l);
+	free(k);
+}
+
 /* Ranges alone: nesting on a thread, a start/end range ending on another
  * thread, an end with nothing open, pruning. */
 static void ranges_unit(void)
@@ -368,6 +409,7 @@ int main(int argc, char **argv)
 	second_process(dbpath, run);
 	filter_and_limit(dbpath);
 	killed(dbpath);
+	many(dbpath);
 	unlink(dbpath);
 	{
 		char wal[4200];
