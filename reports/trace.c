@@ -314,12 +314,13 @@ static int write_laid_out(struct store *st, long long run, struct writer *w)
 	free(label);
 	use_track(w, 1, 1, 1, "ops, end to end (median times)");
 	/* Per op, its length first (the larger of its median time and its
-	 * kernels' medians one after the other), then its kernels. */
+	 * kernels' medians one after the other, each rounded to the ns as
+	 * the slices are), then its kernels. */
 	if (sqlite3_prepare_v2(db, "SELECT o.op_id, o.workload || '/' || o.variant || "
 			       "'/' || o.dtype || '/' || o.shape, o.status, o.time_ns, "
-			       "o.launches, max(coalesce(o.time_ns, 0), coalesce((SELECT "
-			       "sum(k.dur_ns * k.launches) FROM kernels k WHERE k.op_id = "
-			       "o.op_id), 0)), k.name, k.launches, k.dur_ns "
+			       "o.launches, max(coalesce(round(o.time_ns), 0), coalesce(("
+			       "SELECT sum(round(k.dur_ns) * k.launches) FROM kernels k "
+			       "WHERE k.op_id = o.op_id), 0)), k.name, k.launches, k.dur_ns "
 			       "FROM v_ops o LEFT JOIN kernels k ON k.op_id = o.op_id "
 			       "WHERE o.run_id = ?1 ORDER BY o.op_id, k.idx", -1, &s,
 			       NULL) != SQLITE_OK)

@@ -47,6 +47,12 @@ expect_exit 0 "$FUSEPROF" export --db "$tmp/r.db" latest
 grep -qx 'op 3' "$tmp/check" || fail "op slices of a run: $(cat "$tmp/check")"
 grep -q '"timeline": "laid out: no launch times stored"' "$tmp/out" || fail "a laid-out trace does not say so"
 
+# The shipped sample (a real run, schema 5, read as it is): every kernel
+# fits in its op, all on one track.
+expect_exit 0 "$FUSEPROF" export --db "$srcdir/examples/h100-sample.db" latest
+"$check" <"$tmp/out" >"$tmp/check" || fail "jsoncheck refused the sample's trace"
+grep -q ' tracks 1$' "$tmp/check" || fail "the sample's kernels overflow their ops: $(head -n 1 "$tmp/check")"
+
 # Refusals.
 expect_exit 2 "$FUSEPROF" export --db "$db" --format chrome eager
 one_line_error "unknown format 'chrome'"
