@@ -180,7 +180,8 @@ void activity_stop(void);
  * No CUPTI here: markers in, range instances out, so that tests feed it
  * synthetic records. Push/pop ranges nest on their thread; a start/end
  * range counts on the thread that started it, nested in what was open
- * there then. */
+ * there then; a marker of no known thread (tid 0) opens a range that
+ * holds for every thread. */
 
 struct range_inst {
 	long long id;             /* > 0; unique in the process */

@@ -213,7 +213,8 @@ void ranges_apply(struct ranges *r, struct marker_rec *m, size_t n,
 	free(o);
 }
 
-const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_t ts)
+/* The innermost instance of thread tid's list open at ts, or NULL. */
+static const struct range_inst *at_on(const struct ranges *r, uint32_t tid, uint64_t ts)
 {
 	const struct thread_ranges *th = NULL;
 	const struct range_inst *c;
@@ -229,6 +230,17 @@ const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_
 	for (c = th->v[i]; c && c->end && c->end < ts; c = c->parent)
 		;
 	return c;
+}
+
+const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_t ts)
+{
+	const struct range_inst *own = at_on(r, tid, ts), *all;
+
+	/* Markers of no known thread (tid 0) hold for every thread: the
+	 * innermost of the two is the one that started last. */
+	if (tid == 0 || !(all = at_on(r, 0, ts)))
+		return own;
+	return !own || all->start > own->start ? all : own;
 }
 
 long long ranges_next_id(struct ranges *r)

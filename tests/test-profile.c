@@ -373,10 +373,22 @@ static void ranges_unit(void)
 	in = ranges_at(r, 2, 1000);  /* x never ends */
 	ASSERT(in && in->depth == 0 && in->end == 0);
 	ASSERT(ranges_at(r, 4, 150) == NULL);
-	ASSERT_EQ(ranges_changed(r, &ch), 4);
-	ASSERT_EQ(ranges_alive(r), 4);
+	{
+		/* A range of no known thread holds for every thread, inside
+		 * what a thread opened before it. */
+		struct marker_rec p[] = { start(0, 50, 300, "proc"), end(0, 50, 400),
+					  start(1, 51, 250, "t"), end(1, 51, 500) };
+
+		ranges_apply(r, p, ARRAY_SIZE(p), &unmatched);
+		ASSERT_STR_EQ(ranges_at(r, 4, 350)->path, "proc");
+		ASSERT_STR_EQ(ranges_at(r, 1, 350)->path, "proc");
+		ASSERT_STR_EQ(ranges_at(r, 1, 450)->path, "t");
+		ASSERT_STR_EQ(ranges_at(r, 1, 260)->path, "t");
+	}
+	ASSERT_EQ(ranges_changed(r, &ch), 6);
+	ASSERT_EQ(ranges_alive(r), 6);
 	ranges_prune(r, 150);  /* b and c ended before 150 */
-	ASSERT_EQ(ranges_alive(r), 2);
+	ASSERT_EQ(ranges_alive(r), 4);
 	ranges_prune(r, 1000);
 	ASSERT_EQ(ranges_alive(r), 1);  /* x, open */
 	ranges_free(r);
