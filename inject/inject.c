@@ -8,10 +8,10 @@
  * database the command named, and starts a thread that commits what came
  * every FP_COMMIT_SECONDS, or sooner after FP_COMMIT_KERNELS kernels
  * (collect.c does the work); an exit handler commits the rest. Only the
- * two entry points are exported: the library lives in someone else's
- * process, whose own symbols (error(), glibc's among them) must never
- * meet ours. A process that fails to set up says so in one line on
- * stderr and runs on unprofiled. */
+ * two entry points are exported (inject.map): the library lives in
+ * someone else's process, whose own symbols (error(), glibc's among them)
+ * must never meet ours. A process that fails to set up says so in one
+ * line on stderr and runs on unprofiled. */
 /* dladdr */
 #define _GNU_SOURCE
 #include "config.h"

@@ -2,27 +2,27 @@
 ## loads into a program (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH).
 ## Top floor beside src/: it drives probes/ (CUPTI) and store/ (SQLite),
 ## which no lower floor may join; src/cmd-profile.c includes its
-## inject.h, nothing includes src/. It is a shared library in someone
-## else's process: every file it needs is compiled again here,
-## position-independent and with hidden symbols, so that only its two
-## entry points are exported (glibc has an error() of its own) and the
-## static libraries of the programs stay as they are. Built as a program
-## of its own directory, with -shared, so that no libtool is needed.
+## inject.h, nothing includes src/. A shared library in someone else's
+## process, linked from the position-independent objects of the folders'
+## libraries (Makefile.am), exporting only its two entry points
+## (inject.map). Built as a program of its own directory with -shared, so
+## that automake installs it without libtool.
 
 injectdir = $(pkglibdir)
 inject_PROGRAMS = libfuseprof-inject.so
 libfuseprof_inject_so_SOURCES = \
 	inject/inject.c inject/inject.h \
-	inject/collect.c inject/collect.h \
-	probes/activity.c probes/ranges.c probes/device-drv.c probes/probes.h \
-	store/store.c store/views.c store/proc.c store/profile.c \
-	lib/error.c lib/util.c lib/strmap.c
+	inject/collect.c inject/collect.h
 libfuseprof_inject_so_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 	-I$(top_srcdir)/inject
-libfuseprof_inject_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
-libfuseprof_inject_so_LDFLAGS = -shared -Wl,-z,defs -Wl,-Bsymbolic \
+libfuseprof_inject_so_LDFLAGS = -shared -Wl,-z,defs \
+	-Wl,--version-script=$(srcdir)/inject/inject.map \
 	$(CUDA_LDFLAGS) -L$(CUDA_STUBS_DIR)
-libfuseprof_inject_so_LDADD = $(SQLITE_LIBS) -lcupti -lcuda -lstdc++ -ldl -lm
+libfuseprof_inject_so_LDADD = probes/libfpprobes.a store/libfpstore.a \
+	lib/libfpcore.a $(SQLITE_LIBS) -lcupti -lcuda -lstdc++ -ldl -lm
+libfuseprof_inject_so_DEPENDENCIES = probes/libfpprobes.a store/libfpstore.a \
+	lib/libfpcore.a $(srcdir)/inject/inject.map
+EXTRA_DIST += inject/inject.map
 
 ### tests #####################################################################
 ## The pipeline from records to the store, on synthetic records: range
