@@ -413,7 +413,13 @@ static int cmd_profile(int argc, char **argv)
 			}
 		}
 	}
-	lib = own_file_path(FP_INJECT_LIB, FP_PKGLIBDIR);
+	{
+		/* Absolute, as the database: the program may change folders. */
+		char *found = own_file_path(FP_INJECT_LIB, FP_PKGLIBDIR);
+
+		lib = absolute(found);
+		free(found);
+	}
 	if (access(lib, R_OK) != 0) {
 		error("profile: cannot use the collector '%s': %s (set "
 		      "FUSEPROF_EXEC_PATH to the folder holding " FP_INJECT_LIB

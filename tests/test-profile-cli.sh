@@ -55,7 +55,7 @@ expect_exit 0 "$FUSEPROF" profile --db p.db --tag envcheck --kernel-filter 'gemm
 	--max-kernels 7 sh -c 'printf "%s\n" "$CUDA_INJECTION64_PATH" "$NVTX_INJECTION64_PATH" "$FUSEPROF_PROFILE_DB" "$FUSEPROF_PROFILE_RUN" "$FUSEPROF_PROFILE_KERNEL_FILTER" "$FUSEPROF_PROFILE_MAX_KERNELS" "$1"' sh --tag
 cd - >/dev/null
 lib=$(sed -n 1p "$tmp/out")
-case $lib in */libfuseprof-inject.so) ;; *) fail "CUDA_INJECTION64_PATH: '$lib'" ;; esac
+case $lib in /*/libfuseprof-inject.so) ;; *) fail "CUDA_INJECTION64_PATH: '$lib'" ;; esac
 [ -f "$lib" ] || fail "the collector '$lib' does not exist"
 [ "$(sed -n 2p "$tmp/out")" = "$lib" ] || fail "NVTX_INJECTION64_PATH: $(sed -n 2p "$tmp/out")"
 [ "$(sed -n 3p "$tmp/out")" = "$tmp/p.db" ] || fail "the database is not absolute: $(sed -n 3p "$tmp/out")"
