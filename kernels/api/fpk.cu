@@ -291,20 +291,7 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 		return FPK_ECUDA;
 	if (op.ws_pass && op.stats == NULL)
 		return fail(FPK_EINVAL, "workspace is NULL");
-	switch (op.fk) {
-	case FK_SIMT:
-		return fwd_simt_launch(&op, x, stream) ? FPK_ECUDA : FPK_OK;
-	case FK_MMA_SMALL:
-		return fwd_mma_launch(&op, x, 0, stream) ? FPK_ECUDA : FPK_OK;
-	case FK_MMA:
-		return fwd_mma_launch(&op, x, 1, stream) ? FPK_ECUDA : FPK_OK;
-	case FK_WGMMA:
-		return fwd_wgmma_launch(&op, x, stream) ? FPK_ECUDA : FPK_OK;
-	case FK_WS:
-		return fwd_ws_launch(&op, x, stream) ? FPK_ECUDA : FPK_OK;
-	default:
-		return fail(FPK_EUNSUPPORTED, "no fused kernel for M=%ld, K=%ld, N=%ld", M, K, N);
-	}
+	return lnl_fwd_launch(&op, x, stream) ? FPK_ECUDA : FPK_OK;
 }
 
 // The backward's scratch, carved from the workspace in this order: dgamma

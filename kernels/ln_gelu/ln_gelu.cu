@@ -317,7 +317,8 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 					     op->N, st) ||
 			       launch_gelu(op, op->mid, op->out, st) ? -1 : 0;
 		default:
-			return launch_fwd_rows(op, FWD_FUSED, x, g, b, op->out, st);
+			return ln_gelu_fused_fwd(op->dt, op->erf, x, g, b, op->out, op->M,
+						 op->N, st);
 		}
 	}
 	const char *dy = op->dy + set * mn;

@@ -226,6 +226,9 @@ static inline int vec_width(long K, enum fp_dtype dt)
  * (lnl_fold_perm), take that kernel for few rows too, rather than the
  * small-tile kernel whose fold differs. 0, or -1 (reported). */
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m);
+/* workload.cu: enqueue the kernels op->fk names (lnl_fwd_choose) on st.
+ * 0, or -1 (reported). */
+int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* Whether the fused forward's fold at K and dt on a device with (hopper =
  * 1) or without the sm_90a kernels is the warp-specialized kernel's
  * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=

@@ -91,7 +91,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	return 0;
 }
 
-static int fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
+int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
 	switch (op->fk) {
 	case FK_NAIVE:
@@ -146,7 +146,7 @@ static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
 	set_view(base, set, &view);
 	x = base->x + (size_t)set * base->xset;
 	dy = base->dy ? base->dy + (size_t)set * base->dyset : NULL;
-	return base->bwd ? bwd_launch(&view, x, dy, st) : fwd_launch(&view, x, st);
+	return base->bwd ? bwd_launch(&view, x, dy, st) : lnl_fwd_launch(&view, x, st);
 }
 
 // What lnl_fwd_choose picked (forward) or which LayerNorm backward the fused

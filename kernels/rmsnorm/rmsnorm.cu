@@ -171,6 +171,21 @@ static int launch_reduce(const struct fp_op *op, cudaStream_t st)
 	return CUDA_CHECK_LAUNCH("rms_reduce");
 }
 
+// The fused backward (op->main on its persistent grid op->pgrid) writing
+// op->out and the partial rows, then their fixed-order sum into op->dg.
+static int launch_fused_bwd(const struct fp_op *op, const void *dy, const void *x,
+			    const void *g, cudaStream_t st)
+{
+	void *out = op->out;
+	float *partial = op->partial;
+	long M = op->M, N = op->N;
+	void *args[] = { &dy, &x, &g, &out, &partial, &M, &N };
+
+	return CUDA_CHECK(cudaLaunchKernel(op->main.fn, dim3((unsigned)op->pgrid),
+					   dim3(op->main.block), args, 0, st)) ||
+	       launch_reduce(op, st) ? -1 : 0;
+}
+
 // v = op as seen by a launch of set `set`: its written buffers set * wset
 // bytes past set 0's (the inputs are offset by the launch).
 static void set_view(const struct fp_op *op, int set, struct fp_op *v)
@@ -197,11 +212,8 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 	x = op->x + set * mn;
 	g = op->gamma + set * nb;
 	if (!op->bwd) {
-		if (op->variant == V_FUSED) {
-			struct kcfg k = fwd_pick_rms<RMS_FUSED>(op->N, op->dt);
-
-			return launch_fwd_rms(&k, x, g, op->out, NULL, op->M, op->N, st);
-		}
+		if (op->variant == V_FUSED)
+			return rmsnorm_fused_fwd(op->dt, x, g, op->out, op->M, op->N, st);
 		struct kcfg k1 = fwd_pick_rms<RMS_STATS>(op->N, op->dt);
 		struct kcfg k2 = fwd_pick_rms<RMS_NORM>(op->N, op->dt);
 
@@ -220,14 +232,7 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 
 		return rc || launch_reduce(op, st) ? -1 : 0;
 	}
-	void *out = op->out;
-	float *partial = op->partial;
-	long M = op->M, N = op->N;
-	void *args[] = { &dy, &x, &g, &out, &partial, &M, &N };
-
-	return CUDA_CHECK(cudaLaunchKernel(op->main.fn, dim3((unsigned)op->pgrid),
-					   dim3(op->main.block), args, 0, st)) ||
-	       launch_reduce(op, st) ? -1 : 0;
+	return launch_fused_bwd(op, dy, x, g, st);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -453,6 +458,7 @@ extern "C" int rmsnorm_fused_bwd(enum fp_dtype dt, const void *dy, const void *x
 	op.dt = dt;
 	op.M = M;
 	op.N = N;
+	op.out = (char *)dx;
 	op.dg = (char *)dgamma;
 	op.partial = partial;
 	op.main = bwd_pick_rms(N, dt);
@@ -462,11 +468,7 @@ extern "C" int rmsnorm_fused_bwd(enum fp_dtype dt, const void *dy, const void *x
 	if (op.prows > rmsnorm_fused_partials(dt, M, N))
 		return error("rmsnorm_bwd: %ld partial rows, room for %ld", op.prows,
 			     rmsnorm_fused_partials(dt, M, N));
-	void *args[] = { &dy, &x, &gamma, &dx, &partial, &M, &N };
-
-	return CUDA_CHECK(cudaLaunchKernel(op.main.fn, dim3((unsigned)op.pgrid),
-					   dim3(op.main.block), args, 0, st)) ||
-	       launch_reduce(&op, st) ? -1 : 0;
+	return launch_fused_bwd(&op, dy, x, gamma, st);
 }
 
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
