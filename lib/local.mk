@@ -7,4 +7,5 @@ lib_libfpcore_a_SOURCES = \
 	lib/error.c lib/error.h \
 	lib/util.c lib/util.h \
 	lib/par.c lib/par.h \
-	lib/table.c lib/table.h
+	lib/table.c lib/table.h \
+	lib/strmap.c lib/strmap.h

@@ -374,32 +374,13 @@ static void json_string(struct sink *sb, const char *s)
 		return;
 	}
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			put(sb, "\\\"");
-			break;
-		case '\\':
-			put(sb, "\\\\");
-			break;
-		case '\n':
-			put(sb, "\\n");
-			break;
-		case '\r':
-			put(sb, "\\r");
-			break;
-		case '\t':
-			put(sb, "\\t");
-			break;
-		default:
-			if (*p < 0x20) {
-				char u[8];
+		char u[8];
+		const char *e = json_escape(*p, u);
 
-				snprintf(u, sizeof u, "\\u%04x", *p);
-				put(sb, u);
-			} else {
-				putch(sb, (char)*p);
-			}
-		}
+		if (e)
+			put(sb, e);
+		else
+			putch(sb, (char)*p);
 	}
 	putch(sb, '"');
 }

@@ -310,3 +310,43 @@ uint64_t splitmix64(uint64_t x)
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
 }
+
+const char *json_escape(unsigned char c, char buf[8])
+{
+	switch (c) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	default:
+		if (c >= 0x20)
+			return NULL;
+		snprintf(buf, 8, "\\u%04x", c);
+		return buf;
+	}
+}
+
+void strbuf_add_json(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	char buf[8];
+
+	strbuf_addstr(sb, "\"");
+	for (; *p; p++) {
+		const char *e = json_escape(*p, buf);
+
+		if (!e)
+			continue;
+		strbuf_add(sb, (const char *)run, (size_t)(p - run));
+		strbuf_addstr(sb, e);
+		run = p + 1;
+	}
+	strbuf_add(sb, (const char *)run, (size_t)(p - run));
+	strbuf_addstr(sb, "\"");
+}

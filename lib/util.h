@@ -47,6 +47,15 @@ void strbuf_release(struct strbuf *sb);
 /* Returns the string ("" when empty); the strbuf still owns it. */
 const char *strbuf_str(const struct strbuf *sb);
 
+/* How a JSON string writes byte c: NULL when as itself, else its escape
+ * (backslash-quote, backslash-n, backslash-u0001: the form of RFC 8259),
+ * written into buf (8 bytes) when it needs one. Bytes of 0x80 and above
+ * pass as they are (UTF-8). */
+const char *json_escape(unsigned char c, char buf[8]);
+
+/* Append s to sb as a JSON string, quotes included. */
+void strbuf_add_json(struct strbuf *sb, const char *s);
+
 /* Parse a whole string as a decimal integer / finite double. Returns 0, or -1
  * (and leaves *out alone) if s is empty, has trailing junk or overflows. */
 int parse_long(const char *s, long *out);

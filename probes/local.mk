@@ -8,6 +8,8 @@ probes_libfpprobes_a_SOURCES = \
 	probes/probes.h \
 	probes/device.c \
 	probes/activity.c \
+	probes/ranges.c \
+	probes/device-drv.c \
 	probes/groups.c \
 	probes/counters.cu \
 	probes/ceilings.cu

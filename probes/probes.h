@@ -45,6 +45,13 @@ int probe_device_count(int *n);
  * Returns 0, PROBE_NO_GPU or -1 (reported). */
 int probe_device_open(int index, struct probe_device *d);
 
+/* Fill d for device `index` through the driver API alone, creating no
+ * context and changing no current device: for the profiler inside a
+ * program, after CUDA is initialised. The same values as
+ * probe_device_open's (so both find one devices row). Returns 0 or -1
+ * (reported). (device-drv.c; links the driver library.) */
+int probe_device_query(int index, struct probe_device *d);
+
 /* Free bytes on the current device in *free_bytes. 0 or -1 (reported). */
 int probe_device_free_bytes(size_t *free_bytes);
 
@@ -91,13 +98,70 @@ struct kernel_rec {
 	const char *mangled;      /* interned likewise */
 	unsigned grid[3], block[3];
 	int registers, static_smem, dynamic_smem;
-	uint32_t stream, correlation;
+	uint32_t device, context, stream, correlation;
 	uint64_t start, end;      /* ns, GPU timestamps */
 };
 
 /* Subscribe CUPTI Activity to concurrent-kernel records. Returns 0, or
  * PROBE_BUSY when another profiler holds CUPTI (not reported), or -1. */
 int activity_start(void);
+
+/* An NVTX marker as CUPTI Activity reports it (push/pop and start/end
+ * ranges alike: a start, then an end with the same id). */
+enum marker_kind { MARKER_START, MARKER_END, MARKER_INSTANT };
+struct marker_rec {
+	enum marker_kind kind;
+	uint32_t id;              /* pairs a start with its end */
+	uint32_t tid;             /* the thread (system id, as gettid) */
+	uint64_t ts;              /* ns, CUPTI's clock */
+	const char *name;         /* interned; NULL on an end */
+	const char *domain;       /* interned; NULL: the default domain */
+};
+
+/* Where the records of the profiler (`fuseprof profile`'s collector) go,
+ * as CUPTI delivers them: from CUPTI's thread or the one that flushes,
+ * one buffer at a time under the collector's lock (a sink must not call
+ * back into activity_*). kernel and marker may be NULL. */
+struct activity_sink {
+	void (*kernel)(const struct kernel_rec *k, void *arg);
+	void (*marker)(const struct marker_rec *m, void *arg);
+	void *arg;
+};
+
+/* Subscribe CUPTI Activity to concurrent kernels, and to NVTX markers when
+ * sink->marker is set (NVTX reaches CUPTI only when the program's NVTX
+ * loads an injection library that hands it over: see inject/inject.c),
+ * with thread ids as the system's (gettid). Records go to sink, which must
+ * outlive the subscription. Callable before the program initialises CUDA.
+ * Returns 0, PROBE_BUSY (not reported) or -1. */
+int activity_start_sink(const struct activity_sink *sink);
+
+/* Deliver the buffers CUPTI holds to the sink: those whose records are
+ * all complete, or every one (forced: at the end). Returns 0 or -1. */
+int activity_flush(int forced);
+
+/* A kernel or graph launch: which thread launched it when, so that the
+ * profiler can tell the NVTX ranges it ran in. */
+struct launch_rec {
+	uint32_t correlation;     /* the launching call's: its kernels' */
+	uint32_t tid;             /* system thread id */
+	uint64_t ts;              /* ns, CUPTI's clock, when the call returned */
+	int graph;                /* a graph launch: several kernels share
+				     its correlation id */
+};
+
+/* Call fn(launch, arg) from the launching thread as each kernel or graph
+ * launch call returns successfully (CUPTI callbacks on the runtime's and
+ * the driver's launch calls only). Returns 0, PROBE_BUSY or -1. */
+int activity_trace_launches(void (*fn)(const struct launch_rec *l, void *arg),
+			    void *arg);
+
+/* CUPTI's clock now (ns), the clock of every record. */
+uint64_t activity_now(void);
+
+/* The same string every time for equal s (a copy, kept for the process's
+ * life): the names the records point to. NULL for NULL. Thread-safe. */
+const char *activity_intern(const char *s);
 
 /* Make everything enqueued so far visible: caller synchronizes the device
  * first; this forces CUPTI to deliver every buffer. Then *recs holds the
@@ -111,6 +175,58 @@ unsigned long long activity_dropped(void);
 
 /* Flush, disable and free everything. Safe to call twice. */
 void activity_stop(void);
+
+/* ---- NVTX range instances of a profiled program (ranges.c) ------------
+ * No CUPTI here: markers in, range instances out, so that tests feed it
+ * synthetic records. Push/pop ranges nest on their thread; a start/end
+ * range counts on the thread that started it, nested in what was open
+ * there then; a marker of no known thread (tid 0) opens a range that
+ * holds for every thread. */
+
+struct range_inst {
+	long long id;             /* > 0; unique in the process */
+	uint32_t tid;
+	uint32_t marker;          /* the marker id that pairs start and end */
+	const char *name;         /* as the marker's (interned by the caller) */
+	const char *domain;       /* NULL: the default domain */
+	char *path;               /* "outer/inner/name", owned */
+	int depth;                /* 0: outermost on its thread */
+	uint64_t start, end;      /* ns; end 0: still open */
+	struct range_inst *parent;
+	int children;             /* instances whose parent this is, alive */
+	int reported;             /* 1: taken open; 2: taken closed */
+};
+
+struct ranges;
+
+struct ranges *ranges_new(void);
+void ranges_free(struct ranges *r);
+
+/* Apply n markers, sorted here by time (so the array is reordered): a
+ * start opens an instance on its thread, an end closes the open instance
+ * with its id (or, when none has it, the innermost open on its thread;
+ * an end with nothing open is counted in *unmatched), an instant is
+ * ignored. The names must outlive r. */
+void ranges_apply(struct ranges *r, struct marker_rec *m, size_t n,
+		  unsigned long long *unmatched);
+
+/* The innermost instance open on thread tid at time ts (start <= ts <=
+ * end), or NULL: what a kernel launched then ran in. */
+const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_t ts);
+
+/* A new instance id, for a launch outside any range (its own sample). */
+long long ranges_next_id(struct ranges *r);
+
+/* The instances opened or closed since the last call, in *out (valid
+ * until ranges_prune), oldest first; returns how many. */
+size_t ranges_changed(struct ranges *r, const struct range_inst ***out);
+
+/* Forget the closed instances that ended before ts and hold no open
+ * child: no launch taken after ts can have run in them. */
+void ranges_prune(struct ranges *r, uint64_t ts);
+
+/* Instances alive (open, or closed and not pruned). */
+size_t ranges_alive(const struct ranges *r);
 
 /* ---- CUPTI Range Profiler (counters.cu) ------------------------------- */
 

@@ -10,7 +10,8 @@ reports_libfpreports_a_SOURCES = \
 	reports/saved.c reports/saved.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
-	reports/rows.c reports/rows.h
+	reports/rows.c reports/rows.h \
+	reports/trace.c reports/trace.h
 reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 fp_cmd_libs += reports/libfpreports.a
 

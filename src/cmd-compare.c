@@ -25,7 +25,10 @@ static void help(void)
 	       "BASE and NEW are run ids, 'latest', 'latest~N' (N runs before the\n"
 	       "latest) or tags (the newest run carrying it).\n"
 	       "\n"
-	       "Ops are matched by workload, variant, dtype and shape. Each gets:\n"
+	       "Ops are matched by workload, variant, dtype and shape; two profiled\n"
+	       "runs ('fuseprof profile') by workload alone, their range path (their\n"
+	       "variant is their tag: 'eager->compiled' in the variant column).\n"
+	       "Each op gets:\n"
 	       "  time    SLOWER / FASTER / SAME from the per-repetition times. The\n"
 	       "          change is median(NEW) / median(BASE) - 1; it counts only when\n"
 	       "          it exceeds both the threshold and the noise of each run,\n"
@@ -85,6 +88,7 @@ static void help(void)
 struct op {
 	long long id;
 	char *workload, *variant, *dtype, *shape, *status;
+	const char *match_variant;   /* variant, or "" between profiles */
 	char *kernel_opts, *kernel;  /* "" when not recorded */
 	double *samples;
 	size_t nsamples, alloc;
@@ -95,7 +99,7 @@ struct op {
 
 struct run {
 	long long id;
-	char *started, *tag, *status, *device, *counters;
+	char *started, *tag, *status, *device, *counters, *kind;
 	const char *db;
 	struct op *ops;
 	size_t nops;
@@ -123,7 +127,7 @@ static int key_cmp(const struct op *a, const struct op *b)
 	int c;
 
 	if ((c = strcmp(a->workload, b->workload)) ||
-	    (c = strcmp(a->variant, b->variant)) ||
+	    (c = strcmp(a->match_variant, b->match_variant)) ||
 	    (c = strcmp(a->dtype, b->dtype)))
 		return c;
 	return strcmp(a->shape, b->shape);
@@ -154,6 +158,7 @@ static void run_release(struct run *r)
 	free(r->status);
 	free(r->device);
 	free(r->counters);
+	free(r->kind);
 	memset(r, 0, sizeof *r);
 }
 
@@ -173,7 +178,7 @@ static int load_run(const char *db, const char *ref, struct run *run)
 		goto out;
 
 	if (sqlite3_prepare_v2(store_db(st), "SELECT started_at, tag, status, device, "
-			       "counters FROM v_runs WHERE run_id = ?1", -1, &s,
+			       "counters, kind FROM v_runs WHERE run_id = ?1", -1, &s,
 			       NULL) != SQLITE_OK)
 		goto out_sql;
 	sqlite3_bind_int64(s, 1, run->id);
@@ -184,6 +189,7 @@ static int load_run(const char *db, const char *ref, struct run *run)
 	run->status = column_dup(s, 2);
 	run->device = column_dup(s, 3);
 	run->counters = column_dup(s, 4);
+	run->kind = column_dup(s, 5);
 	sqlite3_finalize(s);
 
 	/* FLOPs of all precisions, defined as v_roofline does; NULL without
@@ -210,6 +216,7 @@ static int load_run(const char *db, const char *ref, struct run *run)
 		o->id = sqlite3_column_int64(s, 0);
 		o->workload = column_dup(s, 1);
 		o->variant = column_dup(s, 2);
+		o->match_variant = o->variant;
 		o->dtype = column_dup(s, 3);
 		o->shape = column_dup(s, 4);
 		o->status = column_dup(s, 5);
@@ -398,7 +405,14 @@ static void add_row(struct table *t, const struct row *row)
 
 	table_add_text(t, cmp_verdict_name(r->verdict));
 	table_add_text(t, key->workload);
-	table_add_text(t, key->variant);
+	if (row->base && row->new && strcmp(row->base->variant, row->new->variant)) {
+		char *v = xasprintf("%s->%s", row->base->variant, row->new->variant);
+
+		table_add_text(t, v);
+		free(v);
+	} else {
+		table_add_text(t, key->variant);
+	}
 	table_add_text(t, key->dtype);
 	table_add_text(t, key->shape);
 	/* Whole ns: the timer's resolution. */
@@ -557,6 +571,17 @@ static int cmd_compare(int argc, char **argv)
 		return EXIT_FAIL;
 	if (load_run(db, argv[optind + 1], &new))
 		goto out_base;
+	/* Two profiles of a program (eager and compiled, before and after a
+	 * change) hold the same ranges under two tags: match by range path. */
+	if (base.kind && new.kind && !strcmp(base.kind, "profile") &&
+	    !strcmp(new.kind, "profile")) {
+		for (size_t i = 0; i < base.nops; i++)
+			base.ops[i].match_variant = "";
+		for (size_t i = 0; i < new.nops; i++)
+			new.ops[i].match_variant = "";
+		qsort(base.ops, base.nops, sizeof *base.ops, op_order);
+		qsort(new.ops, new.nops, sizeof *new.ops, op_order);
+	}
 	/* A refusal, not a verdict: exit 2, as for any other request compare
 	 * will not carry out, so a CI job that gates on 1 (regressed) does
 	 * not read two GPU models as a regression. */

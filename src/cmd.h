@@ -39,11 +39,19 @@ int format_option(const char *cmd, const char *arg, enum table_format *fmt);
  * an error naming the program it could not run. */
 int gpu_exec(int argc, char **argv);
 
+/* Where a file of fuseprof's own (fuseprof-gpu, the profiler's injection
+ * library) is: in $FUSEPROF_EXEC_PATH when set; else beside this program
+ * when it is there (a build tree, or everything installed in one folder);
+ * else in installed_dir. Returns a new string; the file may not exist. */
+char *own_file_path(const char *name, const char *installed_dir);
+
 extern const struct cmd_entry cmd_query_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_ceilings_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_compare_entry;
+extern const struct cmd_entry cmd_profile_entry;
+extern const struct cmd_entry cmd_export_entry;
 
 #endif

@@ -39,26 +39,24 @@ static const char *self_dir(void)
 	return dir;
 }
 
-/* Where fuseprof-gpu is: in $FUSEPROF_EXEC_PATH when set; else beside this
- * program when it is there (a build tree, or both installed in one
- * folder); else the installed $(pkglibexecdir). Returns a new string. */
-static char *gpu_program_path(void)
+char *own_file_path(const char *name, const char *installed_dir)
 {
 	const char *env = getenv("FUSEPROF_EXEC_PATH");
 	char *p;
 
 	if (env && *env)
-		return xasprintf("%s/" GPU_PROGRAM, env);
-	p = xasprintf("%s/" GPU_PROGRAM, self_dir());
-	if (access(p, X_OK) == 0)
+		return xasprintf("%s/%s", env, name);
+	p = xasprintf("%s/%s", self_dir(), name);
+	if (access(p, F_OK) == 0)
 		return p;
 	free(p);
-	return xstrdup(FP_PKGLIBEXECDIR "/" GPU_PROGRAM);
+	return xasprintf("%s/%s", installed_dir, name);
 }
 
 int gpu_exec(int argc, char **argv)
 {
-	char *prog = gpu_program_path();
+	/* The installed one is in $(pkglibexecdir). */
+	char *prog = own_file_path(GPU_PROGRAM, FP_PKGLIBEXECDIR);
 	char **args = xcalloc((size_t)argc + 2, sizeof *args);
 	int err;
 

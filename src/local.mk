@@ -16,9 +16,12 @@ fuseprof_SOURCES = \
 	src/cmd-query.c \
 	src/cmd-list.c \
 	src/cmd-report.c \
-	src/cmd-compare.c
+	src/cmd-compare.c \
+	src/cmd-profile.c \
+	src/cmd-export.c
 fuseprof_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
-	-DFP_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+	-DFP_PKGLIBEXECDIR='"$(pkglibexecdir)"' \
+	-DFP_PKGLIBDIR='"$(pkglibdir)"' -I$(top_srcdir)/inject
 ## No CUDA rpath either: nothing here needs the toolkit's libraries.
 fuseprof_LDFLAGS =
 fuseprof_LDADD = $(fp_cmd_libs) \

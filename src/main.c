@@ -12,15 +12,21 @@
 
 /* In the order `fuseprof --help` lists them. This file builds two programs:
  * `fuseprof`, whose run and ceilings entries (src/gpu-exec.c) hand over to
- * `fuseprof-gpu` (built with FP_GPU_PROGRAM), which has the GPU commands. */
+ * `fuseprof-gpu` (built with FP_GPU_PROGRAM), which has the GPU commands.
+ * `profile` stays in `fuseprof`: it only starts the program, whose CUDA
+ * loads the collector. */
 static const struct cmd_entry *const commands[] = {
 	&cmd_run_entry,
 	&cmd_ceilings_entry,
+#ifndef FP_GPU_PROGRAM
+	&cmd_profile_entry,
+#endif
 	&cmd_list_entry,
 #ifndef FP_GPU_PROGRAM
 	&cmd_compare_entry,
 	&cmd_query_entry,
 	&cmd_report_entry,
+	&cmd_export_entry,
 #endif
 	NULL
 };

@@ -6,5 +6,7 @@ noinst_LIBRARIES += store/libfpstore.a
 store_libfpstore_a_SOURCES = \
 	store/store.c store/store.h \
 	store/views.c store/views.h \
-	store/proc.c store/proc.h
+	store/proc.c store/proc.h \
+	store/sql.h \
+	store/profile.c store/profile.h
 store_libfpstore_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)

@@ -18,6 +18,7 @@
 #include "util.h"
 #include "views.h"
 #include "proc.h"
+#include "sql.h"
 
 /* PRAGMA application_id of every fuseprof database: "FPRF". */
 #define FUSEPROF_APP_ID 0x46505246
@@ -147,6 +148,61 @@ static const char *const migrations[] = {
 	 * Ops stored before: both NULL. */
 	"ALTER TABLE ops ADD COLUMN model_saved_bytes REAL;"
 	"ALTER TABLE ops ADD COLUMN backward TEXT;",
+	/* 5 -> 6: `fuseprof profile`, any CUDA program under the collector
+	 * (store/profile.c). A run has a kind: 'run' (fuseprof's own ops) or
+	 * 'profile'. A profiled run's ops are the program's innermost NVTX
+	 * ranges (or its kernels outside any), each range instance one
+	 * sample: samples of such ops name the process (pid) and its id for
+	 * the instance, and count their launches. Several processes write
+	 * into one profiled run, each with a row in procs (what it saw,
+	 * recorded, dropped, when it last committed). Per-launch rows
+	 * (launches) and NVTX range instances (ranges) keep the timeline
+	 * that `fuseprof export` draws. Runs and samples stored before: kind
+	 * 'run', the new sample columns NULL. */
+	"ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run'"
+	"  CHECK (kind IN ('run', 'profile'));"
+	"ALTER TABLE samples ADD COLUMN pid INTEGER;"
+	"ALTER TABLE samples ADD COLUMN instance INTEGER;"
+	"ALTER TABLE samples ADD COLUMN launches INTEGER;"
+	"CREATE INDEX samples_instance ON samples(op_id, pid, instance)"
+	"  WHERE instance IS NOT NULL;"
+	"CREATE TABLE procs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  pid INTEGER NOT NULL, host TEXT, proc_start TEXT,"
+	"  command_line TEXT,"
+	"  started_at TEXT NOT NULL, committed_at TEXT, finished_at TEXT,"
+	"  status TEXT NOT NULL DEFAULT 'running'"
+	"    CHECK (status IN ('running', 'complete', 'killed', 'failed', 'busy')),"
+	"  kernels_seen INTEGER NOT NULL DEFAULT 0,"
+	"  kernels_recorded INTEGER NOT NULL DEFAULT 0,"
+	"  kernels_filtered INTEGER NOT NULL DEFAULT 0,"
+	"  kernels_over_limit INTEGER NOT NULL DEFAULT 0,"
+	"  records_dropped INTEGER NOT NULL DEFAULT 0,"
+	"  ranges INTEGER NOT NULL DEFAULT 0,"
+	"  note TEXT"
+	");"
+	"CREATE INDEX procs_run ON procs(run_id);"
+	"CREATE TABLE ranges ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  pid INTEGER NOT NULL, tid INTEGER, instance INTEGER NOT NULL,"
+	"  domain TEXT, name TEXT NOT NULL, path TEXT NOT NULL,"
+	"  depth INTEGER NOT NULL,"
+	"  start_ns INTEGER NOT NULL, end_ns INTEGER,"
+	"  UNIQUE (run_id, pid, instance)"
+	");"
+	"CREATE TABLE launches ("
+	"  id INTEGER PRIMARY KEY,"
+	"  op_id INTEGER NOT NULL REFERENCES ops(id) ON DELETE CASCADE,"
+	"  kernel_id INTEGER NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,"
+	"  rep INTEGER NOT NULL,"
+	"  pid INTEGER NOT NULL, tid INTEGER,"
+	"  device INTEGER, stream INTEGER, correlation INTEGER,"
+	"  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL"
+	");"
+	"CREATE INDEX launches_op ON launches(op_id, rep);"
+	"CREATE INDEX launches_kernel ON launches(kernel_id, end_ns - start_ns);",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -157,25 +213,51 @@ static const char *const migrations[] = {
  * no read-only command can read (it needs migrating first). A migration
  * that changes a table readers use updates the entries here. */
 #define COMPAT_RUNS_2 \
-	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start FROM main.runs;"
+	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start, 'run' AS kind" \
+	" FROM main.runs;"
 /* The ops columns of schema 5. */
 #define COMPAT_OPS_5 ", NULL AS model_saved_bytes, NULL AS backward FROM main.ops;"
 #define COMPAT_OPS_3 \
 	"CREATE TEMP VIEW ops AS SELECT *, NULL AS model_executed_flops" \
 	COMPAT_OPS_5
+/* Schema 6: the runs' kind, the samples of profiled ops, and the profile
+ * tables, empty. */
+#define COMPAT_PROFILE_6 \
+	"CREATE TEMP VIEW samples AS SELECT *, NULL AS pid, NULL AS instance," \
+	" NULL AS launches FROM main.samples;" \
+	"CREATE TEMP VIEW procs AS SELECT NULL AS id, NULL AS run_id," \
+	" NULL AS pid, NULL AS host, NULL AS proc_start, NULL AS command_line," \
+	" NULL AS started_at, NULL AS committed_at, NULL AS finished_at," \
+	" NULL AS status, 0 AS kernels_seen, 0 AS kernels_recorded," \
+	" 0 AS kernels_filtered, 0 AS kernels_over_limit, 0 AS records_dropped," \
+	" 0 AS ranges, NULL AS note WHERE 0;" \
+	"CREATE TEMP VIEW ranges AS SELECT NULL AS id, NULL AS run_id," \
+	" NULL AS pid, NULL AS tid, NULL AS instance, NULL AS domain," \
+	" NULL AS name, NULL AS path, NULL AS depth, NULL AS start_ns," \
+	" NULL AS end_ns WHERE 0;" \
+	"CREATE TEMP VIEW launches AS SELECT NULL AS id, NULL AS op_id," \
+	" NULL AS kernel_id, NULL AS rep, NULL AS pid, NULL AS tid," \
+	" NULL AS device, NULL AS stream, NULL AS correlation," \
+	" NULL AS start_ns, NULL AS end_ns WHERE 0;"
+#define COMPAT_RUNS_6 \
+	"CREATE TEMP VIEW runs AS SELECT *, 'run' AS kind FROM main.runs;" \
+	COMPAT_PROFILE_6
 static const char *const compat[STORE_SCHEMA_VERSION] = {
 	NULL,
 	/* 1: ops before kernel_opts, kernel, model_executed_flops,
 	 * model_saved_bytes and backward, runs before proc_start. */
 	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel,"
-	" NULL AS model_executed_flops" COMPAT_OPS_5 COMPAT_RUNS_2,
+	" NULL AS model_executed_flops" COMPAT_OPS_5 COMPAT_RUNS_2
+	COMPAT_PROFILE_6,
 	/* 2: runs before proc_start, ops before model_executed_flops,
 	 * model_saved_bytes and backward. */
-	COMPAT_RUNS_2 COMPAT_OPS_3,
+	COMPAT_RUNS_2 COMPAT_OPS_3 COMPAT_PROFILE_6,
 	/* 3: ops before model_executed_flops, model_saved_bytes, backward. */
-	COMPAT_OPS_3,
+	COMPAT_OPS_3 COMPAT_RUNS_6,
 	/* 4: ops before model_saved_bytes and backward. */
-	"CREATE TEMP VIEW ops AS SELECT *" COMPAT_OPS_5,
+	"CREATE TEMP VIEW ops AS SELECT *" COMPAT_OPS_5 COMPAT_RUNS_6,
+	/* 5: runs before their kind, no profiled runs. */
+	COMPAT_RUNS_6,
 };
 
 int store_error(struct store *st, const char *what)
@@ -648,7 +730,7 @@ void store_close(struct store *st)
 
 /* ---- writes ---------------------------------------------------------- */
 
-static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+void store_bind_text(sqlite3_stmt *s, int i, const char *v)
 {
 	if (v)
 		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
@@ -656,7 +738,7 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-static void bind_real_or_null(sqlite3_stmt *s, int i, double v)
+void store_bind_real(sqlite3_stmt *s, int i, double v)
 {
 	if (isfinite(v))
 		sqlite3_bind_double(s, i, v);
@@ -664,8 +746,7 @@ static void bind_real_or_null(sqlite3_stmt *s, int i, double v)
 		sqlite3_bind_null(s, i);
 }
 
-/* Step a prepared write to completion and finalize it. */
-static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
+int store_step_done(struct store *st, sqlite3_stmt *s, const char *what)
 {
 	int rc = sqlite3_step(s);
 
@@ -678,7 +759,7 @@ static int step_done(struct store *st, sqlite3_stmt *s, const char *what)
 	return 0;
 }
 
-static int prepare(struct store *st, const char *sql, sqlite3_stmt **s)
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **s)
 {
 	if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
 		return store_error(st, "cannot prepare a statement for");
@@ -690,7 +771,7 @@ int store_upsert_device(struct store *st, const struct store_device *d,
 {
 	sqlite3_stmt *s = NULL;
 
-	if (prepare(st, "INSERT INTO devices (uuid, name, cc_major, cc_minor, "
+	if (store_prepare(st, "INSERT INTO devices (uuid, name, cc_major, cc_minor, "
 			"sm_count, l2_bytes, mem_bytes, mem_bus_bits, sm_clock_khz, "
 			"mem_clock_khz, driver_version, runtime_version, cupti_version) "
 			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
@@ -729,28 +810,29 @@ int store_begin_run(struct store *st, const struct store_run *r,
 	utc_now_iso(now, sizeof now);
 	if (!r->host)
 		proc_host(host, sizeof host);
-	if (prepare(st, "INSERT INTO runs (started_at, status, host, pid, "
+	if (store_prepare(st, "INSERT INTO runs (started_at, status, host, pid, "
 			"tool_version, command_line, tag, device_id, counters, "
-			"proc_start) VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, "
-			"?8, ?9)", &s))
+			"proc_start, kind) VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, "
+			"?7, ?8, ?9, ?10)", &s))
 		return -1;
 	sqlite3_bind_text(s, 1, now, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 2, r->host ? r->host : host[0] ? host : NULL);
+	store_bind_text(s, 2, r->host ? r->host : host[0] ? host : NULL);
 	sqlite3_bind_int64(s, 3, (long long)getpid());
 	sqlite3_bind_text(s, 4, r->tool_version ? r->tool_version : PACKAGE_VERSION,
 			  -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 5, r->command_line);
-	bind_text_or_null(s, 6, r->tag);
+	store_bind_text(s, 5, r->command_line);
+	store_bind_text(s, 6, r->tag);
 	if (r->device_id > 0)
 		sqlite3_bind_int64(s, 7, r->device_id);
 	else
 		sqlite3_bind_null(s, 7);
-	bind_text_or_null(s, 8, r->counters);
+	store_bind_text(s, 8, r->counters);
 	if (proc_start(getpid(), start, sizeof start) == 0)
 		sqlite3_bind_text(s, 9, start, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(s, 9);
-	if (step_done(st, s, "cannot start a run in"))
+	sqlite3_bind_text(s, 10, r->kind ? r->kind : "run", -1, SQLITE_TRANSIENT);
+	if (store_step_done(st, s, "cannot start a run in"))
 		return -1;
 	*run_id = sqlite3_last_insert_rowid(st->db);
 	return 0;
@@ -761,14 +843,14 @@ static int update_run(struct store *st, const char *sql, long long run_id,
 {
 	sqlite3_stmt *s = NULL;
 
-	if (prepare(st, sql, &s))
+	if (store_prepare(st, sql, &s))
 		return -1;
 	sqlite3_bind_int64(s, 1, run_id);
 	if (text)
 		sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_int64(s, 2, num);
-	if (step_done(st, s, what))
+	if (store_step_done(st, s, what))
 		return -1;
 	if (sqlite3_changes(st->db) != 1)
 		return error("%s '%s': no run %lld", what, st->path, run_id);
@@ -794,14 +876,14 @@ int store_finish_run(struct store *st, long long run_id, const char *status,
 	char now[32];
 
 	utc_now_iso(now, sizeof now);
-	if (prepare(st, "UPDATE runs SET status = ?2, finished_at = ?3, "
+	if (store_prepare(st, "UPDATE runs SET status = ?2, finished_at = ?3, "
 			"note = coalesce(?4, note) WHERE id = ?1", &s))
 		return -1;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_text(s, 2, status, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 3, now, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 4, note);
-	if (step_done(st, s, "cannot finish the run in"))
+	store_bind_text(s, 4, note);
+	if (store_step_done(st, s, "cannot finish the run in"))
 		return -1;
 	if (sqlite3_changes(st->db) != 1)
 		return error("cannot finish run %lld in '%s': no such run", run_id,
@@ -815,7 +897,7 @@ static int insert_kernel(struct store *st, long long op_id, int idx,
 	sqlite3_stmt *s = NULL;
 	long long kid;
 
-	if (prepare(st, "INSERT INTO kernels (op_id, idx, name, mangled, grid_x, "
+	if (store_prepare(st, "INSERT INTO kernels (op_id, idx, name, mangled, grid_x, "
 			"grid_y, grid_z, block_x, block_y, block_z, registers, "
 			"static_smem, dynamic_smem, launches, dur_ns, dur_ns_min, "
 			"dur_ns_max) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
@@ -824,7 +906,7 @@ static int insert_kernel(struct store *st, long long op_id, int idx,
 	sqlite3_bind_int64(s, 1, op_id);
 	sqlite3_bind_int(s, 2, idx);
 	sqlite3_bind_text(s, 3, k->name ? k->name : "?", -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 4, k->mangled);
+	store_bind_text(s, 4, k->mangled);
 	for (int i = 0; i < 3; i++) {
 		sqlite3_bind_int64(s, 5 + i, k->grid[i]);
 		sqlite3_bind_int64(s, 8 + i, k->block[i]);
@@ -833,15 +915,15 @@ static int insert_kernel(struct store *st, long long op_id, int idx,
 	sqlite3_bind_int(s, 12, k->static_smem);
 	sqlite3_bind_int(s, 13, k->dynamic_smem);
 	sqlite3_bind_int64(s, 14, k->launches);
-	bind_real_or_null(s, 15, k->dur_ns_median);
-	bind_real_or_null(s, 16, k->dur_ns_min);
-	bind_real_or_null(s, 17, k->dur_ns_max);
-	if (step_done(st, s, "cannot store a kernel in"))
+	store_bind_real(s, 15, k->dur_ns_median);
+	store_bind_real(s, 16, k->dur_ns_min);
+	store_bind_real(s, 17, k->dur_ns_max);
+	if (store_step_done(st, s, "cannot store a kernel in"))
 		return -1;
 	kid = sqlite3_last_insert_rowid(st->db);
 	if (k->ncounters == 0)
 		return 0;
-	if (prepare(st, "INSERT INTO counters (kernel_id, metric, value) "
+	if (store_prepare(st, "INSERT INTO counters (kernel_id, metric, value) "
 			"VALUES (?1, ?2, ?3)", &s))
 		return -1;
 	for (int i = 0; i < k->ncounters; i++) {
@@ -878,7 +960,7 @@ int store_insert_op(struct store *st, long long run_id,
 	utc_now_iso(now, sizeof now);
 	if (store_begin(st))
 		return -1;
-	if (prepare(st, "INSERT INTO ops (run_id, workload, variant, role, dtype, "
+	if (store_prepare(st, "INSERT INTO ops (run_id, workload, variant, role, dtype, "
 			"shape, status, seed, rel_err, max_abs_err, tolerance, reps, "
 			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
 			"model_flops, model_min_bytes, model_variant_bytes, message, "
@@ -896,36 +978,36 @@ int store_insert_op(struct store *st, long long run_id,
 	sqlite3_bind_text(s, 7, op->status, -1, SQLITE_TRANSIENT);
 	/* SQLite integers are signed: store the seed's bits as they are. */
 	sqlite3_bind_int64(s, 8, (sqlite3_int64)op->seed);
-	bind_real_or_null(s, 9, op->rel_err);
-	bind_real_or_null(s, 10, op->max_abs_err);
-	bind_real_or_null(s, 11, op->tolerance);
+	store_bind_real(s, 9, op->rel_err);
+	store_bind_real(s, 10, op->max_abs_err);
+	store_bind_real(s, 11, op->tolerance);
 	sqlite3_bind_int(s, 12, op->reps);
-	bind_real_or_null(s, 13, median_of(op->time_ns, (size_t)op->reps));
-	bind_real_or_null(s, 14, tmin);
-	bind_real_or_null(s, 15, tmax);
-	bind_real_or_null(s, 16, op->span_ns ? median_of(op->span_ns, (size_t)op->reps)
+	store_bind_real(s, 13, median_of(op->time_ns, (size_t)op->reps));
+	store_bind_real(s, 14, tmin);
+	store_bind_real(s, 15, tmax);
+	store_bind_real(s, 16, op->span_ns ? median_of(op->span_ns, (size_t)op->reps)
 					      : NAN);
 	sqlite3_bind_int64(s, 17, op->launches);
-	bind_real_or_null(s, 18, op->model_flops);
-	bind_real_or_null(s, 19, op->model_min_bytes);
-	bind_real_or_null(s, 20, op->model_variant_bytes);
-	bind_text_or_null(s, 21, op->message);
+	store_bind_real(s, 18, op->model_flops);
+	store_bind_real(s, 19, op->model_min_bytes);
+	store_bind_real(s, 20, op->model_variant_bytes);
+	store_bind_text(s, 21, op->message);
 	sqlite3_bind_text(s, 22, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 23, op->kernel_opts ? op->kernel_opts : "", -1,
 			  SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 24, op->kernel ? op->kernel : "", -1, SQLITE_TRANSIENT);
 	/* Only where it differs from model_flops: NULL means "the same". */
-	bind_real_or_null(s, 25, op->model_executed_flops > 0 &&
+	store_bind_real(s, 25, op->model_executed_flops > 0 &&
 			  op->model_executed_flops != op->model_flops ?
 			  op->model_executed_flops : NAN);
-	bind_real_or_null(s, 26, op->model_saved_bytes);
-	bind_text_or_null(s, 27, op->backward);
-	if (step_done(st, s, "cannot store an op in"))
+	store_bind_real(s, 26, op->model_saved_bytes);
+	store_bind_text(s, 27, op->backward);
+	if (store_step_done(st, s, "cannot store an op in"))
 		goto out_rollback;
 	id = sqlite3_last_insert_rowid(st->db);
 
 	if (op->reps > 0) {
-		if (prepare(st, "INSERT INTO samples (op_id, rep, time_ns, span_ns) "
+		if (store_prepare(st, "INSERT INTO samples (op_id, rep, time_ns, span_ns) "
 				"VALUES (?1, ?2, ?3, ?4)", &s))
 			goto out_rollback;
 		for (int i = 0; i < op->reps; i++) {
@@ -934,7 +1016,7 @@ int store_insert_op(struct store *st, long long run_id,
 			sqlite3_bind_int(s, 2, i);
 			sqlite3_bind_double(s, 3, op->time_ns[i]);
 			if (op->span_ns)
-				bind_real_or_null(s, 4, op->span_ns[i]);
+				store_bind_real(s, 4, op->span_ns[i]);
 			else
 				sqlite3_bind_null(s, 4);
 			if (sqlite3_step(s) != SQLITE_DONE) {
@@ -966,7 +1048,7 @@ int store_insert_ceiling(struct store *st, long long device_id,
 	char now[32];
 
 	utc_now_iso(now, sizeof now);
-	if (prepare(st, "INSERT INTO ceilings (device_id, run_id, name, unit, "
+	if (store_prepare(st, "INSERT INTO ceilings (device_id, run_id, name, unit, "
 			"value, provenance, method, measured_at) "
 			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s))
 		return -1;
@@ -979,9 +1061,9 @@ int store_insert_ceiling(struct store *st, long long device_id,
 	sqlite3_bind_text(s, 4, c->unit, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(s, 5, c->value);
 	sqlite3_bind_text(s, 6, c->provenance, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 7, c->method);
+	store_bind_text(s, 7, c->method);
 	sqlite3_bind_text(s, 8, now, -1, SQLITE_TRANSIENT);
-	return step_done(st, s, "cannot store a ceiling in");
+	return store_step_done(st, s, "cannot store a ceiling in");
 }
 
 /* ---- reads ----------------------------------------------------------- */
@@ -998,16 +1080,16 @@ int store_resolve_run(struct store *st, const char *ref, long long *id)
 	if (parse_long(ref, &n) == 0) {
 		if (n <= 0)
 			return error("no run '%s' in '%s': run ids start at 1", ref, st->path);
-		if (prepare(st, "SELECT id FROM runs WHERE id = ?1", &s))
+		if (store_prepare(st, "SELECT id FROM runs WHERE id = ?1", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, n);
 	} else if (!strcmp(ref, "latest") ||
 		   (!strncmp(ref, "latest~", 7) && parse_long(ref + 7, &n) == 0 && n >= 0)) {
-		if (prepare(st, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1", &s))
+		if (store_prepare(st, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, n);
 	} else {
-		if (prepare(st, "SELECT id FROM runs WHERE tag = ?1 ORDER BY id DESC LIMIT 1", &s))
+		if (store_prepare(st, "SELECT id FROM runs WHERE tag = ?1 ORDER BY id DESC LIMIT 1", &s))
 			return -1;
 		sqlite3_bind_text(s, 1, ref, -1, SQLITE_TRANSIENT);
 	}

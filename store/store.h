@@ -1,10 +1,11 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v3), see store/store.c for the DDL and store/views.c for the public views:
+ * Schema (v6), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
- *   runs                        one `fuseprof run`: status running/complete/aborted/failed,
+ *   runs                        one `fuseprof run` (kind 'run') or `fuseprof
+ *                               profile` (kind 'profile'): status running/complete/aborted/failed,
  *                               host, pid and process start time (proc_start);
  *                               readers show a 'running' run whose process is
  *                               gone as 'killed' (store/proc.h)
@@ -13,13 +14,15 @@
  *                               the kernel options in force and the kernel picked
  *   samples                     per-repetition op times (ns)
  *   kernels                     per op: each distinct kernel, launches, durations
- *   counters                    per kernel: raw hardware counter values */
+ *   counters                    per kernel: raw hardware counter values
+ *   procs, ranges, launches     profiled runs: each process, its NVTX range
+ *                               instances and kernel launches (store/profile.h) */
 #ifndef FP_STORE_H
 #define FP_STORE_H
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -77,6 +80,7 @@ struct store_run {
 	const char *tag;           /* may be NULL */
 	long long device_id;       /* 0 when not known yet */
 	const char *counters;      /* "range-profiler", "none", "denied", ... */
+	const char *kind;          /* "run" (NULL) or "profile" */
 };
 
 /* Insert a run with status 'running' and started_at now, with this

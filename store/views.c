@@ -111,7 +111,7 @@
 	" (SELECT count(*) FROM ops o WHERE o.run_id = r.id) AS ops," \
 	" (SELECT count(*) FROM ops o WHERE o.run_id = r.id AND o.status != 'ok')" \
 	"   AS failed_ops," \
-	" r.command_line, r.note" \
+	" r.command_line, r.note, r.kind" \
 	" FROM runs r LEFT JOIN devices d ON d.id = r.device_id"
 
 const char fp_v_runs_live_sql[] =

@@ -1,14 +1,17 @@
 # test-layers.sh - the floors of the tree hold (README.md, "Architecture"):
 # no file of lib/, kernels/, probes/, store/, plots/ or reports/ includes a
 # header from a floor above its own, and of the two folders on floor 2 only
-# reports/ calls plots/, never the other way. Each #include "X" is resolved
+# reports/ calls plots/, never the other way. On the top floor, inject/ (the
+# profiler's injection library) uses lib/, probes/ and store/ alone: it is
+# loaded into other programs, and src/ may include its inject.h, never the
+# other way. Each #include "X" is resolved
 # as the compiler does: beside the including file first, then along the -I
 # folders in Makefile.am's order; a header found in none of them is not
 # ours (config.h, a system header) and is not checked.
 . "$srcdir/tests/setup"
 
-# The -I folders, in Makefile.am's order (AM_CPPFLAGS).
-incdirs="lib kernels probes store plots reports src"
+# The -I folders, in Makefile.am's order (AM_CPPFLAGS), then inject/'s own.
+incdirs="lib kernels probes store plots reports src inject"
 
 # may FOLDER: the folders whose headers a file of FOLDER may include.
 may() {
@@ -19,6 +22,7 @@ may() {
 	store) echo "lib store" ;;
 	plots) echo "lib plots" ;;
 	reports) echo "lib store plots reports" ;;
+	inject) echo "lib probes store inject" ;;
 	*) echo "$incdirs" ;;
 	esac
 }
@@ -27,7 +31,7 @@ cd "$srcdir"
 top=$(pwd -P)
 files=0
 bad=0
-for dir in lib kernels probes store plots reports; do
+for dir in lib kernels probes store plots reports inject; do
 	if [ ! -d "$dir" ]; then
 		echo "no folder $dir/, which the floors name" >&2
 		bad=$((bad + 1))

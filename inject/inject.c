@@ -1,0 +1,291 @@
+/* inject.c - libfuseprof-inject.so, the collector `fuseprof profile` puts
+ * into a program: the CUDA driver loads it through CUDA_INJECTION64_PATH
+ * and calls InitializeInjection when the program initialises CUDA; NVTX
+ * loads it through NVTX_INJECTION64_PATH at the program's first NVTX call
+ * and calls InitializeInjectionNvtx2, which it hands on to CUPTI (that is
+ * how CUPTI sees NVTX ranges). Whichever comes first subscribes CUPTI
+ * Activity (kernels, NVTX markers) and the launch callbacks, opens the
+ * database the command named, and starts a thread that commits what came
+ * every FP_COMMIT_SECONDS, or sooner after FP_COMMIT_KERNELS kernels
+ * (collect.c does the work); an exit handler commits the rest. Only the
+ * two entry points are exported (inject.map): the library lives in
+ * someone else's process, whose own symbols (error(), glibc's among them)
+ * must never meet ours. A process that fails to set up says so in one
+ * line on stderr and runs on unprofiled. */
+/* dladdr */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "collect.h"
+#include "error.h"
+#include "inject.h"
+#include "probes.h"
+#include "util.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int active;          /* set up, thread running */
+	int stop;
+	pthread_t thread;
+	struct collect_config cfg;
+	struct collector *col;
+	char *command_line;
+	/* What the sinks queued since the last batch. */
+	struct marker_rec *m;
+	size_t nm, am;
+	struct launch_rec *l;
+	size_t nl, al;
+	struct kernel_rec *k;
+	size_t nk, ak;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+#define PUSH(v, n, a, x) do { \
+	if ((n) == (a)) { \
+		(a) = (a) ? 2 * (a) : 4096; \
+		(v) = xrealloc((v), (a) * sizeof *(v)); \
+	} \
+	(v)[(n)++] = *(x); \
+} while (0)
+
+static void on_kernel(const struct kernel_rec *k, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g.lock);
+	PUSH(g.k, g.nk, g.ak, k);
+	if (g.nk >= FP_COMMIT_KERNELS)
+		pthread_cond_signal(&g.wake);
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void on_marker(const struct marker_rec *m, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g.lock);
+	PUSH(g.m, g.nm, g.am, m);
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void on_launch(const struct launch_rec *l, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g.lock);
+	PUSH(g.l, g.nl, g.al, l);
+	pthread_mutex_unlock(&g.lock);
+}
+
+static const struct activity_sink sink = { on_kernel, on_marker, NULL };
+
+/* Take the launches, flush CUPTI, take the markers and kernels, and hand
+ * them to the collector. Only the commit thread (or, after it ended, the
+ * exit handler) calls this. */
+static int commit_batch(int last)
+{
+	struct collect_batch b = { .last = last };
+	struct launch_rec *l;
+	struct marker_rec *m;
+	struct kernel_rec *k;
+	int rc;
+
+	/* Launches first: every marker before them is in CUPTI's buffers by
+	 * the flush after. */
+	pthread_mutex_lock(&g.lock);
+	l = g.l;
+	b.nlaunches = g.nl;
+	g.l = NULL;
+	g.nl = g.al = 0;
+	b.taken = activity_now();
+	pthread_mutex_unlock(&g.lock);
+	activity_flush(last);
+	pthread_mutex_lock(&g.lock);
+	m = g.m;
+	b.nmarkers = g.nm;
+	k = g.k;
+	b.nkernels = g.nk;
+	g.m = NULL;
+	g.k = NULL;
+	g.nm = g.am = g.nk = g.ak = 0;
+	pthread_mutex_unlock(&g.lock);
+	b.launches = l;
+	b.markers = m;
+	b.kernels = k;
+	b.dropped = activity_dropped();
+	rc = collect_batch(g.col, &b);
+	free(l);
+	free(m);
+	free(k);
+	return rc;
+}
+
+static void *commit_loop(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	/* The program's signals are for its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&g.lock);
+	while (!g.stop) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += FP_COMMIT_SECONDS;
+		while (!g.stop && g.nk < FP_COMMIT_KERNELS &&
+		       pthread_cond_timedwait(&g.wake, &g.lock, &until) == 0)
+			;
+		if (g.stop)
+			break;
+		pthread_mutex_unlock(&g.lock);
+		commit_batch(0);
+		pthread_mutex_lock(&g.lock);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return NULL;
+}
+
+static void at_exit(void)
+{
+	struct collect_counts n;
+	char *note = NULL;
+
+	if (!g.active)
+		return;
+	pthread_mutex_lock(&g.lock);
+	g.stop = 1;
+	pthread_cond_signal(&g.wake);
+	pthread_mutex_unlock(&g.lock);
+	pthread_join(g.thread, NULL);
+	g.active = 0;
+	commit_batch(1);
+	activity_stop();
+	collect_counts(g.col, &n);
+	if (n.unmatched_ends)
+		note = xasprintf("%llu NVTX range ends had no open range", n.unmatched_ends);
+	collect_close(g.col, "complete", note);
+	g.col = NULL;
+	free(note);
+}
+
+/* A forked child has no commit thread, and no CUDA of its parent's. */
+static void in_child(void)
+{
+	g.active = 0;
+}
+
+static char *read_command_line(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen("/proc/self/cmdline", "rb");
+	char *s;
+
+	if (!f)
+		return NULL;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		strbuf_add(&sb, buf, n);
+	fclose(f);
+	for (size_t i = 0; i + 1 < sb.len; i++)
+		if (!sb.buf[i])
+			sb.buf[i] = ' ';
+	s = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return s;
+}
+
+static void setup(void)
+{
+	const char *db = getenv(FP_ENV_PROFILE_DB), *run = getenv(FP_ENV_PROFILE_RUN);
+	const char *max = getenv(FP_ENV_PROFILE_MAX);
+	long v;
+	int rc;
+
+	if (!db || !*db || !run || parse_long(run, &v) || v <= 0)
+		return;  /* not under `fuseprof profile`: do nothing */
+	g.cfg.db = db;
+	g.cfg.run_id = v;
+	g.cfg.kernel_filter = getenv(FP_ENV_PROFILE_FILTER);
+	if (max && *max && parse_long(max, &v) == 0 && v > 0)
+		g.cfg.max_kernels = v;
+	g.cfg.query_device = probe_device_query;
+	g.command_line = read_command_line();
+
+	rc = activity_start_sink(&sink);
+	if (rc == 0)
+		rc = activity_trace_launches(on_launch, NULL);
+	if (rc == PROBE_BUSY) {
+		activity_stop();
+		warning("profile: process %ld records nothing: another profiler "
+			"holds CUPTI", (long)getpid());
+		collect_refuse(&g.cfg, getpid(), g.command_line, "busy",
+			       "another profiler holds CUPTI");
+		return;
+	}
+	if (rc) {
+		activity_stop();
+		collect_refuse(&g.cfg, getpid(), g.command_line, "failed",
+			       "cannot subscribe to CUPTI");
+		return;
+	}
+	if (collect_open(&g.col, &g.cfg, getpid(), g.command_line)) {
+		activity_stop();
+		return;
+	}
+	if (pthread_create(&g.thread, NULL, commit_loop, NULL)) {
+		error("profile: cannot start the commit thread of process %ld",
+		      (long)getpid());
+		collect_close(g.col, "failed", "cannot start the commit thread");
+		g.col = NULL;
+		activity_stop();
+		return;
+	}
+	g.active = 1;
+	pthread_atfork(NULL, NULL, in_child);
+	atexit(at_exit);
+}
+
+/* Called by the CUDA driver inside cuInit. Returns 1: success (a profiler
+ * that cannot set up leaves the program to run). */
+EXPORT int InitializeInjection(void);
+EXPORT int InitializeInjection(void)
+{
+	pthread_once(&once, setup);
+	return 1;
+}
+
+/* Called by NVTX at the program's first NVTX call (possibly before
+ * cuInit): set up, so that no range opened before CUDA starts is missed,
+ * then hand NVTX to the CUPTI this library links, which turns NVTX calls
+ * into the marker records setup() subscribed to. */
+EXPORT int InitializeInjectionNvtx2(void *get_export_table);
+EXPORT int InitializeInjectionNvtx2(void *get_export_table)
+{
+	int (*cupti_init)(void *);
+	Dl_info info;
+	void *h;
+
+	pthread_once(&once, setup);
+	if (!dladdr((void *)cuptiActivityEnable, &info) || !info.dli_fname)
+		return 0;
+	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	*(void **)&cupti_init = dlsym(h, "InitializeInjectionNvtx2");
+	return cupti_init ? cupti_init(get_export_table) : 0;
+}

@@ -1,0 +1,29 @@
+/* inject.h - what `fuseprof profile` and its collector, the injection
+ * library libfuseprof-inject.so loaded into the profiled program, agree
+ * on: the library's name, the environment through which the command
+ * passes the run to the program's processes (internal plumbing between
+ * fuseprof and its own library, never set by users), and how often each
+ * process commits what it recorded. */
+#ifndef FP_INJECT_H
+#define FP_INJECT_H
+
+/* The library, installed in $(pkglibdir) (lib/fuseprof/), found the way
+ * fuseprof-gpu is (src/gpu-exec.c). */
+#define FP_INJECT_LIB "libfuseprof-inject.so"
+
+/* The database (an absolute path) and the profiled run's id in it. */
+#define FP_ENV_PROFILE_DB "FUSEPROF_PROFILE_DB"
+#define FP_ENV_PROFILE_RUN "FUSEPROF_PROFILE_RUN"
+/* Optional: a POSIX extended regular expression on demangled kernel
+ * names (only matching kernels are recorded), and the most launches each
+ * process records (0 or unset: no limit). */
+#define FP_ENV_PROFILE_FILTER "FUSEPROF_PROFILE_KERNEL_FILTER"
+#define FP_ENV_PROFILE_MAX "FUSEPROF_PROFILE_MAX_KERNELS"
+
+/* Each process commits what it recorded every FP_COMMIT_SECONDS, and
+ * sooner when FP_COMMIT_KERNELS kernel records wait: a process killed
+ * with SIGKILL loses at most that much. */
+#define FP_COMMIT_SECONDS 2
+#define FP_COMMIT_KERNELS 10000
+
+#endif

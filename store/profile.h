@@ -1,0 +1,102 @@
+/* profile.h - the store's side of `fuseprof profile`: each profiled
+ * process's row, and its periodic commits of kernel launches and NVTX range
+ * instances, after which every op they touched is brought up to date so
+ * that v_ops, v_roofline, report and compare read it as any op.
+ *
+ * A profiled run's op is an innermost NVTX range path (or a kernel's name,
+ * for kernels launched outside any range): workload = that name, variant =
+ * the run's tag (or "profiled"), dtype and shape '', role 'fused' (the
+ * program's code as it runs: the report's figures of fused variants, % of
+ * roof among them, are its figures; no other variant pairs with it). Each
+ * range instance (or each launch outside a range) is one sample: its
+ * kernels' summed durations, first start to last end, its launches. The
+ * op's time is the median over its samples of every process, as a `run`
+ * op's is over its repetitions; each kernel slot (one name, grid, block,
+ * registers and shared memory in the op) has its per-launch median and its
+ * launches per sample. Model columns stay NULL. */
+#ifndef FP_STORE_PROFILE_H
+#define FP_STORE_PROFILE_H
+
+#include <stddef.h>
+
+#include "store.h"
+
+struct proc_cache;
+
+/* One profiled process: its procs row and what it counted so far. */
+struct store_proc {
+	long long id;              /* the procs row; set by store_proc_begin */
+	long long run_id;
+	long long pid;
+	const char *command_line;  /* may be NULL */
+	char variant[256];         /* its ops' variant: the run's tag or
+	                              "profiled"; set by store_proc_begin */
+	/* Totals so far, written with every commit. */
+	long long kernels_seen;       /* kernel records CUPTI delivered */
+	long long kernels_recorded;   /* stored as launches */
+	long long kernels_filtered;   /* left out by the kernel filter */
+	long long kernels_over_limit; /* left out past the launch limit */
+	long long records_dropped;    /* records CUPTI dropped, or lost in a
+	                                 commit that failed */
+	long long ranges;             /* NVTX range instances stored */
+	struct proc_cache *cache;     /* ids already looked up; internal */
+};
+
+/* Add the procs row of process p->pid (this process's host and start
+ * time) to profile run p->run_id with the given status ("running", or
+ * "busy" / "failed" for a process that records nothing; note may be NULL).
+ * The run must be a running profiled run. Sets p->id and p->variant.
+ * Returns 0, or -1 after an error naming the run. */
+int store_proc_begin(struct store *st, struct store_proc *p, const char *status,
+		     const char *note);
+
+/* Write p's counts, status ("complete", "failed", "killed") and
+ * finished_at; note may be NULL. */
+int store_proc_finish(struct store *st, const struct store_proc *p,
+		      const char *status, const char *note);
+
+/* Free what p holds (not p). */
+void store_proc_release(struct store_proc *p);
+
+/* One kernel launch of a profiled process. */
+struct store_prof_launch {
+	const char *op;           /* its op: innermost range path, or the
+	                             kernel's name outside any range */
+	long long instance;       /* its sample: the process's id for the
+	                             range instance (or for the launch itself,
+	                             outside any range) */
+	const char *name;         /* demangled */
+	const char *mangled;      /* may be NULL */
+	unsigned grid[3], block[3];
+	int registers, static_smem, dynamic_smem;
+	long long tid;            /* the launching thread; -1: unknown */
+	long long device, stream, correlation;
+	long long start_ns, end_ns;  /* GPU timestamps, CUPTI's clock */
+};
+
+/* One NVTX range instance of a profiled process. */
+struct store_prof_range {
+	long long instance;       /* the process's id for it */
+	long long tid;
+	const char *domain;       /* NULL: the default domain */
+	const char *name;
+	const char *path;         /* outermost to innermost, '/'-joined */
+	int depth;                /* 0: outermost on its thread */
+	long long start_ns, end_ns;  /* end 0: still open */
+};
+
+/* In one transaction: store the launches (their ops, kernel slots and
+ * samples found or created) and the ranges (a range stored open before is
+ * closed), recompute every sample, op and kernel slot they touched from
+ * all the launches stored for it (by any process), and write p's counts
+ * and committed_at. On error nothing of the batch is stored and -1 is
+ * returned (reported); p's cache is cleared. */
+int store_profile_commit(struct store *st, struct store_proc *p,
+			 const struct store_prof_launch *l, size_t nl,
+			 const struct store_prof_range *r, size_t nr);
+
+/* Set the device of profile run run_id when it has none yet (the first
+ * device a process saw). */
+int store_profile_device(struct store *st, long long run_id, long long device_id);
+
+#endif

@@ -1,0 +1,90 @@
+# test-profile-cli.sh - `fuseprof profile` without a GPU: usage errors, a
+# command that is missing, not found or not executable, another profiler
+# attached, a missing collector (each one line, and no run written), the
+# environment the program gets, its stdout, stderr and exit status passed
+# through, and a program with no CUDA work (a warning, the run marked
+# failed). The program's side with a GPU is test-profile-gpu.sh's.
+. "$srcdir/tests/setup"
+
+db="$tmp/p.db"
+q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n 1 | tr -d '\r'; }
+
+# Usage errors: exit 2, one line, nothing written.
+expect_exit 2 "$FUSEPROF" profile --db "$db"
+one_line_error "no COMMAND"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --kernel-filter '(gemm' -- true
+one_line_error "bad --kernel-filter" "(gemm"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --max-kernels 0 -- true
+one_line_error "bad --max-kernels" "'0'"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --bogus -- true
+one_line_error "--bogus"
+[ ! -e "$db" ] || fail "a usage error created the database"
+
+# A command that cannot be run: 127 not found, 126 not executable, as a
+# shell says; one line naming it; no run.
+expect_exit 127 "$FUSEPROF" profile --db "$db" -- "$tmp/no-such-program"
+one_line_error "$tmp/no-such-program"
+expect_exit 127 "$FUSEPROF" profile --db "$db" -- fuseprof-no-such-command-xyz
+one_line_error "fuseprof-no-such-command-xyz" "not found"
+printf '#!/bin/sh\necho hi\n' >"$tmp/notexec"
+chmod 644 "$tmp/notexec"
+if [ "$(id -u)" != 0 ] || ! [ -x "$tmp/notexec" ]; then
+	expect_exit 126 "$FUSEPROF" profile --db "$db" -- "$tmp/notexec"
+	one_line_error "$tmp/notexec" "not executable"
+fi
+expect_exit 126 "$FUSEPROF" profile --db "$db" -- "$tmp"
+one_line_error "is a directory"
+[ ! -e "$db" ] || fail "a command that cannot run left a database"
+
+# Another profiler's injection in the environment: refused before anything.
+CUDA_INJECTION64_PATH=/opt/other/libinject.so expect_exit 1 "$FUSEPROF" profile --db "$db" -- true
+one_line_error "another profiler" "CUDA_INJECTION64_PATH" "/opt/other/libinject.so"
+NVTX_INJECTION64_PATH=/opt/nsys/libnvtx.so expect_exit 1 "$FUSEPROF" profile --db "$db" -- true
+one_line_error "another profiler" "NVTX_INJECTION64_PATH"
+# No collector where FUSEPROF_EXEC_PATH says.
+mkdir "$tmp/empty"
+FUSEPROF_EXEC_PATH="$tmp/empty" expect_exit 1 "$FUSEPROF" profile --db "$db" -- true
+one_line_error "libfuseprof-inject.so" "FUSEPROF_EXEC_PATH"
+[ ! -e "$db" ] || fail "a refusal left a database"
+
+# The environment the program runs in: the collector for CUDA and NVTX,
+# the database by absolute path, the run, the filter and the limit.
+# Options after COMMAND are the program's, with or without '--'.
+cd "$tmp"
+expect_exit 0 "$FUSEPROF" profile --db p.db --tag envcheck --kernel-filter 'gemm|ln_' \
+	--max-kernels 7 sh -c 'printf "%s\n" "$CUDA_INJECTION64_PATH" "$NVTX_INJECTION64_PATH" "$FUSEPROF_PROFILE_DB" "$FUSEPROF_PROFILE_RUN" "$FUSEPROF_PROFILE_KERNEL_FILTER" "$FUSEPROF_PROFILE_MAX_KERNELS" "$1"' sh --tag
+cd - >/dev/null
+lib=$(sed -n 1p "$tmp/out")
+case $lib in /*/libfuseprof-inject.so) ;; *) fail "CUDA_INJECTION64_PATH: '$lib'" ;; esac
+[ -f "$lib" ] || fail "the collector '$lib' does not exist"
+[ "$(sed -n 2p "$tmp/out")" = "$lib" ] || fail "NVTX_INJECTION64_PATH: $(sed -n 2p "$tmp/out")"
+[ "$(sed -n 3p "$tmp/out")" = "$tmp/p.db" ] || fail "the database is not absolute: $(sed -n 3p "$tmp/out")"
+run=$(sed -n 4p "$tmp/out")
+[ "$(sed -n 5,7p "$tmp/out" | tr '\n' ' ')" = "gemm|ln_ 7 --tag " ] ||
+	fail "filter, limit or the program's own option: $(sed -n 5,7p "$tmp/out")"
+[ "$(q "SELECT kind || ' ' || tag FROM v_runs WHERE run_id = $run")" = "profile envcheck" ] ||
+	fail "run $run is not the profile run: $(q "SELECT kind, tag FROM v_runs WHERE run_id = $run")"
+
+# No CUDA work: the program's status, a warning, the run marked failed.
+expect_exit 0 "$FUSEPROF" profile --db "$db" -- true
+grep -q "^fuseprof: warning: profile: 'true' ran no CUDA kernel" "$tmp/err" ||
+	fail "no warning for a program without CUDA work: $(cat "$tmp/err")"
+grep -q "^fuseprof: profile: 'true' exited with status 0$" "$tmp/err" ||
+	fail "no exit note: $(cat "$tmp/err")"
+[ "$(q "SELECT status FROM v_runs ORDER BY run_id DESC LIMIT 1")" = failed ] ||
+	fail "the run of a program without CUDA work is not failed"
+q "SELECT note FROM v_runs ORDER BY run_id DESC LIMIT 1" | grep -q "no CUDA work" ||
+	fail "the run's note does not say why"
+
+# stdout and stderr pass untouched; the exit status is the program's.
+expect_exit 3 "$FUSEPROF" profile --db "$db" -- sh -c 'echo out-line; echo err-line >&2; exit 3'
+[ "$(cat "$tmp/out")" = out-line ] || fail "stdout changed: $(cat "$tmp/out")"
+[ "$(head -n 1 "$tmp/err")" = err-line ] || fail "the program's stderr is not first: $(cat "$tmp/err")"
+grep -q "exited with status 3" "$tmp/err" || fail "no note of status 3"
+expect_exit 143 "$FUSEPROF" profile --db "$db" -- sh -c 'kill -TERM $$'
+grep -q "killed by signal 15" "$tmp/err" || fail "no note of the signal: $(cat "$tmp/err")"
+
+# Every run above is finished, none left running.
+[ "$(q "SELECT count(*) FROM runs WHERE status = 'running'")" = 0 ] || fail "a run is left running"
+[ "$(q "PRAGMA integrity_check")" = ok ] || fail "integrity check"
+exit 0

@@ -1,0 +1,117 @@
+# test-profile-gpu.sh - `fuseprof profile` on a GPU (skips with 77 without
+# one): a CUDA program built here with nvcc, which knows nothing of
+# fuseprof (tests/profile-app.cu), profiled: its kernel count, demangled
+# names, range paths (push/pop, start/end, a domain's), samples per range
+# instance; the same program forking (two processes into one run); one
+# killed with SIGKILL mid-loop (what it committed stays, its row reads
+# killed); and, when PyTorch is there, a LayerNorm module's kernels in its
+# range (tests/profile-torch.py).
+. "${srcdir:-.}/tests/setup"
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no GPU" >&2
+	exit 77
+fi
+gpu_lock
+: "${NVCC:=nvcc}"
+app="$tmp/profile-app"
+# shellcheck disable=SC2086 # NVCC_GENCODE is a list of flags
+"$NVCC" ${NVCC_GENCODE:-} -o "$app" "$srcdir/tests/profile-app.cu" -ldl ||
+	fail "cannot build tests/profile-app.cu with $NVCC"
+db="$tmp/p.db"
+q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n 1 | tr -d '\r'; }
+qrun() { q "$(printf "$1" "$run")"; }
+
+# One process: 12 kernels; the ops and their samples.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag plain -- "$app" plain
+cat "$tmp/err" >&2
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'plain'")
+[ "$(qrun "SELECT status || ' ' || kind FROM v_runs WHERE run_id = %s")" = "complete profile" ] ||
+	fail "run: $(qrun "SELECT status, kind, note FROM v_runs WHERE run_id = %s")"
+grep -q "1 process, 5 ops, 12 kernels seen, 12 recorded (0 filtered, 0 over --max-kernels), 0 dropped" "$tmp/err" ||
+	fail "summary: $(cat "$tmp/err")"
+[ "$(qrun "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id WHERE o.run_id = %s")" = 12 ] ||
+	fail "launches stored"
+for op in 'step/copy 3 1' 'step/scale 3 2' 'phase 1 1' 'app_range 1 1'; do
+	set -- $op
+	got=$(qrun "SELECT reps || ' ' || launches FROM v_ops WHERE run_id = %s AND workload = '$1'")
+	[ "$got" = "$2 $3" ] || fail "op $1: reps and launches '$got', wanted '$2 $3'"
+done
+[ "$(qrun "SELECT name FROM v_kernels WHERE run_id = %s AND workload = 'step/copy'")" = \
+	"copy_kernel(float*, float const*, int)" ] || fail "demangled name: $(qrun "SELECT name FROM v_kernels WHERE run_id = %s AND workload = 'step/copy'")"
+[ "$(qrun "SELECT launches FROM v_kernels WHERE run_id = %s AND workload = 'step/scale'")" = 2 ] ||
+	fail "scale_kernel: launches per instance"
+[ "$(qrun "SELECT count(*) FROM v_ops WHERE run_id = %s AND workload LIKE 'fill_kernel(%%'")" = 1 ] ||
+	fail "fill_kernel outside any range is not an op of its own"
+[ "$(qrun "SELECT count(*) FROM ranges WHERE run_id = %s")" = 11 ] ||
+	fail "range instances: $(qrun "SELECT group_concat(path) FROM ranges WHERE run_id = %s")"
+[ "$(qrun "SELECT domain FROM ranges WHERE run_id = %s AND name = 'app_range'")" = app ] ||
+	fail "the domain of app_range"
+[ "$(qrun "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id WHERE o.run_id = %s AND l.end_ns > l.start_ns AND l.tid > 0")" = 12 ] ||
+	fail "launch times or threads"
+expect_exit 0 "$FUSEPROF" export --db "$db" plain
+"$top_builddir/tests/jsoncheck" <"$tmp/out" >"$tmp/check" || fail "the trace is not valid"
+grep -qx 'kernel 12' "$tmp/check" || fail "kernel slices: $(cat "$tmp/check")"
+
+# The kernel filter and the limit.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag filtered --kernel-filter '^scale_' --max-kernels 4 -- "$app" plain
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'filtered'")
+[ "$(qrun "SELECT kernels_seen || ' ' || kernels_recorded || ' ' || kernels_filtered || ' ' || kernels_over_limit FROM procs WHERE run_id = %s")" = "12 4 6 2" ] ||
+	fail "filter and limit: $(qrun "SELECT kernels_seen, kernels_recorded, kernels_filtered, kernels_over_limit FROM procs WHERE run_id = %s")"
+
+# Two processes (a fork before CUDA) into one run.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag forked -- "$app" fork
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'forked'")
+[ "$(qrun "SELECT count(*) FROM procs WHERE run_id = %s AND status = 'complete' AND kernels_recorded = 12")" = 2 ] ||
+	fail "two processes: $(qrun "SELECT group_concat(pid || ':' || status || ':' || kernels_recorded) FROM procs WHERE run_id = %s")"
+[ "$(qrun "SELECT reps FROM v_ops WHERE run_id = %s AND workload = 'step/copy'")" = 6 ] || fail "step/copy over two processes"
+[ "$(qrun "SELECT count(DISTINCT s.pid) FROM samples s JOIN ops o ON o.id = s.op_id WHERE o.run_id = %s")" = 2 ] ||
+	fail "samples of two pids"
+
+# Killed with SIGKILL after a periodic commit: what it committed stays.
+"$FUSEPROF" profile --db "$db" --tag killed -- "$app" loop "$tmp/pid" >"$tmp/kout" 2>"$tmp/kerr" &
+fp=$!
+i=0
+n=0
+while [ "${n:-0}" -lt 100 ]; do
+	sleep 0.2
+	n=$(q "SELECT coalesce(max(kernels_recorded), 0) FROM procs p JOIN runs r ON r.id = p.run_id WHERE r.tag = 'killed' AND p.committed_at IS NOT NULL" 2>/dev/null || echo 0)
+	i=$((i + 1))
+	[ $i -lt 150 ] || { kill -9 "$(cat "$tmp/pid")" 2>/dev/null; wait $fp; fail "no commit within 30 s"; }
+done
+kill -9 "$(cat "$tmp/pid")"
+set +e
+wait $fp
+rc=$?
+set -e
+cat "$tmp/kerr" >&2
+[ "$rc" = 137 ] || fail "fuseprof exited $rc after its program's SIGKILL, wanted 137"
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'killed'")
+[ "$(qrun "SELECT status FROM procs WHERE run_id = %s")" = killed ] || fail "the process row is not killed"
+kept=$(qrun "SELECT kernels_recorded FROM procs WHERE run_id = %s")
+[ "$kept" -ge "$n" ] || fail "kept $kept kernels, $n were committed before the kill"
+[ "$(qrun "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id WHERE o.run_id = %s")" = "$kept" ] ||
+	fail "launches stored differ from the committed count"
+[ "$(qrun "SELECT reps FROM v_ops WHERE run_id = %s AND workload = 'loop/iter'")" = "$kept" ] ||
+	fail "loop/iter samples"
+[ "$(qrun "SELECT status FROM v_runs WHERE run_id = %s")" = aborted ] || fail "run status"
+grep -q "killed before finishing" "$tmp/kerr" || fail "the summary does not say a process was killed"
+[ "$(q 'PRAGMA integrity_check')" = ok ] || fail "integrity check"
+
+# PyTorch: the LayerNorm module's kernels in its range.
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	expect_exit 0 "$FUSEPROF" profile --db "$db" --tag torch -- python3 "$srcdir/tests/profile-torch.py"
+	cat "$tmp/err" >&2
+	run=$(q "SELECT run_id FROM v_runs WHERE tag = 'torch'")
+	[ "$(qrun "SELECT reps FROM v_ops WHERE run_id = %s AND workload = 'step/LayerNorm'")" = 5 ] ||
+		fail "step/LayerNorm: $(qrun "SELECT group_concat(workload || ':' || reps, ' ') FROM v_ops WHERE run_id = %s")"
+	[ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND workload = 'step/LayerNorm' AND lower(name) LIKE '%%layer_norm%%'")" -ge 1 ] ||
+		fail "no layer_norm kernel in step/LayerNorm: $(qrun "SELECT group_concat(name, ' | ') FROM v_kernels WHERE run_id = %s AND workload = 'step/LayerNorm'")"
+	[ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND workload != 'step/LayerNorm' AND lower(name) LIKE '%%layer_norm%%'")" = 0 ] ||
+		fail "a layer_norm kernel outside step/LayerNorm"
+	[ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND workload = 'step/gelu' AND lower(name) LIKE '%%gelu%%'")" -ge 1 ] ||
+		fail "no GELU kernel in step/gelu"
+else
+	echo "note: no PyTorch with CUDA here: its check is skipped" >&2
+fi
+exit 0
