@@ -10,7 +10,8 @@ run by tests/test-torch-args.sh and tests/test-torch-gpu.sh).
          every gradient, against PyTorch autograd in float64, float32 and
          bfloat16 at awkward shapes; the three modules; torch.compile with
          fullgraph=True over the operators (no graph break) agreeing with
-         eager.
+         eager; the autograd.Functions (eager mode) and the custom ops'
+         registered autograd (torch.compile's path) agreeing bit for bit.
 Exit 0 on success, 1 on a failure, 77 when what it needs is missing."""
 import math
 import os
@@ -70,6 +71,16 @@ def args():
     expect(ValueError, ["eps"], fpt.FusedLayerNormLinear.from_modules,
            torch.nn.LayerNorm(K, eps=1e-6), torch.nn.Linear(K, N))
     expect(ValueError, ["approximate"], fpt.FusedLayerNormGELU, K, "sigmoid")
+    # the autograd.Functions check as the functions do (eager mode's path)
+    expect(ValueError, ["x", "cpu", "CUDA"], fpt.LayerNormLinearFunction.apply, x, g, b, W,
+           bias)
+    expect(TypeError, ["x", "float64"], fpt.LayerNormGELUFunction.apply, x.double(), g, b, 0)
+    expect(ValueError, ["x", "cpu"], fpt.SoftmaxFunction.apply, x, 1.0, False)
+    expect(ValueError, ["x", "cpu"], fpt.RMSNormFunction.apply, x, g)
+    expect(ValueError, ["xp", "cpu"], fpt.SwiGLUFunction.apply, x)
+    expect(ValueError, ["x", "cpu"], fpt.SoftplusFunction.apply, x)
+    expect(ValueError, ["x", "cpu"], fpt.BiasReLUFunction.apply, x, g)
+    expect(ValueError, ["x", "cpu"], fpt.BiasDropoutAddFunction.apply, x, g, x, 0.1, 1)
     if not torch.cuda.is_available():
         print("note: no CUDA device: the checks of CUDA tensors skipped")
         return
@@ -221,6 +232,41 @@ def grads():
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} torch.compile(fullgraph=True) over the three "
           f"modules equals eager: {ok}")
+    # eager mode runs the autograd.Functions, torch.compile the custom ops
+    # with their registered autograd: the two give the same bits, forward
+    # and backward (the same kernels on the same inputs)
+    for dt in (torch.float32, torch.bfloat16):
+        K, N = 320, 200
+        x = torch.randn(3, 7, K, device="cuda", dtype=dt)
+        g = 1 + 0.1 * torch.randn(K, device="cuda", dtype=dt)
+        b = 0.1 * torch.randn(K, device="cuda", dtype=dt)
+        W = torch.randn(N, K, device="cuda", dtype=dt) / 16
+        bias = torch.randn(N, device="cuda", dtype=dt)
+        S = torch.randn(2, 3, 33, 33, device="cuda", dtype=dt)
+        cases = [("ln_linear", fpt.ln_linear, torch.ops.fuseprof.ln_linear, (x, g, b, W, bias), ()),
+                 ("ln_gelu", lambda *a: fpt.ln_gelu(*a, "none"), torch.ops.fuseprof.ln_gelu,
+                  (x, g, b), (1,)),
+                 ("softmax", lambda s: fpt.softmax(s, 0.25, True),
+                  torch.ops.fuseprof.softmax, (S,), (0.25, True)),
+                 ("rms_norm", fpt.rms_norm, torch.ops.fuseprof.rms_norm, (x, g), ()),
+                 ("swiglu", fpt.swiglu, torch.ops.fuseprof.swiglu, (x,), ()),
+                 ("softplus", fpt.softplus, torch.ops.fuseprof.softplus, (x,), ()),
+                 ("bias_relu", fpt.bias_relu, lambda *a: torch.ops.fuseprof.bias_relu(*a)[0],
+                  (x, g), ()),
+                 ("bias_dropout_add", lambda *a: fpt.bias_dropout_add(*a, p=0.3, seed=99),
+                  torch.ops.fuseprof.bias_dropout_add, (x, g, x), (0.3, 99))]
+        for name, eager, op, ins, extra in cases:
+            outs = []
+            for f, more in ((eager, ()), (op, extra)):
+                leaves = [t.clone().requires_grad_() for t in ins]
+                y = f(*leaves, *more)
+                y.backward(torch.ones_like(y) * 0.5 + torch.arange(y.shape[-1],
+                           device="cuda", dtype=dt) / y.shape[-1])
+                outs.append([y.detach()] + [t.grad for t in leaves])
+            ok = all(torch.equal(a, c) for a, c in zip(*outs))
+            failures += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {name} {str(dt)[6:]}: the autograd.Function "
+                  f"(eager) and the custom op's autograd give the same bits: {ok}")
     # the fold cache follows an in-place weight update (an optimizer step)
     y0 = m(x).detach().clone()
     with torch.no_grad():
