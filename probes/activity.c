@@ -139,8 +139,11 @@ static void marker_rec_of(const CUpti_ActivityMarker2 *m, struct marker_rec *r)
 		: m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END ? MARKER_END
 		: MARKER_INSTANT;
 	r->id = m->id;
-	if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
-	    m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS)
+	/* A process-scoped marker (a start/end range, which may end on
+	 * another thread) keeps tid 0: it holds for every thread's launches
+	 * (ranges_at), as a PyTorch backward's kernels, launched from
+	 * autograd's own thread, need. */
+	if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
 		r->tid = m->objectId.pt.threadId;
 	r->ts = m->timestamp;
 	r->name = activity_intern(m->name);

@@ -37,8 +37,9 @@ for op in 'step/copy 3 1' 'step/scale 3 2' 'phase 1 1' 'app_range 1 1'; do
 	got=$(qrun "SELECT reps || ' ' || launches FROM v_ops WHERE run_id = %s AND workload = '$1'")
 	[ "$got" = "$2 $3" ] || fail "op $1: reps and launches '$got', wanted '$2 $3'"
 done
+# (CSV quotes a field with commas)
 [ "$(qrun "SELECT name FROM v_kernels WHERE run_id = %s AND workload = 'step/copy'")" = \
-	"copy_kernel(float*, float const*, int)" ] || fail "demangled name: $(qrun "SELECT name FROM v_kernels WHERE run_id = %s AND workload = 'step/copy'")"
+	'"copy_kernel(float*, float const*, int)"' ] || fail "demangled name: $(qrun "SELECT name FROM v_kernels WHERE run_id = %s AND workload = 'step/copy'")"
 [ "$(qrun "SELECT launches FROM v_kernels WHERE run_id = %s AND workload = 'step/scale'")" = 2 ] ||
 	fail "scale_kernel: launches per instance"
 [ "$(qrun "SELECT count(*) FROM v_ops WHERE run_id = %s AND workload LIKE 'fill_kernel(%%'")" = 1 ] ||

@@ -237,24 +237,25 @@ def grads():
     # and backward (the same kernels on the same inputs)
     for dt in (torch.float32, torch.bfloat16):
         K, N = 320, 200
-        x = torch.randn(3, 7, K, device="cuda", dtype=dt)
-        g = 1 + 0.1 * torch.randn(K, device="cuda", dtype=dt)
-        b = 0.1 * torch.randn(K, device="cuda", dtype=dt)
-        W = torch.randn(N, K, device="cuda", dtype=dt) / 16
-        bias = torch.randn(N, device="cuda", dtype=dt)
-        S = torch.randn(2, 3, 33, 33, device="cuda", dtype=dt)
-        cases = [("ln_linear", fpt.ln_linear, torch.ops.fuseprof.ln_linear, (x, g, b, W, bias), ()),
+        xe = torch.randn(3, 7, K, device="cuda", dtype=dt)
+        ge = 1 + 0.1 * torch.randn(K, device="cuda", dtype=dt)
+        be = 0.1 * torch.randn(K, device="cuda", dtype=dt)
+        We = torch.randn(N, K, device="cuda", dtype=dt) / 16
+        biase = torch.randn(N, device="cuda", dtype=dt)
+        Se = torch.randn(2, 3, 33, 33, device="cuda", dtype=dt)
+        cases = [("ln_linear", fpt.ln_linear, torch.ops.fuseprof.ln_linear,
+                  (xe, ge, be, We, biase), ()),
                  ("ln_gelu", lambda *a: fpt.ln_gelu(*a, "none"), torch.ops.fuseprof.ln_gelu,
-                  (x, g, b), (1,)),
+                  (xe, ge, be), (1,)),
                  ("softmax", lambda s: fpt.softmax(s, 0.25, True),
-                  torch.ops.fuseprof.softmax, (S,), (0.25, True)),
-                 ("rms_norm", fpt.rms_norm, torch.ops.fuseprof.rms_norm, (x, g), ()),
-                 ("swiglu", fpt.swiglu, torch.ops.fuseprof.swiglu, (x,), ()),
-                 ("softplus", fpt.softplus, torch.ops.fuseprof.softplus, (x,), ()),
+                  torch.ops.fuseprof.softmax, (Se,), (0.25, True)),
+                 ("rms_norm", fpt.rms_norm, torch.ops.fuseprof.rms_norm, (xe, ge), ()),
+                 ("swiglu", fpt.swiglu, torch.ops.fuseprof.swiglu, (xe,), ()),
+                 ("softplus", fpt.softplus, torch.ops.fuseprof.softplus, (xe,), ()),
                  ("bias_relu", fpt.bias_relu, lambda *a: torch.ops.fuseprof.bias_relu(*a)[0],
-                  (x, g), ()),
+                  (xe, ge), ()),
                  ("bias_dropout_add", lambda *a: fpt.bias_dropout_add(*a, p=0.3, seed=99),
-                  torch.ops.fuseprof.bias_dropout_add, (x, g, x), (0.3, 99))]
+                  torch.ops.fuseprof.bias_dropout_add, (xe, ge, xe), (0.3, 99))]
         for name, eager, op, ins, extra in cases:
             outs = []
             for f, more in ((eager, ()), (op, extra)):

@@ -9,7 +9,15 @@ curves, their largest relative difference, and the time per step of each.
 The fused model starts from a copy of the plain model's parameters, so the
 curves differ only by rounding: within --tol (relative; default 1e-2 for
 float32, 5e-2 for bfloat16) at every logged step, or the exit status is 1.
-Wrap it in NVTX ranges (--nvtx) to see the modules' ranges in a profile.
+Each model trains inside an NVTX range of its name ("fused", "eager",
+"compiled"), its forward's parts in ranges "attention", "mlp" and "head"
+(eager mode only: torch.compile gets none, so as not to break its graph)
+and each backward in a process-wide range "NAME/backward" (autograd
+launches the backward's kernels from a thread of its own), so that
+
+    fuseprof profile --tag block -- python3 python/examples/train_block.py --steps 40
+
+shows every part's kernels, fused beside eager, as ops named by range.
 
     python3 python/examples/train_block.py --steps 200 --dtype bf16 --compile
 """
@@ -58,7 +66,7 @@ class Block(nn.Module):
 
     def forward(self, x):
         B, S, d = x.shape
-        nvtx = torch.cuda.nvtx
+        nvtx = _Ranges() if _compiling() else torch.cuda.nvtx
         nvtx.range_push("attention")
         qkv = self.qkv_f(x) if self.fused else self.qkv(self.ln1(x))
         q, k, v = qkv.view(B, S, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
@@ -83,21 +91,43 @@ class Block(nn.Module):
         return y
 
 
-def train(model, data, steps, lr):
+def _compiling():
+    f = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return f() if f is not None else False
+
+
+class _Ranges:
+    """No ranges (inside a compiled graph)."""
+
+    def range_push(self, name):
+        pass
+
+    def range_pop(self):
+        pass
+
+
+def train(model, data, steps, lr, name):
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    nvtx = torch.cuda.nvtx
     losses = []
     torch.cuda.synchronize()
     times = []
+    nvtx.range_push(name)
     for i in range(steps):
         x, t = data[i % len(data)]
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = F.mse_loss(model(x).float(), t.float())
+        bw = nvtx.range_start(f"{name}/backward")
         loss.backward()
+        nvtx.range_end(bw)
+        nvtx.range_push("optimizer")
         opt.step()
+        nvtx.range_pop()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
+    nvtx.range_pop()
     # the first steps compile and warm up: time the second half
     half = times[len(times) // 2:]
     return losses, sum(half) / len(half)
@@ -140,7 +170,7 @@ def main():
         comp = Block(a.width, a.heads, False).cuda().to(dt)
         comp.load_state_dict(state)
         runs.append(("compiled", torch.compile(comp)))
-    res = {name: train(m, data, a.steps, a.lr) for name, m in runs}
+    res = {name: train(m, data, a.steps, a.lr, name) for name, m in runs}
     f, e = res["fused"][0], res["eager"][0]
     worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(f, e))
     log = sorted({0, a.steps - 1} | set(range(0, a.steps, max(1, a.steps // 8))))

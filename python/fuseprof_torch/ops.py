@@ -132,11 +132,35 @@ class _on:
 
 
 def _workspace(nbytes, like):
-    return torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=like.device)
+    """A workspace of nbytes on like's device; None (a null pointer, which
+    the library takes for a workspace of 0 bytes) when nothing is needed."""
+    if not nbytes:
+        return None
+    return torch.empty(nbytes, dtype=torch.uint8, device=like.device)
+
+
+def _nbytes(ws):
+    return ws.numel() if ws is not None else 0
 
 
 # ---------------------------------------------------------------------------
 # Argument checks
+
+
+def _fine(tensors, dtype):
+    """The common case at the cost of one pass: every argument a contiguous
+    CUDA tensor of one dtype fuseprof takes, on one device."""
+    t0 = tensors[0][1]
+    if not isinstance(t0, torch.Tensor):
+        return False
+    dt, dev = t0.dtype, t0.device
+    if dt not in _DT or dev.type != "cuda" or (dtype is not None and dt != dtype):
+        return False
+    for _, t in tensors:
+        if (not isinstance(t, torch.Tensor) or t.dtype != dt or t.device != dev
+                or not t.is_contiguous()):
+            return False
+    return True
 
 
 def _check(fn, tensors, dtype=None):
@@ -145,6 +169,8 @@ def _check(fn, tensors, dtype=None):
     device. Types and dtypes are checked first (TypeError), then layout and
     devices (ValueError), each over all the arguments in order, so that the
     error names the first argument of the first kind of fault."""
+    if _fine(tensors, dtype):
+        return
     for arg, t in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{fn}: {arg} must be a torch.Tensor, not {type(t).__name__}")
@@ -195,8 +221,11 @@ _FOLD_CACHE_MAX = 64
 
 
 def _fold_key(gamma, beta, weight, bias):
-    return tuple((t.data_ptr(), t._version, tuple(t.shape), t.dtype, t.device.index)
-                 for t in (gamma, beta, weight, bias))
+    # Addresses are unique across devices; the shapes of gamma, beta and
+    # bias follow from weight's (the arguments were checked against it).
+    return (gamma.data_ptr(), gamma._version, beta.data_ptr(), beta._version,
+            weight.data_ptr(), weight._version, bias.data_ptr(), bias._version,
+            weight.shape, weight.dtype)
 
 
 def _folded(gamma, beta, weight, bias):
@@ -228,7 +257,7 @@ def _ln_linear_impl(x, gamma, beta, weight, bias):
         dt = _DT[x.dtype]
         ws = _workspace(_size("fpk_ln_linear_fwd_workspace", M, K, N, dt), x)
         _lib.call("fpk_ln_linear_fwd", _ptr(x), _ptr(buf), _ptr(y), M, K, N, dt,
-                  _ptr(ws), ws.numel(), _stream(x))
+                  _ptr(ws), _nbytes(ws), _stream(x))
     return y
 
 
@@ -256,7 +285,7 @@ def _ln_linear_backward_impl(dy, x, gamma, beta, weight):
         ws = _workspace(_size("fpk_ln_linear_bwd_workspace", M, K, N, dt), x)
         _lib.call("fpk_ln_linear_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(beta),
                   _ptr(weight), _ptr(dx), _ptr(dgamma), _ptr(dbeta), _ptr(dW), _ptr(db),
-                  M, K, N, dt, _ptr(ws), ws.numel(), _stream(x))
+                  M, K, N, dt, _ptr(ws), _nbytes(ws), _stream(x))
     return dx, dgamma, dbeta, dW, db
 
 
@@ -369,7 +398,7 @@ def _ln_gelu_backward_impl(dy, x, gamma, beta, erf):
         dt = _DT[x.dtype]
         ws = _workspace(_size("fpk_ln_gelu_bwd_workspace", M, N, dt), x)
         _lib.call("fpk_ln_gelu_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(beta), _ptr(dx),
-                  _ptr(dgamma), _ptr(dbeta), M, N, erf, dt, _ptr(ws), ws.numel(),
+                  _ptr(dgamma), _ptr(dbeta), M, N, erf, dt, _ptr(ws), _nbytes(ws),
                   _stream(x))
     return dx, dgamma, dbeta
 
@@ -579,7 +608,7 @@ def _rms_norm_backward_impl(dy, x, gamma):
         dt = _DT[x.dtype]
         ws = _workspace(_size("fpk_rmsnorm_bwd_workspace", M, N, dt), x)
         _lib.call("fpk_rmsnorm_bwd", _ptr(dy), _ptr(x), _ptr(gamma), _ptr(dx),
-                  _ptr(dgamma), M, N, dt, _ptr(ws), ws.numel(), _stream(x))
+                  _ptr(dgamma), M, N, dt, _ptr(ws), _nbytes(ws), _stream(x))
     return dx, dgamma
 
 
@@ -852,7 +881,7 @@ def _bias_relu_backward_impl(dy, mask):
         dt = _DT[dy.dtype]
         ws = _workspace(_size("fpk_bias_relu_bwd_workspace", M, N, dt), dy)
         _lib.call("fpk_bias_relu_bwd", _ptr(dy), _ptr(mask), _ptr(dx), _ptr(dbias), M, N,
-                  dt, _ptr(ws), ws.numel(), _stream(dy))
+                  dt, _ptr(ws), _nbytes(ws), _stream(dy))
     return dx, dbias
 
 
@@ -948,7 +977,7 @@ def _bias_dropout_add_backward_impl(dy, p, seed):
         dt = _DT[dy.dtype]
         ws = _workspace(_size("fpk_bias_dropout_add_bwd_workspace", M, N, dt), dy)
         _lib.call("fpk_bias_dropout_add_bwd", _ptr(dy), _ptr(dx), _ptr(dbias), M, N, p, seed,
-                  dt, _ptr(ws), ws.numel(), _stream(dy))
+                  dt, _ptr(ws), _nbytes(ws), _stream(dy))
     return dx, dbias
 
 
