@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <regex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,7 @@ int collect_open(struct collector **out, const struct collect_config *cfg,
 	if (store_proc_begin(c->st, &c->proc, "running", NULL))
 		goto out_close;
 	c->ranges = ranges_new();
+	ranges_main_thread(c->ranges, (uint32_t)pid);
 	*out = c;
 	return 0;
 
@@ -199,6 +201,42 @@ int collect_refuse(const struct collect_config *cfg, long long pid,
 static const char *intern_path(struct collector *c, const char *path)
 {
 	return strmap_put(&c->paths, path, NULL)->key;
+}
+
+size_t collect_op_name(const char *name, char *buf, size_t size)
+{
+	const char *s = strncmp(name, "void ", 5) == 0 ? name + 5 : name;
+	size_t n = strlen(s);
+	uint32_t h = 2166136261u;  /* FNV-1a */
+
+	/* The parameter list: the final ")" and the "(" that opens it. */
+	if (n && s[n - 1] == ')') {
+		int depth = 0;
+
+		for (size_t i = n; i-- > 0;) {
+			if (s[i] == ')') {
+				depth++;
+			} else if (s[i] == '(' && --depth == 0) {
+				if (i > 0)
+					n = i;
+				break;
+			}
+		}
+	}
+	if (n <= COLLECT_OP_NAME_MAX)
+		return (size_t)snprintf(buf, size, "%.*s", (int)n, s);
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return (size_t)snprintf(buf, size, "%.*s...%08x", COLLECT_OP_NAME_MAX - 16, s, h);
+}
+
+/* The op of a launch outside every range. */
+static const char *kernel_op(struct collector *c, const char *name)
+{
+	char buf[COLLECT_OP_NAME_MAX + 1];
+
+	collect_op_name(name, buf, sizeof buf);
+	return intern_path(c, buf);
 }
 
 /* 1 when the kernel filter keeps name (every name without a filter). */
@@ -280,7 +318,7 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		c->proc.kernels_over_limit++;
 	} else {
 		memset(out, 0, sizeof *out);
-		out->op = p && p->op ? p->op : k->name;
+		out->op = p && p->op ? p->op : kernel_op(c, k->name);
 		/* Outside any range each launch is a sample of its own. */
 		out->instance = p && p->op ? p->instance : ranges_next_id(c->ranges);
 		out->name = k->name;

@@ -56,6 +56,14 @@ struct collect_batch {
  * after an error (the batch's launches then count as dropped). */
 int collect_batch(struct collector *c, struct collect_batch *b);
 
+/* The op name of a launch outside every NVTX range, from its kernel's
+ * demangled name: without a leading "void " and the parameter list, and
+ * past COLLECT_OP_NAME_MAX characters cut short and ended with "..." and a
+ * hash of the whole name (so that the cut keeps different kernels apart).
+ * Written to buf as snprintf does; returns the length. */
+#define COLLECT_OP_NAME_MAX 96
+size_t collect_op_name(const char *name, char *buf, size_t size);
+
 /* Counts so far. */
 struct collect_counts {
 	long long seen, recorded, filtered, over_limit, dropped, ranges;

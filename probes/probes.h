@@ -211,8 +211,16 @@ void ranges_apply(struct ranges *r, struct marker_rec *m, size_t n,
 		  unsigned long long *unmatched);
 
 /* The innermost instance open on thread tid at time ts (start <= ts <=
- * end), or NULL: what a kernel launched then ran in. */
+ * end), or NULL: what a kernel launched then ran in. A thread with no
+ * range open of its own at ts takes the main thread's (ranges_main_thread):
+ * a PyTorch backward, for one, launches its kernels from autograd's own
+ * thread while the main thread waits inside the range it opened. A
+ * process-scoped range (tid 0) holds for every thread. */
 const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_t ts);
+
+/* Name the process's main thread (its tid is the pid on Linux); 0, the
+ * default, for none. */
+void ranges_main_thread(struct ranges *r, uint32_t tid);
 
 /* A new instance id, for a launch outside any range (its own sample). */
 long long ranges_next_id(struct ranges *r);

@@ -26,6 +26,7 @@ struct ranges {
 	struct range_inst **changed;
 	size_t nchanged, achanged;
 	size_t alive;
+	uint32_t main_tid;
 };
 
 /* A range instance waiting in the changed list. */
@@ -232,9 +233,17 @@ static const struct range_inst *at_on(const struct ranges *r, uint32_t tid, uint
 	return c;
 }
 
+void ranges_main_thread(struct ranges *r, uint32_t tid)
+{
+	r->main_tid = tid;
+}
+
 const struct range_inst *ranges_at(const struct ranges *r, uint32_t tid, uint64_t ts)
 {
 	const struct range_inst *own = at_on(r, tid, ts), *all;
+
+	if (!own && r->main_tid && tid != r->main_tid)
+		own = at_on(r, r->main_tid, ts);
 
 	/* Markers of no known thread (tid 0) hold for every thread: the
 	 * innermost of the two is the one that started last. */

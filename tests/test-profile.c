@@ -392,6 +392,51 @@ static void ranges_unit(void)
 	ranges_prune(r, 1000);
 	ASSERT_EQ(ranges_alive(r), 1);  /* x, open */
 	ranges_free(r);
+
+	/* A thread with no range of its own takes the main thread's (a
+	 * PyTorch backward launched from autograd's thread). */
+	r = ranges_new();
+	ranges_main_thread(r, 7);
+	{
+		struct marker_rec p[] = { start(7, 60, 100, "step"), start(7, 61, 110, "backward"),
+					  start(9, 62, 120, "own"), end(9, 62, 130),
+					  end(7, 61, 150), end(7, 60, 200) };
+
+		ranges_apply(r, p, ARRAY_SIZE(p), &unmatched);
+		ASSERT_STR_EQ(ranges_at(r, 8, 115)->path, "step/backward");
+		ASSERT_STR_EQ(ranges_at(r, 8, 160)->path, "step");
+		ASSERT_STR_EQ(ranges_at(r, 9, 125)->path, "own");
+		ASSERT_STR_EQ(ranges_at(r, 9, 140)->path, "step/backward");
+		ASSERT(ranges_at(r, 8, 250) == NULL);
+		ASSERT(ranges_at(r, 8, 50) == NULL);
+	}
+	ranges_free(r);
+}
+
+/* The op names of launches outside every range. */
+static void op_names(void)
+{
+	char buf[COLLECT_OP_NAME_MAX + 1], a[COLLECT_OP_NAME_MAX + 1], long1[400], long2[400];
+
+	collect_op_name("copy_kernel(float*, float const*, int)", buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "copy_kernel");
+	collect_op_name("void at::native::(anonymous namespace)::k<float, 4>(float*, "
+			"at::native::(anonymous namespace)::P<(int)1>)", buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "at::native::(anonymous namespace)::k<float, 4>");
+	collect_op_name("sm90_xmma_gemm_bf16bf16_bf16f32", buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "sm90_xmma_gemm_bf16bf16_bf16f32");
+	collect_op_name("(weird)", buf, sizeof buf);
+	ASSERT_STR_EQ(buf, "(weird)");
+	/* Two long names alike in their first hundred characters. */
+	memset(long1, 'x', 300);
+	memcpy(long2, long1, 300);
+	strcpy(long1 + 300, "<1>(int)");
+	strcpy(long2 + 300, "<2>(int)");
+	ASSERT_EQ(collect_op_name(long1, a, sizeof a), COLLECT_OP_NAME_MAX - 16 + 3 + 8);
+	collect_op_name(long2, buf, sizeof buf);
+	ASSERT(strcmp(a, buf) != 0);
+	ASSERT(strncmp(a, buf, COLLECT_OP_NAME_MAX - 16 + 3) == 0);
+	ASSERT(strstr(a, "...") == a + COLLECT_OP_NAME_MAX - 16);
 }
 
 int main(int argc, char **argv)
@@ -413,6 +458,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	ranges_unit();
+	op_names();
 	snprintf(dbpath, sizeof dbpath, "%s/fuseprof-test-profile-%ld.db",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
 	run = new_run(dbpath, "eager");

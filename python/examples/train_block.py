@@ -9,15 +9,21 @@ curves, their largest relative difference, and the time per step of each.
 The fused model starts from a copy of the plain model's parameters, so the
 curves differ only by rounding: within --tol (relative; default 1e-2 for
 float32, 5e-2 for bfloat16) at every logged step, or the exit status is 1.
-Each model trains inside an NVTX range of its name ("fused", "eager",
-"compiled"), its forward's parts in ranges "attention", "mlp" and "head"
-(eager mode only: torch.compile gets none, so as not to break its graph)
-and each backward in a process-wide range "NAME/backward" (autograd
-launches the backward's kernels from a thread of its own), so that
+Each step runs in NVTX ranges: the model's name ("fused", "eager",
+"compiled"), inside it "forward" (with "attention", "mlp" and "head" in
+eager mode; a compiled graph gets none, so as not to break it),
+"backward" and "optimizer", so that
 
     fuseprof profile --tag block -- python3 python/examples/train_block.py --steps 40
 
-shows every part's kernels, fused beside eager, as ops named by range.
+shows each part's kernels, fused beside eager, as ops named by range
+(fused/forward/attention, eager/backward, ...). With --only NAME one model
+trains, under the range "block", and --coarse leaves out the forward's
+parts: two such profiles (eager, compiled) compare range by range:
+
+    fuseprof profile --tag eager -- python3 train_block.py --only eager --coarse
+    fuseprof profile --tag compiled -- python3 train_block.py --only compiled --coarse
+    fuseprof compare eager compiled
 
     python3 python/examples/train_block.py --steps 200 --dtype bf16 --compile
 """
@@ -42,6 +48,7 @@ class Block(nn.Module):
     def __init__(self, d, heads, fused):
         super().__init__()
         self.d, self.h, self.fused = d, heads, fused
+        self.coarse = False
         self.ln1, self.qkv = nn.LayerNorm(d), nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
         self.ln2, self.fc = nn.LayerNorm(d), nn.Linear(d, 4 * d)
@@ -66,7 +73,7 @@ class Block(nn.Module):
 
     def forward(self, x):
         B, S, d = x.shape
-        nvtx = _Ranges() if _compiling() else torch.cuda.nvtx
+        nvtx = _Ranges() if _compiling() or self.coarse else torch.cuda.nvtx
         nvtx.range_push("attention")
         qkv = self.qkv_f(x) if self.fused else self.qkv(self.ln1(x))
         q, k, v = qkv.view(B, S, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
@@ -107,30 +114,37 @@ class _Ranges:
 
 
 def train(model, data, steps, lr, name):
+    """Losses and the median time of a step over the second half. The
+    backward's range is the main thread's: autograd launches the kernels
+    from a thread of its own, which fuseprof profile places in the range
+    the main thread has open."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     nvtx = torch.cuda.nvtx
     losses = []
     torch.cuda.synchronize()
     times = []
-    nvtx.range_push(name)
     for i in range(steps):
         x, t = data[i % len(data)]
         t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
+        nvtx.range_push(name)
+        nvtx.range_push("forward")
         loss = F.mse_loss(model(x).float(), t.float())
-        bw = nvtx.range_start(f"{name}/backward")
+        nvtx.range_pop()
+        nvtx.range_push("backward")
         loss.backward()
-        nvtx.range_end(bw)
+        nvtx.range_pop()
         nvtx.range_push("optimizer")
         opt.step()
+        opt.zero_grad(set_to_none=True)
+        nvtx.range_pop()
         nvtx.range_pop()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    nvtx.range_pop()
-    # the first steps compile and warm up: time the second half
-    half = times[len(times) // 2:]
-    return losses, sum(half) / len(half)
+    # the first steps compile and warm up: time the second half (its
+    # median: a step now and then waits on the host)
+    half = sorted(times[len(times) // 2:])
+    return losses, half[len(half) // 2]
 
 
 def main():
@@ -145,6 +159,11 @@ def main():
     ap.add_argument("--compile", action="store_true",
                     help="also train the plain model under torch.compile")
     ap.add_argument("--tol", type=float, default=None)
+    ap.add_argument("--only", choices=["fused", "eager", "compiled"],
+                    help="train this model alone, in NVTX ranges under 'block' "
+                         "(no loss comparison)")
+    ap.add_argument("--coarse", action="store_true",
+                    help="no ranges for the forward's parts (attention, mlp, head)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("train_block: no CUDA device", file=sys.stderr)
@@ -165,11 +184,19 @@ def main():
     fused.load_state_dict(state)
     fused.fuse()
 
+    fused.coarse = plain.coarse = a.coarse
     runs = [("fused", fused), ("eager", plain)]
-    if a.compile:
+    if a.compile or a.only == "compiled":
         comp = Block(a.width, a.heads, False).cuda().to(dt)
         comp.load_state_dict(state)
         runs.append(("compiled", torch.compile(comp)))
+    if a.only:
+        name, m = next(r for r in runs if r[0] == a.only)
+        losses, t = train(m, data, a.steps, a.lr, "block")
+        print(f"block d={a.width} heads={a.heads} batch={a.batch} seq={a.seq} "
+              f"{a.dtype}, {a.steps} steps of AdamW, {name} alone: loss {losses[0]:.6f} -> "
+              f"{losses[-1]:.6f}; time a step {t * 1e3:.2f} ms (median of the second half)")
+        return 0 if all(math.isfinite(v) for v in losses) else 1
     res = {name: train(m, data, a.steps, a.lr, name) for name, m in runs}
     f, e = res["fused"][0], res["eager"][0]
     worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(f, e))
@@ -179,7 +206,7 @@ def main():
     print("step   " + "".join(f"{n:>14}" for n, _ in runs))
     for i in log:
         print(f"{i + 1:<6} " + "".join(f"{res[n][0][i]:14.6f}" for n, _ in runs))
-    print("time a step (ms, mean of the second half): " +
+    print("time a step (ms, median of the second half): " +
           ", ".join(f"{n} {res[n][1] * 1e3:.2f}" for n, _ in runs))
     ok = worst <= tol and all(math.isfinite(v) for v in f)
     print(f"loss curves, fused against eager: largest relative difference {worst:.3e} "
