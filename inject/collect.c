@@ -3,6 +3,7 @@
  * kernel record stored as a launch of its op, one commit a batch. */
 #include "config.h"
 
+#include <fnmatch.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +52,8 @@ struct collector {
 	regex_t filter;
 	int has_filter;
 	struct strmap filtered;      /* demangled name -> 1 kept, 2 left out */
+	struct strmap included;      /* range path -> 1 kept, 2 left out
+	                                (--nvtx-include) */
 	struct kernel_rec *waiting;  /* kernels whose launch was not known */
 	size_t nwaiting;
 	uint64_t prev_taken;         /* the previous batch's taken time */
@@ -203,6 +206,49 @@ static const char *intern_path(struct collector *c, const char *path)
 	return strmap_put(&c->paths, path, NULL)->key;
 }
 
+int collect_nvtx_included(const char *patterns, const char *path)
+{
+	char *pats, *save = NULL, *part;
+	int hit = 0;
+
+	if (!patterns || !*patterns)
+		return 1;
+	if (!path)
+		return 0;
+	pats = xstrdup(patterns);
+	part = xstrdup(path);
+	for (char *pat = strtok_r(pats, "\n", &save); pat && !hit;
+	     pat = strtok_r(NULL, "\n", &save)) {
+		/* the whole path, then each leading part, longest first */
+		strcpy(part, path);
+		for (char *slash; !hit;) {
+			hit = fnmatch(pat, part, 0) == 0;
+			if (!(slash = strrchr(part, '/')))
+				break;
+			*slash = '\0';
+		}
+	}
+	free(part);
+	free(pats);
+	return hit;
+}
+
+/* 1 when the --nvtx-include patterns keep launches in the range path op
+ * (NULL: outside every range). */
+static int range_kept(struct collector *c, const char *op)
+{
+	struct strmap_entry *e;
+
+	if (!c->cfg.nvtx_include || !*c->cfg.nvtx_include)
+		return 1;
+	if (!op)
+		return 0;
+	e = strmap_put(&c->included, op, NULL);
+	if (!e->v.i)
+		e->v.i = collect_nvtx_included(c->cfg.nvtx_include, op) ? 1 : 2;
+	return e->v.i == 1;
+}
+
 size_t collect_op_name(const char *name, char *buf, size_t size)
 {
 	const char *s = strncmp(name, "void ", 5) == 0 ? name + 5 : name;
@@ -311,7 +357,8 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		return 0;
 	}
 	c->proc.kernels_seen++;
-	if (!kept(c, k->name)) {
+	if (!kept(c, k->name) || !range_kept(c, p ? p->op : NULL) ||
+	    (c->cfg.one_device && (int)k->device != c->cfg.device)) {
 		c->proc.kernels_filtered++;
 	} else if (c->cfg.max_kernels > 0 &&
 		   c->proc.kernels_recorded >= c->cfg.max_kernels) {
@@ -426,6 +473,7 @@ int collect_close(struct collector *c, const char *status, const char *note)
 	free(c->placed.v);
 	strmap_clear(&c->paths, NULL);
 	strmap_clear(&c->filtered, NULL);
+	strmap_clear(&c->included, NULL);
 	if (c->has_filter)
 		regfree(&c->filter);
 	free(c->waiting);

@@ -18,6 +18,13 @@ struct collect_config {
 	const char *kernel_filter;  /* POSIX extended regex on demangled
 	                               names; NULL: every kernel */
 	long long max_kernels;      /* launches recorded at most; 0: all */
+	const char *nvtx_include;   /* fnmatch patterns on range paths, one a
+	                               line: only launches in a range whose
+	                               path, or the path of a range around
+	                               it, matches one are recorded (none
+	                               outside every range); NULL: all */
+	int one_device;             /* 1: record only device's kernels */
+	int device;
 	/* Device facts for a device index, the first time one appears
 	 * (probe_device_query); NULL: devices are not recorded. */
 	int (*query_device)(int index, struct probe_device *d);
@@ -55,6 +62,13 @@ struct collect_batch {
  * is not known yet waits for the next batch (once). Returns 0, or -1
  * after an error (the batch's launches then count as dropped). */
 int collect_batch(struct collector *c, struct collect_batch *b);
+
+/* Does a launch in the range of this path (NULL: outside every range)
+ * pass the --nvtx-include patterns (one a line; NULL or empty: every
+ * launch does)? The path matches when it or one of its leading parts
+ * ("a", "a/b" of "a/b/c") matches a pattern as fnmatch(3) matches, '*'
+ * crossing '/'. */
+int collect_nvtx_included(const char *patterns, const char *path);
 
 /* The op name of a launch outside every NVTX range, from its kernel's
  * demangled name: without a leading "void " and the parameter list, and

@@ -212,7 +212,7 @@ static char *read_command_line(void)
 static void setup(void)
 {
 	const char *db = getenv(FP_ENV_PROFILE_DB), *run = getenv(FP_ENV_PROFILE_RUN);
-	const char *max = getenv(FP_ENV_PROFILE_MAX);
+	const char *max = getenv(FP_ENV_PROFILE_MAX), *dev;
 	long v;
 	int rc;
 
@@ -221,6 +221,12 @@ static void setup(void)
 	g.cfg.db = db;
 	g.cfg.run_id = v;
 	g.cfg.kernel_filter = getenv(FP_ENV_PROFILE_FILTER);
+	g.cfg.nvtx_include = getenv(FP_ENV_PROFILE_NVTX);
+	if ((dev = getenv(FP_ENV_PROFILE_DEVICE)) && *dev && parse_long(dev, &v) == 0 &&
+	    v >= 0 && v < 1024) {
+		g.cfg.one_device = 1;
+		g.cfg.device = (int)v;
+	}
 	if (max && *max && parse_long(max, &v) == 0 && v > 0)
 		g.cfg.max_kernels = v;
 	g.cfg.query_device = probe_device_query;

@@ -19,6 +19,11 @@
  * process records (0 or unset: no limit). */
 #define FP_ENV_PROFILE_FILTER "FUSEPROF_PROFILE_KERNEL_FILTER"
 #define FP_ENV_PROFILE_MAX "FUSEPROF_PROFILE_MAX_KERNELS"
+/* Optional: glob patterns on range paths, one per line (only launches in
+ * a matching range, or in a range inside one, are recorded), and the one
+ * device whose kernels are recorded (its CUDA ordinal in the program). */
+#define FP_ENV_PROFILE_NVTX "FUSEPROF_PROFILE_NVTX_INCLUDE"
+#define FP_ENV_PROFILE_DEVICE "FUSEPROF_PROFILE_DEVICE"
 
 /* Each process commits what it recorded every FP_COMMIT_SECONDS, and
  * sooner when FP_COMMIT_KERNELS kernel records wait: a process killed

@@ -52,7 +52,12 @@ static void help(void)
 	       "kernels launched in it. An op's time is the median of its samples,\n"
 	       "as a run op's is of its repetitions; its kernels (by name and launch\n"
 	       "configuration) have their median duration and launches per sample.\n"
-	       "A start/end range counts on the thread that started it.\n"
+	       "A start/end range counts on the thread that started it. A thread\n"
+	       "with no range open of its own takes the main thread's: PyTorch's\n"
+	       "autograd launches the backward from a thread of its own while the\n"
+	       "main thread waits in its 'backward' range. A kernel outside every\n"
+	       "range is named short: no 'void ', no parameter list, a long name\n"
+	       "cut with a hash of the whole.\n"
 	       "workload = the range path, variant = --tag (default 'profiled'),\n"
 	       "dtype and shape empty, role fused; no model bytes or FLOPs. Every\n"
 	       "launch and range instance is kept for 'fuseprof export'.\n"
@@ -75,6 +80,15 @@ static void help(void)
 	       "                           are counted as filtered)\n"
 	       "      --max-kernels N      record at most N kernel launches in each\n"
 	       "                           process (the rest are counted, not stored)\n"
+	       "      --nvtx-include GLOB  record only kernels launched in a range whose\n"
+	       "                           path, or the path of a range around it,\n"
+	       "                           matches GLOB ('train', 'train/step*': '*'\n"
+	       "                           crosses '/'); repeat for several; kernels\n"
+	       "                           outside every range are then left out; the\n"
+	       "                           others are counted as filtered\n"
+	       "      --device N           record only the kernels of CUDA device N (the\n"
+	       "                           program's ordinal); the others are counted as\n"
+	       "                           filtered\n"
 	       "  -h, --help               show this help and exit\n"
 	       "Options end at COMMAND or '--'; what follows is the program's.\n"
 	       "\n"
@@ -89,6 +103,7 @@ static void help(void)
 	       "  fuseprof profile --tag compiled -- python3 train.py --compile\n"
 	       "  fuseprof compare eager compiled          # ops matched by range path\n"
 	       "  fuseprof profile --kernel-filter 'gemm|layer_norm' -- ./app input.bin\n"
+	       "  fuseprof profile --nvtx-include 'train/step*' --device 0 -- python3 train.py\n"
 	       "  fuseprof export --format perfetto latest > trace.json\n"
 	       "\n"
 	       "Exit status: the program's (128 + N when signal N ended it); 2 usage\n"
@@ -155,14 +170,15 @@ static char *absolute(const char *path)
 	return xasprintf("%s/%s", cwd, path);
 }
 
+/* "fuseprof profile [OPTION]... -- COMMAND [ARG]...", as typed. */
 static char *join_args(char **argv, int argc)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *s;
 
+	strbuf_addstr(&sb, "fuseprof");
 	for (int i = 0; i < argc; i++) {
-		if (i)
-			strbuf_addstr(&sb, " ");
+		strbuf_addstr(&sb, " ");
 		strbuf_addstr(&sb, argv[i]);
 	}
 	s = xstrdup(strbuf_str(&sb));
@@ -324,19 +340,25 @@ static char *how_it_ended(int wstatus, int *exit_code)
 
 static int cmd_profile(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_NO_COUNTERS, OPT_FILTER, OPT_MAX };
+	enum { OPT_DB = 256, OPT_NO_COUNTERS, OPT_FILTER, OPT_MAX, OPT_NVTX, OPT_DEVICE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "tag", required_argument, NULL, 't' },
 		{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 		{ "kernel-filter", required_argument, NULL, OPT_FILTER },
 		{ "max-kernels", required_argument, NULL, OPT_MAX },
+		{ "nvtx-include", required_argument, NULL, OPT_NVTX },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path(), *tag = NULL, *filter = NULL;
 	char *lib = NULL, *prog = NULL, *dbabs = NULL, *cmdline = NULL, *ended = NULL;
-	char *note = NULL, runbuf[32], maxbuf[32];
+	char *note = NULL, runbuf[32], maxbuf[32], devbuf[32];
+	struct strbuf nvtx = STRBUF_INIT;
+	const char *nvtx_pat[64];
+	size_t nnvtx = 0;
+	long device = -1;
 	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
 	struct store *st = NULL;
 	struct store_run r = { .counters = "none", .kind = "profile" };
@@ -369,6 +391,22 @@ static int cmd_profile(int argc, char **argv)
 				return usage_error("profile", "profile: bad --max-kernels "
 						   "'%s' (a number of launches, 1 or more)",
 						   optarg);
+			break;
+		case OPT_NVTX:
+			if (!*optarg || strchr(optarg, '\n'))
+				return usage_error("profile", "profile: bad --nvtx-include "
+						   "'%s' (a glob on range paths, such as "
+						   "'train/*')", optarg);
+			if (nnvtx == ARRAY_SIZE(nvtx_pat))
+				return usage_error("profile", "profile: more than %zu "
+						   "--nvtx-include patterns",
+						   ARRAY_SIZE(nvtx_pat));
+			nvtx_pat[nnvtx++] = optarg;
+			break;
+		case OPT_DEVICE:
+			if (parse_long(optarg, &device) || device < 0 || device >= 1024)
+				return usage_error("profile", "profile: bad --device '%s' (a "
+						   "CUDA device ordinal, 0 or more)", optarg);
 			break;
 		case 'h':
 			help();
@@ -431,7 +469,8 @@ static int cmd_profile(int argc, char **argv)
 		goto out;
 
 	dbabs = absolute(db);
-	cmdline = join_args(argv + optind, argc - optind);
+	/* fuseprof's own options are part of the run's record */
+	cmdline = join_args(argv, argc);
 	r.command_line = cmdline;
 	r.tag = tag;
 	if (store_open(&st, dbabs, STORE_CREATE) || store_begin_run(st, &r, &run)) {
@@ -440,11 +479,16 @@ static int cmd_profile(int argc, char **argv)
 	}
 	snprintf(runbuf, sizeof runbuf, "%lld", run);
 	snprintf(maxbuf, sizeof maxbuf, "%ld", max_kernels);
+	snprintf(devbuf, sizeof devbuf, "%ld", device);
+	for (size_t i = 0; i < nnvtx; i++)
+		strbuf_addf(&nvtx, "%s%s", i ? "\n" : "", nvtx_pat[i]);
 	if (setenv("CUDA_INJECTION64_PATH", lib, 1) ||
 	    setenv("NVTX_INJECTION64_PATH", lib, 1) ||
 	    setenv(FP_ENV_PROFILE_DB, dbabs, 1) || setenv(FP_ENV_PROFILE_RUN, runbuf, 1) ||
 	    (filter && setenv(FP_ENV_PROFILE_FILTER, filter, 1)) ||
-	    (max_kernels && setenv(FP_ENV_PROFILE_MAX, maxbuf, 1))) {
+	    (max_kernels && setenv(FP_ENV_PROFILE_MAX, maxbuf, 1)) ||
+	    (nvtx.len && setenv(FP_ENV_PROFILE_NVTX, strbuf_str(&nvtx), 1)) ||
+	    (device >= 0 && setenv(FP_ENV_PROFILE_DEVICE, devbuf, 1))) {
 		error("profile: cannot set the program's environment: %s", strerror(errno));
 		store_finish_run(st, run, "failed", "cannot set the environment");
 		code = EXIT_FAIL;
@@ -531,6 +575,7 @@ out_signals:
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 out:
+	strbuf_release(&nvtx);
 	store_close(st);
 	free(t.last_killed);
 	free(note);

@@ -16,6 +16,12 @@ expect_exit 2 "$FUSEPROF" profile --db "$db" --kernel-filter '(gemm' -- true
 one_line_error "bad --kernel-filter" "(gemm"
 expect_exit 2 "$FUSEPROF" profile --db "$db" --max-kernels 0 -- true
 one_line_error "bad --max-kernels" "'0'"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --nvtx-include '' -- true
+one_line_error "bad --nvtx-include"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --device -1 -- true
+one_line_error "bad --device" "'-1'"
+expect_exit 2 "$FUSEPROF" profile --db "$db" --device gpu0 -- true
+one_line_error "bad --device" "'gpu0'"
 expect_exit 2 "$FUSEPROF" profile --db "$db" --bogus -- true
 one_line_error "--bogus"
 [ ! -e "$db" ] || fail "a usage error created the database"
@@ -52,7 +58,8 @@ one_line_error "libfuseprof-inject.so" "FUSEPROF_EXEC_PATH"
 # Options after COMMAND are the program's, with or without '--'.
 cd "$tmp"
 expect_exit 0 "$FUSEPROF" profile --db p.db --tag envcheck --kernel-filter 'gemm|ln_' \
-	--max-kernels 7 sh -c 'printf "%s\n" "$CUDA_INJECTION64_PATH" "$NVTX_INJECTION64_PATH" "$FUSEPROF_PROFILE_DB" "$FUSEPROF_PROFILE_RUN" "$FUSEPROF_PROFILE_KERNEL_FILTER" "$FUSEPROF_PROFILE_MAX_KERNELS" "$1"' sh --tag
+	--max-kernels 7 --nvtx-include 'train/*' --nvtx-include eval --device 1 \
+	sh -c 'printf "%s\n" "$CUDA_INJECTION64_PATH" "$NVTX_INJECTION64_PATH" "$FUSEPROF_PROFILE_DB" "$FUSEPROF_PROFILE_RUN" "$FUSEPROF_PROFILE_KERNEL_FILTER" "$FUSEPROF_PROFILE_MAX_KERNELS" "$1" "$FUSEPROF_PROFILE_DEVICE" "$FUSEPROF_PROFILE_NVTX_INCLUDE"' sh --tag
 cd - >/dev/null
 lib=$(sed -n 1p "$tmp/out")
 case $lib in /*/libfuseprof-inject.so) ;; *) fail "CUDA_INJECTION64_PATH: '$lib'" ;; esac
@@ -62,6 +69,11 @@ case $lib in /*/libfuseprof-inject.so) ;; *) fail "CUDA_INJECTION64_PATH: '$lib'
 run=$(sed -n 4p "$tmp/out")
 [ "$(sed -n 5,7p "$tmp/out" | tr '\n' ' ')" = "gemm|ln_ 7 --tag " ] ||
 	fail "filter, limit or the program's own option: $(sed -n 5,7p "$tmp/out")"
+[ "$(sed -n 8,10p "$tmp/out" | tr '\n' ' ')" = "1 train/* eval " ] ||
+	fail "device or range patterns: $(sed -n 8,10p "$tmp/out")"
+# fuseprof's own options are the run's record
+[ "$(q "SELECT command_line LIKE 'fuseprof profile --db p.db --tag envcheck --kernel-filter gemm|ln_ --max-kernels 7 --nvtx-include train/* --nvtx-include eval --device 1 sh -c %' FROM runs WHERE id = $run")" = 1 ] ||
+	fail "the run's command line: $(q "SELECT command_line FROM runs WHERE id = $run")"
 [ "$(q "SELECT kind || ' ' || tag FROM v_runs WHERE run_id = $run")" = "profile envcheck" ] ||
 	fail "run $run is not the profile run: $(q "SELECT kind, tag FROM v_runs WHERE run_id = $run")"
 

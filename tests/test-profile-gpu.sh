@@ -60,6 +60,27 @@ run=$(q "SELECT run_id FROM v_runs WHERE tag = 'filtered'")
 [ "$(qrun "SELECT kernels_seen || ' ' || kernels_recorded || ' ' || kernels_filtered || ' ' || kernels_over_limit FROM procs WHERE run_id = %s")" = "12 4 6 2" ] ||
 	fail "filter and limit: $(qrun "SELECT kernels_seen, kernels_recorded, kernels_filtered, kernels_over_limit FROM procs WHERE run_id = %s")"
 
+# Range patterns: the kernels of step/scale alone (6), then of step and
+# what it holds (9); the device: all of device 0, none of a device 7.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag scale --nvtx-include 'step/sc*' -- "$app" plain
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'scale'")
+[ "$(qrun "SELECT kernels_recorded || ' ' || kernels_filtered FROM procs WHERE run_id = %s")" = "6 6" ] ||
+	fail "--nvtx-include step/sc*: $(qrun "SELECT kernels_recorded, kernels_filtered FROM procs WHERE run_id = %s")"
+[ "$(qrun "SELECT group_concat(workload) FROM v_ops WHERE run_id = %s")" = "step/scale" ] ||
+	fail "--nvtx-include step/sc*: ops $(qrun "SELECT group_concat(workload) FROM v_ops WHERE run_id = %s")"
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag step --nvtx-include step --nvtx-include nothing -- "$app" plain
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'step'")
+[ "$(qrun "SELECT kernels_recorded || ' ' || kernels_filtered FROM procs WHERE run_id = %s")" = "9 3" ] ||
+	fail "--nvtx-include step: $(qrun "SELECT kernels_recorded, kernels_filtered FROM procs WHERE run_id = %s")"
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag dev0 --device 0 -- "$app" plain
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'dev0'")
+[ "$(qrun "SELECT kernels_recorded || ' ' || kernels_filtered FROM procs WHERE run_id = %s")" = "12 0" ] ||
+	fail "--device 0: $(qrun "SELECT kernels_recorded, kernels_filtered FROM procs WHERE run_id = %s")"
+"$FUSEPROF" profile --db "$db" --tag dev7 --device 7 -- "$app" plain >/dev/null 2>&1 || :
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'dev7'")
+[ "$(qrun "SELECT kernels_recorded || ' ' || kernels_filtered FROM procs WHERE run_id = %s")" = "0 12" ] ||
+	fail "--device 7: $(qrun "SELECT kernels_recorded, kernels_filtered FROM procs WHERE run_id = %s")"
+
 # Two processes (a fork before CUDA) into one run.
 expect_exit 0 "$FUSEPROF" profile --db "$db" --tag forked -- "$app" fork
 run=$(q "SELECT run_id FROM v_runs WHERE tag = 'forked'")

@@ -413,6 +413,23 @@ static void ranges_unit(void)
 	ranges_free(r);
 }
 
+/* --nvtx-include: a path or one of its leading parts matches a glob. */
+static void nvtx_include(void)
+{
+	ASSERT(collect_nvtx_included(NULL, NULL));
+	ASSERT(collect_nvtx_included("", "a/b"));
+	ASSERT(!collect_nvtx_included("train", NULL));
+	ASSERT(collect_nvtx_included("train", "train"));
+	ASSERT(collect_nvtx_included("train", "train/step/ln"));
+	ASSERT(!collect_nvtx_included("train", "eval/train"));
+	ASSERT(!collect_nvtx_included("train", "trainer/step"));
+	ASSERT(collect_nvtx_included("train*", "trainer/step"));
+	ASSERT(collect_nvtx_included("*/ln", "train/step/ln"));   /* '*' crosses '/' */
+	ASSERT(collect_nvtx_included("eval\ntrain/step", "train/step/ln"));
+	ASSERT(!collect_nvtx_included("eval\ntrain/step", "train/stepper"));
+	ASSERT(collect_nvtx_included("eval\ntrain/step?", "train/step2/x"));
+}
+
 /* The op names of launches outside every range. */
 static void op_names(void)
 {
@@ -459,6 +476,7 @@ int main(int argc, char **argv)
 	}
 	ranges_unit();
 	op_names();
+	nvtx_include();
 	snprintf(dbpath, sizeof dbpath, "%s/fuseprof-test-profile-%ld.db",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
 	run = new_run(dbpath, "eager");

@@ -41,9 +41,13 @@ static const struct rf_op *find(const struct rf_run *r, long long id)
 	return NULL;
 }
 
-int main(void)
+/* Usage: test-report-views [SEED]   (default: from the time and pid; the
+ * seed is printed, to run a failure again) */
+int main(int argc, char **argv)
 {
-	unsigned long long seed = (unsigned long long)time(NULL) ^ (unsigned long long)getpid();
+	unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 10)
+					   : (unsigned long long)time(NULL) ^
+					     (unsigned long long)getpid();
 	char path[] = "/tmp/fuseprof-test-views.XXXXXX";
 	struct synth_opts o = { .nops = 300, .seed = seed, .ceilings = 1, .counters = 1,
 				.wrong_every = 7 };
@@ -53,7 +57,7 @@ int main(void)
 	sqlite3_stmt *s, *ks;
 	long long run_id;
 	size_t checked = 0, expect_pairs = 0, wrong = 0, writebacks = 0;
-	size_t seg[3] = { 0, 0, 0 }, multi = 0, mixed = 0;
+	size_t seg[3] = { 0, 0, 0 }, multi = 0, mixed = 0, differ = 0;
 	int fd;
 
 	fprintf(stderr, "seed %llu\n", seed);
@@ -137,7 +141,9 @@ int main(void)
 			agg = rf_dram_bw(&r, c.dram_write_frac, &prov, basis, sizeof basis);
 			if (strchr(c.dram_bw_basis, ',')) {
 				mixed++;
-				ASSERT(fabs(agg - c.dram_bw) > 1e-6 * c.dram_bw);
+				/* Mostly: two mixes whose roofs lie close
+				 * (add and copy) can give nearly the same. */
+				differ += fabs(agg - c.dram_bw) > 1e-6 * c.dram_bw;
 			}
 			/* The least time is at least the fastest mix's. */
 			ASSERT(c.dram_bw <= 3.35e12 * (1 + 1e-12));
@@ -179,6 +185,7 @@ int main(void)
 	 * write-backs. */
 	ASSERT(seg[0] > 0 && seg[1] > 0 && seg[2] > 0);
 	ASSERT(multi > 0 && mixed > 0);
+	ASSERT(2 * differ >= mixed);
 	ASSERT_EQ(seg[0] + seg[1] + seg[2] + multi, checked);
 	ASSERT(writebacks > 0 && writebacks < checked);
 

@@ -297,11 +297,11 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 	return lnl_fwd_launch(&op, x, stream) ? FPK_ECUDA : FPK_OK;
 }
 
-// The backward's scratch, carved from the workspace in this order: dgamma
-// then dbeta (2 K, dtype), h and dh (M x K, dtype each), the statistics
-// (3 M floats), the column sums' partials, cuBLASLt's workspace.
+// The backward's scratch, carved from the workspace in this order: h and
+// dh (M x K, dtype each), the statistics (3 M floats), the column sums'
+// partials, cuBLASLt's workspace.
 struct bwd_layout {
-	size_t dgb, h, dh, stats, part, lt, total;
+	size_t h, dh, stats, part, lt, total;
 };
 
 static void bwd_layout(long M, long K, long N, enum fp_dtype dt, struct bwd_layout *z)
@@ -311,13 +311,12 @@ static void bwd_layout(long M, long K, long N, enum fp_dtype dt, struct bwd_layo
 
 	if (part < 2 * (size_t)LNL_PARTIALS * (size_t)K)
 		part = 2 * (size_t)LNL_PARTIALS * (size_t)K;
-	z->dgb = pad(2 * (size_t)K * es);
 	z->h = pad((size_t)M * (size_t)K * es);
 	z->dh = z->h;
 	z->stats = pad(3 * (size_t)M * sizeof(float));
 	z->part = pad(part * sizeof(float));
 	z->lt = LT_WORKSPACE_BYTES;
-	z->total = z->dgb + z->h + z->dh + z->stats + z->part + z->lt;
+	z->total = z->h + z->dh + z->stats + z->part + z->lt;
 }
 
 // cuBLASLt plans of the backward's two GEMMs per device, shape and dtype,
@@ -416,7 +415,6 @@ FPK_EXPORT int fpk_ln_linear_bwd(const void *dy, const void *x, const void *gamm
 	struct lnl_op op;
 	struct bwd_plan *p;
 	enum fp_dtype dt = FP_F32;
-	size_t es;
 	char *cur;
 	int rc;
 
@@ -434,7 +432,6 @@ FPK_EXPORT int fpk_ln_linear_bwd(const void *dy, const void *x, const void *gamm
 	CHECK(check_ptr("db", db));
 	bwd_layout(M, K, N, dt, &z);
 	CHECK(check_workspace(workspace, workspace_bytes, z.total));
-	es = fp_dtype_size(dt);
 	lnl_base(&op, M, K, N, dt);
 	op.bwd = 1;
 	op.variant = BWD_FUSED;
@@ -445,8 +442,8 @@ FPK_EXPORT int fpk_ln_linear_bwd(const void *dy, const void *x, const void *gamm
 	op.dW = dW;
 	op.db = db;
 	cur = (char *)workspace;
-	op.dg = dev_carve(&cur, z.dgb);
-	op.dbeta = (char *)op.dg + (size_t)K * es;
+	op.dg = dgamma;
+	op.dbeta = dbeta;
 	op.h = dev_carve(&cur, z.h);
 	op.dh = dev_carve(&cur, z.dh);
 	op.stats = (float *)dev_carve(&cur, z.stats);
@@ -460,11 +457,7 @@ FPK_EXPORT int fpk_ln_linear_bwd(const void *dy, const void *x, const void *gamm
 	op.g1 = p->g1;
 	op.lnh = p->lnh;
 	op.lnb = p->lnb;
-	rc = bwd_launch(&op, x, dy, stream) ||
-	     CUDA_CHECK(cudaMemcpyAsync(dgamma, op.dg, (size_t)K * es,
-					cudaMemcpyDeviceToDevice, stream)) ||
-	     CUDA_CHECK(cudaMemcpyAsync(dbeta, op.dbeta, (size_t)K * es,
-					cudaMemcpyDeviceToDevice, stream));
+	rc = bwd_launch(&op, x, dy, stream);
 	return rc ? FPK_ECUDA : FPK_OK;
 }
 
@@ -503,17 +496,10 @@ FPK_EXPORT int fpk_ln_gelu_fwd(const void *x, const void *gamma, const void *bet
 									   : FPK_OK;
 }
 
-// dgamma then dbeta (2 N, dtype), then the partial rows (2 N floats each).
-static size_t gelu_dgb_bytes(long N, enum fp_dtype dt)
-{
-	return pad(2 * (size_t)N * fp_dtype_size(dt));
-}
-
-// the partial-row bound does not depend on erf
+// The partial rows (2 N floats each); their bound does not depend on erf.
 static size_t gelu_ws_bytes(long M, long N, enum fp_dtype dt)
 {
-	return gelu_dgb_bytes(N, dt) +
-	       pad((size_t)ln_gelu_fused_partials(dt, 0, M, N) * 2 * (size_t)N * sizeof(float));
+	return pad((size_t)ln_gelu_fused_partials(dt, 0, M, N) * 2 * (size_t)N * sizeof(float));
 }
 
 FPK_EXPORT size_t fpk_ln_gelu_bwd_workspace(long M, long N, int dtype)
@@ -532,8 +518,6 @@ FPK_EXPORT int fpk_ln_gelu_bwd(const void *dy, const void *x, const void *gamma,
 			       size_t workspace_bytes, cudaStream_t stream)
 {
 	enum fp_dtype dt = FP_F32;
-	size_t es;
-	char *dgb;
 
 	enter("fpk_ln_gelu_bwd");
 	CHECK(rows_args(M, N, dtype, &dt));
@@ -546,14 +530,8 @@ FPK_EXPORT int fpk_ln_gelu_bwd(const void *dy, const void *x, const void *gamma,
 	CHECK(check_ptr("dgamma", dgamma));
 	CHECK(check_ptr("dbeta", dbeta));
 	CHECK(check_workspace(workspace, workspace_bytes, gelu_ws_bytes(M, N, dt)));
-	es = fp_dtype_size(dt);
-	dgb = (char *)workspace;
-	if (ln_gelu_fused_bwd(dt, erf, dy, x, gamma, beta, dx, dgb,
-			      (float *)(dgb + gelu_dgb_bytes(N, dt)), M, N, stream) ||
-	    CUDA_CHECK(cudaMemcpyAsync(dgamma, dgb, (size_t)N * es,
-				       cudaMemcpyDeviceToDevice, stream)) ||
-	    CUDA_CHECK(cudaMemcpyAsync(dbeta, dgb + (size_t)N * es, (size_t)N * es,
-				       cudaMemcpyDeviceToDevice, stream)))
+	if (ln_gelu_fused_bwd(dt, erf, dy, x, gamma, beta, dx, dgamma, dbeta,
+			      (float *)workspace, M, N, stream))
 		return FPK_ECUDA;
 	return FPK_OK;
 }

@@ -74,36 +74,38 @@ extern "C" long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N,
 }
 
 extern "C" int layernorm_bwd_reduce(enum fp_dtype dt, const float *partial,
-				    long blocks, long N, void *dgb, cudaStream_t st)
+				    long blocks, long N, void *dgamma, void *dbeta,
+				    cudaStream_t st)
 {
 	unsigned grid = (unsigned)((2 * N + RED_COLS - 1) / RED_COLS);
 	dim3 block(RED_COLS, RED_SLICES);
 
 	if (dt == FP_BF16)
 		reduce_partials<__nv_bfloat16><<<grid, block, 0, st>>>(
-			partial, (int)blocks, N, (__nv_bfloat16 *)dgb);
+			partial, (int)blocks, N, (__nv_bfloat16 *)dgamma,
+			(__nv_bfloat16 *)dbeta);
 	else
 		reduce_partials<float><<<grid, block, 0, st>>>(
-			partial, (int)blocks, N, (float *)dgb);
+			partial, (int)blocks, N, (float *)dgamma, (float *)dbeta);
 	return CUDA_CHECK_LAUNCH("reduce_partials");
 }
 
 extern "C" int layernorm_bwd(enum fp_dtype dt, const void *dh, const void *x,
 			     const void *gamma, const float *stats, void *dx,
-			     void *dgb, float *partial, long blocks, long M,
+			     void *dgamma, void *dbeta, float *partial, long blocks, long M,
 			     long N, cudaStream_t st)
 {
 	struct kcfg k = bwd_rows(dt, N, 0);
 
 	return launch_bwd(&k, (unsigned)blocks, dh, x, gamma, NULL, dx,
 			  (float *)stats, partial, M, N, NULL, st) ||
-	       layernorm_bwd_reduce(dt, partial, blocks, N, dgb, st) ? -1 : 0;
+	       layernorm_bwd_reduce(dt, partial, blocks, N, dgamma, dbeta, st) ? -1 : 0;
 }
 
 extern "C" int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh,
 				       const void *x, const void *gamma,
 				       const void *beta, void *h, void *dx,
-				       void *dgb, float *partial, long blocks,
+				       void *dgamma, void *dbeta, float *partial, long blocks,
 				       long M, long N, cudaStream_t st)
 {
 	struct kcfg k = bwd_rows(dt, N, 1);
@@ -112,5 +114,5 @@ extern "C" int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh,
 		return error("layernorm: no fused LayerNorm backward for rows of %ld", N);
 	return launch_bwd(&k, (unsigned)blocks, dh, x, gamma, beta, dx, NULL,
 			  partial, M, N, h, st) ||
-	       layernorm_bwd_reduce(dt, partial, blocks, N, dgb, st) ? -1 : 0;
+	       layernorm_bwd_reduce(dt, partial, blocks, N, dgamma, dbeta, st) ? -1 : 0;
 }

@@ -53,28 +53,29 @@ int layernorm_stats(enum fp_dtype dt, const void *x, float *stats, long M,
 long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N, int recompute);
 
 /* Given dh, the gradient at the LayerNorm's output, and the statistics of
- * the forward: dx (M N), and dgamma then dbeta in dgb (2 N values),
+ * the forward: dx (M N), dgamma and dbeta (N values each),
  * deterministic (block partials summed in a fixed order, no atomics).
  * partial holds blocks * 2 N floats of scratch; blocks comes from
  * layernorm_bwd_blocks(dt, M, N, 0). */
 int layernorm_bwd(enum fp_dtype dt, const void *dh, const void *x,
-		  const void *gamma, const float *stats, void *dx, void *dgb,
-		  float *partial, long blocks, long M, long N, cudaStream_t st);
+		  const void *gamma, const float *stats, void *dx, void *dgamma,
+		  void *dbeta, float *partial, long blocks, long M, long N,
+		  cudaStream_t st);
 
 /* The same from x alone (no saved statistics), also writing h =
  * LayerNorm(x; gamma, beta) (M N): x is read once for both. blocks comes
  * from layernorm_bwd_blocks(dt, M, N, 1) and must be > 0. */
 int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh, const void *x,
 			    const void *gamma, const void *beta, void *h,
-			    void *dx, void *dgb, float *partial, long blocks,
-			    long M, long N, cudaStream_t st);
+			    void *dx, void *dgamma, void *dbeta, float *partial,
+			    long blocks, long M, long N, cudaStream_t st);
 
-/* dgamma then dbeta into dgb (2 N values of dtype dt) from the blocks
+/* dgamma and dbeta (N values of dtype dt each) from the blocks
  * partial rows [blocks][2 N] that a persistent backward row kernel wrote:
  * the second half of layernorm_bwd, for a workload that runs a row kernel
  * of its own (the fused LayerNorm+GELU backward). */
 int layernorm_bwd_reduce(enum fp_dtype dt, const float *partial, long blocks,
-			 long N, void *dgb, cudaStream_t st);
+			 long N, void *dgamma, void *dbeta, cudaStream_t st);
 
 #ifdef __cplusplus
 }

@@ -411,7 +411,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 template <typename T>
 __global__ void __launch_bounds__(RED_COLS * RED_SLICES)
 reduce_partials(const float *__restrict__ partial, int P, long N,
-		T *__restrict__ dgb)
+		T *__restrict__ dgamma, T *__restrict__ dbeta)
 {
 	__shared__ float sh[RED_SLICES][RED_COLS + 1];
 	const long W = 2 * N, col = (long)blockIdx.x * RED_COLS + threadIdx.x;
@@ -427,8 +427,12 @@ reduce_partials(const float *__restrict__ partial, int P, long N,
 		if ((int)threadIdx.y < h)
 			sh[threadIdx.y][threadIdx.x] += sh[threadIdx.y + h][threadIdx.x];
 	}
-	if (threadIdx.y == 0 && col < W)
-		dgb[col] = from_f<T>(sh[0][threadIdx.x]);
+	if (threadIdx.y == 0 && col < W) {
+		if (col < N)
+			dgamma[col] = from_f<T>(sh[0][threadIdx.x]);
+		else
+			dbeta[col - N] = from_f<T>(sh[0][threadIdx.x]);
+	}
 }
 
 // Kernel 4: the backward for rows of any width, one block per row of a

@@ -329,13 +329,13 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 		return launch_bwd(&k1, row_grid(&k1, op->M), dy, x, g, b, op->mid,
 				  op->stats, op->partial, op->M, op->N, NULL, st) ||
 		       layernorm_bwd(op->dt, op->mid, x, g, op->stats, op->out,
-				     op->dgb, op->partial, op->pgrid, op->M, op->N,
-				     st) ? -1 : 0;
+				     op->dgb, op->dgb + op->N * op->es, op->partial,
+				     op->pgrid, op->M, op->N, st) ? -1 : 0;
 	}
 	return launch_bwd(&op->main, (unsigned)op->pgrid, dy, x, g, b, op->out,
 			  op->stats, op->partial, op->M, op->N, NULL, st) ||
 	       layernorm_bwd_reduce(op->dt, op->partial, op->pgrid, op->N, op->dgb,
-				    st) ? -1 : 0;
+				    op->dgb + op->N * op->es, st) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,8 +362,8 @@ extern "C" long ln_gelu_fused_partials(enum fp_dtype dt, int erf, long M, long N
 
 extern "C" int ln_gelu_fused_bwd(enum fp_dtype dt, int erf, const void *dy,
 				 const void *x, const void *gamma, const void *beta,
-				 void *dx, void *dgb, float *partial, long M, long N,
-				 cudaStream_t st)
+				 void *dx, void *dgamma, void *dbeta, float *partial,
+				 long M, long N, cudaStream_t st)
 {
 	struct kcfg k = bwd_kernel_for(BWD_FUSED, erf, N, dt);
 	int grid;
@@ -375,7 +375,7 @@ extern "C" int ln_gelu_fused_bwd(enum fp_dtype dt, int erf, const void *dy,
 			     ln_gelu_fused_partials(dt, erf, M, N));
 	return launch_bwd(&k, (unsigned)grid, dy, x, gamma, beta, dx, NULL, partial,
 			  M, N, NULL, st) ||
-	       layernorm_bwd_reduce(dt, partial, grid, N, dgb, st) ? -1 : 0;
+	       layernorm_bwd_reduce(dt, partial, grid, N, dgamma, dbeta, st) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -36,16 +36,16 @@ void ln_gelu_ref_bwd(const double *dy, const double *x, const double *gamma,
 		     double *dbeta, long M, long N, int erf);
 
 /* The fused variants' kernels on a caller's pointers (the kernels library,
- * kernels/api): the forward y = GELU(LayerNorm(x)); the backward dx and
- * dgamma then dbeta into dgb (2 N values), through partial rows of 2 N
+ * kernels/api): the forward y = GELU(LayerNorm(x)); the backward dx,
+ * dgamma and dbeta (N values each), through partial rows of 2 N
  * floats, at most ln_gelu_fused_partials(...) of them (a bound from the
  * shape alone: no GPU touched). Enqueue on st; 0, or -1 (reported). */
 int ln_gelu_fused_fwd(enum fp_dtype dt, int erf, const void *x, const void *gamma,
 		      const void *beta, void *y, long M, long N, cudaStream_t st);
 long ln_gelu_fused_partials(enum fp_dtype dt, int erf, long M, long N);
 int ln_gelu_fused_bwd(enum fp_dtype dt, int erf, const void *dy, const void *x,
-		      const void *gamma, const void *beta, void *dx, void *dgb,
-		      float *partial, long M, long N, cudaStream_t st);
+		      const void *gamma, const void *beta, void *dx, void *dgamma,
+		      void *dbeta, float *partial, long M, long N, cudaStream_t st);
 
 #ifdef __cplusplus
 }

@@ -232,7 +232,7 @@ static int bwd_run(const struct lnl_op *op, const T *x, const T *dy, cudaStream_
 	if (op->lnh) {
 		if (lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->workspace, st) ||
 		    layernorm_bwd_recompute(op->dt, op->dh, x, op->gamma, op->beta,
-					     op->h, op->dx, op->dg, op->part, op->lnb,
+					     op->h, op->dx, op->dg, op->dbeta, op->part, op->lnb,
 					     M, K, st) ||
 		    lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->workspace, st))
 			return -1;
@@ -241,7 +241,7 @@ static int bwd_run(const struct lnl_op *op, const T *x, const T *dy, cudaStream_
 		   lt_run(&op->g0, op->lt, op->h, dy, op->dW, op->workspace, st) ||
 		   lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->workspace, st) ||
 		   layernorm_bwd(op->dt, op->dh, x, op->gamma, op->stats, op->dx,
-				  op->dg, op->part, op->lnb, M, K, st)) {
+				  op->dg, op->dbeta, op->part, op->lnb, M, K, st)) {
 		return -1;
 	}
 	// db: column sums of dy (partials reuse the buffer: ordered on st).
