@@ -49,7 +49,7 @@ EXTRA_DIST += tests/test-report-distrust.sh
 
 ## The sample database of a real GPU run, reported end to end; and every
 ## sample's ops within their roofs and above their minimum bytes.
-TESTS += tests/test-report-sample.sh tests/test-samples.sh
-EXTRA_DIST += tests/test-report-sample.sh tests/test-samples.sh \
-	examples/h100-sample.db \
+TESTS += tests/test-report-sample.sh tests/test-samples.sh tests/test-profile-sample.sh
+EXTRA_DIST += tests/test-report-sample.sh tests/test-samples.sh tests/test-profile-sample.sh \
+	examples/h100-sample.db examples/h100-profile.db \
 	examples/h200-sample.db examples/README.md

@@ -1,0 +1,33 @@
+# test-profile-sample.sh - the shipped profiled sample (examples/
+# h100-profile.db: a transformer block's training loop profiled eager and
+# under torch.compile) read end to end without a GPU: its runs are
+# complete profile runs, report writes its tables, compare matches the
+# two by range path and finds the compiled forward and backward faster,
+# export writes a trace a JSON parser accepts.
+. "$srcdir/tests/setup"
+
+db="$srcdir/examples/h100-profile.db"
+q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n 1 | tr -d '\r'; }
+
+[ "$(q "SELECT group_concat(tag || ':' || kind || ':' || status, ' ') FROM (SELECT * FROM v_runs ORDER BY run_id)")" = \
+	"eager:profile:complete compiled:profile:complete" ] || fail "the sample's runs: $(q "SELECT group_concat(tag || ':' || kind || ':' || status, ' ') FROM v_runs")"
+for part in forward backward optimizer; do
+	[ "$(q "SELECT count(*) FROM v_ops WHERE workload = 'block/$part'")" = 2 ] ||
+		fail "block/$part is not in both runs"
+done
+
+expect_exit 0 "$FUSEPROF" report --db "$db" -r compiled --no-plots -o "$tmp/rep"
+grep -q 'block/backward' "$tmp/rep/report.md" || fail "report.md lacks block/backward"
+[ -s "$tmp/rep/roofline.csv" ] || fail "no roofline.csv"
+
+expect_exit 0 "$FUSEPROF" compare --db "$db" eager compiled
+for part in forward backward; do
+	grep -E "^[A-Z]+ +block/$part .*eager->compiled .* FASTER" "$tmp/out" >/dev/null ||
+		fail "compare: block/$part is not faster compiled: $(grep "block/$part" "$tmp/out")"
+done
+grep -q 'no regression' "$tmp/out" || fail "compare's summary: $(tail -n 1 "$tmp/out")"
+
+expect_exit 0 "$FUSEPROF" export --db "$db" --format perfetto compiled
+"$top_builddir/tests/jsoncheck" <"$tmp/out" >"$tmp/check" || fail "the trace is not valid JSON: $(cat "$tmp/check")"
+grep -q '^kernel [1-9]' "$tmp/check" || fail "no kernel slices: $(cat "$tmp/check")"
+exit 0
