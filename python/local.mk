@@ -6,5 +6,6 @@
 EXTRA_DIST += python/fuseprof_torch/__init__.py python/fuseprof_torch/_lib.py \
 	python/fuseprof_torch/ops.py python/fuseprof_torch/modules.py \
 	python/check_ln_linear.py python/examples/train_block.py python/bench_ln_linear.py \
+	python/bench_host.py \
 	tests/torch_ops.py tests/test-torch-args.sh tests/test-torch-gpu.sh
 TESTS += tests/test-torch-args.sh tests/test-torch-gpu.sh
