@@ -7,5 +7,5 @@ CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench
 bench: bench/fpbench$(EXEEXT)
-EXTRA_DIST += bench/gpu-suite.sh bench/collector.sh bench/writeback.sh bench/ncu-compare.py \
+EXTRA_DIST += bench/gpu-suite.sh bench/lnl-zoo.sh bench/collector.sh bench/writeback.sh bench/ncu-compare.py \
 	bench/torch-baselines.py

@@ -1,0 +1,36 @@
+#!/bin/sh
+# lnl-zoo.sh - LayerNorm+Linear at the shapes a model has (the "zoo": decode
+# rows, and training/prefill shapes nobody tuned for), on a GPU machine from
+# a build's root: fused and unfused forward and backward under the
+# collector (timing only), then PyTorch eager, the Linear alone (cuBLAS)
+# and torch.compile at the same shapes. Logs and the database in $OUT
+# (default ./lnl-zoo-out); a table of fused / unfused ratios to stdout.
+#   sh bench/lnl-zoo.sh [fuseprof run option]...
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$PWD/lnl-zoo-out}
+mkdir -p "$out"
+zoo="M=1|8|64,K=2048,N=2048;M=1|8|64,K=3072,N=9216"
+zoo="$zoo;M=8192,K=2048,N=8192;M=16384,K=3072,N=3072;M=4096,K=8192,N=28672"
+zoo="$zoo;M=16384,K=1024,N=4096;M=16384,K=14336,N=2048;M=2000,K=1000,N=3000"
+./fuseprof run --db "$out/zoo.db" --tag lnl-zoo --workload ln_linear_fwd,ln_linear_bwd \
+	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
+	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }
+./fuseprof query --db "$out/zoo.db" --format md \
+	"SELECT f.workload, f.dtype, f.shape, round(f.time_ns / 1e3, 1) AS fused_us,
+	        round(u.time_ns / 1e3, 1) AS unfused_us,
+	        round(f.time_ns / u.time_ns, 3) AS fused_over_unfused
+	   FROM v_ops f JOIN v_ops u ON u.run_id = f.run_id AND u.workload = f.workload
+	    AND u.dtype = f.dtype AND u.shape = f.shape AND u.variant = 'unfused'
+	  WHERE f.variant = 'fused' AND f.tag = 'lnl-zoo'
+	    AND f.run_id = (SELECT max(run_id) FROM v_runs WHERE tag = 'lnl-zoo')
+	  ORDER BY f.workload, f.dtype, f.op_id" | tee "$out/ratios.md"
+shapes=$(echo "$zoo" | tr ';' '\n' | while IFS= read -r s; do
+	m=$(echo "$s" | sed 's/M=\([^,]*\),.*/\1/'); k=$(echo "$s" | sed 's/.*K=\([0-9]*\).*/\1/')
+	n=$(echo "$s" | sed 's/.*N=\([0-9]*\).*/\1/')
+	for mm in $(echo "$m" | tr '|' ' '); do printf '%s,%s,%s ' "$mm" "$k" "$n"; done
+done)
+# shellcheck disable=SC2086 # one argument a shape
+timeout 900 python3 "$src/kernels/ln_linear/torch-baseline.py" --compile $shapes \
+	>"$out/torch.txt" 2>"$out/torch.err" || echo "torch baseline exit $?"
+cat "$out/torch.txt"
