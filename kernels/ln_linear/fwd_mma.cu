@@ -112,7 +112,8 @@ template <typename T, int BM, int BN>
 __global__ void __launch_bounds__(MMA_THREADS, BM >= 128 ? 1 : 2)
 k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 		const float *__restrict__ sW, const float *__restrict__ bf,
-		T *__restrict__ y, long M, int K, int N)
+		T *__restrict__ y, long M, int K, int N, float *__restrict__ part,
+		int kchunk)
 {
 	constexpr bool BF = sizeof(T) == 2;
 	constexpr int E = 16 / sizeof(T);      // elements per 16-byte chunk
@@ -133,6 +134,10 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 
 	group_tile(blockIdx.x, tiles_m, tiles_n, LNL_GROUP, BM, BN, &m0, &n0);
 	const int KT = (K + KTILE - 1) / KTILE;
+	// Split-K (part != NULL): this block takes k-tiles [kb, ke), slice
+	// blockIdx.y of kchunk tiles, and leaves its partial sums in part.
+	const int kb = part ? (int)blockIdx.y * kchunk : 0;
+	const int ke = part ? min(KT, kb + kchunk) : KT, NKT = ke - kb;
 	const uint32_t sbase = smem_u32(smem);
 
 	// The shift c of rows wm*TM + i*16 + g + 8h: (c, c) as bf16x2, or c's
@@ -149,8 +154,8 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 
 #pragma unroll
 	for (int s = 0; s < MMA_STAGES - 1; s++) {
-		if (s < KT)
-			load_tile(s, s);
+		if (s < NKT)
+			load_tile(s, kb + s);
 		cp_async_commit();
 	}
 #pragma unroll
@@ -174,14 +179,16 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 			acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 	}
 
-	for (int kt = 0; kt < KT; kt++) {
+	for (int lk = 0; lk < NKT; lk++) {
+		const int kt = kb + lk;
+
 		cp_async_wait<MMA_STAGES - 2>();
-		__syncthreads();  // tile kt landed for all; stage kt - 1 is free
-		if (kt + MMA_STAGES - 1 < KT)
-			load_tile((kt + MMA_STAGES - 1) % MMA_STAGES, kt + MMA_STAGES - 1);
+		__syncthreads();  // tile kt landed for all; stage lk - 1 is free
+		if (lk + MMA_STAGES - 1 < NKT)
+			load_tile((lk + MMA_STAGES - 1) % MMA_STAGES, kt + MMA_STAGES - 1);
 		cp_async_commit();
 
-		const uint32_t sa = sbase + (kt % MMA_STAGES) * STAGE, sb = sa + A_BYTES;
+		const uint32_t sa = sbase + (lk % MMA_STAGES) * STAGE, sb = sa + A_BYTES;
 		const int kleft = K - kt * KTILE;  // under KTILE in a last, partial tile
 
 		// A k-step is two chunks of every tile row: an m16n8k16 (bf16) or
@@ -300,6 +307,48 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 		}
 	}
 	__syncthreads();  // also: every warp is done with the ring
+	if (part) {
+		// Split-K: this slice's sums, rows under M only: x~ W'^T in
+		// part[slice][row][col], then (the first tile column's blocks)
+		// the row statistics' shifted sums in the 2 M floats after
+		// every slice's M x N.
+		float *ps = part + (size_t)blockIdx.y * M * N;
+
+#pragma unroll
+		for (int i = 0; i < MI; i++) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const long row = m0 + wm * TM + i * 16 + g + 8 * h;
+
+				if (row >= M)
+					continue;
+#pragma unroll
+				for (int j = 0; j < NI; j++) {
+					const long col = n0 + wn * TN + j * 8 + 2 * t;
+
+					if (col < N)
+						ps[row * N + col] = acc[i][j][2 * h];
+					if (col + 1 < N)
+						ps[row * N + col + 1] = acc[i][j][2 * h + 1];
+				}
+			}
+		}
+		if (n0 == 0) {
+			float *pst = part + (size_t)gridDim.y * M * N + (size_t)blockIdx.y * 2 * M;
+
+			for (int r = tid; r < BM && m0 + r < M; r += MMA_THREADS) {
+				float a1 = st1[0][r], a2 = st2[0][r];
+
+				for (int w = 1; w < WN; w++) {
+					a1 += st1[w][r];
+					a2 += st2[w][r];
+				}
+				pst[2 * (m0 + r)] = a1;
+				pst[2 * (m0 + r) + 1] = a2;
+			}
+		}
+		return;
+	}
 	for (int r = tid; r < BM; r += MMA_THREADS) {
 		float a1 = st1[0][r], a2 = st2[0][r];
 
@@ -343,6 +392,37 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	store_tile<T, BM, BN, YLD, MMA_THREADS>(y, sy, m0, n0, M, N, tid);
 }
 
+// The split-K forward's second kernel: y = rstd (acc - (mean - c) s) + b'
+// with acc, and the row statistics' shifted sums, added over the slices in
+// slice order (deterministic). One thread an output; the statistics of its
+// row summed again by each (splits x 2 floats, from L1/L2).
+template <typename T>
+__global__ void k_fwd_split_reduce(const float *__restrict__ part, int splits, long M,
+				   int K, int N, const float *__restrict__ sW,
+				   const float *__restrict__ bf, T *__restrict__ y)
+{
+	const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= M * N)
+		return;
+	const long r = i / N, c = i - r * N;
+	const float *pst = part + (size_t)splits * M * N;
+	float acc = 0.f, a1 = 0.f, a2 = 0.f, mt, rs;
+
+	for (int z = 0; z < splits; z++) {
+		acc += part[(size_t)z * M * N + i];
+		a1 += pst[(size_t)z * 2 * M + 2 * r];
+		a2 += pst[(size_t)z * 2 * M + 2 * r + 1];
+	}
+	shifted_stats(a1, a2, K, &mt, &rs);
+	const float v = rs * (acc - mt * sW[c]) + bf[c];
+
+	if constexpr (sizeof(T) == 2)
+		y[i] = __float2bfloat16_rn(v);
+	else
+		y[i] = v;
+}
+
 // ---------------------------------------------------------------------------
 // Launchers
 
@@ -378,14 +458,44 @@ static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st
 		const long small = ((M + 63) / 64) * ((N + 127) / 128);
 
 		k_fwd_fused_mma<T, 64, 128><<<(unsigned)small, MMA_THREADS, MMA_SMEM(64, 128), st>>>(
-			x, Wf, op->sW, op->bf, y, M, K, N);
+			x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0);
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);
 
 	k_fwd_fused_mma<T, 128, 256><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(128, 256), st>>>(
-		x, Wf, op->sW, op->bf, y, M, K, N);
+		x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0);
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
+}
+
+template <typename T>
+static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
+{
+	const long M = op->M;
+	const int K = (int)op->K, N = (int)op->N;
+	const long small = ((M + 63) / 64) * ((N + 127) / 128);
+	const int KT = (int)((op->K * (long)sizeof(T) + 127) / 128);
+	// slices of equal k-tiles; the last may be short, none empty
+	const int kchunk = (KT + op->splits - 1) / op->splits;
+	const int splits = (KT + kchunk - 1) / kchunk;
+	const long outs = M * N;
+
+	if (!op->fpart || op->splits < 2)
+		return error("ln_linear_fwd: split-K without its partials");
+	k_fwd_fused_mma<T, 64, 128><<<dim3((unsigned)small, (unsigned)splits), MMA_THREADS,
+				      MMA_SMEM(64, 128), st>>>(
+		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk);
+	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
+		return -1;
+	k_fwd_split_reduce<T><<<(unsigned)((outs + 255) / 256), 256, 0, st>>>(
+		op->fpart, splits, M, K, N, op->sW, op->bf, (T *)op->y);
+	return CUDA_CHECK_LAUNCH("k_fwd_split_reduce");
+}
+
+int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
+{
+	return op->dt == FP_BF16 ? mma_split_run(op, (const __nv_bfloat16 *)x, st)
+				 : mma_split_run(op, (const float *)x, st);
 }
 
 int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t st)

@@ -123,6 +123,8 @@ enum lnl_fwd_kernel {
 	FK_UNFUSED,    /* LayerNorm rows, then cuBLASLt */
 	FK_SIMT,       /* k_fwd_fused: rows without aligned 16-byte chunks */
 	FK_MMA_SMALL,  /* k_fwd_fused_mma 64 x 128: too few big tiles */
+	FK_MMA_SPLIT,  /* the same over slices of K (split-K), then
+	                  k_fwd_split_reduce: too few small tiles */
 	FK_MMA,        /* k_fwd_fused_mma 128 x 256 */
 	FK_WGMMA,      /* k_fwd_fused_wgmma 128 x 256 (sm_90a) */
 	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
@@ -130,10 +132,23 @@ enum lnl_fwd_kernel {
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
-enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS };
+enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
+enum { SPLIT_AUTO, SPLIT_OFF };
+
+/* Split-K for few rows (FK_MMA_SPLIT): where the 64 x 128 tiles are fewer
+ * than the SMs, each tile's K is cut into slices of at least
+ * LNL_SPLIT_MIN_KT k-tiles, one block each, aiming at two blocks an SM;
+ * every slice writes its fp32 partial sums of x~ W'^T (M x N) and of the
+ * row statistics (M x 2), and a reduction adds them in slice order
+ * (deterministic) and applies the epilogue. At most LNL_SPLIT_MAX slices,
+ * and no more than keep the partials' bytes to an eighth of W''s per row
+ * of x (K es / (8 M) slices), so that they never cost more than half of
+ * what reading W' does. */
+#define LNL_SPLIT_MAX 16
+#define LNL_SPLIT_MIN_KT 2
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -208,7 +223,15 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
+	int splits;          // FK_MMA_SPLIT: slices of K
+	float *fpart;        // fused forward: split-K partials (lnl_split_bytes);
+	                     // NULL: no split-K (the library, for now)
 };
+
+/* The most slices of K the split-K forward takes at this shape (1: none),
+ * and the bytes of partials that many need; functions of the shape alone. */
+int lnl_split_max(long M, long K, enum fp_dtype dt);
+size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt);
 
 /* 16-byte chunks of a row when they are aligned (K a multiple of 8 bf16 /
  * 4 fp32 elements), else 1: the element-wise kernels. */
@@ -245,6 +268,9 @@ int fwd_simt_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_mma.cu: big = 1 for 128 x 256 tiles, 0 for 64 x 128. */
 int fwd_mma_setup(void);
 int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t st);
+/* fwd_mma.cu: the 64 x 128 kernel over op->splits slices of K into
+ * op->fpart, then the reduction and epilogue into op->y. */
+int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

@@ -35,6 +35,10 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   fused, rows not 16-byte aligned k_fwd_fused (fwd_simt.cu)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
+//   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
+//   than SMs (decode rows)          LNL_SPLIT_MAX), a reduction after
+//                                   (split_k=); the slices aim at two
+//                                   blocks an SM
 //   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 (3xTF32 in fp32)
 //   fused bf16 on Hopper            k_fwd_fused_wgmma below K = WS_MIN_K,
 //                                   k_fwd_fused_ws from there (gemm=)
@@ -44,6 +48,25 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
 // side; the bf16 fused forward in block pairs (H100)") and whether the row
 // statistics take a pass of their own (stats_pass=, see WS_PASS_N).
+int lnl_split_max(long M, long K, enum fp_dtype dt)
+{
+	const long es = (long)fp_dtype_size(dt), kt = (K * es + 127) / 128;
+	long s = LNL_SPLIT_MAX;
+
+	if (kt / LNL_SPLIT_MIN_KT < s)
+		s = kt / LNL_SPLIT_MIN_KT;
+	if (K * es / (8 * M) < s)
+		s = K * es / (8 * M);
+	return s < 2 ? 1 : (int)s;
+}
+
+size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt)
+{
+	const int s = lnl_split_max(M, K, dt);
+
+	return s < 2 ? 0 : (size_t)s * (size_t)M * ((size_t)N + 2) * sizeof(float);
+}
+
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
@@ -64,9 +87,23 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		op->fk = FK_SIMT;
 		return 0;
 	}
+	op->splits = 1;
 	if (2 * big < op->sms &&
 	    !(ws_every_m && lnl_fold_perm(op->K, op->dt, hopper))) {
+		const long small = ((op->M + 63) / 64) * ((op->N + 127) / 128);
+		const int smax = op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO
+					 ? lnl_split_max(op->M, op->K, op->dt) : 1;
+
 		op->fk = FK_MMA_SMALL;
+		if (smax > 1 && small < op->sms) {
+			const long want = (2L * op->sms + small - 1) / small;
+
+			op->splits = (int)(want < smax ? want : smax);
+			if (op->splits > 1)
+				op->fk = FK_MMA_SPLIT;
+			else
+				op->splits = 1;
+		}
 		return 0;
 	}
 	if (op->dt != FP_BF16 || !hopper || gemm == GEMM_MMA) {
@@ -104,6 +141,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		return fwd_simt_launch(op, x, st);
 	case FK_MMA_SMALL:
 		return fwd_mma_launch(op, x, 0, st);
+	case FK_MMA_SPLIT:
+		return fwd_mma_split_launch(op, x, st);
 	case FK_MMA:
 		return fwd_mma_launch(op, x, 1, st);
 	case FK_WGMMA:
@@ -133,6 +172,7 @@ static void set_view(const struct lnl_op *op, int set, struct lnl_op *v)
 	v->part = (float *)dev_in_set(op->part, off);
 	v->acc = (float *)dev_in_set(op->acc, off);
 	v->workspace = dev_in_set(op->workspace, off);
+	v->fpart = (float *)dev_in_set(op->fpart, off);
 }
 
 static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
@@ -184,6 +224,10 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	case FK_MMA_SMALL:
 		snprintf(buf, n, "%smma.sync 64x128", tf);
 		break;
+	case FK_MMA_SPLIT:
+		snprintf(buf, n, "%smma.sync 64x128 over %d slices of K, then a reduction",
+			 tf, op->splits);
+		break;
 	case FK_MMA:
 		snprintf(buf, n, "%smma.sync 128x256", tf);
 		break;
@@ -201,6 +245,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 static const char *const gemm_values[] = { "auto", "wgmma-ws", "wgmma", "mma", NULL };
 static const char *const clusters_values[] = { "auto", "1", "2", NULL };
 static const char *const pass_values[] = { "auto", "on", "off", NULL };
+static const char *const split_values[] = { "auto", "off", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -212,6 +257,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "stats_pass", pass_values,
 	  "row statistics of the warp-specialized kernel from a pass of their own (on) or "
 	  "summed from its tiles (off); bf16 from K = 2048 only; auto: on from N = 2048" },
+	{ "split_k", split_values,
+	  "few rows (fewer 64x128 tiles than SMs): the mma.sync kernel over slices of K, "
+	  "their fp32 partials added in order by a reduction (auto), or one block a tile (off)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -292,6 +340,7 @@ struct lnl_sizes {
 	size_t xset, dyset, vecK, vecN, W;
 	size_t Wf, fold;  // the fused forward's W' and s, b' (fp32, N each)
 	size_t y, h, stats, dx, dW, dg, db, dh, part, acc, workspace;  // written
+	size_t fpart;     // written: the fused forward's split-K partials
 	size_t wset, total;
 };
 
@@ -317,8 +366,9 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 			z->fold = 2 * dev_pad(N * sizeof(float));
 			if (fwd_pass_possible(s, dt))
 				z->stats = dev_pad(3 * M * sizeof(float));
+			z->fpart = dev_pad(lnl_split_bytes((long)M, (long)K, (long)N, dt));
 		}
-		z->wset = z->y + z->h + z->stats + z->workspace;
+		z->wset = z->y + z->h + z->stats + z->workspace + z->fpart;
 		z->total = (size_t)nsets * (z->xset + z->wset) + 2 * z->vecK + z->W +
 			   z->vecN + z->Wf + z->fold;
 		return;
@@ -529,6 +579,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->part = (float *)dev_carve(&cur, z.part);
 	op->acc = (float *)dev_carve(&cur, z.acc);
 	op->workspace = dev_carve(&cur, z.workspace);
+	op->fpart = z.fpart ? (float *)dev_carve(&cur, z.fpart) : NULL;
 	if (bwd)
 		op->dbeta = (char *)op->dg + (size_t)op->K * fp_dtype_size(dt);
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
@@ -651,6 +702,31 @@ static int draw_inputs(struct lnl_op *op, int p, uint64_t seed)
 	return 0;
 }
 
+// Split-K adds its slices in a fixed order: a second run, from poisoned
+// partials and output, gives the first run's bits, or the check fails.
+static int same_bits_again(struct lnl_op *op)
+{
+	const size_t bytes = (size_t)(op->M * op->N) * fp_dtype_size(op->dt);
+	unsigned char *a = (unsigned char *)xmalloc(bytes), *b = (unsigned char *)xmalloc(bytes);
+	int rc = -1;
+
+	if (CUDA_CHECK(cudaMemcpy(a, op->y, bytes, cudaMemcpyDeviceToHost)) ||
+	    dev_poison(op->y, bytes) ||
+	    dev_poison(op->fpart, lnl_split_bytes(op->M, op->K, op->N, op->dt)) ||
+	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()) ||
+	    CUDA_CHECK(cudaMemcpy(b, op->y, bytes, cudaMemcpyDeviceToHost)))
+		goto out;
+	if (memcmp(a, b, bytes) != 0) {
+		error("ln_linear_fwd: the split-K forward gave other bits on a second run");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(a);
+	free(b);
+	return rc;
+}
+
 // Outputs and intermediates poisoned, then one run of set 0, finished.
 static int poison_run(struct lnl_op *op)
 {
@@ -668,7 +744,7 @@ static int poison_run(struct lnl_op *op)
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
-	return 0;
+	return op->fk == FK_MMA_SPLIT && !op->bwd ? same_bits_again(op) : 0;
 }
 
 // Fresh inputs of the profile drawn from seed into set 0 and the weights
@@ -710,8 +786,12 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // The tests' shapes: the issue's four, and two that send the bf16 fused
 // forward's tensor-core kernel through its two tile sizes with every tail
 // (K past the last 64-column step, partial row and column tiles, N not a
-// multiple of 8 for the element-wise epilogue).
-#define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;" \
+// multiple of 8 for the element-wise epilogue); three that take the
+// split-K path (one row and 16 slices; 37 rows, K = 1000 cut into slices
+// whose last is short and ends in a partial k-tile; 70 rows over two row
+// tiles, N past a column tile).
+#define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
+	"M=37,K=1000,N=300;M=70,K=2048,N=130;" \
 	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
