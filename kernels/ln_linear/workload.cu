@@ -67,6 +67,30 @@ size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt)
 	return s < 2 ? 0 : (size_t)s * (size_t)M * ((size_t)N + 2) * sizeof(float);
 }
 
+// Slices of K for `small` tiles of KT k-tiles on `slots` blocks at once
+// (two an SM): the count, up to smax, with the least time as the model
+// has it: waves of blocks (a partial wave costs a whole one) times the
+// k-tiles a block takes; ties go to fewer slices (fewer partials). At 72
+// tiles of 48 k-tiles on 264 slots (bf16, 3072 -> 9216) that is 7 slices
+// in two waves (14 k-tiles deep), where filling one wave with 4 would take
+// two waves of 12: 24.
+static int split_pick(long small, int slots, int KT, int smax)
+{
+	long best_t = (small + slots - 1) / slots * (long)KT;
+	int best = 1;
+
+	for (int sp = 2; sp <= smax; sp++) {
+		const int kchunk = (KT + sp - 1) / sp, se = (KT + kchunk - 1) / kchunk;
+		const long t = (small * se + slots - 1) / slots * (long)kchunk;
+
+		if (t < best_t) {
+			best_t = t;
+			best = se;
+		}
+	}
+	return best;
+}
+
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
@@ -96,13 +120,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 		op->fk = FK_MMA_SMALL;
 		if (smax > 1 && small < op->sms) {
-			const long want = (2L * op->sms + small - 1) / small;
-
-			op->splits = (int)(want < smax ? want : smax);
+			op->splits = split_pick(small, 2 * op->sms,
+						(int)((op->K * (long)fp_dtype_size(op->dt) + 127) / 128),
+						smax);
 			if (op->splits > 1)
 				op->fk = FK_MMA_SPLIT;
-			else
-				op->splits = 1;
 		}
 		return 0;
 	}
