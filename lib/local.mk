@@ -8,4 +8,5 @@ lib_libfpcore_a_SOURCES = \
 	lib/util.c lib/util.h \
 	lib/par.c lib/par.h \
 	lib/table.c lib/table.h \
-	lib/strmap.c lib/strmap.h
+	lib/strmap.c lib/strmap.h \
+	lib/launcher.c lib/launcher.h

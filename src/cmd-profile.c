@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "inject.h"
+#include "launcher.h"
 #include "proc.h"
 #include "store.h"
 #include "util.h"
@@ -71,7 +72,12 @@ static void help(void)
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH            database file (default: $FUSEPROF_DB or\n"
-	       "                           fuseprof.db; created when missing)\n"
+	       "                           fuseprof.db; created when missing); %%h, %%p\n"
+	       "                           and %%r in it become the host name, this\n"
+	       "                           process's pid and its rank (from torchrun's\n"
+	       "                           RANK, Open MPI's, PMI's or Slurm's variables;\n"
+	       "                           0 without), %%%% a '%%': one file a rank where\n"
+	       "                           the launcher starts fuseprof once a rank\n"
 	       "  -t, --tag T              tag the run, and name its ops' variant\n"
 	       "      --no-counters        timing only (today profile records timing\n"
 	       "                           only; counters per kernel come later)\n"
@@ -104,6 +110,7 @@ static void help(void)
 	       "  fuseprof compare eager compiled          # ops matched by range path\n"
 	       "  fuseprof profile --kernel-filter 'gemm|layer_norm' -- ./app input.bin\n"
 	       "  fuseprof profile --nvtx-include 'train/step*' --device 0 -- python3 train.py\n"
+	       "  srun fuseprof profile --db /tmp/%%h-r%%r.db -- python3 train.py   # a file a rank\n"
 	       "  fuseprof export --format perfetto latest > trace.json\n"
 	       "\n"
 	       "Exit status: the program's (128 + N when signal N ended it); 2 usage\n"
@@ -354,7 +361,7 @@ static int cmd_profile(int argc, char **argv)
 	};
 	const char *db = default_db_path(), *tag = NULL, *filter = NULL;
 	char *lib = NULL, *prog = NULL, *dbabs = NULL, *cmdline = NULL, *ended = NULL;
-	char *note = NULL, runbuf[32], maxbuf[32], devbuf[32];
+	char *note = NULL, *dbx = NULL, runbuf[32], maxbuf[32], devbuf[32];
 	struct strbuf nvtx = STRBUF_INIT;
 	const char *nvtx_pat[64];
 	size_t nnvtx = 0;
@@ -423,6 +430,18 @@ static int cmd_profile(int argc, char **argv)
 		return usage_error("profile", "profile: --db: empty path");
 	if (tag && !*tag)
 		return usage_error("profile", "profile: --tag: empty tag");
+	{
+		/* %h, %p, %r: one file per host, process or rank */
+		struct launcher_rank lr;
+		char host[256] = "localhost", why[160];
+
+		launcher_rank(&lr);
+		if (gethostname(host, sizeof host) != 0)
+			snprintf(host, sizeof host, "localhost");
+		host[sizeof host - 1] = '\0';
+		if (!(dbx = launcher_expand(db, host, (long)getpid(), lr.rank, why, sizeof why)))
+			return usage_error("profile", "profile: bad --db '%s': %s", db, why);
+	}
 	if (filter) {
 		regex_t re;
 		char why[256];
@@ -430,6 +449,7 @@ static int cmd_profile(int argc, char **argv)
 
 		if (e) {
 			regerror(e, &re, why, sizeof why);
+			free(dbx);
 			return usage_error("profile", "profile: bad --kernel-filter "
 					   "'%s': %s", filter, why);
 		}
@@ -447,6 +467,7 @@ static int cmd_profile(int argc, char **argv)
 				error("profile: another profiler is attached: %s is "
 				      "set ('%s'); run fuseprof profile outside it",
 				      taken[i], v);
+				free(dbx);
 				return EXIT_FAIL;
 			}
 		}
@@ -468,7 +489,7 @@ static int cmd_profile(int argc, char **argv)
 	if (!prog)
 		goto out;
 
-	dbabs = absolute(db);
+	dbabs = absolute(dbx);
 	/* fuseprof's own options are part of the run's record */
 	cmdline = join_args(argv, argc);
 	r.command_line = cmdline;
@@ -582,6 +603,7 @@ out:
 	free(ended);
 	free(cmdline);
 	free(dbabs);
+	free(dbx);
 	free(prog);
 	free(lib);
 	return code;

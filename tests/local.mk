@@ -62,6 +62,12 @@ TESTS += tests/test-format
 tests_test_format_SOURCES = tests/test-format.c
 tests_test_format_LDADD = $(test_core_libs)
 
+### a process's rank from its launcher, per-process file names ###############
+check_PROGRAMS += tests/test-launcher
+TESTS += tests/test-launcher
+tests_test_launcher_SOURCES = tests/test-launcher.c
+tests_test_launcher_LDADD = $(test_core_libs)
+
 ### threads for the checks ###################################################
 check_PROGRAMS += tests/test-par
 TESTS += tests/test-par

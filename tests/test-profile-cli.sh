@@ -22,6 +22,9 @@ expect_exit 2 "$FUSEPROF" profile --db "$db" --device -1 -- true
 one_line_error "bad --device" "'-1'"
 expect_exit 2 "$FUSEPROF" profile --db "$db" --device gpu0 -- true
 one_line_error "bad --device" "'gpu0'"
+expect_exit 2 "$FUSEPROF" profile --db "$tmp/x%q.db" -- true
+one_line_error "bad --db" "'%q'"
+[ ! -e "$tmp/x%q.db" ] && [ ! -e "$tmp/xq.db" ] || fail "a refused --db left a file"
 expect_exit 2 "$FUSEPROF" profile --db "$db" --bogus -- true
 one_line_error "--bogus"
 [ ! -e "$db" ] || fail "a usage error created the database"
@@ -76,6 +79,17 @@ run=$(sed -n 4p "$tmp/out")
 	fail "the run's command line: $(q "SELECT command_line FROM runs WHERE id = $run")"
 [ "$(q "SELECT kind || ' ' || tag FROM v_runs WHERE run_id = $run")" = "profile envcheck" ] ||
 	fail "run $run is not the profile run: $(q "SELECT kind, tag FROM v_runs WHERE run_id = $run")"
+
+# --db placeholders: the rank from the launcher's variables (torchrun's
+# before Slurm's), the host, the pid, '%%'.
+(RANK=3 SLURM_PROCID=9 && export RANK SLURM_PROCID &&
+	expect_exit 0 "$FUSEPROF" profile --db "$tmp/r%r-%%.db" -- true) || fail "--db r%r-%%.db"
+[ -f "$tmp/r3-%.db" ] || fail "--db r%r-%%.db under RANK=3: $(ls "$tmp")"
+(SLURM_PROCID=9 && export SLURM_PROCID &&
+	expect_exit 0 "$FUSEPROF" profile --db "$tmp/s%r.db" -- true) || fail "--db s%r.db"
+[ -f "$tmp/s9.db" ] || fail "--db s%r.db under SLURM_PROCID=9: $(ls "$tmp")"
+expect_exit 0 "$FUSEPROF" profile --db "$tmp/h-%h-p%p.db" -- true
+ls "$tmp" | grep -q "^h-$(hostname)-p[0-9][0-9]*\.db$" || fail "--db h-%h-p%p.db: $(ls "$tmp")"
 
 # No CUDA work: the program's status, a warning, the run marked failed.
 expect_exit 0 "$FUSEPROF" profile --db "$db" -- true
