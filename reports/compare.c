@@ -272,3 +272,72 @@ const char *cmp_count_name(enum cmp_count c)
 		return "n/a";
 	}
 }
+
+/* ---- matching ------------------------------------------------------------ */
+
+int cmp_match_by_path(const char *base_kind, const char *new_kind)
+{
+	return base_kind && new_kind && !strcmp(base_kind, "profile") &&
+	       !strcmp(new_kind, "profile");
+}
+
+int cmp_key_order(const struct cmp_key *a, const struct cmp_key *b, int by_path)
+{
+	int c;
+
+	if ((c = strcmp(a->workload, b->workload)) ||
+	    (!by_path && (c = strcmp(a->variant, b->variant))) ||
+	    (c = strcmp(a->dtype, b->dtype)))
+		return c;
+	return strcmp(a->shape, b->shape);
+}
+
+/* A key with its index, sorted by key, then index: equal keys keep the
+ * order they came in, whatever qsort does with ties. */
+struct entry {
+	const struct cmp_key *key;
+	size_t i;
+	int by_path;
+};
+
+static int entry_order(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+	int c = cmp_key_order(a->key, b->key, a->by_path);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static struct entry *sorted_entries(const struct cmp_key *k, size_t n, int by_path)
+{
+	struct entry *e = xcalloc(n + 1, sizeof *e);
+
+	for (size_t i = 0; i < n; i++)
+		e[i] = (struct entry){ &k[i], i, by_path };
+	qsort(e, n, sizeof *e, entry_order);
+	return e;
+}
+
+struct cmp_match *cmp_match_ops(const struct cmp_key *base, size_t nbase,
+				const struct cmp_key *new, size_t nnew, int by_path,
+				size_t *n)
+{
+	struct entry *b = sorted_entries(base, nbase, by_path);
+	struct entry *w = sorted_entries(new, nnew, by_path);
+	struct cmp_match *m = xcalloc(nbase + nnew + 1, sizeof *m);
+	size_t i = 0, j = 0, k = 0;
+
+	/* A merge of the two sorted lists. */
+	while (i < nbase || j < nnew) {
+		int c = i == nbase ? 1 : j == nnew ? -1
+			: cmp_key_order(b[i].key, w[j].key, by_path);
+
+		m[k].base = c <= 0 ? b[i++].i : CMP_NONE;
+		m[k].new = c >= 0 ? w[j++].i : CMP_NONE;
+		k++;
+	}
+	free(b);
+	free(w);
+	*n = k;
+	return m;
+}

@@ -136,4 +136,40 @@ const char *cmp_verdict_name(enum cmp_verdict v);
 const char *cmp_time_name(enum cmp_time t);
 const char *cmp_count_name(enum cmp_count c);
 
+/* ---- which op of one run is which op of another ----------------------- */
+
+/* What an op is matched by between two runs. Strings are borrowed; none
+ * is NULL. */
+struct cmp_key {
+	const char *workload, *variant, *dtype, *shape;
+};
+
+/* 1 when the ops of a run of kind base_kind and one of new_kind (v_runs.kind;
+ * NULL counts as "run") match by workload alone: two `fuseprof profile`
+ * runs, whose workload is the range path and whose variant is the tag, so
+ * a program's eager and compiled profiles pair up range by range. 0 when
+ * they match by workload, variant, dtype and shape. */
+int cmp_match_by_path(const char *base_kind, const char *new_kind);
+
+/* Key order: workload, then variant (left out when by_path), dtype, shape,
+ * each by strcmp. */
+int cmp_key_order(const struct cmp_key *a, const struct cmp_key *b, int by_path);
+
+/* One row of a matching: an index into each run's keys, CMP_NONE on the
+ * side that lacks the op. */
+#define CMP_NONE ((size_t)-1)
+struct cmp_match {
+	size_t base, new;
+};
+
+/* Match base[0..nbase) against new[0..nnew) by key (cmp_key_order): one
+ * row per pair, per op only in base and per op only in new, in key order
+ * (an op only in one run sorts where its key would be). A key that
+ * occurs k times in a run pairs its occurrences with those of the other
+ * run in index order. Returns the rows (malloc'd: the caller frees them;
+ * never NULL) and their count in *n. The keys are only read. */
+struct cmp_match *cmp_match_ops(const struct cmp_key *base, size_t nbase,
+				const struct cmp_key *new, size_t nnew, int by_path,
+				size_t *n);
+
 #endif

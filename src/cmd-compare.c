@@ -88,7 +88,6 @@ static void help(void)
 struct op {
 	long long id;
 	char *workload, *variant, *dtype, *shape, *status;
-	const char *match_variant;   /* variant, or "" between profiles */
 	char *kernel_opts, *kernel;  /* "" when not recorded */
 	double *samples;
 	size_t nsamples, alloc;
@@ -107,6 +106,7 @@ struct run {
 
 struct row {
 	const struct op *base, *new;
+	int by_path;  /* the runs' ops matched by range path (cmp_match_by_path) */
 	struct cmp_result r;
 };
 
@@ -122,20 +122,9 @@ static double column_real(sqlite3_stmt *s, int i)
 	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
 }
 
-static int key_cmp(const struct op *a, const struct op *b)
+static struct cmp_key op_key(const struct op *o)
 {
-	int c;
-
-	if ((c = strcmp(a->workload, b->workload)) ||
-	    (c = strcmp(a->match_variant, b->match_variant)) ||
-	    (c = strcmp(a->dtype, b->dtype)))
-		return c;
-	return strcmp(a->shape, b->shape);
-}
-
-static int op_order(const void *a, const void *b)
-{
-	return key_cmp(a, b);
+	return (struct cmp_key){ o->workload, o->variant, o->dtype, o->shape };
 }
 
 static void run_release(struct run *r)
@@ -162,7 +151,7 @@ static void run_release(struct run *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Resolve ref in db and load the run with its ops (sorted by key) and
+/* Resolve ref in db and load the run with its ops (in op id order) and
  * per-rep samples. Returns 0, or -1 after an error. */
 static int load_run(const char *db, const char *ref, struct run *run)
 {
@@ -216,7 +205,6 @@ static int load_run(const char *db, const char *ref, struct run *run)
 		o->id = sqlite3_column_int64(s, 0);
 		o->workload = column_dup(s, 1);
 		o->variant = column_dup(s, 2);
-		o->match_variant = o->variant;
 		o->dtype = column_dup(s, 3);
 		o->shape = column_dup(s, 4);
 		o->status = column_dup(s, 5);
@@ -260,7 +248,6 @@ static int load_run(const char *db, const char *ref, struct run *run)
 		goto out_sql;
 	sqlite3_finalize(s);
 	s = NULL;
-	qsort(run->ops, run->nops, sizeof *run->ops, op_order);
 	rc = 0;
 	goto out;
 
@@ -285,29 +272,40 @@ static void to_cmp(const struct op *o, struct cmp_op *c)
 	c->flops = o->flops;
 }
 
-/* Match ops by key (both runs sorted) and judge each pair. Returns the rows
- * (malloc'd) and their count in *n. */
+/* Match the ops of the two runs (cmp_match_ops: by range path between two
+ * profiles) and judge each pair. Returns the rows (malloc'd) and their
+ * count in *n. */
 static struct row *match(const struct run *base, const struct run *new,
 			 const struct cmp_opts *opts, size_t *n)
 {
-	struct row *rows = xcalloc(base->nops + new->nops + 1, sizeof *rows);
-	size_t i = 0, j = 0, k = 0;
+	struct cmp_key *kb = xcalloc(base->nops + 1, sizeof *kb);
+	struct cmp_key *kn = xcalloc(new->nops + 1, sizeof *kn);
+	int by_path = cmp_match_by_path(base->kind, new->kind);
+	struct cmp_match *m;
+	struct row *rows;
 
-	while (i < base->nops || j < new->nops) {
-		struct row *r = &rows[k++];
+	for (size_t i = 0; i < base->nops; i++)
+		kb[i] = op_key(&base->ops[i]);
+	for (size_t i = 0; i < new->nops; i++)
+		kn[i] = op_key(&new->ops[i]);
+	m = cmp_match_ops(kb, base->nops, kn, new->nops, by_path, n);
+	rows = xcalloc(*n + 1, sizeof *rows);
+	for (size_t k = 0; k < *n; k++) {
+		struct row *r = &rows[k];
 		struct cmp_op cb, cn;
-		int c = i == base->nops ? 1 : j == new->nops ? -1
-			: key_cmp(&base->ops[i], &new->ops[j]);
 
-		r->base = c <= 0 ? &base->ops[i++] : NULL;
-		r->new = c >= 0 ? &new->ops[j++] : NULL;
+		r->base = m[k].base != CMP_NONE ? &base->ops[m[k].base] : NULL;
+		r->new = m[k].new != CMP_NONE ? &new->ops[m[k].new] : NULL;
+		r->by_path = by_path;
 		if (r->base)
 			to_cmp(r->base, &cb);
 		if (r->new)
 			to_cmp(r->new, &cn);
 		cmp_ops(r->base ? &cb : NULL, r->new ? &cn : NULL, opts, &r->r);
 	}
-	*n = k;
+	free(m);
+	free(kb);
+	free(kn);
 	return rows;
 }
 
@@ -315,10 +313,13 @@ static int row_order(const void *pa, const void *pb)
 {
 	const struct row *a = pa, *b = pb;
 	int c = cmp_result_order(&a->r, &b->r);
+	struct cmp_key ka, kb;
 
 	if (c)
 		return c;
-	return key_cmp(a->base ? a->base : a->new, b->base ? b->base : b->new);
+	ka = op_key(a->base ? a->base : a->new);
+	kb = op_key(b->base ? b->base : b->new);
+	return cmp_key_order(&ka, &kb, a->by_path);
 }
 
 /* What differs in how a matched pair ran: "kernel" (the launchers picked
@@ -571,17 +572,6 @@ static int cmd_compare(int argc, char **argv)
 		return EXIT_FAIL;
 	if (load_run(db, argv[optind + 1], &new))
 		goto out_base;
-	/* Two profiles of a program (eager and compiled, before and after a
-	 * change) hold the same ranges under two tags: match by range path. */
-	if (base.kind && new.kind && !strcmp(base.kind, "profile") &&
-	    !strcmp(new.kind, "profile")) {
-		for (size_t i = 0; i < base.nops; i++)
-			base.ops[i].match_variant = "";
-		for (size_t i = 0; i < new.nops; i++)
-			new.ops[i].match_variant = "";
-		qsort(base.ops, base.nops, sizeof *base.ops, op_order);
-		qsort(new.ops, new.nops, sizeof *new.ops, op_order);
-	}
 	/* A refusal, not a verdict: exit 2, as for any other request compare
 	 * will not carry out, so a CI job that gates on 1 (regressed) does
 	 * not read two GPU models as a regression. */

@@ -374,6 +374,144 @@ static void test_order(void)
 	free(b);
 }
 
+/* The matching of two runs' ops: random subsets of a small set of keys,
+ * in random order, matched with and without the variant. Every op lands
+ * in one row, a pair has equal keys, rows come in key order, and the
+ * counts are those of the sets: a key held k times by one run and m by
+ * the other gives max(k, m) rows, min(k, m) of them pairs, the first
+ * occurrences paired first. */
+static void test_match(void)
+{
+	static const char *const wl[] = { "ln", "softmax", "step/mlp" };
+	static const char *const var[] = { "fused", "unfused", "eager" };
+	static const char *const shp[] = { "M=1", "M=2" };
+	enum { NK = 3 * 3 * 2 };
+	struct cmp_key all[NK], b[2 * NK], w[2 * NK];
+	size_t nb = 0, nw = 0, n;
+
+	for (int i = 0; i < NK; i++)
+		all[i] = (struct cmp_key){ wl[i / 6], var[i / 2 % 3], "fp32", shp[i % 2] };
+	for (int i = 0; i < NK; i++) {
+		if (rng_next() % 3)
+			b[nb++] = all[i];
+		if (rng_next() % 3)
+			w[nw++] = all[i];
+	}
+	/* Shuffled: the matching must not rely on the order it is given. */
+	for (size_t i = nb; i > 1; i--) {
+		size_t j = rng_next() % i;
+		struct cmp_key t = b[i - 1];
+
+		b[i - 1] = b[j];
+		b[j] = t;
+	}
+	for (size_t i = nw; i > 1; i--) {
+		size_t j = rng_next() % i;
+		struct cmp_key t = w[i - 1];
+
+		w[i - 1] = w[j];
+		w[j] = t;
+	}
+	for (int by_path = 0; by_path < 2; by_path++) {
+		struct cmp_match *m = cmp_match_ops(b, nb, w, nw, by_path, &n);
+		char seen_b[2 * NK] = { 0 }, seen_w[2 * NK] = { 0 };
+		size_t want_rows = 0, want_pairs = 0, pairs = 0;
+
+		/* The counts, from the keys: per key (without the variant when
+		 * by_path), max and min of the two runs' occurrences. */
+		for (int i = 0; i < NK; i++) {
+			size_t kb = 0, kw = 0;
+			int first = 1;
+
+			for (int j = 0; j < i; j++)
+				if (!cmp_key_order(&all[i], &all[j], by_path))
+					first = 0;
+			if (!first)
+				continue;
+			for (size_t j = 0; j < nb; j++)
+				kb += !cmp_key_order(&all[i], &b[j], by_path);
+			for (size_t j = 0; j < nw; j++)
+				kw += !cmp_key_order(&all[i], &w[j], by_path);
+			want_rows += kb > kw ? kb : kw;
+			want_pairs += kb < kw ? kb : kw;
+		}
+		ASSERT_EQ(n, want_rows);
+		for (size_t k = 0; k < n; k++) {
+			const struct cmp_key *kk = m[k].base != CMP_NONE ? &b[m[k].base]
+								 : &w[m[k].new];
+
+			ASSERT(m[k].base != CMP_NONE || m[k].new != CMP_NONE);
+			if (m[k].base != CMP_NONE) {
+				ASSERT(m[k].base < nb && !seen_b[m[k].base]);
+				seen_b[m[k].base] = 1;
+			}
+			if (m[k].new != CMP_NONE) {
+				ASSERT(m[k].new < nw && !seen_w[m[k].new]);
+				seen_w[m[k].new] = 1;
+			}
+			if (m[k].base != CMP_NONE && m[k].new != CMP_NONE) {
+				pairs++;
+				ASSERT_EQ(cmp_key_order(&b[m[k].base], &w[m[k].new], by_path), 0);
+				/* Only between profiles may the variants differ. */
+				if (!by_path)
+					ASSERT_STR_EQ(b[m[k].base].variant, w[m[k].new].variant);
+			}
+			if (k > 0) {
+				const struct cmp_key *prev = m[k - 1].base != CMP_NONE
+							     ? &b[m[k - 1].base] : &w[m[k - 1].new];
+
+				ASSERT(cmp_key_order(prev, kk, by_path) <= 0);
+			}
+		}
+		ASSERT_EQ(pairs, want_pairs);
+		for (size_t i = 0; i < nb; i++)
+			ASSERT(seen_b[i]);
+		for (size_t i = 0; i < nw; i++)
+			ASSERT(seen_w[i]);
+		free(m);
+	}
+	ASSERT(cmp_match_by_path("profile", "profile"));
+	ASSERT(!cmp_match_by_path("profile", "run"));
+	ASSERT(!cmp_match_by_path(NULL, "profile"));
+}
+
+/* Two profiles of one program: each range path pairs across the tags,
+ * and a path held twice by one run pairs its first occurrence first. */
+static void test_match_profiles(void)
+{
+	const struct cmp_key b[] = {
+		{ "step/fwd", "eager", "", "" }, { "step/bwd", "eager", "", "" },
+		{ "step/opt", "eager", "", "" }, { "step/fwd", "eager", "", "" },
+	};
+	const struct cmp_key w[] = {
+		{ "step/bwd", "compiled", "", "" }, { "step/fwd", "compiled", "", "" },
+		{ "triton_kernel", "compiled", "", "" },
+	};
+	size_t n;
+	struct cmp_match *m = cmp_match_ops(b, 4, w, 3, 1, &n);
+
+	/* In key order: step/bwd, step/fwd (0 with 1), step/fwd (3 alone),
+	 * step/opt, triton_kernel. */
+	ASSERT_EQ(n, 5);
+	ASSERT_EQ(m[0].base, 1);
+	ASSERT_EQ(m[0].new, 0);
+	ASSERT_EQ(m[1].base, 0);
+	ASSERT_EQ(m[1].new, 1);
+	ASSERT_EQ(m[2].base, 3);
+	ASSERT(m[2].new == CMP_NONE);
+	ASSERT_EQ(m[3].base, 2);
+	ASSERT(m[3].new == CMP_NONE);
+	ASSERT(m[4].base == CMP_NONE);
+	ASSERT_EQ(m[4].new, 2);
+	free(m);
+	/* By variant too, nothing pairs. */
+	m = cmp_match_ops(b, 4, w, 3, 0, &n);
+	ASSERT_EQ(n, 7);
+	for (size_t k = 0; k < n; k++)
+		ASSERT(m[k].base == CMP_NONE || m[k].new == CMP_NONE);
+	free(m);
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_TEST_SEED");
@@ -392,6 +530,8 @@ int main(void)
 		test_correctness();
 		test_added_removed();
 		test_order();
+		test_match();
 	}
+	test_match_profiles();
 	return 0;
 }
