@@ -312,10 +312,11 @@ static double attainable(const struct plot_data *run, const struct plot_op *op,
 
 /* The roofs chart.h selects for window r and the precisions prec, and
  * their labels, which keep clear of every roof line and of what obs holds
- * already. */
+ * already. njust[0] and njust[1] get the number of labels that start at
+ * their point and that end there. */
 static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
 			struct obstacles *obs, const struct chart_range *r,
-			const char *const *prec, size_t nprec)
+			const char *const *prec, size_t nprec, int njust[2])
 {
 	const char **names = xcalloc((size_t)c->run->nceilings + 1, sizeof *names);
 	double *values = xcalloc((size_t)c->run->nceilings + 1, sizeof *values);
@@ -342,6 +343,7 @@ static void write_roofs(struct ctx *c, FILE *f, const struct layout *l,
 		snprintf(text, sizeof text, "%s %s (%s%s)", d->label, val,
 			 d->note ? d->note : "", ce->provenance);
 		b = chart_roof_label(l, obs, &roofs[i], text, ROOF_PT, &just);
+		njust[!!just]++;
 		fprintf(f, "%.6g %.6g %.6g %.6g %d %.6g %.6g \"%s\" %d\n", roofs[i].x0,
 			roofs[i].y0, roofs[i].x1, roofs[i].y1, (int)d->kind,
 			layout_x(l, just ? b.x1 : b.x0), layout_y(l, (b.y0 + b.y1) / 2),
@@ -560,7 +562,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	size_t npoints = 0, narrows = 0, nanchors = 0, np = 0, nsrc = 0, nbun = 0;
 	size_t nprec = 0;
 	int widx = 0, wfrom, wto, rc = -1, labels, key_rows = 0, key_cols = 1;
-	int styles[CHART_NSTYLES] = { 0 }, has_fused = 0, has_other = 0;
+	int styles[CHART_NSTYLES] = { 0 }, has_fused = 0, has_other = 0, njust[2] = { 0 };
 	char pname[200], aname[200], rname[200], lname[200], labname[200], kname[200];
 	char xs[FMT_G_SIZE], ys[FMT_G_SIZE];
 	double key_numw = 0, key_colw = 0, mb = MARGIN_BOTTOM, mr;
@@ -727,7 +729,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 					       src[i].fused->flop_rate, POINT_R + 1, POINT_R + 1,
 					       chart_arrow_style(src[i].speedup));
 	}
-	write_roofs(c, fr, &l, &obs, &rg, prec, nprec);
+	write_roofs(c, fr, &l, &obs, &rg, prec, nprec, njust);
 	if (labels)
 		write_labels(c, workload, levels, &l, &obs, tails, &groups, flab, fk, key_numw,
 			     key_colw, key_rows);
@@ -746,11 +748,13 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	gp_common(c, stem, title);
 	strbuf_addf(&c->cmds, "points = '%s'\narrows = '%s'\nroofs = '%s'\n"
 		    "levels = '%s'\nlabels = '%s'\nkeys = '%s'\nhas_arrows = %d\n"
+		    "roof_labels_left = %d\nroof_labels_right = %d\n"
 		    "xmin = %.6g\nxmax = %.6g\nymin = %.6g\nymax = %.6g\n"
 		    "margin_l = %.6g\nmargin_r = %.6g\nmargin_t = %.6g\n"
 		    "margin_b = %.6g\n",
 		    pname, aname, rname, levels ? lname : "", labels ? labname : "",
-		    labels ? kname : "", narrows > 0, rg.xmin, rg.xmax, rg.ymin, rg.ymax,
+		    labels ? kname : "", narrows > 0, njust[0], njust[1], rg.xmin, rg.xmax,
+		    rg.ymin, rg.ymax,
 		    l.left / l.width, l.right / l.width, 1 - l.top / l.height,
 		    1 - l.bottom / l.height);
 	for (int axis = 0; axis < 2; axis++) {

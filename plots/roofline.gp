@@ -17,6 +17,7 @@
 #   roofs       x1 y1 x2 y2 kind lx ly "label" just: a roof segment (kind 1:
 #               bandwidth, 2: compute) and its label, which starts at
 #               (lx, ly) when just is 0 and ends there when just is 1
+#   roof_labels_left, roof_labels_right   how many labels have just 0, 1
 #   levels      '' or a file of blocks (one per op) joining its DRAM, L2
 #               and L1 points: x y rgb
 #   labels      '' or a file of x y "n" ax ay bx by: a group's number
@@ -44,6 +45,12 @@ arrow_lines = has_arrows ? \
 	"arrows using 1:2:3:4:5 with vectors arrowstyle variable notitle," : ""
 # A key entry for each arrow style drawn; an empty title makes none.
 has_style(k) = strstrt(" ".arrow_styles." ", sprintf(" %d ", k)) > 0
+# A labels clause whose every point is undefined crashes gnuplot 5.4
+# (SIGSEGV): each justification is drawn only when some label has it.
+roof_left = roof_labels_left > 0 ? \
+	"roofs using ($9 == 0 ? $6 : NaN):7:8 with labels left font ',9' tc rgb '#333333' notitle," : ""
+roof_right = roof_labels_right > 0 ? \
+	"roofs using ($9 == 1 ? $6 : NaN):7:8 with labels right font ',9' tc rgb '#333333' notitle," : ""
 point_labels = strlen(labels) > 0 ? \
 	"labels using 4:5:($6 - $4):($7 - $5) with vectors nohead lw 0.5 lc rgb '#777777' notitle, labels using 1:2:3 with labels center font ',8' tc rgb '#222222' notitle," : ""
 
@@ -96,10 +103,8 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	  @point_labels \
 	  roofs using 1:2:($3 - $1):($4 - $2):($5 == 1 ? 0x1f3a93 : 0xa02020) \
 	    with vectors nohead lw 2 lc rgb variable notitle, \
-	  roofs using ($9 == 0 ? $6 : NaN):7:8 with labels left \
-	    font ",9" tc rgb "#333333" notitle, \
-	  roofs using ($9 == 1 ? $6 : NaN):7:8 with labels right \
-	    font ",9" tc rgb "#333333" notitle, \
+	  @roof_left \
+	  @roof_right \
 	  for [i = 1:words(workloads)] keyentry with points pt 7 \
 	    lc rgb word(workload_rgbs, i) title word(workloads, i), \
 	  for [k = 1:3] keyentry with vectors arrowstyle k \
