@@ -1068,18 +1068,17 @@ int store_insert_ceiling(struct store *st, long long device_id,
 
 /* ---- reads ----------------------------------------------------------- */
 
-int store_resolve_run(struct store *st, const char *ref, long long *id)
+int store_find_run(struct store *st, const char *ref, long long *id)
 {
 	sqlite3_stmt *s = NULL;
 	long n = 0;
 	int rc;
 
 	if (!ref || !*ref)
-		return error("empty run reference: give a run id, 'latest', "
-			     "'latest~N' or a tag");
+		return 0;
 	if (parse_long(ref, &n) == 0) {
 		if (n <= 0)
-			return error("no run '%s' in '%s': run ids start at 1", ref, st->path);
+			return 0;
 		if (store_prepare(st, "SELECT id FROM runs WHERE id = ?1", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, n);
@@ -1098,8 +1097,26 @@ int store_resolve_run(struct store *st, const char *ref, long long *id)
 		*id = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	if (rc == SQLITE_ROW)
-		return 0;
+		return 1;
 	if (rc != SQLITE_DONE)
 		return store_error(st, "cannot read runs from");
+	return 0;
+}
+
+int store_resolve_run(struct store *st, const char *ref, long long *id)
+{
+	long n = 0;
+	int found;
+
+	if (!ref || !*ref)
+		return error("empty run reference: give a run id, 'latest', "
+			     "'latest~N' or a tag");
+	if (parse_long(ref, &n) == 0 && n <= 0)
+		return error("no run '%s' in '%s': run ids start at 1", ref, st->path);
+	found = store_find_run(st, ref, id);
+	if (found < 0)
+		return -1;
+	if (found)
+		return 0;
 	return error("no run '%s' in '%s' (see 'fuseprof list runs')", ref, st->path);
 }

@@ -168,6 +168,12 @@ int store_insert_ceiling(struct store *st, long long device_id,
  * *id set, or -1 after an error naming ref. */
 int store_resolve_run(struct store *st, const char *ref, long long *id);
 
+/* As store_resolve_run, for a caller that words its own error when ref
+ * names no run: returns 1 with *id set, 0 (nothing printed) when no run
+ * answers to ref (an empty ref, an id that is not there, no such tag),
+ * or -1 after an error reading the database. */
+int store_find_run(struct store *st, const char *ref, long long *id);
+
 /* Run in a transaction that readers see whole: store_begin / store_commit /
  * store_rollback for callers that write several rows outside insert_op. */
 int store_begin(struct store *st);
