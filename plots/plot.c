@@ -524,11 +524,42 @@ static size_t chart_arrows(struct ctx *c, const char *workload, char *tails,
 	return n;
 }
 
+/* The gnuplot arrow style of an arrow from the base run: after the
+ * fusion arrows' (roofline.gp). */
+#define BASE_ARROW_STYLE (CHART_NSTYLES + 1)
+
+/* An arrow from the base run: its base point, and the op it leads to. */
+struct move_src {
+	double x0, y0;
+	const struct plot_op *op;
+};
+
+/* The moves whose op is drawn on the chart of `workload` (NULL: all) and
+ * whose base point is plottable, into *out (malloc'd). Returns the count. */
+static size_t chart_moves(struct ctx *c, const char *workload, struct move_src **out)
+{
+	const struct plot_data *run = c->run;
+	struct move_src *v = xcalloc(run->nmoves + 1, sizeof *v);
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->nmoves; i++) {
+		const struct plot_move *m = &run->moves[i];
+		const struct plot_op *op = find_op(c, m->op_id);
+
+		if (!op || !in_chart(op, workload) || !plottable(m->ai_dram, m->flop_rate))
+			continue;
+		v[n++] = (struct move_src){ m->ai_dram, m->flop_rate, op };
+	}
+	*out = v;
+	return n;
+}
+
 /* Write one arrow from (x0, y0) to (x1, y1), data units, trimmed off the
- * points it joins (r0, r1 px); 1 when it was long enough to draw. */
+ * points it joins (r0, r1 px), in gnuplot arrow style `style` (1-based:
+ * chart_arrow_style + 1, or BASE_ARROW_STYLE); 1 when it was long enough
+ * to draw. */
 static int write_arrow(FILE *f, const struct layout *l, struct obstacles *obs, double x0,
-		       double y0, double x1, double y1, double r0, double r1,
-		       enum chart_arrow_style style)
+		       double y0, double x1, double y1, double r0, double r1, int style)
 {
 	char s[4][FMT_G_SIZE];
 	struct box t;
@@ -540,8 +571,7 @@ static int write_arrow(FILE *f, const struct layout *l, struct obstacles *obs, d
 	ax = layout_x(l, t.x0);
 	ay = layout_y(l, t.y0);
 	fprintf(f, "%s %s %s %s %d\n", g6(s[0], ax), g6(s[1], ay),
-		g6(s[2], layout_x(l, t.x1) - ax), g6(s[3], layout_y(l, t.y1) - ay),
-		(int)style + 1);
+		g6(s[2], layout_x(l, t.x1) - ax), g6(s[3], layout_y(l, t.y1) - ay), style);
 	obstacles_add_segment(obs, t.x0, t.y0, t.x1, t.y1);
 	return 1;
 }
@@ -560,11 +590,11 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	struct chart_range rg;
 	FILE *fp = NULL, *fa = NULL, *fr = NULL, *fl = NULL, *flab = NULL, *fk = NULL;
 	size_t npoints = 0, narrows = 0, nanchors = 0, np = 0, nsrc = 0, nbun = 0;
-	size_t nprec = 0;
+	size_t nprec = 0, nmv = 0, nbase = 0;
 	int widx = 0, wfrom, wto, rc = -1, labels, key_rows = 0, key_cols = 1;
 	int styles[CHART_NSTYLES] = { 0 }, has_fused = 0, has_other = 0, njust[2] = { 0 };
 	char pname[200], aname[200], rname[200], lname[200], labname[200], kname[200];
-	char xs[FMT_G_SIZE], ys[FMT_G_SIZE];
+	char xs[FMT_G_SIZE], ys[FMT_G_SIZE], base_name[96];
 	double key_numw = 0, key_colw = 0, mb = MARGIN_BOTTOM, mr;
 	struct groups groups = { 0 };
 	struct obstacles obs = { 0 };
@@ -572,10 +602,11 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	const char *prec[8];
 	char *tails = xcalloc(run->nops + 1, 1);
 	char *vused = xcalloc((size_t)c->variants.n + 1, 1);
-	double *px = xcalloc(3 * run->nops + 1, sizeof *px);
-	double *py = xcalloc(3 * run->nops + 1, sizeof *py);
-	double *top = xcalloc(3 * run->nops + 1, sizeof *top);
+	double *px = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *px);
+	double *py = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *py);
+	double *top = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *top);
 	struct arrow_src *src = NULL;
+	struct move_src *mv = NULL;
 	struct chart_arrow *ca = NULL;
 	struct chart_bundle *bun = NULL;
 	struct layout l;
@@ -615,6 +646,17 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		else
 			has_other = 1;
 	}
+	/* The base run's points are where its arrows start: the window
+	 * holds them too, under the roof of the op each leads to. */
+	if (npoints && arrows && !levels)
+		nmv = chart_moves(c, workload, &mv);
+	for (size_t i = 0; i < nmv; i++) {
+		px[np] = mv[i].x0;
+		py[np] = mv[i].y0;
+		top[np++] = attainable(run, mv[i].op, mv[i].x0);
+	}
+	snprintf(base_name, sizeof base_name, "base run %lld -> run %lld",
+		 run->base_run_id, run->run_id);
 	if (npoints == 0 || chart_range(np, px, py, top, &rg)) {
 		rc = 0;
 		goto out;
@@ -680,7 +722,8 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		key_rows = (int)((groups.n + (size_t)key_cols - 1) / (size_t)key_cols);
 		mb += KEY_TOP - MARGIN_BOTTOM + key_rows * KEY_ROW;
 	}
-	mr = 44 + key_width(c, &lg, styles, wfrom, wto);
+	mr = 44 + fmax(key_width(c, &lg, styles, wfrom, wto),
+		       nmv ? layout_text_width(base_name, 10) + 20 : 0);
 	layout_init(&l, c->o->width, c->o->height, MARGIN_LEFT, mr, MARGIN_TOP, mb,
 		    rg.xmin, rg.xmax, rg.ymin, rg.ymax);
 	snprintf(pname, sizeof pname, "%s.points.dat", stem);
@@ -721,14 +764,21 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	if (nbun) {
 		for (size_t i = 0; i < nbun; i++)
 			narrows += write_arrow(fa, &l, &obs, bun[i].x0, bun[i].y0, bun[i].x1,
-					       bun[i].y1, 2, 2, chart_arrow_style(bun[i].speedup));
+					       bun[i].y1, 2, 2, chart_arrow_style(bun[i].speedup) + 1);
 	} else {
 		for (size_t i = 0; i < nsrc; i++)
 			narrows += write_arrow(fa, &l, &obs, src[i].base->ai_dram,
 					       src[i].base->flop_rate, src[i].fused->ai_dram,
 					       src[i].fused->flop_rate, POINT_R + 1, POINT_R + 1,
-					       chart_arrow_style(src[i].speedup));
+					       chart_arrow_style(src[i].speedup) + 1);
 	}
+	/* From the base point itself (no marker there to keep clear of) to
+	 * the edge of this run's point. */
+	for (size_t i = 0; i < nmv; i++)
+		nbase += write_arrow(fa, &l, &obs, mv[i].x0, mv[i].y0, mv[i].op->ai_dram,
+				     mv[i].op->flop_rate, 0, POINT_R + 1, BASE_ARROW_STYLE);
+	narrows += nbase;
+	c->out->nmoves += nbase;
 	write_roofs(c, fr, &l, &obs, &rg, prec, nprec, njust);
 	if (labels)
 		write_labels(c, workload, levels, &l, &obs, tails, &groups, flab, fk, key_numw,
@@ -786,10 +836,18 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		strbuf_addf(&c->cmds, "%s%d", i ? " " : "", lg.pt[i]);
 	strbuf_addstr(&c->cmds, "\"\narrow_styles = \"");
 	for (int s = 0, k = 0; s < CHART_NSTYLES; s++)
-		if (styles[s] && narrows)
+		if (styles[s] && narrows > nbase)
 			strbuf_addf(&c->cmds, "%s%d", k++ ? " " : "", s + 1);
+	if (nbase)
+		strbuf_addf(&c->cmds, "%s%d", narrows > nbase ? " " : "", BASE_ARROW_STYLE);
 	strbuf_addstr(&c->cmds, "\"\n");
-	quoted_gp(&c->cmds, "arrow_names", chart_style_names, CHART_NSTYLES);
+	{
+		const char *names[CHART_NSTYLES + 1];
+
+		memcpy(names, chart_style_names, sizeof chart_style_names);
+		names[CHART_NSTYLES] = base_name;
+		quoted_gp(&c->cmds, "arrow_names", names, CHART_NSTYLES + 1);
+	}
 	strbuf_addf(&c->cmds, "load '%s'\n", script_ref(c, "roofline.gp"));
 	add_image(c, stem, title);
 	rc = 0;
@@ -813,6 +871,7 @@ out:
 	free(py);
 	free(top);
 	free(src);
+	free(mv);
 	free(ca);
 	free(bun);
 	return rc;

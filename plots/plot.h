@@ -43,7 +43,15 @@ struct plot_pair {
 	double predicted;  /* the byte model's: base bytes / fused bytes; NaN */
 };
 
-/* Everything plot_run draws: one run's header, roofs, ops and pairs. */
+/* The same op in a base run (`report --base`): where it was on the
+ * roofline, for an arrow from there to the op of this run. */
+struct plot_move {
+	long long op_id;           /* the op of this run the arrow leads to */
+	double ai_dram, flop_rate; /* the base run's op: FLOP/byte, FLOP/s */
+};
+
+/* Everything plot_run draws: one run's header, roofs, ops and pairs, and
+ * the moves from a base run. */
 struct plot_data {
 	long long run_id;
 	const char *started_at;  /* for titles */
@@ -54,6 +62,9 @@ struct plot_data {
 	const struct plot_op *ops;
 	size_t npairs;
 	const struct plot_pair *pairs;
+	long long base_run_id;     /* the base run of the moves; 0: none */
+	size_t nmoves;
+	const struct plot_move *moves;
 };
 
 struct plot_opts {
@@ -74,6 +85,8 @@ struct plot_images {
 	size_t n;
 	struct plot_image *v;
 	char *skipped;  /* why there are no plots, or NULL when there are */
+	size_t nmoves;  /* arrows drawn from the base run: a move whose two
+			 * points lie within a few pixels gets none */
 };
 
 /* The gnuplot program: $GNUPLOT when set and not empty, else the one
@@ -90,7 +103,10 @@ const char *plot_scripts_dir(void);
  * naive variant to its fused one, styled by the measured speedup, bundled
  * above CHART_MAX_ARROWS), one per workload when there are many ops, each
  * zoomed to its ops and drawing the roofs they use (chart.h), the
- * hierarchical variant when asked, and the speedup chart (fusion.png). Ops whose
+ * hierarchical variant when asked, and the speedup chart (fusion.png).
+ * Every chart that draws the fusion arrows also draws one arrow of its
+ * own style from each move's base point to its op (when both are
+ * plottable), zoomed to hold both ends, keyed "base run N -> run M". Ops whose
  * status is not "ok" are never drawn. Returns 0 with *out filled (release
  * with plot_images_release), also when gnuplot is missing: then out->skipped
  * says so and a warning was printed. Returns -1 after an error (a file

@@ -12,7 +12,8 @@
 #               level, the level's shape, filled when fused)
 #   arrows      x y dx dy style: another variant's point -> the fused one,
 #               already trimmed so the head stops short of the point;
-#               style 1 fused faster, 2 within 2%, 3 fused slower
+#               style 1 fused faster, 2 within 2%, 3 fused slower; 4 from
+#               the same op in the base run (report --base) to this run's
 #   has_arrows  0 when the arrows file is empty (nothing to draw)
 #   roofs       x1 y1 x2 y2 kind lx ly "label" just: a roof segment (kind 1:
 #               bandwidth, 2: compute) and its label, which starts at
@@ -31,7 +32,7 @@
 #   markers, marker_pts   the markers the chart draws (quoted words) and
 #               their point types
 #   arrow_styles  the arrow styles the chart draws ("1 3"); arrow_names
-#               the three styles' names
+#               the four styles' names
 #   xmin, xmax, ymin, ymax   axis ranges
 #   xtics_at, ytics_at   '' or the tics of a narrow axis (1-2-5 steps)
 # Restyle freely: `gnuplot plots.gp` in a report folder made with
@@ -95,6 +96,9 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	set style arrow 1 head filled size screen 0.008,20 lw 1.4 lc rgb "#009e73"
 	set style arrow 2 head filled size screen 0.008,20 lw 1 lc rgb "#8c8c8c"
 	set style arrow 3 head filled size screen 0.008,20 lw 1.4 dt 2 lc rgb "#d55e00"
+	# The base run's op to this run's: black and dotted, so it
+	# reads apart from the fusion arrows and from every workload colour.
+	set style arrow 4 head filled size screen 0.010,22 lw 1.5 dt 3 lc rgb "#000000"
 	plot \
 	  @level_lines \
 	  points using 1:2:4:3 with points ps 1.1 pt variable \
@@ -107,7 +111,7 @@ do for [fmt in (svg ? "png svg" : "png")] {
 	  @roof_right \
 	  for [i = 1:words(workloads)] keyentry with points pt 7 \
 	    lc rgb word(workload_rgbs, i) title word(workloads, i), \
-	  for [k = 1:3] keyentry with vectors arrowstyle k \
+	  for [k = 1:words(arrow_names)] keyentry with vectors arrowstyle k \
 	    title (has_style(k) ? word(arrow_names, k) : ""), \
 	  for [j = 1:words(markers)] keyentry with points \
 	    pt int(word(marker_pts, j)) lc rgb "black" title word(markers, j)
