@@ -17,7 +17,7 @@ check_PROGRAMS += tests/test-plot
 TESTS += tests/test-plot
 tests_test_plot_SOURCES = tests/test-plot.c tests/synth.c tests/synth.h
 tests_test_plot_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
-tests_test_plot_LDADD = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
+tests_test_plot_LDADD = $(test_report_libs)
 
 ## Chart geometry and label placement.
 check_PROGRAMS += tests/test-layout

@@ -10,6 +10,7 @@ reports_libfpreports_a_SOURCES = \
 	reports/saved.c reports/saved.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
+	reports/against.c reports/against.h \
 	reports/rows.c reports/rows.h \
 	reports/trace.c reports/trace.h
 reports_libfpreports_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
@@ -17,7 +18,8 @@ fp_cmd_libs += reports/libfpreports.a
 
 ## A report test links the report libraries, the store, and the synthetic
 ## database writer.
-test_report_libs = reports/libfpreports.a plots/libfpplots.a $(test_store_libs)
+test_report_libs = reports/libfpreports.a reports/libfpcompare.a plots/libfpplots.a \
+	$(test_store_libs)
 
 check_PROGRAMS += tests/mkdb tests/test-roofline tests/test-report-views \
 	tests/test-save-recompute

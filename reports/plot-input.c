@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "against.h"
 #include "fusion.h"
 #include "plot-input.h"
 #include "plot.h"
@@ -10,8 +11,10 @@
 #include "util.h"
 
 int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
-		 const struct plot_opts *o, struct plot_images *out)
+		 const struct against *ag, const struct plot_opts *o,
+		 struct plot_images *out)
 {
+	struct plot_move *mv = xcalloc(ag ? ag->ndrawn + 1 : 1, sizeof *mv);
 	struct plot_ceiling *ce = xcalloc((size_t)run->nceilings, sizeof *ce);
 	struct plot_op *ops = xcalloc(run->nops, sizeof *ops);
 	struct plot_pair *pp = xcalloc(pairs->n, sizeof *pp);
@@ -20,6 +23,7 @@ int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
 		.nceilings = run->nceilings, .ceilings = ce,
 		.nops = run->nops, .ops = ops,
 		.npairs = pairs->n, .pairs = pp,
+		.base_run_id = ag ? ag->base->id : 0, .moves = mv,
 	};
 	int rc;
 
@@ -52,7 +56,15 @@ int report_plots(const struct rf_run *run, const struct fu_pairs *pairs,
 			.speedup = p->speedup, .predicted = p->predicted_speedup,
 		};
 	}
+	for (size_t i = 0; ag && i < ag->n; i++) {
+		const struct ag_row *x = &ag->v[i];
+
+		if (x->base && x->op && x->why == AG_DRAWN)
+			mv[d.nmoves++] = (struct plot_move){ x->op->op_id, x->base->ai_dram,
+							     x->base->flop_rate };
+	}
 	rc = plot_run(&d, o, out);
+	free(mv);
 	free(ce);
 	free(ops);
 	free(pp);

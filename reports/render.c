@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "against.h"
 #include "error.h"
 #include "fusion.h"
 #include "plot.h"
@@ -583,6 +584,7 @@ struct tables {
 	struct table distrust_disp, distrust_full;
 	struct table ops_disp, ops_full, fusion_disp, fusion_full;
 	struct table saved_disp, saved_full;
+	struct table base_disp, base_full;
 };
 
 /* ---- files ------------------------------------------------------------- */
@@ -707,6 +709,13 @@ static void md_section(FILE *f, const char *title, const struct table *t)
 		fputs("None.\n", f);
 }
 
+/* The arrows from the base run the plots drew, or (size_t)-1 without
+ * plots. */
+static size_t plotted_moves(const struct report *r)
+{
+	return r->images->n ? r->images->nmoves : (size_t)-1;
+}
+
 static int write_md(const struct report *r, const struct tables *t, const char *dir)
 {
 	const struct rf_run *run = r->run;
@@ -737,6 +746,18 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 		fprintf(f, "Plots skipped: %s.\n", r->images->skipped);
 	for (size_t i = 0; i < r->images->n; i++)
 		fprintf(f, "![%s](%s.png)\n\n", r->images->v[i].title, r->images->v[i].stem);
+	if (r->against) {
+		against_title(r->against, &sb);
+		fprintf(f, "\n## %s\n\n", strbuf_str(&sb));
+		strbuf_reset(&sb);
+		against_text(r->against, plotted_moves(r), &sb);
+		fprintf(f, "%s\n\n", strbuf_str(&sb));
+		strbuf_release(&sb);
+		if (t->base_disp.nrows)
+			table_print(&t->base_disp, TABLE_MD, f);
+		else
+			fputs("No op is in both runs.\n", f);
+	}
 	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
 	if (t->saved_disp.nrows) {
 		fputs("\n## " SAVED_TITLE "\n\n" SAVED_TEXT "\n\n", f);
@@ -927,6 +948,21 @@ static int write_html(const struct report *r, const struct tables *t, const char
 	}
 	for (size_t i = 0; !rc && i < r->images->n; i++)
 		rc = html_image(f, dir, r->images->v[i].stem, r->images->v[i].title);
+	if (r->against) {
+		fputs("<h2>", f);
+		against_title(r->against, &sb);
+		html_escape(f, strbuf_str(&sb));
+		strbuf_reset(&sb);
+		fputs("</h2>\n<p>", f);
+		against_text(r->against, plotted_moves(r), &sb);
+		html_escape(f, strbuf_str(&sb));
+		strbuf_release(&sb);
+		fputs("</p>\n", f);
+		if (t->base_disp.nrows)
+			html_table(f, NULL, &t->base_disp);
+		else
+			fputs("<p>No op is in both runs.</p>\n", f);
+	}
 	html_table(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
 	if (t->saved_disp.nrows) {
 		fputs("<h2>" SAVED_TITLE "</h2>\n<p>", f);
@@ -955,6 +991,7 @@ static int write_csv(const struct tables *t, const char *dir)
 		{ "ceilings.csv", &t->ceilings_full },
 		{ "distrust.csv", &t->distrust_full },
 		{ "save-recompute.csv", &t->saved_full },
+		{ "base.csv", &t->base_full },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
@@ -963,6 +1000,9 @@ static int write_csv(const struct tables *t, const char *dir)
 
 		/* Only a run with forward/backward pairs has this table. */
 		if (files[i].t == &t->saved_full && !t->saved_full.nrows)
+			continue;
+		/* Nor a report without --base this one. */
+		if (files[i].t == &t->base_full && !t->base_full.ncols)
 			continue;
 		if (!(f = create(dir, files[i].name, &path)))
 			return -1;
@@ -985,6 +1025,41 @@ static void json_str(FILE *f, const char *s)
 			fputc(*p, f);
 	}
 	fputc('"', f);
+}
+
+/* The base run (null without --base) and the rows against it ([] then). */
+static void json_base(const struct report *r, const struct tables *t, FILE *f)
+{
+	const struct against *a = r->against;
+
+	fputs(",\n\"base_run\": ", f);
+	if (!a) {
+		fputs("null,\n\"base\": []", f);
+		return;
+	}
+	fprintf(f, "{\"id\": %lld, \"tag\": ", a->base->id);
+	if (*a->base->tag)
+		json_str(f, a->base->tag);
+	else
+		fputs("null", f);
+	fputs(", \"started_at\": ", f);
+	json_str(f, a->base->started_at);
+	fputs(", \"device\": ", f);
+	if (*a->base->device)
+		json_str(f, a->base->device);
+	else
+		fputs("null", f);
+	fputs(", \"matched_by\": ", f);
+	json_str(f, a->by_path ? "range path" : "workload, variant, dtype, shape");
+	fprintf(f, ", \"pairs\": %zu, \"with_arrow\": %zu, \"only_in_base\": %zu, "
+		"\"only_in_run\": %zu", a->npairs, a->ndrawn, a->nbase_only, a->nrun_only);
+	fputs(", \"arrows_drawn\": ", f);
+	if (r->images->n)
+		fprintf(f, "%zu", r->images->nmoves);
+	else
+		fputs("null", f);
+	fputs("},\n\"base\": ", f);
+	table_print(&t->base_full, TABLE_JSON, f);
 }
 
 static int write_json(const struct report *r, const struct tables *t, const char *dir)
@@ -1041,6 +1116,7 @@ static int write_json(const struct report *r, const struct tables *t, const char
 	table_print(&t->distrust_full, TABLE_JSON, f);
 	fputs(",\n\"save_recompute\": ", f);
 	table_print(&t->saved_full, TABLE_JSON, f);
+	json_base(r, t, f);
 	fputs("}\n", f);
 	return finish(f, path);
 }
@@ -1060,6 +1136,8 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		ops_table_display(r->run, &t.ops_disp);
 		fusion_table(r->pairs, &t.fusion_disp, 1);
 		saved_table(r->saved, &t.saved_disp, 1);
+		if (r->against)
+			against_table(r->against, &t.base_disp, 1);
 	}
 	if (formats & (REPORT_CSV | REPORT_JSON)) {
 		ceilings_table(r->run, &t.ceilings_full, 0);
@@ -1067,6 +1145,8 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		fusion_table(r->pairs, &t.fusion_full, 0);
 		distrust_table(r->run, &t.distrust_full, 0);
 		saved_table(r->saved, &t.saved_full, 0);
+		if (r->against)
+			against_table(r->against, &t.base_full, 0);
 	}
 	if ((formats & REPORT_MD) && write_md(r, &t, dir))
 		goto out;
@@ -1092,5 +1172,7 @@ out:
 	table_release(&t.fusion_full);
 	table_release(&t.saved_disp);
 	table_release(&t.saved_full);
+	table_release(&t.base_disp);
+	table_release(&t.base_full);
 	return rc;
 }

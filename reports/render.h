@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+struct against;
 struct rf_run;
 struct fu_pairs;
 struct sr_rows;
@@ -23,6 +24,8 @@ struct report {
 	const struct fu_pairs *pairs;
 	const struct sr_rows *saved;       /* save-vs-recompute rows; NULL: none */
 	const struct plot_images *images;  /* images->skipped: why none */
+	const struct against *against;     /* --base: run against a base run;
+					    * NULL: none */
 	const char *db_path;
 	const char *workloads;             /* the --workload filter, or NULL */
 };
@@ -36,8 +39,9 @@ int report_parse_formats(const char *list, unsigned *formats, const char **bad);
 extern const char *const report_ceiling_names[];
 
 /* Write report.md, report.html, roofline.csv, fusion.csv, ceilings.csv,
- * distrust.csv, save-recompute.csv (only when the run has rows of it) and
- * report.json (as formats asks) into dir, which exists.
+ * distrust.csv, save-recompute.csv (only when the run has rows of it),
+ * base.csv (only against a base run) and report.json (as formats asks)
+ * into dir, which exists.
  * Returns 0, or -1 after an error naming the file. */
 int report_write(const struct report *r, const char *dir, unsigned formats);
 

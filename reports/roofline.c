@@ -69,7 +69,8 @@ static int load_run(struct store *st, long long run_id, struct rf_run *run)
 			       " fp_run_status(r.status, r.host, r.pid, r.proc_start),"
 			       " r.tag,"
 			       " r.host, r.tool_version, r.command_line, r.counters,"
-			       " d.name FROM runs r LEFT JOIN devices d"
+			       " d.name, (SELECT kind FROM v_runs WHERE run_id = r.id)"
+			       " FROM runs r LEFT JOIN devices d"
 			       " ON d.id = r.device_id WHERE r.id = ?1", -1, &s, NULL))
 		return store_error(st, "cannot read the run from");
 	sqlite3_bind_int64(s, 1, run_id);
@@ -91,6 +92,7 @@ static int load_run(struct store *st, long long run_id, struct rf_run *run)
 	run->command_line = text_or(s, 6, "");
 	run->counters = text_or(s, 7, "");
 	run->device = text_or(s, 8, "");
+	run->kind = text_or(s, 9, "run");
 	sqlite3_finalize(s);
 	return 0;
 }
@@ -294,6 +296,7 @@ void rf_release(struct rf_run *run)
 	free(run->command_line);
 	free(run->counters);
 	free(run->device);
+	free(run->kind);
 	for (int i = 0; i < run->nceilings; i++) {
 		free(run->ceilings[i].name);
 		free(run->ceilings[i].unit);

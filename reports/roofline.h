@@ -69,6 +69,7 @@ struct rf_run {
 	long long id;
 	char *started_at, *finished_at, *status, *tag, *host, *tool_version;
 	char *command_line, *counters, *device;  /* "" when unknown */
+	char *kind;  /* "run", or "profile" for `fuseprof profile` (v_runs.kind) */
 	int nceilings;
 	struct rf_ceiling *ceilings;
 	size_t nops;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "against.h"
 #include "cmd.h"
 #include "error.h"
 #include "fusion.h"
@@ -44,6 +45,12 @@ static void help(void)
 	       "Options:\n"
 	       "      --db PATH         database file (default: $FUSEPROF_DB or fuseprof.db)\n"
 	       "  -r, --run REF         run id, 'latest' (default), 'latest~N' or a tag\n"
+	       "      --base REF        also against run REF of the same database (as\n"
+	       "                        --run takes it): a section with each op's time,\n"
+	       "                        DRAM bytes and %% of roof in both runs (base.csv),\n"
+	       "                        and on the rooflines an arrow from each op of\n"
+	       "                        REF to the same op of this run; ops match as\n"
+	       "                        'fuseprof compare' matches them\n"
 	       "  -o, --out DIR         output folder, created if missing (default: "
 	       DEFAULT_OUT ")\n"
 	       "  -f, --format LIST     any of md,html,csv,json (default: all of them)\n"
@@ -61,6 +68,10 @@ static void help(void)
 	       "report listed in DIR/" MANIFEST " and this one does not write again\n"
 	       "(unless changed since); nothing else there is touched.\n"
 	       "\n"
+	       "With --base, an op without a place on the roofline in both runs (no\n"
+	       "counters, a failed check) has no arrow; the section says how many and\n"
+	       "why, and lists the ops only one of the two runs has.\n"
+	       "\n"
 	       "Plots need gnuplot ($GNUPLOT, else the one found at build time); without\n"
 	       "it the tables are written and a warning says the plots were skipped.\n"
 	       "\n"
@@ -68,9 +79,11 @@ static void help(void)
 	       "  fuseprof report\n"
 	       "  fuseprof report --db examples/h200-sample.db --out /tmp/h200\n"
 	       "  fuseprof report --run nightly --workload softmax_fwd,softmax_bwd --format md,csv\n"
+	       "  fuseprof report --run latest --base latest~1 --out /tmp/vs-previous\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (no such run, a run without ops,\n"
-	       "an unwritable folder, gnuplot failed), 2 usage error.\n");
+	       "an unwritable folder, gnuplot failed), 2 usage error (--base naming no\n"
+	       "run, or the run reported).\n");
 }
 
 static int parse_size(const char *s, int *w, int *h)
@@ -173,6 +186,7 @@ struct written {
 	const struct plot_opts *po;
 	const struct plot_images *images;
 	size_t nsaved;  /* save-vs-recompute rows: save-recompute.csv */
+	int base;       /* against a base run: base.csv */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -189,7 +203,7 @@ static int report_file(const char *name)
 	static const char *const fixed[] = {
 		"report.md", "report.html", "report.json", "roofline.csv",
 		"fusion.csv", "ceilings.csv", "distrust.csv", "save-recompute.csv",
-		"plots.gp", "roofline.gp",
+		"base.csv", "plots.gp", "roofline.gp",
 		"fusion.gp", NULL
 	};
 
@@ -221,6 +235,8 @@ static int wrote(const struct written *w, const char *name)
 			return !!(w->formats & tables[i].format);
 	if (!strcmp(name, "save-recompute.csv"))
 		return (w->formats & REPORT_CSV) && w->nsaved;
+	if (!strcmp(name, "base.csv"))
+		return (w->formats & REPORT_CSV) && w->base;
 	if (keep && (!strcmp(name, "plots.gp") || !strcmp(name, "roofline.gp") ||
 		     !strcmp(name, "fusion.gp")))
 		return 1;
@@ -310,10 +326,11 @@ out:
 
 static int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_HIER, OPT_SIZE, OPT_NOSVG, OPT_NOPLOTS };
+	enum { OPT_DB = 256, OPT_BASE, OPT_HIER, OPT_SIZE, OPT_NOSVG, OPT_NOPLOTS };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "run", required_argument, NULL, 'r' },
+		{ "base", required_argument, NULL, OPT_BASE },
 		{ "out", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "workload", required_argument, NULL, 'w' },
@@ -326,19 +343,21 @@ static int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path(), *ref = "latest", *out = DEFAULT_OUT, *bad;
+	const char *base_ref = NULL;
 	const char *plot_opt = NULL;  /* the last plot option given */
 	struct plot_opts po = { .width = 1200, .height = 800, .svg = 1 };
 	struct strbuf wall = STRBUF_INIT;
 	struct plot_images images = { 0 };
 	struct fu_pairs pairs = { 0 };
 	struct sr_rows saved = { 0 };
-	struct rf_run run = { 0 };
+	struct rf_run run = { 0 }, base = { 0 };
+	struct against ag = { 0 };
 	struct report rep;
 	struct store *st = NULL;
 	unsigned formats = REPORT_ALL;
 	char **workloads = NULL;
 	int c, nw = 0, plots = 1, rc = EXIT_FAIL, plot_failed = 0;
-	long long run_id;
+	long long run_id, base_id = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -349,6 +368,9 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case 'r':
 			ref = optarg;
+			break;
+		case OPT_BASE:
+			base_ref = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -413,6 +435,11 @@ static int cmd_report(int argc, char **argv)
 		rc = usage_error("report", "report: --db: empty path");
 		goto out_free;
 	}
+	if (base_ref && !*base_ref) {
+		rc = usage_error("report", "report: --base needs a run (an id, "
+				 "'latest', 'latest~N' or a tag)");
+		goto out_free;
+	}
 	/* A plot option with --no-plots asks for something that will not
 	 * be drawn: say so rather than drop it. */
 	if (!plots && plot_opt) {
@@ -428,6 +455,30 @@ static int cmd_report(int argc, char **argv)
 	sqlite3_exec(store_db(st), "PRAGMA cache_size = -65536", NULL, NULL, NULL);
 	if (store_resolve_run(st, ref, &run_id))
 		goto out_close;
+	if (base_ref) {
+		int found = store_find_run(st, base_ref, &base_id);
+
+		if (found < 0)
+			goto out_close;
+		/* Asked for what cannot be: a usage error, before anything
+		 * is written. */
+		if (!found) {
+			rc = usage_error("report", "report: --base '%s': no such run "
+					 "in '%s' (give a run id, 'latest', 'latest~N' "
+					 "or a tag; see 'fuseprof list runs')", base_ref, db);
+			goto out_close;
+		}
+		if (base_id == run_id) {
+			rc = usage_error("report", "report: --base '%s' is run %lld, "
+					 "the run reported: give another run to set it "
+					 "against", base_ref, run_id);
+			goto out_close;
+		}
+		/* The base first: rf_load leaves its rows for the readers
+		 * after it, which want the run's. */
+		if (rf_load(st, base_id, (const char *const *)workloads, &base))
+			goto out_close;
+	}
 	if (rf_load(st, run_id, (const char *const *)workloads, &run))
 		goto out_close;
 	if (run.nops == 0) {
@@ -445,6 +496,13 @@ static int cmd_report(int argc, char **argv)
 	if (strcmp(run.status, "complete"))
 		warning("run %lld is '%s', not complete: the report covers the %zu "
 			"ops it stored", run_id, run.status, run.nops);
+	if (base_ref) {
+		if (strcmp(base.status, "complete"))
+			warning("base run %lld is '%s', not complete: ops it did not "
+				"reach show as only in run %lld", base_id, base.status,
+				run_id);
+		against_match(&base, &run, &ag);
+	}
 	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs) ||
 	    saved_load_run(st, run_id, (const char *const *)workloads, &saved))
 		goto out_release;
@@ -454,24 +512,29 @@ static int cmd_report(int argc, char **argv)
 	po.dir = out;
 	if (!plots) {
 		images.skipped = xstrdup("not asked for (--no-plots)");
-	} else if (report_plots(&run, &pairs, &po, &images)) {
+	} else if (report_plots(&run, &pairs, base_ref ? &ag : NULL, &po, &images)) {
 		/* Tables still carry every number: write them, then fail. */
 		plot_failed = 1;
 		images.skipped = xstrdup("gnuplot failed");
 	}
 	rep = (struct report){ .run = &run, .pairs = &pairs, .saved = &saved,
-			       .images = &images,
+			       .images = &images, .against = base_ref ? &ag : NULL,
 			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
 	if (report_write(&rep, out, formats))
 		goto out_release;
 	if (!plot_failed) {
-		struct written w = { formats, &po, &images, saved.n };
+		struct written w = { formats, &po, &images, saved.n, base_ref != NULL };
 
 		tidy_out_dir(out, &w);
 	}
 	report_summary(&rep, stdout);
 	printf("\nreport of run %lld (%zu ops, %zu fusion pairs) written to %s/\n",
 	       run_id, run.nops, pairs.n, out);
+	if (base_ref)
+		printf("against run %lld: %zu ops in both runs, %zu with an arrow on "
+		       "the roofline; %zu only in run %lld, %zu only in run %lld\n",
+		       base_id, ag.npairs, ag.ndrawn, ag.nbase_only, base_id,
+		       ag.nrun_only, run_id);
 	/* Impossible numbers are flagged in the files; say so where the
 	 * user is looking, naming the first file written that lists them.
 	 * A failed report says its one error line alone. */
@@ -489,6 +552,8 @@ out_release:
 	fusion_release(&pairs);
 	rf_release(&run);
 out_close:
+	against_release(&ag);
+	rf_release(&base);
 	store_close(st);
 out_free:
 	for (int i = 0; i < nw; i++)

@@ -183,7 +183,7 @@ int main(void)
 	    rf_load(st, run_id, NULL, &r) || fusion_load(st, run_id, NULL, &p))
 		return TEST_HARD_ERROR;
 
-	ASSERT_EQ(report_plots(&r, &p, &po, &im), 0);
+	ASSERT_EQ(report_plots(&r, &p, NULL, &po, &im), 0);
 	ASSERT(!im.skipped);
 	for (size_t i = 0; i < im.n; i++) {
 		const char *s = im.v[i].stem;
@@ -237,7 +237,7 @@ int main(void)
 	po.keep_data = 0;
 	po.hierarchical = 0;
 	po.svg = 0;
-	ASSERT_EQ(report_plots(&r, &p, &po, &im), 0);
+	ASSERT_EQ(report_plots(&r, &p, NULL, &po, &im), 0);
 	ASSERT(im.n >= 2);
 	check_png(dir, im.v[0].stem, w, h);
 	ASSERT(!exists(dir, "plots.gp") && !exists(dir, "roofline.points.dat") &&
@@ -246,7 +246,7 @@ int main(void)
 
 	/* A gnuplot that does not exist: a skip with a reason, no error. */
 	setenv("GNUPLOT", "/nonexistent/gnuplot", 1);
-	ASSERT_EQ(report_plots(&r, &p, &po, &im), 0);
+	ASSERT_EQ(report_plots(&r, &p, NULL, &po, &im), 0);
 	ASSERT(im.skipped && im.n == 0);
 	plot_images_release(&im);
 
