@@ -43,6 +43,11 @@ TESTS += tests/test-report-cli.sh tests/test-report-errors.sh \
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh \
 	tests/test-report-saved.sh
 
+## --base: one run against another, matched as compare matches them
+## (runs written by tests/mkruns, and the shipped profiles).
+TESTS += tests/test-report-base.sh
+EXTRA_DIST += tests/test-report-base.sh
+
 ## Numbers to distrust: v_distrust's rules at and past each threshold
 ## (runs written by tests/mkruns), the report's outputs of them, and the
 ## offenders of the shipped samples.

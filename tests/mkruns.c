@@ -8,11 +8,14 @@
  *   counters TEXT...         runs.counters of the runs that follow, the
  *                            rest of the line (default "range-profiler
  *                            (op replay, flush op)")
+ *   kind run|profile         runs.kind of the runs that follow (default run;
+ *                            profile: as `fuseprof profile` stores them)
  *   run TAG|- [STATUS]       start a run (final status: complete by default)
  *   op WORKLOAD VARIANT DTYPE SHAPE STATUS LAUNCHES DRAM FLOPS MEDIAN SPREAD N
  *       N per-rep times (ns) drawn uniformly from MEDIAN * (1 +- SPREAD/2);
  *       DRAM bytes and FLOPs become raw counters of one kernel, '-' for
- *       both stores the op without counters.
+ *       both stores the op without counters; DTYPE or SHAPE '-' stores ''
+ *       (a profiled op's).
  *   kernel OPTS|- [LINE...]  kernel options (canonical text, '-' for none)
  *                            and kernel line of the ops that follow
  *   model FLOPS MIN_BYTES    the model's FLOPs and minimum bytes (also its
@@ -98,6 +101,10 @@ static char kopts_text[256], kernel_text[256];
 static double model_flops = NAN, model_bytes = NAN, l2_bytes = NAN;
 static int tensor_flops;
 
+/* The kind of the runs that follow: a profile's ops are all 'fused', the
+ * program's code as it ran (store/profile.h). */
+static char kind[16] = "run";
+
 /* The saved bytes (NAN: NULL) and backward workload ("": none) of the ops
  * that follow. */
 static double saved_bytes = NAN;
@@ -131,10 +138,10 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 		t[i] = median * (1 + spread * (rng_uniform() - 0.5));
 	op.workload = f[1];
 	op.variant = f[2];
-	op.role = !strcmp(f[2], "fused") ? "fused" : !strcmp(f[2], "naive") ? "naive"
-									 : "unfused";
-	op.dtype = f[3];
-	op.shape = f[4];
+	op.role = !strcmp(f[2], "fused") || !strcmp(kind, "profile") ? "fused"
+		  : !strcmp(f[2], "naive") ? "naive" : "unfused";
+	op.dtype = strcmp(f[3], "-") ? f[3] : "";
+	op.shape = strcmp(f[4], "-") ? f[4] : "";
 	op.status = f[5];
 	op.seed = 1;
 	op.rel_err = op.max_abs_err = op.tolerance = NAN;
@@ -207,6 +214,9 @@ int main(int argc, char **argv)
 			free(counters);
 			counters = xstrdup(strbuf_str(&sb));
 			strbuf_release(&sb);
+		} else if (!strcmp(f[0], "kind") && n == 2 &&
+			   (!strcmp(f[1], "run") || !strcmp(f[1], "profile"))) {
+			snprintf(kind, sizeof kind, "%s", f[1]);
 		} else if (!strcmp(f[0], "run") && (n == 2 || n == 3)) {
 			struct store_run r = { 0 };
 
@@ -220,6 +230,7 @@ int main(int argc, char **argv)
 			r.tag = strcmp(f[1], "-") ? f[1] : NULL;
 			r.device_id = device;
 			r.counters = counters ? counters : "range-profiler (op replay, flush op)";
+			r.kind = kind;
 			if (store_begin_run(st, &r, &run))
 				goto out;
 		} else if (!strcmp(f[0], "kernel") && n >= 2) {
