@@ -53,5 +53,6 @@ extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_merge_entry;
 
 #endif

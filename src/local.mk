@@ -18,7 +18,8 @@ fuseprof_SOURCES = \
 	src/cmd-report.c \
 	src/cmd-compare.c \
 	src/cmd-profile.c \
-	src/cmd-export.c
+	src/cmd-export.c \
+	src/cmd-merge.c
 fuseprof_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 	-DFP_PKGLIBEXECDIR='"$(pkglibexecdir)"' \
 	-DFP_PKGLIBDIR='"$(pkglibdir)"' -I$(top_srcdir)/inject

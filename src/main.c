@@ -27,6 +27,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_query_entry,
 	&cmd_report_entry,
 	&cmd_export_entry,
+	&cmd_merge_entry,
 #endif
 	NULL
 };

@@ -8,5 +8,6 @@ store_libfpstore_a_SOURCES = \
 	store/views.c store/views.h \
 	store/proc.c store/proc.h \
 	store/sql.h \
-	store/profile.c store/profile.h
+	store/profile.c store/profile.h \
+	store/merge.c store/merge.h
 store_libfpstore_a_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)

@@ -574,3 +574,44 @@ out:
 	cache_clear(p);
 	return -1;
 }
+
+int store_profile_refresh(struct store *st, const long long *ops, size_t n)
+{
+	struct commit c = { .st = st };
+	static const int used[] = { Q_OP_SAMPLES, Q_OP_SET, Q_SLOT_STATS,
+				    Q_SLOT_NTH, Q_SLOT_SET };
+	sqlite3_stmt *slots = NULL;
+	int rc = -1, step;
+
+	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+		if (store_prepare(st, sql[used[i]], &c.q[used[i]]))
+			goto out;
+	if (store_prepare(st, "SELECT id FROM kernels WHERE op_id = ?1", &slots))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		/* The op first: its slots' launches per sample read its
+		 * count of samples. */
+		if (refresh_op(&c, ops[i]))
+			goto out;
+		sqlite3_bind_int64(slots, 1, ops[i]);
+		c.nslots = 0;
+		while ((step = sqlite3_step(slots)) == SQLITE_ROW)
+			push_id(&c.slots, &c.nslots, &c.aslots,
+				sqlite3_column_int64(slots, 0));
+		if (step != SQLITE_DONE) {
+			store_error(st, "cannot read kernels from");
+			goto out;
+		}
+		sqlite3_reset(slots);
+		for (size_t k = 0; k < c.nslots; k++)
+			if (refresh_slot(&c, c.slots[k]))
+				goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(slots);
+	for (int i = 0; i < NQ; i++)
+		sqlite3_finalize(c.q[i]);
+	free(c.slots);
+	return rc;
+}

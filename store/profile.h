@@ -99,4 +99,12 @@ int store_profile_commit(struct store *st, struct store_proc *p,
  * device a process saw). */
 int store_profile_device(struct store *st, long long run_id, long long device_id);
 
+/* Recompute each of the n ops (ids in ops) of a profiled run from the
+ * samples stored for it, and every kernel slot of each from its launches,
+ * as a commit does for the ops it touched: `fuseprof merge` calls it after
+ * adding another process's samples and launches to an op. Runs inside the
+ * caller's transaction; holds one op's samples in memory at a time.
+ * Returns 0, or -1 (reported). */
+int store_profile_refresh(struct store *st, const long long *ops, size_t n);
+
 #endif

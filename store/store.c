@@ -20,9 +20,6 @@
 #include "proc.h"
 #include "sql.h"
 
-/* PRAGMA application_id of every fuseprof database: "FPRF". */
-#define FUSEPROF_APP_ID 0x46505246
-
 /* How long a writer waits for another (ms); $FUSEPROF_BUSY_TIMEOUT_MS
  * overrides it. Ten seconds covers any single op's insert by a wide margin. */
 #define DEFAULT_BUSY_TIMEOUT_MS 10000
@@ -382,7 +379,7 @@ static int migrate(struct store *st, long long from)
 		if (exec(st, migrations[v], "cannot migrate the schema"))
 			goto out_rollback;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d",
-		 STORE_SCHEMA_VERSION, FUSEPROF_APP_ID);
+		 STORE_SCHEMA_VERSION, STORE_APP_ID);
 	if (exec(st, sql, "cannot migrate the schema"))
 		goto out_rollback;
 	if (from == 0 && (set_meta(st, "created_by", "fuseprof " PACKAGE_VERSION) ||
@@ -518,7 +515,7 @@ static void sql_run_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* Whether a read-only open should use immutable=1: the file is in WAL mode
  * (header bytes 18 and 19 are 2) and has no write-ahead log with frames in
- * it beside it. See open_flags_uri(). */
+ * it beside it. See store_open(). */
 static int wal_without_log(const char *path)
 {
 	unsigned char hdr[20];
@@ -536,9 +533,10 @@ static int wal_without_log(const char *path)
 	return rc;
 }
 
-/* path as an SQLite URI with the immutable parameter: every byte outside
- * the unreserved set and '/' percent-encoded. Returns a malloc'd string. */
-static char *immutable_uri(const char *path)
+/* path as an SQLite URI with the query string query ("immutable=1"):
+ * every byte outside the unreserved set and '/' percent-encoded. Returns a
+ * malloc'd string. */
+static char *path_uri(const char *path, const char *query)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *uri;
@@ -551,10 +549,15 @@ static char *immutable_uri(const char *path)
 		else
 			strbuf_addf(&sb, "%%%02X", *p);
 	}
-	strbuf_addstr(&sb, "?immutable=1");
+	strbuf_addf(&sb, "?%s", query);
 	uri = xstrdup(strbuf_str(&sb));
 	strbuf_release(&sb);
 	return uri;
+}
+
+char *store_reader_uri(const char *path)
+{
+	return path_uri(path, wal_without_log(path) ? "immutable=1" : "mode=ro");
 }
 
 /* The busy timeout from $FUSEPROF_BUSY_TIMEOUT_MS (ms, 0 or more), or the
@@ -606,7 +609,7 @@ static int validate(struct store *st)
 				     "database (run 'fuseprof run' to fill it)", st->path);
 		return migrate(st, 0);
 	}
-	if (app != FUSEPROF_APP_ID)
+	if (app != STORE_APP_ID)
 		return error("cannot open '%s': an SQLite database, but not one of "
 			     "fuseprof's", st->path);
 	if (version > STORE_SCHEMA_VERSION)
@@ -676,10 +679,13 @@ int store_open(struct store **out, const char *path, enum store_mode mode)
 	 * writer at work, or one killed) immutable would miss the commits in
 	 * the log, so the plain read-only open, which reads the log and also
 	 * works in a read-only folder as long as the -shm file exists. */
-	if (mode == STORE_READONLY && wal_without_log(path)) {
-		uri = immutable_uri(path);
-		flags |= SQLITE_OPEN_URI;
-	}
+	if (mode == STORE_READONLY && wal_without_log(path))
+		uri = path_uri(path, "immutable=1");
+	/* URIs on, so that ATTACH (store/merge.c) can open a file read-only;
+	 * a path that reads as one stays a file name. */
+	flags |= SQLITE_OPEN_URI;
+	if (!uri && !strncmp(path, "file:", 5))
+		uri = xasprintf("./%s", path);
 	if (sqlite3_open_v2(uri ? uri : path, &st->db, flags, NULL) != SQLITE_OK) {
 		error("cannot open '%s': %s", path,
 		      st->db ? sqlite3_errmsg(st->db) : "out of memory");

@@ -56,6 +56,18 @@ store_sh_tests = tests/test-store-kill.sh tests/test-store-concurrent.sh \
 TESTS += $(store_sh_tests)
 EXTRA_DIST += $(store_sh_tests)
 
+### fuseprof merge ############################################################
+## store/merge.c on synthetic inputs (runs through the store API, profiled
+## ranks through the collector's pipeline, the schema-1 sample), and the
+## command line: refusals, exit statuses, messages.
+check_PROGRAMS += tests/test-merge
+TESTS += tests/test-merge tests/test-merge-cli.sh
+tests_test_merge_SOURCES = tests/test-merge.c tests/synth.c tests/synth.h \
+	inject/collect.c inject/collect.h
+tests_test_merge_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/inject
+tests_test_merge_LDADD = store/libfpstore.a probes/libfpprobes.a $(test_store_libs)
+EXTRA_DIST += tests/test-merge-cli.sh
+
 ### number formatting ########################################################
 check_PROGRAMS += tests/test-format
 TESTS += tests/test-format
