@@ -41,7 +41,15 @@ one_line_error '--bogus'
 expect_exit 2 "$FUSEPROF" merge "$tmp/a.db" "$tmp/b.db" "$tmp/./a.db"
 one_line_error 'a.db' 'OUT.db itself'
 
+# The inputs are only read: read-only files, left byte for byte as they
+# were, with no -wal or -shm beside them.
+cp "$tmp/a.db" "$tmp/a.orig"
+chmod 0444 "$tmp/a.db" "$tmp/b.db"
 expect_exit 0 "$FUSEPROF" merge "$tmp/o.db" "$tmp/a.db" "$tmp/b.db"
+cmp -s "$tmp/a.db" "$tmp/a.orig" || fail "merge changed an input"
+for f in a.db-wal a.db-shm b.db-wal b.db-shm; do
+	[ ! -e "$tmp/$f" ] || fail "merge left $f beside an input"
+done
 [ "$(wc -l <"$tmp/out")" = 2 ] || fail "merge: not a line an input: $(cat "$tmp/out")"
 grep -q "^$tmp/a.db: 1 run added, 0 joined, 0 already there (4 ops" "$tmp/out" || fail "merge: a.db line: $(cat "$tmp/out")"
 grep -q "^$tmp/b.db: 2 runs added, 0 joined, 0 already there (8 ops" "$tmp/out" || fail "merge: b.db line: $(cat "$tmp/out")"
@@ -59,6 +67,7 @@ grep -q "b.db: 0 runs added, 0 joined, 2 already there (0 ops" "$tmp/out" || fai
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 3 ] || fail "merge again added runs"
 
 # A bad input among good ones: named, skipped, the others merged, exit 1.
+chmod 0644 "$tmp/a.db" "$tmp/b.db"
 printf 'not a database at all, but long enough for a header: 0123456789abcdef0123456789abcdef\n' >"$tmp/bad.db"
 "$mkdb" -s 4 "$tmp/c.db" 3 >/dev/null
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/bad.db" "$tmp/c.db"
