@@ -82,6 +82,30 @@ expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/new.db"
 one_line_error "$tmp/new.db" 'version 7' '(6)' 'upgrade fuseprof'
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "merge of a newer schema wrote"
 
+# The shipped samples (two GPU runs, two profiled runs of another driver):
+# every run reads in the merged file as in its own, view by view.
+ex="$top_srcdir/examples"
+expect_exit 0 "$FUSEPROF" merge "$tmp/ex.db" "$ex/h100-sample.db" "$ex/h200-sample.db" "$ex/h100-profile.db"
+[ "$(q "$tmp/ex.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "samples: not 4 runs"
+# same_rows DB RUN MERGED_RUN VIEW: the view's rows of RUN in DB, ids left
+# out, are those of MERGED_RUN in ex.db.
+same_rows() {
+	cols=$("$FUSEPROF" query --db "$1" --format csv "SELECT * FROM $4 LIMIT 0" |
+		head -n 1 | tr -d '\r' | tr ',' '\n' | grep -v '_id$' | paste -sd, -)
+	"$FUSEPROF" query --db "$1" --format csv "SELECT $cols FROM $4 WHERE run_id = $2" | sort >"$tmp/a.csv"
+	"$FUSEPROF" query --db "$tmp/ex.db" --format csv "SELECT $cols FROM $4 WHERE run_id = $3" | sort >"$tmp/b.csv"
+	[ "$(wc -l <"$tmp/a.csv")" -gt 1 ] || [ "$4" = v_fusion ] || fail "$1 run $2: no rows in $4"
+	cmp -s "$tmp/a.csv" "$tmp/b.csv" || fail "$1 run $2: $4 differs once merged: $(diff "$tmp/a.csv" "$tmp/b.csv" | head -n 4)"
+}
+for v in v_runs v_ops v_kernels v_roofline v_fusion; do
+	same_rows "$ex/h100-sample.db" 1 1 $v
+	same_rows "$ex/h200-sample.db" 1 2 $v
+	same_rows "$ex/h100-profile.db" 1 3 $v
+	same_rows "$ex/h100-profile.db" 2 4 $v
+done
+expect_exit 0 "$FUSEPROF" merge "$tmp/ex.db" "$ex/h100-profile.db"
+grep -q ": 0 runs added, 0 joined, 2 already there (0 ops" "$tmp/out" || fail "samples again: $(cat "$tmp/out")"
+
 # A missing input, and an output that is not fuseprof's: one line each.
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/nothing.db"
 one_line_error "$tmp/nothing.db"
