@@ -16,7 +16,8 @@
  *   kernels                     per op: each distinct kernel, launches, durations
  *   counters                    per kernel: raw hardware counter values
  *   procs, ranges, launches     profiled runs: each process, its NVTX range
- *                               instances and kernel launches (store/profile.h) */
+ *                               instances and kernel launches (store/profile.h)
+ * One database from many: store/merge.h. */
 #ifndef FP_STORE_H
 #define FP_STORE_H
 

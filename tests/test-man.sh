@@ -50,7 +50,7 @@ synopsis() {
 	awk -v c="$1" '$0 == ".SS " c { on = 1; next } on && /^\.(PP|SS|SH)/ { exit } on' "$page" |
 		sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z-]*' | sort -u
 }
-for c in run ceilings profile list query report compare export; do
+for c in run ceilings profile list query report compare export merge; do
 	"$FUSEPROF" "$c" --help >"$tmp/help" 2>"$tmp/err" || fail "$c --help: $(cat "$tmp/err")"
 	grep -oE -- '^  (-[A-Za-z0-9], |    )--[a-z][a-z-]*' "$tmp/help" |
 		grep -oE -- '--[a-z-]+' | grep -vx -- '--help' | sort -u >"$tmp/h.opts"

@@ -41,7 +41,15 @@ one_line_error '--bogus'
 expect_exit 2 "$FUSEPROF" merge "$tmp/a.db" "$tmp/b.db" "$tmp/./a.db"
 one_line_error 'a.db' 'OUT.db itself'
 
+# The inputs are only read: read-only files, left byte for byte as they
+# were, with no -wal or -shm beside them.
+cp "$tmp/a.db" "$tmp/a.orig"
+chmod 0444 "$tmp/a.db" "$tmp/b.db"
 expect_exit 0 "$FUSEPROF" merge "$tmp/o.db" "$tmp/a.db" "$tmp/b.db"
+cmp -s "$tmp/a.db" "$tmp/a.orig" || fail "merge changed an input"
+for f in a.db-wal a.db-shm b.db-wal b.db-shm; do
+	[ ! -e "$tmp/$f" ] || fail "merge left $f beside an input"
+done
 [ "$(wc -l <"$tmp/out")" = 2 ] || fail "merge: not a line an input: $(cat "$tmp/out")"
 grep -q "^$tmp/a.db: 1 run added, 0 joined, 0 already there (4 ops" "$tmp/out" || fail "merge: a.db line: $(cat "$tmp/out")"
 grep -q "^$tmp/b.db: 2 runs added, 0 joined, 0 already there (8 ops" "$tmp/out" || fail "merge: b.db line: $(cat "$tmp/out")"
@@ -59,6 +67,7 @@ grep -q "b.db: 0 runs added, 0 joined, 2 already there (0 ops" "$tmp/out" || fai
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 3 ] || fail "merge again added runs"
 
 # A bad input among good ones: named, skipped, the others merged, exit 1.
+chmod 0644 "$tmp/a.db" "$tmp/b.db"
 printf 'not a database at all, but long enough for a header: 0123456789abcdef0123456789abcdef\n' >"$tmp/bad.db"
 "$mkdb" -s 4 "$tmp/c.db" 3 >/dev/null
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/bad.db" "$tmp/c.db"
@@ -72,6 +81,30 @@ printf '\000\000\000\007' | dd of="$tmp/new.db" bs=1 seek=60 conv=notrunc 2>/dev
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/new.db"
 one_line_error "$tmp/new.db" 'version 7' '(6)' 'upgrade fuseprof'
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "merge of a newer schema wrote"
+
+# The shipped samples (two GPU runs, two profiled runs of another driver):
+# every run reads in the merged file as in its own, view by view.
+ex="$top_srcdir/examples"
+expect_exit 0 "$FUSEPROF" merge "$tmp/ex.db" "$ex/h100-sample.db" "$ex/h200-sample.db" "$ex/h100-profile.db"
+[ "$(q "$tmp/ex.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "samples: not 4 runs"
+# same_rows DB RUN MERGED_RUN VIEW: the view's rows of RUN in DB, ids left
+# out, are those of MERGED_RUN in ex.db.
+same_rows() {
+	cols=$("$FUSEPROF" query --db "$1" --format csv "SELECT * FROM $4 LIMIT 0" |
+		head -n 1 | tr -d '\r' | tr ',' '\n' | grep -v '_id$' | paste -sd, -)
+	"$FUSEPROF" query --db "$1" --format csv "SELECT $cols FROM $4 WHERE run_id = $2" | sort >"$tmp/a.csv"
+	"$FUSEPROF" query --db "$tmp/ex.db" --format csv "SELECT $cols FROM $4 WHERE run_id = $3" | sort >"$tmp/b.csv"
+	[ "$(wc -l <"$tmp/a.csv")" -gt 1 ] || [ "$4" = v_fusion ] || fail "$1 run $2: no rows in $4"
+	cmp -s "$tmp/a.csv" "$tmp/b.csv" || fail "$1 run $2: $4 differs once merged: $(diff "$tmp/a.csv" "$tmp/b.csv" | head -n 4)"
+}
+for v in v_runs v_ops v_kernels v_roofline v_fusion; do
+	same_rows "$ex/h100-sample.db" 1 1 $v
+	same_rows "$ex/h200-sample.db" 1 2 $v
+	same_rows "$ex/h100-profile.db" 1 3 $v
+	same_rows "$ex/h100-profile.db" 2 4 $v
+done
+expect_exit 0 "$FUSEPROF" merge "$tmp/ex.db" "$ex/h100-profile.db"
+grep -q ": 0 runs added, 0 joined, 2 already there (0 ops" "$tmp/out" || fail "samples again: $(cat "$tmp/out")"
 
 # A missing input, and an output that is not fuseprof's: one line each.
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/nothing.db"
