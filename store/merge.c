@@ -211,9 +211,12 @@ static int prepare(struct merge *m)
 				      "FROM src.runs s ORDER BY s.id");
 			break;
 		case Q_SAME:
-			/* Runs here before this input only: runs of one
-			 * input are distinct, whatever their columns. */
+			/* Runs here before this input, each the match of
+			 * one of its runs at most: runs of one input are
+			 * distinct whatever their columns (a test's writer
+			 * makes several in one second). */
 			strbuf_addstr(&sb, "SELECT id FROM main.runs WHERE id <= ?1 "
+				      "AND id NOT IN (SELECT dst FROM temp.merge_run) "
 				      "AND kind = ?2 AND started_at = ?3 AND host IS ?4 "
 				      "AND pid IS ?5 AND proc_start IS ?6 "
 				      "AND command_line IS ?7 ORDER BY id LIMIT 1");

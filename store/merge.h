@@ -10,7 +10,8 @@
  *             its own)
  *   runs      the same kind, start time, host, pid, process start time
  *             (proc_start) and command line: the process that made the
- *             run and when, which one fuseprof process makes once
+ *             run and when, which one fuseprof process makes once (two
+ *             runs of one input are never one run here)
  *   processes of profiled runs (procs): the same host, pid, proc_start
  *             and start time
  * A run already here is left out whole; a profiled run adds only its

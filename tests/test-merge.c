@@ -327,6 +327,33 @@ static void many_inputs(void)
 	free(out);
 }
 
+/* Two runs of one file alike in every column that tells runs apart (one
+ * process made both in one second): two runs, and again, nothing. */
+static void twins(void)
+{
+	char *in = path_of("twins.db"), *out = path_of("twins-out.db");
+	struct synth_opts o = { .nops = 3, .seed = 5, .ceilings = 1, .counters = 1 };
+	struct store_merge_stats n;
+	long long before[16];
+
+	ASSERT(synth_build(in, &o) > 0);
+	o.seed = 6;
+	ASSERT(synth_build(in, &o) > 0);
+	/* The second measured other ceilings: each keeps its own. */
+	poke(in, "UPDATE runs SET pid = 555, started_at = '2026-01-01T00:00:00Z';"
+	     "UPDATE ceilings SET value = value * 1.01 WHERE run_id = 2");
+	ASSERT_EQ(merge_into(out, in, 60, &n), 0);
+	ASSERT_EQ(n.runs_added, 2);
+	same_rows(in, 2, out, 2, "v_ops", "*");
+	same_rows(in, 2, out, 2, "v_ceilings", "*");
+	counts(out, before);
+	ASSERT_EQ(merge_into(out, in, 60, &n), 0);
+	ASSERT_EQ(n.runs_present, 2);
+	unchanged(out, before);
+	free(in);
+	free(out);
+}
+
 /* ---- ranks -------------------------------------------------------------- */
 
 #define PROFILE_CMD "fuseprof profile --tag ddp --db /tmp/r%r.db -- python train.py"
@@ -670,6 +697,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		FAIL("cannot make a temporary folder");
 	many_inputs();
+	twins();
 	ranks();
 	old_schema();
 	refusals();
