@@ -177,22 +177,6 @@ static char *absolute(const char *path)
 	return xasprintf("%s/%s", cwd, path);
 }
 
-/* "fuseprof profile [OPTION]... -- COMMAND [ARG]...", as typed. */
-static char *join_args(char **argv, int argc)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *s;
-
-	strbuf_addstr(&sb, "fuseprof");
-	for (int i = 0; i < argc; i++) {
-		strbuf_addstr(&sb, " ");
-		strbuf_addstr(&sb, argv[i]);
-	}
-	s = xstrdup(strbuf_str(&sb));
-	strbuf_release(&sb);
-	return s;
-}
-
 /* The program, while this process waits: SIGTERM and SIGHUP sent to
  * fuseprof go on to it, so that the run still gets its ending. */
 static volatile sig_atomic_t child_pid;
@@ -491,7 +475,7 @@ static int cmd_profile(int argc, char **argv)
 
 	dbabs = absolute(dbx);
 	/* fuseprof's own options are part of the run's record */
-	cmdline = join_args(argv, argc);
+	cmdline = command_line(argc, argv);
 	r.command_line = cmdline;
 	r.tag = tag;
 	if (store_open(&st, dbabs, STORE_CREATE) || store_begin_run(st, &r, &run)) {

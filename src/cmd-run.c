@@ -121,19 +121,6 @@ static int int_opt(const char *name, const char *arg, long lo, long hi, int *out
 	return 0;
 }
 
-static char *join_args(int argc, char **argv)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *s;
-
-	strbuf_addstr(&sb, "fuseprof");
-	for (int i = 0; i < argc; i++)
-		strbuf_addf(&sb, " %s", argv[i]);
-	s = xstrdup(strbuf_str(&sb));
-	strbuf_release(&sb);
-	return s;
-}
-
 /* Add the pairs of one --kernel-opt argument "[W:]K=V,[W:]K=V" to kopts
  * (each a malloc'd "[W:]K=V"). Checks the syntax only; which workload
  * takes which key and value is the run loop's to check, against the
@@ -320,7 +307,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 	o.kopts = (const char *const *)kopts;
 	o.nkopts = nkopts;
-	o.command_line = join_args(argc, argv);
+	o.command_line = command_line(argc, argv);
 	rc = run_suite(&o);
 	free((char *)o.command_line);
 out:

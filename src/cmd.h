@@ -28,6 +28,10 @@ const char *default_db_path(void);
  * other problem). */
 int check_default_db(const char *db);
 
+/* "fuseprof CMD ARG...", argv (argv[0] the command's name) as typed: what
+ * a run records as its command line. A new string. */
+char *command_line(int argc, char **argv);
+
 /* Parse the argument of a command's --format into *fmt. Returns 0, or -1
  * after a usage error naming cmd and the accepted formats. */
 int format_option(const char *cmd, const char *arg, enum table_format *fmt);

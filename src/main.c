@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "error.h"
+#include "util.h"
 
 /* In the order `fuseprof --help` lists them. This file builds two programs:
  * `fuseprof`, whose run and ceilings entries (src/gpu-exec.c) hand over to
@@ -51,6 +52,19 @@ int check_default_db(const char *db)
 		     "with 'fuseprof run' on a GPU machine, or name one with --db "
 		     "PATH or $FUSEPROF_DB (samples: --db examples/h200-sample.db "
 		     "in fuseprof's source tree)");
+}
+
+char *command_line(int argc, char **argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *s;
+
+	strbuf_addstr(&sb, "fuseprof");
+	for (int i = 0; i < argc; i++)
+		strbuf_addf(&sb, " %s", argv[i]);
+	s = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return s;
 }
 
 int format_option(const char *cmd, const char *arg, enum table_format *fmt)

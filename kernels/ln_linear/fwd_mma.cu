@@ -474,7 +474,7 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	const long M = op->M;
 	const int K = (int)op->K, N = (int)op->N;
 	const long small = ((M + 63) / 64) * ((N + 127) / 128);
-	const int KT = (int)((op->K * (long)sizeof(T) + 127) / 128);
+	const int KT = lnl_ktiles(op->K, op->dt);
 	// slices of equal k-tiles; the last may be short, none empty
 	const int kchunk = (KT + op->splits - 1) / op->splits;
 	const int splits = (KT + kchunk - 1) / kchunk;

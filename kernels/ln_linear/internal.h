@@ -228,6 +228,13 @@ struct lnl_op {
 	                     // NULL: no split-K (the library, for now)
 };
 
+/* The 128-byte k-tiles of a row of K elements of dt: what the tensor-core
+ * kernels step through (LNL_KTILE bf16, or half as many fp32, a tile). */
+static inline int lnl_ktiles(long K, enum fp_dtype dt)
+{
+	return (int)((K * (long)fp_dtype_size(dt) + 127) / 128);
+}
+
 /* The most slices of K the split-K forward takes at this shape (1: none),
  * and the bytes of partials that many need; functions of the shape alone. */
 int lnl_split_max(long M, long K, enum fp_dtype dt);

@@ -50,7 +50,7 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // statistics take a pass of their own (stats_pass=, see WS_PASS_N).
 int lnl_split_max(long M, long K, enum fp_dtype dt)
 {
-	const long es = (long)fp_dtype_size(dt), kt = (K * es + 127) / 128;
+	const long es = (long)fp_dtype_size(dt), kt = lnl_ktiles(K, dt);
 	long s = LNL_SPLIT_MAX;
 
 	if (kt / LNL_SPLIT_MIN_KT < s)
@@ -120,8 +120,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 		op->fk = FK_MMA_SMALL;
 		if (smax > 1 && small < op->sms) {
-			op->splits = split_pick(small, 2 * op->sms,
-						(int)((op->K * (long)fp_dtype_size(op->dt) + 127) / 128),
+			op->splits = split_pick(small, 2 * op->sms, lnl_ktiles(op->K, op->dt),
 						smax);
 			if (op->splits > 1)
 				op->fk = FK_MMA_SPLIT;
