@@ -60,6 +60,10 @@ struct collector {
 	unsigned long long unmatched;
 	long long lost;              /* launches of commits that failed */
 	int devices[64];             /* 1: recorded (by device index) */
+	struct counted_rec *cnt;     /* counted launches not yet stored, by */
+	unsigned char *cnt_age;      /* correlation; batches each has waited */
+	size_t ncnt;
+	long long counted;
 	int warned;
 };
 
@@ -344,6 +348,68 @@ static void wait_for_launch(struct collector *c, const struct kernel_rec *k)
 	c->waiting[c->nwaiting++] = *k;
 }
 
+static int cmp_counted(const void *a, const void *b)
+{
+	uint32_t x = ((const struct counted_rec *)a)->correlation;
+	uint32_t y = ((const struct counted_rec *)b)->correlation;
+
+	return (x > y) - (x < y);
+}
+
+/* Take a batch's counted launches beside those still waiting, kept
+ * sorted by correlation id (new ones mostly come after the old: an
+ * insertion sort of the pairs). */
+static void counted_add(struct collector *c, struct collect_batch *b)
+{
+	size_t n = c->ncnt + b->ncounted;
+
+	if (!b->ncounted)
+		return;
+	c->cnt = xrealloc(c->cnt, n * sizeof *c->cnt);
+	c->cnt_age = xrealloc(c->cnt_age, n);
+	for (size_t i = 0; i < b->ncounted; i++) {
+		size_t j = c->ncnt + i;
+
+		while (j > 0 && c->cnt[j - 1].correlation > b->counted[i].correlation) {
+			c->cnt[j] = c->cnt[j - 1];
+			c->cnt_age[j] = c->cnt_age[j - 1];
+			j--;
+		}
+		c->cnt[j] = b->counted[i];
+		c->cnt_age[j] = 0;
+	}
+	c->ncnt = n;
+	b->ncounted = 0;
+}
+
+static const double *counted_find(const struct collector *c, uint32_t corr)
+{
+	struct counted_rec key = { corr, NULL }, *e;
+
+	if (!c->ncnt)
+		return NULL;
+	e = bsearch(&key, c->cnt, c->ncnt, sizeof *c->cnt, cmp_counted);
+	return e ? e->values : NULL;
+}
+
+/* After a batch: what waited a batch already goes (its kernel was left
+ * out, or its record lost, or it was stored); the rest waits one, for a
+ * kernel record that comes a batch after its launch. */
+static void counted_age(struct collector *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->ncnt; i++) {
+		if (c->cnt_age[i] >= 1) {
+			free(c->cnt[i].values);
+			continue;
+		}
+		c->cnt[k] = c->cnt[i];
+		c->cnt_age[k++] = c->cnt_age[i] + 1;
+	}
+	c->ncnt = k;
+}
+
 /* Turn kernel k into a launch to store in *out; 0 when it is not to be
  * stored (left out, or waiting for its launch). */
 static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wait,
@@ -381,6 +447,10 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		out->correlation = k->correlation;
 		out->start_ns = (long long)k->start;
 		out->end_ns = (long long)(k->end > k->start ? k->end : k->start);
+		if ((out->counters = counted_find(c, k->correlation))) {
+			out->counter_names = c->cfg.counter_names;
+			out->ncounters = c->cfg.ncounters;
+		}
 		c->proc.kernels_recorded++;
 		note_device(c, k->device);
 		stored = 1;
@@ -402,6 +472,7 @@ int collect_batch(struct collector *c, struct collect_batch *b)
 
 	ranges_apply(c->ranges, b->markers, b->nmarkers, &c->unmatched);
 	place_launches(c, b);
+	counted_add(c, b);
 	/* Kernels that waited for their launch go first: they ran first. */
 	c->waiting = NULL;
 	c->nwaiting = 0;
@@ -427,6 +498,8 @@ int collect_batch(struct collector *c, struct collect_batch *b)
 	c->proc.records_dropped = (long long)b->dropped + c->lost;
 	c->proc.ranges += (long long)nr;
 	rc = store_profile_commit(c->st, &c->proc, l, nl, r, nr);
+	for (size_t i = 0; rc == 0 && i < nl; i++)
+		c->counted += l[i].ncounters > 0;
 	if (rc) {
 		/* Lost, and counted: never silently. */
 		c->proc.kernels_recorded = recorded;
@@ -444,6 +517,7 @@ int collect_batch(struct collector *c, struct collect_batch *b)
 	if (c->placed.n > PLACED_AGE_ABOVE && b->taken > PLACED_MAX_AGE_NS)
 		placed_age(&c->placed, b->taken - PLACED_MAX_AGE_NS);
 	c->prev_taken = b->taken;
+	counted_age(c);
 	free(l);
 	free(r);
 	return rc;
@@ -457,6 +531,7 @@ void collect_counts(const struct collector *c, struct collect_counts *out)
 	out->over_limit = c->proc.kernels_over_limit;
 	out->dropped = c->proc.records_dropped;
 	out->ranges = c->proc.ranges;
+	out->counted = c->counted;
 	out->unmatched_ends = c->unmatched;
 }
 
@@ -477,6 +552,10 @@ int collect_close(struct collector *c, const char *status, const char *note)
 	if (c->has_filter)
 		regfree(&c->filter);
 	free(c->waiting);
+	for (size_t i = 0; i < c->ncnt; i++)
+		free(c->cnt[i].values);
+	free(c->cnt);
+	free(c->cnt_age);
 	free(c);
 	return rc;
 }

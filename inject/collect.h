@@ -28,6 +28,17 @@ struct collect_config {
 	/* Device facts for a device index, the first time one appears
 	 * (probe_device_query); NULL: devices are not recorded. */
 	int (*query_device)(int index, struct probe_device *d);
+	/* The metrics of each counted launch's values (collect_batch's
+	 * counted), ncounters of them; 0: launches are not counted. */
+	const char *const *counter_names;
+	int ncounters;
+};
+
+/* One counted kernel launch: its launching call's correlation id and
+ * its values, cfg.ncounters of them (NaN: not measured), malloc'd. */
+struct counted_rec {
+	uint32_t correlation;
+	double *values;
 };
 
 struct collector;
@@ -56,6 +67,12 @@ struct collect_batch {
 	unsigned long long dropped;   /* records CUPTI dropped so far, in all */
 	int last;                     /* the final batch: nothing waits for
 	                                 a later one */
+	/* The counters of launches taken in this batch (or the previous
+	 * one, whose kernel records come late): the collector takes them
+	 * (their values; the array stays the caller's) and attaches each
+	 * to its kernel's launch. */
+	struct counted_rec *counted;
+	size_t ncounted;
 };
 
 /* Place, filter and store one batch in one commit. A kernel whose launch
@@ -81,6 +98,7 @@ size_t collect_op_name(const char *name, char *buf, size_t size);
 /* Counts so far. */
 struct collect_counts {
 	long long seen, recorded, filtered, over_limit, dropped, ranges;
+	long long counted;  /* recorded launches stored with counters */
 	unsigned long long unmatched_ends;  /* range ends with nothing open */
 };
 void collect_counts(const struct collector *c, struct collect_counts *out);

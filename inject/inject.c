@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cupti.h>
 
 #include "collect.h"
@@ -32,6 +33,7 @@
 #include "inject.h"
 #include "probes.h"
 #include "util.h"
+#include "views.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -55,6 +57,32 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Counters (FP_ENV_PROFILE_COUNTERS): the range profiler under kernel
+ * replay, one range per kernel, L2 flushed before each (every kernel
+ * starts from a clean cache, and the flush after it measures what it left
+ * dirty). A collection holds the kernels launched since it began; it ends
+ * at FP_COUNT_BATCH kernels, before a launch it cannot count (a graph, a
+ * launch call whose stream it cannot read), and at each commit, which
+ * takes the launches only once the collection before them has ended: so
+ * a launch's values come in the batch of its launch record. The lock is
+ * held from a counted launch's entry to its return, so launches from
+ * several threads are counted one at a time and in order. */
+static struct {
+	pthread_mutex_t lock;
+	char **names;           /* the metrics, then the write-back */
+	int n;                  /* of the counters (names has n + 1) */
+	int wanted, failed;
+	struct counters *c;
+	CUcontext ctx;
+	uint32_t corr[FP_COUNT_BATCH];
+	int nk, in_launch;
+	void *stream;           /* the last counted kernel's */
+	long long lost;         /* counted kernels whose values were lost */
+	char *note;             /* why counting stopped, if it did */
+	struct counted_rec *done;   /* values waiting for the next batch */
+	size_t ndone, adone;
+} ct = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 #define PUSH(v, n, a, x) do { \
 	if ((n) == (a)) { \
 		(a) = (a) ? 2 * (a) : 4096; \
@@ -63,11 +91,15 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 	(v)[(n)++] = *(x); \
 } while (0)
 
-static void on_kernel(const struct kernel_rec *k, void *arg)
+static void on_kernel(const struct kernel_rec *kr, void *arg)
 {
 	(void)arg;
+	/* The counters' own L2 flushes are not the program's. */
+	if (ct.wanted && kr->name &&
+	    !strncmp(kr->name, COUNTERS_FLUSH_KERNEL, sizeof COUNTERS_FLUSH_KERNEL - 1))
+		return;
 	pthread_mutex_lock(&g.lock);
-	PUSH(g.k, g.nk, g.ak, k);
+	PUSH(g.k, g.nk, g.ak, kr);
 	if (g.nk >= FP_COMMIT_KERNELS)
 		pthread_cond_signal(&g.wake);
 	pthread_mutex_unlock(&g.lock);
@@ -91,6 +123,134 @@ static void on_launch(const struct launch_rec *l, void *arg)
 
 static const struct activity_sink sink = { on_kernel, on_marker, NULL };
 
+/* Stop counting for good, with the reason on the process's row. */
+static void count_fail(const char *why)
+{
+	ct.failed = 1;
+	if (!ct.note)
+		ct.note = xstrdup(why);
+	warning("profile: process %ld: %s; timings only from here", (long)getpid(), why);
+}
+
+/* End the running collection: its values, a row per kernel in launch
+ * order, go to ct.done by the kernels' correlation ids. Under ct.lock. */
+static void count_end(void)
+{
+	double *v = NULL;
+	int nr = 0, dropped = 0, rc;
+
+	if (!ct.c || !counters_running(ct.c))
+		return;
+	activity_hide_launches(1);  /* the closing flush */
+	rc = counters_end(ct.c, ct.stream, &v, &nr, &dropped);
+	activity_hide_launches(0);
+	if (rc || nr != ct.nk || dropped) {
+		ct.lost += ct.nk;
+		if (rc)
+			count_fail("cannot read the counters of a collection");
+	} else {
+		pthread_mutex_lock(&g.lock);
+		for (int j = 0; j < nr; j++) {
+			struct counted_rec r = { ct.corr[j], xmalloc((size_t)(ct.n + 1) * sizeof(double)) };
+
+			memcpy(r.values, v + (size_t)j * (size_t)ct.n, (size_t)ct.n * sizeof(double));
+			r.values[ct.n] = counters_writeback(ct.c, j);
+			PUSH(ct.done, ct.ndone, ct.adone, &r);
+		}
+		pthread_mutex_unlock(&g.lock);
+	}
+	free(v);
+	ct.nk = 0;
+}
+
+/* count_end from a thread that may not have the collection's context
+ * current (the commit thread, the exit handler). Under ct.lock. */
+static void count_end_here(void)
+{
+	CUcontext prev = NULL;
+
+	if (!ct.c || !counters_running(ct.c))
+		return;
+	cuCtxGetCurrent(&prev);
+	if (prev != ct.ctx)
+		cuCtxSetCurrent(ct.ctx);
+	count_end();
+	if (prev != ct.ctx)
+		cuCtxSetCurrent(prev);
+}
+
+/* The last collection, while the CUDA runtime the counters use (its own:
+ * this handler is registered after that runtime started) is still up. */
+static void count_at_exit(void)
+{
+	pthread_mutex_lock(&ct.lock);
+	count_end_here();
+	pthread_mutex_unlock(&ct.lock);
+}
+
+/* Open the collector in the launching thread's context: the first
+ * launch that has one. */
+static int count_open(void)
+{
+	int rc;
+
+	if (cuCtxGetCurrent(&ct.ctx) != CUDA_SUCCESS || !ct.ctx)
+		return -1;
+	rc = counters_open(&ct.c, (const char *const *)ct.names, ct.n,
+			   2 * FP_COUNT_BATCH + 1, COUNTERS_REPLAY_KERNEL);
+	if (rc == 0)
+		rc = counters_kernel_flushes(ct.c);
+	if (rc == 0)
+		atexit(count_at_exit);  /* before the runtime it started goes */
+	if (rc) {
+		count_fail(rc == PROBE_DENIED ? "counters are not permitted (run as root, "
+			   "or set NVreg_RestrictProfilingToAdminUsers=0)"
+			   : rc == PROBE_BUSY ? "another profiler holds the counters"
+			   : "cannot open the counters");
+		return -1;
+	}
+	return 0;
+}
+
+static void on_edge(const struct launch_edge *e, void *arg)
+{
+	(void)arg;
+	if (e->enter) {
+		pthread_mutex_lock(&ct.lock);
+		ct.in_launch = 0;
+		if (ct.failed || !ct.wanted)
+			goto unlock;
+		if (e->graph || !e->known) {
+			/* Not one range we can tell: end before it. */
+			count_end();
+			goto unlock;
+		}
+		if (!ct.c && count_open())
+			goto unlock;
+		if (!counters_running(ct.c) && counters_begin(ct.c)) {
+			count_fail("cannot start a counter collection");
+			goto unlock;
+		}
+		counters_flush_before(ct.c, e->stream);
+		ct.corr[ct.nk++] = e->correlation;
+		ct.stream = e->stream;
+		ct.in_launch = 1;
+		return;  /* held until the call returns */
+	}
+	if (!ct.in_launch)
+		return;
+	ct.in_launch = 0;
+	if (!e->ok) {
+		/* No kernel, but its flush ran: this collection's ranges no
+		 * longer pair with its kernels. */
+		count_end();
+	} else if (ct.nk >= FP_COUNT_BATCH) {
+		count_end();
+	}
+unlock:
+	pthread_mutex_unlock(&ct.lock);
+}
+
 /* Take the launches, flush CUPTI, take the markers and kernels, and hand
  * them to the collector. Only the commit thread (or, after it ended, the
  * exit handler) calls this. */
@@ -102,6 +262,14 @@ static int commit_batch(int last)
 	struct kernel_rec *k;
 	int rc;
 
+	/* The running collection ends first, so that the values of every
+	 * launch taken below are in this batch. No launch can enter while
+	 * ct.lock is held; the collection is the context's, so this thread
+	 * makes it current. */
+	if (ct.wanted) {
+		pthread_mutex_lock(&ct.lock);
+		count_end_here();
+	}
 	/* Launches first: every marker before them is in CUPTI's buffers by
 	 * the flush after. */
 	pthread_mutex_lock(&g.lock);
@@ -110,7 +278,13 @@ static int commit_batch(int last)
 	g.l = NULL;
 	g.nl = g.al = 0;
 	b.taken = activity_now();
+	b.counted = ct.done;
+	b.ncounted = ct.ndone;
+	ct.done = NULL;
+	ct.ndone = ct.adone = 0;
 	pthread_mutex_unlock(&g.lock);
+	if (ct.wanted)
+		pthread_mutex_unlock(&ct.lock);
 	activity_flush(last);
 	pthread_mutex_lock(&g.lock);
 	m = g.m;
@@ -126,6 +300,9 @@ static int commit_batch(int last)
 	b.kernels = k;
 	b.dropped = activity_dropped();
 	rc = collect_batch(g.col, &b);
+	for (size_t i = 0; i < b.ncounted; i++)  /* not taken: an error */
+		free(b.counted[i].values);
+	free(b.counted);
 	free(l);
 	free(m);
 	free(k);
@@ -177,6 +354,14 @@ static void at_exit(void)
 	collect_counts(g.col, &n);
 	if (n.unmatched_ends)
 		note = xasprintf("%llu NVTX range ends had no open range", n.unmatched_ends);
+	if (ct.wanted) {
+		char *c = xasprintf("%s%s%lld kernels counted, %lld lost%s%s",
+				    note ? note : "", note ? "; " : "", n.counted,
+				    ct.lost, ct.note ? ": " : "", ct.note ? ct.note : "");
+
+		free(note);
+		note = c;
+	}
 	collect_close(g.col, "complete", note);
 	g.col = NULL;
 	free(note);
@@ -209,6 +394,29 @@ static char *read_command_line(void)
 	return s;
 }
 
+/* The counters named in the environment, one a line: ct.names, then the
+ * write-back, which the collector stores beside them. */
+static void count_setup(const char *list)
+{
+	char *copy, *line, *save = NULL;
+
+	if (!list || !*list)
+		return;
+	copy = xstrdup(list);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		ct.names = xrealloc(ct.names, (size_t)(ct.n + 2) * sizeof *ct.names);
+		ct.names[ct.n++] = xstrdup(line);
+	}
+	free(copy);
+	if (!ct.n)
+		return;
+	ct.names[ct.n] = xstrdup(FP_METRIC_DRAM_WRITEBACK);
+	ct.wanted = 1;
+	g.cfg.counter_names = (const char *const *)ct.names;
+	g.cfg.ncounters = ct.n + 1;
+	activity_trace_launch_edges(on_edge, NULL);
+}
+
 static void setup(void)
 {
 	const char *db = getenv(FP_ENV_PROFILE_DB), *run = getenv(FP_ENV_PROFILE_RUN);
@@ -231,6 +439,7 @@ static void setup(void)
 		g.cfg.max_kernels = v;
 	g.cfg.query_device = probe_device_query;
 	g.command_line = read_command_line();
+	count_setup(getenv(FP_ENV_PROFILE_COUNTERS));
 
 	rc = activity_start_sink(&sink);
 	if (rc == 0)

@@ -25,6 +25,15 @@
 #define FP_ENV_PROFILE_NVTX "FUSEPROF_PROFILE_NVTX_INCLUDE"
 #define FP_ENV_PROFILE_DEVICE "FUSEPROF_PROFILE_DEVICE"
 
+/* Optional: the hardware counters to read on every kernel, one raw
+ * metric name a line (`profile --metrics GROUP` passes its group's). */
+#define FP_ENV_PROFILE_COUNTERS "FUSEPROF_PROFILE_COUNTERS"
+
+/* Counted kernels per range profiler collection: each collection's
+ * values are decoded when it ends, at this many kernels or at a commit,
+ * whichever comes first. */
+#define FP_COUNT_BATCH 256
+
 /* Each process commits what it recorded every FP_COMMIT_SECONDS, and
  * sooner when FP_COMMIT_KERNELS kernel records wait: a process killed
  * with SIGKILL loses at most that much. */

@@ -18,8 +18,12 @@ libfuseprof_inject_so_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 libfuseprof_inject_so_LDFLAGS = -shared -Wl,-z,defs \
 	-Wl,--version-script=$(srcdir)/inject/inject.map \
 	$(CUDA_LDFLAGS) -L$(CUDA_STUBS_DIR)
+## The counters' L2 flush is a kernel of fuseprof's own (probes/counters.cu),
+## launched through a CUDA runtime linked in statically: the program's
+## runtime, if it has one, may be another version, or static in it.
 libfuseprof_inject_so_LDADD = probes/libfpprobes.a store/libfpstore.a \
-	lib/libfpcore.a $(SQLITE_LIBS) -lcupti -lcuda -lstdc++ -ldl -lm
+	lib/libfpcore.a $(SQLITE_LIBS) -lcupti -lcudart_static -lcuda -lstdc++ \
+	-lrt -lpthread -ldl -lm
 libfuseprof_inject_so_DEPENDENCIES = probes/libfpprobes.a store/libfpstore.a \
 	lib/libfpcore.a $(srcdir)/inject/inject.map
 EXTRA_DIST += inject/inject.map

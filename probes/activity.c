@@ -317,6 +317,11 @@ uint64_t activity_now(void)
 
 static void (*launch_fn)(const struct launch_rec *, void *);
 static void *launch_arg;
+static void (*edge_fn)(const struct launch_edge *, void *);
+static void *edge_arg;
+/* Set while a launch hook's own launches (an L2 flush) are under way in
+ * this thread: they are not the program's, and nobody hears of them. */
+static __thread int own_launch;
 
 /* The calls that launch kernels (graph launches last in each list): the
  * runtime's (its kernels carry the runtime call's correlation id) and the
@@ -364,6 +369,70 @@ static int is_graph_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
  * driver calls of its own, with correlation ids no kernel carries (its
  * kernels carry the runtime call's), so those are left out. */
 static __thread int in_runtime_launch;
+/* This thread's id, asked of the kernel once rather than a system call a
+ * launch; a forked child's one thread (a copy of the forking one, storage
+ * included) asks again (forget_tid, at fork). */
+static __thread uint32_t my_tid;
+
+static void forget_tid(void)
+{
+	my_tid = 0;
+}
+
+int probe_launch_stream(int domain, unsigned cbid, const void *params,
+			void **s)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+			*s = (void *)((const cudaLaunchKernel_v7000_params *)params)->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+			*s = (void *)((const cudaLaunchKernel_ptsz_v7000_params *)params)->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+			*s = (void *)((const cudaLaunchKernelExC_v11060_params *)params)->config->stream;
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			*s = (void *)((const cudaLaunchKernelExC_ptsz_v11060_params *)params)->config->stream;
+			return 1;
+		}
+		return 0;
+	}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+		*s = (void *)((const cuLaunchKernel_params *)params)->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		*s = (void *)((const cuLaunchKernel_ptsz_params *)params)->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+		*s = (void *)((const cuLaunchKernelEx_params *)params)->config->hStream;
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		*s = (void *)((const cuLaunchKernelEx_ptsz_params *)params)->config->hStream;
+		return 1;
+	}
+	return 0;
+}
+
+/* The launch's edges for the hook (activity_trace_launch_edges). */
+static void edge(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		 const CUpti_CallbackData *cb)
+{
+	struct launch_edge e = { 0 };
+
+	e.enter = cb->callbackSite == CUPTI_API_ENTER;
+	e.correlation = cb->correlationId;
+	e.graph = is_graph_launch(domain, cbid);
+	e.known = probe_launch_stream(domain, cbid, cb->functionParams, &e.stream);
+	/* cudaError_t and CUresult alike: 0 is success. */
+	e.ok = !e.enter && cb->functionReturnValue &&
+	       *(const int *)cb->functionReturnValue == 0;
+	own_launch = 1;
+	edge_fn(&e, edge_arg);
+	own_launch = 0;
+}
 
 static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *data)
@@ -372,20 +441,38 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 	struct launch_rec l;
 
 	(void)arg;
+	if (own_launch)
+		return;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
 		in_runtime_launch += cb->callbackSite == CUPTI_API_ENTER ? 1 : -1;
 	else if (in_runtime_launch > 0)
 		return;
+	if (edge_fn)
+		edge(domain, cbid, cb);
 	if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionReturnValue)
 		return;
 	/* cudaError_t and CUresult alike: 0 is success. */
 	if (*(const int *)cb->functionReturnValue != 0)
 		return;
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
 	l.correlation = cb->correlationId;
-	l.tid = (uint32_t)syscall(SYS_gettid);
+	l.tid = my_tid;
 	l.ts = activity_now();
 	l.graph = is_graph_launch(domain, cbid);
 	launch_fn(&l, launch_arg);
+}
+
+void activity_hide_launches(int hide)
+{
+	own_launch = hide;
+}
+
+void activity_trace_launch_edges(void (*fn)(const struct launch_edge *e, void *arg),
+				 void *arg)
+{
+	edge_arg = arg;
+	edge_fn = fn;
 }
 
 int activity_trace_launches(void (*fn)(const struct launch_rec *l, void *arg),
@@ -396,6 +483,7 @@ int activity_trace_launches(void (*fn)(const struct launch_rec *l, void *arg),
 
 	launch_fn = fn;
 	launch_arg = arg;
+	pthread_atfork(NULL, NULL, forget_tid);
 	r = cuptiSubscribe(&sub, on_launch, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		return PROBE_BUSY;

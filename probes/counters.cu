@@ -390,44 +390,6 @@ static int flush_l2(struct counters *c)
 	return 0;
 }
 
-/* The stream a kernel launch goes to, or 0 (not a kernel launch we know). */
-static int launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId id,
-			 const void *p, cudaStream_t *s)
-{
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
-		switch (id) {
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-			*s = ((const cudaLaunchKernel_v7000_params *)p)->stream;
-			return 1;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-			*s = ((const cudaLaunchKernel_ptsz_v7000_params *)p)->stream;
-			return 1;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-			*s = ((const cudaLaunchKernelExC_v11060_params *)p)->config->stream;
-			return 1;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-			*s = ((const cudaLaunchKernelExC_ptsz_v11060_params *)p)->config->stream;
-			return 1;
-		}
-		return 0;
-	}
-	switch (id) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-		*s = (cudaStream_t)((const cuLaunchKernel_params *)p)->hStream;
-		return 1;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		*s = (cudaStream_t)((const cuLaunchKernel_ptsz_params *)p)->hStream;
-		return 1;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-		*s = (cudaStream_t)((const cuLaunchKernelEx_params *)p)->config->hStream;
-		return 1;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		*s = (cudaStream_t)((const cuLaunchKernelEx_ptsz_params *)p)->config->hStream;
-		return 1;
-	}
-	return 0;
-}
-
 /* Before each kernel launch of a pass, on its stream: the L2 flush. A
  * runtime launch reaches the driver's launch too; pending keeps that to
  * one flush. */
@@ -438,7 +400,8 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom,
 	struct counters *c = (struct counters *)ud;
 	cudaStream_t s = 0;
 
-	if (!c->in_pass || c->flushing || !launch_stream(dom, id, cd->functionParams, &s))
+	if (!c->in_pass || c->flushing ||
+	    !probe_launch_stream(dom, id, cd->functionParams, (void **)&s))
 		return;
 	if (cd->callbackSite == CUPTI_API_EXIT) {
 		c->pending = 0;
@@ -524,7 +487,7 @@ static void trace_ranges(struct counters *c, size_t total)
 	double *v = (double *)calloc((size_t)c->n, sizeof *v);
 
 	for (size_t i = 0; v && i < total; i++) {
-		int flush = c->replay == COUNTERS_REPLAY_OP &&
+		int flush = (c->replay == COUNTERS_REPLAY_OP || c->flush_each) &&
 			    (i == 0 || i + 1 == total || (c->flush_each && i % 2 == 0));
 
 		if (eval_range(c, i, v))
@@ -550,7 +513,9 @@ static void trace_ranges(struct counters *c, size_t total)
  * the F after kernel j (or W) holds kernel j's write-back; under per-op
  * flushes W holds the op's, charged to its last kernel (the others get
  * NaN: not measured apart); the first F's are what was dirty before the
- * op, dropped. Kernel replay has K ranges alone. */
+ * op, dropped. Kernel replay has K ranges alone, or, with a flush around
+ * each kernel (counters_kernel_flushes), F K0 F K1 ... F K(k-1) W as op
+ * replay's per-kernel flushes. */
 static int evaluate(struct counters *c, double **out, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
@@ -573,8 +538,9 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	total = inf.numTotalRanges;
 	step = 1 + (size_t)c->flush_each;
 	/* Flushes beside the kernels': the opening and the closing one. */
-	lead = c->replay == COUNTERS_REPLAY_OP;
-	extra = c->replay == COUNTERS_REPLAY_OP ? 2 - (size_t)c->flush_each : 0;
+	lead = c->replay == COUNTERS_REPLAY_OP || c->flush_each;
+	extra = c->replay == COUNTERS_REPLAY_OP ? 2 - (size_t)c->flush_each
+						: (size_t)c->flush_each;
 	/* With a flush before each kernel the count has to tell which range
 	 * is which (auto ranges are named by index only). */
 	if (c->flush_each && total != 2 * (size_t)c->nflush + 1) {
@@ -627,24 +593,17 @@ out:
 	return rc;
 }
 
-int counters_collect(struct counters *c, int (*work)(void *), void *arg,
-		     double **values, int *nranges, int *dropped)
+/* Ready the counter data image and the session's configuration for one
+ * collection (the session opened at the first). */
+static int prepare(struct counters *c)
 {
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
 	CUpti_RangeProfiler_SetConfig_Params sc;
-	CUpti_RangeProfiler_Start_Params st;
-	CUpti_RangeProfiler_Stop_Params sp;
-	int rc = -1, pass;
+	int rc = -1;
 
-	*values = NULL;
-	*nranges = 0;
-	*dropped = 0;
-	trace(c, NULL);
 	if (!c->rp) {
-		rc = session_open(c);
-		if (rc)
+		if (session_open(c))
 			goto out;
-		rc = -1;
 		trace(c, "open the session");
 	}
 	memset(c->data, 0, c->data_size);
@@ -672,6 +631,39 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 	sc.targetNestingLevel = 1;
 	TRY(cuptiRangeProfilerSetConfig(&sc), out);
 	trace(c, "set up the data");
+	rc = 0;
+out:
+	return rc;
+}
+
+static int start(struct counters *c)
+{
+	CUpti_RangeProfiler_Start_Params st;
+	int rc = -1;
+
+	memset(&st, 0, sizeof st);
+	st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+	st.pRangeProfilerObject = c->rp;
+	TRY(cuptiRangeProfilerStart(&st), out);
+	c->running = 1;
+	c->nflush = 0;
+	rc = 0;
+out:
+	return rc;
+}
+
+int counters_collect(struct counters *c, int (*work)(void *), void *arg,
+		     double **values, int *nranges, int *dropped)
+{
+	CUpti_RangeProfiler_Stop_Params sp;
+	int rc = -1, pass;
+
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	trace(c, NULL);
+	if (prepare(c))
+		goto out;
 
 	/* Kernel replay submits every pass in one go; op replay needs one
 	 * run of the work per pass, and CUPTI says when it has them all. */
@@ -681,13 +673,9 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 
 		if (c->replay == COUNTERS_REPLAY_OP && flush_l2(c))
 			goto out;
-		memset(&st, 0, sizeof st);
-		st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
-		st.pRangeProfilerObject = c->rp;
-		TRY(cuptiRangeProfilerStart(&st), out);
-		c->running = 1;
+		if (start(c))
+			goto out;
 		c->in_pass = c->flush_each;
-		c->nflush = 0;
 		/* The opening flush, in the profiled region (under per-kernel
 		 * flushes, the one before the first kernel): what is dirty in
 		 * L2 when the pass starts is written back during its range,
@@ -722,6 +710,109 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 			goto out;
 		}
 	}
+	rc = evaluate(c, values, nranges, dropped);
+	trace(c, "decode and evaluate");
+out:
+	if (rc) {
+		free(*values);
+		*values = NULL;
+		*nranges = 0;
+	}
+	return rc;
+}
+
+/* ---- collections around someone else's kernels (the profiler) ---------- */
+
+/* The L2 flush buffer: 4 x L2, zeroed. */
+static int flush_alloc(struct counters *c)
+{
+	int dev, l2 = 0;
+	cudaError_t e;
+
+	e = cudaGetDevice(&dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, dev);
+	c->flush_bytes = 4 * (size_t)(l2 > (1 << 20) ? l2 : 1 << 20);
+	if (e == cudaSuccess)
+		e = cudaMalloc(&c->flush, c->flush_bytes);
+	if (e == cudaSuccess)
+		e = cudaMemset(c->flush, 0, c->flush_bytes);
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	if (e != cudaSuccess)
+		return error("cannot collect counters: the L2 flush buffer "
+			     "(%zu MB): %s", c->flush_bytes >> 20, cudaGetErrorString(e));
+	return 0;
+}
+
+int counters_kernel_flushes(struct counters *c)
+{
+	if (c->replay != COUNTERS_REPLAY_KERNEL)
+		return error("cannot flush L2 around each kernel: that is for "
+			     "kernel replay (op replay has counters_flush_each_kernel)");
+	if (!c->flush && flush_alloc(c))
+		return -1;
+	c->flush_each = 1;
+	for (int i = 0; i < c->n; i++)
+		if (!strcmp(c->names[i], "dram__bytes_write.sum"))
+			c->wb_metric = i;
+	return 0;
+}
+
+int counters_begin(struct counters *c)
+{
+	if (c->replay != COUNTERS_REPLAY_KERNEL)
+		return error("cannot collect around someone else's kernels under "
+			     "op replay: it needs work it can repeat");
+	if (c->running)
+		return 0;
+	trace(c, NULL);
+	if (prepare(c) || start(c))
+		return -1;
+	return 0;
+}
+
+int counters_running(const struct counters *c)
+{
+	return c->running;
+}
+
+void counters_flush_before(struct counters *c, void *stream)
+{
+	if (!c->flush_each || !c->running)
+		return;
+	c->nflush++;
+	flush_launch(c, (cudaStream_t)stream);
+}
+
+int counters_end(struct counters *c, void *stream, double **values, int *nranges,
+		 int *dropped)
+{
+	CUpti_RangeProfiler_Stop_Params sp;
+	cudaError_t e;
+	int rc = -1;
+
+	*values = NULL;
+	*nranges = 0;
+	*dropped = 0;
+	if (!c->running)
+		return 0;
+	/* The closing flush: the last kernel's write-back (evaluate). */
+	if (c->flush_each)
+		flush_launch(c, (cudaStream_t)stream);
+	e = cudaGetLastError();
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	if (stop(c, &sp))
+		goto out;
+	if (e != cudaSuccess) {
+		rc = error("cannot collect counters: the GPU reported an error: %s",
+			   cudaGetErrorString(e));
+		goto out;
+	}
+	trace(c, "all passes (kernel)");
 	rc = evaluate(c, values, nranges, dropped);
 	trace(c, "decode and evaluate");
 out:

@@ -156,6 +156,35 @@ struct launch_rec {
 int activity_trace_launches(void (*fn)(const struct launch_rec *l, void *arg),
 			    void *arg);
 
+/* Both edges of a kernel or graph launch call, as the launching thread
+ * makes it (runtime calls, and driver calls made outside one). */
+struct launch_edge {
+	int enter;                /* 1: before the call; 0: after it */
+	int ok;                   /* after: the call succeeded */
+	int graph;                /* a graph launch */
+	int known;                /* stream was read from the call's
+				     parameters (a kernel launch) */
+	uint32_t correlation;
+	void *stream;             /* a cudaStream_t / CUstream */
+};
+
+/* Also call fn(edge, arg) at both edges of each launch call, in the
+ * launching thread, before the record activity_trace_launches' fn gets;
+ * what fn launches itself is nobody's launch (no record, no edges). Call
+ * before activity_trace_launches, or with fn NULL to stop. */
+void activity_trace_launch_edges(void (*fn)(const struct launch_edge *e, void *arg),
+				 void *arg);
+
+/* hide 1: this thread's launches from now on are nobody's (as a launch
+ * hook's own are), until hide 0. */
+void activity_hide_launches(int hide);
+
+/* The stream of a kernel launch call from its CUPTI callback parameters
+ * (domain a CUpti_CallbackDomain, cbid its callback id): 1 with *s set,
+ * or 0 for a call that is not a kernel launch this knows. */
+int probe_launch_stream(int domain, unsigned cbid, const void *params,
+			void **s);
+
 /* CUPTI's clock now (ns), the clock of every record. */
 uint64_t activity_now(void);
 
@@ -282,6 +311,27 @@ int counters_passes(const struct counters *c);
  * Returns 0, PROBE_DENIED, PROBE_BUSY or -1. */
 int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		     double **values, int *nranges, int *dropped);
+
+/* Collections around kernels someone else launches (the profiler inside
+ * a program), kernel replay only, on the current context:
+ * counters_begin starts one (a no-op while one runs); every kernel
+ * launched until counters_end is one range, at most max_ranges of them,
+ * flushes included; counters_end synchronizes the device, stops, and gives
+ * the values as counters_collect does, a row per kernel in launch order.
+ * With counters_kernel_flushes (once, after counters_open), the caller
+ * calls counters_flush_before(c, stream) right before each kernel launch,
+ * on the kernel's stream: every kernel starts with a clean L2 (as Nsight
+ * Compute's --cache-control all), and counters_writeback tells each
+ * kernel's write-back (counters_end closes with one more flush on stream).
+ * All but counters_flush_before return 0 or -1 (reported). */
+int counters_kernel_flushes(struct counters *c);
+/* The flush kernel's name, as a demangled kernel record starts. */
+#define COUNTERS_FLUSH_KERNEL "flush_l2_read("
+int counters_begin(struct counters *c);
+int counters_running(const struct counters *c);
+void counters_flush_before(struct counters *c, void *stream);
+int counters_end(struct counters *c, void *stream, double **values, int *nranges,
+		 int *dropped);
 
 /* Give up the range profiler session c opened at its first collection,
  * so that another collector may collect; c keeps its configuration and

@@ -24,7 +24,9 @@
 #include "error.h"
 #include "inject.h"
 #include "launcher.h"
+#include "probes.h"
 #include "proc.h"
+#include "profile.h"
 #include "store.h"
 #include "util.h"
 
@@ -79,8 +81,15 @@ static void help(void)
 	       "                           0 without), %%%% a '%%': one file a rank where\n"
 	       "                           the launcher starts fuseprof once a rank\n"
 	       "  -t, --tag T              tag the run, and name its ops' variant\n"
-	       "      --no-counters        timing only (today profile records timing\n"
-	       "                           only; counters per kernel come later)\n"
+	       "      --metrics GROUP      also read the hardware counters of GROUP\n"
+	       "                           (roofline, memory, flops; 'fuseprof run\n"
+	       "                           --help' says what each holds) on every\n"
+	       "                           kernel: kernel replay, one kernel at a time,\n"
+	       "                           L2 flushed before each (its write-back is\n"
+	       "                           measured by the next flush); slow (a few ms a\n"
+	       "                           kernel) and its timings are of cold caches:\n"
+	       "                           profile once without it for time\n"
+	       "      --no-counters        timing only (the default; cancels --metrics)\n"
 	       "      --kernel-filter REGEX  record only kernels whose demangled name\n"
 	       "                           matches the POSIX extended REGEX (the others\n"
 	       "                           are counted as filtered)\n"
@@ -239,7 +248,7 @@ static pid_t start(const char *prog, char **argv, int *err)
  * before they finished marked so. */
 struct tally {
 	long long procs, complete, killed, busy, failed;
-	long long seen, recorded, filtered, over_limit, dropped, ops;
+	long long seen, recorded, filtered, over_limit, dropped, ops, counted;
 	char *last_killed;  /* "pid 123, last commit 2025-..." */
 };
 
@@ -301,12 +310,17 @@ static int tally_run(struct store *st, long long run, struct tally *t)
 	sqlite3_finalize(s);
 	sqlite3_finalize(u);
 	s = u = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM ops WHERE run_id = ?1", -1,
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM ops WHERE run_id = ?1), "
+			       "(SELECT coalesce(sum(c.value), 0) FROM counters c JOIN kernels k "
+			       "ON k.id = c.kernel_id JOIN ops o ON o.id = k.op_id WHERE "
+			       "o.run_id = ?1 AND c.metric = '" STORE_COUNTED "')", -1,
 			       &s, NULL) != SQLITE_OK)
 		goto out_sql;
 	sqlite3_bind_int64(s, 1, run);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_step(s) == SQLITE_ROW) {
 		t->ops = sqlite3_column_int64(s, 0);
+		t->counted = sqlite3_column_int64(s, 1);
+	}
 	sqlite3_finalize(s);
 	return 0;
 
@@ -331,11 +345,13 @@ static char *how_it_ended(int wstatus, int *exit_code)
 
 static int cmd_profile(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_NO_COUNTERS, OPT_FILTER, OPT_MAX, OPT_NVTX, OPT_DEVICE };
+	enum { OPT_DB = 256, OPT_NO_COUNTERS, OPT_FILTER, OPT_MAX, OPT_NVTX, OPT_DEVICE,
+	       OPT_METRICS };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "tag", required_argument, NULL, 't' },
 		{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "kernel-filter", required_argument, NULL, OPT_FILTER },
 		{ "max-kernels", required_argument, NULL, OPT_MAX },
 		{ "nvtx-include", required_argument, NULL, OPT_NVTX },
@@ -343,7 +359,9 @@ static int cmd_profile(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = default_db_path(), *tag = NULL, *filter = NULL;
+	const char *db = default_db_path(), *tag = NULL, *filter = NULL, *metrics = NULL;
+	struct counter_group group = { 0 };
+	struct strbuf counters = STRBUF_INIT;
 	char *lib = NULL, *prog = NULL, *dbabs = NULL, *cmdline = NULL, *ended = NULL;
 	char *note = NULL, *dbx = NULL, runbuf[32], maxbuf[32], devbuf[32];
 	struct strbuf nvtx = STRBUF_INIT;
@@ -373,6 +391,13 @@ static int cmd_profile(int argc, char **argv)
 			tag = optarg;
 			break;
 		case OPT_NO_COUNTERS:
+			metrics = NULL;
+			break;
+		case OPT_METRICS:
+			if (!*optarg)
+				return usage_error("profile", "profile: --metrics: empty "
+						   "group name (roofline, memory, flops)");
+			metrics = optarg;
 			break;
 		case OPT_FILTER:
 			filter = optarg;
@@ -412,6 +437,13 @@ static int cmd_profile(int argc, char **argv)
 				   "profile [OPTION]... -- COMMAND [ARG]...)");
 	if (!*db)
 		return usage_error("profile", "profile: --db: empty path");
+	if (metrics) {
+		if (group_load(&group, metrics))
+			return EXIT_USAGE;
+		for (int i = 0; i < group.ncounters; i++)
+			strbuf_addf(&counters, "%s%s", i ? "\n" : "", group.counters[i]);
+		r.counters = group.name;
+	}
 	if (tag && !*tag)
 		return usage_error("profile", "profile: --tag: empty tag");
 	{
@@ -493,7 +525,8 @@ static int cmd_profile(int argc, char **argv)
 	    (filter && setenv(FP_ENV_PROFILE_FILTER, filter, 1)) ||
 	    (max_kernels && setenv(FP_ENV_PROFILE_MAX, maxbuf, 1)) ||
 	    (nvtx.len && setenv(FP_ENV_PROFILE_NVTX, strbuf_str(&nvtx), 1)) ||
-	    (device >= 0 && setenv(FP_ENV_PROFILE_DEVICE, devbuf, 1))) {
+	    (device >= 0 && setenv(FP_ENV_PROFILE_DEVICE, devbuf, 1)) ||
+	    (counters.len && setenv(FP_ENV_PROFILE_COUNTERS, strbuf_str(&counters), 1))) {
 		error("profile: cannot set the program's environment: %s", strerror(errno));
 		store_finish_run(st, run, "failed", "cannot set the environment");
 		code = EXIT_FAIL;
@@ -561,10 +594,17 @@ static int cmd_profile(int argc, char **argv)
 		code = code ? code : EXIT_FAIL;
 	fprintf(stderr, "fuseprof: profile: run %lld%s%s%s: %lld process%s, %lld ops, "
 		"%lld kernels seen, %lld recorded (%lld filtered, %lld over "
-		"--max-kernels), %lld dropped, %.1f s\n", run, tag ? " ('" : "",
+		"--max-kernels), %lld dropped", run, tag ? " ('" : "",
 		tag ? tag : "", tag ? "')" : "", t.procs, t.procs == 1 ? "" : "es",
-		t.ops, t.seen, t.recorded, t.filtered, t.over_limit, t.dropped,
-		now_seconds() - t0);
+		t.ops, t.seen, t.recorded, t.filtered, t.over_limit, t.dropped);
+	if (metrics)
+		fprintf(stderr, ", %lld counted (%s)", t.counted, group.name);
+	fprintf(stderr, ", %.1f s\n", now_seconds() - t0);
+	if (metrics && t.counted < t.recorded)
+		warning("profile: %lld of %lld recorded kernels have no counters (graph "
+			"launches, launches fuseprof cannot intercept, or counting "
+			"stopped: see 'fuseprof query \"SELECT pid, note FROM procs "
+			"WHERE run_id = %lld\"')", t.recorded - t.counted, t.recorded, run);
 	if (t.dropped)
 		warning("profile: %lld records were dropped (CUPTI's buffers were "
 			"full, or a commit failed): the ops miss them", t.dropped);
@@ -581,6 +621,8 @@ out_signals:
 	sigaction(SIGHUP, &old_hup, NULL);
 out:
 	strbuf_release(&nvtx);
+	strbuf_release(&counters);
+	group_release(&group);
 	store_close(st);
 	free(t.last_killed);
 	free(note);

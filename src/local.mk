@@ -25,7 +25,7 @@ fuseprof_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 	-DFP_PKGLIBDIR='"$(pkglibdir)"' -I$(top_srcdir)/inject
 ## No CUDA rpath either: nothing here needs the toolkit's libraries.
 fuseprof_LDFLAGS =
-fuseprof_LDADD = $(fp_cmd_libs) \
+fuseprof_LDADD = $(fp_cmd_libs) probes/libfpprobes.a \
 	store/libfpstore.a lib/libfpcore.a \
 	$(SQLITE_LIBS) -lm
 

@@ -385,8 +385,10 @@ static int prepare(struct merge *m)
 			break;
 		}
 		case Q_COUNTERS: {
-			/* A joined slot keeps the counters it has: profiled
-			 * runs store none today. */
+			/* A joined slot keeps the counters it has: a profiled
+			 * slot counted in several inputs keeps the first's
+			 * sums (adding them would count a file merged twice
+			 * twice). */
 			const char *const over[] = { "kernel_id", "k.dst", NULL };
 
 			insert_select(m, &sb, "counters", over);

@@ -146,7 +146,7 @@ int store_profile_device(struct store *st, long long run_id, long long device_id
 enum {
 	Q_OP_FIND, Q_OP_ADD, Q_SLOT_FIND, Q_SLOT_ADD, Q_REP_FIND, Q_REP_ADD,
 	Q_LAUNCH, Q_RANGE, Q_SAMPLE_SUM, Q_OP_SAMPLES, Q_OP_SET, Q_SLOT_STATS,
-	Q_SLOT_NTH, Q_SLOT_SET, Q_PROC, NQ
+	Q_SLOT_NTH, Q_SLOT_SET, Q_PROC, Q_COUNT_ADD, Q_COUNT_SET, NQ
 };
 
 static const char *const sql[NQ] = {
@@ -193,6 +193,21 @@ static const char *const sql[NQ] = {
 	[Q_SLOT_SET] = "UPDATE kernels SET launches = ?2, dur_ns = ?3, "
 		"dur_ns_min = ?4, dur_ns_max = ?5 WHERE id = ?1",
 	[Q_PROC] = "UPDATE procs SET " SET_COUNTS ", committed_at = ?8 WHERE id = ?1",
+	/* A counted launch adds its values to its slot's sums (see
+	 * STORE_COUNTED in profile.h); ?3 is 1 for the count's row. */
+	[Q_COUNT_ADD] = "INSERT INTO counters (kernel_id, metric, value) "
+		"VALUES (?1, ?2, ?3) ON CONFLICT (kernel_id, metric) "
+		"DO UPDATE SET value = value + excluded.value",
+	/* Each metric of a slot, per sample: the mean over its counted
+	 * launches times its launches per sample. */
+	[Q_COUNT_SET] = "INSERT INTO counters (kernel_id, metric, value) "
+		"SELECT s.kernel_id, substr(s.metric, length('" STORE_SUM_PREFIX "') + 1), "
+		"s.value / n.value * k.launches FROM counters s "
+		"JOIN counters n ON n.kernel_id = s.kernel_id AND n.metric = "
+		"'" STORE_N_PREFIX "' || substr(s.metric, length('" STORE_SUM_PREFIX "') + 1) "
+		"JOIN kernels k ON k.id = s.kernel_id "
+		"WHERE s.kernel_id = ?1 AND s.metric GLOB '" STORE_SUM_PREFIX "*' AND n.value > 0 "
+		"ON CONFLICT (kernel_id, metric) DO UPDATE SET value = excluded.value",
 };
 
 struct commit {
@@ -364,6 +379,34 @@ static int rep_of(struct commit *c, long long op, long long instance, long long 
 	return rc == 1 ? 0 : rc < 0 ? -1 : store_error(c->st, "cannot store a sample in");
 }
 
+/* A counted launch's values into its slot's sums, and one more counted. */
+static int add_counts(struct commit *c, long long slot, const struct store_prof_launch *l)
+{
+	sqlite3_stmt *s = c->q[Q_COUNT_ADD];
+	char name[256];
+
+	for (int i = 0; i < l->ncounters; i++) {
+		if (isnan(l->counters[i]))
+			continue;
+		snprintf(name, sizeof name, STORE_SUM_PREFIX "%s", l->counter_names[i]);
+		sqlite3_bind_int64(s, 1, slot);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(s, 3, l->counters[i]);
+		if (step_write(c, s))
+			return -1;
+		snprintf(name, sizeof name, STORE_N_PREFIX "%s", l->counter_names[i]);
+		sqlite3_bind_int64(s, 1, slot);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(s, 3, 1);
+		if (step_write(c, s))
+			return -1;
+	}
+	sqlite3_bind_int64(s, 1, slot);
+	sqlite3_bind_text(s, 2, STORE_COUNTED, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 3, 1);
+	return step_write(c, s);
+}
+
 static int add_launch(struct commit *c, const struct store_prof_launch *l,
 		      long long *last_op, long long *last_inst, long long *last_rep)
 {
@@ -404,7 +447,9 @@ static int add_launch(struct commit *c, const struct store_prof_launch *l,
 	sqlite3_bind_int64(s, 8, l->correlation);
 	sqlite3_bind_int64(s, 9, l->start_ns);
 	sqlite3_bind_int64(s, 10, l->end_ns);
-	return step_write(c, s);
+	if (step_write(c, s))
+		return -1;
+	return l->ncounters > 0 ? add_counts(c, slot, l) : 0;
 }
 
 static int add_range(struct commit *c, const struct store_prof_range *r)
@@ -514,7 +559,11 @@ static int refresh_slot(struct commit *c, long long slot)
 	sqlite3_bind_double(s, 3, med);
 	sqlite3_bind_double(s, 4, dmin);
 	sqlite3_bind_double(s, 5, dmax);
-	return step_write(c, s);
+	if (step_write(c, s))
+		return -1;
+	/* The slot's launches per sample changed: its counters follow. */
+	sqlite3_bind_int64(c->q[Q_COUNT_SET], 1, slot);
+	return step_write(c, c->q[Q_COUNT_SET]);
 }
 
 int store_profile_commit(struct store *st, struct store_proc *p,
@@ -579,7 +628,7 @@ int store_profile_refresh(struct store *st, const long long *ops, size_t n)
 {
 	struct commit c = { .st = st };
 	static const int used[] = { Q_OP_SAMPLES, Q_OP_SET, Q_SLOT_STATS,
-				    Q_SLOT_NTH, Q_SLOT_SET };
+				    Q_SLOT_NTH, Q_SLOT_SET, Q_COUNT_SET };
 	sqlite3_stmt *slots = NULL;
 	int rc = -1, step;
 

@@ -72,7 +72,25 @@ struct store_prof_launch {
 	long long tid;            /* the launching thread; -1: unknown */
 	long long device, stream, correlation;
 	long long start_ns, end_ns;  /* GPU timestamps, CUPTI's clock */
+	/* Hardware counters of this launch (`profile --metrics`), or
+	 * ncounters 0: counter_names[i] = counters[i], NaN: not measured. */
+	const char *const *counter_names;
+	const double *counters;
+	int ncounters;
 };
+
+/* How a profiled run's counters are kept. Each kernel slot holds, per
+ * metric, the sum over its counted launches (metric STORE_SUM_PREFIX
+ * NAME) and how many launches measured it (STORE_N_PREFIX NAME; a NaN
+ * value is not a measurement), and how many launches were counted
+ * (STORE_COUNTED); each commit sets the metric NAME itself to sum / n x
+ * the slot's launches per sample,
+ * so that NAME reads, as in a `run`, per op instance, and v_ops and
+ * v_roofline sum a profiled op's kernels as any op's. Per launch of the
+ * slot: NAME / kernels.launches. */
+#define STORE_SUM_PREFIX "fuseprof.sum:"
+#define STORE_N_PREFIX "fuseprof.n:"
+#define STORE_COUNTED "fuseprof.counted"
 
 /* One NVTX range instance of a profiled process. */
 struct store_prof_range {

@@ -8,6 +8,8 @@
 //                          add_kernel in the start/end range "phase"; and
 //                          copy_kernel in "app_range" of the NVTX domain "app"
 //   profile-app fork       fork first, then both processes run plain
+//   profile-app big        range "bigcopy" (copy_kernel) and "bigcopy4"
+//                          (copy4_kernel), twice, each copying 256 MB
 //   profile-app loop FILE  write its pid to FILE, then launch copy_kernel in
 //                          range "loop/iter" about 1,000 times a second until
 //                          killed
@@ -102,6 +104,38 @@ static void plain(void)
 	CHECK(cudaFree(c));
 }
 
+/* 2 x 256 MB of DRAM traffic a copy, far more than any L2: range
+ * "bigcopy" twice (copy_kernel, then copy4_kernel with 16-byte accesses),
+ * for the counters' bytes. */
+__global__ void copy4_kernel(float4 *dst, const float4 *src, long n)
+{
+	for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
+	     i += (long)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+static void big(void)
+{
+	const long n = 64l << 20;  /* floats: 256 MB */
+	float *a, *b;
+
+	CHECK(cudaMalloc(&a, n * sizeof(float)));
+	CHECK(cudaMalloc(&b, n * sizeof(float)));
+	CHECK(cudaMemset(a, 0, n * sizeof(float)));
+	for (int i = 0; i < 2; i++) {
+		nvtxRangePushA("bigcopy");
+		copy_kernel<<<(unsigned)((n + 255) / 256), 256>>>(b, a, (int)n);
+		nvtxRangePop();
+		nvtxRangePushA("bigcopy4");
+		copy4_kernel<<<132 * 8, 256>>>((float4 *)a, (const float4 *)b, n / 4);
+		nvtxRangePop();
+	}
+	CHECK(cudaGetLastError());
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaFree(a));
+	CHECK(cudaFree(b));
+}
+
 static void loop(const char *pidfile)
 {
 	float *a, *b;
@@ -144,10 +178,14 @@ int main(int argc, char **argv)
 			return 3;
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "big")) {
+		big();
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "loop")) {
 		loop(argv[2]);
 		return 0;
 	}
-	fprintf(stderr, "usage: profile-app plain | fork | loop PIDFILE\n");
+	fprintf(stderr, "usage: profile-app plain | fork | big | loop PIDFILE\n");
 	return 2;
 }

@@ -120,6 +120,32 @@ kept=$(qrun "SELECT kernels_recorded FROM procs WHERE run_id = %s")
 grep -q "killed before finishing" "$tmp/kerr" || fail "the summary does not say a process was killed"
 [ "$(q 'PRAGMA integrity_check')" = ok ] || fail "integrity check"
 
+# Counters (--metrics roofline): every kernel of plain counted; the
+# copies of big move 2 x 256 MB each, which the DRAM bytes (read, written
+# and written back) must give within 3 %.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag counted --metrics roofline -- "$app" plain
+cat "$tmp/err" >&2
+grep -q "12 recorded (0 filtered, 0 over --max-kernels), 0 dropped, 12 counted (roofline)" "$tmp/err" ||
+	fail "counted summary: $(cat "$tmp/err")"
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'counted'")
+[ "$(qrun "SELECT counters FROM runs WHERE id = %s")" = roofline ] || fail "the run's counters"
+[ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND ncounters > 0")" = 5 ] ||
+	fail "kernel slots with counters: $(qrun "SELECT group_concat(workload || ':' || ncounters) FROM v_kernels WHERE run_id = %s")"
+# step/scale: two launches a sample, so its DRAM reads are twice one's.
+# Each scale reads and writes 4 MB (from a clean L2: flushed before it).
+got=$(qrun "SELECT round(dram_read_bytes / 4194304.0, 2) FROM v_kernels WHERE run_id = %s AND workload = 'step/scale'")
+awk -v g="$got" 'BEGIN { exit !(g > 1.9 && g < 2.1) }' || fail "step/scale DRAM reads per sample: $got x 4 MB, wanted 2"
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag big --metrics roofline -- "$app" big
+cat "$tmp/err" >&2
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'big'")
+for op in bigcopy bigcopy4; do
+	got=$(qrun "SELECT dram_read_bytes || ' ' || dram_write_bytes || ' ' || coalesce(dram_writeback_bytes, 'none') || ' ' || dram_bytes FROM v_roofline WHERE run_id = %s AND workload = '$op'")
+	set -- $got
+	echo "$op: DRAM read $1, written $2, written back $3, in all $4 (analytic 536870912)" >&2
+	awk -v b="$4" 'BEGIN { e = b / 536870912 - 1; if (e < 0) e = -e; exit !(e <= 0.03) }' ||
+		fail "$op: DRAM bytes $4, not within 3 % of 536870912 ($got)"
+done
+
 # PyTorch: the LayerNorm module's kernels in its range.
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 	expect_exit 0 "$FUSEPROF" profile --db "$db" --tag torch -- python3 "$srcdir/tests/profile-torch.py"

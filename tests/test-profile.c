@@ -275,6 +275,75 @@ static void filter_and_limit(const char *db)
 	store_close(st);
 }
 
+/* Counters: each counted launch's values summed into its kernel slot;
+ * the metric itself per sample (mean over counted launches x launches a
+ * sample); a launch without values leaves the mean alone; values whose
+ * kernel record comes a batch after them still find it. */
+static void counted(const char *db)
+{
+	static const char *const names[] = { "dram__bytes_read.sum", "fuseprof.dram_writeback_bytes" };
+	long long run = new_run(db, "counted");
+	struct collect_config cfg = { .db = db, .run_id = run, .counter_names = names,
+				      .ncounters = 2 };
+	struct collector *c;
+	struct marker_rec m1[] = { start(1, 1, 5, "step"), end(1, 1, 60) };
+	struct marker_rec m2[] = { start(1, 2, 105, "step"), end(1, 2, 160) };
+	struct launch_rec l1[] = { launch(1, 1, 10), launch(2, 1, 20), launch(3, 1, 30) };
+	struct launch_rec l2[] = { launch(4, 1, 110), launch(5, 1, 120), launch(6, 1, 130),
+				   launch(7, 1, 170) };
+	struct kernel_rec k1[] = { kernel(1, "scale", 100, 10, 1), kernel(2, "scale", 200, 10, 1),
+				   kernel(3, "copy", 300, 10, 1) };
+	struct kernel_rec k2[] = { kernel(4, "scale", 1100, 10, 1), kernel(5, "scale", 1200, 10, 1),
+				   kernel(6, "copy", 1300, 10, 1) };
+	struct kernel_rec k3[] = { kernel(7, "late", 1700, 10, 1) };
+	double v[][2] = { { 100, 1 }, { 110, NAN }, { 1000, 5 }, { 90, 3 }, { 100, 4 }, { 7, 0 } };
+	uint32_t corr[] = { 1, 2, 3, 4, 5, 7 };
+	struct counted_rec cr[6];
+	struct collect_counts n;
+	struct store *st;
+
+	for (int i = 0; i < 6; i++) {
+		cr[i].correlation = corr[i];
+		cr[i].values = xmalloc(2 * sizeof(double));
+		memcpy(cr[i].values, v[i], sizeof v[i]);
+	}
+	ASSERT_EQ(collect_open(&c, &cfg, 7, NULL), 0);
+	{
+		struct collect_batch b = { m1, 2, l1, 3, k1, 3, 70, 0, 0, cr, 3 };
+
+		ASSERT_EQ(collect_batch(c, &b), 0);
+	}
+	{
+		/* corr 6 has no values; 7's kernel record comes next batch */
+		struct collect_batch b = { m2, 2, l2, 4, k2, 3, 180, 0, 0, cr + 3, 3 };
+
+		ASSERT_EQ(collect_batch(c, &b), 0);
+	}
+	batch(c, NULL, 0, NULL, 0, k3, 1, 1800, 1);
+	collect_counts(c, &n);
+	ASSERT_EQ(n.recorded, 7);
+	ASSERT_EQ(n.counted, 6);
+	ASSERT_EQ(collect_close(c, "complete", NULL), 0);
+	ASSERT_EQ(store_open(&st, db, STORE_READONLY), 0);
+	/* scale: 4 counted, mean read 100, 2 launches a sample */
+	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_kernels WHERE run_id = %lld "
+		       "AND workload = 'step' AND name = 'scale'", run), 200, 1e-9);
+	ASSERT_NEAR(q1(st, "SELECT c.value FROM counters c JOIN v_kernels k ON k.kernel_id = "
+		       "c.kernel_id WHERE k.run_id = %lld AND k.name = 'scale' AND c.metric = "
+		       "'fuseprof.counted'", run), 4, 0);
+	/* its write-back: one launch had none (NaN), so the mean is of 3 */
+	ASSERT_NEAR(q1(st, "SELECT dram_writeback_bytes FROM v_kernels WHERE run_id = %lld "
+		       "AND name = 'scale'", run), 2 * (1 + 3 + 4) / 3.0, 1e-9);
+	/* copy: counted once, 1 launch a sample */
+	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_kernels WHERE run_id = %lld "
+		       "AND name = 'copy'", run), 1000, 1e-9);
+	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_ops WHERE run_id = %lld "
+		       "AND workload = 'step'", run), 1200, 1e-9);
+	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_kernels WHERE run_id = %lld "
+		       "AND name = 'late'", run), 7, 1e-9);
+	store_close(st);
+}
+
 /* A process that commits and is never closed (killed): what it committed
  * is there, whole, and its row still says running. A profile of a run
  * that is not a profile is refused. */
@@ -484,6 +553,7 @@ int main(int argc, char **argv)
 	check_program(dbpath, run);
 	second_process(dbpath, run);
 	filter_and_limit(dbpath);
+	counted(dbpath);
 	killed(dbpath);
 	many(dbpath);
 	unlink(dbpath);
