@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,31 +58,51 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Counters (FP_ENV_PROFILE_COUNTERS): the range profiler under kernel
- * replay, one range per kernel, L2 flushed before each (every kernel
- * starts from a clean cache, and the flush after it measures what it left
- * dirty). A collection holds the kernels launched since it began; it ends
- * at FP_COUNT_BATCH kernels, before a launch it cannot count (a graph, a
- * launch call whose stream it cannot read), and at each commit, which
- * takes the launches only once the collection before them has ended: so
- * a launch's values come in the batch of its launch record. The lock is
- * held from a counted launch's entry to its return, so launches from
- * several threads are counted one at a time and in order. */
+/* Counters (FP_ENV_PROFILE_COUNTERS): the range profiler, one range per
+ * kernel, in turns of collectors. Hardware counters (bytes) are read in
+ * one pass without replay (CUPTI's user replay with a configuration of
+ * one pass: the kernels run once, as the program runs them; a group that
+ * needs more passes is split into collectors that need one), with
+ * fuseprof's L2 flush before each kernel (every kernel starts from a
+ * clean cache) and after the last (the flush after a kernel measures what
+ * it left dirty: its write-back). Kernel replay would save and restore
+ * the memory a kernel may write around each pass, which leaves its
+ * buffers in L2 and its DRAM bytes wrong; the instruction counts (FLOPs),
+ * which CUPTI counts by patching the code and which no cache changes,
+ * take kernel replay, in a collector of their own. A collection holds the
+ * kernels launched since it began; it ends at FP_COUNT_BATCH kernels,
+ * before a launch it cannot count (a graph, a launch call whose stream it
+ * cannot read), and at each commit, which takes the launches only once
+ * the collection before them has ended (so a launch's values come in the
+ * batch of its launch record); then the next collector takes its turn.
+ * So each kernel slot's metrics are means over the launches that had
+ * them. The lock is held from a counted launch's entry to its return, so
+ * launches from several threads are counted one at a time and in order. */
+#define MAX_COLLECTORS 8
+struct collector_turn {
+	struct counters *c;
+	const char **names;     /* its metrics, n of them */
+	int *at;                /* their places in ct.names */
+	int n, flushes;
+};
 static struct {
 	pthread_mutex_t lock;
 	char **names;           /* the metrics, then the write-back */
 	int n;                  /* of the counters (names has n + 1) */
-	int wanted, failed;
-	struct counters *c;
+	int wanted, failed, opened;
+	struct collector_turn col[MAX_COLLECTORS];
+	int ncol, cur;
 	CUcontext ctx;
 	uint32_t corr[FP_COUNT_BATCH];
-	int nk, in_launch;
+	int nk;
 	void *stream;           /* the last counted kernel's */
 	long long lost;         /* counted kernels whose values were lost */
 	char *note;             /* why counting stopped, if it did */
 	struct counted_rec *done;   /* values waiting for the next batch */
 	size_t ndone, adone;
 } ct = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* This thread holds ct.lock for the launch call it is in. */
+static __thread int counting;
 
 #define PUSH(v, n, a, x) do { \
 	if ((n) == (a)) { \
@@ -133,16 +154,18 @@ static void count_fail(const char *why)
 }
 
 /* End the running collection: its values, a row per kernel in launch
- * order, go to ct.done by the kernels' correlation ids. Under ct.lock. */
+ * order, go to ct.done by the kernels' correlation ids; the next
+ * collector takes its turn. Under ct.lock. */
 static void count_end(void)
 {
+	struct collector_turn *t = &ct.col[ct.cur];
 	double *v = NULL;
 	int nr = 0, dropped = 0, rc;
 
-	if (!ct.c || !counters_running(ct.c))
+	if (!ct.ncol || !counters_running(t->c))
 		return;
 	activity_hide_launches(1);  /* the closing flush */
-	rc = counters_end(ct.c, ct.stream, &v, &nr, &dropped);
+	rc = counters_end(t->c, ct.stream, &v, &nr, &dropped);
 	activity_hide_launches(0);
 	if (rc || nr != ct.nk || dropped) {
 		ct.lost += ct.nk;
@@ -153,14 +176,23 @@ static void count_end(void)
 		for (int j = 0; j < nr; j++) {
 			struct counted_rec r = { ct.corr[j], xmalloc((size_t)(ct.n + 1) * sizeof(double)) };
 
-			memcpy(r.values, v + (size_t)j * (size_t)ct.n, (size_t)ct.n * sizeof(double));
-			r.values[ct.n] = counters_writeback(ct.c, j);
+			for (int i = 0; i <= ct.n; i++)
+				r.values[i] = NAN;
+			for (int i = 0; i < t->n; i++)
+				r.values[t->at[i]] = v[(size_t)j * (size_t)t->n + (size_t)i];
+			if (t->flushes)
+				r.values[ct.n] = counters_writeback(t->c, j);
 			PUSH(ct.done, ct.ndone, ct.adone, &r);
 		}
 		pthread_mutex_unlock(&g.lock);
 	}
 	free(v);
 	ct.nk = 0;
+	if (ct.ncol > 1) {
+		/* One range profiler session at a time. */
+		counters_suspend(t->c);
+		ct.cur = (ct.cur + 1) % ct.ncol;
+	}
 }
 
 /* count_end from a thread that may not have the collection's context
@@ -169,7 +201,7 @@ static void count_end_here(void)
 {
 	CUcontext prev = NULL;
 
-	if (!ct.c || !counters_running(ct.c))
+	if (!ct.ncol || !counters_running(ct.col[ct.cur].c))
 		return;
 	cuCtxGetCurrent(&prev);
 	if (prev != ct.ctx)
@@ -188,18 +220,75 @@ static void count_at_exit(void)
 	pthread_mutex_unlock(&ct.lock);
 }
 
-/* Open the collector in the launching thread's context: the first
+/* Add a collector of the n metrics at[] of ct.names: hardware counters
+ * in one pass without replay (halved until each half takes one), or the
+ * instrumented ones under kernel replay. Returns 0, or a PROBE_ code or
+ * -1 from counters_open. */
+static int turn_add(const int *at, int n, int instrumented)
+{
+	struct collector_turn t = { 0 };
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (ct.ncol == MAX_COLLECTORS)
+		return error("profile: the counters need more than %d collectors",
+			     MAX_COLLECTORS);
+	t.n = n;
+	t.names = xcalloc((size_t)n, sizeof *t.names);
+	t.at = xcalloc((size_t)n, sizeof *t.at);
+	for (int i = 0; i < n; i++) {
+		t.at[i] = at[i];
+		t.names[i] = ct.names[at[i]];
+	}
+	rc = counters_open(&t.c, t.names, n, 2 * FP_COUNT_BATCH + 1,
+			   instrumented ? COUNTERS_REPLAY_KERNEL : COUNTERS_REPLAY_OP);
+	if (rc == 0 && !instrumented && counters_passes(t.c) > 1 && n > 1) {
+		counters_close(t.c);
+		free(t.names);
+		free(t.at);
+		rc = turn_add(at, n / 2, 0);
+		return rc ? rc : turn_add(at + n / 2, n - n / 2, 0);
+	}
+	if (rc == 0 && !instrumented) {
+		rc = counters_kernel_flushes(t.c);
+		t.flushes = 1;
+	}
+	if (rc) {
+		counters_close(t.c);
+		free(t.names);
+		free(t.at);
+		return rc;
+	}
+	ct.col[ct.ncol++] = t;
+	return 0;
+}
+
+/* Open the collectors in the launching thread's context: the first
  * launch that has one. */
 static int count_open(void)
 {
-	int rc;
+	int *hw = xcalloc((size_t)ct.n, sizeof *hw), *ins = xcalloc((size_t)ct.n, sizeof *ins);
+	int nhw = 0, nins = 0, rc;
 
-	if (cuCtxGetCurrent(&ct.ctx) != CUDA_SUCCESS || !ct.ctx)
+	ct.opened = 1;
+	if (cuCtxGetCurrent(&ct.ctx) != CUDA_SUCCESS || !ct.ctx) {
+		ct.opened = 0;  /* the next launch tries again */
+		free(hw);
+		free(ins);
 		return -1;
-	rc = counters_open(&ct.c, (const char *const *)ct.names, ct.n,
-			   2 * FP_COUNT_BATCH + 1, COUNTERS_REPLAY_KERNEL);
+	}
+	for (int i = 0; i < ct.n; i++) {
+		if (counters_instrumented(ct.names[i]))
+			ins[nins++] = i;
+		else
+			hw[nhw++] = i;
+	}
+	rc = turn_add(hw, nhw, 0);
 	if (rc == 0)
-		rc = counters_kernel_flushes(ct.c);
+		rc = turn_add(ins, nins, 1);
+	free(hw);
+	free(ins);
 	if (rc == 0)
 		atexit(count_at_exit);  /* before the runtime it started goes */
 	if (rc) {
@@ -214,39 +303,43 @@ static int count_open(void)
 
 static void on_edge(const struct launch_edge *e, void *arg)
 {
+	struct collector_turn *t;
+
 	(void)arg;
-	if (e->enter) {
-		pthread_mutex_lock(&ct.lock);
-		ct.in_launch = 0;
-		if (ct.failed || !ct.wanted)
-			goto unlock;
-		if (e->graph || !e->known) {
-			/* Not one range we can tell: end before it. */
+	if (!e->enter) {
+		if (!counting)
+			return;
+		counting = 0;
+		/* A failed call launched no kernel, but its flush ran: the
+		 * collection's ranges no longer pair with its kernels. */
+		if (!e->ok || ct.nk >= FP_COUNT_BATCH)
 			count_end();
-			goto unlock;
-		}
-		if (!ct.c && count_open())
-			goto unlock;
-		if (!counters_running(ct.c) && counters_begin(ct.c)) {
-			count_fail("cannot start a counter collection");
-			goto unlock;
-		}
-		counters_flush_before(ct.c, e->stream);
-		ct.corr[ct.nk++] = e->correlation;
-		ct.stream = e->stream;
-		ct.in_launch = 1;
-		return;  /* held until the call returns */
-	}
-	if (!ct.in_launch)
+		pthread_mutex_unlock(&ct.lock);
 		return;
-	ct.in_launch = 0;
-	if (!e->ok) {
-		/* No kernel, but its flush ran: this collection's ranges no
-		 * longer pair with its kernels. */
-		count_end();
-	} else if (ct.nk >= FP_COUNT_BATCH) {
-		count_end();
 	}
+	if (ct.failed)
+		return;
+	pthread_mutex_lock(&ct.lock);
+	if (e->graph || !e->known) {
+		/* Not one range we can tell: end before it. */
+		count_end();
+		goto unlock;
+	}
+	if (!ct.opened && count_open())
+		goto unlock;
+	if (ct.failed || !ct.ncol)
+		goto unlock;
+	t = &ct.col[ct.cur];
+	if (!counters_running(t->c) && counters_begin(t->c)) {
+		count_fail("cannot start a counter collection");
+		goto unlock;
+	}
+	if (t->flushes)
+		counters_flush_before(t->c, e->stream);
+	ct.corr[ct.nk++] = e->correlation;
+	ct.stream = e->stream;
+	counting = 1;
+	return;  /* held until the call returns */
 unlock:
 	pthread_mutex_unlock(&ct.lock);
 }

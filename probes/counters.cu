@@ -749,9 +749,6 @@ static int flush_alloc(struct counters *c)
 
 int counters_kernel_flushes(struct counters *c)
 {
-	if (c->replay != COUNTERS_REPLAY_KERNEL)
-		return error("cannot flush L2 around each kernel: that is for "
-			     "kernel replay (op replay has counters_flush_each_kernel)");
 	if (!c->flush && flush_alloc(c))
 		return -1;
 	c->flush_each = 1;
@@ -763,9 +760,10 @@ int counters_kernel_flushes(struct counters *c)
 
 int counters_begin(struct counters *c)
 {
-	if (c->replay != COUNTERS_REPLAY_KERNEL)
+	if (c->replay != COUNTERS_REPLAY_KERNEL && c->passes > 1)
 		return error("cannot collect around someone else's kernels under "
-			     "op replay: it needs work it can repeat");
+			     "op replay in %d passes: it needs work it can repeat",
+			     c->passes);
 	if (c->running)
 		return 0;
 	trace(c, NULL);
@@ -812,7 +810,11 @@ int counters_end(struct counters *c, void *stream, double **values, int *nranges
 			   cudaGetErrorString(e));
 		goto out;
 	}
-	trace(c, "all passes (kernel)");
+	if (!sp.isAllPassSubmitted) {
+		rc = error("cannot collect counters: CUPTI wants more passes than one");
+		goto out;
+	}
+	trace(c, c->replay == COUNTERS_REPLAY_OP ? "the one pass (op)" : "all passes (kernel)");
 	rc = evaluate(c, values, nranges, dropped);
 	trace(c, "decode and evaluate");
 out:

@@ -313,7 +313,12 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 		     double **values, int *nranges, int *dropped);
 
 /* Collections around kernels someone else launches (the profiler inside
- * a program), kernel replay only, on the current context:
+ * a program), on the current context, under kernel replay or under op
+ * replay when the configuration takes one pass (counters_passes): then
+ * the kernels run once, as the program runs them, with no memory saved
+ * and restored around them (which leaves the cache warm with the
+ * kernel's own buffers, so kernel replay's DRAM bytes are not to be
+ * trusted below the L2's size):
  * counters_begin starts one (a no-op while one runs); every kernel
  * launched until counters_end is one range, at most max_ranges of them,
  * flushes included; counters_end synchronizes the device, stops, and gives
