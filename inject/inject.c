@@ -115,9 +115,13 @@ static __thread int counting;
 static void on_kernel(const struct kernel_rec *kr, void *arg)
 {
 	(void)arg;
-	/* The counters' own L2 flushes are not the program's. */
+	/* The counters' own L2 flushes are not the program's, nor the
+	 * kernel the range profiler launches inside a counted launch call
+	 * (its record carries that call's correlation id: kept, it would
+	 * take the place of the program's kernel). */
 	if (ct.wanted && kr->name &&
-	    !strncmp(kr->name, COUNTERS_FLUSH_KERNEL, sizeof COUNTERS_FLUSH_KERNEL - 1))
+	    (!strncmp(kr->name, COUNTERS_FLUSH_KERNEL, sizeof COUNTERS_FLUSH_KERNEL - 1) ||
+	     !strcmp(kr->name, COUNTERS_PROFILER_KERNEL)))
 		return;
 	pthread_mutex_lock(&g.lock);
 	PUSH(g.k, g.nk, g.ak, kr);

@@ -32,7 +32,7 @@
 /* Counted kernels per range profiler collection: each collection's
  * values are decoded when it ends, at this many kernels or at a commit,
  * whichever comes first. */
-#define FP_COUNT_BATCH 256
+#define FP_COUNT_BATCH 64
 
 /* Each process commits what it recorded every FP_COMMIT_SECONDS, and
  * sooner when FP_COMMIT_KERNELS kernel records wait: a process killed

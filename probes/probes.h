@@ -332,6 +332,9 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
 int counters_kernel_flushes(struct counters *c);
 /* The flush kernel's name, as a demangled kernel record starts. */
 #define COUNTERS_FLUSH_KERNEL "flush_l2_read("
+/* The kernel CUPTI's range profiler launches around a range of its own
+ * (CUDA 13.0), as its demangled record names it. */
+#define COUNTERS_PROFILER_KERNEL "WaitNs"
 int counters_begin(struct counters *c);
 int counters_running(const struct counters *c);
 void counters_flush_before(struct counters *c, void *stream);
