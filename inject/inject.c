@@ -92,6 +92,7 @@ static struct {
 	int wanted, failed, opened;
 	struct collector_turn col[MAX_COLLECTORS];
 	int ncol, cur;
+	int *replayed, nreplayed;  /* hardware metrics left to kernel replay */
 	CUcontext ctx;
 	uint32_t corr[FP_COUNT_BATCH];
 	int nk;
@@ -247,10 +248,16 @@ static int turn_add(const int *at, int n, int instrumented)
 	}
 	rc = counters_open(&t.c, t.names, n, 2 * FP_COUNT_BATCH + 1,
 			   instrumented ? COUNTERS_REPLAY_KERNEL : COUNTERS_REPLAY_OP);
-	if (rc == 0 && !instrumented && counters_passes(t.c) > 1 && n > 1) {
+	if (rc == 0 && !instrumented && counters_passes(t.c) > 1) {
 		counters_close(t.c);
 		free(t.names);
 		free(t.at);
+		if (n == 1) {
+			/* One metric that takes several passes (a ratio of
+			 * counters read apart): kernel replay's. */
+			ct.replayed[ct.nreplayed++] = at[0];
+			return 0;
+		}
 		rc = turn_add(at, n / 2, 0);
 		return rc ? rc : turn_add(at + n / 2, n - n / 2, 0);
 	}
@@ -288,11 +295,15 @@ static int count_open(void)
 		else
 			hw[nhw++] = i;
 	}
+	ct.replayed = ins + nins;  /* room: ins has ct.n places */
+	ct.nreplayed = 0;
 	rc = turn_add(hw, nhw, 0);
+	nins += ct.nreplayed;
 	if (rc == 0)
 		rc = turn_add(ins, nins, 1);
 	free(hw);
 	free(ins);
+	ct.replayed = NULL;
 	if (rc == 0)
 		atexit(count_at_exit);  /* before the runtime it started goes */
 	if (rc) {
