@@ -71,8 +71,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * which CUPTI counts by patching the code and which no cache changes,
  * take kernel replay, in a collector of their own. A collection holds the
  * kernels launched since it began; it ends at FP_COUNT_BATCH kernels,
- * before a launch it cannot count (a graph, a launch call whose stream it
- * cannot read), and at each commit, which takes the launches only once
+ * before a launch it cannot count (a graph, a cooperative launch on
+ * several devices), and at each commit, which takes the launches only once
  * the collection before them has ended (so a launch's values come in the
  * batch of its launch record); then the next collector takes its turn.
  * So each kernel slot's metrics are means over the launches that had
@@ -325,6 +325,10 @@ static void on_edge(const struct launch_edge *e, void *arg)
 		if (!counting)
 			return;
 		counting = 0;
+		/* The kernel ends before anything else is counted: one
+		 * range at a time, whatever the streams. */
+		if (e->ok)
+			cuCtxSynchronize();
 		/* A failed call launched no kernel, but its flush ran: the
 		 * collection's ranges no longer pair with its kernels. */
 		if (!e->ok || ct.nk >= FP_COUNT_BATCH)
@@ -335,7 +339,7 @@ static void on_edge(const struct launch_edge *e, void *arg)
 	if (ct.failed)
 		return;
 	pthread_mutex_lock(&ct.lock);
-	if (e->graph || !e->known) {
+	if (!e->single) {
 		/* Not one range we can tell: end before it. */
 		count_end();
 		goto unlock;
@@ -349,8 +353,14 @@ static void on_edge(const struct launch_edge *e, void *arg)
 		count_fail("cannot start a counter collection");
 		goto unlock;
 	}
-	if (t->flushes)
-		counters_flush_before(t->c, e->stream);
+	if (t->flushes) {
+		/* On the kernel's stream; a launch call whose stream cannot
+		 * be read (CUDA 13's __cudaLaunchKernel) gets it on the
+		 * default stream, waited for. */
+		counters_flush_before(t->c, e->known ? e->stream : NULL);
+		if (!e->known)
+			cuCtxSynchronize();
+	}
 	ct.corr[ct.nk++] = e->correlation;
 	ct.stream = e->stream;
 	counting = 1;

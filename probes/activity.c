@@ -426,6 +426,9 @@ static void edge(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	e.correlation = cb->correlationId;
 	e.graph = is_graph_launch(domain, cbid);
 	e.known = probe_launch_stream(domain, cbid, cb->functionParams, &e.stream);
+	e.single = !e.graph && !(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+		? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000
+		: cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice);
 	/* cudaError_t and CUresult alike: 0 is success. */
 	e.ok = !e.enter && cb->functionReturnValue &&
 	       *(const int *)cb->functionReturnValue == 0;

@@ -164,6 +164,8 @@ struct launch_edge {
 	int graph;                /* a graph launch */
 	int known;                /* stream was read from the call's
 				     parameters (a kernel launch) */
+	int single;               /* the call launches one kernel (not a
+				     graph, not one on several devices) */
 	uint32_t correlation;
 	void *stream;             /* a cudaStream_t / CUstream */
 };
