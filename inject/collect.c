@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,8 @@ struct collector {
 	unsigned char *cnt_age;      /* correlation; batches each has waited */
 	size_t ncnt;
 	long long counted;
+	int duration;                /* COLLECT_DURATION_METRIC's place in
+	                                cfg.counter_names, or -1 */
 	int warned;
 };
 
@@ -155,6 +158,10 @@ int collect_open(struct collector **out, const struct collect_config *cfg,
 
 	*out = NULL;
 	c->cfg = *cfg;
+	c->duration = -1;
+	for (int i = 0; i < cfg->ncounters; i++)
+		if (!strcmp(cfg->counter_names[i], COLLECT_DURATION_METRIC))
+			c->duration = i;
 	if (cfg->kernel_filter && *cfg->kernel_filter) {
 		rc = regcomp(&c->filter, cfg->kernel_filter, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
@@ -450,6 +457,12 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		if ((out->counters = counted_find(c, k->correlation))) {
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;
+			if (k->start == 0 && c->duration >= 0 && p &&
+			    !isnan(out->counters[c->duration])) {
+				out->start_ns = (long long)p->ts;
+				out->end_ns = out->start_ns +
+					llround(out->counters[c->duration]);
+			}
 		}
 		c->proc.kernels_recorded++;
 		note_device(c, k->device);

@@ -34,6 +34,12 @@ struct collect_config {
 	int ncounters;
 };
 
+/* The metric that gives a counted kernel its duration (ns): CUPTI's
+ * kernel records of kernels the range profiler measures carry no times
+ * (start and end 0), so such a launch is stored with this duration,
+ * starting when its launch call returned. */
+#define COLLECT_DURATION_METRIC "gpu__time_duration.sum"
+
 /* One counted kernel launch: its launching call's correlation id and
  * its values, cfg.ncounters of them (NaN: not measured), malloc'd. */
 struct counted_rec {

@@ -93,6 +93,7 @@ static struct {
 	struct collector_turn col[MAX_COLLECTORS];
 	int ncol, cur;
 	int *replayed, nreplayed;  /* hardware metrics left to kernel replay */
+	int duration;           /* the place of COLLECT_DURATION_METRIC */
 	CUcontext ctx;
 	uint32_t corr[FP_COUNT_BATCH];
 	int nk;
@@ -295,6 +296,9 @@ static int count_open(void)
 		else
 			hw[nhw++] = i;
 	}
+	/* The instrumented collector times its kernels too. */
+	if (nins)
+		ins[nins++] = ct.duration;
 	ct.replayed = ins + nins;  /* room: ins has ct.n places */
 	ct.nreplayed = 0;
 	rc = turn_add(hw, nhw, 0);
@@ -403,7 +407,11 @@ static int commit_batch(int last)
 	pthread_mutex_unlock(&g.lock);
 	if (ct.wanted)
 		pthread_mutex_unlock(&ct.lock);
-	activity_flush(last);
+	/* Counting, every buffer: CUPTI holds a buffer back while a kernel
+	 * record in it lacks its times, which the kernels the range
+	 * profiler measures never get, and the NVTX markers beside them
+	 * would come too late to place the launches. */
+	activity_flush(last || ct.wanted);
 	pthread_mutex_lock(&g.lock);
 	m = g.m;
 	b.nmarkers = g.nm;
@@ -517,6 +525,7 @@ static char *read_command_line(void)
 static void count_setup(const char *list)
 {
 	char *copy, *line, *save = NULL;
+	int i;
 
 	if (!list || !*list)
 		return;
@@ -528,6 +537,15 @@ static void count_setup(const char *list)
 	free(copy);
 	if (!ct.n)
 		return;
+	/* Each counted kernel's duration, which its record lacks (see
+	 * collect.h, COLLECT_DURATION_METRIC). */
+	for (i = 0; i < ct.n && strcmp(ct.names[i], COLLECT_DURATION_METRIC); i++)
+		;
+	if (i == ct.n) {
+		ct.names = xrealloc(ct.names, (size_t)(ct.n + 2) * sizeof *ct.names);
+		ct.names[ct.n++] = xstrdup(COLLECT_DURATION_METRIC);
+	}
+	ct.duration = i;
 	ct.names[ct.n] = xstrdup(FP_METRIC_DRAM_WRITEBACK);
 	ct.wanted = 1;
 	g.cfg.counter_names = (const char *const *)ct.names;
