@@ -94,6 +94,8 @@ static struct {
 	int ncol, cur;
 	int *replayed, nreplayed;  /* hardware metrics left to kernel replay */
 	int duration;           /* the place of COLLECT_DURATION_METRIC */
+	int limit;              /* kernels the running collection takes */
+	unsigned long long seed;
 	CUcontext ctx;
 	uint32_t corr[FP_COUNT_BATCH];
 	int nk;
@@ -335,7 +337,7 @@ static void on_edge(const struct launch_edge *e, void *arg)
 			cuCtxSynchronize();
 		/* A failed call launched no kernel, but its flush ran: the
 		 * collection's ranges no longer pair with its kernels. */
-		if (!e->ok || ct.nk >= FP_COUNT_BATCH)
+		if (!e->ok || ct.nk >= ct.limit)
 			count_end();
 		pthread_mutex_unlock(&ct.lock);
 		return;
@@ -353,9 +355,17 @@ static void on_edge(const struct launch_edge *e, void *arg)
 	if (ct.failed || !ct.ncol)
 		goto unlock;
 	t = &ct.col[ct.cur];
-	if (!counters_running(t->c) && counters_begin(t->c)) {
-		count_fail("cannot start a counter collection");
-		goto unlock;
+	if (!counters_running(t->c)) {
+		if (counters_begin(t->c)) {
+			count_fail("cannot start a counter collection");
+			goto unlock;
+		}
+		/* Collections of FP_COUNT_BATCH / 3 to FP_COUNT_BATCH
+		 * kernels, drawn: lengths in step with a program's loop
+		 * would give one slot's launches to one collector only. */
+		ct.seed = ct.seed * 6364136223846793005ull + 1442695040888963407ull;
+		ct.limit = FP_COUNT_BATCH / 3 +
+			   (int)((ct.seed >> 33) % (unsigned)(FP_COUNT_BATCH - FP_COUNT_BATCH / 3 + 1));
 	}
 	if (t->flushes) {
 		/* On the kernel's stream; a launch call whose stream cannot

@@ -29,10 +29,11 @@
  * metric name a line (`profile --metrics GROUP` passes its group's). */
 #define FP_ENV_PROFILE_COUNTERS "FUSEPROF_PROFILE_COUNTERS"
 
-/* Counted kernels per range profiler collection: each collection's
- * values are decoded when it ends, at this many kernels or at a commit,
- * whichever comes first. */
-#define FP_COUNT_BATCH 64
+/* Counted kernels per range profiler collection, at most: each
+ * collection's values are decoded when it ends, after a length drawn
+ * between a third of this and this, or at a commit, whichever comes
+ * first. */
+#define FP_COUNT_BATCH 96
 
 /* Each process commits what it recorded every FP_COMMIT_SECONDS, and
  * sooner when FP_COMMIT_KERNELS kernel records wait: a process killed
