@@ -344,6 +344,43 @@ static void counted(const char *db)
 	store_close(st);
 }
 
+/* A counted kernel whose record has no times (the range profiler's) takes
+ * the duration its counters measured, from its launch call's return. */
+static void untimed(const char *db)
+{
+	static const char *const names[] = { "gpu__time_duration.sum", "dram__bytes_read.sum" };
+	long long run = new_run(db, "untimed");
+	struct collect_config cfg = { .db = db, .run_id = run, .counter_names = names,
+				      .ncounters = 2 };
+	struct collector *c;
+	struct launch_rec l[] = { launch(1, 1, 5000), launch(2, 1, 6000) };
+	struct kernel_rec k[] = { kernel(1, "untimed", 0, 0, 1), kernel(2, "untimed", 0, 0, 1) };
+	double v[][2] = { { 1500, 10 }, { 2500, 30 } };
+	struct counted_rec cr[2];
+	struct store *st;
+
+	for (int i = 0; i < 2; i++) {
+		cr[i].correlation = (uint32_t)(i + 1);
+		cr[i].values = xmalloc(sizeof v[i]);
+		memcpy(cr[i].values, v[i], sizeof v[i]);
+	}
+	ASSERT_EQ(collect_open(&c, &cfg, 8, NULL), 0);
+	{
+		struct collect_batch b = { NULL, 0, l, 2, k, 2, 7000, 0, 1, cr, 2 };
+
+		ASSERT_EQ(collect_batch(c, &b), 0);
+	}
+	ASSERT_EQ(collect_close(c, "complete", NULL), 0);
+	ASSERT_EQ(store_open(&st, db, STORE_READONLY), 0);
+	ASSERT_NEAR(q1(st, "SELECT sum(end_ns - start_ns) FROM launches l JOIN ops o ON "
+		       "o.id = l.op_id WHERE o.run_id = %lld", run), 4000, 0);
+	ASSERT_NEAR(q1(st, "SELECT min(start_ns) FROM launches l JOIN ops o ON "
+		       "o.id = l.op_id WHERE o.run_id = %lld", run), 5000, 0);
+	ASSERT_NEAR(q1(st, "SELECT time_ns FROM v_ops WHERE run_id = %lld", run), 2000, 1e-9);
+	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_ops WHERE run_id = %lld", run), 20, 1e-9);
+	store_close(st);
+}
+
 /* A process that commits and is never closed (killed): what it committed
  * is there, whole, and its row still says running. A profile of a run
  * that is not a profile is refused. */
@@ -554,6 +591,7 @@ int main(int argc, char **argv)
 	second_process(dbpath, run);
 	filter_and_limit(dbpath);
 	counted(dbpath);
+	untimed(dbpath);
 	killed(dbpath);
 	many(dbpath);
 	unlink(dbpath);
