@@ -16,7 +16,7 @@ the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
 9216), whose forward must take the split-K kernels: the forward's kernels
 are listed from torch.profiler, and a decode forward without
-k_fwd_split_reduce fails (on a GPU of fewer than 74 SMs the largest of
+k_fwd_split_reduce fails (on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting). Exit status 1 if any line fails.
 
 Usage on a GPU machine (FUSEPROF_KERNELS_LIB pointing at the library, or
