@@ -249,14 +249,14 @@ int main(int argc, char **argv)
 			char *note;
 
 			for (size_t j = 0; j < p.n; j++) {
-				const struct rf_op *o = find(&r, p.v[j].base_op_id);
+				const struct rf_op *u = find(&r, p.v[j].base_op_id);
 
 				if (p.v[j].fused_op_id != v->fused_op_id ||
-				    strcmp(o->role, "unfused"))
+				    strcmp(u->role, "unfused"))
 					continue;
-				if (!best || o->time_ns < best->time_ns ||
-				    (o->time_ns == best->time_ns && o->op_id < best->op_id))
-					best = o;
+				if (!best || u->time_ns < best->time_ns ||
+				    (u->time_ns == best->time_ns && u->op_id < best->op_id))
+					best = u;
 			}
 			ASSERT_EQ(v->best_unfused, best == b);
 			SAME(v->fusion_removed_bytes, c.fusion_removed_bytes,
