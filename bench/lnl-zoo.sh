@@ -4,7 +4,12 @@
 # a build's root: fused and unfused forward and backward under the
 # collector (timing only), then PyTorch eager, the Linear alone (cuBLAS)
 # and torch.compile at the same shapes. Logs and the database in $OUT
-# (default ./lnl-zoo-out); a table of fused / unfused ratios to stdout.
+# (default ./lnl-zoo-out); a table to stdout: per shape the fused kernel
+# the launcher picked, fused / unfused, the most fusion can save there (%
+# of the unfused time: v_fusion's bound, bytes at the DRAM roof plus
+# launches) and, where the fused variant loses, v_fusion's verdict:
+# "cannot pay" (that bound under 5 %), "missing kernel", or "no bound"
+# (no byte model or DRAM roof).
 #   sh bench/lnl-zoo.sh [fuseprof run option]...
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,11 +22,18 @@ zoo="$zoo;M=16384,K=1024,N=4096;M=16384,K=14336,N=2048;M=2000,K=1000,N=3000"
 	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }
 ./fuseprof query --db "$out/zoo.db" --format md \
-	"SELECT f.workload, f.dtype, f.shape, round(f.time_ns / 1e3, 1) AS fused_us,
+	"SELECT f.workload, f.dtype, f.shape, f.kernel AS fused_kernel,
+	        round(f.time_ns / 1e3, 1) AS fused_us,
 	        round(u.time_ns / 1e3, 1) AS unfused_us,
-	        round(f.time_ns / u.time_ns, 3) AS fused_over_unfused
+	        round(f.time_ns / u.time_ns, 3) AS fused_over_unfused,
+	        round(v.fusion_bound_pct, 1) AS fusion_can_save_pct,
+	        CASE WHEN v.fusion_note LIKE 'fusion cannot pay%' THEN 'cannot pay'
+	             WHEN v.fusion_note LIKE '%a missing kernel' THEN 'missing kernel'
+	             WHEN v.fusion_note IS NOT NULL THEN 'no bound'
+	             ELSE '' END AS verdict
 	   FROM v_ops f JOIN v_ops u ON u.run_id = f.run_id AND u.workload = f.workload
 	    AND u.dtype = f.dtype AND u.shape = f.shape AND u.variant = 'unfused'
+	   LEFT JOIN v_fusion v ON v.fused_op_id = f.op_id AND v.base_op_id = u.op_id
 	  WHERE f.variant = 'fused' AND f.tag = 'lnl-zoo'
 	    AND f.run_id = (SELECT max(run_id) FROM v_runs WHERE tag = 'lnl-zoo')
 	  ORDER BY f.workload, f.dtype, f.op_id" | tee "$out/ratios.md"

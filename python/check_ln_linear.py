@@ -11,13 +11,20 @@ PyTorch's own autograd in the same dtype, for scale. Tolerances: float32
 1e-5, bfloat16 2e-2. Where the shape is small enough (--cpu-ref-max MACs),
 fuseprof's own double-precision CPU reference (in libfuseprof-kernels) is
 compared with PyTorch's float64 too: the two references must agree to
-1e-12. Exit status 1 if any line fails.
+1e-12. The forward runs a second time on the same inputs and must give
+the same bits (the split-K reduction adds its slices in a fixed order).
+With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
+9216), whose forward must take the split-K kernels: the forward's kernels
+are listed from torch.profiler, and a decode forward without
+k_fwd_split_reduce fails (on a GPU of fewer than 73 SMs the largest of
+them fill it without splitting). Exit status 1 if any line fails.
 
 Usage on a GPU machine (FUSEPROF_KERNELS_LIB pointing at the library, or
 an installed one):
     python3 python/check_ln_linear.py                 # puzzle + suite shapes
     python3 python/check_ln_linear.py --full          # up to 16384x4096->16384
     python3 python/check_ln_linear.py --shape 4,4,8,16 --dtype bf16
+    python3 python/check_ln_linear.py --decode        # decode rows: split-K
 """
 import argparse
 import ctypes
@@ -37,10 +44,16 @@ NAMES = ["forward", "grad_input", "grad_ln_weight", "grad_ln_bias",
          "grad_linear_weight", "grad_linear_bias"]
 
 # (leading dims of x, K, N): the puzzle's [4, 4, 8] -> [4, 4, 16], odd
-# sizes, the suite's shapes; --full adds the largest.
-SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((2048,), 768, 256),
-          ((16384,), 768, 256), ((4096,), 4096, 1024)]
+# sizes, the suite's shapes; --full adds the largest. Few rows take the
+# split-K forward: at 1 x 768 -> 256, 37 x 1000 -> 300 (a short last slice
+# ending in a partial k-tile, N past a multiple of 32) and 1 x 2048 -> 40
+# (columns of W''s padding rows) it reads, in bf16 on a Hopper GPU, the
+# warp-specialized kernel's permuted fold.
+SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((37,), 1000, 300),
+          ((1,), 2048, 40), ((2048,), 768, 256), ((16384,), 768, 256),
+          ((4096,), 4096, 1024)]
 FULL = [((16384,), 4096, 16384)]
+DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 8, 64)]
 
 _lib.SIGNATURES.update({
     "fpk_ref_ln_linear_fwd": (ctypes.c_int, [ctypes.c_void_p] * 6 + [ctypes.c_long] * 3),
@@ -84,7 +97,27 @@ def cpu_reference(inputs, dy):
     return [y] + outs
 
 
-def check(lead, K, N, dt, cpu_max, gen):
+def fwd_kernels(fn):
+    """The short names of the CUDA kernels fn() launches, in order, from
+    torch.profiler; None and the reason when the profiler cannot say."""
+    from torch.profiler import ProfilerActivity, profile
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 (CUPTI busy or denied)
+        return None, str(e)
+    names = []
+    for e in prof.events():
+        if getattr(e, "device_type", None) != torch.autograd.DeviceType.CUDA:
+            continue
+        n = e.name.split("(")[0].split("<")[0].split()[-1]
+        if n not in names:
+            names.append(n)
+    return names, None
+
+
+def check(lead, K, N, dt, cpu_max, gen, split=False):
     dev = "cuda"
     x = torch.randn(*lead, K, generator=gen, device=dev).to(dt)
     g = (1 + 0.1 * torch.randn(K, generator=gen, device=dev)).to(dt)
@@ -108,6 +141,21 @@ def check(lead, K, N, dt, cpu_max, gen):
         fails += not ok
         print(f"  {name:<20} fuseprof {e:9.3e}   torch {str(dt)[6:]:<8} {rel(t, r):9.3e}"
               f"   {'PASS' if ok else 'FAIL'}")
+    with torch.no_grad():
+        y1 = fpt.ln_linear(x, g, b, W, bias)
+        y2 = fpt.ln_linear(x, g, b, W, bias)
+    ok = torch.equal(y1.view(torch.int16 if dt == torch.bfloat16 else torch.int32),
+                     y2.view(torch.int16 if dt == torch.bfloat16 else torch.int32))
+    fails += not ok
+    print(f"  {'forward twice':<20} the same bits: {'yes' if ok else 'no'}"
+          f"   {'PASS' if ok else 'FAIL'}")
+    if split:
+        with torch.no_grad():
+            names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
+        ok = names is not None and "k_fwd_split_reduce" in names
+        fails += not ok
+        what = ", ".join(names) if names is not None else f"unknown ({why})"
+        print(f"  {'split-K forward':<20} kernels: {what}   {'PASS' if ok else 'FAIL'}")
     macs = 3.0 * x.numel() // K * K * N
     if macs <= cpu_max:
         cref = cpu_reference(inputs, dy)
@@ -128,6 +176,9 @@ def main():
     ap.add_argument("--shape", action="append", default=[],
                     help="D1,...,K,N: x of [D1, ..., K] into N outputs (repeatable; "
                     "replaces the default shapes)")
+    ap.add_argument("--decode", action="store_true",
+                    help="the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
+                    "instead of the default ones; their forward must take split-K")
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
     ap.add_argument("--cpu-ref-max", type=float, default=2e8,
                     help="largest shape (multiply-adds) the CPU reference checks")
@@ -136,7 +187,7 @@ def main():
     if not torch.cuda.is_available():
         print("check_ln_linear: no CUDA device", file=sys.stderr)
         return 77
-    shapes = SHAPES + (FULL if a.full else [])
+    shapes = DECODE if a.decode else SHAPES + (FULL if a.full else [])
     if a.shape:
         shapes = []
         for s in a.shape:
@@ -153,7 +204,7 @@ def main():
     fails = 0
     for lead, K, N in shapes:
         for dt in dts:
-            fails += check(lead, K, N, dt, a.cpu_ref_max, gen)
+            fails += check(lead, K, N, dt, a.cpu_ref_max, gen, split=a.decode)
     print(f"{'all lines passed' if fails == 0 else f'{fails} lines FAILED'}")
     return 1 if fails else 0
 

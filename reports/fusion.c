@@ -28,6 +28,9 @@ static const struct col pair_cols[] = {
 	R(fused_launches), R(base_launches), R(launch_ratio),
 	R(fused_model_bytes), R(base_model_bytes), R(predicted_speedup), R(kernel_ceiling),
 	R(fused_roof_pct), R(base_roof_pct), R(fused_eff_bw_pct), R(base_eff_bw_pct),
+	I(best_unfused), R(fusion_removed_bytes), R(fusion_removed_launches),
+	R(fusion_bound_ns), R(fusion_bound_pct),
+	{ "fusion_note", COL_TEXT_NULL, offsetof(struct fu_pair, fusion_note) },
 };
 #undef T
 #undef R
@@ -96,6 +99,12 @@ void fusion_release(struct fu_pairs *p)
 	memset(p, 0, sizeof *p);
 }
 
+/* SQLite's max(x, 0.0): NaN (NULL) stays unknown. */
+static double fmax0(double x)
+{
+	return isnan(x) ? x : x > 0 ? x : 0;
+}
+
 void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair *p)
 {
 	p->fused_time_ns = f->time_ns;
@@ -115,4 +124,38 @@ void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair
 	p->base_roof_pct = b->roof_pct;
 	p->fused_eff_bw_pct = f->eff_bw_pct;
 	p->base_eff_bw_pct = b->eff_bw_pct;
+	p->fusion_removed_bytes = p->fusion_removed_launches = NAN;
+	p->fusion_bound_ns = p->fusion_bound_pct = NAN;
+	if (strcmp(b->role, "unfused") == 0) {
+		p->fusion_removed_bytes = fmax0(b->model_variant_bytes - f->model_variant_bytes);
+		p->fusion_removed_launches = fmax0(b->launches - f->launches);
+		p->fusion_bound_ns = 1e9 * p->fusion_removed_bytes / b->dram_bw +
+				     p->fusion_removed_launches * FP_FUSION_LAUNCH_NS;
+		p->fusion_bound_pct = 100.0 * p->fusion_bound_ns / b->time_ns;
+	}
+}
+
+char *fusion_note(const struct fu_pair *p, int best)
+{
+	const double bound = p->fusion_bound_ns, base = p->base_time_ns;
+	const double pct = 100.0 * bound / base, launches = p->fusion_removed_launches;
+	struct strbuf sb = STRBUF_INIT;
+	char *note;
+
+	if (!best || !(p->fused_time_ns > base))
+		return NULL;
+	if (isnan(bound) || !(base > 0))
+		strbuf_addf(&sb, "fused kernel %.2fx unfused; no byte model or DRAM roof "
+			    "to bound what fusion could save", p->fused_time_ns / base);
+	else if (pct < FP_FUSION_NOISE_PCT)
+		strbuf_addf(&sb, "fusion cannot pay here: it removes at most %.1f MB and "
+			    "%g launch%s (%.1f µs, %.1f %% of %.0f µs)",
+			    p->fusion_removed_bytes / 1e6, launches,
+			    launches == 1 ? "" : "es", bound / 1e3, pct, base / 1e3);
+	else
+		strbuf_addf(&sb, "fused kernel %.2fx unfused where fusion could save up "
+			    "to %.1f %%: a missing kernel", p->fused_time_ns / base, pct);
+	note = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return note;
 }

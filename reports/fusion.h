@@ -21,6 +21,16 @@ struct fu_pair {
 	double fused_model_bytes, base_model_bytes, predicted_speedup;
 	double kernel_ceiling;  /* base time / base's longest kernel */
 	double fused_roof_pct, base_roof_pct, fused_eff_bw_pct, base_eff_bw_pct;
+	/* Fusion cannot pay here (views.h, FP_FUSION_NOISE_PCT): best_unfused
+	 * is 1 on the row of the fused op's fastest unfused twin; the bound
+	 * of what fusion can win (bytes, launches it removes, their time in
+	 * ns and as a percentage of base_time_ns) is NaN unless the base is
+	 * unfused; note is the verdict where the fused op is slower than
+	 * that twin, else NULL. */
+	long long best_unfused;
+	double fusion_removed_bytes, fusion_removed_launches;
+	double fusion_bound_ns, fusion_bound_pct;
+	char *fusion_note;
 };
 
 struct fu_pairs {
@@ -43,9 +53,17 @@ int fusion_load_run(struct store *st, long long run_id, const char *const *workl
 /* Free what fusion_load allocated. */
 void fusion_release(struct fu_pairs *p);
 
-/* The reference of v_fusion's ratios: fill p's numbers from two ops as
- * rf_load returns them (strings and ids are left alone). */
+/* The reference of v_fusion's ratios and of the bound of what fusion can
+ * win: fill p's numbers from two ops as rf_load returns them (strings,
+ * ids, best_unfused and fusion_note are left alone). */
 void fusion_compute(const struct rf_op *fused, const struct rf_op *base,
 		    struct fu_pair *p);
+
+/* The rule "fusion cannot pay here" (views.h, above FP_FUSION_NOISE_PCT)
+ * for a pair fusion_compute filled, whose base is the fused op's fastest
+ * unfused twin when best is 1: the verdict, as v_fusion's fusion_note
+ * words it, in a string the caller frees; NULL where there is none (best
+ * is 0, or the fused op is not slower). */
+char *fusion_note(const struct fu_pair *p, int best);
 
 #endif

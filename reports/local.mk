@@ -39,9 +39,9 @@ tests_test_save_recompute_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_save_recompute_LDADD = $(test_report_libs)
 
 TESTS += tests/test-report-cli.sh tests/test-report-errors.sh \
-	tests/test-report-saved.sh
+	tests/test-report-saved.sh tests/test-report-fusion-note.sh
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh \
-	tests/test-report-saved.sh
+	tests/test-report-saved.sh tests/test-report-fusion-note.sh
 
 ## --base: one run against another, matched as compare matches them
 ## (runs written by tests/mkruns, and the shipped profiles).

@@ -300,11 +300,13 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 		"dram_ratio", "fused_launches", "base_launches", "launch_ratio",
 		"fused_model_bytes", "base_model_bytes", "predicted_speedup",
 		"kernel_ceiling", "fused_roof_pct", "base_roof_pct", "fused_eff_bw_pct", "base_eff_bw_pct",
+		"best_unfused", "fusion_removed_bytes", "fusion_removed_launches",
+		"fusion_bound_ns", "fusion_bound_pct", "fusion_note",
 	};
 	static const char *const disp[] = {
 		"workload", "dtype", "shape", "fused", "vs", "fused µs", "vs µs",
 		"speedup", "predicted", "ceiling", "DRAM bytes ÷", "launches ÷",
-		"fused % of roof",
+		"fused % of roof", "note",
 	};
 
 	if (!display) {
@@ -320,6 +322,10 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 				x->fused_roof_pct, x->base_roof_pct,
 				x->fused_eff_bw_pct, x->base_eff_bw_pct,
 			};
+			const double bound[] = {
+				x->fusion_removed_bytes, x->fusion_removed_launches,
+				x->fusion_bound_ns, x->fusion_bound_pct,
+			};
 
 			table_add_text(t, x->workload);
 			table_add_text(t, x->dtype);
@@ -331,6 +337,10 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 			table_add_text(t, x->base_role);
 			for (size_t k = 0; k < ARRAY_SIZE(nums); k++)
 				table_add_double(t, nums[k], 10);
+			table_add_int(t, x->best_unfused);
+			for (size_t k = 0; k < ARRAY_SIZE(bound); k++)
+				table_add_double(t, bound[k], 10);
+			table_add_text(t, x->fusion_note);
 		}
 		return;
 	}
@@ -351,6 +361,7 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 		table_add_double(t, x->dram_ratio, 3);
 		table_add_double(t, x->launch_ratio, 3);
 		table_add_double(t, x->fused_roof_pct, 3);
+		table_add_text(t, x->fusion_note);
 	}
 }
 
@@ -424,6 +435,24 @@ static void saved_table(const struct sr_rows *r, struct table *t, int display)
 	"else the models'). Within each forward, dtype and shape: the memory " \
 	"it saves against the variant that keeps the most (vs), and the time " \
 	"it pays against the fastest forward+backward."
+
+/* Under the fusion table, where a pair has a note (views.h, "fusion
+ * cannot pay here"). */
+#define FUSION_NOTE_TEXT "A note marks each fused variant slower than its " \
+	"fastest unfused twin: \"fusion cannot pay here\" where the bytes fusion " \
+	"removes (the byte models' difference) at the unfused op's DRAM roof, " \
+	"plus " FP_STR(FP_FUSION_LAUNCH_NS) " ns for each launch it saves, bound " \
+	"the gain under " FP_STR(FP_FUSION_NOISE_PCT) " % of the unfused time; " \
+	"else \"a missing kernel\": fusion could save more than the fused " \
+	"kernel loses."
+
+static int fusion_noted(const struct fu_pairs *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].fusion_note)
+			return 1;
+	return 0;
+}
 
 static void wrong_table(const struct rf_run *run, struct table *t)
 {
@@ -759,6 +788,8 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 			fputs("No op is in both runs.\n", f);
 	}
 	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	if (fusion_noted(r->pairs))
+		fputs("\n" FUSION_NOTE_TEXT "\n", f);
 	if (t->saved_disp.nrows) {
 		fputs("\n## " SAVED_TITLE "\n\n" SAVED_TEXT "\n\n", f);
 		table_print(&t->saved_disp, TABLE_MD, f);
@@ -964,6 +995,11 @@ static int write_html(const struct report *r, const struct tables *t, const char
 			fputs("<p>No op is in both runs.</p>\n", f);
 	}
 	html_table(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
+	if (fusion_noted(r->pairs)) {
+		fputs("<p>", f);
+		html_escape(f, FUSION_NOTE_TEXT);
+		fputs("</p>\n", f);
+	}
 	if (t->saved_disp.nrows) {
 		fputs("<h2>" SAVED_TITLE "</h2>\n<p>", f);
 		html_escape(f, SAVED_TEXT);

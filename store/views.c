@@ -288,10 +288,12 @@ const struct view_def fp_views[] = {
 	/* Each fused variant against every other variant of the same run,
 	 * workload, dtype and shape; both must have passed their check, so a
 	 * wrong op never shows a gain. Ratios are base / fused: above 1 means
-	 * the fused variant is faster, moves fewer bytes, launches less. The
-	 * SELECT is FP_FUSION_SQL in views.h, shared with `fuseprof report`. */
+	 * the fused variant is faster, moves fewer bytes, launches less; a
+	 * fused variant slower than its fastest unfused twin gets a note
+	 * saying whether fusion can pay there at all. The SELECT is
+	 * FP_FUSION_SQL in views.h, shared with `fuseprof report`. */
 	{ "v_fusion", FP_FUSION_SQL("v_roofline"),
-	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup" },
+	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup; the most fusion can win against an unfused variant, and a note where the fused variant loses (fusion cannot pay here, or a missing kernel)" },
 
 	/* Save or recompute: each forward variant beside its backward
 	 * variant of the same name, their total time, and what keeping less

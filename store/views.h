@@ -113,7 +113,39 @@ extern const char fp_v_runs_live_sql[];
 #define FP_FUSION_INPUT \
 	"run_id, op_id, workload, variant, role, dtype, shape," \
 	"  status, time_ns, dram_bytes, launches, model_variant_bytes, roof_pct," \
-	"  eff_bw_pct, longest_kernel_ns"
+	"  eff_bw_pct, longest_kernel_ns, dram_bw"
+
+/* ---- fusion cannot pay here --------------------------------------------
+ * A fused variant slower than its best unfused twin (the unfused variant
+ * of least time at its workload, dtype and shape in the run) is either a
+ * missing kernel or a case where fusion has nothing to win. What fusion can
+ * win at most is what it removes: the bytes (the unfused variant's model
+ * variant_bytes minus the fused one's, at least 0) at the unfused op's DRAM
+ * roof (v_roofline.dram_bw: the run's measured ceiling at its read/write
+ * mix, the copy's without counters), plus FP_FUSION_LAUNCH_NS for each
+ * launch it saves (the unfused op's launches minus the fused one's, at
+ * least 0). time_ns sums kernel time and counts no launch gap, so a launch
+ * saves only a kernel's ramp and tail there: 2 µs is generous on purpose,
+ * so that the rule blames a kernel before it excuses one. That bound, as a
+ * percentage of the unfused time (fusion_bound_pct), decides:
+ *   under FP_FUSION_NOISE_PCT (5 %, the run-to-run spread a fused ÷
+ *   unfused ratio is not read past): "fusion cannot pay here: it removes
+ *   at most 12.6 MB and 1 launch (5.9 µs, 1.8 % of 330 µs)": the GEMM
+ *   (or whatever else the op does) dominates, and no fused kernel can
+ *   change that;
+ *   else: "fused kernel 1.18x unfused where fusion could save up to 9.0 %:
+ *   a missing kernel";
+ *   with no byte model or no DRAM roof, the note says the bound is
+ *   unknown.
+ * fusion_note holds it on the row of that twin only (NULL elsewhere, and
+ * where the fused variant is not slower). fusion_removed_bytes,
+ * fusion_removed_launches, fusion_bound_ns and fusion_bound_pct are given
+ * on every row whose base is an unfused variant. reports/fusion.c
+ * (fusion_compute, fusion_note) is the reference of this rule. */
+#define FP_FUSION_NOISE_PCT 5
+#define FP_FUSION_LAUNCH_NS 2000
+#define FP_STR_(x) #x
+#define FP_STR(x) FP_STR_(x)
 
 /* v_fusion's SELECT over src, any relation with the FP_FUSION_INPUT columns
  * of v_roofline: the view is FP_FUSION_SQL("v_roofline"); `fuseprof report`
@@ -121,8 +153,8 @@ extern const char fp_v_runs_live_sql[];
  * and its ratios have this one definition. src is named once, so SQLite
  * (3.35+) reads it once for both sides of the pair. */
 #define FP_FUSION_SQL(src) \
-	"WITH r AS (SELECT " FP_FUSION_INPUT " FROM " src ")" \
-	" SELECT f.run_id, f.workload, f.dtype, f.shape," \
+	"WITH r AS (SELECT " FP_FUSION_INPUT " FROM " src ")," \
+	" p AS (SELECT f.run_id, f.workload, f.dtype, f.shape," \
 	" f.op_id AS fused_op_id, f.variant AS fused_variant," \
 	" b.op_id AS base_op_id, b.variant AS base_variant, b.role AS base_role," \
 	" f.time_ns AS fused_time_ns, b.time_ns AS base_time_ns," \
@@ -136,11 +168,44 @@ extern const char fp_v_runs_live_sql[];
 	" b.model_variant_bytes / f.model_variant_bytes AS predicted_speedup," \
 	" b.time_ns / b.longest_kernel_ns AS kernel_ceiling," \
 	" f.roof_pct AS fused_roof_pct, b.roof_pct AS base_roof_pct," \
-	" f.eff_bw_pct AS fused_eff_bw_pct, b.eff_bw_pct AS base_eff_bw_pct" \
+	" f.eff_bw_pct AS fused_eff_bw_pct, b.eff_bw_pct AS base_eff_bw_pct," \
+	" b.role = 'unfused' AND row_number() OVER (PARTITION BY f.op_id" \
+	"  ORDER BY b.role != 'unfused', b.time_ns, b.op_id) = 1 AS best_unfused," \
+	" CASE WHEN b.role = 'unfused' THEN" \
+	"  max(b.model_variant_bytes - f.model_variant_bytes, 0.0) END" \
+	"  AS fusion_removed_bytes," \
+	" CASE WHEN b.role = 'unfused' THEN max(b.launches - f.launches, 0.0) END" \
+	"  AS fusion_removed_launches," \
+	" b.dram_bw AS base_dram_bw" \
 	" FROM r f JOIN r b ON b.run_id = f.run_id" \
 	"  AND b.workload = f.workload AND b.dtype = f.dtype AND b.shape = f.shape" \
 	"  AND b.op_id != f.op_id" \
-	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok'"
+	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok')," \
+	" q AS (SELECT *, 1e9 * fusion_removed_bytes / base_dram_bw" \
+	"  + fusion_removed_launches * " FP_STR(FP_FUSION_LAUNCH_NS) " AS fusion_bound_ns" \
+	"  FROM p)" \
+	" SELECT run_id, workload, dtype, shape, fused_op_id, fused_variant," \
+	" base_op_id, base_variant, base_role, fused_time_ns, base_time_ns, speedup," \
+	" fused_dram_bytes, base_dram_bytes, dram_ratio, fused_launches," \
+	" base_launches, launch_ratio, fused_model_bytes, base_model_bytes," \
+	" predicted_speedup, kernel_ceiling, fused_roof_pct, base_roof_pct," \
+	" fused_eff_bw_pct, base_eff_bw_pct, best_unfused, fusion_removed_bytes," \
+	" fusion_removed_launches, fusion_bound_ns," \
+	" 100.0 * fusion_bound_ns / base_time_ns AS fusion_bound_pct," \
+	" CASE WHEN best_unfused AND fused_time_ns > base_time_ns THEN" \
+	"  CASE WHEN fusion_bound_ns IS NULL OR base_time_ns <= 0 THEN" \
+	"   printf('fused kernel %.2fx unfused; no byte model or DRAM roof to bound" \
+	" what fusion could save', fused_time_ns / base_time_ns)" \
+	"  WHEN 100.0 * fusion_bound_ns / base_time_ns < " FP_STR(FP_FUSION_NOISE_PCT) " THEN" \
+	"   printf('fusion cannot pay here: it removes at most %.1f MB and %g launch%s" \
+	" (%.1f µs, %.1f %% of %.0f µs)', fusion_removed_bytes / 1e6," \
+	"   fusion_removed_launches, CASE WHEN fusion_removed_launches = 1 THEN ''" \
+	"   ELSE 'es' END, fusion_bound_ns / 1e3," \
+	"   100.0 * fusion_bound_ns / base_time_ns, base_time_ns / 1e3)" \
+	"  ELSE printf('fused kernel %.2fx unfused where fusion could save up to" \
+	" %.1f %%: a missing kernel', fused_time_ns / base_time_ns," \
+	"   100.0 * fusion_bound_ns / base_time_ns) END END AS fusion_note" \
+	" FROM q"
 
 /* ---- save or recompute ------------------------------------------------
  * What a forward keeps alive for its backward is memory a training step

@@ -2,7 +2,8 @@
  * point refuses bad arguments with FPK_EINVAL and a one-line message naming
  * the function and the argument, before touching CUDA; the status strings;
  * the size queries (fold, workspaces) against their formulas and
- * monotone in the shape; messages are per thread; the CPU references
+ * monotone in the shape (the forward's for decode rows as a device, or
+ * none, has it: the one check that asks cudaGetDeviceCount); messages are per thread; the CPU references
  * against hand-computed values. Linked against the shared library, as a
  * user's program would be. */
 #include <pthread.h>
@@ -77,14 +78,29 @@ static void check_ln_linear(void)
 	       fwd, "folded", "16-byte");
 	expect(fpk_ln_linear_fwd(P, P, NULL, 16, 768, 256, FPK_F32, NULL, 0, 0), FPK_EINVAL,
 	       fwd, "y is NULL", NULL);
-	/* the bf16 statistics pass needs 3 M floats from K = 2048 on */
-	ASSERT_EQ(fpk_ln_linear_fwd_workspace(16, 768, 256, FPK_BF16), 0);
-	ASSERT_EQ(fpk_ln_linear_fwd_workspace(16, 4096, 256, FPK_F32), 0);
-	ASSERT_EQ(fpk_ln_linear_fwd_workspace(100, 4096, 256, FPK_BF16), 1536);
-	expect(fpk_ln_linear_fwd(P, P, Q, 100, 4096, 256, FPK_BF16, P, 1000, 0), FPK_EINVAL,
-	       fwd, "workspace_bytes=1000", "1536");
-	expect(fpk_ln_linear_fwd(P, P, Q, 100, 4096, 256, FPK_BF16, NULL, 1536, 0),
+	/* the bf16 statistics pass needs 3 M floats from K = 2048 on; rows
+	 * too many for split-K's partials (M > K es / 16) on any device */
+	ASSERT_EQ(fpk_ln_linear_fwd_workspace(128, 768, 256, FPK_BF16), 0);
+	ASSERT_EQ(fpk_ln_linear_fwd_workspace(2048, 4096, 256, FPK_F32), 0);
+	ASSERT_EQ(fpk_ln_linear_fwd_workspace(1100, 4096, 256, FPK_BF16), 13312);
+	expect(fpk_ln_linear_fwd(P, P, Q, 1100, 4096, 256, FPK_BF16, P, 13000, 0), FPK_EINVAL,
+	       fwd, "workspace_bytes=13000", "13312");
+	expect(fpk_ln_linear_fwd(P, P, Q, 1100, 4096, 256, FPK_BF16, NULL, 13312, 0),
 	       FPK_EINVAL, fwd, "workspace is NULL", NULL);
+	/* decode rows: the split-K partials on a device (16 slices of 1 x
+	 * 2050 floats at least, 132 SMs or not), none without one */
+	{
+		size_t w = fpk_ln_linear_fwd_workspace(1, 2048, 2048, FPK_BF16);
+		int ndev = 0;
+
+		if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+			ASSERT_EQ(w, 512);
+		} else {
+			ASSERT(w >= 512 + 2 * 2050 * 4);
+			expect(fpk_ln_linear_fwd(P, P, Q, 1, 2048, 2048, FPK_BF16, P, 512, 0),
+			       FPK_EINVAL, fwd, "workspace_bytes=512", NULL);
+		}
+	}
 
 	expect(fpk_ln_linear_fold(P, P, P, P, 768, 256, FPK_BF16, Q, fb - 1, 0), FPK_EINVAL,
 	       fold, "folded_bytes", NULL);

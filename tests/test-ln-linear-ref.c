@@ -5,7 +5,9 @@
  * its per-row shift avoids, the input profiles, check sampling (every
  * block of rows covered, counts within the budget), and
  * validate()/model()/device_bytes() through the registry, and the
- * parallel widening of downloaded bf16/fp32 (lnl_widen).
+ * parallel widening of downloaded bf16/fp32 (lnl_widen), and the split-K
+ * forward's slices and partial bytes (split.c: what the workload's launcher
+ * takes and the library's workspace holds).
  * $FUSEPROF_SEED fixes the seed. */
 #include "config.h"
 
@@ -551,6 +553,58 @@ static void test_widen(uint64_t seed)
 	printf("widen ok\n");
 }
 
+/* The split-K forward's slices at the decode shapes measured on an H100
+ * (132 SMs; bench/RESULTS.md, "The decode forward: split-K", whose slices
+ * column the workload's kernel line reported), the shapes where it must not
+ * split, and the partials' bytes. */
+static void test_split(void)
+{
+	static const struct {
+		long M, K, N;
+		enum fp_dtype dt;
+		int slices;
+	} h100[] = {
+		{ 1, 2048, 2048, FP_BF16, 16 },  { 8, 2048, 2048, FP_BF16, 16 },
+		{ 64, 2048, 2048, FP_BF16, 8 },  { 1, 3072, 9216, FP_BF16, 7 },
+		{ 8, 3072, 9216, FP_BF16, 7 },   { 64, 3072, 9216, FP_BF16, 7 },
+		{ 1, 2048, 2048, FP_F32, 16 },   { 64, 2048, 2048, FP_F32, 16 },
+		{ 1, 3072, 9216, FP_F32, 11 },   { 64, 3072, 9216, FP_F32, 11 },
+	};
+
+	for (size_t i = 0; i < sizeof h100 / sizeof h100[0]; i++) {
+		const long M = h100[i].M, K = h100[i].K, N = h100[i].N;
+		const int s = lnl_fwd_splits(M, K, N, h100[i].dt, 132);
+
+		ASSERT_EQ(s, h100[i].slices);
+		ASSERT(s <= lnl_split_max(M, K, h100[i].dt));
+		/* the library's partials fit in what the workload allocates */
+		ASSERT(lnl_part_bytes(M, N, s) <= lnl_split_bytes(M, K, N, h100[i].dt));
+		ASSERT_EQ(lnl_part_bytes(M, N, s), (size_t)s * M * (N + 2) * 4);
+	}
+	/* the cap: partials within half of W''s bytes */
+	ASSERT_EQ(lnl_split_max(64, 2048, FP_BF16), 8);
+	ASSERT_EQ(lnl_split_max(1, 2048, FP_BF16), LNL_SPLIT_MAX);
+	/* no split: many rows (the 128 x 256 tiles fill the SMs), rows
+	 * without aligned 16-byte chunks, a K of one k-tile, as many 128 x
+	 * 256 tiles as half the SMs, 64 x 128 tiles as many as the SMs (160
+	 * at 128 x 4096 -> 10240; at 64 rows, 80: split), an unknown device */
+	ASSERT_EQ(lnl_fwd_splits(16384, 2048, 2048, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(1, 2047, 2048, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(1, 2046, 2048, FP_F32, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(1, 64, 2048, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(64, 4096, 132 * 128, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(128, 4096, 10240, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_splits(64, 4096, 10240, FP_BF16, 132), 13);
+	ASSERT_EQ(lnl_fwd_splits(1, 2048, 2048, FP_BF16, 0), 1);
+	/* fewer SMs, fewer slots: the same 16 tiles of 32 k-tiles on 20
+	 * SMs (40 slots) take 5 slices (two waves of 7 k-tiles), not 16
+	 * (seven waves of 2: no faster, more partials) */
+	ASSERT_EQ(lnl_fwd_splits(1, 2048, 2048, FP_BF16, 20), 5);
+	ASSERT_EQ(lnl_part_bytes(5, 7, 1), 0);
+	ASSERT_EQ(lnl_split_bytes(16384, 2048, 2048, FP_BF16), 0);
+	printf("ok   split-K slices and partial bytes (H100 decode shapes, no-split cases)\n");
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_SEED");
@@ -567,5 +621,6 @@ int main(void)
 	test_sample(seed);
 	test_widen(seed);
 	test_contract();
+	test_split();
 	return 0;
 }

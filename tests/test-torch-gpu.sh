@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-torch-gpu.sh - fuseprof_torch on a GPU against PyTorch autograd
 # (skips with 77 without a GPU, python3 with torch, or the library): the
-# LayerNorm+Linear check script at the puzzle's and the suite's shapes,
+# LayerNorm+Linear check script at the puzzle's and the suite's shapes and
+# at the decode shapes (whose forward must take split-K),
 # LayerNorm+GELU and softmax gradient by gradient, torch.compile without a
 # graph break, and a short run of the training example (fused and plain
 # PyTorch from one seed: the loss curves agree).
@@ -18,6 +19,7 @@ FUSEPROF_KERNELS_LIB=$(cd "$(dirname "$FUSEPROF_KERNELS_LIB")" && pwd)/$(basenam
 export FUSEPROF_KERNELS_LIB
 gpu_lock
 python3 "$srcdir/python/check_ln_linear.py" || fail "check_ln_linear.py"
+python3 "$srcdir/python/check_ln_linear.py" --decode || fail "check_ln_linear.py --decode"
 python3 "$srcdir/tests/torch_ops.py" grads || fail "torch_ops.py grads"
 python3 "$srcdir/python/examples/train_block.py" --steps 30 --width 256 --heads 4 \
 	--seq 128 --batch 4 || fail "train_block.py fp32"

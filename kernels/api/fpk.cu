@@ -257,9 +257,35 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 	return fold_launch(&op, stream) ? FPK_ECUDA : FPK_OK;
 }
 
-static size_t fwd_ws_bytes(long M, long K, enum fp_dtype dt)
+// The forward's workspace, in this order: the rows' statistics where the
+// bf16 statistics pass may run (3 M floats), then, where the launcher
+// splits K on a device of sms multiprocessors (lnl_fwd_splits; sms = 0:
+// the device is not known yet, and the partials are left out), the
+// split-K partials of that many slices.
+static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 {
 	return lnl_fwd_pass_possible(K, dt) ? pad(3 * (size_t)M * sizeof(float)) : 0;
+}
+
+static size_t fwd_ws_bytes(long M, long K, long N, enum fp_dtype dt, int sms)
+{
+	const int splits = sms > 0 ? lnl_fwd_splits(M, K, N, dt, sms) : 1;
+
+	return fwd_stats_bytes(M, K, dt) + pad(lnl_part_bytes(M, N, splits));
+}
+
+// The current device's multiprocessors, or 0 where there is none to ask
+// (the runtime's error cleared, nothing reported).
+static int device_sms_quiet(void)
+{
+	int dev, sms = 0;
+
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return sms;
 }
 
 FPK_EXPORT size_t fpk_ln_linear_fwd_workspace(long M, long K, long N, int dtype)
@@ -269,7 +295,7 @@ FPK_EXPORT size_t fpk_ln_linear_fwd_workspace(long M, long K, long N, int dtype)
 	enter("fpk_ln_linear_fwd_workspace");
 	if (lnl_args(M, K, N, dtype, &dt) != FPK_OK)
 		return 0;
-	return fwd_ws_bytes(M, K, dt);
+	return fwd_ws_bytes(M, K, N, dt, device_sms_quiet());
 }
 
 FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, long M,
@@ -278,19 +304,27 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 {
 	struct lnl_op op;
 	enum fp_dtype dt = FP_F32;
+	size_t sbytes;
 
 	enter("fpk_ln_linear_fwd");
 	CHECK(lnl_args(M, K, N, dtype, &dt));
 	CHECK(check_ptr("x", x));
 	CHECK(check_ptr("folded", folded));
 	CHECK(check_ptr("y", y));
-	CHECK(check_workspace(workspace, workspace_bytes, fwd_ws_bytes(M, K, dt)));
+	// what every device needs, before any CUDA call; the partials after
+	sbytes = fwd_stats_bytes(M, K, dt);
+	CHECK(check_workspace(workspace, workspace_bytes, sbytes));
 	lnl_base(&op, M, K, N, dt);
 	op.variant = FWD_FUSED;
 	op.y = y;
-	op.stats = (float *)workspace;
+	op.stats = sbytes ? (float *)workspace : NULL;
 	fold_view(&op, folded);
-	if (device_sms(&op.sms) || lnl_fwd_choose(&op, 1))
+	if (device_sms(&op.sms))
+		return FPK_ECUDA;
+	CHECK(check_workspace(workspace, workspace_bytes, fwd_ws_bytes(M, K, N, dt, op.sms)));
+	if (lnl_fwd_splits(M, K, N, dt, op.sms) > 1)
+		op.fpart = (float *)((char *)workspace + sbytes);
+	if (lnl_fwd_choose(&op, 1))
 		return FPK_ECUDA;
 	if (op.ws_pass && op.stats == NULL)
 		return fail(FPK_EINVAL, "workspace is NULL");

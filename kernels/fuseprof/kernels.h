@@ -52,7 +52,7 @@ extern "C" {
 /* The library's version: major * 10000 + minor * 100 + patch. A caller may
  * compare fpk_version() (the library it runs with) with FPK_VERSION (the
  * header it was built with). */
-#define FPK_VERSION 100
+#define FPK_VERSION 101
 int fpk_version(void);
 
 /* Storage types. */
@@ -104,15 +104,26 @@ int fpk_ln_linear_fold(const void *gamma, const void *beta, const void *W,
 		       const void *b, long K, long N, int dtype, void *folded,
 		       size_t folded_bytes, cudaStream_t stream);
 
-/* Workspace bytes of fpk_ln_linear_fwd for this shape (0 for some). */
+/* Workspace bytes of fpk_ln_linear_fwd for this shape on the current
+ * device (0 for some): the rows' statistics where the bf16 forward may
+ * take them in a pass of their own, and, for few rows (decode: the tiles
+ * of y fewer than the device's multiprocessors), the fp32 partial sums of
+ * the slices of K the forward then splits into. It depends on the
+ * device's multiprocessor count: ask it with the device current that
+ * fpk_ln_linear_fwd will run on (with no device it leaves the partials
+ * out, and fpk_ln_linear_fwd then says what it needs). */
 size_t fpk_ln_linear_fwd_workspace(long M, long K, long N, int dtype);
 
 /* y = LayerNorm(x; gamma, beta) W^T + b in one fused kernel, from x and
- * the fold of the parameters. The exception to the kernels of `fuseprof
- * run`: there the bf16 forward on a Hopper GPU with K >= 512 picks between
- * a warp-specialized kernel for many rows and a smaller tile for few rows
- * of x, whose folds differ; the library's fold is one, so it uses the
- * warp-specialized kernel for every M there. */
+ * the fold of the parameters; for few rows, a kernel over slices of K
+ * then a deterministic reduction of their partial sums in slice order
+ * (split-K: the same bits every run), as `fuseprof run` does. The
+ * exception to the kernels of `fuseprof run`: there the bf16 forward on a
+ * Hopper GPU with K >= 512 picks between a warp-specialized kernel for
+ * many rows and a smaller tile for few rows of x, whose folds differ; the
+ * library's fold is one, so where that smaller tile would run without
+ * splitting K it uses the warp-specialized kernel (the split-K kernel
+ * reads either fold). */
 int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, long M,
 		      long K, long N, int dtype, void *workspace,
 		      size_t workspace_bytes, cudaStream_t stream);

@@ -207,7 +207,7 @@ static int bwd_run(const struct lnl_op *op, const T *x, const T *dy, cudaStream_
 
 		if (CUDA_CHECK(cudaMemsetAsync(op->acc, 0, nacc * sizeof(float), st)))
 			return -1;
-		if (vec_width(K, op->dt) == 1)
+		if (lnl_vec_width(K, op->dt) == 1)
 			k_bwd_naive<T, 1><<<(unsigned)((M + FP_WARP - 1) / FP_WARP), FP_WARP, 0, st>>>(
 				x, (const T *)op->gamma, (const T *)op->beta,
 				(const T *)op->W, dy, (T *)op->dx, op->acc, M, K, N);

@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(MMA_THREADS, BM >= 128 ? 1 : 2)
 k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 		const float *__restrict__ sW, const float *__restrict__ bf,
 		T *__restrict__ y, long M, int K, int N, float *__restrict__ part,
-		int kchunk)
+		int kchunk, int wperm)
 {
 	constexpr bool BF = sizeof(T) == 2;
 	constexpr int E = 16 / sizeof(T);      // elements per 16-byte chunk
@@ -138,6 +138,10 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	// blockIdx.y of kchunk tiles, and leaves its partial sums in part.
 	const int kb = part ? (int)blockIdx.y * kchunk : 0;
 	const int ke = part ? min(KT, kb + kchunk) : KT, NKT = ke - kb;
+	// wperm (split-K only): W' is in perm32's order over N rounded up to
+	// 32 rows, so all of those rows are read, and row n's sums are output
+	// column perm32(n).
+	const long wrows = wperm ? (N + 31L) / 32 * 32 : N;
 	const uint32_t sbase = smem_u32(smem);
 
 	// The shift c of rows wm*TM + i*16 + g + 8h: (c, c) as bf16x2, or c's
@@ -149,7 +153,7 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 		const uint32_t sa = sbase + stage * STAGE;
 
 		copy_tile<T, BM>(sa, x, m0, M, K, kt * KTILE, tid);
-		copy_tile<T, BN>(sa + A_BYTES, Wf, n0, N, K, kt * KTILE, tid);
+		copy_tile<T, BN>(sa + A_BYTES, Wf, n0, wrows, K, kt * KTILE, tid);
 	};
 
 #pragma unroll
@@ -324,7 +328,8 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 					continue;
 #pragma unroll
 				for (int j = 0; j < NI; j++) {
-					const long col = n0 + wn * TN + j * 8 + 2 * t;
+					const long wr = n0 + wn * TN + j * 8 + 2 * t;
+					const long col = wperm ? perm32(wr) : wr;  // wr even: col too
 
 					if (col < N)
 						ps[row * N + col] = acc[i][j][2 * h];
@@ -458,13 +463,13 @@ static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st
 		const long small = ((M + 63) / 64) * ((N + 127) / 128);
 
 		k_fwd_fused_mma<T, 64, 128><<<(unsigned)small, MMA_THREADS, MMA_SMEM(64, 128), st>>>(
-			x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0);
+			x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);
 
 	k_fwd_fused_mma<T, 128, 256><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(128, 256), st>>>(
-		x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0);
+		x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 }
 
@@ -484,7 +489,8 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		return error("ln_linear_fwd: split-K without its partials");
 	k_fwd_fused_mma<T, 64, 128><<<dim3((unsigned)small, (unsigned)splits), MMA_THREADS,
 				      MMA_SMEM(64, 128), st>>>(
-		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk);
+		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk,
+		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
 		return -1;
 	k_fwd_split_reduce<T><<<(unsigned)((outs + 255) / 256), 256, 0, st>>>(

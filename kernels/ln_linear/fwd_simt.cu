@@ -66,15 +66,6 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 // --- FlashNorm weight fold, one warp per output feature n:
 // W'[n] = round(W[n] o gamma), s[n] = sum of the rounded W'[n],
 // b'[n] = W[n] . beta + b[n]. Preparation (create/check), not timed.
-// The row of W' that holds output column n when W' is stored in the
-// warp-specialized kernel's order (see its epilogue): within each group of
-// 32, n = 32 b + 8 t + 2 u + e sits at row 32 b + 8 u + 2 t + e. Its own
-// inverse.
-__host__ __device__ __forceinline__ long perm32(long n)
-{
-	return (n & ~31L) | (n >> 1 & 3) << 3 | (n >> 3 & 3) << 1 | (n & 1);
-}
-
 // perm: W' in perm32's order, over N rounded up to 32 rows (the rows of
 // columns past N zero); s and b' stay in column order.
 template <typename T>
@@ -346,7 +337,7 @@ static int naive_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	const int K = (int)op->K, N = (int)op->N;
 	const unsigned nb = (unsigned)((M + FP_WARP - 1) / FP_WARP);
 
-	if (vec_width(K, op->dt) == 1)
+	if (lnl_vec_width(K, op->dt) == 1)
 		k_fwd_naive<T, 1><<<nb, FP_WARP, 0, st>>>(x, (const T *)op->gamma,
 			(const T *)op->beta, (const T *)op->W, (const T *)op->b,
 			(T *)op->y, M, K, N);
@@ -363,7 +354,7 @@ int fwd_naive_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 				 : naive_run(op, (const float *)x, st);
 }
 
-// Only rows without aligned 16-byte chunks come here (vec_width 1): the
+// Only rows without aligned 16-byte chunks come here (lnl_vec_width 1): the
 // others take the tensor-core kernels.
 template <typename T>
 static int simt_run(const struct lnl_op *op, const T *x, cudaStream_t st)

@@ -6,6 +6,7 @@
  * The folder, in reading order:
  *   ln_linear.h    the operation, the input profiles, the CPU references
  *   ref.c          the double-precision references and check sampling
+ *   split.c        the split-K forward's slices and partial bytes (host C)
  *   fwd_simt.cu    the naive forward, the weight fold, the first fused
  *                  kernel (the path for rows without aligned 16-byte chunks)
  *   fwd_mma.cu     the fused forward on mma.sync (bf16, and fp32 as 3xTF32)
@@ -138,18 +139,6 @@ enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
 
-/* Split-K for few rows (FK_MMA_SPLIT): where the 64 x 128 tiles are fewer
- * than the SMs, each tile's K is cut into slices of at least
- * LNL_SPLIT_MIN_KT k-tiles, one block each, aiming at two blocks an SM;
- * every slice writes its fp32 partial sums of x~ W'^T (M x N) and of the
- * row statistics (M x 2), and a reduction adds them in slice order
- * (deterministic) and applies the epilogue. At most LNL_SPLIT_MAX slices,
- * and no more than keep the partials' bytes to an eighth of W''s per row
- * of x (K es / (8 M) slices), so that they never cost more than half of
- * what reading W' does. */
-#define LNL_SPLIT_MAX 16
-#define LNL_SPLIT_MIN_KT 2
-
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
  * Linear bf16 fused forward: statistics pass, shared-memory s and b',
@@ -224,29 +213,21 @@ struct lnl_op {
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int splits;          // FK_MMA_SPLIT: slices of K
-	float *fpart;        // fused forward: split-K partials (lnl_split_bytes);
-	                     // NULL: no split-K (the library, for now)
+	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
+	                     // fold where the warp-specialized kernel may run)
+	float *fpart;        // fused forward: split-K partials (the workload:
+	                     // lnl_split_bytes; the library: lnl_part_bytes of
+	                     // the slices lnl_fwd_splits takes); NULL: no split-K
 };
 
-/* The 128-byte k-tiles of a row of K elements of dt: what the tensor-core
- * kernels step through (LNL_KTILE bf16, or half as many fp32, a tile). */
-static inline int lnl_ktiles(long K, enum fp_dtype dt)
+/* The row of the warp-specialized kernel's W' (k_fold with perm) that
+ * holds output column n: within each group of 32, n = 32 b + 8 t + 2 u + e
+ * sits at row 32 b + 8 u + 2 t + e (see that kernel's epilogue). Its own
+ * inverse, and it keeps n's group of 32 and its bit 0 (so a pair of
+ * columns 2j, 2j + 1 lands on a pair of rows). */
+__host__ __device__ __forceinline__ long perm32(long n)
 {
-	return (int)((K * (long)fp_dtype_size(dt) + 127) / 128);
-}
-
-/* The most slices of K the split-K forward takes at this shape (1: none),
- * and the bytes of partials that many need; functions of the shape alone. */
-int lnl_split_max(long M, long K, enum fp_dtype dt);
-size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt);
-
-/* 16-byte chunks of a row when they are aligned (K a multiple of 8 bf16 /
- * 4 fp32 elements), else 1: the element-wise kernels. */
-static inline int vec_width(long K, enum fp_dtype dt)
-{
-	int v = dt == FP_BF16 ? 8 : 4;
-
-	return K % v == 0 ? v : 1;
+	return (n & ~31L) | (n >> 1 & 3) << 3 | (n >> 3 & 3) << 1 | (n & 1);
 }
 
 /* workload.cu: the forward's kernel choice (op->fk and the warp-

@@ -99,6 +99,57 @@ long lnl_pick(long n, long want, struct fp_rng *g, long *idx);
  * thread count; dst and src must not overlap. */
 void lnl_widen(float *dst, const void *src, enum fp_dtype dt, size_t n);
 
+/* ---- the fused forward's split-K arithmetic (split.c) -------------------
+ * Split-K for few rows: where the 64 x 128 tiles of y are fewer than the
+ * SMs, each tile's K is cut into slices of at least LNL_SPLIT_MIN_KT
+ * k-tiles, one block each, aiming at two blocks an SM; every slice writes
+ * its fp32 partial sums of x~ W'^T (M x N) and of the row statistics
+ * (M x 2), and a reduction adds them in slice order (deterministic) and
+ * applies the epilogue. At most LNL_SPLIT_MAX slices, and no more than
+ * keep the partials' bytes to an eighth of W''s per row of x (K es / (8 M)
+ * slices), so that they never cost more than half of what reading W'
+ * does. */
+#define LNL_SPLIT_MAX 16
+#define LNL_SPLIT_MIN_KT 2
+
+/* The 128-byte k-tiles of a row of K elements of dt: what the tensor-core
+ * kernels step through (64 bf16 or 32 fp32 a tile). */
+static inline int lnl_ktiles(long K, enum fp_dtype dt)
+{
+	return (int)((K * (long)fp_dtype_size(dt) + 127) / 128);
+}
+
+/* Elements of a row's 16-byte chunks when they are aligned (K a multiple
+ * of 8 bf16 / 4 fp32 elements), else 1: the element-wise kernels, and
+ * whether the tensor-core kernels may run at all. */
+static inline int lnl_vec_width(long K, enum fp_dtype dt)
+{
+	int v = dt == FP_BF16 ? 8 : 4;
+
+	return K % v == 0 ? v : 1;
+}
+
+/* The most slices of K the split-K forward takes at this shape (1: none),
+ * and the bytes of partials that many need; functions of the shape alone
+ * (the workload allocates them before it knows the device). */
+int lnl_split_max(long M, long K, enum fp_dtype dt);
+size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt);
+/* The bytes of partials of `splits` slices at M x N (0 below 2 slices):
+ * each slice's fp32 M x N sums, then the rows' 2 M statistics a slice. */
+size_t lnl_part_bytes(long M, long N, int splits);
+/* Whether the fused forward's 128 x 256 tiles of an M x N output fill
+ * under half of sms multiprocessors: then the launcher takes the 64 x 128
+ * kernel, or its slices of K. */
+int lnl_few_big_tiles(long M, long N, int sms);
+/* The slices of K the fused forward's launcher takes (split_k=auto, with
+ * partials to write into) at M x K -> N of dt on a device of sms
+ * multiprocessors: 1 where it does not split (sms < 1, rows without
+ * aligned 16-byte chunks, enough 128 x 256 or 64 x 128 tiles for the SMs,
+ * too short a K, too many rows for the partials' cap), else 2 to
+ * LNL_SPLIT_MAX. The workload's choice and the library's workspace both
+ * come from it. */
+int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,7 +38,8 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
 //   than SMs (decode rows)          LNL_SPLIT_MAX), a reduction after
 //                                   (split_k=); the slices aim at two
-//                                   blocks an SM
+//                                   blocks an SM (lnl_fwd_splits, split.c:
+//                                   the library sizes its workspace by it)
 //   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 (3xTF32 in fp32)
 //   fused bf16 on Hopper            k_fwd_fused_wgmma below K = WS_MIN_K,
 //                                   k_fwd_fused_ws from there (gemm=)
@@ -48,84 +49,44 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
 // side; the bf16 fused forward in block pairs (H100)") and whether the row
 // statistics take a pass of their own (stats_pass=, see WS_PASS_N).
-int lnl_split_max(long M, long K, enum fp_dtype dt)
-{
-	const long es = (long)fp_dtype_size(dt), kt = lnl_ktiles(K, dt);
-	long s = LNL_SPLIT_MAX;
-
-	if (kt / LNL_SPLIT_MIN_KT < s)
-		s = kt / LNL_SPLIT_MIN_KT;
-	if (K * es / (8 * M) < s)
-		s = K * es / (8 * M);
-	return s < 2 ? 1 : (int)s;
-}
-
-size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt)
-{
-	const int s = lnl_split_max(M, K, dt);
-
-	return s < 2 ? 0 : (size_t)s * (size_t)M * ((size_t)N + 2) * sizeof(float);
-}
-
-// Slices of K for `small` tiles of KT k-tiles on `slots` blocks at once
-// (two an SM): the count, up to smax, with the least time as the model
-// has it: waves of blocks (a partial wave costs a whole one) times the
-// k-tiles a block takes; ties go to fewer slices (fewer partials). At 72
-// tiles of 48 k-tiles on 264 slots (bf16, 3072 -> 9216) that is 7 slices
-// in two waves (14 k-tiles deep), where filling one wave with 4 would take
-// two waves of 12: 24.
-static int split_pick(long small, int slots, int KT, int smax)
-{
-	long best_t = (small + slots - 1) / slots * (long)KT;
-	int best = 1;
-
-	for (int sp = 2; sp <= smax; sp++) {
-		const int kchunk = (KT + sp - 1) / sp, se = (KT + kchunk - 1) / kchunk;
-		const long t = (small * se + slots - 1) / slots * (long)kchunk;
-
-		if (t < best_t) {
-			best_t = t;
-			best = se;
-		}
-	}
-	return best;
-}
-
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
-	const long big = ((op->M + 127) / 128) * ((op->N + 255) / 256);
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
 	const int pass = op->ko.v[OPT_STATS_PASS];
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
-	int hopper = 0;
+	int hopper = 0, perm;
 
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
+	op->splits = 1;
+	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
 		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
 		return 0;
 	}
 	if (fwd_mma_setup() || fwd_wgmma_setup(&hopper))
 		return -1;
-	if (vec_width(op->K, op->dt) == 1) {
+	if (lnl_vec_width(op->K, op->dt) == 1) {
 		op->fk = FK_SIMT;
 		return 0;
 	}
-	op->splits = 1;
-	if (2 * big < op->sms &&
-	    !(ws_every_m && lnl_fold_perm(op->K, op->dt, hopper))) {
-		const long small = ((op->M + 63) / 64) * ((op->N + 127) / 128);
-		const int smax = op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO
-					 ? lnl_split_max(op->M, op->K, op->dt) : 1;
-
-		op->fk = FK_MMA_SMALL;
-		if (smax > 1 && small < op->sms) {
-			op->splits = split_pick(small, 2 * op->sms, lnl_ktiles(op->K, op->dt),
-						smax);
-			if (op->splits > 1)
-				op->fk = FK_MMA_SPLIT;
+	// The library's one fold is the warp-specialized kernel's where that
+	// kernel may run: the split-K kernel reads it in that order (wperm),
+	// the 64 x 128 kernel without slices does not, so there the warp-
+	// specialized kernel serves few rows too.
+	perm = ws_every_m && lnl_fold_perm(op->K, op->dt, hopper);
+	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
+		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
+			op->splits = lnl_fwd_splits(op->M, op->K, op->N, op->dt, op->sms);
+		if (op->splits > 1) {
+			op->fk = FK_MMA_SPLIT;
+			op->wperm = perm;
+			return 0;
 		}
-		return 0;
+		if (!perm) {
+			op->fk = FK_MMA_SMALL;
+			return 0;
+		}
 	}
 	if (op->dt != FP_BF16 || !hopper || gemm == GEMM_MMA) {
 		op->fk = FK_MMA;
@@ -215,7 +176,7 @@ static int lnl_launch(struct fp_op *fop, int set, cudaStream_t st)
 static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 {
 	const struct lnl_op *op = (const struct lnl_op *)fop;
-	const char *loads = vec_width(op->K, op->dt) > 1 ? "16-byte loads" : "element loads";
+	const char *loads = lnl_vec_width(op->K, op->dt) > 1 ? "16-byte loads" : "element loads";
 	const char *tf = op->dt == FP_BF16 ? "" : "3xTF32 ";
 	const char *unfused = "LayerNorm rows, cuBLASLt dW and dh, LayerNorm "
 			      "backward, db column sums";
@@ -328,7 +289,7 @@ static int lnl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 
 int lnl_fold_perm(long K, enum fp_dtype dt, int hopper)
 {
-	return dt == FP_BF16 && hopper && vec_width(K, dt) > 1 && K >= WS_MIN_K;
+	return dt == FP_BF16 && hopper && lnl_vec_width(K, dt) > 1 && K >= WS_MIN_K;
 }
 
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt)
@@ -481,7 +442,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 			m->variant_bytes += M * K * es + 24 * M;
 		/* fp32 rows in 16-byte chunks go to the tensor cores as 3xTF32
 		 * (fwd_mma.cu): three products for each of the GEMM's. */
-		if (dt == FP_F32 && vec_width((long)K, dt) > 1)
+		if (dt == FP_F32 && lnl_vec_width((long)K, dt) > 1)
 			m->executed_flops = m->flops + 2 * (2 * M * N * K);
 		break;
 	}

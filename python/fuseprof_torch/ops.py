@@ -97,12 +97,14 @@ def _compiling():
 
 
 # The library's size queries (workspace, mask bytes) by arguments: pure
-# functions of them, asked once per shape.
+# functions of them, asked once per shape; those that also depend on the
+# current device (the LayerNorm+Linear forward's split-K partials follow
+# its multiprocessor count) name it as dev.
 _SIZES = {}
 
 
-def _size(name, *args):
-    key = (name,) + args
+def _size(name, *args, dev=None):
+    key = (name, dev) + args
     n = _SIZES.get(key)
     if n is None:
         n = _lib.size(name, *args)
@@ -255,7 +257,8 @@ def _ln_linear_impl(x, gamma, beta, weight, bias):
     with _on(x):
         buf, _ = _folded(gamma, beta, weight, bias)
         dt = _DT[x.dtype]
-        ws = _workspace(_size("fpk_ln_linear_fwd_workspace", M, K, N, dt), x)
+        ws = _workspace(_size("fpk_ln_linear_fwd_workspace", M, K, N, dt,
+                              dev=x.device.index), x)
         _lib.call("fpk_ln_linear_fwd", _ptr(x), _ptr(buf), _ptr(y), M, K, N, dt,
                   _ptr(ws), _nbytes(ws), _stream(x))
     return y

@@ -1,0 +1,73 @@
+/* split.c - the LayerNorm+Linear fused forward's split-K arithmetic on the
+ * host: how many slices of K the launcher takes at a shape and device, and
+ * the bytes of partial sums they need. Plain C, so that the workload's
+ * choice (workload.cu), the library's workspace (kernels/api/fpk.cu) and
+ * a CPU test (tests/test-ln-linear-ref.c) share one rule. */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "ln_linear.h"
+
+int lnl_split_max(long M, long K, enum fp_dtype dt)
+{
+	const long es = (long)fp_dtype_size(dt), kt = lnl_ktiles(K, dt);
+	long s = LNL_SPLIT_MAX;
+
+	if (kt / LNL_SPLIT_MIN_KT < s)
+		s = kt / LNL_SPLIT_MIN_KT;
+	if (K * es / (8 * M) < s)
+		s = K * es / (8 * M);
+	return s < 2 ? 1 : (int)s;
+}
+
+size_t lnl_part_bytes(long M, long N, int splits)
+{
+	return splits < 2 ? 0 : (size_t)splits * (size_t)M * ((size_t)N + 2) * sizeof(float);
+}
+
+size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt)
+{
+	return lnl_part_bytes(M, N, lnl_split_max(M, K, dt));
+}
+
+/* Slices of K for `small` tiles of KT k-tiles on `slots` blocks at once
+ * (two an SM): the count, up to smax, with the least time as the model
+ * has it: waves of blocks (a partial wave costs a whole one) times the
+ * k-tiles a block takes; ties go to fewer slices (fewer partials). At 72
+ * tiles of 48 k-tiles on 264 slots (bf16, 3072 -> 9216) that is 7 slices
+ * in two waves (14 k-tiles deep), where filling one wave with 4 would take
+ * two waves of 12: 24. */
+static int split_pick(long small, int slots, int KT, int smax)
+{
+	long best_t = (small + slots - 1) / slots * (long)KT;
+	int best = 1;
+
+	for (int sp = 2; sp <= smax; sp++) {
+		const int kchunk = (KT + sp - 1) / sp, se = (KT + kchunk - 1) / kchunk;
+		const long t = (small * se + slots - 1) / slots * (long)kchunk;
+
+		if (t < best_t) {
+			best_t = t;
+			best = se;
+		}
+	}
+	return best;
+}
+
+int lnl_few_big_tiles(long M, long N, int sms)
+{
+	return 2 * (((M + 127) / 128) * ((N + 255) / 256)) < sms;
+}
+
+int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms)
+{
+	const long small = ((M + 63) / 64) * ((N + 127) / 128);
+	int smax;
+
+	if (sms < 1 || M < 1 || K < 1 || N < 1 || lnl_vec_width(K, dt) == 1 ||
+	    !lnl_few_big_tiles(M, N, sms) || small >= sms)
+		return 1;
+	smax = lnl_split_max(M, K, dt);
+	return smax < 2 ? 1 : split_pick(small, 2 * sms, lnl_ktiles(K, dt), smax);
+}
