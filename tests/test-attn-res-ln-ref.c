@@ -253,7 +253,7 @@ static void check_profiles(uint64_t seed)
 	for (int d = 0; d < D; d++)
 		ASSERT(q[d] == 0);
 	for (int dt = 0; dt < FP_NDTYPES; dt++) {
-		double mean = 0, var = 0, want = dt == FP_BF16 ? 400 : 10;
+		double mean = 0, var = 0, want = dt == FP_BF16 ? 400 : 16;
 
 		arl_gen_row(x, N, ARL_X, 3, ARL_OFFSET, (enum fp_dtype)dt, seed, NULL, S, 1);
 		for (int j = 0; j < N; j++)

@@ -54,11 +54,12 @@ int arl_fused_cluster(long H, int ask);
  *                beyond what bf16 scores can blur, and a mask applied to the
  *                wrong keys picks the wrong row of V
  *   ARL_OFFSET   x = 1e3 + spread * N(0, 1): LayerNorm of rows whose mean
- *                dwarfs their spread (spread 10 in fp32, where mean^2 / var
- *                = 1e4 breaks a one-pass E[x^2] - mean^2; 400 in bf16,
- *                the spread at which bf16 storage of the residual sum,
- *                which the unfused chain writes as eager PyTorch does,
- *                still holds the row to 1e-2)
+ *                dwarfs their spread (spread 16 in fp32, where mean^2 / var
+ *                = 3900 breaks a one-pass E[x^2] - mean^2 in fp32, and the
+ *                fp32 rounding of x + o at 1e3 stays under 3e-6 of the
+ *                spread; 400 in bf16, the spread at which bf16 storage of
+ *                the residual sum, which the unfused chain writes as eager
+ *                PyTorch does, still holds the row to 1e-2)
  *   ARL_UNIFORM  Q = 0: every key a query sees weighs the same, so o is
  *                the mean of the visible rows of V; row 0 under the causal
  *                mask sees one key and gets V[0] exactly

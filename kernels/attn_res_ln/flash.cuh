@@ -55,15 +55,6 @@ template <> struct fl_layout<float> {
 	static constexpr int SMEM = 5 * TILE + P;     // 102 KB
 };
 
-// ldmatrix of four 8x8 b16 matrices, each transposed: the B operand of a
-// row-major k x n tile (V, keys x dims).
-__device__ __forceinline__ void ldsm_x4_t(uint32_t addr, uint32_t &r0, uint32_t &r1,
-					  uint32_t &r2, uint32_t &r3)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-
 // cp.async of rows [r0, r0 + 64) of a [S, 64] head (rows past S zero-
 // filled) into the tile at dst.
 template <typename T>
@@ -156,7 +147,7 @@ __device__ __forceinline__ void fl_pv(float o[FL_NT][4], const float p[FL_NT][4]
 			const int r = k * 16 + (lane & 15), c = dp * 2 + (lane >> 4);
 			uint32_t b0[2], b1[2];
 
-			ldsm_x4_t(vs + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
+			ldsm_x4_trans(vs + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
 			mma_bf16(o[2 * dp], a, b0);
 			mma_bf16(o[2 * dp + 1], a, b1);
 		}

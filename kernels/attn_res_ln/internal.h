@@ -6,9 +6,10 @@
  *   arl.h        the operation, its limits, profiles and CPU reference
  *   ref.c        the double-precision reference and the input generator
  *   flash.cuh    the flash-attention loop both flash kernels run
- *   kernels.cu   the unfused chain's own kernels (scaled masked softmax,
+ *   kernels.cuh  the unfused chain's own kernels (scaled masked softmax,
  *                residual add), the flash kernel, the residual+LayerNorm
- *                kernel, the fused kernel, and their launchers
+ *                kernel, the fused kernel
+ *   kernels.cu   their launchers
  *   workload.cu  the contract: shapes, models, options, create, check
  *
  * Every launcher enqueues on st, does not synchronize, and returns 0 or -1

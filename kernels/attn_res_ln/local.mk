@@ -5,11 +5,11 @@
 arl_cu = kernels/attn_res_ln/kernels.cu kernels/attn_res_ln/workload.cu
 kernels_libfpkernels_a_SOURCES += kernels/attn_res_ln/arl.h \
 	kernels/attn_res_ln/internal.h kernels/attn_res_ln/flash.cuh \
-	kernels/attn_res_ln/ref.c $(arl_cu)
+	kernels/attn_res_ln/kernels.cuh kernels/attn_res_ln/ref.c $(arl_cu)
 
 ## nvcc objects get no automatic dependency tracking.
 $(arl_cu:.cu=.$(OBJEXT)): kernels/attn_res_ln/arl.h kernels/attn_res_ln/internal.h \
-	kernels/attn_res_ln/flash.cuh $(kernels_headers)
+	kernels/attn_res_ln/flash.cuh kernels/attn_res_ln/kernels.cuh $(kernels_headers)
 
 check_PROGRAMS += tests/test-attn-res-ln-ref
 TESTS += tests/test-attn-res-ln-ref

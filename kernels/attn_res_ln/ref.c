@@ -116,7 +116,7 @@ void arl_gen_row(double *v, long n, enum arl_tensor t, long row,
 		for (long d = 0; d < n; d++)
 			v[d] = 1e3 * kk[j * n + d] / (k2 > 0 ? k2 : 1) + rng_normal(&g);
 	} else if (t == ARL_X && p == ARL_OFFSET) {
-		const double spread = dt == FP_BF16 ? 400.0 : 10.0;
+		const double spread = dt == FP_BF16 ? 400.0 : 16.0;
 
 		for (long d = 0; d < n; d++)
 			v[d] = 1e3 + spread * rng_normal(&g);
