@@ -15,3 +15,4 @@ check_PROGRAMS += tests/test-attn-res-ln-ref
 TESTS += tests/test-attn-res-ln-ref
 tests_test_attn_res_ln_ref_SOURCES = tests/test-attn-res-ln-ref.c tests/wltest.c tests/wltest.h
 tests_test_attn_res_ln_ref_LDADD = $(test_kernel_libs)
+EXTRA_DIST += kernels/attn_res_ln/gpu.sh
