@@ -56,16 +56,24 @@ static float scale_log2(long D)
 }
 
 int arl_softmax(enum fp_dtype dt, void *P, long rows, int S, int causal,
-			   float scale, cudaStream_t st)
+		float scale, cudaStream_t st)
 {
+	const float sl = scale * LOG2E;
+
 	if (rows < 1)
 		return 0;
-	if (dt == FP_BF16)
-		k_softmax<__nv_bfloat16><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
-			(__nv_bfloat16 *)P, S, causal, scale * LOG2E);
+	if (dt == FP_BF16 && S % 8 == 0)
+		k_softmax<__nv_bfloat16, true><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(__nv_bfloat16 *)P, S, causal, sl);
+	else if (dt == FP_BF16)
+		k_softmax<__nv_bfloat16, false><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(__nv_bfloat16 *)P, S, causal, sl);
+	else if (S % 4 == 0)
+		k_softmax<float, true><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(float *)P, S, causal, sl);
 	else
-		k_softmax<float><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
-			(float *)P, S, causal, scale * LOG2E);
+		k_softmax<float, false><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(float *)P, S, causal, sl);
 	return CUDA_CHECK_LAUNCH("k_softmax");
 }
 

@@ -38,7 +38,10 @@ namespace cg = cooperative_groups;
 // combined across the block), a second rereads the row (from L1/L2: a row
 // is at most 64 KB) and writes the probabilities, zeros past the causal
 // diagonal so the PV GEMM can multiply the whole square. The scale is
-// applied here, in fp32, to the scores the GEMM stored.
+// applied here, in fp32, to the scores the GEMM stored. VEC: rows of a
+// whole number of 16-byte chunks (S a multiple of 4 fp32 or 8 bf16, so
+// every row starts aligned) move as 16-byte accesses, each chunk's max
+// taken first so a chunk costs one rescale; other rows element by element.
 #define SMX_THREADS 128
 
 // Merge a (max, sum) pair into another: sums rescaled to the larger max; an
@@ -54,10 +57,11 @@ __device__ __forceinline__ void smx_merge(float &m, float &l, float m2, float l2
 	m = mm;
 }
 
-template <typename T>
+template <typename T, bool VEC>
 __global__ void __launch_bounds__(SMX_THREADS)
 k_softmax(T *__restrict__ P, int S, int causal, float scale_log2)
 {
+	constexpr int W = VEC ? 16 / (int)sizeof(T) : 1;  // elements an access
 	__shared__ float red[2][SMX_THREADS / 32];
 	const long row = blockIdx.x;
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
@@ -65,15 +69,25 @@ k_softmax(T *__restrict__ P, int S, int causal, float scale_log2)
 	T *p = P + (size_t)row * S;
 	float m = -INFINITY, l = 0.f;
 
-	for (int j = tid; j < keep; j += SMX_THREADS) {
-		const float v = to_f(p[j]) * scale_log2;
+	for (int c = tid; c * W < keep; c += SMX_THREADS) {
+		float v[W], mc = -INFINITY;
 
-		if (v > m) {
-			l = (m == -INFINITY ? 0.f : l * exp2f(m - v)) + 1.f;
-			m = v;
-		} else {
-			l += exp2f(v - m);
+		if constexpr (VEC)
+			unpack16(*(const uint4 *)(p + c * W), v, T());
+		else
+			v[0] = to_f(p[c]);
+#pragma unroll
+		for (int e = 0; e < W; e++) {
+			v[e] = c * W + e < keep ? v[e] * scale_log2 : -INFINITY;
+			mc = fmaxf(mc, v[e]);
 		}
+		if (mc > m) {
+			l = m == -INFINITY ? 0.f : l * exp2f(m - mc);
+			m = mc;
+		}
+#pragma unroll
+		for (int e = 0; e < W; e++)
+			l += exp2f(v[e] - m);  // 0 for the masked: exp2(-inf)
 	}
 #pragma unroll
 	for (int o = 16; o; o >>= 1) {
@@ -92,8 +106,21 @@ k_softmax(T *__restrict__ P, int S, int causal, float scale_log2)
 	for (int i = 1; i < SMX_THREADS / 32; i++)  // the same order in every thread
 		smx_merge(m, l, red[0][i], red[1][i]);
 	const float inv = 1.f / l;
-	for (int j = tid; j < S; j += SMX_THREADS)
-		p[j] = from_f<T>(j < keep ? exp2f(to_f(p[j]) * scale_log2 - m) * inv : 0.f);
+	for (int c = tid; c * W < S; c += SMX_THREADS) {
+		float v[W];
+
+		if constexpr (VEC)
+			unpack16(*(const uint4 *)(p + c * W), v, T());
+		else
+			v[0] = to_f(p[c]);
+#pragma unroll
+		for (int e = 0; e < W; e++)
+			v[e] = c * W + e < keep ? exp2f(v[e] * scale_log2 - m) * inv : 0.f;
+		if constexpr (VEC)
+			st16<false>(p + c * W, v);
+		else
+			p[c] = from_f<T>(v[0]);
+	}
 }
 
 // k_residual_add: r = x + o, o read from the batched GEMM's [B, H, S, D]
