@@ -19,8 +19,8 @@
 
 size_t arl_fused_smem(enum fp_dtype dt, int hpc)
 {
-	return fused_smem_bytes(dt == FP_BF16 ? fl_layout<__nv_bfloat16>::SMEM
-					      : fl_layout<float>::SMEM, hpc);
+	return dt == FP_BF16 ? fused_smem_bytes(fl_layout<__nv_bfloat16>::SMEM, hpc, 2)
+			     : fused_smem_bytes(fl_layout<float>::SMEM, hpc, 4);
 }
 
 template <typename F>

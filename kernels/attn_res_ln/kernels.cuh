@@ -257,18 +257,22 @@ k_res_ln(const T *__restrict__ x, const T *__restrict__ o, const T *__restrict__
 // k_fused: what flash_then_ln does, in one kernel. A cluster of C CTAs
 // owns 64 query rows of one sequence across all heads: CTA `rank` runs the
 // flash loop for heads rank, rank + C, ... and keeps each head's
-// normalised output in shared memory as fp32 (the accumulators' own type:
-// no rounding between the attention and the LayerNorm, and at 4 heads a
-// CTA 66 KB, which leaves bf16 two CTAs an SM). Then each CTA adds its
-// columns of the residual, and the row statistics are summed across the
-// cluster through distributed shared memory in two rounds (the sums, then
-// the squares about the mean: the two-pass variance), each rank's
-// partials read in rank order, so every CTA gets the same bits. Each CTA
-// writes its own columns of y. x is read once, y written once, and the
+// normalised output in shared memory in the storage type, as
+// flash_then_ln's o (bf16: rounded once, as there; fp32: exact), which at
+// 4 heads a CTA takes 33 KB (bf16: three CTAs fit an SM, where fp32 tiles
+// would have left two) or 66 KB (fp32). Then the row statistics of v = o +
+// x are summed across the cluster through distributed shared memory in two
+// rounds (the sums, then the squares about the mean: the two-pass
+// variance), each rank's partials read in rank order, so every CTA gets the
+// same bits; v is formed again from o and x for each pass (x's tile is
+// 64 rows of the CTA's columns, read from DRAM once and then from cache),
+// shifted by the row's x[0] as k_res_ln shifts its rows. Each CTA writes
+// its own columns of y. x is read once from DRAM, y written once, and the
 // attention output never leaves the chip.
 // Shared memory: the flash loop's (fl_layout) + 64 rows x (hpc * 64 + 8)
-// floats (the + 8 keeps a half-warp's float2 stores on distinct banks) +
-// the rows' two partials (2 x 64 floats), which the cluster's CTAs read.
+// elements (the + 8 keeps the fragment stores of a warp, bf16x2, or of a
+// half-warp, float2, on distinct banks) + the rows' two partials (2 x 64
+// floats), which the cluster's CTAs read.
 __host__ __device__ constexpr int fused_ld(int hpc)
 {
 	return hpc * 64 + 8;
@@ -288,8 +292,8 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
 	const int nh = (H - rank + C - 1) / C, ld = fused_ld((H + C - 1) / C);
 	const int N = H * 64, ncols = nh * 64;
-	float *os = (float *)(smem + fl_layout<T>::SMEM);
-	float *part1 = os + ARL_BQ * ld, *part2 = part1 + ARL_BQ;  // the rows' partials
+	T *os = (T *)(smem + fl_layout<T>::SMEM);
+	float *part1 = (float *)(os + ARL_BQ * ld), *part2 = part1 + ARL_BQ;  // the rows' partials
 	float o[FL_NT][4];
 
 	for (int hl = 0; hl < nh; hl++) {
@@ -298,16 +302,16 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 		flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0, scale_log2, smem, o);
 #pragma unroll
 		for (int hh = 0; hh < 2; hh++) {
-			float *dst = os + (w * 16 + g + 8 * hh) * ld + hl * 64 + 2 * t;
+			T *dst = os + (w * 16 + g + 8 * hh) * ld + hl * 64 + 2 * t;
 #pragma unroll
 			for (int n = 0; n < FL_NT; n++)
-				*(float2 *)(dst + 8 * n) = make_float2(o[n][2 * hh], o[n][2 * hh + 1]);
+				store2<T>(dst + 8 * n, o[n][2 * hh], o[n][2 * hh + 1]);
 		}
 	}
 	__syncthreads();
 
-	// Each warp its 16 rows: v = o + x - x[0] in place (the shift of
-	// k_res_ln, the same in every CTA of the cluster), and the rows' sums.
+	// Each warp its 16 rows. Column c of this CTA is head rank + (c / 64) C.
+	auto xcol = [&](int c) { return (rank + (c >> 6) * C) * 64 + (c & 63); };
 	for (int r = w * 16; r < w * 16 + 16; r++) {
 		const int s = q0 + r;
 		float sum = 0.f;
@@ -316,13 +320,8 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 			const T *xr = x + ((size_t)b * S + s) * N;
 			const float pivot = to_f(xr[0]);
 
-			for (int c = lane; c < ncols; c += 32) {
-				const float v = os[r * ld + c] +
-						to_f(xr[(rank + (c >> 6) * C) * 64 + (c & 63)]) - pivot;
-
-				os[r * ld + c] = v;
-				sum += v;
-			}
+			for (int c = lane; c < ncols; c += 32)
+				sum += to_f(os[r * ld + c]) + to_f(xr[xcol(c)]) - pivot;
 		}
 		sum = warp_sum(sum);
 		if (lane == 0)
@@ -330,15 +329,21 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 	}
 	cl.sync();
 	for (int r = w * 16; r < w * 16 + 16; r++) {
+		const int s = q0 + r;
 		float mean = 0.f, sq = 0.f;
 
-		for (int q = 0; q < C; q++)
-			mean += cl.map_shared_rank(part1, q)[r];
-		mean /= (float)N;
-		for (int c = lane; c < ncols; c += 32) {
-			const float d = os[r * ld + c] - mean;
+		if (s < S) {
+			const T *xr = x + ((size_t)b * S + s) * N;
+			const float pivot = to_f(xr[0]);
 
-			sq += d * d;
+			for (int q = 0; q < C; q++)
+				mean += cl.map_shared_rank(part1, q)[r];
+			mean /= (float)N;
+			for (int c = lane; c < ncols; c += 32) {
+				const float d = to_f(os[r * ld + c]) + to_f(xr[xcol(c)]) - pivot - mean;
+
+				sq += d * d;
+			}
 		}
 		sq = warp_sum(sq);
 		if (lane == 0)
@@ -357,22 +362,26 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 		}
 		mean /= (float)N;
 		const float rstd = rsqrtf(var / (float)N + (float)ARL_EPS);
+		const T *xr = x + ((size_t)b * S + s) * N;
+		const float pivot = to_f(xr[0]);
 		T *yr = y + ((size_t)b * S + s) * N;
 
 		for (int c = lane; c < ncols; c += 32) {
-			const int col = (rank + (c >> 6) * C) * 64 + (c & 63);
+			const int col = xcol(c);
+			const float d = to_f(os[r * ld + c]) + to_f(xr[col]) - pivot - mean;
 
-			yr[col] = from_f<T>((os[r * ld + c] - mean) * rstd * to_f(gamma[col]) +
-					    to_f(beta[col]));
+			yr[col] = from_f<T>(d * rstd * to_f(gamma[col]) + to_f(beta[col]));
 		}
 	}
 	cl.sync();  // no CTA leaves while another still reads its partials
 }
 
-// Dynamic shared memory of a fused CTA holding hpc heads' outputs.
-__host__ __device__ constexpr size_t fused_smem_bytes(int flash_bytes, int hpc)
+// Dynamic shared memory of a fused CTA holding hpc heads' outputs of es
+// bytes an element, beside the flash loop's flash_bytes.
+__host__ __device__ constexpr size_t fused_smem_bytes(int flash_bytes, int hpc, int es)
 {
-	return (size_t)flash_bytes + ((size_t)ARL_BQ * fused_ld(hpc) + 2 * ARL_BQ) * sizeof(float);
+	return (size_t)flash_bytes + (size_t)ARL_BQ * fused_ld(hpc) * es +
+	       2 * ARL_BQ * sizeof(float);
 }
 
 #endif

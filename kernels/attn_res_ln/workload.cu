@@ -229,7 +229,7 @@ static int arl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 	else if (H > ARL_MAX_HEADS)
 		snprintf(why, n, "fused: H*D=%ld exceeds the fused kernel's on-chip tile limit "
 			 "of %d (H <= %d at D=%d: clusters of up to %d CTAs, each holding %d "
-			 "heads' fp32 outputs for %d query rows in shared memory)", H * D,
+			 "heads' outputs for %d query rows in shared memory)", H * D,
 			 ARL_MAX_HEADS * ARL_FLASH_D, ARL_MAX_HEADS, ARL_FLASH_D,
 			 ARL_MAX_CLUSTER, ARL_MAX_HEADS_CTA, ARL_BQ);
 	else if (B * H * S > ARL_MAX_ROWS)
