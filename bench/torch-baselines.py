@@ -3,7 +3,11 @@
 # (tanh) and softmax (plain, scaled+causal-masked, backward) at the shapes
 # bench/RESULTS.md compares with, and for the Workloads III patterns
 # (RMSNorm, bias+dropout+residual, SwiGLU, bias+ReLU, the softplus chain),
-# forward and backward, fp32 and bf16, at 16384x768 and 16384x4096; timed
+# forward and backward, fp32 and bf16, at 16384x768 and 16384x4096, and
+# attention + residual + LayerNorm (attn_res_ln_fwd: F.scaled_dot_product_
+# attention, causal, on its flash backend for bf16 and its memory-efficient
+# backend for fp32, which flash does not take; then x + o and F.layer_norm)
+# at that workload's suite shapes; timed
 # with triton's do_bench (median, L2 cleared between calls). One line per
 # op. --kernel-time instead times the kernels as fuseprof times its own:
 # GPU kernel time from CUPTI (torch.profiler), 50 calls rotating over four
@@ -61,6 +65,49 @@ PEERS = [
     ("softplus_chain", " log(exp(x)+1)", softplus_chain, ("x",), (0,)),
     ("softplus_chain", " F.softplus", F.softplus, ("x",), (0,)),
 ]
+
+
+# attn_res_ln_fwd's suite: (B, H, S), D = 64, causal.
+ARL_SHAPES = [(16, 12, 1024), (8, 25, 1024), (4, 12, 2048), (2, 12, 4096), (16, 12, 1000)]
+
+
+def attn_res_ln(q, k, v, x, g, b):
+    B, H, S, D = q.shape
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    o = o.transpose(1, 2).reshape(B, S, H * D)
+    return F.layer_norm(x + o, (H * D,), g, b, eps=1e-5)
+
+
+def arl_backend(dt):
+    """The SDPA backend PyTorch's peer runs on: flash for bf16 (what the
+    issue compares with), memory-efficient for fp32 (flash takes no fp32)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    be = SDPBackend.FLASH_ATTENTION if dt == torch.bfloat16 else SDPBackend.EFFICIENT_ATTENTION
+    return be, sdpa_kernel(be)
+
+
+def arl_inputs(B, H, S, dt, D=64):
+    t = dict(device="cuda", dtype=dt)
+    return [torch.randn(B, H, S, D, **t), torch.randn(B, H, S, D, **t),
+            torch.randn(B, H, S, D, **t), torch.randn(B, S, H * D, **t),
+            1 + 0.5 * torch.randn(H * D, **t), 0.5 * torch.randn(H * D, **t)]
+
+
+def arl_baselines(timer):
+    """attn_res_ln_fwd's peers, eager and torch.compile, at its suite
+    shapes; timer(fn, sets) gives a call's time in us from one or more input
+    sets."""
+    for dt in (torch.float32, torch.bfloat16):
+        be, ctx = arl_backend(dt)
+        with ctx:
+            f = torch.compile(attn_res_ln, dynamic=False)
+            for B, H, S in ARL_SHAPES:
+                sets = [arl_inputs(B, H, S, dt) for _ in range(4)]
+                eager = timer(attn_res_ln, sets)
+                comp = timer(f, sets) if compile_too else None
+                line(f"attn_res_ln_fwd ({str(be).split('.')[-1].lower()})", dt,
+                     f"B={B},H={H},S={S},D=64,causal=1", eager, comp)
+                del sets
 
 
 def make(shapes, N, dt, grads=()):
@@ -170,6 +217,7 @@ def masked(x, scale, mask):
 
 if "--kernel-time" in sys.argv:
     kernel_time()
+    arl_baselines(lambda fn, sets: kernel_us([(lambda xs=xs: fn(*xs)) for xs in sets]))
     sys.exit(0)
 
 
@@ -213,3 +261,5 @@ for dt in (torch.float32, torch.bfloat16):
             comp = us(backward_call(f, shapes, grads, N, dt)) if compile_too else None
             line(f"{name}_bwd{tag} (autograd)", dt, f"M={M},N={N}",
                  us(backward_call(fn, shapes, grads, N, dt)), comp)
+
+arl_baselines(lambda fn, sets: us(lambda: fn(*sets[0])))

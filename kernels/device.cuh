@@ -1,8 +1,9 @@
 /* device.cuh - the device helpers every workload's kernels share: dtype
  * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
  * and the bf16 mma.sync. CUDA C++ only (include it from .cu files).
- * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/ and the
- * LayerNorm module; a helper used by one family stays in that family. */
+ * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/,
+ * kernels/attn_res_ln/ and the LayerNorm module; a helper used by one family
+ * stays in that family. */
 #ifndef FP_DEVICE_CUH
 #define FP_DEVICE_CUH
 
@@ -39,6 +40,15 @@ __device__ __forceinline__ float warp_reduce(float v)
 }
 __device__ __forceinline__ float warp_sum(float v) { return warp_reduce<false>(v); }
 __device__ __forceinline__ float warp_max(float v) { return warp_reduce<true>(v); }
+
+/* The block's dynamic shared memory (the launch's byte count), 128-byte
+ * aligned. */
+__device__ __forceinline__ unsigned char *dyn_smem(void)
+{
+	extern __shared__ __align__(128) unsigned char fp_dyn_smem[];
+
+	return fp_dyn_smem;
+}
 
 /* The shared-state-space address of a generic pointer to shared memory, as
  * the PTX shared-memory instructions take it. */
@@ -92,6 +102,15 @@ __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r
 					uint32_t &r2, uint32_t &r3)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+/* The same four matrices, each transposed on the way: the B operand of a
+ * row-major k x n tile (attention's V, keys x dims) for mma.sync. */
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t &r0, uint32_t &r1,
+					      uint32_t &r2, uint32_t &r3)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
 

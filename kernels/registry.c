@@ -19,6 +19,7 @@ extern const struct workload wl_bias_relu_fwd, wl_bias_relu_bwd;
 extern const struct workload wl_rmsnorm_fwd, wl_rmsnorm_bwd;
 extern const struct workload wl_swiglu_fwd, wl_swiglu_bwd;
 extern const struct workload wl_softplus_chain_fwd, wl_softplus_chain_bwd;
+extern const struct workload wl_attn_res_ln_fwd;
 
 const struct workload *const fp_workloads[] = {
 	/* @workload-entries@ */
@@ -39,6 +40,7 @@ const struct workload *const fp_workloads[] = {
 	&wl_swiglu_bwd,
 	&wl_softplus_chain_fwd,
 	&wl_softplus_chain_bwd,
+	&wl_attn_res_ln_fwd,
 	NULL
 };
 

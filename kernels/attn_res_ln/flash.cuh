@@ -1,0 +1,327 @@
+// flash.cuh - the flash-attention device code that the flash_then_ln
+// kernel and the fused kernel share: one block of 4 warps runs the online-
+// softmax loop of one head for ARL_BQ = 64 query rows (16 a warp) over
+// K/V tiles of ARL_BK = 64 keys, D = 64, leaving each thread its rows'
+// normalised outputs in registers. CUDA C++ only; kernels/attn_res_ln/
+// alone includes it.
+//
+// The scores never reach memory: per key tile, S = Q K^T in registers, the
+// causal and sequence-end masks, the running max m and sum l per row
+// (rescaling the accumulators by exp(m_old - m_new) when the max grows),
+// then O += P V. The exps run in base 2 with scale * log2(e) folded in.
+//
+// bf16: tensor cores. ldmatrix + mma.sync m16n8k16 (bf16 in, fp32
+// accumulate); Q's fragments stay in registers for the whole loop; P goes
+// from the S accumulators to A fragments in registers (rounded to bf16, as
+// FlashAttention does); V's B fragments come from ldmatrix.trans. Tiles are
+// 64 rows of 128 bytes with their 16-byte chunks XOR-swizzled by row (the
+// layout of kernels/ln_linear/fwd_mma.cu), so ldmatrix is conflict-free.
+// K and V tiles are double-buffered with cp.async: tile j + 1 is in flight
+// while tile j is multiplied.
+// fp32: CUDA cores, fp32 FMA, the same tiling and the same register layout
+// of the accumulators (each thread computes the elements an m16n8 fragment
+// would give it, by FMA loops over shared memory), so the masks, the online
+// softmax and the epilogues are the same code for both types. Tile rows are
+// padded to 68 floats (272 bytes): the float4 reads of a warp fall on
+// distinct banks. P goes through a per-warp shared tile (16 x 68 floats).
+#ifndef FP_ARL_FLASH_CUH
+#define FP_ARL_FLASH_CUH
+
+#include <math.h>
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+
+#include "attn_res_ln/arl.h"
+#include "device.cuh"
+
+#define FL_THREADS 128  // 4 warps, 16 query rows each
+#define FL_NT 8         // 8-wide fragments across 64 keys or 64 dims
+
+// Shared-memory layout of the flash loop per type: a tile (Q, each K and V
+// stage), and for fp32 the per-warp P tiles. FL_SMEM<T> bytes in all.
+template <typename T> struct fl_layout;
+template <> struct fl_layout<__nv_bfloat16> {
+	static constexpr int ROW = 128;               // bytes, swizzled
+	static constexpr int TILE = ARL_BK * ROW;     // 8 KB
+	static constexpr int P = 0;
+	static constexpr int SMEM = 5 * TILE;         // Q, K[2], V[2]: 40 KB
+};
+template <> struct fl_layout<float> {
+	static constexpr int LD = 68;                 // floats a padded row
+	static constexpr int ROW = LD * 4;            // 272 bytes
+	static constexpr int TILE = ARL_BK * ROW;     // 17 KB
+	static constexpr int P = 4 * 16 * ROW;        // 4 warps x 16 rows
+	static constexpr int SMEM = 5 * TILE + P;     // 102 KB
+};
+
+// cp.async of rows [r0, r0 + 64) of a [S, 64] head (rows past S zero-
+// filled) into the tile at dst.
+template <typename T>
+__device__ __forceinline__ void fl_load_tile(uint32_t dst, const T *__restrict__ src,
+					     int r0, int S, int tid)
+{
+	constexpr int CH = 64 * sizeof(T) / 16;  // 16-byte chunks a row: 8 or 16
+	constexpr int N = ARL_BK * CH / FL_THREADS;
+
+#pragma unroll
+	for (int i = 0; i < N; i++) {
+		const int q = tid + i * FL_THREADS, r = q / CH, c = q % CH;
+		const bool ok = r0 + r < S;
+		const uint32_t at = sizeof(T) == 2
+			? dst + r * 128 + ((c ^ (r & 7)) << 4)
+			: dst + r * fl_layout<float>::ROW + c * 16;
+
+		cp_async16(at, ok ? src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T)) : src,
+			   ok ? 16 : 0);
+	}
+}
+
+// s[n][i] = q . k over this warp's rows (g, g + 8) and keys 8n + 2t (+1):
+// the m16n8 accumulator layout, 64 keys in 8 fragments.
+__device__ __forceinline__ void fl_scores(float s[FL_NT][4], const uint32_t qf[4][4],
+					  uint32_t ks, int lane)
+{
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++)
+		s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+#pragma unroll
+		for (int p = 0; p < 4; p++) {
+			const int r = p * 16 + (lane & 7) + ((lane >> 4) << 3);
+			const int c = k * 2 + ((lane >> 3) & 1);
+			uint32_t b0[2], b1[2];
+
+			ldsm_x4(ks + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
+			mma_bf16(s[2 * p], qf[k], b0);
+			mma_bf16(s[2 * p + 1], qf[k], b1);
+		}
+	}
+}
+
+// The fp32 form: q rows from the Q tile (qs, this warp's 16 rows), keys
+// from the K tile (kt), FMA in the same accumulator layout.
+__device__ __forceinline__ void fl_scores_f32(float s[FL_NT][4], const float *qs,
+					      const float *kt, int lane)
+{
+	constexpr int LD = fl_layout<float>::LD;
+	const int g = lane >> 2, t = lane & 3;
+
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++)
+		s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll 4
+	for (int d = 0; d < 64; d += 4) {
+		const float4 qa = *(const float4 *)(qs + g * LD + d);
+		const float4 qb = *(const float4 *)(qs + (g + 8) * LD + d);
+
+#pragma unroll
+		for (int n = 0; n < FL_NT; n++) {
+			const float4 k0 = *(const float4 *)(kt + (8 * n + 2 * t) * LD + d);
+			const float4 k1 = *(const float4 *)(kt + (8 * n + 2 * t + 1) * LD + d);
+
+			s[n][0] = fmaf(qa.x, k0.x, fmaf(qa.y, k0.y, fmaf(qa.z, k0.z, fmaf(qa.w, k0.w, s[n][0]))));
+			s[n][1] = fmaf(qa.x, k1.x, fmaf(qa.y, k1.y, fmaf(qa.z, k1.z, fmaf(qa.w, k1.w, s[n][1]))));
+			s[n][2] = fmaf(qb.x, k0.x, fmaf(qb.y, k0.y, fmaf(qb.z, k0.z, fmaf(qb.w, k0.w, s[n][2]))));
+			s[n][3] = fmaf(qb.x, k1.x, fmaf(qb.y, k1.y, fmaf(qb.z, k1.z, fmaf(qb.w, k1.w, s[n][3]))));
+		}
+	}
+}
+
+// o += P V for one key tile: bf16 P from the probabilities in registers,
+// V's fragments by ldmatrix.trans from the swizzled tile at vs.
+__device__ __forceinline__ void fl_pv(float o[FL_NT][4], const float p[FL_NT][4],
+				      uint32_t vs, int lane)
+{
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		uint32_t a[4];
+
+		a[0] = pack_bf16(p[2 * k][0], p[2 * k][1]);
+		a[1] = pack_bf16(p[2 * k][2], p[2 * k][3]);
+		a[2] = pack_bf16(p[2 * k + 1][0], p[2 * k + 1][1]);
+		a[3] = pack_bf16(p[2 * k + 1][2], p[2 * k + 1][3]);
+#pragma unroll
+		for (int dp = 0; dp < 4; dp++) {
+			const int r = k * 16 + (lane & 15), c = dp * 2 + (lane >> 4);
+			uint32_t b0[2], b1[2];
+
+			ldsm_x4_trans(vs + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
+			mma_bf16(o[2 * dp], a, b0);
+			mma_bf16(o[2 * dp + 1], a, b1);
+		}
+	}
+}
+
+// The fp32 form: P through this warp's shared tile ps (16 x 68), V from
+// the tile vt.
+__device__ __forceinline__ void fl_pv_f32(float o[FL_NT][4], const float p[FL_NT][4],
+					  float *ps, const float *vt, int lane)
+{
+	constexpr int LD = fl_layout<float>::LD;
+	const int g = lane >> 2, t = lane & 3;
+
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++) {
+		*(float2 *)(ps + g * LD + 8 * n + 2 * t) = make_float2(p[n][0], p[n][1]);
+		*(float2 *)(ps + (g + 8) * LD + 8 * n + 2 * t) = make_float2(p[n][2], p[n][3]);
+	}
+	__syncwarp();
+#pragma unroll 2
+	for (int j = 0; j < ARL_BK; j += 4) {
+		const float4 pa = *(const float4 *)(ps + g * LD + j);
+		const float4 pb = *(const float4 *)(ps + (g + 8) * LD + j);
+		const float a[4] = { pa.x, pa.y, pa.z, pa.w }, b[4] = { pb.x, pb.y, pb.z, pb.w };
+
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+				const float2 v = *(const float2 *)(vt + (j + u) * LD + 8 * n + 2 * t);
+
+				o[n][0] = fmaf(a[u], v.x, o[n][0]);
+				o[n][1] = fmaf(a[u], v.y, o[n][1]);
+				o[n][2] = fmaf(b[u], v.x, o[n][2]);
+				o[n][3] = fmaf(b[u], v.y, o[n][3]);
+			}
+		}
+	}
+	__syncwarp();  // the next tile's P overwrites ps
+}
+
+// Key tiles query tile q0 (a multiple of ARL_BQ) visits: every tile of the
+// sequence, or under the causal mask those up to the one holding its last
+// row's diagonal.
+__device__ __forceinline__ int fl_key_tiles(int q0, int S, bool causal)
+{
+	const int all = (S + ARL_BK - 1) / ARL_BK;
+
+	return causal ? min(all, q0 / ARL_BK + 1) : all;
+}
+
+// The flash loop of one head for the block's query rows [q0, q0 + 64):
+// Q, K, V point at the head's [S, 64] rows. On return o holds this
+// thread's outputs, rows q0 + 16 w + g (o[n][0..1]) and + 8 (o[n][2..3]),
+// dims 8n + 2t (+1), already divided by the softmax sums. smem is the
+// fl_layout<T>::SMEM bytes of the loop (dynamic shared memory); the block
+// synchronises inside, and on return every thread is done with it.
+template <typename T, bool CAUSAL>
+__device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__restrict__ K,
+					   const T *__restrict__ V, int S, int q0,
+					   float scale_log2, unsigned char *smem,
+					   float o[FL_NT][4])
+{
+	using L = fl_layout<T>;
+	constexpr bool BF = sizeof(T) == 2;
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int g = lane >> 2, t = lane & 3;
+	const uint32_t sq = smem_u32(smem), sk = sq + L::TILE, sv = sq + 3 * L::TILE;
+	const int nkt = fl_key_tiles(q0, S, CAUSAL);
+	const int row0 = q0 + w * 16 + g;  // this thread's rows: row0, row0 + 8
+	float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f };
+	uint32_t qf[4][4];
+
+	fl_load_tile<T>(sq, Q, q0, S, tid);
+	fl_load_tile<T>(sk, K, 0, S, tid);
+	fl_load_tile<T>(sv, V, 0, S, tid);
+	cp_async_commit();
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++)
+		o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+
+	for (int j = 0; j < nkt; j++) {
+		const int st = j & 1;
+		float s[FL_NT][4];
+
+		if (j + 1 < nkt) {
+			fl_load_tile<T>(sk + (st ^ 1) * L::TILE, K, (j + 1) * ARL_BK, S, tid);
+			fl_load_tile<T>(sv + (st ^ 1) * L::TILE, V, (j + 1) * ARL_BK, S, tid);
+		}
+		cp_async_commit();
+		cp_async_wait<1>();  // tile j (and Q) landed for this thread
+		__syncthreads();     // ... and for every thread
+		if constexpr (BF) {
+			if (j == 0) {
+#pragma unroll
+				for (int k = 0; k < 4; k++) {
+					const int r = w * 16 + (lane & 15), c = k * 2 + (lane >> 4);
+
+					ldsm_x4(sq + r * 128 + ((c ^ (r & 7)) << 4),
+						qf[k][0], qf[k][1], qf[k][2], qf[k][3]);
+				}
+			}
+			fl_scores(s, qf, sk + st * L::TILE, lane);
+		} else {
+			(void)qf;
+			fl_scores_f32(s, (const float *)smem + w * 16 * L::LD,
+				      (const float *)(smem + (1 + st) * L::TILE), lane);
+		}
+
+		// Masks (the tile past S, and the diagonal tile under causal),
+		// then the online softmax in base 2.
+		const int k0 = j * ARL_BK;
+		const bool edge = k0 + ARL_BK > S || (CAUSAL && k0 + ARL_BK > q0);
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int row = row0 + 8 * h;
+			float mx = -INFINITY;
+
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int key = k0 + 8 * n + 2 * t + e;
+					float v = s[n][2 * h + e] * scale_log2;
+
+					if (edge && (key >= S || (CAUSAL && key > row)))
+						v = -INFINITY;
+					s[n][2 * h + e] = v;
+					mx = fmaxf(mx, v);
+				}
+			}
+			mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 1));
+			mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 2));
+			const float mnew = fmaxf(m[h], mx);
+			const float base = mnew == -INFINITY ? 0.f : mnew;  // a row with nothing yet
+			const float alpha = exp2f(m[h] - base);
+			float sum = 0.f;
+
+			m[h] = mnew;
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const float p = exp2f(s[n][2 * h + e] - base);
+
+					s[n][2 * h + e] = p;
+					sum += p;
+				}
+				o[n][2 * h] *= alpha;
+				o[n][2 * h + 1] *= alpha;
+			}
+			l[h] = l[h] * alpha + sum;
+		}
+		if constexpr (BF)
+			fl_pv(o, s, sv + st * L::TILE, lane);
+		else
+			fl_pv_f32(o, s, (float *)(smem + 5 * L::TILE) + w * 16 * L::LD,
+				  (const float *)(smem + (3 + st) * L::TILE), lane);
+		__syncthreads();  // stage st is free for tile j + 2
+	}
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float sum = l[h];
+
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
+		const float inv = sum > 0.f ? 1.f / sum : 0.f;
+#pragma unroll
+		for (int n = 0; n < FL_NT; n++) {
+			o[n][2 * h] *= inv;
+			o[n][2 * h + 1] *= inv;
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,185 @@
+// kernels.cu - the launchers of the attention + residual + LayerNorm
+// kernels (kernels.cuh): each picks the template for the dtype and the
+// mask, sizes the grid and lets the kernels have their shared memory.
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "kutil.h"
+#include "attn_res_ln/internal.h"
+#include "attn_res_ln/kernels.cuh"
+
+// ---------------------------------------------------------------------------
+// Launchers.
+
+size_t arl_fused_smem(enum fp_dtype dt, int hpc)
+{
+	return dt == FP_BF16 ? fused_smem_bytes(fl_layout<__nv_bfloat16>::SMEM, hpc, 2)
+			     : fused_smem_bytes(fl_layout<float>::SMEM, hpc, 4);
+}
+
+template <typename F>
+static int smem_attr(F *kernel, size_t bytes)
+{
+	return CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       (int)bytes));
+}
+
+int arl_prepare(void)
+{
+	static int done;
+	const size_t fb = arl_fused_smem(FP_BF16, ARL_MAX_HEADS_CTA);
+	const size_t ff = arl_fused_smem(FP_F32, ARL_MAX_HEADS_CTA);
+
+	if (done)
+		return 0;
+	if (smem_attr(k_flash<__nv_bfloat16, false>, fl_layout<__nv_bfloat16>::SMEM) ||
+	    smem_attr(k_flash<__nv_bfloat16, true>, fl_layout<__nv_bfloat16>::SMEM) ||
+	    smem_attr(k_flash<float, false>, fl_layout<float>::SMEM) ||
+	    smem_attr(k_flash<float, true>, fl_layout<float>::SMEM) ||
+	    smem_attr(k_fused<__nv_bfloat16, false>, fb) ||
+	    smem_attr(k_fused<__nv_bfloat16, true>, fb) ||
+	    smem_attr(k_fused<float, false>, ff) || smem_attr(k_fused<float, true>, ff))
+		return -1;
+	done = 1;
+	return 0;
+}
+
+static float scale_log2(long D)
+{
+	return (float)(1.0 / sqrt((double)D)) * LOG2E;
+}
+
+int arl_softmax(enum fp_dtype dt, void *P, long rows, int S, int causal,
+		float scale, cudaStream_t st)
+{
+	const float sl = scale * LOG2E;
+
+	if (rows < 1)
+		return 0;
+	if (dt == FP_BF16 && S % 8 == 0)
+		k_softmax<__nv_bfloat16, true><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(__nv_bfloat16 *)P, S, causal, sl);
+	else if (dt == FP_BF16)
+		k_softmax<__nv_bfloat16, false><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(__nv_bfloat16 *)P, S, causal, sl);
+	else if (S % 4 == 0)
+		k_softmax<float, true><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(float *)P, S, causal, sl);
+	else
+		k_softmax<float, false><<<(unsigned)rows, SMX_THREADS, 0, st>>>(
+			(float *)P, S, causal, sl);
+	return CUDA_CHECK_LAUNCH("k_softmax");
+}
+
+int arl_residual_add(enum fp_dtype dt, const void *x, const void *o, void *r,
+				long B, long H, long S, long D, cudaStream_t st)
+{
+	const long n = B * S * H * D;
+	const long blocks = (n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536;
+
+	if (dt == FP_BF16)
+		k_residual_add<<<(unsigned)blocks, 256, 0, st>>>(
+			(const __nv_bfloat16 *)x, (const __nv_bfloat16 *)o,
+			(__nv_bfloat16 *)r, n, (int)H, (int)S, (int)D);
+	else
+		k_residual_add<<<(unsigned)blocks, 256, 0, st>>>(
+			(const float *)x, (const float *)o, (float *)r, n, (int)H,
+			(int)S, (int)D);
+	return CUDA_CHECK_LAUNCH("k_residual_add");
+}
+
+template <typename T>
+static void flash_launch(int causal, const void *Q, const void *K, const void *V,
+			 void *O, long B, long H, long S, cudaStream_t st)
+{
+	const unsigned grid = (unsigned)(B * H * ((S + ARL_BQ - 1) / ARL_BQ));
+	const float sl = scale_log2(ARL_FLASH_D);
+
+	if (causal)
+		k_flash<T, true><<<grid, FL_THREADS, fl_layout<T>::SMEM, st>>>(
+			(const T *)Q, (const T *)K, (const T *)V, (T *)O, (int)B, (int)H,
+			(int)S, sl);
+	else
+		k_flash<T, false><<<grid, FL_THREADS, fl_layout<T>::SMEM, st>>>(
+			(const T *)Q, (const T *)K, (const T *)V, (T *)O, (int)B, (int)H,
+			(int)S, sl);
+}
+
+int arl_flash(enum fp_dtype dt, int causal, const void *Q, const void *K,
+			 const void *V, void *O, long B, long H, long S, cudaStream_t st)
+{
+	if (arl_prepare())
+		return -1;
+	if (dt == FP_BF16)
+		flash_launch<__nv_bfloat16>(causal, Q, K, V, O, B, H, S, st);
+	else
+		flash_launch<float>(causal, Q, K, V, O, B, H, S, st);
+	return CUDA_CHECK_LAUNCH("k_flash");
+}
+
+int arl_res_ln(enum fp_dtype dt, const void *x, const void *o,
+			  const void *gamma, const void *beta, void *y, long M, long N,
+			  cudaStream_t st)
+{
+	if (N > (long)RL_THREADS * RL_PER)
+		return error("attn_res_ln: rows of %ld are wider than the residual+LayerNorm "
+			     "kernel's %d", N, RL_THREADS * RL_PER);
+	if (dt == FP_BF16)
+		k_res_ln<<<(unsigned)M, RL_THREADS, 0, st>>>(
+			(const __nv_bfloat16 *)x, (const __nv_bfloat16 *)o,
+			(const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta,
+			(__nv_bfloat16 *)y, (int)N);
+	else
+		k_res_ln<<<(unsigned)M, RL_THREADS, 0, st>>>(
+			(const float *)x, (const float *)o, (const float *)gamma,
+			(const float *)beta, (float *)y, (int)N);
+	return CUDA_CHECK_LAUNCH("k_res_ln");
+}
+
+template <typename T, bool CAUSAL>
+static int fused_launch(const void *Q, const void *K, const void *V, const void *x,
+			const void *gamma, const void *beta, void *y, long B, long H,
+			long S, int cluster, size_t smem, cudaStream_t st)
+{
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute attr;
+	const unsigned grid = (unsigned)(B * ((S + ARL_BQ - 1) / ARL_BQ) * cluster);
+
+	cluster_config(&cfg, &attr, (unsigned)cluster, grid, FL_THREADS, smem, st);
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fused<T, CAUSAL>, (const T *)Q,
+					     (const T *)K, (const T *)V, (const T *)x,
+					     (const T *)gamma, (const T *)beta, (T *)y,
+					     (int)B, (int)H, (int)S,
+					     scale_log2(ARL_FLASH_D)));
+}
+
+int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
+			 const void *V, const void *x, const void *gamma,
+			 const void *beta, void *y, long B, long H, long S, int cluster,
+			 cudaStream_t st)
+{
+	const int hpc = (int)((H + cluster - 1) / cluster);
+	const size_t smem = arl_fused_smem(dt, hpc);
+
+	if (cluster < 1 || cluster > ARL_MAX_CLUSTER || hpc > ARL_MAX_HEADS_CTA)
+		return error("attn_res_ln: fused: clusters of %d cannot hold H=%ld heads "
+			     "(at most %d a CTA, %d CTAs)", cluster, H,
+			     ARL_MAX_HEADS_CTA, ARL_MAX_CLUSTER);
+	if (arl_prepare())
+		return -1;
+	if (dt == FP_BF16)
+		return causal ? fused_launch<__nv_bfloat16, true>(Q, K, V, x, gamma, beta, y,
+								  B, H, S, cluster, smem, st)
+			      : fused_launch<__nv_bfloat16, false>(Q, K, V, x, gamma, beta, y,
+								   B, H, S, cluster, smem, st);
+	return causal ? fused_launch<float, true>(Q, K, V, x, gamma, beta, y, B, H, S,
+						  cluster, smem, st)
+		      : fused_launch<float, false>(Q, K, V, x, gamma, beta, y, B, H, S,
+						   cluster, smem, st);
+}
