@@ -278,7 +278,8 @@
 	"  q.time_ns - q.predicted_ns AS gain_ns," \
 	"  q.time_ns - q.predicted_achieved_ns AS gain_achieved_ns," \
 	"  q.instances * (q.time_ns - q.predicted_ns) AS total_gain_ns," \
-	"  q.range_time_ns, (q.time_ns - q.predicted_ns) / q.range_time_ns AS range_gain_frac," \
+	"  q.range_time_ns, CASE WHEN q.kind = 'chain'" \
+	"   THEN (q.time_ns - q.predicted_ns) / q.range_time_ns END AS range_gain_frac," \
 	"  q.gpu_ns AS program_time_ns," \
 	"  q.instances * (q.time_ns - q.predicted_ns) / q.gpu_ns AS program_gain_frac," \
 	"  CASE WHEN q.shape_links = 0 THEN 'bytes' WHEN q.shape_links = q.nkernels - 1" \
