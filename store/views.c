@@ -125,8 +125,9 @@
  * chain, for kind K: 'chain' (seq_in: broken at range instances too) or
  * 'cross-range' (seq_x). link: the launch joins the one before it in this
  * kind; i, dd: its link's intermediate and re-read; inext: the next
- * link's intermediate (0 when the chain ends there). */
-#define OPPS_MEMBERS(K, seq, link, i, dd, inext, before, after) \
+ * link's intermediate (0 when the chain ends there); kept: its link's
+ * intermediate when it stays written. */
+#define OPPS_MEMBERS(K, seq, link, i, dd, inext, kept, before, after) \
 	"SELECT run_id, pid, device, stream, op_id, rep, '" K "' AS kind, " seq " AS seq," \
 	" group_concat(kernel_id, ' ') OVER c AS sig," \
 	" group_concat(sname, ' > ') OVER c AS kernels," \
@@ -134,9 +135,9 @@
 	" first_value(path) OVER c AS range_path, last_value(path) OVER c AS last_path," \
 	" first_value(" before ") OVER c AS ends_before," \
 	" last_value(" after ") OVER c AS ends_after," \
-	" med_ns, rd, wr, rd - " i " - " dd " AS frd, wr - " inext " AS frw," \
+	" med_ns, rd, wr, rd - " i " - " dd " AS frd, wr - " inext " + " kept " AS frw," \
 	" CASE WHEN " link " AND NOT by_bytes THEN 1 ELSE 0 END AS shape_link" \
-	" FROM l5 WHERE cls = 'memory'" \
+	" FROM l8 WHERE cls = 'memory'" \
 	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
 
 /* v_fusion_candidates: the SELECT, in steps (views.h says the rules). */
@@ -189,6 +190,7 @@
 	"   AND c.block_x = p.block_x AND c.block_y = p.block_y" \
 	"   AND c.block_z = p.block_z, 0) AS by_shape," \
 	"  coalesce(p.rd > 0 AND p.wr <= " FP_OPPS_REDUCE_FRAC " * p.rd, 0) AS p_reduces," \
+	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
 	"  coalesce(c.blocks < c.sm_count AND 2 * c.wr < c.rd, 0) AS c_tail," \
 	"  (l1.p_kernel IS NOT NULL AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep))" \
 	"   AS new_range" \
@@ -203,26 +205,43 @@
 	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN new_range THEN 'range start' ELSE brk END" \
 	"   AS brk_in," \
-	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x," \
-	"  CASE WHEN brk IS NULL AND p_reduces" \
-	"   THEN max(0, min(rd - min(p_wr, rd), p_rd)) ELSE 0 END AS dd_x FROM l3)," \
-	" l5 AS (SELECT *," \
+	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \
+	" l5 AS (SELECT *, CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END AS i_in," \
 	"  sum(brk IS NOT NULL) OVER s AS seq_x," \
-	"  sum(brk_in IS NOT NULL) OVER s AS seq_in," \
+	"  sum(brk_in IS NOT NULL) OVER s AS seq_in" \
+	"  FROM l4 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
+	/* The largest input a kernel before it in its chain reduced. */ \
+	" l6 AS (SELECT *," \
+	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_x " OPPS_ORDER \
+	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_x," \
+	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_in " OPPS_ORDER \
+	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_in FROM l5)," \
+	/* Re-reads: reads beyond the producer's output, up to that input. */ \
+	" l7 AS (SELECT *," \
+	"  CASE WHEN brk IS NULL THEN max(0, min(rd - i_x, coalesce(red_x, 0))) ELSE 0 END" \
+	"   AS dd_x," \
+	"  CASE WHEN brk_in IS NULL THEN max(0, min(rd - i_in, coalesce(red_in, 0)))" \
+	"   ELSE 0 END AS dd_in FROM l6)," \
+	/* The next link's intermediate; an intermediate a reduction consumes
+	 * and no later kernel reads again kept (written once); why the chain
+	 * ends after this launch. */ \
+	" l8 AS (SELECT *," \
 	"  coalesce(lead(i_x) OVER s, 0) AS inext_x," \
-	"  coalesce(lead(CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END) OVER s, 0) AS inext_in," \
+	"  coalesce(lead(i_in) OVER s, 0) AS inext_in," \
+	"  CASE WHEN reduces AND coalesce(lead(dd_x) OVER s, 0) = 0 THEN i_x ELSE 0 END" \
+	"   AS kept_x," \
+	"  CASE WHEN reduces AND coalesce(lead(dd_in) OVER s, 0) = 0 THEN i_in ELSE 0 END" \
+	"   AS kept_in," \
 	"  coalesce(lead(brk) OVER s, CASE WHEN lead(launch_id) OVER s IS NULL" \
 	"   THEN 'stream end' END) AS after_x," \
 	"  CASE WHEN lead(launch_id) OVER s IS NULL THEN 'stream end'" \
 	"   WHEN lead(new_range) OVER s THEN 'range end' ELSE lead(brk) OVER s END" \
 	"   AS after_in" \
-	"  FROM l4 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
-	" mem AS (" OPPS_MEMBERS("chain", "seq_in", "brk_in IS NULL", \
-		"CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END", \
-		"CASE WHEN brk_in IS NULL THEN dd_x ELSE 0 END", "inext_in", \
-		"brk_in", "after_in") \
+	"  FROM l7 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
+	" mem AS (" OPPS_MEMBERS("chain", "seq_in", "brk_in IS NULL", "i_in", \
+		"dd_in", "inext_in", "kept_in", "brk_in", "after_in") \
 	"  UNION ALL " OPPS_MEMBERS("cross-range", "seq_x", "brk IS NULL", "i_x", \
-		"dd_x", "inext_x", "brk", "after_x") ")," \
+		"dd_x", "inext_x", "kept_x", "brk", "after_x") ")," \
 	/* One row a chain instance, then one a chain (its kernel slots). */ \
 	" occ AS (SELECT run_id, kind, sig, min(kernels) AS kernels," \
 	"  min(first_op) AS op_id, min(range_path) AS range_path," \

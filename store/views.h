@@ -396,19 +396,28 @@ extern const char fp_v_runs_live_sql[];
  *
  * Bytes a fused kernel must move, by byte accounting along the chain: a
  * link's intermediate is i = min(w of the producer, r of the consumer),
- * neither written nor read again; after a reducing producer the
- * consumer's further reads, up to what the producer read, are taken as a
- * second read of the producer's input (statistics, then the pass that
- * uses them: LayerNorm, softmax, RMSNorm), read once fused. Fused reads =
- * sum of r - i - re-reads, fused writes = sum of w - i. How wrong it can
- * be: an intermediate that L2 held never reaches DRAM counters, so small
- * ones are invisible (the link then rests on the shape); a consumer that
- * reads a second tensor as large as its producer's output (a residual, a
- * gate) while reading the output from L2 links by bytes to the wrong one;
- * a consumer reading two producers, or a tensor read again that is not
- * the producer's input, is counted as an external read; an intermediate
- * that a kernel after the chain reads as well is taken as gone, though a
- * fused kernel must still write it once.
+ * not read again (fused reads = sum of r - i - re-reads) and, unless kept,
+ * not written (fused writes = sum of w - i + kept). A kernel that reduces
+ * (writes at most FP_OPPS_REDUCE_FRAC of what it reads: row statistics, a
+ * softmax's max or sum, column partials) marks its input: a later kernel
+ * of the chain's reads beyond its producer's output, up to the largest
+ * input reduced before it, are taken as that input read again (statistics,
+ * then the pass that uses them: LayerNorm, softmax, RMSNorm, a norm's
+ * backward), read once fused. An intermediate that a reducing kernel
+ * consumes and no later kernel of the chain reads again is kept: a fused
+ * kernel still writes it once (a gradient beside its column sums; for a
+ * loss that only the reduction reads, this overstates by one write). How
+ * wrong it can be: an intermediate that L2 held never reaches DRAM
+ * counters, so small ones are invisible (the link then rests on the
+ * shape); a consumer that reads a tensor the chain read before, with no
+ * reduction between (x in max(x, 0) + log1p(exp(-|x|)) in three kernels),
+ * is counted as reading a new one, and one that reads a new tensor of a
+ * reduced input's size after a reduction as reading that input again: the
+ * counters cannot tell the two apart; a consumer reading two producers, or
+ * a producer's output that a consumer does not read while it reads as
+ * much of other tensors (two gradients of one input), is matched by size
+ * alone; an intermediate that a kernel after the chain reads as well is
+ * taken as gone, though a fused kernel must still write it once.
  *
  * Predicted time: the fused bytes at the DRAM roof of the fused mix
  * (FP_DRAM_BW_SQL's interpolation at f = fused writes / fused bytes), and,

@@ -114,7 +114,18 @@ static const struct kdef
 	g1 = { "synced_a", 4096, NB, NB, 0, 0 },
 	g2 = { "synced_b", 4096, NB, NB, 0, 0 },
 	x1 = { "cross_a", 4096, NB, NB, 0, 0 },
-	x2 = { "cross_b", 4096, NB, NB, 0, 0 };
+	x2 = { "cross_b", 4096, NB, NB, 0, 0 },
+	/* softmax in four: max, exp, sum, divide */
+	smax = { "sm_max", 4096, NB, NB / 1024, NB, 0 },
+	sexp = { "sm_exp", 4096, NB + NB / 1024, NB, NB, 0 },
+	ssum = { "sm_sum", 4096, NB, NB / 1024, NB, 0 },
+	sdiv = { "sm_div", 4096, NB + NB / 1024, NB, NB, 0 },
+	/* a norm's backward: row dots of dy and x, dx, dgamma partials of
+	 * dy and x, their sum */
+	rdot = { "rb_rowdot", 4096, 2 * NB, NB / 1024, NB, 0 },
+	rdx = { "rb_dx", 4096, 2 * NB + NB / 1024, NB, NB, 0 },
+	rpart = { "rb_partial", 4096, 2 * NB, NB / 100, NB, 0 },
+	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0 };
 
 /* Write one profiled run with every scenario; with counters when asked.
  * Returns its id. Times in µs; scenarios 1 ms apart so that no chain
@@ -187,6 +198,18 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	launch("G/sync", inst, &g1, 7, t, 50);
 	launch("G/sync", inst, &g2, 7, t + 130, 50);
 	t += 1000, inst++;
+	/* I: softmax in four kernels. */
+	launch("I/softmax", inst, &smax, 7, t, 50);
+	launch("I/softmax", inst, &sexp, 7, t + 52, 50);
+	launch("I/softmax", inst, &ssum, 7, t + 104, 50);
+	launch("I/softmax", inst, &sdiv, 7, t + 156, 50);
+	t += 1000, inst++;
+	/* J: a norm's backward. */
+	launch("J/normbwd", inst, &rdot, 7, t, 50);
+	launch("J/normbwd", inst, &rdx, 7, t + 52, 50);
+	launch("J/normbwd", inst, &rpart, 7, t + 104, 50);
+	launch("J/normbwd", inst, &rsum, 7, t + 156, 5);
+	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
 	launch("H/one", inst++, &x1, 7, t, 50);
 	launch("H/two", inst++, &x2, 7, t + 52, 50);
@@ -204,6 +227,10 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "F/colsum", &pre }, { "F/colsum", &partial },
 			{ "F/colsum", &colsum }, { "G/sync", &g1 }, { "G/sync", &g2 },
 			{ "H/one", &x1 }, { "H/two", &x2 },
+			{ "I/softmax", &smax }, { "I/softmax", &sexp },
+			{ "I/softmax", &ssum }, { "I/softmax", &sdiv },
+			{ "J/normbwd", &rdot }, { "J/normbwd", &rdx },
+			{ "J/normbwd", &rpart }, { "J/normbwd", &rsum },
 		};
 
 		for (size_t i = 0; i < ARRAY_SIZE(c); i++)
@@ -420,6 +447,31 @@ static void check_reread_and_reduction(void)
 	ASSERT_NEAR(e->fused_bw, COPY_BW, 1e-9);
 	ASSERT_STR_EQ(f->after, "grid-wide reduction");
 	ASSERT_EQ(holding(NULL, "col_sum"), 0);
+	/* The partials reduce pre_scale's output and nothing reads it again:
+	 * it stays written once (a gradient the program keeps). */
+	ASSERT_NEAR(f->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(f->fused_wr, NB + NB / 100, 1e-9);
+}
+
+/* Softmax in four kernels: x read once (the max's input again in exp),
+ * exp's output gone although the sum reduces it, since the divide reads it
+ * again; a norm's backward: dy and x read once by three kernels (the row
+ * dots reduced them), dx kept (its only reader, the partials, reduces it). */
+static void check_multi(void)
+{
+	const struct cand *sm = find("chain", "I/softmax", "sm_max > sm_exp > sm_sum > sm_div");
+	const struct cand *nb = find("chain", "J/normbwd", "rb_rowdot > rb_dx > rb_partial");
+
+	if (!sm || !nb)
+		dump();
+	ASSERT(sm != NULL && nb != NULL);
+	ASSERT_NEAR(sm->fused_rd, NB, 1e-9);
+	ASSERT_NEAR(sm->fused_wr, NB, 1e-9);
+	ASSERT_EQ(sm->saved_launches, 3);
+	ASSERT_NEAR(nb->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(nb->fused_wr, NB + NB / 100, 1e-9);
+	ASSERT_STR_EQ(nb->after, "grid-wide reduction");
+	ASSERT_EQ(holding(NULL, "rb_sum"), 0);
 }
 
 static void check_cross(void)
@@ -476,6 +528,7 @@ int main(int argc, char **argv)
 	check_boundaries();
 	check_streams();
 	check_reread_and_reduction();
+	check_multi();
 	check_cross();
 	check_rank();
 	/* Without counters: no candidate, nothing guessed. */
