@@ -67,7 +67,7 @@ int opps_notice(struct store *st, long long run_id, char **notice)
 				    "opportunities are found in runs of 'fuseprof "
 				    "profile' (a suite run's fused variants are in "
 				    "'fuseprof query fusion-gains')", run_id);
-		return 0;
+		return 1;
 	}
 	counted = query_int(st, "SELECT EXISTS (SELECT 1 FROM counters c JOIN "
 			    "kernels k ON k.id = c.kernel_id JOIN ops o ON o.id = "
@@ -178,7 +178,7 @@ int opps_load(struct store *st, long long run_id, struct opps *o)
 
 	memset(o, 0, sizeof *o);
 	o->program_ns = NAN;
-	if (opps_notice(st, run_id, &o->notice))
+	if (opps_notice(st, run_id, &o->notice) < 0)
 		return -1;
 	if (o->notice)
 		return 0;

@@ -35,8 +35,9 @@ struct opps {
 /* Why run run_id can have no fusion candidates, as one line in *notice
  * (owned by the caller): it is not a profiled run, its kernels have no
  * DRAM counters, or its GPU has no DRAM bandwidth or FP32 peak ceiling.
- * *notice is NULL when candidates can be computed. Returns 0, or -1 after
- * an error reading the database. */
+ * *notice is NULL when candidates can be computed. Returns 1 when the
+ * run is not a profiled run, else 0, or -1 after an error reading the
+ * database. */
 int opps_notice(struct store *st, long long run_id, char **notice);
 
 /* Fill *o for run run_id: the notice, else the candidates' tables.

@@ -47,9 +47,10 @@ static void help(void)
 	       "                memory-bound kernels on one stream, the bytes fused,\n"
 	       "                predicted time and gain, by rank (v_fusion_candidates;\n"
 	       "                RUN: an id, 'latest', 'latest~N' or a tag; default:\n"
-	       "                every profiled run, newest first). A run that cannot\n"
-	       "                have them (no counters, no ceilings, not profiled)\n"
-	       "                gets one line on stderr saying why\n"
+	       "                every profiled run, newest first). A profiled run\n"
+	       "                that cannot have them (no counters, no ceilings)\n"
+	       "                gets one line on stderr saying why; a RUN that is\n"
+	       "                not a profiled run is an error\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -67,7 +68,8 @@ static void help(void)
 	       "  fuseprof query --format csv \"SELECT workload, variant, time_ns FROM v_ops\"\n"
 	       "  fuseprof query --format json \"SELECT * FROM v_kernels WHERE run_id = 3\"\n"
 	       "\n"
-	       "Exit status: 0 success, 1 failure (bad SQL, unreadable database),\n"
+	       "Exit status: 0 success, 1 failure (bad SQL, unreadable database, a\n"
+	       "RUN of 'opportunities' not found or not profiled),\n"
 	       "2 usage error.\n");
 }
 
@@ -418,11 +420,14 @@ static int opportunities(struct store *st, const char *ref, enum table_format fm
 	if (ref && store_resolve_run(st, ref, &run_id))
 		return EXIT_FAIL;
 	if (ref) {
-		if (opps_notice(st, run_id, &notice))
-			return EXIT_FAIL;
-		if (notice)
+		rc = opps_notice(st, run_id, &notice);
+		if (rc == 1)
+			error("query: opportunities: %s", notice);
+		else if (notice)
 			warning("%s", notice);
 		free(notice);
+		if (rc)
+			return EXIT_FAIL;
 	} else {
 		if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM runs WHERE kind = "
 				       "'profile' ORDER BY id DESC", -1, &s, NULL) != SQLITE_OK) {
@@ -430,7 +435,7 @@ static int opportunities(struct store *st, const char *ref, enum table_format fm
 			return EXIT_FAIL;
 		}
 		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-			if (opps_notice(st, sqlite3_column_int64(s, 0), &notice)) {
+			if (opps_notice(st, sqlite3_column_int64(s, 0), &notice) < 0) {
 				sqlite3_finalize(s);
 				return EXIT_FAIL;
 			}

@@ -128,10 +128,11 @@
  * link's intermediate (0 when the chain ends there); kept: its link's
  * intermediate when it stays written. */
 #define OPPS_MEMBERS(K, seq, link, i, dd, inext, kept, before, after) \
-	"SELECT run_id, pid, device, stream, op_id, rep, '" K "' AS kind, " seq " AS seq," \
+	"SELECT run_id, pid, device, stream, op_id, rep, in_range, '" K "' AS kind," \
+	" " seq " AS seq," \
 	" group_concat(kernel_id, ' ') OVER c AS sig," \
 	" group_concat(sname, ' > ') OVER c AS kernels," \
-	" first_value(op_id) OVER c AS first_op," \
+	" first_value(op_id) OVER c AS first_op, first_value(in_range) OVER c AS first_in," \
 	" first_value(path) OVER c AS range_path, last_value(path) OVER c AS last_path," \
 	" first_value(" before ") OVER c AS ends_before," \
 	" last_value(" after ") OVER c AS ends_after," \
@@ -174,14 +175,20 @@
 	"  WHEN fl > 0 AND fl * bw >= peak * (rd + wr) THEN 'compute-bound'" \
 	"  ELSE 'memory' END AS cls FROM kb)," \
 	/* Launches in order on each stream, with the one before. */ \
-	" l1 AS (SELECT l.id AS launch_id, o.run_id, l.op_id, l.rep, l.pid, l.device," \
+	" l0 AS (SELECT l.id AS launch_id, o.run_id, l.op_id, l.rep, l.pid, l.device," \
 	"  l.stream, l.kernel_id, l.start_ns, l.end_ns," \
-	"  lag(l.kernel_id) OVER s AS p_kernel, lag(l.end_ns) OVER s AS p_end," \
-	"  lag(l.op_id) OVER s AS p_op, lag(l.rep) OVER s AS p_rep" \
+	/* In a range instance (outside any, each launch is a sample of its
+	 * own, of no instance in ranges). */ \
+	"  EXISTS (SELECT 1 FROM samples sa JOIN ranges rg ON rg.run_id = o.run_id" \
+	"   AND rg.pid = sa.pid AND rg.instance = sa.instance" \
+	"   WHERE sa.op_id = l.op_id AND sa.rep = l.rep) AS in_range" \
 	"  FROM launches l JOIN ops o ON o.id = l.op_id" \
-	"  JOIN runs r ON r.id = o.run_id AND r.kind = 'profile'" \
-	"  WINDOW s AS (PARTITION BY o.run_id, l.pid, l.device, l.stream" \
-	"   ORDER BY l.start_ns, l.id))," \
+	"  JOIN runs r ON r.id = o.run_id AND r.kind = 'profile')," \
+	" l1 AS (SELECT l.*," \
+	"  lag(l.kernel_id) OVER s AS p_kernel, lag(l.end_ns) OVER s AS p_end," \
+	"  lag(l.op_id) OVER s AS p_op, lag(l.rep) OVER s AS p_rep," \
+	"  lag(l.in_range) OVER s AS p_in_range" \
+	"  FROM l0 l WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
 	" l2 AS (SELECT l1.*, c.cls, c.rd, c.wr, c.dur_ns AS med_ns, c.sname, c.path," \
 	"  p.cls AS p_cls, p.rd AS p_rd, p.wr AS p_wr, p.sname AS p_sname," \
 	"  p.dur_ns AS p_med_ns, l1.start_ns - l1.p_end AS gap_ns," \
@@ -192,8 +199,8 @@
 	"  coalesce(p.rd > 0 AND p.wr <= " FP_OPPS_REDUCE_FRAC " * p.rd, 0) AS p_reduces," \
 	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
 	"  coalesce(c.blocks < c.sm_count AND 2 * c.wr < c.rd, 0) AS c_tail," \
-	"  (l1.p_kernel IS NOT NULL AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep))" \
-	"   AS new_range" \
+	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
+	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
 	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
 	"  LEFT JOIN kk p ON p.kernel_id = l1.p_kernel)," \
 	/* Why a launch does not join the one before (NULL: it does). */ \
@@ -203,8 +210,8 @@
 	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %.0f us', gap_ns / 1e3)" \
 	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link'" \
 	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
-	" l4 AS (SELECT *, CASE WHEN new_range THEN 'range start' ELSE brk END" \
-	"   AS brk_in," \
+	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
+	"   THEN 'range start' ELSE 'range end' END AS brk_in," \
 	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \
 	" l5 AS (SELECT *, CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END AS i_in," \
 	"  sum(brk IS NOT NULL) OVER s AS seq_x," \
@@ -235,7 +242,8 @@
 	"  coalesce(lead(brk) OVER s, CASE WHEN lead(launch_id) OVER s IS NULL" \
 	"   THEN 'stream end' END) AS after_x," \
 	"  CASE WHEN lead(launch_id) OVER s IS NULL THEN 'stream end'" \
-	"   WHEN lead(new_range) OVER s THEN 'range end' ELSE lead(brk) OVER s END" \
+	"   WHEN lead(new_range) OVER s THEN CASE WHEN in_range THEN 'range end'" \
+	"    ELSE 'range start' END ELSE lead(brk) OVER s END" \
 	"   AS after_in" \
 	"  FROM l7 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
 	" mem AS (" OPPS_MEMBERS("chain", "seq_in", "brk_in IS NULL", "i_in", \
@@ -244,15 +252,18 @@
 		"dd_x", "inext_x", "kept_x", "brk", "after_x") ")," \
 	/* One row a chain instance, then one a chain (its kernel slots). */ \
 	" occ AS (SELECT run_id, kind, sig, min(kernels) AS kernels," \
-	"  min(first_op) AS op_id, min(range_path) AS range_path," \
+	"  min(first_op) AS op_id, min(first_in) AS first_in, min(range_path) AS range_path," \
 	"  min(last_path) AS last_path, min(ends_before) AS ends_before," \
 	"  min(ends_after) AS ends_after, min(stream) AS stream, count(*) AS n," \
 	"  sum(med_ns) AS time_ns, sum(rd) AS rd, sum(wr) AS wr, sum(frd) AS frd," \
 	"  sum(frw) AS fwr, sum(shape_link) AS shape_links," \
-	"  count(DISTINCT op_id || ':' || rep) AS ninst" \
+	/* Range instances it spans, kernels outside any range one stretch. */ \
+	"  count(DISTINCT CASE WHEN in_range THEN op_id || ':' || rep END)" \
+	"   + max(NOT in_range) AS ninst" \
 	"  FROM mem GROUP BY run_id, pid, device, stream, kind, seq" \
 	"  HAVING count(*) >= 2 AND (kind = 'chain' OR ninst > 1))," \
 	" g AS (SELECT run_id, kind, sig, min(kernels) AS kernels, min(op_id) AS op_id," \
+	"  min(first_in) AS first_in," \
 	"  min(range_path) AS range_path, min(last_path) AS last_path," \
 	"  min(ends_before) AS ends_before, min(ends_after) AS ends_after," \
 	"  min(stream) AS stream, min(n) AS nkernels, count(*) AS instances," \
@@ -262,7 +273,7 @@
 	" pt AS (SELECT o.run_id, sum(l.end_ns - l.start_ns) AS gpu_ns" \
 	"  FROM launches l JOIN ops o ON o.id = l.op_id GROUP BY o.run_id)," \
 	" h AS (SELECT g.*, x.read_bw, x.add_bw, x.copy_bw, x.write_bw," \
-	"  o.time_ns AS range_time_ns, pt.gpu_ns FROM g" \
+	"  CASE WHEN g.first_in THEN o.time_ns END AS range_time_ns, pt.gpu_ns FROM g" \
 	"  LEFT JOIN cx x ON x.run_id = g.run_id LEFT JOIN ops o ON o.id = g.op_id" \
 	"  LEFT JOIN pt ON pt.run_id = g.run_id)," \
 	" p AS (SELECT *, " OPPS_BW("fwr / (frd + fwr)") " AS fused_bw FROM h)," \

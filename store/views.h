@@ -392,7 +392,9 @@ extern const char fp_v_runs_live_sql[];
  * shows. Two chains are listed: 'chain', broken at range-instance
  * boundaries too (the candidates), and 'cross-range', not broken there,
  * listed when it spans several range instances (it contains the chains it
- * joins). One kernel is no chain.
+ * joins). Launches outside any range (each a sample of its own, of no
+ * instance in the ranges table) are one stretch: a chain of them is named
+ * by its first kernel's op, with no range time. One kernel is no chain.
  *
  * Bytes a fused kernel must move, by byte accounting along the chain: a
  * link's intermediate is i = min(w of the producer, r of the consumer),

@@ -39,9 +39,16 @@ expect_exit 0 "$FUSEPROF" query --db "$db" opportunities
 grep -q 'run 1 has no counters' "$tmp/err" || fail "no notice: $(cat "$tmp/err")"
 grep -q 'ew_a_kernel > ew_b_kernel > ew_c_kernel' "$tmp/out" || fail "no rows: $(cat "$tmp/out")"
 
-# Refusals: no such run; a run after another named query.
+# Refusals: no such run; a suite run; a run after another named query.
 expect_exit 1 "$FUSEPROF" query --db "$db" opportunities nosuchtag
 one_line_error nosuchtag
+"$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
+device NVIDIA-H100
+run suite
+op softmax fused fp32 M=4,N=8 ok 1 1e6 1e6 100000 0 3
+SPEC
+expect_exit 1 "$FUSEPROF" query --db "$db" opportunities suite
+one_line_error "run 3 is not a profiled run"
 expect_exit 2 "$FUSEPROF" query --db "$db" runs synthetic
 grep -q "only 'opportunities' takes a run" "$tmp/err" || fail "usage: $(cat "$tmp/err")"
 
@@ -49,17 +56,17 @@ grep -q "only 'opportunities' takes a run" "$tmp/err" || fail "usage: $(cat "$tm
 out=$tmp/rep
 expect_exit 0 "$FUSEPROF" report --db "$db" -r synthetic --no-plots -o "$out"
 grep -q '^## Fusion opportunities' "$out/report.md" || fail "no section in report.md"
-grep -q '^10 candidate chains, predicted to save' "$out/report.md" ||
+grep -q '^11 candidate chains, predicted to save' "$out/report.md" ||
 	fail "section's first line: $(grep -A2 '^## Fusion opportunities' "$out/report.md")"
 grep -q '| 1 | chain | A/chain | ew_a_kernel > ew_b_kernel > ew_c_kernel |' "$out/report.md" ||
 	fail "rank 1 row missing in report.md"
 grep -q '<h2>Fusion opportunities</h2>' "$out/report.html" || fail "no section in report.html"
-[ "$(wc -l <"$out/opportunities.csv")" = 14 ] ||
-	fail "opportunities.csv: $(wc -l <"$out/opportunities.csv") lines, wanted 14"
+[ "$(wc -l <"$out/opportunities.csv")" = 15 ] ||
+	fail "opportunities.csv: $(wc -l <"$out/opportunities.csv") lines, wanted 15"
 grep -q '"opportunities_notice": null' "$out/report.json" || fail "json notice"
 grep -A1 '"opportunities": \[' "$out/report.json" | tail -n 1 | grep -q '^ *{"run_id": 2, "rank": 1, "kind": "chain"' ||
 	fail "json array: $(grep -A1 '"opportunities": \[' "$out/report.json" | cut -c1-100)"
-grep -q '^fusion opportunities: 10 chains' "$tmp/out" || fail "summary: $(cat "$tmp/out")"
+grep -q '^fusion opportunities: 11 chains' "$tmp/out" || fail "summary: $(cat "$tmp/out")"
 
 # The run without counters, into the same folder: the notice, no csv.
 expect_exit 0 "$FUSEPROF" report --db "$db" -r timing --no-plots -o "$out"

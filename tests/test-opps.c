@@ -35,10 +35,40 @@ struct kdef {
 	double rd, wr, flops, tensor;  /* per launch */
 };
 
-/* The launches of one process, gathered then committed at once. */
+/* The launches of one process, gathered then committed at once, and the
+ * range instances they ran in. */
 static struct store_prof_launch launches[256];
+static struct store_prof_range ranges[256];
 static size_t nlaunches;
 static long long next_corr = 1;
+
+/* A range instance for each op path (a name with a '/') and instance the
+ * launches name, spanning its launches; kernels outside any range (op
+ * named by the kernel) get none. Returns how many. */
+static size_t make_ranges(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nlaunches; i++) {
+		const struct store_prof_launch *l = &launches[i];
+		size_t k;
+
+		if (!strchr(l->op, '/'))
+			continue;
+		for (k = 0; k < n; k++)
+			if (ranges[k].instance == l->instance)
+				break;
+		if (k == n) {
+			ranges[n++] = (struct store_prof_range){
+				.instance = l->instance, .tid = 1, .name = strrchr(l->op, '/') + 1,
+				.path = l->op, .depth = 1, .start_ns = l->start_ns - 500,
+				.end_ns = l->end_ns + 500 };
+		}
+		if (l->end_ns + 500 > ranges[k].end_ns)
+			ranges[k].end_ns = l->end_ns + 500;
+	}
+	return n;
+}
 
 static void launch(const char *op, long long inst, const struct kdef *k,
 		   long long stream, double start_us, double dur_us)
@@ -125,7 +155,9 @@ static const struct kdef
 	rdot = { "rb_rowdot", 4096, 2 * NB, NB / 1024, NB, 0 },
 	rdx = { "rb_dx", 4096, 2 * NB + NB / 1024, NB, NB, 0 },
 	rpart = { "rb_partial", 4096, 2 * NB, NB / 100, NB, 0 },
-	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0 };
+	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0 },
+	o1 = { "out_a", 4096, NB, NB, 0, 0 },
+	o2 = { "out_b", 4096, NB, NB, 0, 0 };
 
 /* Write one profiled run with every scenario; with counters when asked.
  * Returns its id. Times in µs; scenarios 1 ms apart so that no chain
@@ -213,7 +245,13 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	/* H: one kernel in each of two adjacent ranges. */
 	launch("H/one", inst++, &x1, 7, t, 50);
 	launch("H/two", inst++, &x2, 7, t + 52, 50);
-	ASSERT_EQ(store_profile_commit(st, &p, launches, nlaunches, NULL, 0), 0);
+	/* K: two kernels outside any range, each launch a sample of its own
+	 * op (named by the kernel): one stretch, not cut between them. */
+	t += 1000;
+	launch("out_a", inst++, &o1, 7, t, 50);
+	launch("out_b", inst++, &o2, 7, t + 52, 50);
+	ASSERT_EQ(store_profile_commit(st, &p, launches, nlaunches, ranges,
+				       make_ranges()), 0);
 	if (with_counters) {
 		static const struct { const char *path; const struct kdef *k; } c[] = {
 			{ "A/chain", &ew_a }, { "A/chain", &ew_b }, { "A/chain", &ew_c },
@@ -231,6 +269,7 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "I/softmax", &ssum }, { "I/softmax", &sdiv },
 			{ "J/normbwd", &rdot }, { "J/normbwd", &rdx },
 			{ "J/normbwd", &rpart }, { "J/normbwd", &rsum },
+			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
 		for (size_t i = 0; i < ARRAY_SIZE(c); i++)
@@ -486,6 +525,20 @@ static void check_cross(void)
 		ASSERT(strcmp(cands[i].kind, "cross-range") || &cands[i] == c);
 }
 
+/* Kernels outside any range chain as one stretch; no range time. */
+static void check_outside(void)
+{
+	const struct cand *c = find("chain", "out_a", "out_a > out_b");
+
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT(isnan(c->range_time) && isnan(c->range_frac));
+	ASSERT(isfinite(c->program_frac));
+	ASSERT_STR_EQ(c->before, "range end");
+	ASSERT_EQ(holding("cross-range", "out_"), 0);
+}
+
 static void check_rank(void)
 {
 	const struct cand *a = find("chain", "A/chain", "ew_a_kernel > ew_b_kernel > ew_c_kernel");
@@ -529,6 +582,7 @@ int main(int argc, char **argv)
 	check_streams();
 	check_reread_and_reduction();
 	check_multi();
+	check_outside();
 	check_cross();
 	check_rank();
 	/* Without counters: no candidate, nothing guessed. */
