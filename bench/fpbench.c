@@ -1,13 +1,20 @@
 /* fpbench.c - quick cudaEvent timing of workloads through the contract, for
  * kernel development before (and beside) `fuseprof run`.
  *
- * Usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] [-o [WORKLOAD:]KEY=VALUE]...
+ * Usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] [-n] [-o [WORKLOAD:]KEY=VALUE]...
  *                WORKLOAD[/VARIANT] DTYPE SHAPE...
  *   -o  a kernel option, as `fuseprof run --kernel-opt` takes it (repeatable,
  *       or a comma list); `fuseprof list workloads --options` lists them
  *   -c  also time a 1 GiB device-to-device copy (the bandwidth anchor)
  *   -k  skip the correctness check (so that a profiler attached to fpbench
  *       sees each kernel only in its timed launches)
+ *   -n  for a profiler, not timed: each launch (warm-ups and repetitions)
+ *       in an NVTX range named WORKLOAD/VARIANT/DTYPE/SHAPE, as `fuseprof
+ *       run` names its ops, then a stream synchronisation and a host pause
+ *       of PAUSE_US: under `fuseprof profile` each repetition is one
+ *       instance of the op's range, and the idle stream between two reads
+ *       as a host sync (v_fusion_candidates), so no candidate chain runs
+ *       from one repetition into the next
  *   -a  also measure what CUPTI Activity costs: the wall time of the same
  *       warm-up and timed launches with and without Activity recording every
  *       kernel (as `fuseprof run` times them), best of three each
@@ -23,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "kutil.h"
 #include "probes.h"
@@ -71,6 +81,28 @@ out:
 	free(ev);
 	free(ms);
 	return med;
+}
+
+/* The pause after each launch under -n (µs): longer than the idle time
+ * v_fusion_candidates reads as a host sync (FP_OPPS_GAP_NS, 50 µs). */
+#define PAUSE_US 200
+
+/* -n: warmup + reps launches, each alone in an NVTX range named key,
+ * followed by a synchronisation and a pause. 0, or -1 on error. */
+static int ranged_launches(const struct workload *w, struct fp_op *op, int nsets,
+			   int warmup, int reps, const char *key)
+{
+	for (int i = 0; i < warmup + reps; i++) {
+		int rc;
+
+		nvtxRangePushA(key);
+		rc = w->launch(op, i % nsets, 0);
+		nvtxRangePop();
+		if (rc || CUDA_CHECK(cudaStreamSynchronize(0)))
+			return -1;
+		usleep(PAUSE_US);
+	}
+	return 0;
 }
 
 /* Wall seconds of warmup + reps launches and a synchronize, best of three:
@@ -196,6 +228,7 @@ static int copy_bandwidth(void)
 int main(int argc, char **argv)
 {
 	int reps = 100, warmup = 10, c, l2 = 0, failed = 0, act = 0, skip = 0;
+	int ranged = 0;
 	double wall_ev = 0, wall_act = 0;
 	const struct workload *w;
 	char name[128], *slash, *oargs[64], kopts[256];
@@ -203,7 +236,7 @@ int main(int argc, char **argv)
 	enum fp_dtype dt;
 	int v0, v1, noargs = 0;
 
-	while ((c = getopt(argc, argv, "r:w:cako:")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:cakno:")) != -1) {
 		switch (c) {
 		case 'o':
 			if (noargs == (int)(sizeof oargs / sizeof *oargs))
@@ -221,6 +254,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			skip = 1;
+			break;
+		case 'n':
+			ranged = 1;
 			break;
 		case 'c':
 			if (copy_bandwidth())
@@ -290,6 +326,21 @@ int main(int argc, char **argv)
 			r.rel_err = NAN;
 			if (!skip && w->check(op, 0, 0xc0ffee + (unsigned)v, &r))
 				return 1;
+			if (ranged) {
+				char key[320];
+
+				snprintf(key, sizeof key, "%s/%s/%s/%s", w->name,
+					 w->variants[v].name, fp_dtype_name(dt), shape);
+				if (ranged_launches(w, op, nsets, warmup, reps, key))
+					return 1;
+				printf("%-16s %-10s %-5s %-22s %10s %9s %9s %9.2g%s\n",
+				       w->name, w->variants[v].name, fp_dtype_name(dt),
+				       shape, "ranged", "-", "-", r.rel_err,
+				       r.passed ? "" : "  WRONG");
+				failed += !r.passed;
+				w->destroy(op);
+				continue;
+			}
 			ms = time_launches(w, op, nsets, warmup, reps);
 			if (ms < 0)
 				return 1;
@@ -328,7 +379,7 @@ int main(int argc, char **argv)
 	return failed ? 1 : 0;
 
 usage:
-	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] "
+	fprintf(stderr, "usage: fpbench [-r REPS] [-w WARMUP] [-c] [-a] [-k] [-n] "
 			"[-o [WORKLOAD:]KEY=VALUE]... WORKLOAD[/VARIANT] DTYPE SHAPE...\n");
 	return 2;
 }

@@ -8,4 +8,5 @@ CLEANFILES += $(EXTRA_PROGRAMS)
 .PHONY: bench
 bench: bench/fpbench$(EXEEXT)
 EXTRA_DIST += bench/gpu-suite.sh bench/lnl-zoo.sh bench/collector.sh bench/writeback.sh bench/ncu-compare.py \
+	bench/opportunities-truth.sh \
 	bench/torch-baselines.py

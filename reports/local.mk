@@ -8,6 +8,7 @@ reports_libfpreports_a_SOURCES = \
 	reports/roofline.c reports/roofline.h \
 	reports/fusion.c reports/fusion.h \
 	reports/saved.c reports/saved.h \
+	reports/opps.c reports/opps.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
 	reports/against.c reports/against.h \

@@ -12,6 +12,7 @@
 #include "against.h"
 #include "error.h"
 #include "fusion.h"
+#include "opps.h"
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
@@ -454,6 +455,37 @@ static int fusion_noted(const struct fu_pairs *p)
 	return 0;
 }
 
+/* A profiled run's fusion opportunities: the notice, or what the table
+ * holds, how much it predicts, and how to read it. */
+#define OPPS_TITLE "Fusion opportunities"
+static void opps_intro(const struct opps *o, struct strbuf *sb)
+{
+	if (o->notice) {
+		strbuf_addf(sb, "None computed: %s.", o->notice);
+		return;
+	}
+	if (!o->nranked && !o->nedges) {
+		strbuf_addstr(sb, "No chain of two or more memory-bound kernels "
+			      "linked producer to consumer, and no GEMM beside an "
+			      "elementwise kernel. ");
+	} else {
+		strbuf_addf(sb, "%zu candidate chain%s", o->nranked,
+			    o->nranked == 1 ? "" : "s");
+		if (isfinite(o->program_ns) && o->program_ns > 0)
+			strbuf_addf(sb, ", predicted to save %.4g µs in all, %.3g %% "
+				    "of the program's kernel time (chains inside "
+				    "ranges, positive gains)", o->total_gain_ns / 1e3,
+				    100 * o->total_gain_ns / o->program_ns);
+		strbuf_addf(sb, "; %zu GEMM epilogue or prologue pair%s. ",
+			    o->nedges, o->nedges == 1 ? "" : "s");
+		if (o->nranked > OPPS_SHOWN || o->nedges > OPPS_SHOWN_EDGES)
+			strbuf_addf(sb, "Shown: the first %d by total gain and %d "
+				    "pairs; every row is in opportunities.csv. ",
+				    OPPS_SHOWN, OPPS_SHOWN_EDGES);
+	}
+	strbuf_addstr(sb, opps_text);
+}
+
 static void wrong_table(const struct rf_run *run, struct table *t)
 {
 	static const char *const hdr[] = {
@@ -790,6 +822,13 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
 	if (fusion_noted(r->pairs))
 		fputs("\n" FUSION_NOTE_TEXT "\n", f);
+	if (r->opps) {
+		opps_intro(r->opps, &sb);
+		fprintf(f, "\n## " OPPS_TITLE "\n\n%s\n\n", strbuf_str(&sb));
+		strbuf_release(&sb);
+		if (r->opps->disp.nrows)
+			table_print(&r->opps->disp, TABLE_MD, f);
+	}
 	if (t->saved_disp.nrows) {
 		fputs("\n## " SAVED_TITLE "\n\n" SAVED_TEXT "\n\n", f);
 		table_print(&t->saved_disp, TABLE_MD, f);
@@ -1000,6 +1039,15 @@ static int write_html(const struct report *r, const struct tables *t, const char
 		html_escape(f, FUSION_NOTE_TEXT);
 		fputs("</p>\n", f);
 	}
+	if (r->opps) {
+		fputs("<h2>" OPPS_TITLE "</h2>\n<p>", f);
+		opps_intro(r->opps, &sb);
+		html_escape(f, strbuf_str(&sb));
+		strbuf_release(&sb);
+		fputs("</p>\n", f);
+		if (r->opps->disp.nrows)
+			html_table(f, NULL, &r->opps->disp);
+	}
 	if (t->saved_disp.nrows) {
 		fputs("<h2>" SAVED_TITLE "</h2>\n<p>", f);
 		html_escape(f, SAVED_TEXT);
@@ -1016,7 +1064,7 @@ static int write_html(const struct report *r, const struct tables *t, const char
 	return finish(f, path);
 }
 
-static int write_csv(const struct tables *t, const char *dir)
+static int write_csv(const struct report *r, const struct tables *t, const char *dir)
 {
 	const struct {
 		const char *name;
@@ -1028,6 +1076,7 @@ static int write_csv(const struct tables *t, const char *dir)
 		{ "distrust.csv", &t->distrust_full },
 		{ "save-recompute.csv", &t->saved_full },
 		{ "base.csv", &t->base_full },
+		{ "opportunities.csv", r->opps ? &r->opps->full : NULL },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
@@ -1039,6 +1088,9 @@ static int write_csv(const struct tables *t, const char *dir)
 			continue;
 		/* Nor a report without --base this one. */
 		if (files[i].t == &t->base_full && !t->base_full.ncols)
+			continue;
+		/* Nor any but a profiled run's with candidates computed. */
+		if (!files[i].t || !files[i].t->ncols)
 			continue;
 		if (!(f = create(dir, files[i].name, &path)))
 			return -1;
@@ -1153,6 +1205,16 @@ static int write_json(const struct report *r, const struct tables *t, const char
 	fputs(",\n\"save_recompute\": ", f);
 	table_print(&t->saved_full, TABLE_JSON, f);
 	json_base(r, t, f);
+	fputs(",\n\"opportunities_notice\": ", f);
+	if (r->opps && r->opps->notice)
+		json_str(f, r->opps->notice);
+	else
+		fputs("null", f);
+	fputs(",\n\"opportunities\": ", f);
+	if (r->opps && r->opps->full.ncols)
+		table_print(&r->opps->full, TABLE_JSON, f);
+	else
+		fputs("[]", f);
 	fputs("}\n", f);
 	return finish(f, path);
 }
@@ -1188,7 +1250,7 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		goto out;
 	if ((formats & REPORT_HTML) && write_html(r, &t, dir))
 		goto out;
-	if ((formats & REPORT_CSV) && write_csv(&t, dir))
+	if ((formats & REPORT_CSV) && write_csv(r, &t, dir))
 		goto out;
 	if ((formats & REPORT_JSON) && write_json(r, &t, dir))
 		goto out;

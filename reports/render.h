@@ -9,6 +9,7 @@ struct against;
 struct rf_run;
 struct fu_pairs;
 struct sr_rows;
+struct opps;
 struct plot_images;
 
 enum report_format {
@@ -26,6 +27,8 @@ struct report {
 	const struct plot_images *images;  /* images->skipped: why none */
 	const struct against *against;     /* --base: run against a base run;
 					    * NULL: none */
+	const struct opps *opps;           /* a profiled run's fusion
+					    * opportunities; NULL: not one */
 	const char *db_path;
 	const char *workloads;             /* the --workload filter, or NULL */
 };
@@ -40,6 +43,8 @@ extern const char *const report_ceiling_names[];
 
 /* Write report.md, report.html, roofline.csv, fusion.csv, ceilings.csv,
  * distrust.csv, save-recompute.csv (only when the run has rows of it),
+ * opportunities.csv (only for a profiled run whose candidates were
+ * computed),
  * base.csv (only against a base run) and report.json (as formats asks)
  * into dir, which exists.
  * Returns 0, or -1 after an error naming the file. */

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "error.h"
+#include "opps.h"
 #include "store.h"
 #include "table.h"
 #include "util.h"
@@ -20,6 +21,7 @@ static void help(void)
 {
 	printf("Usage: fuseprof query [OPTION]... SQL\n"
 	       "       fuseprof query [OPTION]... VIEW\n"
+	       "       fuseprof query [OPTION]... opportunities [RUN]\n"
 	       "       fuseprof query --list\n"
 	       "Run one read-only SQL statement against the database and print its rows.\n"
 	       "A bare VIEW name (e.g. 'ops' or 'v_ops') selects every row of that view.\n"
@@ -42,6 +44,14 @@ static void help(void)
 	       "                for the backward, forward+backward time, memory saved\n"
 	       "                and time paid against the other variants\n"
 	       "                (v_save_recompute)\n"
+	       "  opportunities [RUN]  a profiled run's fusion candidates: chains of\n"
+	       "                memory-bound kernels on one stream, the bytes fused,\n"
+	       "                predicted time and gain, by rank (v_fusion_candidates;\n"
+	       "                RUN: an id, 'latest', 'latest~N' or a tag; default:\n"
+	       "                every profiled run, newest first). A profiled run\n"
+	       "                that cannot have them (no counters, no ceilings)\n"
+	       "                gets one line on stderr saying why; a RUN that is\n"
+	       "                not a profiled run is an error\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -55,10 +65,12 @@ static void help(void)
 	       "  fuseprof query \"SELECT workload, variant, time_ratio FROM v_regressions\n"
 	       "                  WHERE run_id = 7 AND (time_ratio > 1.05 OR dram_ratio > 1.01)\"\n"
 	       "  fuseprof query --format json fusion-gains\n"
+	       "  fuseprof query opportunities eager\n"
 	       "  fuseprof query --format csv \"SELECT workload, variant, time_ns FROM v_ops\"\n"
 	       "  fuseprof query --format json \"SELECT * FROM v_kernels WHERE run_id = 3\"\n"
 	       "\n"
-	       "Exit status: 0 success, 1 failure (bad SQL, unreadable database),\n"
+	       "Exit status: 0 success, 1 failure (bad SQL, unreadable database, a\n"
+	       "RUN of 'opportunities' not found or not profiled),\n"
 	       "2 usage error.\n");
 }
 
@@ -73,6 +85,8 @@ static const struct named_query {
 	{ "roofline", "v_roofline", NULL },
 	{ "save-recompute", "v_save_recompute",
 	  "run_id DESC, workload, dtype, shape, saved_bytes DESC, variant" },
+	{ "opportunities", "v_fusion_candidates",
+	  "run_id DESC, rank IS NULL, rank, kind, time_ns DESC" },
 	{ NULL, NULL, NULL }
 };
 
@@ -393,6 +407,58 @@ static int print_query(struct store *st, const char *sql, enum table_format fmt)
 	return ret;
 }
 
+/* `query opportunities [RUN]`: v_fusion_candidates of RUN, or of every
+ * profiled run; for each run that cannot have candidates, one line on
+ * stderr saying why (opps_notice), rather than an unexplained empty table.
+ * Returns an exit status. */
+static int opportunities(struct store *st, const char *ref, enum table_format fmt)
+{
+	sqlite3_stmt *s = NULL;
+	long long run_id = 0;
+	char *sql, *notice;
+	int rc, step;
+
+	if (ref && store_resolve_run(st, ref, &run_id))
+		return EXIT_FAIL;
+	if (ref) {
+		rc = opps_notice(st, run_id, &notice);
+		if (rc == 1)
+			error("query: opportunities: %s", notice);
+		else if (notice)
+			warning("%s", notice);
+		free(notice);
+		if (rc)
+			return EXIT_FAIL;
+	} else {
+		if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM runs WHERE kind = "
+				       "'profile' ORDER BY id DESC", -1, &s, NULL) != SQLITE_OK) {
+			store_error(st, "cannot read runs from");
+			return EXIT_FAIL;
+		}
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			if (opps_notice(st, sqlite3_column_int64(s, 0), &notice) < 0) {
+				sqlite3_finalize(s);
+				return EXIT_FAIL;
+			}
+			if (notice)
+				warning("%s", notice);
+			free(notice);
+		}
+		sqlite3_finalize(s);
+		if (step != SQLITE_DONE) {
+			store_error(st, "cannot read runs from");
+			return EXIT_FAIL;
+		}
+	}
+	sql = ref ? xasprintf("SELECT * FROM v_fusion_candidates WHERE run_id = %lld "
+			      "ORDER BY %s", run_id, find_named("opportunities")->order)
+		  : xasprintf("SELECT * FROM v_fusion_candidates ORDER BY %s",
+			      find_named("opportunities")->order);
+	rc = print_query(st, sql, fmt);
+	free(sql);
+	return rc ? EXIT_FAIL : EXIT_OK;
+}
+
 static int cmd_query(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -405,7 +471,7 @@ static int cmd_query(int argc, char **argv)
 	const char *db = default_db_path(), *view;
 	const struct named_query *named;
 	enum table_format fmt = TABLE_TEXT;
-	const char *arg = NULL;
+	const char *arg = NULL, *run_ref = NULL;
 	struct store *st;
 	char *sql;
 	int c, list = 0, rc, nargs = 0;
@@ -419,6 +485,8 @@ static int cmd_query(int argc, char **argv)
 		case 1:
 			if (!nargs++)
 				arg = optarg;
+			else if (nargs == 2)
+				run_ref = optarg;
 			break;
 		case 'd':
 			db = optarg;
@@ -442,15 +510,26 @@ static int cmd_query(int argc, char **argv)
 	for (; optind < argc; optind++)
 		if (!nargs++)
 			arg = argv[optind];
+		else if (nargs == 2)
+			run_ref = argv[optind];
 	if (list)
 		return !nargs ? list_views(fmt)
 			      : usage_error("query", "query: --list takes no SQL");
 	if (!nargs)
 		return usage_error("query", "query: no SQL or view name given");
-	if (nargs > 1)
-		return usage_error("query", "query: give the SQL as one argument (quote it)");
+	if (nargs > 2 || (nargs == 2 && strcmp(arg, "opportunities")))
+		return usage_error("query", "query: give the SQL as one argument (quote "
+				   "it); only 'opportunities' takes a run after it");
+	if (run_ref && !*run_ref)
+		return usage_error("query", "query: opportunities: empty run (give an "
+				   "id, 'latest', 'latest~N' or a tag)");
 	if (check_default_db(db) || store_open(&st, db, STORE_READONLY))
 		return EXIT_FAIL;
+	if (!strcmp(arg, "opportunities")) {
+		rc = opportunities(st, run_ref, fmt);
+		store_close(st);
+		return rc;
+	}
 	named = find_named(arg);
 	view = find_view(arg);
 	if (named && !view) {

@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "fusion.h"
+#include "opps.h"
 #include "plot-input.h"
 #include "plot.h"
 #include "render.h"
@@ -36,7 +37,8 @@ static void help(void)
 {
 	printf("Usage: fuseprof report [OPTION]...\n"
 	       "Write a report of one run: rooflines (PNG and SVG), fusion gains, the\n"
-	       "ceilings used, every op that failed its check and, where the run has\n"
+	       "ceilings used, every op that failed its check, for a profiled run its\n"
+	       "fusion opportunities (opportunities.csv) and, where the run has\n"
 	       "forwards with their backwards, what saving versus recomputing costs; as\n"
 	       "report.md, a self-contained report.html, CSV and JSON tables; print a\n"
 	       "summary.\n"
@@ -187,6 +189,7 @@ struct written {
 	const struct plot_images *images;
 	size_t nsaved;  /* save-vs-recompute rows: save-recompute.csv */
 	int base;       /* against a base run: base.csv */
+	int opps;       /* a profiled run's candidates: opportunities.csv */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -203,7 +206,7 @@ static int report_file(const char *name)
 	static const char *const fixed[] = {
 		"report.md", "report.html", "report.json", "roofline.csv",
 		"fusion.csv", "ceilings.csv", "distrust.csv", "save-recompute.csv",
-		"base.csv", "plots.gp", "roofline.gp",
+		"base.csv", "opportunities.csv", "plots.gp", "roofline.gp",
 		"fusion.gp", NULL
 	};
 
@@ -237,6 +240,8 @@ static int wrote(const struct written *w, const char *name)
 		return (w->formats & REPORT_CSV) && w->nsaved;
 	if (!strcmp(name, "base.csv"))
 		return (w->formats & REPORT_CSV) && w->base;
+	if (!strcmp(name, "opportunities.csv"))
+		return (w->formats & REPORT_CSV) && w->opps;
 	if (keep && (!strcmp(name, "plots.gp") || !strcmp(name, "roofline.gp") ||
 		     !strcmp(name, "fusion.gp")))
 		return 1;
@@ -350,6 +355,7 @@ static int cmd_report(int argc, char **argv)
 	struct plot_images images = { 0 };
 	struct fu_pairs pairs = { 0 };
 	struct sr_rows saved = { 0 };
+	struct opps opps = { 0 };
 	struct rf_run run = { 0 }, base = { 0 };
 	struct against ag = { 0 };
 	struct report rep;
@@ -506,6 +512,10 @@ static int cmd_report(int argc, char **argv)
 	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs) ||
 	    saved_load_run(st, run_id, (const char *const *)workloads, &saved))
 		goto out_release;
+	/* A profiled run's fusion opportunities, over the whole program
+	 * (a chain may run across the --workload ranges asked for). */
+	if (!strcmp(run.kind, "profile") && opps_load(st, run_id, &opps))
+		goto out_release;
 	if (make_out_dir(out))
 		goto out_release;
 
@@ -519,17 +529,27 @@ static int cmd_report(int argc, char **argv)
 	}
 	rep = (struct report){ .run = &run, .pairs = &pairs, .saved = &saved,
 			       .images = &images, .against = base_ref ? &ag : NULL,
+			       .opps = strcmp(run.kind, "profile") ? NULL : &opps,
 			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
 	if (report_write(&rep, out, formats))
 		goto out_release;
 	if (!plot_failed) {
-		struct written w = { formats, &po, &images, saved.n, base_ref != NULL };
+		struct written w = { formats, &po, &images, saved.n, base_ref != NULL,
+				     opps.full.ncols > 0 };
 
 		tidy_out_dir(out, &w);
 	}
 	report_summary(&rep, stdout);
 	printf("\nreport of run %lld (%zu ops, %zu fusion pairs) written to %s/\n",
 	       run_id, run.nops, pairs.n, out);
+	if (!strcmp(run.kind, "profile")) {
+		if (opps.notice)
+			printf("fusion opportunities: none computed: %s\n", opps.notice);
+		else
+			printf("fusion opportunities: %zu chains (predicted gain %.4g us "
+			       "in all), %zu GEMM epilogue or prologue pairs\n",
+			       opps.nranked, opps.total_gain_ns / 1e3, opps.nedges);
+	}
 	if (base_ref)
 		printf("against run %lld: %zu ops in both runs, %zu with an arrow on "
 		       "the roofline; %zu only in run %lld, %zu only in run %lld\n",
@@ -548,6 +568,7 @@ static int cmd_report(int argc, char **argv)
 
 out_release:
 	plot_images_release(&images);
+	opps_release(&opps);
 	saved_release(&saved);
 	fusion_release(&pairs);
 	rf_release(&run);

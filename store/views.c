@@ -103,6 +103,224 @@
 	" FROM v_ceilings WHERE name IN ('dram_read_bw', 'dram_add_bw', 'dram_bw'," \
 	" 'dram_write_bw') GROUP BY run_id"
 
+/* ---- v_fusion_candidates (views.h: the rules and their limits) ---- */
+
+/* A GEMM or convolution by name (n: the kernel's name); LIKE ignores case. */
+#define OPPS_GEMM_NAME(n) "(" n " LIKE '%gemm%' OR " n " LIKE '%cutlass%'" \
+	" OR " n " LIKE '%nvjet%' OR " n " LIKE '%cublas%' OR " n " LIKE '%cudnn%'" \
+	" OR " n " LIKE '%xmma%' OR " n " LIKE '%conv2d%' OR " n " LIKE '%convolution%')"
+/* A kernel's name, short: no "void ", no parameter list, 80 characters. */
+#define OPPS_SHORT(n) "substr(replace(replace(" n ", '(anonymous namespace)', '{anon}')," \
+	" 'void ', ''), 1, min(80, instr(replace(replace(" n ", '(anonymous namespace)'," \
+	" '{anon}'), 'void ', '') || '(', '(') - 1))"
+/* The DRAM roof (B/s) of the write fraction f, from the run's mix
+ * ceilings read_bw, add_bw, copy_bw, write_bw; the copy's when f or a
+ * ceiling is unknown. */
+#define OPPS_BW(f) "coalesce(CASE" FP_DRAM_SEGMENTS(FP_DRAM_BW_WHEN, f) " END, copy_bw)"
+/* One stream's launches in order. */
+#define OPPS_STREAM "PARTITION BY run_id, pid, device, stream"
+#define OPPS_ORDER "ORDER BY start_ns, launch_id"
+#define OPPS_WHOLE "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+/* Each chain member (a memory-bound launch) with the columns of its
+ * chain, for kind K: 'chain' (seq_in: broken at range instances too) or
+ * 'cross-range' (seq_x). link: the launch joins the one before it in this
+ * kind; i, dd: its link's intermediate and re-read; inext: the next
+ * link's intermediate (0 when the chain ends there); kept: its link's
+ * intermediate when it stays written. */
+#define OPPS_MEMBERS(K, seq, link, i, dd, inext, kept, before, after) \
+	"SELECT run_id, pid, device, stream, op_id, rep, in_range, '" K "' AS kind," \
+	" " seq " AS seq," \
+	" group_concat(kernel_id, ' ') OVER c AS sig," \
+	" group_concat(sname, ' > ') OVER c AS kernels," \
+	" first_value(op_id) OVER c AS first_op, first_value(in_range) OVER c AS first_in," \
+	" first_value(path) OVER c AS range_path, last_value(path) OVER c AS last_path," \
+	" first_value(" before ") OVER c AS ends_before," \
+	" last_value(" after ") OVER c AS ends_after," \
+	" med_ns, rd, wr, rd - " i " - " dd " AS frd, wr - " inext " + " kept " AS frw," \
+	" CASE WHEN " link " AND NOT by_bytes THEN 1 ELSE 0 END AS shape_link" \
+	" FROM l8 WHERE cls = 'memory'" \
+	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
+
+/* v_fusion_candidates: the SELECT, in steps (views.h says the rules). */
+#define OPPS_SQL \
+	"WITH cx AS (SELECT run_id," \
+	"  max(CASE name WHEN 'dram_read_bw' THEN value END) AS read_bw," \
+	"  max(CASE name WHEN 'dram_add_bw' THEN value END) AS add_bw," \
+	"  max(CASE name WHEN 'dram_bw' THEN value END) AS copy_bw," \
+	"  max(CASE name WHEN 'dram_write_bw' THEN value END) AS write_bw," \
+	"  max(CASE name WHEN 'fp32_fma' THEN value END) AS fp32_peak," \
+	"  max(CASE name WHEN 'fp64_fma' THEN value END) AS fp64_peak" \
+	"  FROM v_ceilings GROUP BY run_id)," \
+	/* Kernel slots of profiled runs: per-launch bytes and FLOPs. */ \
+	" ks AS (SELECT k.id AS kernel_id, o.run_id, o.workload AS path, k.name," \
+	"  " OPPS_SHORT("k.name") " AS sname, k.dur_ns," \
+	"  k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z," \
+	"  k.grid_x * k.grid_y * k.grid_z AS blocks, d.sm_count," \
+	"  kc.dram_read_bytes / k.launches AS rd," \
+	"  (kc.dram_write_bytes + coalesce(kc.dram_writeback_bytes, 0)) / k.launches AS wr," \
+	"  (kc.flops_fp32 + kc.flops_fp64 + kc.flops_fp16) / k.launches AS fl," \
+	"  coalesce(kc.flops_tensor, 0) / k.launches AS tfl," \
+	"  CASE WHEN kc.flops_fp64 > kc.flops_fp32 + kc.flops_fp16 THEN x.fp64_peak" \
+	"   ELSE x.fp32_peak END AS peak," \
+	"  x.read_bw, x.add_bw, x.copy_bw, x.write_bw" \
+	"  FROM kernels k JOIN ops o ON o.id = k.op_id" \
+	"  JOIN runs r ON r.id = o.run_id AND r.kind = 'profile'" \
+	"  LEFT JOIN devices d ON d.id = r.device_id" \
+	"  LEFT JOIN cx x ON x.run_id = o.run_id" \
+	"  LEFT JOIN v_kernel_counters kc ON kc.kernel_id = k.id)," \
+	" kb AS (SELECT *, " OPPS_BW("wr / (rd + wr)") " AS bw FROM ks)," \
+	" kk AS (SELECT *, CASE WHEN rd IS NULL OR wr IS NULL THEN 'no counters'" \
+	"  WHEN " OPPS_GEMM_NAME("name") " OR tfl > fl THEN 'gemm'" \
+	"  WHEN peak IS NULL OR bw IS NULL THEN 'no ceilings'" \
+	"  WHEN fl > 0 AND fl * bw >= peak * (rd + wr) THEN 'compute-bound'" \
+	"  ELSE 'memory' END AS cls FROM kb)," \
+	/* Launches in order on each stream, with the one before. */ \
+	" l0 AS (SELECT l.id AS launch_id, o.run_id, l.op_id, l.rep, l.pid, l.device," \
+	"  l.stream, l.kernel_id, l.start_ns, l.end_ns," \
+	/* In a range instance (outside any, each launch is a sample of its
+	 * own, of no instance in ranges). */ \
+	"  EXISTS (SELECT 1 FROM samples sa JOIN ranges rg ON rg.run_id = o.run_id" \
+	"   AND rg.pid = sa.pid AND rg.instance = sa.instance" \
+	"   WHERE sa.op_id = l.op_id AND sa.rep = l.rep) AS in_range" \
+	"  FROM launches l JOIN ops o ON o.id = l.op_id" \
+	"  JOIN runs r ON r.id = o.run_id AND r.kind = 'profile')," \
+	" l1 AS (SELECT l.*," \
+	"  lag(l.kernel_id) OVER s AS p_kernel, lag(l.end_ns) OVER s AS p_end," \
+	"  lag(l.op_id) OVER s AS p_op, lag(l.rep) OVER s AS p_rep," \
+	"  lag(l.in_range) OVER s AS p_in_range" \
+	"  FROM l0 l WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
+	" l2 AS (SELECT l1.*, c.cls, c.rd, c.wr, c.dur_ns AS med_ns, c.sname, c.path," \
+	"  p.cls AS p_cls, p.rd AS p_rd, p.wr AS p_wr, p.sname AS p_sname," \
+	"  p.dur_ns AS p_med_ns, l1.start_ns - l1.p_end AS gap_ns," \
+	"  coalesce(c.rd >= " FP_OPPS_LINK_FRAC " * p.wr, 0) AS by_bytes," \
+	"  coalesce(c.grid_x = p.grid_x AND c.grid_y = p.grid_y AND c.grid_z = p.grid_z" \
+	"   AND c.block_x = p.block_x AND c.block_y = p.block_y" \
+	"   AND c.block_z = p.block_z, 0) AS by_shape," \
+	"  coalesce(p.rd > 0 AND p.wr <= " FP_OPPS_REDUCE_FRAC " * p.rd, 0) AS p_reduces," \
+	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
+	"  coalesce(c.blocks < c.sm_count AND 2 * c.wr < c.rd, 0) AS c_tail," \
+	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
+	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
+	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
+	"  LEFT JOIN kk p ON p.kernel_id = l1.p_kernel)," \
+	/* Why a launch does not join the one before (NULL: it does). */ \
+	" l3 AS (SELECT *, CASE WHEN cls != 'memory' THEN cls" \
+	"  WHEN p_kernel IS NULL THEN 'stream start'" \
+	"  WHEN p_cls != 'memory' THEN p_cls" \
+	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %.0f us', gap_ns / 1e3)" \
+	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link'" \
+	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
+	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
+	"   THEN 'range start' ELSE 'range end' END AS brk_in," \
+	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \
+	" l5 AS (SELECT *, CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END AS i_in," \
+	"  sum(brk IS NOT NULL) OVER s AS seq_x," \
+	"  sum(brk_in IS NOT NULL) OVER s AS seq_in" \
+	"  FROM l4 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
+	/* The largest input a kernel before it in its chain reduced. */ \
+	" l6 AS (SELECT *," \
+	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_x " OPPS_ORDER \
+	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_x," \
+	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_in " OPPS_ORDER \
+	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_in FROM l5)," \
+	/* Re-reads: reads beyond the producer's output, up to that input. */ \
+	" l7 AS (SELECT *," \
+	"  CASE WHEN brk IS NULL THEN max(0, min(rd - i_x, coalesce(red_x, 0))) ELSE 0 END" \
+	"   AS dd_x," \
+	"  CASE WHEN brk_in IS NULL THEN max(0, min(rd - i_in, coalesce(red_in, 0)))" \
+	"   ELSE 0 END AS dd_in FROM l6)," \
+	/* The next link's intermediate; an intermediate a reduction consumes
+	 * and no later kernel reads again kept (written once); why the chain
+	 * ends after this launch. */ \
+	" l8 AS (SELECT *," \
+	"  coalesce(lead(i_x) OVER s, 0) AS inext_x," \
+	"  coalesce(lead(i_in) OVER s, 0) AS inext_in," \
+	"  CASE WHEN reduces AND coalesce(lead(dd_x) OVER s, 0) = 0 THEN i_x ELSE 0 END" \
+	"   AS kept_x," \
+	"  CASE WHEN reduces AND coalesce(lead(dd_in) OVER s, 0) = 0 THEN i_in ELSE 0 END" \
+	"   AS kept_in," \
+	"  coalesce(lead(brk) OVER s, CASE WHEN lead(launch_id) OVER s IS NULL" \
+	"   THEN 'stream end' END) AS after_x," \
+	"  CASE WHEN lead(launch_id) OVER s IS NULL THEN 'stream end'" \
+	"   WHEN lead(new_range) OVER s THEN CASE WHEN in_range THEN 'range end'" \
+	"    ELSE 'range start' END ELSE lead(brk) OVER s END" \
+	"   AS after_in" \
+	"  FROM l7 WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
+	" mem AS (" OPPS_MEMBERS("chain", "seq_in", "brk_in IS NULL", "i_in", \
+		"dd_in", "inext_in", "kept_in", "brk_in", "after_in") \
+	"  UNION ALL " OPPS_MEMBERS("cross-range", "seq_x", "brk IS NULL", "i_x", \
+		"dd_x", "inext_x", "kept_x", "brk", "after_x") ")," \
+	/* One row a chain instance, then one a chain (its kernel slots). */ \
+	" occ AS (SELECT run_id, kind, sig, min(kernels) AS kernels," \
+	"  min(first_op) AS op_id, min(first_in) AS first_in, min(range_path) AS range_path," \
+	"  min(last_path) AS last_path, min(ends_before) AS ends_before," \
+	"  min(ends_after) AS ends_after, min(stream) AS stream, count(*) AS n," \
+	"  sum(med_ns) AS time_ns, sum(rd) AS rd, sum(wr) AS wr, sum(frd) AS frd," \
+	"  sum(frw) AS fwr, sum(shape_link) AS shape_links," \
+	/* Range instances it spans, kernels outside any range one stretch. */ \
+	"  count(DISTINCT CASE WHEN in_range THEN op_id || ':' || rep END)" \
+	"   + max(NOT in_range) AS ninst" \
+	"  FROM mem GROUP BY run_id, pid, device, stream, kind, seq" \
+	"  HAVING count(*) >= 2 AND (kind = 'chain' OR ninst > 1))," \
+	" g AS (SELECT run_id, kind, sig, min(kernels) AS kernels, min(op_id) AS op_id," \
+	"  min(first_in) AS first_in," \
+	"  min(range_path) AS range_path, min(last_path) AS last_path," \
+	"  min(ends_before) AS ends_before, min(ends_after) AS ends_after," \
+	"  min(stream) AS stream, min(n) AS nkernels, count(*) AS instances," \
+	"  min(time_ns) AS time_ns, min(rd) AS rd, min(wr) AS wr," \
+	"  max(0, min(frd)) AS frd, max(0, min(fwr)) AS fwr, min(shape_links) AS shape_links" \
+	"  FROM occ GROUP BY run_id, kind, sig)," \
+	" pt AS (SELECT o.run_id, sum(l.end_ns - l.start_ns) AS gpu_ns" \
+	"  FROM launches l JOIN ops o ON o.id = l.op_id GROUP BY o.run_id)," \
+	" h AS (SELECT g.*, x.read_bw, x.add_bw, x.copy_bw, x.write_bw," \
+	"  CASE WHEN g.first_in THEN o.time_ns END AS range_time_ns, pt.gpu_ns FROM g" \
+	"  LEFT JOIN cx x ON x.run_id = g.run_id LEFT JOIN ops o ON o.id = g.op_id" \
+	"  LEFT JOIN pt ON pt.run_id = g.run_id)," \
+	" p AS (SELECT *, " OPPS_BW("fwr / (frd + fwr)") " AS fused_bw FROM h)," \
+	" q AS (SELECT *, 1e9 * (frd + fwr) / fused_bw AS predicted_ns," \
+	"  CASE WHEN rd + wr > 0 THEN time_ns * (frd + fwr) / (rd + wr) END" \
+	"   AS predicted_achieved_ns FROM p)," \
+	/* GEMMs beside an elementwise kernel: epilogues, prologues. */ \
+	" ep AS (SELECT run_id, CASE WHEN cls = 'memory' THEN 'epilogue' ELSE 'prologue' END" \
+	"   AS kind, p_kernel || ' ' || kernel_id AS sig," \
+	"  min(p_sname || ' > ' || sname) AS kernels, min(op_id) AS op_id," \
+	"  min(path) AS range_path, max(new_range) AS crosses," \
+	"  min(stream) AS stream, count(*) AS instances," \
+	"  min(p_med_ns + med_ns) AS time_ns, min(p_rd + rd) AS rd, min(p_wr + wr) AS wr" \
+	"  FROM l3 WHERE p_kernel IS NOT NULL AND gap_ns <= " FP_OPPS_GAP_NS \
+	"  AND by_bytes AND ((cls = 'memory' AND p_cls = 'gemm'" \
+	"   AND wr >= " FP_OPPS_EPILOGUE_FRAC " * rd)" \
+	"   OR (cls = 'gemm' AND p_cls = 'memory'" \
+	"   AND p_wr >= " FP_OPPS_EPILOGUE_FRAC " * p_rd))" \
+	"  GROUP BY run_id, kind, sig)" \
+	" SELECT q.run_id, row_number() OVER (PARTITION BY q.run_id" \
+	"  ORDER BY q.instances * (q.time_ns - q.predicted_ns) DESC NULLS LAST," \
+	"  q.time_ns DESC, q.sig) AS rank, q.kind, q.range_path," \
+	"  CASE WHEN q.kind = 'cross-range' THEN q.last_path END AS last_range_path," \
+	"  q.kind = 'cross-range' AS crosses_range, q.nkernels, q.instances, q.kernels," \
+	"  q.sig AS kernel_ids, q.stream, q.time_ns, q.rd AS dram_read_bytes," \
+	"  q.wr AS dram_write_bytes, q.rd + q.wr AS dram_bytes," \
+	"  q.frd AS fused_read_bytes, q.fwr AS fused_write_bytes," \
+	"  q.frd + q.fwr AS fused_bytes, q.rd + q.wr - q.frd - q.fwr AS saved_bytes," \
+	"  q.fused_bw, q.predicted_ns," \
+	"  CASE WHEN q.time_ns > 0 THEN 1e9 * (q.rd + q.wr) / q.time_ns END AS achieved_bw," \
+	"  q.predicted_achieved_ns, q.nkernels - 1 AS launches_saved," \
+	"  q.time_ns - q.predicted_ns AS gain_ns," \
+	"  q.time_ns - q.predicted_achieved_ns AS gain_achieved_ns," \
+	"  q.instances * (q.time_ns - q.predicted_ns) AS total_gain_ns," \
+	"  q.range_time_ns, CASE WHEN q.kind = 'chain'" \
+	"   THEN (q.time_ns - q.predicted_ns) / q.range_time_ns END AS range_gain_frac," \
+	"  q.gpu_ns AS program_time_ns," \
+	"  q.instances * (q.time_ns - q.predicted_ns) / q.gpu_ns AS program_gain_frac," \
+	"  CASE WHEN q.shape_links = 0 THEN 'bytes' WHEN q.shape_links = q.nkernels - 1" \
+	"   THEN 'shape' ELSE 'bytes, shape' END AS link_evidence," \
+	"  q.ends_before, q.ends_after, q.op_id FROM q" \
+	" UNION ALL SELECT ep.run_id, NULL, ep.kind, ep.range_path, NULL, ep.crosses, 2," \
+	"  ep.instances, ep.kernels, ep.sig, ep.stream, ep.time_ns, ep.rd, ep.wr," \
+	"  ep.rd + ep.wr, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL," \
+	"  NULL, o.time_ns, NULL, NULL, NULL, 'bytes', NULL, NULL, ep.op_id" \
+	"  FROM ep LEFT JOIN ops o ON o.id = ep.op_id"
+
 /* v_runs over a given status expression: the stored view shows the status
  * as stored; readers put fp_run_status() over it (FP_V_RUNS_LIVE_SQL). */
 #define V_RUNS_SQL(status) \
@@ -308,6 +526,13 @@ const struct view_def fp_views[] = {
 	 * and no number of theirs is used anywhere. */
 	{ "v_distrust", FP_DISTRUST_SQL("v_roofline"),
 	  "ops whose numbers are impossible, one row per rule broken: DRAM bytes below the model's minimum, above a roof, counted FLOPs far off the model's" },
+
+	/* Fusion candidates of profiled runs: chains of memory-bound
+	 * launches a producer->consumer link joins, with the bytes a fused
+	 * kernel must move and the time and gain predicted at the DRAM roof
+	 * (views.h: FP_OPPS_*, the rules and how wrong they can be). */
+	{ "v_fusion_candidates", OPPS_SQL,
+	  "fusion candidates of profiled runs: chains of memory-bound kernels on one stream, the bytes fused, predicted time and gain, ranked" },
 
 	/* Each op against the same op (workload, variant, dtype, shape) in the
 	 * latest earlier run on the same GPU model (devices.name) that had it;

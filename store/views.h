@@ -420,6 +420,88 @@ extern const char fp_v_runs_live_sql[];
 	" or another op''s work was charged to this one'" \
 	"  FROM d WHERE xflops = 0 AND flops > 0"
 
+/* ---- fusion opportunities in a profiled run ---------------------------
+ * v_fusion_candidates finds, in each profiled run (runs.kind 'profile')
+ * with counters, the kernels a fused kernel could replace, and predicts
+ * what fusing them would buy. The evidence is the launches table (each
+ * launch's stream, start and end) and each kernel slot's counters, per
+ * launch (a slot's value / kernels.launches): r = DRAM bytes read, w =
+ * DRAM bytes written + written back, FLOPs.
+ *
+ * A kernel slot is a boundary (class, not 'memory') when it has no DRAM
+ * counters ('no counters'); when it is a GEMM or convolution: its name
+ * holds gemm, cutlass, nvjet, cublas, cudnn, xmma, conv2d or convolution
+ * (any case), or its tensor-pipe FLOPs exceed its other FLOPs ('gemm');
+ * when the run has no DRAM or FP32/FP64 peak ceiling ('no ceilings');
+ * or when it is compute-bound: FLOPs / (r + w) at or above the ridge,
+ * peak / bw, where bw is the DRAM roof of its own read/write mix
+ * (FP_DRAM_SEGMENTS, as v_roofline) and peak fp64_fma or fp32_fma by its
+ * dominant precision ('compute-bound'). Any other kernel is 'memory'.
+ *
+ * Launches are taken in order of start on each (run, process, device,
+ * stream). A memory-bound launch joins the one before it into a chain
+ * unless (the reason the chain ends, in this order): that one is a
+ * boundary; the stream was idle between them for more than
+ * FP_OPPS_GAP_NS (a host synchronisation, a copy or memset, which the
+ * collector does not record as kernels, or host work: shorter gaps are
+ * launch latency, which fusion removes too); no producer->consumer link
+ * shows ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of
+ * what its producer wrote, or the two have the same grid and block, the
+ * mark of elementwise kernels over one tensor); or it finishes a grid-wide
+ * reduction ('grid-wide reduction': its producer reduced, writing at most
+ * FP_OPPS_REDUCE_FRAC of what it read, and it runs fewer blocks than the
+ * GPU has SMs and writes less than half of what it reads: the second pass
+ * over per-block partials, which needs every block of the first one done).
+ * A row reduction (statistics, a softmax's max) looks the same as a
+ * column reduction's first pass in counters; only the small second pass
+ * shows. Two chains are listed: 'chain', broken at range-instance
+ * boundaries too (the candidates), and 'cross-range', not broken there,
+ * listed when it spans several range instances (it contains the chains it
+ * joins). Launches outside any range (each a sample of its own, of no
+ * instance in the ranges table) are one stretch: a chain of them is named
+ * by its first kernel's op, with no range time. One kernel is no chain.
+ *
+ * Bytes a fused kernel must move, by byte accounting along the chain: a
+ * link's intermediate is i = min(w of the producer, r of the consumer),
+ * not read again (fused reads = sum of r - i - re-reads) and, unless kept,
+ * not written (fused writes = sum of w - i + kept). A kernel that reduces
+ * (writes at most FP_OPPS_REDUCE_FRAC of what it reads: row statistics, a
+ * softmax's max or sum, column partials) marks its input: a later kernel
+ * of the chain's reads beyond its producer's output, up to the largest
+ * input reduced before it, are taken as that input read again (statistics,
+ * then the pass that uses them: LayerNorm, softmax, RMSNorm, a norm's
+ * backward), read once fused. An intermediate that a reducing kernel
+ * consumes and no later kernel of the chain reads again is kept: a fused
+ * kernel still writes it once (a gradient beside its column sums; for a
+ * loss that only the reduction reads, this overstates by one write). How
+ * wrong it can be: an intermediate that L2 held never reaches DRAM
+ * counters, so small ones are invisible (the link then rests on the
+ * shape); a consumer that reads a tensor the chain read before, with no
+ * reduction between (x in max(x, 0) + log1p(exp(-|x|)) in three kernels),
+ * is counted as reading a new one, and one that reads a new tensor of a
+ * reduced input's size after a reduction as reading that input again: the
+ * counters cannot tell the two apart; a consumer reading two producers, or
+ * a producer's output that a consumer does not read while it reads as
+ * much of other tensors (two gradients of one input), is matched by size
+ * alone; an intermediate that a kernel after the chain reads as well is
+ * taken as gone, though a fused kernel must still write it once.
+ *
+ * Predicted time: the fused bytes at the DRAM roof of the fused mix
+ * (FP_DRAM_BW_SQL's interpolation at f = fused writes / fused bytes), and,
+ * less optimistic, at the chain's own achieved bandwidth (its DRAM bytes /
+ * its time). Measured time: the sum of its kernels' medians over their
+ * launches (kernels.dur_ns), one chain instance. A GEMM next to an
+ * elementwise kernel that reads its output (epilogue) or writes its input
+ * (prologue), linked as above and writing at least FP_OPPS_EPILOGUE_FRAC
+ * of what it reads, is listed as kind 'epilogue' or 'prologue', without a
+ * prediction or a rank: a GEMM's epilogue can absorb it, at a cost no
+ * counter shows. Thresholds are SQL literals, so changing one changes
+ * the views' signature. */
+#define FP_OPPS_GAP_NS "50000"
+#define FP_OPPS_LINK_FRAC "0.5"
+#define FP_OPPS_REDUCE_FRAC "0.125"
+#define FP_OPPS_EPILOGUE_FRAC "0.25"
+
 /* A short hash of all view definitions; stored in meta('views') so a
  * database whose views are stale is brought up to date on open. */
 const char *views_signature(void);

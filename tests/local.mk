@@ -68,6 +68,17 @@ tests_test_merge_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/inje
 tests_test_merge_LDADD = store/libfpstore.a probes/libfpprobes.a $(test_store_libs)
 EXTRA_DIST += tests/test-merge-cli.sh
 
+### fusion opportunities #####################################################
+## v_fusion_candidates on synthetic profiled runs (chains, boundaries,
+## streams, byte accounting, ranking); the query and the report's section
+## from the command line; on a GPU, the unfused LayerNorm+GELU profiled.
+check_PROGRAMS += tests/test-opps
+TESTS += tests/test-opps tests/test-opps-cli.sh tests/test-opps-gpu.sh
+tests_test_opps_SOURCES = tests/test-opps.c
+tests_test_opps_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
+tests_test_opps_LDADD = $(test_store_libs)
+EXTRA_DIST += tests/test-opps-cli.sh tests/test-opps-gpu.sh
+
 ### number formatting ########################################################
 check_PROGRAMS += tests/test-format
 TESTS += tests/test-format

@@ -1,0 +1,602 @@
+/* test-opps.c - v_fusion_candidates on synthetic profiled runs written
+ * through the store API (launches by store_profile_commit, counters rows
+ * per kernel slot as the collector stores them: per range instance): a
+ * chain of three memory-bound kernels, a GEMM and a compute-bound kernel
+ * splitting chains, two streams interleaved, a statistics pass re-read,
+ * a grid-wide reduction's last pass, a host sync, a chain across two
+ * ranges, a run without counters, and the ranking by total gain. With
+ * "--make DB" it writes those runs (tags 'synthetic', with counters, and
+ * 'timing', without) for the command-line tests and exits. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "store.h"
+#include "test.h"
+#include "util.h"
+
+/* Bytes of the large tensors and the ceilings (B/s, FLOP/s). */
+#define NB 67108864.0
+#define READ_BW 3.2e12
+#define ADD_BW 3.0e12
+#define COPY_BW 2.9e12
+#define WRITE_BW 2.8e12
+#define FP32_PEAK 5.0e13
+#define SMS 132
+
+struct kdef {
+	const char *name;
+	unsigned grid;
+	double rd, wr, flops, tensor;  /* per launch */
+};
+
+/* The launches of one process, gathered then committed at once, and the
+ * range instances they ran in. */
+static struct store_prof_launch launches[256];
+static struct store_prof_range ranges[256];
+static size_t nlaunches;
+static long long next_corr = 1;
+
+/* A range instance for each op path (a name with a '/') and instance the
+ * launches name, spanning its launches; kernels outside any range (op
+ * named by the kernel) get none. Returns how many. */
+static size_t make_ranges(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nlaunches; i++) {
+		const struct store_prof_launch *l = &launches[i];
+		size_t k;
+
+		if (!strchr(l->op, '/'))
+			continue;
+		for (k = 0; k < n; k++)
+			if (ranges[k].instance == l->instance)
+				break;
+		if (k == n) {
+			ranges[n++] = (struct store_prof_range){
+				.instance = l->instance, .tid = 1, .name = strrchr(l->op, '/') + 1,
+				.path = l->op, .depth = 1, .start_ns = l->start_ns - 500,
+				.end_ns = l->end_ns + 500 };
+		}
+		if (l->end_ns + 500 > ranges[k].end_ns)
+			ranges[k].end_ns = l->end_ns + 500;
+	}
+	return n;
+}
+
+static void launch(const char *op, long long inst, const struct kdef *k,
+		   long long stream, double start_us, double dur_us)
+{
+	struct store_prof_launch *l = &launches[nlaunches++];
+
+	ASSERT(nlaunches <= sizeof launches / sizeof *launches);
+	memset(l, 0, sizeof *l);
+	l->op = op;
+	l->instance = inst;
+	l->name = k->name;
+	l->grid[0] = k->grid;
+	l->grid[1] = l->grid[2] = 1;
+	l->block[0] = 256;
+	l->block[1] = l->block[2] = 1;
+	l->registers = 32;
+	l->tid = 1;
+	l->stream = stream;
+	l->correlation = next_corr++;
+	l->start_ns = (long long)llround(start_us * 1e3);
+	l->end_ns = (long long)llround((start_us + dur_us) * 1e3);
+}
+
+static void exec(struct store *st, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(store_db(st), sql, NULL, NULL, &err) != SQLITE_OK)
+		FAIL("%s: %s", sql, err);
+}
+
+/* The counters of kernel k in op path, per range instance (k launched
+ * once an instance, as every kernel here is). */
+static void counters(struct store *st, long long run, const char *path,
+		     const struct kdef *k)
+{
+	static const char *const metric[] = {
+		"dram__bytes_read.sum", "dram__bytes_write.sum",
+		"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+		"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+	};
+	double v[] = { k->rd, k->wr, k->flops, k->tensor };
+
+	for (int i = 0; i < 4; i++) {
+		char *sql = xasprintf("INSERT INTO counters (kernel_id, metric, value) "
+				      "SELECT k.id, '%s', %.17g * k.launches FROM kernels k "
+				      "JOIN ops o ON o.id = k.op_id WHERE o.run_id = %lld "
+				      "AND o.workload = '%s' AND k.name = '%s'", metric[i],
+				      v[i], run, path, k->name);
+
+		exec(st, sql);
+		free(sql);
+	}
+}
+
+/* The kernels of the scenarios. */
+static const struct kdef
+	ew_a = { "ew_a_kernel", 4096, NB, NB, NB / 4, 0 },
+	ew_b = { "ew_b_kernel", 4096, NB, NB, NB / 4, 0 },
+	ew_c = { "ew_c_kernel", 4096, 2 * NB, NB, NB / 4, 0 },
+	gemm = { "sm90_xmma_gemm_bf16_tn", 264, 2 * NB, NB, 1e12, 0 },
+	compute = { "heavy_math_kernel", 4096, NB, NB, 100 * NB, 0 },
+	tensor = { "my_attention_kernel", 264, 2 * NB, NB, 1e9, 1e12 },
+	s1a = { "stream1_a", 4096, NB, NB, 0, 0 },
+	s1b = { "stream1_b", 4096, NB, NB, 0, 0 },
+	s2a = { "stream2_a", 512, NB / 8, NB / 8, 0, 0 },
+	s2b = { "stream2_b", 512, NB / 8, NB / 8, 0, 0 },
+	stats = { "row_stats", 4096, NB, NB / 1024, NB, 0 },
+	apply = { "row_apply", 4096, NB + NB / 1024, NB, NB, 0 },
+	pre = { "pre_scale", 4096, NB, NB, 0, 0 },
+	partial = { "col_partials", 4096, 2 * NB, NB / 100, NB, 0 },
+	colsum = { "col_sum", 16, NB / 100, NB / 1000, NB / 100, 0 },
+	g1 = { "synced_a", 4096, NB, NB, 0, 0 },
+	g2 = { "synced_b", 4096, NB, NB, 0, 0 },
+	x1 = { "cross_a", 4096, NB, NB, 0, 0 },
+	x2 = { "cross_b", 4096, NB, NB, 0, 0 },
+	/* softmax in four: max, exp, sum, divide */
+	smax = { "sm_max", 4096, NB, NB / 1024, NB, 0 },
+	sexp = { "sm_exp", 4096, NB + NB / 1024, NB, NB, 0 },
+	ssum = { "sm_sum", 4096, NB, NB / 1024, NB, 0 },
+	sdiv = { "sm_div", 4096, NB + NB / 1024, NB, NB, 0 },
+	/* a norm's backward: row dots of dy and x, dx, dgamma partials of
+	 * dy and x, their sum */
+	rdot = { "rb_rowdot", 4096, 2 * NB, NB / 1024, NB, 0 },
+	rdx = { "rb_dx", 4096, 2 * NB + NB / 1024, NB, NB, 0 },
+	rpart = { "rb_partial", 4096, 2 * NB, NB / 100, NB, 0 },
+	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0 },
+	o1 = { "out_a", 4096, NB, NB, 0, 0 },
+	o2 = { "out_b", 4096, NB, NB, 0, 0 };
+
+/* Write one profiled run with every scenario; with counters when asked.
+ * Returns its id. Times in µs; scenarios 1 ms apart so that no chain
+ * runs from one into the next except where one should. */
+static long long make_run(const char *db, const char *tag, int with_counters)
+{
+	struct store *st;
+	struct store_device d = { .uuid = "GPU-synthetic", .name = "Synthetic GPU",
+				  .cc_major = 9, .sm_count = SMS };
+	struct store_run r = { .tool_version = PACKAGE_VERSION, .command_line = "test",
+			       .tag = tag, .counters = with_counters ? "range-profiler"
+			       : "none", .kind = "profile" };
+	struct store_proc p = { .pid = 4242, .command_line = "synthetic" };
+	static const struct { const char *name; double v; const char *unit; } ceil[] = {
+		{ "dram_read_bw", READ_BW, "B/s" }, { "dram_add_bw", ADD_BW, "B/s" },
+		{ "dram_bw", COPY_BW, "B/s" }, { "dram_write_bw", WRITE_BW, "B/s" },
+		{ "fp32_fma", FP32_PEAK, "FLOP/s" },
+	};
+	long long run, dev, inst = 1;
+	double t = 0;
+
+	ASSERT_EQ(store_open(&st, db, STORE_CREATE), 0);
+	ASSERT_EQ(store_upsert_device(st, &d, &dev), 0);
+	r.device_id = dev;
+	ASSERT_EQ(store_begin_run(st, &r, &run), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(ceil); i++) {
+		struct store_ceiling c = { ceil[i].name, ceil[i].unit, ceil[i].v,
+					   "measured", "synthetic" };
+
+		ASSERT_EQ(store_insert_ceiling(st, dev, run, &c), 0);
+	}
+	p.run_id = run;
+	ASSERT_EQ(store_proc_begin(st, &p, "running", NULL), 0);
+	nlaunches = 0;
+	/* A: three memory-bound kernels, three instances. */
+	for (int i = 0; i < 3; i++, t += 1000, inst++) {
+		launch("A/chain", inst, &ew_a, 7, t, 50);
+		launch("A/chain", inst, &ew_b, 7, t + 52, 50);
+		launch("A/chain", inst, &ew_c, 7, t + 104, 70);
+	}
+	/* B: a GEMM in the middle. */
+	launch("B/gemm", inst, &ew_a, 7, t, 50);
+	launch("B/gemm", inst, &gemm, 7, t + 52, 300);
+	launch("B/gemm", inst, &ew_b, 7, t + 354, 50);
+	launch("B/gemm", inst, &ew_c, 7, t + 406, 70);
+	t += 1000, inst++;
+	/* C: a compute-bound kernel in the middle, a tensor-pipe one after. */
+	launch("C/compute", inst, &ew_a, 7, t, 50);
+	launch("C/compute", inst, &compute, 7, t + 52, 300);
+	launch("C/compute", inst, &ew_b, 7, t + 354, 50);
+	launch("C/compute", inst, &ew_c, 7, t + 406, 70);
+	launch("C/compute", inst, &tensor, 7, t + 478, 100);
+	t += 1000, inst++;
+	/* D: two streams interleaved. */
+	launch("D/streams", inst, &s1a, 1, t, 10);
+	launch("D/streams", inst, &s2a, 2, t + 5, 10);
+	launch("D/streams", inst, &s1b, 1, t + 12, 10);
+	launch("D/streams", inst, &s2b, 2, t + 17, 10);
+	t += 1000, inst++;
+	/* E: statistics, then the pass that uses them (reads x again). */
+	launch("E/norm", inst, &stats, 7, t, 150);
+	launch("E/norm", inst, &apply, 7, t + 152, 150);
+	t += 1000, inst++;
+	/* F: an elementwise pass, column partials, their grid-wide sum. */
+	launch("F/colsum", inst, &pre, 7, t, 50);
+	launch("F/colsum", inst, &partial, 7, t + 52, 80);
+	launch("F/colsum", inst, &colsum, 7, t + 134, 5);
+	t += 1000, inst++;
+	/* G: a host sync (80 µs idle) between two kernels. */
+	launch("G/sync", inst, &g1, 7, t, 50);
+	launch("G/sync", inst, &g2, 7, t + 130, 50);
+	t += 1000, inst++;
+	/* I: softmax in four kernels. */
+	launch("I/softmax", inst, &smax, 7, t, 50);
+	launch("I/softmax", inst, &sexp, 7, t + 52, 50);
+	launch("I/softmax", inst, &ssum, 7, t + 104, 50);
+	launch("I/softmax", inst, &sdiv, 7, t + 156, 50);
+	t += 1000, inst++;
+	/* J: a norm's backward. */
+	launch("J/normbwd", inst, &rdot, 7, t, 50);
+	launch("J/normbwd", inst, &rdx, 7, t + 52, 50);
+	launch("J/normbwd", inst, &rpart, 7, t + 104, 50);
+	launch("J/normbwd", inst, &rsum, 7, t + 156, 5);
+	t += 1000, inst++;
+	/* H: one kernel in each of two adjacent ranges. */
+	launch("H/one", inst++, &x1, 7, t, 50);
+	launch("H/two", inst++, &x2, 7, t + 52, 50);
+	/* K: two kernels outside any range, each launch a sample of its own
+	 * op (named by the kernel): one stretch, not cut between them. */
+	t += 1000;
+	launch("out_a", inst++, &o1, 7, t, 50);
+	launch("out_b", inst++, &o2, 7, t + 52, 50);
+	ASSERT_EQ(store_profile_commit(st, &p, launches, nlaunches, ranges,
+				       make_ranges()), 0);
+	if (with_counters) {
+		static const struct { const char *path; const struct kdef *k; } c[] = {
+			{ "A/chain", &ew_a }, { "A/chain", &ew_b }, { "A/chain", &ew_c },
+			{ "B/gemm", &ew_a }, { "B/gemm", &gemm }, { "B/gemm", &ew_b },
+			{ "B/gemm", &ew_c }, { "C/compute", &ew_a },
+			{ "C/compute", &compute }, { "C/compute", &ew_b },
+			{ "C/compute", &ew_c }, { "C/compute", &tensor },
+			{ "D/streams", &s1a }, { "D/streams", &s1b },
+			{ "D/streams", &s2a }, { "D/streams", &s2b },
+			{ "E/norm", &stats }, { "E/norm", &apply },
+			{ "F/colsum", &pre }, { "F/colsum", &partial },
+			{ "F/colsum", &colsum }, { "G/sync", &g1 }, { "G/sync", &g2 },
+			{ "H/one", &x1 }, { "H/two", &x2 },
+			{ "I/softmax", &smax }, { "I/softmax", &sexp },
+			{ "I/softmax", &ssum }, { "I/softmax", &sdiv },
+			{ "J/normbwd", &rdot }, { "J/normbwd", &rdx },
+			{ "J/normbwd", &rpart }, { "J/normbwd", &rsum },
+			{ "out_a", &o1 }, { "out_b", &o2 },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(c); i++)
+			counters(st, run, c[i].path, c[i].k);
+	}
+	ASSERT_EQ(store_proc_finish(st, &p, "complete", NULL), 0);
+	store_proc_release(&p);
+	ASSERT_EQ(store_finish_run(st, run, "complete", NULL), 0);
+	store_close(st);
+	return run;
+}
+
+/* ---- reading the view --------------------------------------------------- */
+
+struct cand {
+	long long rank;  /* 0: none (epilogues) */
+	char kind[16], path[32], last[32], kernels[256], before[32], after[32];
+	char evidence[16];
+	long long nkernels, instances, saved_launches;
+	double time_ns, dram, fused_rd, fused_wr, fused_bw, pred, pred_ach, gain;
+	double total_gain, range_time, range_frac, program_time, program_frac;
+};
+
+static struct cand cands[64];
+static size_t ncands;
+
+static void text(sqlite3_stmt *s, int i, char *buf, size_t n)
+{
+	const unsigned char *v = sqlite3_column_text(s, i);
+
+	snprintf(buf, n, "%s", v ? (const char *)v : "");
+}
+
+static double real(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static void load(const char *db, long long run)
+{
+	struct store *st;
+	sqlite3_stmt *s;
+	char sql[1024];
+	int rc;
+
+	ASSERT_EQ(store_open(&st, db, STORE_READONLY), 0);
+	snprintf(sql, sizeof sql, "SELECT coalesce(rank, 0), kind, range_path,"
+		 " coalesce(last_range_path, ''), kernels, coalesce(ends_before, ''),"
+		 " coalesce(ends_after, ''), link_evidence, nkernels, instances,"
+		 " launches_saved, time_ns, dram_bytes, fused_read_bytes,"
+		 " fused_write_bytes, fused_bw, predicted_ns, predicted_achieved_ns,"
+		 " gain_ns, total_gain_ns, range_time_ns, range_gain_frac,"
+		 " program_time_ns, program_gain_frac"
+		 " FROM v_fusion_candidates WHERE run_id = %lld"
+		 " ORDER BY rank IS NULL, rank, kind, kernels", run);
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+		FAIL("v_fusion_candidates: %s", sqlite3_errmsg(store_db(st)));
+	ncands = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct cand *c = &cands[ncands++];
+
+		ASSERT(ncands < ARRAY_SIZE(cands));
+		c->rank = sqlite3_column_int64(s, 0);
+		text(s, 1, c->kind, sizeof c->kind);
+		text(s, 2, c->path, sizeof c->path);
+		text(s, 3, c->last, sizeof c->last);
+		text(s, 4, c->kernels, sizeof c->kernels);
+		text(s, 5, c->before, sizeof c->before);
+		text(s, 6, c->after, sizeof c->after);
+		text(s, 7, c->evidence, sizeof c->evidence);
+		c->nkernels = sqlite3_column_int64(s, 8);
+		c->instances = sqlite3_column_int64(s, 9);
+		c->saved_launches = sqlite3_column_int64(s, 10);
+		c->time_ns = real(s, 11);
+		c->dram = real(s, 12);
+		c->fused_rd = real(s, 13);
+		c->fused_wr = real(s, 14);
+		c->fused_bw = real(s, 15);
+		c->pred = real(s, 16);
+		c->pred_ach = real(s, 17);
+		c->gain = real(s, 18);
+		c->total_gain = real(s, 19);
+		c->range_time = real(s, 20);
+		c->range_frac = real(s, 21);
+		c->program_time = real(s, 22);
+		c->program_frac = real(s, 23);
+	}
+	if (rc != SQLITE_DONE)
+		FAIL("v_fusion_candidates: %s", sqlite3_errmsg(store_db(st)));
+	sqlite3_finalize(s);
+	store_close(st);
+}
+
+/* The candidate of this kind, range path and kernels ("a > b"), or NULL. */
+static const struct cand *find(const char *kind, const char *path, const char *kernels)
+{
+	for (size_t i = 0; i < ncands; i++)
+		if (!strcmp(cands[i].kind, kind) && !strcmp(cands[i].path, path) &&
+		    !strcmp(cands[i].kernels, kernels))
+			return &cands[i];
+	return NULL;
+}
+
+/* How many candidates of kind (NULL: any) hold kernel name. */
+static int holding(const char *kind, const char *name)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < ncands; i++)
+		n += (!kind || !strcmp(cands[i].kind, kind)) &&
+		     strstr(cands[i].kernels, name) != NULL;
+	return n;
+}
+
+static void dump(void)
+{
+	for (size_t i = 0; i < ncands; i++)
+		fprintf(stderr, "  %lld %s %s [%s] %s | %s | %s gain %.0f\n", cands[i].rank,
+			cands[i].kind, cands[i].path, cands[i].kernels, cands[i].before,
+			cands[i].after, cands[i].evidence, cands[i].total_gain);
+}
+
+/* ---- the checks --------------------------------------------------------- */
+
+static void check_chain3(void)
+{
+	const struct cand *c = find("chain", "A/chain", "ew_a_kernel > ew_b_kernel > ew_c_kernel");
+	double fused, pred;
+
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_STR_EQ(c->path, "A/chain");
+	ASSERT_EQ(c->nkernels, 3);
+	ASSERT_EQ(c->instances, 3);
+	ASSERT_EQ(c->saved_launches, 2);
+	ASSERT_STR_EQ(c->evidence, "bytes");
+	ASSERT_STR_EQ(c->before, "range start");
+	ASSERT_STR_EQ(c->after, "range end");
+	ASSERT_NEAR(c->time_ns, 170e3, 1e-9);
+	ASSERT_NEAR(c->dram, 7 * NB, 1e-9);
+	/* Intermediates of NB each gone: ew_c's second input is read. */
+	ASSERT_NEAR(c->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	fused = 3 * NB;
+	/* f = 1/3: exactly the add's roof. */
+	ASSERT_NEAR(c->fused_bw, ADD_BW, 1e-9);
+	pred = 1e9 * fused / ADD_BW;
+	ASSERT_NEAR(c->pred, pred, 1e-9);
+	ASSERT_NEAR(c->pred_ach, 170e3 * fused / (7 * NB), 1e-9);
+	ASSERT(c->pred_ach > c->pred);
+	ASSERT_NEAR(c->gain, 170e3 - pred, 1e-9);
+	ASSERT_NEAR(c->total_gain, 3 * (170e3 - pred), 1e-9);
+	ASSERT_NEAR(c->range_time, 170e3, 1e-9);
+	ASSERT_NEAR(c->range_frac, (170e3 - pred) / 170e3, 1e-9);
+	ASSERT(c->program_time > 3 * 170e3);
+	ASSERT_NEAR(c->program_frac, 3 * (170e3 - pred) / c->program_time, 1e-9);
+}
+
+static void check_boundaries(void)
+{
+	const struct cand *c;
+
+	/* B: the GEMM splits; the chain after it starts at the GEMM. */
+	ASSERT_EQ(holding("chain", "gemm"), 0);
+	ASSERT_EQ(holding("cross-range", "gemm"), 0);
+	c = find("chain", "B/gemm", "ew_b_kernel > ew_c_kernel");
+	ASSERT(c != NULL);
+	ASSERT_STR_EQ(c->before, "gemm");
+	ASSERT_STR_EQ(c->after, "range end");
+	ASSERT_EQ(holding("chain", "ew_a_kernel") - 1, 0);
+	c = find("epilogue", "B/gemm", "sm90_xmma_gemm_bf16_tn > ew_b_kernel");
+	ASSERT(c != NULL);
+	ASSERT_EQ(c->rank, 0);
+	ASSERT(isnan(c->pred) && isnan(c->gain));
+	ASSERT(find("prologue", "B/gemm", "ew_a_kernel > sm90_xmma_gemm_bf16_tn") != NULL);
+	/* C: the compute-bound kernel splits; a kernel of tensor-pipe FLOPs
+	 * named like no GEMM is a GEMM boundary too. */
+	ASSERT_EQ(holding(NULL, "heavy_math_kernel"), 0);
+	c = find("chain", "C/compute", "ew_b_kernel > ew_c_kernel");
+	ASSERT(c != NULL);
+	ASSERT_STR_EQ(c->before, "compute-bound");
+	ASSERT_STR_EQ(c->after, "gemm");
+	ASSERT(find("prologue", "C/compute", "ew_c_kernel > my_attention_kernel") != NULL);
+	ASSERT_EQ(holding("chain", "my_attention_kernel"), 0);
+	/* G: the 80 µs gap is a host sync. */
+	ASSERT_EQ(holding(NULL, "synced_"), 0);
+}
+
+static void check_streams(void)
+{
+	const struct cand *a = find("chain", "D/streams", "stream1_a > stream1_b");
+	const struct cand *b = find("chain", "D/streams", "stream2_a > stream2_b");
+
+	if (!a || !b)
+		dump();
+	ASSERT(a != NULL && b != NULL);
+	ASSERT_NEAR(a->dram, 4 * NB, 1e-9);
+	ASSERT_NEAR(b->dram, NB / 2, 1e-9);
+	ASSERT_NEAR(b->fused_rd + b->fused_wr, NB / 4, 1e-9);
+}
+
+static void check_reread_and_reduction(void)
+{
+	const struct cand *e = find("chain", "E/norm", "row_stats > row_apply");
+	const struct cand *f = find("chain", "F/colsum", "pre_scale > col_partials");
+
+	if (!e || !f)
+		dump();
+	ASSERT(e != NULL && f != NULL);
+	/* The statistics' input read once, their output gone. */
+	ASSERT_NEAR(e->fused_rd, NB, 1e-9);
+	ASSERT_NEAR(e->fused_wr, NB, 1e-9);
+	ASSERT_NEAR(e->fused_bw, COPY_BW, 1e-9);
+	ASSERT_STR_EQ(f->after, "grid-wide reduction");
+	ASSERT_EQ(holding(NULL, "col_sum"), 0);
+	/* The partials reduce pre_scale's output and nothing reads it again:
+	 * it stays written once (a gradient the program keeps). */
+	ASSERT_NEAR(f->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(f->fused_wr, NB + NB / 100, 1e-9);
+}
+
+/* Softmax in four kernels: x read once (the max's input again in exp),
+ * exp's output gone although the sum reduces it, since the divide reads it
+ * again; a norm's backward: dy and x read once by three kernels (the row
+ * dots reduced them), dx kept (its only reader, the partials, reduces it). */
+static void check_multi(void)
+{
+	const struct cand *sm = find("chain", "I/softmax", "sm_max > sm_exp > sm_sum > sm_div");
+	const struct cand *nb = find("chain", "J/normbwd", "rb_rowdot > rb_dx > rb_partial");
+
+	if (!sm || !nb)
+		dump();
+	ASSERT(sm != NULL && nb != NULL);
+	ASSERT_NEAR(sm->fused_rd, NB, 1e-9);
+	ASSERT_NEAR(sm->fused_wr, NB, 1e-9);
+	ASSERT_EQ(sm->saved_launches, 3);
+	ASSERT_NEAR(nb->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(nb->fused_wr, NB + NB / 100, 1e-9);
+	ASSERT_STR_EQ(nb->after, "grid-wide reduction");
+	ASSERT_EQ(holding(NULL, "rb_sum"), 0);
+}
+
+static void check_cross(void)
+{
+	const struct cand *c = find("cross-range", "H/one", "cross_a > cross_b");
+
+	ASSERT(c != NULL);
+	ASSERT_STR_EQ(c->last, "H/two");
+	ASSERT_EQ(holding("chain", "cross_"), 0);
+	/* Nothing else crosses: every other range is 1 ms from the next. */
+	for (size_t i = 0; i < ncands; i++)
+		ASSERT(strcmp(cands[i].kind, "cross-range") || &cands[i] == c);
+}
+
+/* Kernels outside any range chain as one stretch; no range time. */
+static void check_outside(void)
+{
+	const struct cand *c = find("chain", "out_a", "out_a > out_b");
+
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT(isnan(c->range_time) && isnan(c->range_frac));
+	ASSERT(isfinite(c->program_frac));
+	ASSERT_STR_EQ(c->before, "range end");
+	ASSERT_EQ(holding("cross-range", "out_"), 0);
+}
+
+static void check_rank(void)
+{
+	const struct cand *a = find("chain", "A/chain", "ew_a_kernel > ew_b_kernel > ew_c_kernel");
+	const struct cand *e = find("chain", "E/norm", "row_stats > row_apply");
+	long long n = 0;
+
+	/* Ranks 1..n over the predicted candidates, by total gain. */
+	for (size_t i = 0; i < ncands; i++) {
+		if (!cands[i].rank)
+			continue;
+		ASSERT_EQ(cands[i].rank, ++n);
+		if (i > 0 && cands[i - 1].rank)
+			ASSERT(cands[i - 1].total_gain >= cands[i].total_gain);
+	}
+	ASSERT(n >= 6);
+	/* A gains less per instance than E, more in all: A ranks first. */
+	ASSERT(a->gain < e->gain);
+	ASSERT(a->total_gain > e->total_gain);
+	ASSERT_EQ(a->rank, 1);
+	ASSERT_EQ(e->rank, 2);
+}
+
+int main(int argc, char **argv)
+{
+	char db[4096];
+	long long run, timing;
+
+	if (argc == 3 && !strcmp(argv[1], "--make")) {
+		make_run(argv[2], "timing", 0);
+		make_run(argv[2], "synthetic", 1);
+		return 0;
+	}
+	snprintf(db, sizeof db, "%s/test-opps-%ld.db", getenv("TMPDIR") ?
+		 getenv("TMPDIR") : "/tmp", (long)getpid());
+	unlink(db);
+	timing = make_run(db, "timing", 0);
+	run = make_run(db, "synthetic", 1);
+	load(db, run);
+	check_chain3();
+	check_boundaries();
+	check_streams();
+	check_reread_and_reduction();
+	check_multi();
+	check_outside();
+	check_cross();
+	check_rank();
+	/* Without counters: no candidate, nothing guessed. */
+	load(db, timing);
+	ASSERT_EQ(ncands, 0);
+	for (const char *sfx = ""; ; sfx = sfx[0] ? NULL : "-wal") {
+		char *p;
+
+		if (!sfx)
+			break;
+		p = xasprintf("%s%s", db, sfx);
+		unlink(p);
+		free(p);
+	}
+	unlink(db);
+	return 0;
+}
