@@ -49,7 +49,7 @@ start=$(date +%s)
 "$fuseprof" run --db "$db" --tag truth-run --no-counters --workload "$workloads"
 echo "(a) run: $(( $(date +%s) - start )) s"
 run=$("$fuseprof" query --db "$db" --format csv \
-	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-run'" | tail -n 1)
+	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-run'" | tail -n 1 | tr -d '\r')
 
 # (b) the unfused variants, one fpbench a workload, variant and dtype
 # with its shapes, all under one profile (every process into one run).
@@ -57,7 +57,7 @@ run=$("$fuseprof" query --db "$db" --format csv \
 	dtype, group_concat(shape, ' ') FROM (SELECT DISTINCT workload, variant,
 	dtype, shape FROM v_ops WHERE run_id = $run AND role = 'unfused' AND
 	status = 'ok' ORDER BY workload, variant, dtype, shape)
-	GROUP BY workload, variant, dtype" | tail -n +2 | tr -d '"' |
+	GROUP BY workload, variant, dtype" | tail -n +2 | tr -d '"\r' |
 while IFS=, read -r wv dt shapes; do
 	# shapes hold commas (M=..,N=..): the csv's later fields, joined back
 	echo "\"$fpbench\" -k -n -w 1 -r $reps $wv $dt $(echo "$shapes" | tr ' ' '\n' | sed 's/.*/"&"/' | tr '\n' ' ')"
@@ -67,7 +67,7 @@ start=$(date +%s)
 "$fuseprof" profile --db "$db" --tag truth-unfused --metrics roofline -- sh "$out/unfused.sh" >"$out/fpbench.txt"
 echo "(b) profile: $(( $(date +%s) - start )) s"
 prof=$("$fuseprof" query --db "$db" --format csv \
-	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-unfused'" | tail -n 1)
+	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-unfused'" | tail -n 1 | tr -d '\r')
 "$fuseprof" query --db "$db" opportunities "$prof" >"$out/opportunities.txt"
 echo "(b) candidates of run $prof: $(($(wc -l <"$out/opportunities.txt") - 2)) rows in $out/opportunities.txt"
 

@@ -67,6 +67,8 @@ struct collector {
 	long long counted;
 	int duration;                /* COLLECT_DURATION_METRIC's place in
 	                                cfg.counter_names, or -1 */
+	struct { long long stream, end; } *last;  /* untimed(): per stream */
+	size_t nlast;
 	int warned;
 };
 
@@ -417,6 +419,28 @@ static void counted_age(struct collector *c)
 	c->ncnt = k;
 }
 
+/* A counted kernel without times (see COLLECT_DURATION_METRIC): its
+ * measured duration, right after the previous such kernel of its stream
+ * (or at its launch call's return, the first): the time between counted
+ * kernels is the collector's (flushes, waits), so a counted run's
+ * timeline lays its kernels end to end, in launch order, per stream. */
+static void untimed(struct collector *c, struct store_prof_launch *out,
+		    uint64_t launched, double dur_ns)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlast && c->last[i].stream != out->stream; i++)
+		;
+	if (i == c->nlast) {
+		c->last = xrealloc(c->last, (c->nlast + 1) * sizeof *c->last);
+		c->last[c->nlast].stream = out->stream;
+		c->last[c->nlast++].end = (long long)launched;
+	}
+	out->start_ns = c->last[i].end;
+	out->end_ns = out->start_ns + llround(dur_ns);
+	c->last[i].end = out->end_ns;
+}
+
 /* Turn kernel k into a launch to store in *out; 0 when it is not to be
  * stored (left out, or waiting for its launch). */
 static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wait,
@@ -458,11 +482,8 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;
 			if (k->start == 0 && c->duration >= 0 && p &&
-			    !isnan(out->counters[c->duration])) {
-				out->start_ns = (long long)p->ts;
-				out->end_ns = out->start_ns +
-					llround(out->counters[c->duration]);
-			}
+			    !isnan(out->counters[c->duration]))
+				untimed(c, out, p->ts, out->counters[c->duration]);
 		}
 		c->proc.kernels_recorded++;
 		note_device(c, k->device);
@@ -569,6 +590,7 @@ int collect_close(struct collector *c, const char *status, const char *note)
 		free(c->cnt[i].values);
 	free(c->cnt);
 	free(c->cnt_age);
+	free(c->last);
 	free(c);
 	return rc;
 }

@@ -376,6 +376,9 @@ static void untimed(const char *db)
 		       "o.id = l.op_id WHERE o.run_id = %lld", run), 4000, 0);
 	ASSERT_NEAR(q1(st, "SELECT min(start_ns) FROM launches l JOIN ops o ON "
 		       "o.id = l.op_id WHERE o.run_id = %lld", run), 5000, 0);
+	/* end to end: the second starts where the first ended */
+	ASSERT_NEAR(q1(st, "SELECT max(start_ns) FROM launches l JOIN ops o ON "
+		       "o.id = l.op_id WHERE o.run_id = %lld", run), 6500, 0);
 	ASSERT_NEAR(q1(st, "SELECT time_ns FROM v_ops WHERE run_id = %lld", run), 2000, 1e-9);
 	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_ops WHERE run_id = %lld", run), 20, 1e-9);
 	store_close(st);
