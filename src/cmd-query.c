@@ -41,6 +41,9 @@ static void help(void)
 	       "                for the backward, forward+backward time, memory saved\n"
 	       "                and time paid against the other variants\n"
 	       "                (v_save_recompute)\n"
+	       "  stragglers    per range of a profiled run of several ranks: least,\n"
+	       "                median and most time over the ranks, the spread and the\n"
+	       "                slowest rank, largest spread first (v_rank_spread)\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -72,6 +75,7 @@ static const struct named_query {
 	{ "roofline", "v_roofline", NULL },
 	{ "save-recompute", "v_save_recompute",
 	  "run_id DESC, workload, dtype, shape, saved_bytes DESC, variant" },
+	{ "stragglers", "v_rank_spread", "run_id DESC, spread DESC, workload" },
 	{ NULL, NULL, NULL }
 };
 
