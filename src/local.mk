@@ -38,7 +38,7 @@ fuseprof_gpu_SOURCES = \
 	src/main.c src/cmd.h \
 	src/cmd-list.c \
 	src/cmd-run.c src/cmd-ceilings.c \
-	src/runloop.c src/runloop.h \
+	src/runloop.c src/runloop.h src/run-devices.c \
 	src/run-ops.c src/run-ops.h \
 	src/run-ceilings.c src/run-ceilings.h \
 	src/run-estimate.c src/run-estimate.h \

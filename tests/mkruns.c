@@ -29,6 +29,15 @@
  *   saved BYTES|- [BACKWARD] the bytes the ops that follow keep for their
  *                            backward ('-', the default: NULL) and, for a
  *                            forward, its backward workload (none: NULL)
+ *   opdevice NAME SERIAL|-   the ops (and ceilings) that follow ran on GPU
+ *                            NAME with uuid GPU-test-NAME-SERIAL, not the
+ *                            run's ('-': the run's again): a run of
+ *                            several devices
+ *   rank R HOST PID RANGE T...  in the current (profiled) run, process PID
+ *                            on HOST (added once, with rank R; world size
+ *                            and local rank unknown) ran range RANGE once
+ *                            per time T (ns): a sample each, the op added
+ *                            when new and recomputed from its samples
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -42,6 +51,8 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "profile.h"
+#include "sql.h"
 #include "store.h"
 #include "util.h"
 
@@ -120,6 +131,88 @@ static int number_or_dash(const char *s, double *v)
 	return parse_double(s, v);
 }
 
+/* The device of the ops that follow (0: the run's). */
+static long long op_device;
+
+/* One integer from sql with ?1..?3 bound to a, b (int64) and t (text),
+ * or -1. */
+static long long sql_int(struct store *st, const char *sql, long long a,
+			 long long b, const char *t)
+{
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (store_prepare(st, sql, &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	store_bind_text(s, 3, t);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* "rank R HOST PID RANGE T...": f has n fields. */
+static int add_rank_samples(struct store *st, long long run, char **f, int n,
+			    int lineno)
+{
+	long rank, pid;
+	long long proc, op;
+	sqlite3_stmt *s;
+
+	if (parse_long(f[1], &rank) || parse_long(f[3], &pid))
+		return error("line %d: bad number", lineno);
+	proc = sql_int(st, "SELECT id FROM procs WHERE run_id = ?1 AND pid = ?2 "
+		       "AND host = ?3", run, pid, f[2]);
+	if (proc < 0) {
+		if (store_prepare(st, "INSERT INTO procs (run_id, pid, host, started_at, "
+				  "status, rank) VALUES (?1, ?2, ?3, '2026-01-01T00:00:00Z', "
+				  "'complete', ?4)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 2, pid);
+		sqlite3_bind_text(s, 3, f[2], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 4, rank);
+		if (store_step_done(st, s, "cannot add a process to"))
+			return -1;
+		proc = sqlite3_last_insert_rowid(store_db(st));
+	}
+	op = sql_int(st, "SELECT id FROM ops WHERE run_id = ?1 AND workload = ?3",
+		     run, 0, f[4]);
+	if (op < 0) {
+		if (store_prepare(st, "INSERT INTO ops (run_id, workload, variant, role, "
+				  "dtype, shape, status, reps, launches, created_at) "
+				  "SELECT ?1, ?2, coalesce(tag, 'profiled'), 'fused', '', '', "
+				  "'ok', 0, 0, started_at FROM runs WHERE id = ?1", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_text(s, 2, f[4], -1, SQLITE_TRANSIENT);
+		if (store_step_done(st, s, "cannot add an op to"))
+			return -1;
+		op = sqlite3_last_insert_rowid(store_db(st));
+	}
+	for (int i = 5; i < n; i++) {
+		double t;
+
+		if (parse_double(f[i], &t))
+			return error("line %d: bad number", lineno);
+		if (store_prepare(st, "INSERT INTO samples (op_id, rep, time_ns, pid, "
+				  "instance, launches, proc_id) VALUES (?1, (SELECT "
+				  "coalesce(max(rep) + 1, 0) FROM samples WHERE op_id = ?1), "
+				  "?2, ?3, (SELECT coalesce(max(rep) + 1, 0) FROM samples "
+				  "WHERE op_id = ?1), 1, ?4)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		sqlite3_bind_double(s, 2, t);
+		sqlite3_bind_int64(s, 3, pid);
+		sqlite3_bind_int64(s, 4, proc);
+		if (store_step_done(st, s, "cannot add a sample to"))
+			return -1;
+	}
+	return store_profile_refresh(st, &op, 1);
+}
+
 static int add_op(struct store *st, long long run, char **f, int lineno)
 {
 	struct store_op op = { 0 };
@@ -168,6 +261,7 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.kernel = kernel_text;
 	op.model_saved_bytes = saved_bytes;
 	op.backward = *backward ? backward : NULL;
+	op.device_id = op_device;
 	rc = store_insert_op(st, run, &op, NULL);
 	free(t);
 	return rc;
@@ -263,6 +357,21 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			snprintf(backward, sizeof backward, "%s", n == 3 ? f[2] : "");
+		} else if (!strcmp(f[0], "opdevice") && n == 3) {
+			struct store_device d = { 0 };
+			char uuid[160];
+
+			op_device = 0;
+			if (strcmp(f[2], "-")) {
+				snprintf(uuid, sizeof uuid, "GPU-test-%s-%s", f[1], f[2]);
+				d.uuid = uuid;
+				d.name = f[1];
+				if (store_upsert_device(st, &d, &op_device))
+					goto out;
+			}
+		} else if (!strcmp(f[0], "rank") && n >= 6 && run > 0) {
+			if (add_rank_samples(st, run, f, n, lineno))
+				goto out;
 		} else if (!strcmp(f[0], "ceiling") && n == 4 && run > 0) {
 			struct store_ceiling cg = { f[1], f[2], 0, "measured", "mkruns" };
 
@@ -270,7 +379,7 @@ int main(int argc, char **argv)
 				error("line %d: bad number", lineno);
 				goto out;
 			}
-			if (store_insert_ceiling(st, device, run, &cg))
+			if (store_insert_ceiling(st, op_device ? op_device : device, run, &cg))
 				goto out;
 		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
 			if (add_op(st, run, f, lineno))
