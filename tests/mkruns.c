@@ -32,7 +32,8 @@
  *   opdevice NAME SERIAL|-   the ops (and ceilings) that follow ran on GPU
  *                            NAME with uuid GPU-test-NAME-SERIAL, not the
  *                            run's ('-': the run's again): a run of
- *                            several devices
+ *                            several devices; a run started after it has
+ *                            that device
  *   rank R HOST PID RANGE T...  in the current (profiled) run, process PID
  *                            on HOST (added once, with rank R; world size
  *                            and local rank unknown) ran range RANGE once
@@ -322,7 +323,7 @@ int main(int argc, char **argv)
 			r.host = "test";
 			r.command_line = "mkruns";
 			r.tag = strcmp(f[1], "-") ? f[1] : NULL;
-			r.device_id = device;
+			r.device_id = op_device ? op_device : device;
 			r.counters = counters ? counters : "range-profiler (op replay, flush op)";
 			r.kind = kind;
 			if (store_begin_run(st, &r, &run))
