@@ -70,3 +70,8 @@ tests_test_ceilings_LDADD = store/libfpstore.a $(test_probe_libs) $(SQLITE_LIBS)
 ## The command line of `run` and `ceilings`; the GPU runs skip without one.
 TESTS += tests/test-run-cli.sh tests/test-run-gpu.sh
 EXTRA_DIST += tests/test-run-cli.sh tests/test-run-gpu.sh
+
+## Several GPUs (skips with fewer than two): `run --device all`, and a
+## two-rank torchrun program profiled a rank a file and merged.
+TESTS += tests/test-multi-gpu.sh
+EXTRA_DIST += tests/test-multi-gpu.sh tests/ranks-torch.py

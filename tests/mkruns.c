@@ -37,8 +37,11 @@
  *   rank R HOST PID RANGE T...  in the current (profiled) run, process PID
  *                            on HOST (added once, with rank R; world size
  *                            and local rank unknown) ran range RANGE once
- *                            per time T (ns): a sample each, the op added
- *                            when new and recomputed from its samples
+ *                            per time T (ns): a sample each, with a range
+ *                            instance and one launch of T ns (kernel
+ *                            rank_kernel, thread 1, GPU 0 stream 7) on
+ *                            the process's clock, the op added when new
+ *                            and recomputed from its samples
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -158,8 +161,9 @@ static long long sql_int(struct store *st, const char *sql, long long a,
 static int add_rank_samples(struct store *st, long long run, char **f, int n,
 			    int lineno)
 {
+	static long long clock_ns = 1000;
 	long rank, pid;
-	long long proc, op;
+	long long proc, op, slot;
 	sqlite3_stmt *s;
 
 	if (parse_long(f[1], &rank) || parse_long(f[3], &pid))
@@ -193,23 +197,63 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 			return -1;
 		op = sqlite3_last_insert_rowid(store_db(st));
 	}
+	slot = sql_int(st, "SELECT id FROM kernels WHERE op_id = ?1", op, 0, NULL);
+	if (slot < 0) {
+		if (store_prepare(st, "INSERT INTO kernels (op_id, idx, name, grid_x, "
+				  "grid_y, grid_z, block_x, block_y, block_z, registers, "
+				  "static_smem, dynamic_smem, launches) VALUES (?1, 0, "
+				  "'rank_kernel', 1, 1, 1, 128, 1, 1, 32, 0, 0, 0)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		if (store_step_done(st, s, "cannot add a kernel to"))
+			return -1;
+		slot = sqlite3_last_insert_rowid(store_db(st));
+	}
 	for (int i = 5; i < n; i++) {
+		long long rep = sql_int(st, "SELECT coalesce(max(rep) + 1, 0) FROM samples "
+					"WHERE op_id = ?1", op, 0, NULL);
 		double t;
 
-		if (parse_double(f[i], &t))
+		if (parse_double(f[i], &t) || t < 1)
 			return error("line %d: bad number", lineno);
 		if (store_prepare(st, "INSERT INTO samples (op_id, rep, time_ns, pid, "
-				  "instance, launches, proc_id) VALUES (?1, (SELECT "
-				  "coalesce(max(rep) + 1, 0) FROM samples WHERE op_id = ?1), "
-				  "?2, ?3, (SELECT coalesce(max(rep) + 1, 0) FROM samples "
-				  "WHERE op_id = ?1), 1, ?4)", &s))
+				  "instance, launches, proc_id) VALUES (?1, ?5, ?2, ?3, ?5, "
+				  "1, ?4)", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, op);
 		sqlite3_bind_double(s, 2, t);
 		sqlite3_bind_int64(s, 3, pid);
 		sqlite3_bind_int64(s, 4, proc);
+		sqlite3_bind_int64(s, 5, rep);
 		if (store_step_done(st, s, "cannot add a sample to"))
 			return -1;
+		if (store_prepare(st, "INSERT INTO launches (op_id, kernel_id, rep, pid, "
+				  "tid, device, stream, correlation, start_ns, end_ns, "
+				  "proc_id) VALUES (?1, ?2, ?3, ?4, 1, 0, 7, ?3, ?5, ?6, ?7)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		sqlite3_bind_int64(s, 2, slot);
+		sqlite3_bind_int64(s, 3, rep);
+		sqlite3_bind_int64(s, 4, pid);
+		sqlite3_bind_int64(s, 5, clock_ns + 10);
+		sqlite3_bind_int64(s, 6, clock_ns + 10 + (long long)t);
+		sqlite3_bind_int64(s, 7, proc);
+		if (store_step_done(st, s, "cannot add a launch to"))
+			return -1;
+		if (store_prepare(st, "INSERT INTO ranges (run_id, pid, tid, instance, "
+				  "name, path, depth, start_ns, end_ns, proc_id) VALUES (?1, "
+				  "?2, 1, (SELECT count(*) FROM ranges WHERE proc_id = ?5), ?3, "
+				  "?3, 0, ?4, ?6, ?5)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 2, pid);
+		sqlite3_bind_text(s, 3, f[4], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 4, clock_ns);
+		sqlite3_bind_int64(s, 5, proc);
+		sqlite3_bind_int64(s, 6, clock_ns + 20 + (long long)t);
+		if (store_step_done(st, s, "cannot add a range to"))
+			return -1;
+		clock_ns += 100 + (long long)t;
 	}
 	return store_profile_refresh(st, &op, 1);
 }

@@ -5,8 +5,8 @@
 # leaves it; v_rank_spread (`query stragglers`), ranks.csv, the report's
 # section and report.json's array against the numbers this script computes
 # from the times it wrote: each rank's median, their least, median and
-# most, the spread, the slowest rank and its host. A run of one rank gets
-# no section and no ranks.csv.
+# most, the spread, the slowest rank and its host; the exported trace, a
+# process each. A run of one rank gets no section and no ranks.csv.
 . "${srcdir:-.}/tests/setup"
 
 MKRUNS=${MKRUNS:-${top_builddir:-..}/tests/mkruns}
@@ -134,6 +134,13 @@ grep -F "| $1 | 4 |" "$tmp/rep/report.md" | grep -qF "| $7 | $8 |" ||
 grep -q 'Ranks (stragglers)' "$tmp/rep/report.html" || fail "report.html: no ranks section"
 grep -q '"ranks": \[' "$tmp/rep/report.json" || fail "report.json: no ranks array"
 grep -q "slowest rank $7 ($8)" "$tmp/out" || fail "report's summary names no straggler: $(cat "$tmp/out")"
+
+# The trace: a process each, those of one pid on two hosts apart.
+expect_exit 0 "$FUSEPROF" export --db "$db" --format perfetto ddp
+"${top_builddir:-..}/tests/jsoncheck" <"$tmp/out" >/dev/null || fail "jsoncheck refused the trace"
+[ "$(grep -o '"process_name"' "$tmp/out" | wc -l)" = 4 ] ||
+	fail "trace: not a process each: $(grep -o '"name": "[^"]*(pid[^"]*"' "$tmp/out")"
+grep -q 'pid 300, rank 2, host nodeB' "$tmp/out" || fail "trace: rank 2's process unnamed"
 
 # One rank: nothing of it, and the earlier report's ranks.csv is gone.
 expect_exit 0 "$FUSEPROF" report --db "$db" -r solo --out "$tmp/rep" --no-plots
