@@ -151,7 +151,7 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		"l2_bw", "l2_bw_provenance", "roof", "roof_pct", "roof_l2", "roof_l2_pct",
 		"bound", "model_flops", "model_min_bytes", "model_variant_bytes",
 		"traffic_eff", "eff_bw", "eff_bw_pct", "rel_err", "tolerance", "message",
-		"kernel_opts", "kernel",
+		"kernel_opts", "kernel", "device", "device_id",
 	};
 
 	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
@@ -200,6 +200,11 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		table_add_text(t, o->message);
 		table_add_text(t, o->kernel_opts);
 		table_add_text(t, o->kernel);
+		table_add_text(t, *o->device ? o->device : NULL);
+		if (o->device_id > 0)
+			table_add_int(t, o->device_id);
+		else
+			table_add_null(t);
 	}
 }
 

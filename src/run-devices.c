@@ -75,6 +75,40 @@ static pid_t spawn(int argc, char **argv, int dev, long long run, int first)
 	return pid;
 }
 
+/* How many devices the run's ops ran on; -1 on error (reported). */
+static long long stored_devices(struct store *st, long long run)
+{
+	sqlite3_stmt *s = NULL;
+	long long n = -1;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT count(DISTINCT device_id) "
+			       "FROM ops WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read ops from");
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	else
+		store_error(st, "cannot read ops from");
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* Whether a measuring process marked the run failed. */
+static int run_failed(struct store *st, long long run)
+{
+	sqlite3_stmt *s = NULL;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT status = 'failed' FROM runs "
+			       "WHERE id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return 1;
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		yes = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return yes;
+}
+
 int run_devices(const struct run_opts *o, int argc, char **argv)
 {
 	int idx[RUN_MAX_DEVICES], n = 0, ndev, status = EXIT_OK;
@@ -145,6 +179,12 @@ int run_devices(const struct run_opts *o, int argc, char **argv)
 			    WIFEXITED(ws) ? rc : WTERMSIG(ws));
 	}
 	sigaction(SIGINT, &old_int, NULL);
+	/* A device that stored no op failed outside its ops (its GPU could
+	 * not be opened, say), whatever its exit status; a process that
+	 * failed to store an op marked the run failed already. */
+	if (!interrupted && (stored_devices(st, run_id) < ndev ||
+			     run_failed(st, run_id)))
+		failed = 1;
 	if (store_finish_run(st, run_id, interrupted ? "aborted" : failed ? "failed"
 			     : "complete", strbuf_str(&note)))
 		failed = 1;

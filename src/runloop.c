@@ -740,13 +740,13 @@ static double eta_left(const struct eta *e, size_t n)
 	return done > 0 ? e->meas_s / done * left : NAN;
 }
 
-/* "[stage i/n] key  elapsed, ~left" on a terminal; stage names a
- * preliminary pass over the ops ("" for the measurement itself), left is
- * the seconds the run has left (NaN: not known yet). */
 /* 0 in a measuring process of run_devices(): several of them on one
  * terminal would overwrite each other's line. */
 static int show_progress = 1;
 
+/* "[stage i/n] key  elapsed, ~left" on a terminal; stage names a
+ * preliminary pass over the ops ("" for the measurement itself), left is
+ * the seconds the run has left (NaN: not known yet). */
 static void progress(const char *stage, size_t i, size_t n, const char *key,
 		     double t0, double left)
 {

@@ -201,9 +201,7 @@ static void src_proc(struct merge *m, struct strbuf *sb, const char *t,
 			    "sp.run_id = %s.run_id AND sp.pid = %s.pid)", t, t);
 }
 
-/* The row's process here ("dst") and whether the row is copied
- * ("keep"): rows of a process here already are not; rows of no process
- * (a `fuseprof run` op's samples) are. */
+/* The row t's process here, as an SQL expression (malloc'd). */
 static char *proc_dst(struct merge *m, const char *t, const char *via)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -217,6 +215,9 @@ static char *proc_dst(struct merge *m, const char *t, const char *via)
 	return r;
 }
 
+/* Whether the row t is copied, appended to sb: not the rows of a process
+ * here already; the rows of no process (a `fuseprof run` op's samples)
+ * are. */
 static void proc_keep(struct merge *m, struct strbuf *sb, const char *t,
 		      const char *via)
 {

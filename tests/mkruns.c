@@ -56,7 +56,6 @@
 
 #include "error.h"
 #include "profile.h"
-#include "sql.h"
 #include "store.h"
 #include "util.h"
 
@@ -135,6 +134,23 @@ static int number_or_dash(const char *s, double *v)
 	return parse_double(s, v);
 }
 
+/* st's statement for sql into *s, or -1 after an error. */
+static int prep(struct store *st, const char *sql, sqlite3_stmt **s)
+{
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot prepare a statement for");
+	return 0;
+}
+
+/* Step a write to its end and finalize it; 0, or -1 after an error. */
+static int done(struct store *st, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_error(st, what);
+
+	sqlite3_finalize(s);
+	return rc;
+}
+
 /* The device of the ops that follow (0: the run's). */
 static long long op_device;
 
@@ -146,11 +162,12 @@ static long long sql_int(struct store *st, const char *sql, long long a,
 	sqlite3_stmt *s;
 	long long v = -1;
 
-	if (store_prepare(st, sql, &s))
+	if (prep(st, sql, &s))
 		return -1;
 	sqlite3_bind_int64(s, 1, a);
 	sqlite3_bind_int64(s, 2, b);
-	store_bind_text(s, 3, t);
+	if (t)
+		sqlite3_bind_text(s, 3, t, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
@@ -171,7 +188,7 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 	proc = sql_int(st, "SELECT id FROM procs WHERE run_id = ?1 AND pid = ?2 "
 		       "AND host = ?3", run, pid, f[2]);
 	if (proc < 0) {
-		if (store_prepare(st, "INSERT INTO procs (run_id, pid, host, started_at, "
+		if (prep(st, "INSERT INTO procs (run_id, pid, host, started_at, "
 				  "status, rank) VALUES (?1, ?2, ?3, '2026-01-01T00:00:00Z', "
 				  "'complete', ?4)", &s))
 			return -1;
@@ -179,33 +196,33 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 		sqlite3_bind_int64(s, 2, pid);
 		sqlite3_bind_text(s, 3, f[2], -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(s, 4, rank);
-		if (store_step_done(st, s, "cannot add a process to"))
+		if (done(st, s, "cannot add a process to"))
 			return -1;
 		proc = sqlite3_last_insert_rowid(store_db(st));
 	}
 	op = sql_int(st, "SELECT id FROM ops WHERE run_id = ?1 AND workload = ?3",
 		     run, 0, f[4]);
 	if (op < 0) {
-		if (store_prepare(st, "INSERT INTO ops (run_id, workload, variant, role, "
+		if (prep(st, "INSERT INTO ops (run_id, workload, variant, role, "
 				  "dtype, shape, status, reps, launches, created_at) "
 				  "SELECT ?1, ?2, coalesce(tag, 'profiled'), 'fused', '', '', "
 				  "'ok', 0, 0, started_at FROM runs WHERE id = ?1", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, run);
 		sqlite3_bind_text(s, 2, f[4], -1, SQLITE_TRANSIENT);
-		if (store_step_done(st, s, "cannot add an op to"))
+		if (done(st, s, "cannot add an op to"))
 			return -1;
 		op = sqlite3_last_insert_rowid(store_db(st));
 	}
 	slot = sql_int(st, "SELECT id FROM kernels WHERE op_id = ?1", op, 0, NULL);
 	if (slot < 0) {
-		if (store_prepare(st, "INSERT INTO kernels (op_id, idx, name, grid_x, "
+		if (prep(st, "INSERT INTO kernels (op_id, idx, name, grid_x, "
 				  "grid_y, grid_z, block_x, block_y, block_z, registers, "
 				  "static_smem, dynamic_smem, launches) VALUES (?1, 0, "
 				  "'rank_kernel', 1, 1, 1, 128, 1, 1, 32, 0, 0, 0)", &s))
 			return -1;
 		sqlite3_bind_int64(s, 1, op);
-		if (store_step_done(st, s, "cannot add a kernel to"))
+		if (done(st, s, "cannot add a kernel to"))
 			return -1;
 		slot = sqlite3_last_insert_rowid(store_db(st));
 	}
@@ -216,7 +233,7 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 
 		if (parse_double(f[i], &t) || t < 1)
 			return error("line %d: bad number", lineno);
-		if (store_prepare(st, "INSERT INTO samples (op_id, rep, time_ns, pid, "
+		if (prep(st, "INSERT INTO samples (op_id, rep, time_ns, pid, "
 				  "instance, launches, proc_id) VALUES (?1, ?5, ?2, ?3, ?5, "
 				  "1, ?4)", &s))
 			return -1;
@@ -225,9 +242,9 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 		sqlite3_bind_int64(s, 3, pid);
 		sqlite3_bind_int64(s, 4, proc);
 		sqlite3_bind_int64(s, 5, rep);
-		if (store_step_done(st, s, "cannot add a sample to"))
+		if (done(st, s, "cannot add a sample to"))
 			return -1;
-		if (store_prepare(st, "INSERT INTO launches (op_id, kernel_id, rep, pid, "
+		if (prep(st, "INSERT INTO launches (op_id, kernel_id, rep, pid, "
 				  "tid, device, stream, correlation, start_ns, end_ns, "
 				  "proc_id) VALUES (?1, ?2, ?3, ?4, 1, 0, 7, ?3, ?5, ?6, ?7)", &s))
 			return -1;
@@ -238,9 +255,9 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 		sqlite3_bind_int64(s, 5, clock_ns + 10);
 		sqlite3_bind_int64(s, 6, clock_ns + 10 + (long long)t);
 		sqlite3_bind_int64(s, 7, proc);
-		if (store_step_done(st, s, "cannot add a launch to"))
+		if (done(st, s, "cannot add a launch to"))
 			return -1;
-		if (store_prepare(st, "INSERT INTO ranges (run_id, pid, tid, instance, "
+		if (prep(st, "INSERT INTO ranges (run_id, pid, tid, instance, "
 				  "name, path, depth, start_ns, end_ns, proc_id) VALUES (?1, "
 				  "?2, 1, (SELECT count(*) FROM ranges WHERE proc_id = ?5), ?3, "
 				  "?3, 0, ?4, ?6, ?5)", &s))
@@ -251,7 +268,7 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 		sqlite3_bind_int64(s, 4, clock_ns);
 		sqlite3_bind_int64(s, 5, proc);
 		sqlite3_bind_int64(s, 6, clock_ns + 20 + (long long)t);
-		if (store_step_done(st, s, "cannot add a range to"))
+		if (done(st, s, "cannot add a range to"))
 			return -1;
 		clock_ns += 100 + (long long)t;
 	}

@@ -159,7 +159,7 @@ expect_exit 0 "$FUSEPROF" compare --db "$db" base new
 grep -Eq '^SAME +lnl +fused .* kernel,options *$' "$tmp/out" || fail "table: $(cat "$tmp/out")"
 
 expect_exit 0 "$FUSEPROF" report --db "$db" --run new --out "$tmp/r" --format csv,md,json --no-plots
-head -n 1 "$tmp/r/roofline.csv" | tr -d '\r' | grep -q ',message,kernel_opts,kernel$' ||
+head -n 1 "$tmp/r/roofline.csv" | tr -d '\r' | grep -q ',message,kernel_opts,kernel,device,device_id$' ||
 	fail "roofline.csv header: $(head -n 1 "$tmp/r/roofline.csv")"
 grep -q 'path=mma,tile=auto.*mma, 2 stages' "$tmp/r/roofline.csv" ||
 	fail "roofline.csv lacks the kernel: $(cat "$tmp/r/roofline.csv")"

@@ -6,7 +6,8 @@
 # section and report.json's array against the numbers this script computes
 # from the times it wrote: each rank's median, their least, median and
 # most, the spread, the slowest rank and its host; the exported trace, a
-# process each. A run of one rank gets no section and no ranks.csv.
+# process each; compare of two runs of ranks range by range. A run of one
+# rank gets no section and no ranks.csv.
 . "${srcdir:-.}/tests/setup"
 
 MKRUNS=${MKRUNS:-${top_builddir:-..}/tests/mkruns}
@@ -35,6 +36,9 @@ awk -v seed="$seed" 'BEGIN {
 	cat "$tmp/samples"
 	echo "run solo"
 	echo "rank 0 nodeA 400 train/step 500 600"
+	# The same ranks, every time twenty times as long.
+	echo "run slow"
+	awk '{ for (i = 6; i <= NF; i++) $i = 20 * $i; print }' "$tmp/samples"
 } >"$tmp/spec"
 "$MKRUNS" "$db" <"$tmp/spec" >/dev/null 2>&1 || fail "mkruns failed"
 
@@ -141,6 +145,13 @@ expect_exit 0 "$FUSEPROF" export --db "$db" --format perfetto ddp
 [ "$(grep -o '"process_name"' "$tmp/out" | wc -l)" = 4 ] ||
 	fail "trace: not a process each: $(grep -o '"name": "[^"]*(pid[^"]*"' "$tmp/out")"
 grep -q 'pid 300, rank 2, host nodeB' "$tmp/out" || fail "trace: rank 2's process unnamed"
+
+# compare of two runs of several ranks: every range by its path, over
+# the samples of every rank, twenty times slower.
+expect_exit 1 "$FUSEPROF" compare --db "$db" --format csv ddp slow
+tr -d '\r' <"$tmp/out" | awk -F, 'NR > 1 { print $1, $2 }' | sort >"$tmp/got"
+printf 'SLOWER train/step\nSLOWER train/step/bwd\nSLOWER train/step/fwd\n' >"$tmp/want"
+cmp -s "$tmp/got" "$tmp/want" || fail "compare ddp slow: $(cat "$tmp/out")"
 
 # One rank: nothing of it, and the earlier report's ranks.csv is gone.
 expect_exit 0 "$FUSEPROF" report --db "$db" -r solo --out "$tmp/rep" --no-plots
