@@ -30,7 +30,8 @@ fuseprof_LDADD = $(fp_cmd_libs) \
 	$(SQLITE_LIBS) -lm
 
 ## `run` and `ceilings` with the measurement protocol they share: the op
-## list (run-ops.c), the run loop in phases (runloop.c), the dry run's checks and estimate
+## list (run-ops.c), the run loop in phases (runloop.c), one run on several
+## GPUs (run-devices.c), the dry run's checks and estimate
 ## (run-estimate.c), the ceilings bookkeeping (run-ceilings.c), the sweep
 ## parser (shape.c).
 pkglibexec_PROGRAMS = fuseprof-gpu

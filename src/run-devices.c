@@ -32,8 +32,7 @@ static int device_list(const struct run_opts *o, int n, int *idx)
 	for (int i = 0; i < o->ndevices; i++) {
 		if (o->devices[i] >= n)
 			return error("run: --device: no device %d: this machine has %d "
-				     "(indices 0 to %d; 'fuseprof list runs' shows "
-				     "where runs were measured)", o->devices[i], n, n - 1);
+				     "(indices 0 to %d)", o->devices[i], n, n - 1);
 		idx[i] = o->devices[i];
 	}
 	return o->ndevices;

@@ -90,8 +90,8 @@ else
 	torchrun="python3 -m torch.distributed.run"
 fi
 script=$srcdir/tests/ranks-torch.py
-step "torchrun --nproc_per_node 2 --no-python fuseprof profile --db 'r%r.db'"
-(cd "$tmp" && $torchrun --nproc_per_node 2 --no-python "$FUSEPROF" profile \
+step "torchrun --standalone --nproc_per_node 2 --no-python fuseprof profile --db 'r%r.db'"
+(cd "$tmp" && $torchrun --standalone --nproc_per_node 2 --no-python "$FUSEPROF" profile \
 	--db "$tmp/r%r.db" --tag ddp python3 "$script") >"$tmp/tr.out" 2>&1 ||
 	{ cat "$tmp/tr.out" >&2; fail "torchrun failed"; }
 for r in 0 1; do
@@ -119,7 +119,7 @@ grep -q 'slowest rank 1' "$tmp/out" || fail "report names no straggler: $(cat "$
 
 step "fuseprof profile -- torchrun (every rank into one file)"
 (cd "$tmp" && "$FUSEPROF" profile --db "$tmp/one.db" --tag one $torchrun \
-	--nproc_per_node 2 "$script") >"$tmp/one.out" 2>&1 ||
+	--standalone --nproc_per_node 2 "$script") >"$tmp/one.out" 2>&1 ||
 	{ cat "$tmp/one.out" >&2; fail "profile of torchrun failed"; }
 [ "$(q "$tmp/one.db" "SELECT ranks FROM v_rank_spread WHERE workload = 'step/matmul'")" = 2 ] ||
 	fail "one file: $(q "$tmp/one.db" "SELECT pid, rank FROM procs")"
