@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "probes.h"
+#include "run-ops.h"
 #include "runloop.h"
 #include "store.h"
 #include "util.h"
@@ -120,6 +121,22 @@ int run_devices(const struct run_opts *o, int argc, char **argv)
 	struct strbuf note = STRBUF_INIT;
 	char host[256] = "";
 
+	/* What a run checks before it touches a GPU, here once: a bad op
+	 * list or counter group is one line, and no run is started. */
+	{
+		struct op_list ops = { NULL, 0, 0 };
+		struct counter_group group;
+		int rc = build_ops(o, &ops);
+
+		free(ops.v);
+		if (rc)
+			return rc;
+		memset(&group, 0, sizeof group);
+		if (o->counters && group_load(&group, o->group))
+			return EXIT_FAIL;
+		if (o->counters)
+			group_release(&group);
+	}
 	if (probe_device_count(&n))
 		return EXIT_FAIL;
 	ndev = device_list(o, n, idx);
@@ -160,12 +177,19 @@ int run_devices(const struct run_opts *o, int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < ndev; i++) {
-		int ws, rc;
+		int ws = 0, rc;
+		pid_t got;
 
 		if (pids[i] < 0)
 			continue;
-		while (waitpid(pids[i], &ws, 0) < 0 && errno == EINTR)
+		while ((got = waitpid(pids[i], &ws, 0)) < 0 && errno == EINTR)
 			;
+		if (got < 0) {
+			warning("run %lld: cannot wait for the process of device %d: %s",
+				run_id, idx[i], strerror(errno));
+			failed = 1;
+			continue;
+		}
 		rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 		if (rc == 130 || (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGINT))
 			interrupted = 1;

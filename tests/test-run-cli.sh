@@ -103,6 +103,13 @@ if [ "$have_ops" = 1 ]; then
 	expect_exit 0 "$FUSEPROF" run --dry-run --quick --db "$tmp/d.db"
 	cmp -s "$tmp/out" "$tmp/list2" || fail "--device 0,2 --dry-run lists other ops"
 	[ ! -e "$tmp/d.db" ] || fail "a dry run left $tmp/d.db"
+	# Several devices check the op list and the counter group once,
+	# before any GPU or file is touched.
+	expect_exit 2 "$FUSEPROF" run --device all --workload no_such_workload --db "$tmp/d.db"
+	one_line_error no_such_workload
+	expect_exit 1 "$FUSEPROF" run --device 0,1 --metrics no_such_group --db "$tmp/d.db"
+	one_line_error no_such_group
+	[ ! -e "$tmp/d.db" ] || fail "a refused run on several devices left $tmp/d.db"
 fi
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	for d in all 0,1; do
