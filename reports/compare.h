@@ -140,7 +140,7 @@ const char *cmp_count_name(enum cmp_count c);
 
 /* What an op is matched by between two runs. Strings are borrowed; none
  * is NULL. device: the op's device among its run's devices (0 the first,
- * by device row), set when both runs measured on several GPUs, so that
+ * by device row), set when a run measured on several GPUs, so that
  * each GPU's ops meet the same GPU's; else 0. */
 struct cmp_key {
 	const char *workload, *variant, *dtype, *shape;

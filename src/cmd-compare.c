@@ -28,9 +28,10 @@ static void help(void)
 	       "Ops are matched by workload, variant, dtype and shape; two profiled\n"
 	       "runs ('fuseprof profile') by workload alone, their range path (their\n"
 	       "variant is their tag: 'eager->compiled' in the variant column).\n"
-	       "When both runs measured on several GPUs ('run --device all'), ops\n"
-	       "match device by device too (the first GPU of each run with the\n"
-	       "first, and so on; the workload column says '@N').\n"
+	       "When a run measured on several GPUs ('run --device all'), ops match\n"
+	       "device by device too (the first GPU of each run with the first, and\n"
+	       "so on; a run on one GPU is the other's first; the workload column\n"
+	       "says '@N').\n"
 	       "Each op gets:\n"
 	       "  time    SLOWER / FASTER / SAME from the per-repetition times. The\n"
 	       "          change is median(NEW) / median(BASE) - 1; it counts only when\n"
@@ -310,8 +311,9 @@ static struct row *match(const struct run *base, const struct run *new,
 	struct cmp_match *m;
 	struct row *rows;
 
-	/* Device by device only when both runs have several. */
-	int by_device = base->ndevices > 1 && new->ndevices > 1;
+	/* Device by device when a run has several: a run of one GPU is
+	 * the other's first; the other GPUs' ops are only in one run. */
+	int by_device = base->ndevices > 1 || new->ndevices > 1;
 
 	for (size_t i = 0; i < base->nops; i++) {
 		kb[i] = op_key(&base->ops[i]);

@@ -3,7 +3,8 @@
 # tests/mkruns writes them: each op judged against its own device's
 # ceilings (v_roofline); compare matching ops device by device when both
 # runs have several (the second run stores its devices' ops in the other
-# order, so matching by index would pair them wrongly), and refusing two
+# order, so matching by index would pair them wrongly; a run on one GPU
+# against its first), and refusing two
 # runs whose GPUs are of other models unless --force; the run's summary
 # table in report and list.
 . "${srcdir:-.}/tests/setup"
@@ -23,6 +24,9 @@ run three
 opdevice NVIDIA-H100 1
 op ln fused fp32 M=1 ok 1 1e6 1e6 300000 0.01 20
 opdevice NVIDIA-H100 0
+op ln fused fp32 M=1 ok 1 1e6 1e6 100000 0.01 20
+opdevice NVIDIA-H100 0
+run one
 op ln fused fp32 M=1 ok 1 1e6 1e6 100000 0.01 20
 run mixed
 opdevice NVIDIA-H100 0
@@ -49,6 +53,12 @@ expect_exit 0 "$FUSEPROF" compare --db "$db" --format csv three two
 tr -d '\r' <"$tmp/out" | awk -F, 'NR > 1 { print $1, $2 }' | sort >"$tmp/got"
 printf 'FASTER ln@1\nSAME ln@0\n' >"$tmp/want"
 cmp -s "$tmp/got" "$tmp/want" || fail "compare three two: $(cat "$tmp/out")"
+
+# A run on one GPU is the other's first; the second GPU's op is new.
+expect_exit 0 "$FUSEPROF" compare --db "$db" --format csv one two
+tr -d '\r' <"$tmp/out" | awk -F, 'NR > 1 { print $1, $2 }' | sort >"$tmp/got"
+printf 'ADDED ln@1\nSAME ln@0\n' >"$tmp/want"
+cmp -s "$tmp/got" "$tmp/want" || fail "compare one two: $(cat "$tmp/out")"
 
 # Another model among a run's GPUs: refused (exit 2, one line naming both
 # runs' models), unless --force.
