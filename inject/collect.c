@@ -13,6 +13,7 @@
 
 #include "collect.h"
 #include "error.h"
+#include "launcher.h"
 #include "profile.h"
 #include "store.h"
 #include "strmap.h"
@@ -152,6 +153,18 @@ static int open_store(const struct collect_config *cfg, struct store **st)
 	return store_open(st, cfg->db, STORE_READWRITE);
 }
 
+/* Where this process's launcher placed it (torchrun, Open MPI, PMI,
+ * Slurm), from its environment: -1 where none said. */
+static void set_rank(struct store_proc *p)
+{
+	struct launcher_rank r;
+
+	launcher_rank(&r);
+	p->rank = r.rank;
+	p->local_rank = r.local_rank;
+	p->world_size = r.world_size;
+}
+
 int collect_open(struct collector **out, const struct collect_config *cfg,
 		 long long pid, const char *command_line)
 {
@@ -180,6 +193,7 @@ int collect_open(struct collector **out, const struct collect_config *cfg,
 	c->proc.run_id = cfg->run_id;
 	c->proc.pid = pid;
 	c->proc.command_line = command_line;
+	set_rank(&c->proc);
 	if (store_proc_begin(c->st, &c->proc, "running", NULL))
 		goto out_close;
 	c->ranges = ranges_new();
@@ -204,6 +218,7 @@ int collect_refuse(const struct collect_config *cfg, long long pid,
 				.command_line = command_line };
 	int rc;
 
+	set_rank(&p);
 	if (open_store(cfg, &st))
 		return -1;
 	rc = store_proc_begin(st, &p, status, note);

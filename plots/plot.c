@@ -159,6 +159,8 @@ struct ctx {
 	size_t nfiles;
 	struct plot_images *out;
 	int *vpt;                     /* point type of each variant (chart.h) */
+	char suffix[80];              /* "-MODEL" in a run of several GPU
+	                                 models' charts; "" */
 };
 
 static int cmp_op_id(const void *a, const void *b)
@@ -617,8 +619,8 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	}
 	wfrom = workload ? widx : 1;
 	wto = workload ? widx : c->workloads.n;
-	snprintf(stem, sizeof stem, "roofline%s%s%s", levels ? "-levels" : "",
-		 workload ? "-" : "", wsafe);
+	snprintf(stem, sizeof stem, "roofline%s%s%s%s", c->suffix,
+		 levels ? "-levels" : "", workload ? "-" : "", wsafe);
 	/* First the extent of the chart, its groups, the roofs its ops use
 	 * and the markers they need: the labels need the axes before the
 	 * first point is written, and the key lists only what is drawn. */
@@ -1089,6 +1091,69 @@ out_free:
 	return rc;
 }
 
+/* The rooflines of c->run: an overview, per workload when there are many
+ * ops, and by memory level when asked. 0 or -1. */
+static int rooflines(struct ctx *c)
+{
+	int many = c->workloads.n > 1 && c->nbyid > MANY_OPS;
+	size_t before = c->out->n;
+
+	if (roofline_chart(c, NULL, 0, !many))
+		return -1;
+	/* Per workload only where the overview drew something. */
+	if (many && c->out->n > before)
+		for (int w = 0; w < c->workloads.n; w++)
+			if (roofline_chart(c, c->workloads.v[w], 0, 1))
+				return -1;
+	if (c->o->hierarchical && roofline_chart(c, NULL, 1, 0))
+		return -1;
+	return 0;
+}
+
+/* A run on several GPU models: the rooflines of each model's ops under
+ * its own roofs, titled by it; colours and markers as in one chart. */
+static int group_charts(struct ctx *c)
+{
+	const struct plot_data *run = c->run;
+	const struct plot_op **byid = c->byid;
+	size_t nbyid = c->nbyid;
+	struct plot_op *ops = xcalloc(run->nops + 1, sizeof *ops);
+	const struct plot_op **sorted = xcalloc(run->nops + 1, sizeof *sorted);
+	int rc = 0;
+
+	for (int g = 0; g < run->ngroups && !rc; g++) {
+		struct plot_data sub = *run;
+		char safe[64];
+
+		sub.device = run->groups[g].name;
+		sub.nceilings = run->groups[g].nceilings;
+		sub.ceilings = run->groups[g].ceilings;
+		sub.nops = 0;
+		for (size_t i = 0; i < run->nops; i++)
+			if (run->ops[i].group == g)
+				ops[sub.nops++] = run->ops[i];
+		sub.ops = ops;
+		c->nbyid = 0;
+		for (size_t i = 0; i < sub.nops; i++)
+			if (!strcmp(ops[i].status, "ok"))
+				sorted[c->nbyid++] = &ops[i];
+		qsort(sorted, c->nbyid, sizeof *sorted, cmp_op_id);
+		c->byid = sorted;
+		c->run = &sub;
+		sanitize(safe, sizeof safe, run->groups[g].name, 1);
+		snprintf(c->suffix, sizeof c->suffix, "-%s", safe);
+		if (c->nbyid)
+			rc = rooflines(c);
+		c->run = run;
+	}
+	c->byid = byid;
+	c->nbyid = nbyid;
+	c->suffix[0] = '\0';
+	free(sorted);
+	free(ops);
+	return rc;
+}
+
 int plot_run(const struct plot_data *run, const struct plot_opts *o,
 	     struct plot_images *out)
 {
@@ -1098,7 +1163,7 @@ int plot_run(const struct plot_data *run, const struct plot_opts *o,
 	const struct plot_op **sorted;
 	char *script = NULL;
 	FILE *f;
-	int rc = -1, many;
+	int rc = -1;
 
 	memset(out, 0, sizeof *out);
 	if (!program_exists(gnuplot)) {
@@ -1148,15 +1213,12 @@ int plot_run(const struct plot_data *run, const struct plot_opts *o,
 		      "run `gnuplot plots.gp` in this folder.\n");
 	/* Many ops: an overview of points alone, then one chart per workload
 	 * with the arrows (and labels where they fit). */
-	many = c.workloads.n > 1 && c.nbyid > MANY_OPS;
-	if (roofline_chart(&c, NULL, 0, !many))
+	if (run->ngroups > 1) {
+		if (group_charts(&c))
+			goto out;
+	} else if (rooflines(&c)) {
 		goto out;
-	if (out->n && many)
-		for (int w = 0; w < c.workloads.n; w++)
-			if (roofline_chart(&c, c.workloads.v[w], 0, 1))
-				goto out;
-	if (o->hierarchical && roofline_chart(&c, NULL, 1, 0))
-		goto out;
+	}
 	if (fusion_chart(&c))
 		goto out;
 	if (out->n == 0) {

@@ -31,6 +31,15 @@ struct plot_op {
 			  * 0: unknown, the run's dram_bw ceiling stands in */
 	const char *precision;  /* the ceiling of its compute roof ("fp32_fma",
 				 * "tensor_bf16", ...); "" when unknown */
+	int group;       /* its GPU model among plot_data.groups; 0 when none */
+};
+
+/* A GPU model of a run on several models: its ops (plot_op.group) get
+ * rooflines of their own under its roofs. Strings are borrowed. */
+struct plot_group {
+	const char *name;        /* the model, for titles and file names */
+	int nceilings;
+	const struct plot_ceiling *ceilings;
 };
 
 /* A fused op and another variant of its case: an arrow from base to fused,
@@ -65,6 +74,10 @@ struct plot_data {
 	long long base_run_id;     /* the base run of the moves; 0: none */
 	size_t nmoves;
 	const struct plot_move *moves;
+	int ngroups;               /* 2 or more: one set of rooflines a GPU
+	                              model (roofline-MODEL*.png), each of its
+	                              ops under its roofs; else 0 */
+	const struct plot_group *groups;
 };
 
 struct plot_opts {
@@ -98,7 +111,8 @@ const char *plot_gnuplot(void);
  * tree's plots/ (an uninstalled build). Never NULL. */
 const char *plot_scripts_dir(void);
 
-/* Draw every plot of the run into o->dir in one gnuplot process: a
+/* Draw every plot of the run into o->dir in one gnuplot process (with
+ * groups, the rooflines below once a group, named roofline-GROUP...): a
  * roofline of all ok ops (one point per op, arrows from each unfused or
  * naive variant to its fused one, styled by the measured speedup, bundled
  * above CHART_MAX_ARROWS), one per workload when there are many ops, each

@@ -54,7 +54,7 @@ const char *ag_why_text(enum ag_why why)
 
 static struct cmp_key key_of(const struct rf_op *o)
 {
-	return (struct cmp_key){ o->workload, o->variant, o->dtype, o->shape };
+	return (struct cmp_key){ o->workload, o->variant, o->dtype, o->shape, 0 };
 }
 
 void against_match(const struct rf_run *base, const struct rf_run *run,

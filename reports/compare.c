@@ -287,9 +287,9 @@ int cmp_key_order(const struct cmp_key *a, const struct cmp_key *b, int by_path)
 
 	if ((c = strcmp(a->workload, b->workload)) ||
 	    (!by_path && (c = strcmp(a->variant, b->variant))) ||
-	    (c = strcmp(a->dtype, b->dtype)))
+	    (c = strcmp(a->dtype, b->dtype)) || (c = strcmp(a->shape, b->shape)))
 		return c;
-	return strcmp(a->shape, b->shape);
+	return (a->device > b->device) - (a->device < b->device);
 }
 
 /* A key with its index, sorted by key, then index: equal keys keep the

@@ -139,9 +139,12 @@ const char *cmp_count_name(enum cmp_count c);
 /* ---- which op of one run is which op of another ----------------------- */
 
 /* What an op is matched by between two runs. Strings are borrowed; none
- * is NULL. */
+ * is NULL. device: the op's device among its run's devices (0 the first,
+ * by device row), set when a run measured on several GPUs, so that
+ * each GPU's ops meet the same GPU's; else 0. */
 struct cmp_key {
 	const char *workload, *variant, *dtype, *shape;
+	int device;
 };
 
 /* 1 when the ops of a run of kind base_kind and one of new_kind (v_runs.kind;
@@ -152,7 +155,7 @@ struct cmp_key {
 int cmp_match_by_path(const char *base_kind, const char *new_kind);
 
 /* Key order: workload, then variant (left out when by_path), dtype, shape,
- * each by strcmp. */
+ * each by strcmp, then device. */
 int cmp_key_order(const struct cmp_key *a, const struct cmp_key *b, int by_path);
 
 /* One row of a matching: an index into each run's keys, CMP_NONE on the

@@ -12,9 +12,10 @@ check_PROGRAMS += tests/test-compare tests/mkruns
 TESTS += tests/test-compare \
 	tests/test-compare-cli.sh \
 	tests/test-compare-db.sh \
+	tests/test-compare-devices.sh \
 	tests/test-query-named.sh
 EXTRA_DIST += tests/test-compare-cli.sh tests/test-compare-db.sh \
-	tests/test-query-named.sh
+	tests/test-compare-devices.sh tests/test-query-named.sh
 tests_test_compare_SOURCES = tests/test-compare.c tests/test.h
 tests_test_compare_LDADD = reports/libfpcompare.a $(test_core_libs)
 tests_mkruns_SOURCES = tests/mkruns.c

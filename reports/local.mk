@@ -9,6 +9,7 @@ reports_libfpreports_a_SOURCES = \
 	reports/fusion.c reports/fusion.h \
 	reports/saved.c reports/saved.h \
 	reports/opps.c reports/opps.h \
+	reports/ranks.c reports/ranks.h \
 	reports/render.c reports/render.h \
 	reports/plot-input.c reports/plot-input.h \
 	reports/against.c reports/against.h \
@@ -40,9 +41,11 @@ tests_test_save_recompute_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_save_recompute_LDADD = $(test_report_libs)
 
 TESTS += tests/test-report-cli.sh tests/test-report-errors.sh \
-	tests/test-report-saved.sh tests/test-report-fusion-note.sh
+	tests/test-report-saved.sh tests/test-report-fusion-note.sh \
+	tests/test-report-ranks.sh
 EXTRA_DIST += tests/test-report-cli.sh tests/test-report-errors.sh \
-	tests/test-report-saved.sh tests/test-report-fusion-note.sh
+	tests/test-report-saved.sh tests/test-report-fusion-note.sh \
+	tests/test-report-ranks.sh
 
 ## --base: one run against another, matched as compare matches them
 ## (runs written by tests/mkruns, and the shipped profiles).

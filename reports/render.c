@@ -16,6 +16,7 @@
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
+#include "ranks.h"
 #include "saved.h"
 #include "table.h"
 #include "util.h"
@@ -151,7 +152,7 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		"l2_bw", "l2_bw_provenance", "roof", "roof_pct", "roof_l2", "roof_l2_pct",
 		"bound", "model_flops", "model_min_bytes", "model_variant_bytes",
 		"traffic_eff", "eff_bw", "eff_bw_pct", "rel_err", "tolerance", "message",
-		"kernel_opts", "kernel",
+		"kernel_opts", "kernel", "device", "device_id",
 	};
 
 	table_init(t, (int)ARRAY_SIZE(hdr), hdr);
@@ -200,6 +201,11 @@ static void ops_table_full(const struct rf_run *run, struct table *t)
 		table_add_text(t, o->message);
 		table_add_text(t, o->kernel_opts);
 		table_add_text(t, o->kernel);
+		table_add_text(t, *o->device ? o->device : NULL);
+		if (o->device_id > 0)
+			table_add_int(t, o->device_id);
+		else
+			table_add_null(t);
 	}
 }
 
@@ -427,6 +433,56 @@ static void saved_table(const struct sr_rows *r, struct table *t, int display)
 	}
 }
 
+/* Stragglers: each range's time over the ranks (v_rank_spread), largest
+ * spread first. */
+static void ranks_table(const struct rk_rows *r, struct table *t, int display)
+{
+	static const char *const full[] = {
+		"workload", "op_id", "ranks", "samples", "time_ns_min",
+		"time_ns_median", "time_ns_max", "spread", "slowest_rank",
+		"slowest_host", "fastest_rank",
+	};
+	static const char *const disp[] = {
+		"range", "ranks", "min µs", "median µs", "max µs", "max ÷ min",
+		"slowest rank", "host", "fastest rank",
+	};
+
+	table_init(t, display ? (int)ARRAY_SIZE(disp) : (int)ARRAY_SIZE(full),
+		   display ? disp : full);
+	for (size_t i = 0; r && i < r->n; i++) {
+		const struct rk_row *x = &r->v[i];
+
+		table_add_text(t, x->workload);
+		if (!display) {
+			table_add_int(t, x->op_id);
+			table_add_int(t, x->ranks);
+			table_add_int(t, x->samples);
+			table_add_double(t, x->time_ns_min, 10);
+			table_add_double(t, x->time_ns_median, 10);
+			table_add_double(t, x->time_ns_max, 10);
+			table_add_double(t, x->spread, 10);
+			table_add_int(t, x->slowest_rank);
+			table_add_text(t, x->slowest_host);
+			table_add_int(t, x->fastest_rank);
+			continue;
+		}
+		table_add_int(t, x->ranks);
+		table_add_double(t, x->time_ns_min / 1e3, 4);
+		table_add_double(t, x->time_ns_median / 1e3, 4);
+		table_add_double(t, x->time_ns_max / 1e3, 4);
+		table_add_double(t, x->spread, 3);
+		table_add_int(t, x->slowest_rank);
+		table_add_text(t, x->slowest_host);
+		table_add_int(t, x->fastest_rank);
+	}
+}
+
+#define RANKS_TITLE "Ranks (stragglers)"
+#define RANKS_TEXT "Each range over the ranks: every rank's median time " \
+	"(its range instances), their least, median and most, the spread " \
+	"(most ÷ least) and the slowest rank, largest spread first " \
+	"(view v_rank_spread)."
+
 /* What the save-or-recompute table shows, for the reader. */
 #define SAVED_TITLE "Save or recompute (forward + backward)"
 #define SAVED_TEXT "Each forward variant beside the backward variant of " \
@@ -645,6 +701,7 @@ struct tables {
 	struct table distrust_disp, distrust_full;
 	struct table ops_disp, ops_full, fusion_disp, fusion_full;
 	struct table saved_disp, saved_full;
+	struct table ranks_disp, ranks_full;
 	struct table base_disp, base_full;
 };
 
@@ -832,6 +889,10 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 	if (t->saved_disp.nrows) {
 		fputs("\n## " SAVED_TITLE "\n\n" SAVED_TEXT "\n\n", f);
 		table_print(&t->saved_disp, TABLE_MD, f);
+	}
+	if (t->ranks_disp.nrows) {
+		fputs("\n## " RANKS_TITLE "\n\n" RANKS_TEXT "\n\n", f);
+		table_print(&t->ranks_disp, TABLE_MD, f);
 	}
 	md_section(f, "Ops", &t->ops_disp);
 	return finish(f, path);
@@ -1054,6 +1115,12 @@ static int write_html(const struct report *r, const struct tables *t, const char
 		fputs("</p>\n", f);
 		html_table(f, NULL, &t->saved_disp);
 	}
+	if (t->ranks_disp.nrows) {
+		fputs("<h2>" RANKS_TITLE "</h2>\n<p>", f);
+		html_escape(f, RANKS_TEXT);
+		fputs("</p>\n", f);
+		html_table(f, NULL, &t->ranks_disp);
+	}
 	html_table(f, "Ops", &t->ops_disp);
 	fputs("</body></html>\n", f);
 	if (rc) {
@@ -1075,6 +1142,7 @@ static int write_csv(const struct report *r, const struct tables *t, const char 
 		{ "ceilings.csv", &t->ceilings_full },
 		{ "distrust.csv", &t->distrust_full },
 		{ "save-recompute.csv", &t->saved_full },
+		{ "ranks.csv", &t->ranks_full },
 		{ "base.csv", &t->base_full },
 		{ "opportunities.csv", r->opps ? &r->opps->full : NULL },
 	};
@@ -1085,6 +1153,9 @@ static int write_csv(const struct report *r, const struct tables *t, const char 
 
 		/* Only a run with forward/backward pairs has this table. */
 		if (files[i].t == &t->saved_full && !t->saved_full.nrows)
+			continue;
+		/* Nor a run of one rank this one. */
+		if (files[i].t == &t->ranks_full && !t->ranks_full.nrows)
 			continue;
 		/* Nor a report without --base this one. */
 		if (files[i].t == &t->base_full && !t->base_full.ncols)
@@ -1204,6 +1275,8 @@ static int write_json(const struct report *r, const struct tables *t, const char
 	table_print(&t->distrust_full, TABLE_JSON, f);
 	fputs(",\n\"save_recompute\": ", f);
 	table_print(&t->saved_full, TABLE_JSON, f);
+	fputs(",\n\"ranks\": ", f);
+	table_print(&t->ranks_full, TABLE_JSON, f);
 	json_base(r, t, f);
 	fputs(",\n\"opportunities_notice\": ", f);
 	if (r->opps && r->opps->notice)
@@ -1234,6 +1307,7 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		ops_table_display(r->run, &t.ops_disp);
 		fusion_table(r->pairs, &t.fusion_disp, 1);
 		saved_table(r->saved, &t.saved_disp, 1);
+		ranks_table(r->ranks, &t.ranks_disp, 1);
 		if (r->against)
 			against_table(r->against, &t.base_disp, 1);
 	}
@@ -1243,6 +1317,7 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		fusion_table(r->pairs, &t.fusion_full, 0);
 		distrust_table(r->run, &t.distrust_full, 0);
 		saved_table(r->saved, &t.saved_full, 0);
+		ranks_table(r->ranks, &t.ranks_full, 0);
 		if (r->against)
 			against_table(r->against, &t.base_full, 0);
 	}
@@ -1270,6 +1345,8 @@ out:
 	table_release(&t.fusion_full);
 	table_release(&t.saved_disp);
 	table_release(&t.saved_full);
+	table_release(&t.ranks_disp);
+	table_release(&t.ranks_full);
 	table_release(&t.base_disp);
 	table_release(&t.base_full);
 	return rc;

@@ -10,6 +10,7 @@ struct rf_run;
 struct fu_pairs;
 struct sr_rows;
 struct opps;
+struct rk_rows;
 struct plot_images;
 
 enum report_format {
@@ -24,6 +25,8 @@ struct report {
 	const struct rf_run *run;
 	const struct fu_pairs *pairs;
 	const struct sr_rows *saved;       /* save-vs-recompute rows; NULL: none */
+	const struct rk_rows *ranks;       /* a profiled run's ranges over its
+					    * ranks; NULL or none: no section */
 	const struct plot_images *images;  /* images->skipped: why none */
 	const struct against *against;     /* --base: run against a base run;
 					    * NULL: none */
@@ -45,6 +48,7 @@ extern const char *const report_ceiling_names[];
  * distrust.csv, save-recompute.csv (only when the run has rows of it),
  * opportunities.csv (only for a profiled run whose candidates were
  * computed),
+ * ranks.csv (only for a profiled run of several ranks),
  * base.csv (only against a base run) and report.json (as formats asks)
  * into dir, which exists.
  * Returns 0, or -1 after an error naming the file. */

@@ -35,7 +35,8 @@ static const struct col op_cols[] = {
 	R(roof), R(roof_pct), R(roof_l2), R(roof_l2_pct), T(bound),
 	R(model_flops), R(model_min_bytes), R(model_variant_bytes),
 	R(traffic_eff), R(eff_bw), R(eff_bw_pct), R(rel_err), R(tolerance),
-	R(longest_kernel_ns), T(kernel_opts), T(kernel),
+	R(longest_kernel_ns), T(kernel_opts), T(kernel), T(device),
+	{ "device_id", COL_INT, offsetof(struct rf_op, device_id) },
 };
 #undef T
 #undef R
@@ -97,26 +98,33 @@ static int load_run(struct store *st, long long run_id, struct rf_run *run)
 	return 0;
 }
 
-static int load_ceilings(struct store *st, struct rf_run *run)
+/* The ceilings run_id is judged against on device device_id (0: the
+ * run's device) into *out, *n of them. */
+static int load_ceilings_of(struct store *st, long long run_id, long long device_id,
+			    struct rf_ceiling **out, int *n)
 {
 	sqlite3_stmt *s = NULL;
 	int rc, alloc = 0;
 
 	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT name, unit, value, provenance, method"
-			       " FROM v_ceilings WHERE run_id = ?1 ORDER BY name",
-			       -1, &s, NULL))
+			       " FROM v_ceilings WHERE run_id = ?1 AND device_id IS"
+			       " coalesce(?2, (SELECT device_id FROM runs WHERE id = ?1))"
+			       " ORDER BY name", -1, &s, NULL))
 		return store_error(st, "cannot read the ceilings from");
-	sqlite3_bind_int64(s, 1, run->id);
+	sqlite3_bind_int64(s, 1, run_id);
+	if (device_id > 0)
+		sqlite3_bind_int64(s, 2, device_id);
+	else
+		sqlite3_bind_null(s, 2);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct rf_ceiling *c;
 
-		if (run->nceilings == alloc) {
+		if (*n == alloc) {
 			alloc = alloc ? 2 * alloc : 8;
-			run->ceilings = xrealloc(run->ceilings,
-						 (size_t)alloc * sizeof *run->ceilings);
+			*out = xrealloc(*out, (size_t)alloc * sizeof **out);
 		}
-		c = &run->ceilings[run->nceilings++];
+		c = &(*out)[(*n)++];
 		c->name = text_or(s, 0, "");
 		c->unit = text_or(s, 1, "");
 		c->value = sqlite3_column_double(s, 2);
@@ -127,6 +135,76 @@ static int load_ceilings(struct store *st, struct rf_run *run)
 	if (rc != SQLITE_DONE)
 		return store_error(st, "cannot read the ceilings from");
 	return 0;
+}
+
+static void free_ceilings(struct rf_ceiling *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(c[i].name);
+		free(c[i].unit);
+		free(c[i].provenance);
+		free(c[i].method);
+	}
+	free(c);
+}
+
+/* The devices of the run's ops: each op's place among them (device_nth),
+ * their count, and where they are of two models or more, each model with
+ * the ceilings of its first device. */
+static int load_models(struct store *st, struct rf_run *run)
+{
+	long long *ids = xcalloc(run->nops + 1, sizeof *ids);
+	size_t nids = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < run->nops; i++) {
+		size_t k = 0;
+
+		while (k < nids && ids[k] != run->ops[i].device_id)
+			k++;
+		if (k == nids)
+			ids[nids++] = run->ops[i].device_id;
+	}
+	for (size_t a = 1; a < nids; a++)
+		for (size_t b = a; b > 0 && ids[b - 1] > ids[b]; b--) {
+			long long t = ids[b];
+
+			ids[b] = ids[b - 1];
+			ids[b - 1] = t;
+		}
+	run->ndevices = (int)nids;
+	for (size_t i = 0; i < run->nops; i++)
+		for (size_t k = 0; k < nids; k++)
+			if (ids[k] == run->ops[i].device_id)
+				run->ops[i].device_nth = (int)k;
+	/* The models in order of their first device. */
+	for (size_t k = 0; k < nids; k++) {
+		const char *name = "";
+		size_t m = 0;
+
+		for (size_t i = 0; i < run->nops; i++)
+			if (run->ops[i].device_id == ids[k])
+				name = run->ops[i].device;
+		while (m < run->nmodels && strcmp(run->models[m].name, name))
+			m++;
+		if (m < run->nmodels)
+			continue;
+		run->models = xrealloc(run->models, (m + 1) * sizeof *run->models);
+		run->models[m] = (struct rf_model){ xstrdup(name), ids[k], 0, NULL };
+		run->nmodels++;
+	}
+	if (run->nmodels < 2) {
+		for (size_t m = 0; m < run->nmodels; m++)
+			free(run->models[m].name);
+		free(run->models);
+		run->models = NULL;
+		run->nmodels = 0;
+	}
+	for (size_t m = 0; m < run->nmodels && !rc; m++)
+		rc = load_ceilings_of(st, run->id, run->models[m].device_id,
+				      &run->models[m].ceilings, &run->models[m].nceilings);
+	free(ids);
+	return rc;
 }
 
 /* RF_RUN_TABLE, created empty, and the statement that fills it with one
@@ -277,7 +355,8 @@ int rf_load(struct store *st, long long run_id, const char *const *workloads,
 	memset(run, 0, sizeof *run);
 	if (load_run(st, run_id, run))
 		return -1;
-	if (load_ceilings(st, run) || load_ops(st, workloads, run) ||
+	if (load_ceilings_of(st, run_id, 0, &run->ceilings, &run->nceilings) ||
+	    load_ops(st, workloads, run) || load_models(st, run) ||
 	    load_flags(st, workloads, run)) {
 		rf_release(run);
 		return -1;
@@ -297,13 +376,12 @@ void rf_release(struct rf_run *run)
 	free(run->counters);
 	free(run->device);
 	free(run->kind);
-	for (int i = 0; i < run->nceilings; i++) {
-		free(run->ceilings[i].name);
-		free(run->ceilings[i].unit);
-		free(run->ceilings[i].provenance);
-		free(run->ceilings[i].method);
+	free_ceilings(run->ceilings, run->nceilings);
+	for (size_t m = 0; m < run->nmodels; m++) {
+		free(run->models[m].name);
+		free_ceilings(run->models[m].ceilings, run->models[m].nceilings);
 	}
-	free(run->ceilings);
+	free(run->models);
 	for (size_t i = 0; i < run->nops; i++)
 		cols_free(op_cols, ARRAY_SIZE(op_cols), &run->ops[i]);
 	free(run->ops);

@@ -50,6 +50,18 @@ struct rf_op {
 	double longest_kernel_ns;  /* its longest kernel: median x launches */
 	char *kernel_opts;  /* kernel options in force, canonical; "" if none */
 	char *kernel;       /* the kernels its launcher picked; "" if not said */
+	char *device;       /* the GPU model it ran on; "" if unknown */
+	long long device_id;  /* its device's row; 0 if unknown */
+	int device_nth;     /* its device among the run's (0 first, by row) */
+};
+
+/* A GPU model of a run whose ops ran on several models: its name and the
+ * ceilings of its first device (the roofs its chart draws). */
+struct rf_model {
+	char *name;
+	long long device_id;
+	int nceilings;
+	struct rf_ceiling *ceilings;
 };
 
 /* One rule an op's numbers break: a row of v_distrust (see views.h for
@@ -71,9 +83,14 @@ struct rf_run {
 	char *command_line, *counters, *device;  /* "" when unknown */
 	char *kind;  /* "run", or "profile" for `fuseprof profile` (v_runs.kind) */
 	int nceilings;
-	struct rf_ceiling *ceilings;
+	struct rf_ceiling *ceilings;  /* of the run's device */
 	size_t nops;
 	struct rf_op *ops;
+	int ndevices;       /* devices its ops ran on (`run --device all`) */
+	/* Its ops' GPU models, each with its roofs, when there are two or
+	 * more (else nmodels is 0 and ceilings are every op's). */
+	size_t nmodels;
+	struct rf_model *models;
 	/* The ops whose numbers are impossible (ordered by workload, op id,
 	 * reason): nflags rules broken by nflagged distinct ops. */
 	size_t nflags, nflagged;

@@ -197,15 +197,42 @@ static int write_profile(struct store *st, long long run, struct writer *w)
 	sqlite3 *db = store_db(st);
 	sqlite3_stmt *s = NULL;
 	struct strbuf args = STRBUF_INIT;
-	long long last_end = 0;
+	long long last_end = 0, clash = 0;
+	const char *key;
+	char *sql;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT pid, coalesce(command_line, '') FROM procs "
-			       "WHERE run_id = ?1 ORDER BY pid", -1, &s, NULL) != SQLITE_OK)
+	/* A trace process is a pid, unless two processes of the run share
+	 * one (ranks of two hosts, merged): then each process's row id. */
+	if (sqlite3_prepare_v2(db, "SELECT count(*) - count(DISTINCT pid) FROM procs "
+			       "WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return sql_error(st, s);
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		clash = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	key = clash > 0 ? "proc_id" : "pid";
+	sql = xasprintf("SELECT %s, coalesce(command_line, ''), pid, rank, host FROM "
+			"procs WHERE run_id = ?1 ORDER BY %s", clash > 0 ? "id" : "pid",
+			clash > 0 ? "id" : "pid");
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
 		return sql_error(st, s);
 	sqlite3_bind_int64(s, 1, run);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		char *name = xasprintf("%s (pid %lld)", text(s, 1), sqlite3_column_int64(s, 0));
+		int ranked = sqlite3_column_type(s, 3) != SQLITE_NULL;
+		char *name;
+
+		if (ranked)
+			name = xasprintf("%s (pid %lld, rank %lld%s%s)", text(s, 1),
+					 sqlite3_column_int64(s, 2),
+					 sqlite3_column_int64(s, 3),
+					 clash > 0 ? ", host " : "", clash > 0 ? text(s, 4) : "");
+		else
+			name = xasprintf("%s (pid %lld%s%s)", text(s, 1),
+					 sqlite3_column_int64(s, 2),
+					 clash > 0 ? ", host " : "", clash > 0 ? text(s, 4) : "");
 
 		process_name(w, sqlite3_column_int64(s, 0), name);
 		free(name);
@@ -223,11 +250,13 @@ static int write_profile(struct store *st, long long run, struct writer *w)
 		last_end = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 
-	if (sqlite3_prepare_v2(db, "SELECT pid, coalesce(tid, 0), name, domain, path, "
-			       "start_ns, coalesce(end_ns, max(start_ns, ?2)), end_ns IS NULL "
-			       "FROM ranges WHERE run_id = ?1 ORDER BY pid, tid, start_ns, "
-			       "coalesce(end_ns, max(start_ns, ?2)) DESC, depth",
-			       -1, &s, NULL) != SQLITE_OK)
+	sql = xasprintf("SELECT %s, coalesce(tid, 0), name, domain, path, "
+			"start_ns, coalesce(end_ns, max(start_ns, ?2)), end_ns IS NULL "
+			"FROM ranges WHERE run_id = ?1 ORDER BY %s, tid, start_ns, "
+			"coalesce(end_ns, max(start_ns, ?2)) DESC, depth", key, key);
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
 		return sql_error(st, s);
 	sqlite3_bind_int64(s, 1, run);
 	sqlite3_bind_int64(s, 2, last_end);
@@ -256,13 +285,16 @@ static int write_profile(struct store *st, long long run, struct writer *w)
 	sqlite3_finalize(s);
 	end_track(w);
 
-	if (sqlite3_prepare_v2(db, "SELECT l.pid, l.device, l.stream, k.name, l.start_ns, "
-			       "l.end_ns, o.workload, l.correlation, k.grid_x, k.grid_y, "
-			       "k.grid_z, k.block_x, k.block_y, k.block_z, k.registers, "
-			       "k.static_smem + k.dynamic_smem FROM launches l "
-			       "JOIN kernels k ON k.id = l.kernel_id JOIN ops o ON o.id = l.op_id "
-			       "WHERE o.run_id = ?1 ORDER BY l.pid, l.device, l.stream, "
-			       "l.start_ns, l.end_ns DESC", -1, &s, NULL) != SQLITE_OK) {
+	sql = xasprintf("SELECT l.%s, l.device, l.stream, k.name, l.start_ns, "
+			"l.end_ns, o.workload, l.correlation, k.grid_x, k.grid_y, "
+			"k.grid_z, k.block_x, k.block_y, k.block_z, k.registers, "
+			"k.static_smem + k.dynamic_smem FROM launches l "
+			"JOIN kernels k ON k.id = l.kernel_id JOIN ops o ON o.id = l.op_id "
+			"WHERE o.run_id = ?1 ORDER BY l.%s, l.device, l.stream, "
+			"l.start_ns, l.end_ns DESC", key, key);
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK) {
 		strbuf_release(&args);
 		return sql_error(st, s);
 	}

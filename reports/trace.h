@@ -6,7 +6,9 @@
  * without nesting goes to a track of its own beside it), tracks named by
  * metadata events.
  *
- * A profiled run: one process per profiled process (its pid), each GPU
+ * A profiled run: one process per profiled process (its pid; its procs
+ * row id where two processes of the run share a pid, ranks of two hosts
+ * merged; named with its rank when its launcher gave one), each GPU
  * stream a track ("GPU 0 stream 7") of its kernels, each thread that
  * opened NVTX ranges a track of its range instances, nested as they were;
  * timestamps are CUPTI's (one clock for every process of a host), shown

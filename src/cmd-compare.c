@@ -28,6 +28,10 @@ static void help(void)
 	       "Ops are matched by workload, variant, dtype and shape; two profiled\n"
 	       "runs ('fuseprof profile') by workload alone, their range path (their\n"
 	       "variant is their tag: 'eager->compiled' in the variant column).\n"
+	       "When a run measured on several GPUs ('run --device all'), ops match\n"
+	       "device by device too (the first GPU of each run with the first, and\n"
+	       "so on; a run on one GPU is the other's first; the workload column\n"
+	       "says '@N').\n"
 	       "Each op gets:\n"
 	       "  time    SLOWER / FASTER / SAME from the per-repetition times. The\n"
 	       "          change is median(NEW) / median(BASE) - 1; it counts only when\n"
@@ -46,7 +50,8 @@ static void help(void)
 	       "wrong or failed), SLOWER, MORE-BYTES, MORE-FLOPS, REMOVED, ADDED,\n"
 	       "LAUNCHES (launch count changed), STILL-WRONG, FIXED, FASTER,\n"
 	       "FEWER-BYTES, FEWER-FLOPS, SAME. Rows come worst first.\n"
-	       "Runs on different GPU models (device names) are refused (exit 2).\n"
+	       "Runs on different GPU models (device names; every GPU of a run of\n"
+	       "several) are refused (exit 2).\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH              database of NEW, and of BASE unless\n"
@@ -89,6 +94,7 @@ struct op {
 	long long id;
 	char *workload, *variant, *dtype, *shape, *status;
 	char *kernel_opts, *kernel;  /* "" when not recorded */
+	int device;             /* its device among the run's (0 first) */
 	double *samples;
 	size_t nsamples, alloc;
 	long long launches;
@@ -99,6 +105,8 @@ struct op {
 struct run {
 	long long id;
 	char *started, *tag, *status, *device, *counters, *kind;
+	char *models;           /* its ops' GPU models, ", "-joined; NULL: none */
+	int ndevices;           /* devices its ops ran on */
 	const char *db;
 	struct op *ops;
 	size_t nops;
@@ -107,6 +115,7 @@ struct run {
 struct row {
 	const struct op *base, *new;
 	int by_path;  /* the runs' ops matched by range path (cmp_match_by_path) */
+	int by_device;  /* and device by device (both runs on several GPUs) */
 	struct cmp_result r;
 };
 
@@ -124,7 +133,7 @@ static double column_real(sqlite3_stmt *s, int i)
 
 static struct cmp_key op_key(const struct op *o)
 {
-	return (struct cmp_key){ o->workload, o->variant, o->dtype, o->shape };
+	return (struct cmp_key){ o->workload, o->variant, o->dtype, o->shape, 0 };
 }
 
 static void run_release(struct run *r)
@@ -146,6 +155,7 @@ static void run_release(struct run *r)
 	free(r->tag);
 	free(r->status);
 	free(r->device);
+	free(r->models);
 	free(r->counters);
 	free(r->kind);
 	memset(r, 0, sizeof *r);
@@ -181,6 +191,19 @@ static int load_run(const char *db, const char *ref, struct run *run)
 	run->kind = column_dup(s, 5);
 	sqlite3_finalize(s);
 
+	/* The GPU models of its ops: a run on several GPUs may mix them. */
+	if (sqlite3_prepare_v2(store_db(st), "SELECT group_concat(name, ', ') FROM "
+			       "(SELECT DISTINCT d.name FROM ops o JOIN runs r ON "
+			       "r.id = o.run_id JOIN devices d ON d.id = "
+			       "coalesce(o.device_id, r.device_id) WHERE o.run_id = ?1 "
+			       "ORDER BY d.name)", -1, &s, NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run->id);
+	if (sqlite3_step(s) != SQLITE_ROW)
+		goto out_sql;
+	run->models = column_dup(s, 0);
+	sqlite3_finalize(s);
+
 	/* FLOPs of all precisions, defined as v_roofline does; NULL without
 	 * counters, since v_kernel_counters reports 0 FLOPs then. */
 	if (sqlite3_prepare_v2(store_db(st),
@@ -188,7 +211,8 @@ static int load_run(const char *db, const char *ref, struct run *run)
 			       " launches, ncounters, dram_bytes,"
 			       " CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64"
 			       "  + flops_fp16 + coalesce(flops_tensor, 0) END,"
-			       " kernel_opts, kernel"
+			       " kernel_opts, kernel,"
+			       " dense_rank() OVER (ORDER BY device_id) - 1"
 			       " FROM v_ops WHERE run_id = ?1 ORDER BY op_id",
 			       -1, &s, NULL) != SQLITE_OK)
 		goto out_sql;
@@ -217,6 +241,9 @@ static int load_run(const char *db, const char *ref, struct run *run)
 					 ? (const char *)sqlite3_column_text(s, 10) : "");
 		o->kernel = xstrdup(sqlite3_column_text(s, 11)
 				    ? (const char *)sqlite3_column_text(s, 11) : "");
+		o->device = sqlite3_column_int(s, 12);
+		if (o->device + 1 > run->ndevices)
+			run->ndevices = o->device + 1;
 	}
 	if (step != SQLITE_DONE)
 		goto out_sql;
@@ -284,10 +311,18 @@ static struct row *match(const struct run *base, const struct run *new,
 	struct cmp_match *m;
 	struct row *rows;
 
-	for (size_t i = 0; i < base->nops; i++)
+	/* Device by device when a run has several: a run of one GPU is
+	 * the other's first; the other GPUs' ops are only in one run. */
+	int by_device = base->ndevices > 1 || new->ndevices > 1;
+
+	for (size_t i = 0; i < base->nops; i++) {
 		kb[i] = op_key(&base->ops[i]);
-	for (size_t i = 0; i < new->nops; i++)
+		kb[i].device = by_device ? base->ops[i].device : 0;
+	}
+	for (size_t i = 0; i < new->nops; i++) {
 		kn[i] = op_key(&new->ops[i]);
+		kn[i].device = by_device ? new->ops[i].device : 0;
+	}
 	m = cmp_match_ops(kb, base->nops, kn, new->nops, by_path, n);
 	rows = xcalloc(*n + 1, sizeof *rows);
 	for (size_t k = 0; k < *n; k++) {
@@ -297,6 +332,7 @@ static struct row *match(const struct run *base, const struct run *new,
 		r->base = m[k].base != CMP_NONE ? &base->ops[m[k].base] : NULL;
 		r->new = m[k].new != CMP_NONE ? &new->ops[m[k].new] : NULL;
 		r->by_path = by_path;
+		r->by_device = by_device;
 		if (r->base)
 			to_cmp(r->base, &cb);
 		if (r->new)
@@ -319,6 +355,8 @@ static int row_order(const void *pa, const void *pb)
 		return c;
 	ka = op_key(a->base ? a->base : a->new);
 	kb = op_key(b->base ? b->base : b->new);
+	ka.device = a->by_device ? (a->base ? a->base : a->new)->device : 0;
+	kb.device = b->by_device ? (b->base ? b->base : b->new)->device : 0;
 	return cmp_key_order(&ka, &kb, a->by_path);
 }
 
@@ -405,7 +443,14 @@ static void add_row(struct table *t, const struct row *row)
 	char buf[64];
 
 	table_add_text(t, cmp_verdict_name(r->verdict));
-	table_add_text(t, key->workload);
+	if (row->by_device) {
+		char *w = xasprintf("%s@%d", key->workload, key->device);
+
+		table_add_text(t, w);
+		free(w);
+	} else {
+		table_add_text(t, key->workload);
+	}
 	if (row->base && row->new && strcmp(row->base->variant, row->new->variant)) {
 		char *v = xasprintf("%s->%s", row->base->variant, row->new->variant);
 
@@ -575,13 +620,18 @@ static int cmd_compare(int argc, char **argv)
 	/* A refusal, not a verdict: exit 2, as for any other request compare
 	 * will not carry out, so a CI job that gates on 1 (regressed) does
 	 * not read two GPU models as a regression. */
-	if (base.device && new.device && strcmp(base.device, new.device) && !force) {
-		rc = usage_error("compare", "compare: run %lld of '%s' ran on '%s' and "
-				 "run %lld of '%s' on '%s': refusing to compare "
-				 "different GPU models (--force compares anyway)",
-				 base.id, base.db, base.device, new.id, new.db,
-				 new.device);
-		goto out_new;
+	{
+		/* The models of every GPU a run used, where its ops say. */
+		const char *bm = base.models ? base.models : base.device;
+		const char *nm = new.models ? new.models : new.device;
+
+		if (bm && nm && strcmp(bm, nm) && !force) {
+			rc = usage_error("compare", "compare: run %lld of '%s' ran on "
+					 "'%s' and run %lld of '%s' on '%s': refusing to "
+					 "compare different GPU models (--force compares "
+					 "anyway)", base.id, base.db, bm, new.id, new.db, nm);
+			goto out_new;
+		}
 	}
 	if (!base.device || !new.device)
 		warning("compare: run %lld has no recorded GPU; cannot check that both "

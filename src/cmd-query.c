@@ -52,6 +52,9 @@ static void help(void)
 	       "                that cannot have them (no counters, no ceilings)\n"
 	       "                gets one line on stderr saying why; a RUN that is\n"
 	       "                not a profiled run is an error\n"
+	       "  stragglers    per range of a profiled run of several ranks: least,\n"
+	       "                median and most time over the ranks, the spread and the\n"
+	       "                slowest rank, largest spread first (v_rank_spread)\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
@@ -87,6 +90,7 @@ static const struct named_query {
 	  "run_id DESC, workload, dtype, shape, saved_bytes DESC, variant" },
 	{ "opportunities", "v_fusion_candidates",
 	  "run_id DESC, rank IS NULL, rank, kind, time_ns DESC" },
+	{ "stragglers", "v_rank_spread", "run_id DESC, spread DESC, workload" },
 	{ NULL, NULL, NULL }
 };
 

@@ -21,6 +21,7 @@
 #include "plot.h"
 #include "render.h"
 #include "roofline.h"
+#include "ranks.h"
 #include "saved.h"
 #include "store.h"
 #include "util.h"
@@ -188,6 +189,7 @@ struct written {
 	const struct plot_opts *po;
 	const struct plot_images *images;
 	size_t nsaved;  /* save-vs-recompute rows: save-recompute.csv */
+	size_t nranks;  /* ranges over several ranks: ranks.csv */
 	int base;       /* against a base run: base.csv */
 	int opps;       /* a profiled run's candidates: opportunities.csv */
 };
@@ -206,7 +208,7 @@ static int report_file(const char *name)
 	static const char *const fixed[] = {
 		"report.md", "report.html", "report.json", "roofline.csv",
 		"fusion.csv", "ceilings.csv", "distrust.csv", "save-recompute.csv",
-		"base.csv", "opportunities.csv", "plots.gp", "roofline.gp",
+		"ranks.csv", "base.csv", "opportunities.csv", "plots.gp", "roofline.gp",
 		"fusion.gp", NULL
 	};
 
@@ -238,6 +240,8 @@ static int wrote(const struct written *w, const char *name)
 			return !!(w->formats & tables[i].format);
 	if (!strcmp(name, "save-recompute.csv"))
 		return (w->formats & REPORT_CSV) && w->nsaved;
+	if (!strcmp(name, "ranks.csv"))
+		return (w->formats & REPORT_CSV) && w->nranks;
 	if (!strcmp(name, "base.csv"))
 		return (w->formats & REPORT_CSV) && w->base;
 	if (!strcmp(name, "opportunities.csv"))
@@ -356,6 +360,7 @@ static int cmd_report(int argc, char **argv)
 	struct fu_pairs pairs = { 0 };
 	struct sr_rows saved = { 0 };
 	struct opps opps = { 0 };
+	struct rk_rows ranks = { 0 };
 	struct rf_run run = { 0 }, base = { 0 };
 	struct against ag = { 0 };
 	struct report rep;
@@ -510,7 +515,8 @@ static int cmd_report(int argc, char **argv)
 		against_match(&base, &run, &ag);
 	}
 	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs) ||
-	    saved_load_run(st, run_id, (const char *const *)workloads, &saved))
+	    saved_load_run(st, run_id, (const char *const *)workloads, &saved) ||
+	    ranks_load_run(st, run_id, (const char *const *)workloads, &ranks))
 		goto out_release;
 	/* A profiled run's fusion opportunities, over the whole program
 	 * (a chain may run across the --workload ranges asked for). */
@@ -528,14 +534,15 @@ static int cmd_report(int argc, char **argv)
 		images.skipped = xstrdup("gnuplot failed");
 	}
 	rep = (struct report){ .run = &run, .pairs = &pairs, .saved = &saved,
+			       .ranks = &ranks,
 			       .images = &images, .against = base_ref ? &ag : NULL,
 			       .opps = strcmp(run.kind, "profile") ? NULL : &opps,
 			       .db_path = db, .workloads = nw ? strbuf_str(&wall) : NULL };
 	if (report_write(&rep, out, formats))
 		goto out_release;
 	if (!plot_failed) {
-		struct written w = { formats, &po, &images, saved.n, base_ref != NULL,
-				     opps.full.ncols > 0 };
+		struct written w = { formats, &po, &images, saved.n, ranks.n,
+				     base_ref != NULL, opps.full.ncols > 0 };
 
 		tidy_out_dir(out, &w);
 	}
@@ -550,6 +557,11 @@ static int cmd_report(int argc, char **argv)
 			       "in all), %zu GEMM epilogue or prologue pairs\n",
 			       opps.nranked, opps.total_gain_ns / 1e3, opps.nedges);
 	}
+	if (ranks.n)
+		printf("%lld ranks: the largest spread is %s's, %.3g x from the fastest "
+		       "rank to the slowest rank %lld (%s)\n", ranks.nranks,
+		       ranks.v[0].workload, ranks.v[0].spread, ranks.v[0].slowest_rank,
+		       ranks.v[0].slowest_host);
 	if (base_ref)
 		printf("against run %lld: %zu ops in both runs, %zu with an arrow on "
 		       "the roofline; %zu only in run %lld, %zu only in run %lld\n",
@@ -570,6 +582,7 @@ out_release:
 	plot_images_release(&images);
 	opps_release(&opps);
 	saved_release(&saved);
+	ranks_release(&ranks);
 	fusion_release(&pairs);
 	rf_release(&run);
 out_close:

@@ -63,7 +63,10 @@ static void help(void)
 	       "                         the op to the next, as in a real run) or before\n"
 	       "                         every kernel ('kernel': as ncu --cache-control all,\n"
 	       "                         each kernel is charged its own traffic only)\n"
-	       "  -d, --device N         GPU index (default 0)\n"
+	       "  -d, --device N|LIST|all  GPU index (default 0); a comma list of\n"
+	       "                         distinct indices ('0,2') or 'all': one measuring\n"
+	       "                         process a GPU, all in one run, each op stored\n"
+	       "                         with its device, ceilings measured per device\n"
 	       "      --tag TEXT         label the run (compare and report accept tags)\n"
 	       "  -q, --quick            the quick suite: every op at small shapes\n"
 	       "      --remeasure-ceilings  measure the ceilings again even if stored\n"
@@ -90,6 +93,7 @@ static void help(void)
 	       "  fuseprof run --workload ln_gelu_fwd --shape 'M=16384,N=768:4096:x2' --tag baseline\n"
 	       "  fuseprof run --no-counters --reps 200 --dtype bf16\n"
 	       "  fuseprof run --metrics roofline --device 1 --db gpu1.db\n"
+	       "  fuseprof run --quick --device all             # every GPU, one run\n"
 	       "  fuseprof run --workload ln_linear_fwd --kernel-opt clusters=2 --tag c2\n"
 	       "\n"
 	       "The dry run's estimate assumes a nominal GPU: each repetition (warm-up,\n"
@@ -159,8 +163,50 @@ static int add_kopts(const char *arg, char **kopts, int *n)
 	return 0;
 }
 
+/* --device: "all", one index, or a comma list of two or more distinct
+ * indices into o (a list of one is one index). Returns 0, or a usage
+ * error naming what is wrong. */
+static int parse_devices(const char *arg, struct run_opts *o)
+{
+	const char *p = arg;
+
+	o->all_devices = 0;
+	o->ndevices = 0;
+	if (!strcmp(arg, "all")) {
+		o->all_devices = 1;
+		return 0;
+	}
+	for (;;) {
+		const char *end = strchr(p, ',');
+		char *item = end ? xasprintf("%.*s", (int)(end - p), p) : xstrdup(p);
+		long v;
+		int bad = parse_long(item, &v) || v < 0 || v > 1023;
+
+		free(item);
+		if (bad)
+			return usage_error("run", "run: --device: '%s' is not 'all', a "
+					   "device index (0 to 1023) or a comma list of "
+					   "them", arg);
+		for (int i = 0; i < o->ndevices; i++)
+			if (o->devices[i] == v)
+				return usage_error("run", "run: --device: '%s' names "
+						   "device %ld twice", arg, v);
+		if (o->ndevices == RUN_MAX_DEVICES)
+			return usage_error("run", "run: --device: more than %d devices",
+					   RUN_MAX_DEVICES);
+		o->devices[o->ndevices++] = (int)v;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	o->device = o->devices[0];
+	if (o->ndevices == 1)
+		o->ndevices = 0;
+	return 0;
+}
+
 enum { OPT_DB = 256, OPT_WARMUP, OPT_NO_COUNTERS, OPT_TAG, OPT_REMEASURE,
-       OPT_CHECK_ALL, OPT_REPLAY, OPT_FLUSH };
+       OPT_CHECK_ALL, OPT_REPLAY, OPT_FLUSH, OPT_INTO_RUN, OPT_RUN_DEVICE };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -183,6 +229,9 @@ static int cmd_run(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "check-all", no_argument, NULL, OPT_CHECK_ALL },
 		{ "kernel-opt", required_argument, NULL, 'o' },
+		/* Not for users: a measuring process of run_devices(). */
+		{ "into-run", required_argument, NULL, OPT_INTO_RUN },
+		{ "run-device", no_argument, NULL, OPT_RUN_DEVICE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -252,8 +301,20 @@ static int cmd_run(int argc, char **argv)
 			flush_set = 1;
 			break;
 		case 'd':
-			if (int_opt("--device", optarg, 0, 1023, &o.device))
+			if (parse_devices(optarg, &o))
 				return EXIT_USAGE;
+			break;
+		case OPT_INTO_RUN: {
+			long v;
+
+			if (parse_long(optarg, &v) || v <= 0)
+				return usage_error("run", "run: --into-run: '%s' is not "
+						   "a run id", optarg);
+			o.into_run = v;
+			break;
+		}
+		case OPT_RUN_DEVICE:
+			o.run_device = 1;
 			break;
 		case OPT_TAG:
 			o.tag = optarg;
@@ -307,8 +368,13 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 	o.kopts = (const char *const *)kopts;
 	o.nkopts = nkopts;
+	if (o.into_run && (o.all_devices || o.ndevices))
+		return usage_error("run", "run: --into-run takes one device");
 	o.command_line = command_line(argc, argv);
-	rc = run_suite(&o);
+	if ((o.all_devices || o.ndevices) && !o.dry_run)
+		rc = run_devices(&o, argc, argv);
+	else
+		rc = run_suite(&o);
 	free((char *)o.command_line);
 out:
 	for (int i = 0; i < nkopts; i++)

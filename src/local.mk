@@ -30,7 +30,8 @@ fuseprof_LDADD = $(fp_cmd_libs) probes/libfpprobes.a \
 	$(SQLITE_LIBS) -lm
 
 ## `run` and `ceilings` with the measurement protocol they share: the op
-## list (run-ops.c), the run loop in phases (runloop.c), the dry run's checks and estimate
+## list (run-ops.c), the run loop in phases (runloop.c), one run on several
+## GPUs (run-devices.c), the dry run's checks and estimate
 ## (run-estimate.c), the ceilings bookkeeping (run-ceilings.c), the sweep
 ## parser (shape.c).
 pkglibexec_PROGRAMS = fuseprof-gpu
@@ -38,7 +39,7 @@ fuseprof_gpu_SOURCES = \
 	src/main.c src/cmd.h \
 	src/cmd-list.c \
 	src/cmd-run.c src/cmd-ceilings.c \
-	src/runloop.c src/runloop.h \
+	src/runloop.c src/runloop.h src/run-devices.c \
 	src/run-ops.c src/run-ops.h \
 	src/run-ceilings.c src/run-ceilings.h \
 	src/run-estimate.c src/run-estimate.h \
@@ -70,3 +71,8 @@ tests_test_ceilings_LDADD = store/libfpstore.a $(test_probe_libs) $(SQLITE_LIBS)
 ## The command line of `run` and `ceilings`; the GPU runs skip without one.
 TESTS += tests/test-run-cli.sh tests/test-run-gpu.sh
 EXTRA_DIST += tests/test-run-cli.sh tests/test-run-gpu.sh
+
+## Several GPUs (skips with fewer than two): `run --device all`, and a
+## two-rank torchrun program profiled a rank a file and merged.
+TESTS += tests/test-multi-gpu.sh
+EXTRA_DIST += tests/test-multi-gpu.sh tests/ranks-torch.py

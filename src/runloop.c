@@ -26,6 +26,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "probes.h"
+#include "profile.h"
 #include "run-ceilings.h"
 #include "run-estimate.h"
 #include "run-ops.h"
@@ -96,6 +97,7 @@ struct run_state {
 	const struct run_opts *o;
 	struct store *st;
 	long long run_id;
+	long long device_id;          /* the device's row: each op's */
 	const struct probe_device *dev;
 	struct counter_group *group;  /* NULL: no counters */
 	/* The group's counters in two collectors: ctr counts hw[] per op (the
@@ -643,6 +645,7 @@ store:
 	so.span_ns = span_ns;
 	so.launches = so.reps ? k : 0;
 	so.model_flops = m->model.flops;
+	so.device_id = rs->device_id;
 	so.model_executed_flops = m->model.executed_flops;
 	so.model_min_bytes = m->model.min_bytes;
 	so.model_variant_bytes = m->model.variant_bytes;
@@ -737,6 +740,10 @@ static double eta_left(const struct eta *e, size_t n)
 	return done > 0 ? e->meas_s / done * left : NAN;
 }
 
+/* 0 in a measuring process of run_devices(): several of them on one
+ * terminal would overwrite each other's line. */
+static int show_progress = 1;
+
 /* "[stage i/n] key  elapsed, ~left" on a terminal; stage names a
  * preliminary pass over the ops ("" for the measurement itself), left is
  * the seconds the run has left (NaN: not known yet). */
@@ -745,7 +752,7 @@ static void progress(const char *stage, size_t i, size_t n, const char *key,
 {
 	double el = now_seconds() - t0;
 
-	if (!isatty(STDERR_FILENO))
+	if (!show_progress || !isatty(STDERR_FILENO))
 		return;
 	if (isnan(left))
 		fprintf(stderr, "\r\033[K[%s%zu/%zu] %s  %.0fs", stage, i + 1, n,
@@ -758,7 +765,7 @@ static void progress(const char *stage, size_t i, size_t n, const char *key,
 
 static void progress_done(void)
 {
-	if (isatty(STDERR_FILENO))
+	if (show_progress && isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
 }
 
@@ -846,20 +853,32 @@ static void count_instructions(struct run_state *rs, const struct op_list *ops,
 
 /* ---- the run, in phases ------------------------------------------------ */
 
-static void print_summary(struct store *st, long long run_id)
+void run_print_summary(struct store *st, long long run_id)
 {
 	static const char *const hdr[] = { "workload", "variant", "dtype", "shape",
-					   "status", "time_us", "kernels", "dram_MB" };
+					   "status", "time_us", "kernels", "dram_MB",
+					   "device" };
 	sqlite3_stmt *s = NULL;
 	struct table t;
+	long long ndev = 0;
 
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT workload, variant, dtype, shape, status, "
-			       "time_ns / 1e3, launches, dram_bytes / 1e6 FROM v_ops "
-			       "WHERE run_id = ?1 ORDER BY op_id", -1, &s, NULL) != SQLITE_OK)
+	/* A column for the device only in a run of several. */
+	if (sqlite3_prepare_v2(store_db(st), "SELECT count(DISTINCT device_id) FROM "
+			       "ops WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(s, 1, run_id);
-	table_init(&t, 8, hdr);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		ndev = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT workload, variant, dtype, shape, status, "
+			       "time_ns / 1e3, launches, dram_bytes / 1e6, "
+			       "device || ' (' || device_id || ')' FROM v_ops "
+			       "WHERE run_id = ?1 ORDER BY device_id, op_id", -1, &s,
+			       NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(s, 1, run_id);
+	table_init(&t, ndev > 1 ? 9 : 8, hdr);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		for (int c = 0; c < 5; c++)
 			table_add_text(&t, (const char *)sqlite3_column_text(s, c));
@@ -869,6 +888,8 @@ static void print_summary(struct store *st, long long run_id)
 			else
 				table_add_double(&t, sqlite3_column_double(s, c), 4);
 		}
+		if (ndev > 1)
+			table_add_text(&t, (const char *)sqlite3_column_text(s, 8));
 	}
 	sqlite3_finalize(s);
 	table_print(&t, TABLE_TEXT, stdout);
@@ -1036,6 +1057,37 @@ static int start_timing(void)
 	return rc ? -1 : 0;
 }
 
+/* A measuring process of run_devices(): the running run o->into_run,
+ * which its parent started, takes this device's ops and the ceilings
+ * measured for it (nceil of ceil). Returns 0, or -1 (reported). */
+static int join_run(struct run_state *rs, long long device_id,
+		    const struct ceiling *ceil, int nceil)
+{
+	sqlite3_stmt *s = NULL;
+	int ok;
+
+	if (sqlite3_prepare_v2(store_db(rs->st), "SELECT 1 FROM runs WHERE id = ?1 "
+			       "AND kind = 'run' AND status = 'running'", -1, &s,
+			       NULL) != SQLITE_OK)
+		return store_error(rs->st, "cannot read runs from");
+	sqlite3_bind_int64(s, 1, rs->o->into_run);
+	ok = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	if (!ok)
+		return error("run %lld in '%s' is not a running run to measure into",
+			     rs->o->into_run, store_path(rs->st));
+	rs->run_id = rs->o->into_run;
+	if (store_set_run_counters(rs->st, rs->run_id, rs->counters_state))
+		return -1;
+	if (rs->o->run_device ? store_set_run_device(rs->st, rs->run_id, device_id)
+	    : store_profile_device(rs->st, rs->run_id, device_id))
+		return -1;
+	if (nceil > 0 && ceilings_save(rs->st, device_id, rs->run_id, ceil, nceil))
+		return error("run %lld: could not store the ceilings of device %d",
+			     rs->run_id, rs->o->device);
+	return 0;
+}
+
 /* The run's row (rs->run_id), the ceilings measured for it (nceil of
  * ceil), and the seed every op's inputs derive from. Returns 0, or -1
  * (a run row that exists is then marked failed). */
@@ -1046,6 +1098,10 @@ static int begin_run(struct run_state *rs, long long device_id,
 	char host[256] = "";
 	struct store_run sr;
 
+	rs->seed_base = splitmix64((unsigned long long)time(NULL) ^
+				   ((unsigned long long)getpid() << 32));
+	if (o->into_run)
+		return join_run(rs, device_id, ceil, nceil);
 	gethostname(host, sizeof host - 1);
 	memset(&sr, 0, sizeof sr);
 	sr.tool_version = PACKAGE_VERSION;
@@ -1060,8 +1116,6 @@ static int begin_run(struct run_state *rs, long long device_id,
 		store_finish_run(rs->st, rs->run_id, "failed", "could not store the ceilings");
 		return -1;
 	}
-	rs->seed_base = splitmix64((unsigned long long)time(NULL) ^
-				   ((unsigned long long)getpid() << 32));
 	return 0;
 }
 
@@ -1170,10 +1224,16 @@ static int finish_run(struct run_state *rs, const struct op_list *ops, size_t do
 	if (dr)
 		warning("CUPTI dropped %llu kernel records: the ops concerned "
 			"are marked 'error'", dr);
-	if (store_finish_run(rs->st, rs->run_id, final, note))
+	/* A measuring process of several leaves the run to its parent. */
+	if (rs->o->into_run)
+		fprintf(stderr, "fuseprof: run %lld, device %d: %s\n", rs->run_id,
+			rs->o->device, note);
+	else if (store_finish_run(rs->st, rs->run_id, final, note))
 		return EXIT_FAIL;
-	print_summary(rs->st, rs->run_id);
-	fprintf(stderr, "fuseprof: run %lld: %s\n", rs->run_id, note);
+	if (!rs->o->into_run) {
+		run_print_summary(rs->st, rs->run_id);
+		fprintf(stderr, "fuseprof: run %lld: %s\n", rs->run_id, note);
+	}
 	if (interrupted) {
 		fprintf(stderr, "fuseprof: interrupted: run %lld aborted after %zu of "
 			"%zu ops (all stored ops are whole)\n", rs->run_id, done, ops->n);
@@ -1263,6 +1323,8 @@ int run_suite(const struct run_opts *o)
 	rs.o = o;
 	rs.st = st;
 	rs.dev = &dev;
+	rs.device_id = device_id;
+	show_progress = !o->into_run;
 	rs.counters_state = "none";
 	if (have_group &&
 	    open_counters(&rs, &group, ops.n, counters_mode, sizeof counters_mode))

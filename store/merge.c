@@ -17,9 +17,10 @@
 #include "util.h"
 
 /* The maps from the input's ids to this database's, for one input (runs,
- * devices) or one of its runs (ops, kernel slots, the pids it leaves out).
- * fresh: a row copied with the new id dst; else dst is a row here already
- * (an op or slot of a run the input's run joined). */
+ * devices) or one of its runs (processes, ops, kernel slots). fresh: a
+ * row copied with the new id dst; else dst is a row here already (a
+ * process, op or slot of a run the input's run joined): a process here
+ * already adds none of its rows. */
 static const char temp_tables[] =
 	"CREATE TEMP TABLE IF NOT EXISTS merge_dev (src INTEGER PRIMARY KEY,"
 	" dst INTEGER);"
@@ -30,17 +31,18 @@ static const char temp_tables[] =
 	"CREATE TEMP TABLE IF NOT EXISTS merge_kernel (src INTEGER PRIMARY KEY,"
 	" dst INTEGER NOT NULL, op INTEGER NOT NULL, fresh INTEGER NOT NULL,"
 	" idx INTEGER);"
-	"CREATE TEMP TABLE IF NOT EXISTS merge_skip (pid INTEGER PRIMARY KEY);"
+	"CREATE TEMP TABLE IF NOT EXISTS merge_proc (src INTEGER PRIMARY KEY,"
+	" dst INTEGER NOT NULL, fresh INTEGER NOT NULL);"
 	"DELETE FROM temp.merge_dev; DELETE FROM temp.merge_run;"
 	"DELETE FROM temp.merge_op; DELETE FROM temp.merge_kernel;"
-	"DELETE FROM temp.merge_skip;";
+	"DELETE FROM temp.merge_proc;";
 
 /* The statements of one input. Their column lists depend on its schema
  * version, so each input gets its own. ?1 is the input's run, ?2 the run
  * here, unless said otherwise. */
 enum {
-	Q_RUNS, Q_SAME, Q_BYPROC, Q_NPROCS, Q_JOIN, Q_SKIP_CLEAR, Q_SKIP,
-	Q_NSKIP, Q_CLASH, Q_CLASH_SKIP, Q_RUN_ADD, Q_RUN_MAP, Q_RUN_DEVICE,
+	Q_RUNS, Q_SAME, Q_BYPROC, Q_NPROCS, Q_JOIN, Q_PROC_CLEAR, Q_PROC_MATCH,
+	Q_NSKIP, Q_PROC_OFF, Q_PROC_FRESH, Q_RUN_ADD, Q_RUN_MAP, Q_RUN_DEVICE,
 	Q_PROCS, Q_RANGES, Q_OP_CLEAR, Q_KERNEL_CLEAR, Q_OP_MATCH, Q_OP_OFF,
 	Q_OP_FRESH, Q_OPS, Q_SAMPLES, Q_K_MATCH, Q_K_OFF, Q_K_FRESH, Q_KERNELS,
 	Q_COUNTERS, Q_LAUNCHES, Q_TOUCHED, NQ
@@ -53,6 +55,7 @@ struct merge {
 	const struct store_merge_opts *o;
 	struct store_merge_stats *stats;
 	int profiles;          /* the input has the profile tables (schema 6) */
+	int proc_ids;          /* its rows name their process (schema 7) */
 	long long last_run;    /* the last run here before this input */
 	sqlite3_stmt *q[NQ];
 };
@@ -178,10 +181,64 @@ static void insert_select(struct merge *m, struct strbuf *sb, const char *t,
 	strbuf_release(&exprs);
 }
 
-/* A process's samples, ranges and launches left out: its pid is in
- * merge_skip. */
-#define NOT_SKIPPED(pid) \
-	" NOT EXISTS (SELECT 1 FROM temp.merge_skip k WHERE k.pid = " pid ")"
+/* The input's process of its row t (a sample or launch: "ops" names the
+ * run through t.op_id; a range: "runs" through t.run_id): its proc_id,
+ * or in a schema-6 input the process of its run with its pid, as the
+ * migration to 7 finds it; NULL for rows of no process. */
+static void src_proc(struct merge *m, struct strbuf *sb, const char *t,
+		     const char *via)
+{
+	if (!m->profiles)
+		strbuf_addstr(sb, "NULL");
+	else if (m->proc_ids)
+		strbuf_addf(sb, "%s.proc_id", t);
+	else if (!strcmp(via, "ops"))
+		strbuf_addf(sb, "(SELECT min(sp.id) FROM src.ops so JOIN src.procs sp "
+			    "ON sp.run_id = so.run_id AND sp.pid = %s.pid WHERE so.id = "
+			    "%s.op_id)", t, t);
+	else
+		strbuf_addf(sb, "(SELECT min(sp.id) FROM src.procs sp WHERE "
+			    "sp.run_id = %s.run_id AND sp.pid = %s.pid)", t, t);
+}
+
+/* The row t's process here, as an SQL expression (malloc'd). */
+static char *proc_dst(struct merge *m, const char *t, const char *via)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *r;
+
+	strbuf_addstr(&sb, "(SELECT dst FROM temp.merge_proc WHERE src = ");
+	src_proc(m, &sb, t, via);
+	strbuf_addstr(&sb, ")");
+	r = xstrdup(strbuf_str(&sb));
+	strbuf_release(&sb);
+	return r;
+}
+
+/* Whether the row t is copied, appended to sb: not the rows of a process
+ * here already; the rows of no process (a `fuseprof run` op's samples)
+ * are. */
+static void proc_keep(struct merge *m, struct strbuf *sb, const char *t,
+		      const char *via)
+{
+	strbuf_addstr(sb, " coalesce((SELECT fresh FROM temp.merge_proc WHERE src = ");
+	src_proc(m, sb, t, via);
+	strbuf_addstr(sb, "), 1)");
+}
+
+/* The device here of the input's op s: its device_id, or in an input from
+ * before ops had one, its run's for runs of `fuseprof run` (what the
+ * migration to 7 gives it). */
+static void src_op_device(struct merge *m, struct strbuf *sb)
+{
+	strbuf_addstr(sb, "(SELECT dst FROM temp.merge_dev WHERE src = ");
+	if (src_has(m, "ops", "device_id"))
+		strbuf_addstr(sb, "s.device_id)");
+	else
+		strbuf_addf(sb, "(SELECT sr.device_id FROM src.runs sr WHERE sr.id = "
+			    "s.run_id%s))", src_has(m, "runs", "kind")
+			    ? " AND sr.kind = 'run'" : "");
+}
 
 /* Two devices are one when their UNIQUE key is the same (NULLs alike). */
 #define SAME_DEVICE \
@@ -238,29 +295,30 @@ static int prepare(struct merge *m)
 				      "ORDER BY abs(julianday(started_at) - julianday(?3)), id "
 				      "LIMIT 1");
 			break;
-		case Q_SKIP_CLEAR:
-			strbuf_addstr(&sb, "DELETE FROM temp.merge_skip");
+		case Q_PROC_CLEAR:
+			strbuf_addstr(&sb, "DELETE FROM temp.merge_proc");
 			break;
-		case Q_SKIP:
-			strbuf_addstr(&sb, "INSERT OR IGNORE INTO temp.merge_skip (pid) "
-				      "SELECT sp.pid FROM src.procs sp JOIN main.procs p "
-				      "ON p.run_id = ?2 AND" SAME_PROC " WHERE sp.run_id = ?1");
+		case Q_PROC_MATCH:
+			/* The input's processes the run here has already. */
+			strbuf_addstr(&sb, "INSERT OR IGNORE INTO temp.merge_proc (src, "
+				      "dst, fresh) SELECT sp.id, min(p.id), 0 FROM src.procs sp "
+				      "JOIN main.procs p ON p.run_id = ?2 AND" SAME_PROC
+				      " WHERE sp.run_id = ?1 GROUP BY sp.id");
 			break;
 		case Q_NSKIP:
-			strbuf_addstr(&sb, "SELECT count(*) FROM src.procs WHERE run_id = ?1 "
-				      "AND pid IN (SELECT pid FROM temp.merge_skip)");
+			strbuf_addstr(&sb, "SELECT count(*) FROM temp.merge_proc WHERE NOT fresh");
 			break;
-		case Q_CLASH:
-		case Q_CLASH_SKIP:
-			/* A pid of the input's run, not one of the processes
-			 * here already, that the run here has. */
-			if (i == Q_CLASH_SKIP)
-				strbuf_addstr(&sb, "INSERT OR IGNORE INTO temp.merge_skip (pid) ");
-			strbuf_addstr(&sb, "SELECT sp.pid FROM src.procs sp "
-				      "WHERE sp.run_id = ?1 AND sp.pid NOT IN (SELECT pid "
-				      "FROM temp.merge_skip) AND (sp.pid IN (SELECT pid FROM "
-				      "main.procs WHERE run_id = ?2) OR sp.pid IN (SELECT pid "
-				      "FROM main.ranges WHERE run_id = ?2))");
+		case Q_PROC_OFF:
+			strbuf_addstr(&sb, "SELECT (SELECT coalesce(max(id), 0) FROM "
+				      "main.procs) + 1 - (SELECT coalesce(min(id), 0) FROM "
+				      "src.procs WHERE run_id = ?1)");
+			break;
+		case Q_PROC_FRESH:
+			/* ?2 the id offset */
+			strbuf_addstr(&sb, "INSERT INTO temp.merge_proc (src, dst, fresh) "
+				      "SELECT sp.id, sp.id + ?2, 1 FROM src.procs sp WHERE "
+				      "sp.run_id = ?1 AND sp.id NOT IN (SELECT src FROM "
+				      "temp.merge_proc)");
 			break;
 		case Q_RUN_ADD: {
 			const char *const over[] = { "id", NULL, "device_id",
@@ -281,16 +339,31 @@ static int prepare(struct merge *m)
 				      "FROM temp.merge_dev WHERE src = ?1) WHERE id = ?2 "
 				      "AND device_id IS NULL");
 			break;
-		case Q_PROCS:
-		case Q_RANGES: {
-			const char *t = i == Q_PROCS ? "procs" : "ranges";
-			const char *const over[] = { "id", NULL, "run_id", "?2", NULL };
+		case Q_PROCS: {
+			const char *const over[] = { "id", "m.dst", "run_id", "?2", NULL };
 
 			if (!m->profiles)
 				continue;
-			insert_select(m, &sb, t, over);
-			strbuf_addf(&sb, " FROM src.%s s WHERE s.run_id = ?1 AND"
-				    NOT_SKIPPED("s.pid") " ORDER BY s.id", t);
+			insert_select(m, &sb, "procs", over);
+			strbuf_addstr(&sb, " FROM temp.merge_proc m JOIN src.procs s "
+				      "ON s.id = m.src WHERE m.fresh AND s.run_id = ?1 "
+				      "ORDER BY s.id");
+			break;
+		}
+		case Q_RANGES: {
+			char *dst = proc_dst(m, "s", "runs");
+			const char *const over[] = { "id", NULL, "run_id", "?2",
+				"proc_id", dst, NULL };
+
+			if (!m->profiles) {
+				free(dst);
+				continue;
+			}
+			insert_select(m, &sb, "ranges", over);
+			free(dst);
+			strbuf_addstr(&sb, " FROM src.ranges s WHERE s.run_id = ?1 AND");
+			proc_keep(m, &sb, "s", "runs");
+			strbuf_addstr(&sb, " ORDER BY s.id");
 			break;
 		}
 		case Q_OP_CLEAR:
@@ -308,7 +381,9 @@ static int prepare(struct merge *m)
 				      "FROM src.ops s JOIN main.ops o ON o.run_id = ?2 "
 				      "AND o.workload = s.workload AND o.variant = s.variant "
 				      "AND o.dtype = s.dtype AND o.shape = s.shape "
-				      "WHERE s.run_id = ?1");
+				      "AND o.device_id IS ");
+			src_op_device(m, &sb);
+			strbuf_addstr(&sb, " WHERE s.run_id = ?1");
 			break;
 		case Q_OP_OFF:
 			/* New ids: the input's, shifted past every id here. */
@@ -324,22 +399,30 @@ static int prepare(struct merge *m)
 				      "FROM temp.merge_op)");
 			break;
 		case Q_OPS: {
-			const char *const over[] = { "id", "m.dst", "run_id", "?1", NULL };
+			struct strbuf dev = STRBUF_INIT;
+
+			src_op_device(m, &dev);
+			const char *const over[] = { "id", "m.dst", "run_id", "?1",
+				"device_id", strbuf_str(&dev), NULL };
 
 			insert_select(m, &sb, "ops", over);
+			strbuf_release(&dev);
 			strbuf_addstr(&sb, " FROM temp.merge_op m JOIN src.ops s "
 				      "ON s.id = m.src WHERE m.fresh ORDER BY m.src");
 			break;
 		}
 		case Q_SAMPLES: {
+			char *dst = src_has(m, "samples", "pid") ? proc_dst(m, "s", "ops")
+								  : xstrdup("NULL");
 			const char *const over[] = { "op_id", "m.dst",
-				"rep", "s.rep + m.rep_off", NULL };
+				"rep", "s.rep + m.rep_off", "proc_id", dst, NULL };
 
 			insert_select(m, &sb, "samples", over);
+			free(dst);
 			strbuf_addstr(&sb, " FROM temp.merge_op m JOIN src.samples s "
 				      "ON s.op_id = m.src WHERE");
 			if (src_has(m, "samples", "pid"))
-				strbuf_addstr(&sb, NOT_SKIPPED("s.pid"));
+				proc_keep(m, &sb, "s", "ops");
 			else
 				strbuf_addstr(&sb, " true");
 			break;
@@ -397,15 +480,21 @@ static int prepare(struct merge *m)
 			break;
 		}
 		case Q_LAUNCHES: {
-			const char *const over[] = { "id", NULL, "op_id", "m.dst",
-				"kernel_id", "k.dst", "rep", "s.rep + m.rep_off", NULL };
+			char *dst;
 
 			if (!m->profiles)
 				continue;
+			dst = proc_dst(m, "s", "ops");
+			const char *const over[] = { "id", NULL, "op_id", "m.dst",
+				"kernel_id", "k.dst", "rep", "s.rep + m.rep_off",
+				"proc_id", dst, NULL };
+
 			insert_select(m, &sb, "launches", over);
+			free(dst);
 			strbuf_addstr(&sb, " FROM temp.merge_op m JOIN src.launches s "
 				      "ON s.op_id = m.src JOIN temp.merge_kernel k "
-				      "ON k.src = s.kernel_id WHERE" NOT_SKIPPED("s.pid"));
+				      "ON k.src = s.kernel_id WHERE");
+			proc_keep(m, &sb, "s", "ops");
 			break;
 		}
 		case Q_TOUCHED:
@@ -414,8 +503,9 @@ static int prepare(struct merge *m)
 			break;
 		}
 		/* Statements on the profile tables need them in the input. */
-		if (!m->profiles && (i == Q_BYPROC || i == Q_NPROCS || i == Q_SKIP ||
-				     i == Q_NSKIP || i == Q_CLASH || i == Q_CLASH_SKIP))
+		if (!m->profiles && (i == Q_BYPROC || i == Q_NPROCS ||
+				     i == Q_PROC_MATCH || i == Q_PROC_OFF ||
+				     i == Q_PROC_FRESH))
 			continue;
 		if (sqlite3_prepare_v2(m->db, strbuf_str(&sb), -1, &m->q[i], NULL) !=
 		    SQLITE_OK) {
@@ -442,9 +532,16 @@ static int copy_run(struct merge *m, long long src, long long dst, int joined)
 	int rc = -1, step;
 
 	if (m->profiles) {
+		/* New ids for its processes not here: the input's, shifted
+		 * past every id here. */
+		bind2(m->q[Q_PROC_OFF], src, 0);
+		if (one_int(m, m->q[Q_PROC_OFF], &off))
+			return -1;
+		bind2(m->q[Q_PROC_FRESH], src, off);
 		bind2(m->q[Q_PROCS], src, dst);
 		bind2(m->q[Q_RANGES], src, dst);
-		if (write_rows(m, m->q[Q_PROCS], &n->procs) ||
+		if (write_rows(m, m->q[Q_PROC_FRESH], NULL) ||
+		    write_rows(m, m->q[Q_PROCS], &n->procs) ||
 		    write_rows(m, m->q[Q_RANGES], &n->ranges))
 			return -1;
 	}
@@ -506,7 +603,6 @@ static int merge_run(struct merge *m)
 	long long src = sqlite3_column_int64(r, 0), dst = 0, nprocs = 0, nskip = 0;
 	const char *kind = (const char *)sqlite3_column_text(r, 1);
 	int profile = kind && !strcmp(kind, "profile") && m->profiles;
-	int by_identity;
 
 	s = m->q[Q_SAME];
 	sqlite3_bind_int64(s, 1, m->last_run);
@@ -525,7 +621,6 @@ static int merge_run(struct merge *m)
 				return -1;
 		}
 	}
-	by_identity = dst != 0;
 	if (!dst && profile && nprocs > 0 && m->o->join_window_s > 0) {
 		s = m->q[Q_JOIN];
 		sqlite3_bind_value(s, 1, sqlite3_column_value(r, 6));
@@ -535,42 +630,16 @@ static int merge_run(struct merge *m)
 		if (one_int(m, s, &dst))
 			return -1;
 	}
-	if (dst && profile) {
-		long long clash = 0;
-
-		bind2(m->q[Q_SKIP], src, dst);
-		bind2(m->q[Q_CLASH], src, dst);
-		if (write_rows(m, m->q[Q_SKIP_CLEAR], NULL) ||
-		    write_rows(m, m->q[Q_SKIP], NULL) ||
-		    one_int(m, m->q[Q_CLASH], &clash))
-			return -1;
-		if (clash && by_identity) {
-			/* This run's own processes: leave the clashing ones
-			 * out, so that merging again adds nothing either. */
-			long long before = m->stats->procs_clashing;
-
-			bind2(m->q[Q_CLASH_SKIP], src, dst);
-			if (write_rows(m, m->q[Q_CLASH_SKIP], &m->stats->procs_clashing))
-				return -1;
-			warning("'%s': run %lld: %lld process(es) left out: run %lld here "
-				"has a process with the same pid (%lld)", m->path, src,
-				m->stats->procs_clashing - before, dst, clash);
-		} else if (clash) {
-			warning("'%s': profiled run %lld kept apart from run %lld (the "
-				"same command line and tag, started close by): both have "
-				"a process with pid %lld", m->path, src, dst, clash);
-			m->stats->runs_apart++;
-			dst = 0;
-			if (write_rows(m, m->q[Q_SKIP_CLEAR], NULL))
-				return -1;
-		}
-		if (dst) {
-			bind2(m->q[Q_NSKIP], src, 0);
-			if (one_int(m, m->q[Q_NSKIP], &nskip))
-				return -1;
-		}
-	} else if (write_rows(m, m->q[Q_SKIP_CLEAR], NULL)) {
+	if (write_rows(m, m->q[Q_PROC_CLEAR], NULL))
 		return -1;
+	if (dst && profile) {
+		/* Its processes the run here has already add nothing; rows
+		 * name their process by its row, so another host's process
+		 * of the same pid joins as any other. */
+		bind2(m->q[Q_PROC_MATCH], src, dst);
+		if (write_rows(m, m->q[Q_PROC_MATCH], NULL) ||
+		    one_int(m, m->q[Q_NSKIP], &nskip))
+			return -1;
 	}
 	if (dst && (!profile || nskip == nprocs)) {
 		m->stats->runs_present++;
@@ -695,6 +764,9 @@ static int check_input(struct merge *m)
 			     "of fuseprof's", m->path, v[1]);
 	m->profiles = src_has(m, "procs", NULL) && src_has(m, "ranges", NULL) &&
 		      src_has(m, "launches", NULL);
+	m->proc_ids = m->profiles && src_has(m, "samples", "proc_id") &&
+		      src_has(m, "ranges", "proc_id") &&
+		      src_has(m, "launches", "proc_id");
 	return 0;
 }
 

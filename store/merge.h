@@ -28,11 +28,12 @@
  * same name and launch configuration, and each op it touched and its
  * slots are recomputed from all their samples and launches. The run's
  * own row (status, device, note) stays the first rank's; a device it
- * lacks is taken from the joining run. A process of the joining run whose
- * pid a process of that run already has (ranks on two hosts with the
- * same pid; samples, ranges and launches name their process by pid) keeps
- * the joining run apart: it becomes a run of its own, with a warning. A
- * profiled run without processes never joins. */
+ * lacks is taken from the joining run. Samples, ranges and launches
+ * name their process by its row (proc_id, remapped), so processes of two
+ * hosts with the same pid join one run as any others do (a schema-6
+ * input's rows are given the process of their run with their pid, as
+ * the migration to 7 gives them). A profiled run without processes never
+ * joins. */
 #ifndef FP_STORE_MERGE_H
 #define FP_STORE_MERGE_H
 
@@ -46,14 +47,11 @@ struct store_merge_opts {
 
 /* What one input added. */
 struct store_merge_stats {
-	long long runs_added;    /* new runs (runs_apart among them) */
+	long long runs_added;    /* new runs */
 	long long runs_joined;   /* profiled runs whose processes joined a
 	                            run here (another rank's, or the same
 	                            run's processes not here yet) */
 	long long runs_present;  /* runs here already: nothing added */
-	long long runs_apart;    /* would have joined, but a pid clashed */
-	long long procs_clashing;  /* processes of a run here left out: a
-	                              process of it has their pid */
 	/* Rows added, table by table. */
 	long long devices, ceilings, procs, ranges, ops, samples, kernels,
 		counters, launches;
@@ -66,7 +64,7 @@ struct store_merge_stats {
  * above), with new ids. The input is opened read-only (immutable when it
  * is a WAL file with no log, as readers do) and never written. An input
  * of an older schema is read as its migrations would make it (every
- * column added since at its default); one of a newer schema, one that is
+ * column added since at its default, or what the migration derives); one of a newer schema, one that is
  * not a fuseprof database or not SQLite, or one damaged, is refused.
  * Reads and writes stream (INSERT ... SELECT): memory does not grow with
  * the input, beyond the samples of one op of a joined profiled run.

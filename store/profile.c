@@ -75,8 +75,9 @@ int store_proc_begin(struct store *st, struct store_proc *p, const char *status,
 	utc_now_iso(now, sizeof now);
 	proc_host(host, sizeof host);
 	if (store_prepare(st, "INSERT INTO procs (run_id, pid, host, proc_start, "
-			  "command_line, started_at, status, note) "
-			  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s))
+			  "command_line, started_at, status, note, rank, local_rank, "
+			  "world_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+			  "?11)", &s))
 		return -1;
 	sqlite3_bind_int64(s, 1, p->run_id);
 	sqlite3_bind_int64(s, 2, p->pid);
@@ -87,6 +88,15 @@ int store_proc_begin(struct store *st, struct store_proc *p, const char *status,
 	sqlite3_bind_text(s, 6, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 7, status, -1, SQLITE_TRANSIENT);
 	store_bind_text(s, 8, note);
+	/* Where the launcher placed it; NULL where it said nothing. */
+	for (int i = 0; i < 3; i++) {
+		long v = i == 0 ? p->rank : i == 1 ? p->local_rank : p->world_size;
+
+		if (v >= 0)
+			sqlite3_bind_int64(s, 9 + i, v);
+		else
+			sqlite3_bind_null(s, 9 + i);
+	}
 	if (store_step_done(st, s, "cannot record a profiled process in"))
 		return -1;
 	p->id = sqlite3_last_insert_rowid(db);
@@ -164,18 +174,20 @@ static const char *const sql[NQ] = {
 		"dynamic_smem, launches) VALUES (?1, (SELECT coalesce(max(idx) + 1, 0) "
 		"FROM kernels WHERE op_id = ?1), ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
 		"?10, ?11, 0)",
-	[Q_REP_FIND] = "SELECT rep FROM samples WHERE op_id = ?1 AND pid = ?2 "
+	/* ?4 the process's row: a sample, launch or range names its
+	 * process by it (pids of two hosts may be the same after a merge). */
+	[Q_REP_FIND] = "SELECT rep FROM samples WHERE op_id = ?1 AND proc_id = ?4 "
 		"AND instance = ?3",
 	[Q_REP_ADD] = "INSERT INTO samples (op_id, rep, time_ns, pid, instance, "
-		"launches) VALUES (?1, (SELECT coalesce(max(rep) + 1, 0) FROM samples "
-		"WHERE op_id = ?1), 0, ?2, ?3, 0) RETURNING rep",
+		"launches, proc_id) VALUES (?1, (SELECT coalesce(max(rep) + 1, 0) "
+		"FROM samples WHERE op_id = ?1), 0, ?2, ?3, 0, ?4) RETURNING rep",
 	[Q_LAUNCH] = "INSERT INTO launches (op_id, kernel_id, rep, pid, tid, "
-		"device, stream, correlation, start_ns, end_ns) VALUES (?1, ?2, ?3, "
-		"?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		"device, stream, correlation, start_ns, end_ns, proc_id) VALUES (?1, "
+		"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[Q_RANGE] = "INSERT INTO ranges (run_id, pid, tid, instance, domain, name, "
-		"path, depth, start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-		"?8, ?9, ?10) ON CONFLICT (run_id, pid, instance) DO UPDATE SET "
-		"end_ns = excluded.end_ns",
+		"path, depth, start_ns, end_ns, proc_id) VALUES (?1, ?2, ?3, ?4, ?5, "
+		"?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (proc_id, instance) DO UPDATE "
+		"SET end_ns = excluded.end_ns",
 	[Q_SAMPLE_SUM] = "UPDATE samples SET (time_ns, span_ns, launches) = "
 		"(SELECT sum(end_ns - start_ns), max(end_ns) - min(start_ns), count(*) "
 		"FROM launches WHERE op_id = ?1 AND rep = ?2) "
@@ -366,8 +378,8 @@ static int rep_of(struct commit *c, long long op, long long instance, long long 
 	int rc;
 
 	sqlite3_bind_int64(s, 1, op);
-	sqlite3_bind_int64(s, 2, c->p->pid);
 	sqlite3_bind_int64(s, 3, instance);
+	sqlite3_bind_int64(s, 4, c->p->id);
 	rc = step_int(c, s, rep);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
@@ -375,6 +387,7 @@ static int rep_of(struct commit *c, long long op, long long instance, long long 
 	sqlite3_bind_int64(s, 1, op);
 	sqlite3_bind_int64(s, 2, c->p->pid);
 	sqlite3_bind_int64(s, 3, instance);
+	sqlite3_bind_int64(s, 4, c->p->id);
 	rc = step_int(c, s, rep);
 	return rc == 1 ? 0 : rc < 0 ? -1 : store_error(c->st, "cannot store a sample in");
 }
@@ -447,6 +460,7 @@ static int add_launch(struct commit *c, const struct store_prof_launch *l,
 	sqlite3_bind_int64(s, 8, l->correlation);
 	sqlite3_bind_int64(s, 9, l->start_ns);
 	sqlite3_bind_int64(s, 10, l->end_ns);
+	sqlite3_bind_int64(s, 11, c->p->id);
 	if (step_write(c, s))
 		return -1;
 	return l->ncounters > 0 ? add_counts(c, slot, l) : 0;
@@ -469,6 +483,7 @@ static int add_range(struct commit *c, const struct store_prof_range *r)
 		sqlite3_bind_int64(s, 10, r->end_ns);
 	else
 		sqlite3_bind_null(s, 10);
+	sqlite3_bind_int64(s, 11, c->p->id);
 	return step_write(c, s);
 }
 

@@ -29,6 +29,9 @@ struct store_proc {
 	long long run_id;
 	long long pid;
 	const char *command_line;  /* may be NULL */
+	long rank, local_rank, world_size;  /* where its launcher placed it
+	                                       (launcher_rank); -1: unknown,
+	                                       stored NULL */
 	char variant[256];         /* its ops' variant: the run's tag or
 	                              "profiled"; set by store_proc_begin */
 	/* Totals so far, written with every commit. */
@@ -43,7 +46,8 @@ struct store_proc {
 };
 
 /* Add the procs row of process p->pid (this process's host and start
- * time) to profile run p->run_id with the given status ("running", or
+ * time, p's rank, local rank and world size) to profile run p->run_id
+ * with the given status ("running", or
  * "busy" / "failed" for a process that records nothing; note may be NULL).
  * The run must be a running profiled run. Sets p->id and p->variant.
  * Returns 0, or -1 after an error naming the run. */

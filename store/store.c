@@ -200,6 +200,83 @@ static const char *const migrations[] = {
 	");"
 	"CREATE INDEX launches_op ON launches(op_id, rep);"
 	"CREATE INDEX launches_kernel ON launches(kernel_id, end_ns - start_ns);",
+	/* 6 -> 7: several GPUs and many ranks. Each process of a profiled
+	 * run records where its launcher placed it (rank, local_rank,
+	 * world_size; NULL where no launcher said). Samples, launches and
+	 * ranges name their process by its row (proc_id), not by pid alone:
+	 * after `fuseprof merge`, ranks on two hosts may share a pid. Rows
+	 * stored before get the process of their run with their pid. Each op
+	 * records the device it ran on (device_id), and its UNIQUE key holds
+	 * it, so one run measures the same op on several GPUs (`run
+	 * --device all`): ops of `fuseprof run` stored before get their
+	 * run's device; profiled ops keep NULL (the run's device: a range
+	 * may span GPUs). SQLite changes a UNIQUE key only by rebuilding the
+	 * table (ops, and ranges for its key by process); migrate() drops
+	 * the views first, and refresh_views() makes them again. */
+	"ALTER TABLE procs ADD COLUMN rank INTEGER;"
+	"ALTER TABLE procs ADD COLUMN local_rank INTEGER;"
+	"ALTER TABLE procs ADD COLUMN world_size INTEGER;"
+	"ALTER TABLE samples ADD COLUMN proc_id INTEGER"
+	"  REFERENCES procs(id) ON DELETE CASCADE;"
+	"UPDATE samples SET proc_id = (SELECT min(p.id) FROM ops o JOIN procs p"
+	"  ON p.run_id = o.run_id AND p.pid = samples.pid WHERE o.id = samples.op_id)"
+	"  WHERE pid IS NOT NULL;"
+	"DROP INDEX samples_instance;"
+	"CREATE INDEX samples_instance ON samples(op_id, proc_id, instance)"
+	"  WHERE instance IS NOT NULL;"
+	"ALTER TABLE launches ADD COLUMN proc_id INTEGER"
+	"  REFERENCES procs(id) ON DELETE CASCADE;"
+	"UPDATE launches SET proc_id = (SELECT min(p.id) FROM ops o JOIN procs p"
+	"  ON p.run_id = o.run_id AND p.pid = launches.pid WHERE o.id = launches.op_id);"
+	"CREATE TABLE ranges_7 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  pid INTEGER NOT NULL, tid INTEGER, instance INTEGER NOT NULL,"
+	"  domain TEXT, name TEXT NOT NULL, path TEXT NOT NULL,"
+	"  depth INTEGER NOT NULL,"
+	"  start_ns INTEGER NOT NULL, end_ns INTEGER,"
+	"  proc_id INTEGER REFERENCES procs(id) ON DELETE CASCADE,"
+	"  UNIQUE (proc_id, instance)"
+	");"
+	"INSERT INTO ranges_7 (id, run_id, pid, tid, instance, domain, name, path,"
+	"  depth, start_ns, end_ns, proc_id) SELECT r.id, r.run_id, r.pid, r.tid,"
+	"  r.instance, r.domain, r.name, r.path, r.depth, r.start_ns, r.end_ns,"
+	"  (SELECT min(p.id) FROM procs p WHERE p.run_id = r.run_id AND p.pid = r.pid)"
+	"  FROM ranges r;"
+	"DROP TABLE ranges;"
+	"ALTER TABLE ranges_7 RENAME TO ranges;"
+	"CREATE INDEX ranges_run ON ranges(run_id, pid);"
+	"CREATE TABLE ops_7 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  workload TEXT NOT NULL, variant TEXT NOT NULL,"
+	"  role TEXT NOT NULL CHECK (role IN ('fused', 'unfused', 'naive')),"
+	"  dtype TEXT NOT NULL, shape TEXT NOT NULL,"
+	"  status TEXT NOT NULL CHECK (status IN ('ok', 'wrong', 'error')),"
+	"  seed INTEGER, rel_err REAL, max_abs_err REAL, tolerance REAL,"
+	"  reps INTEGER NOT NULL,"
+	"  time_ns REAL, time_ns_min REAL, time_ns_max REAL, span_ns REAL,"
+	"  launches INTEGER,"
+	"  model_flops REAL, model_min_bytes REAL, model_variant_bytes REAL,"
+	"  message TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  kernel_opts TEXT NOT NULL DEFAULT '',"
+	"  kernel TEXT NOT NULL DEFAULT '',"
+	"  model_executed_flops REAL,"
+	"  model_saved_bytes REAL,"
+	"  backward TEXT,"
+	"  device_id INTEGER REFERENCES devices(id),"
+	"  UNIQUE (run_id, device_id, workload, variant, dtype, shape)"
+	");"
+	"INSERT INTO ops_7 SELECT o.*, (SELECT r.device_id FROM runs r"
+	"  WHERE r.id = o.run_id AND r.kind = 'run') FROM ops o ORDER BY o.id;"
+	"DROP TABLE ops;"
+	"ALTER TABLE ops_7 RENAME TO ops;"
+	"CREATE INDEX ops_key ON ops(workload, variant, dtype, shape);"
+	/* NULLs are distinct in a UNIQUE key: ops of no device are unique
+	 * by the rest of it. */
+	"CREATE UNIQUE INDEX ops_nodevice ON ops(run_id, workload, variant, dtype,"
+	"  shape) WHERE device_id IS NULL;",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -212,49 +289,73 @@ static const char *const migrations[] = {
 #define COMPAT_RUNS_2 \
 	"CREATE TEMP VIEW runs AS SELECT *, NULL AS proc_start, 'run' AS kind" \
 	" FROM main.runs;"
+/* The op's device (schema 7): its run's, for runs of `fuseprof run`. */
+#define COMPAT_OPS_DEV(kind) \
+	", (SELECT r.device_id FROM main.runs r WHERE r.id = o0.run_id" kind ")" \
+	" AS device_id FROM main.ops o0;"
 /* The ops columns of schema 5. */
-#define COMPAT_OPS_5 ", NULL AS model_saved_bytes, NULL AS backward FROM main.ops;"
+#define COMPAT_OPS_5 ", NULL AS model_saved_bytes, NULL AS backward" COMPAT_OPS_DEV("")
 #define COMPAT_OPS_3 \
-	"CREATE TEMP VIEW ops AS SELECT *, NULL AS model_executed_flops" \
+	"CREATE TEMP VIEW ops AS SELECT o0.*, NULL AS model_executed_flops" \
 	COMPAT_OPS_5
 /* Schema 6: the runs' kind, the samples of profiled ops, and the profile
- * tables, empty. */
+ * tables, empty; schema 7's columns of them. */
 #define COMPAT_PROFILE_6 \
 	"CREATE TEMP VIEW samples AS SELECT *, NULL AS pid, NULL AS instance," \
-	" NULL AS launches FROM main.samples;" \
+	" NULL AS launches, NULL AS proc_id FROM main.samples;" \
 	"CREATE TEMP VIEW procs AS SELECT NULL AS id, NULL AS run_id," \
 	" NULL AS pid, NULL AS host, NULL AS proc_start, NULL AS command_line," \
 	" NULL AS started_at, NULL AS committed_at, NULL AS finished_at," \
 	" NULL AS status, 0 AS kernels_seen, 0 AS kernels_recorded," \
 	" 0 AS kernels_filtered, 0 AS kernels_over_limit, 0 AS records_dropped," \
-	" 0 AS ranges, NULL AS note WHERE 0;" \
+	" 0 AS ranges, NULL AS note, NULL AS rank, NULL AS local_rank," \
+	" NULL AS world_size WHERE 0;" \
 	"CREATE TEMP VIEW ranges AS SELECT NULL AS id, NULL AS run_id," \
 	" NULL AS pid, NULL AS tid, NULL AS instance, NULL AS domain," \
 	" NULL AS name, NULL AS path, NULL AS depth, NULL AS start_ns," \
-	" NULL AS end_ns WHERE 0;" \
+	" NULL AS end_ns, NULL AS proc_id WHERE 0;" \
 	"CREATE TEMP VIEW launches AS SELECT NULL AS id, NULL AS op_id," \
 	" NULL AS kernel_id, NULL AS rep, NULL AS pid, NULL AS tid," \
 	" NULL AS device, NULL AS stream, NULL AS correlation," \
-	" NULL AS start_ns, NULL AS end_ns WHERE 0;"
+	" NULL AS start_ns, NULL AS end_ns, NULL AS proc_id WHERE 0;"
 #define COMPAT_RUNS_6 \
 	"CREATE TEMP VIEW runs AS SELECT *, 'run' AS kind FROM main.runs;" \
 	COMPAT_PROFILE_6
+/* A schema-6 row's process: the one of its run with its pid (what the
+ * 6 -> 7 migration gives it). */
+#define COMPAT_PROC_OF_OP(t) \
+	" (SELECT min(p.id) FROM main.ops o JOIN main.procs p ON p.run_id = o.run_id" \
+	" AND p.pid = " t ".pid WHERE o.id = " t ".op_id) AS proc_id"
+#define COMPAT_PROFILE_7 \
+	"CREATE TEMP VIEW procs AS SELECT *, NULL AS rank, NULL AS local_rank," \
+	" NULL AS world_size FROM main.procs;" \
+	"CREATE TEMP VIEW samples AS SELECT s0.*," COMPAT_PROC_OF_OP("s0") \
+	" FROM main.samples s0;" \
+	"CREATE TEMP VIEW launches AS SELECT l0.*," COMPAT_PROC_OF_OP("l0") \
+	" FROM main.launches l0;" \
+	"CREATE TEMP VIEW ranges AS SELECT r0.*, (SELECT min(p.id) FROM main.procs p" \
+	" WHERE p.run_id = r0.run_id AND p.pid = r0.pid) AS proc_id FROM main.ranges r0;"
 static const char *const compat[STORE_SCHEMA_VERSION] = {
 	NULL,
 	/* 1: ops before kernel_opts, kernel, model_executed_flops,
-	 * model_saved_bytes and backward, runs before proc_start. */
-	"CREATE TEMP VIEW ops AS SELECT *, '' AS kernel_opts, '' AS kernel,"
+	 * model_saved_bytes, backward and device_id, runs before proc_start. */
+	"CREATE TEMP VIEW ops AS SELECT o0.*, '' AS kernel_opts, '' AS kernel,"
 	" NULL AS model_executed_flops" COMPAT_OPS_5 COMPAT_RUNS_2
 	COMPAT_PROFILE_6,
 	/* 2: runs before proc_start, ops before model_executed_flops,
-	 * model_saved_bytes and backward. */
+	 * model_saved_bytes, backward and device_id. */
 	COMPAT_RUNS_2 COMPAT_OPS_3 COMPAT_PROFILE_6,
-	/* 3: ops before model_executed_flops, model_saved_bytes, backward. */
+	/* 3: ops before model_executed_flops, model_saved_bytes, backward,
+	 * device_id. */
 	COMPAT_OPS_3 COMPAT_RUNS_6,
-	/* 4: ops before model_saved_bytes and backward. */
-	"CREATE TEMP VIEW ops AS SELECT *" COMPAT_OPS_5 COMPAT_RUNS_6,
-	/* 5: runs before their kind, no profiled runs. */
-	COMPAT_RUNS_6,
+	/* 4: ops before model_saved_bytes, backward and device_id. */
+	"CREATE TEMP VIEW ops AS SELECT o0.*" COMPAT_OPS_5 COMPAT_RUNS_6,
+	/* 5: runs before their kind, no profiled runs, ops before device_id. */
+	"CREATE TEMP VIEW ops AS SELECT o0.*" COMPAT_OPS_DEV("") COMPAT_RUNS_6,
+	/* 6: processes before their ranks, rows keyed by pid, ops before
+	 * device_id. */
+	"CREATE TEMP VIEW ops AS SELECT o0.*" COMPAT_OPS_DEV(" AND r.kind = 'run'")
+	COMPAT_PROFILE_7,
 };
 
 int store_error(struct store *st, const char *what)
@@ -361,8 +462,32 @@ static char *get_meta(struct store *st, const char *key)
 	return v;
 }
 
+/* Drop every view stored in the file, not only the ones this build
+ * knows, and forget their signature, inside the caller's transaction. */
+static int drop_views(struct store *st)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT name FROM main.sqlite_master WHERE type = 'view'",
+			       -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read the schema");
+	while (sqlite3_step(s) == SQLITE_ROW)
+		strbuf_addf(&sb, "DROP VIEW IF EXISTS main.\"%s\";",
+			    (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	strbuf_addstr(&sb, "DELETE FROM main.meta WHERE key = 'views';");
+	rc = exec(st, strbuf_str(&sb), "cannot update the views");
+	strbuf_release(&sb);
+	return rc;
+}
+
 /* Bring the schema from version `from` to STORE_SCHEMA_VERSION in one
- * transaction: all steps or none. */
+ * transaction: all steps or none. The views go first: a step that
+ * rebuilds a table (6 -> 7) cannot rename it under views that name it,
+ * and refresh_views() makes them again right after. */
 static int migrate(struct store *st, long long from)
 {
 	char sql[64];
@@ -375,6 +500,8 @@ static int migrate(struct store *st, long long from)
 		goto out_rollback;
 	if (from >= STORE_SCHEMA_VERSION)
 		return store_commit(st);
+	if (from > 0 && drop_views(st))
+		goto out_rollback;
 	for (long long v = from; v < STORE_SCHEMA_VERSION; v++)
 		if (exec(st, migrations[v], "cannot migrate the schema"))
 			goto out_rollback;
@@ -428,20 +555,7 @@ static int refresh_views(struct store *st)
 			return store_commit(st);
 		}
 		free(have);
-		/* Drop every stored view, not only the ones this build knows. */
-		sqlite3_stmt *s = NULL;
-
-		if (sqlite3_prepare_v2(st->db,
-				       "SELECT name FROM main.sqlite_master WHERE type = 'view'",
-				       -1, &s, NULL) != SQLITE_OK) {
-			store_error(st, "cannot read the schema");
-			goto out;
-		}
-		while (sqlite3_step(s) == SQLITE_ROW)
-			strbuf_addf(&sb, "DROP VIEW IF EXISTS main.\"%s\";",
-				    (const char *)sqlite3_column_text(s, 0));
-		sqlite3_finalize(s);
-		if (exec(st, strbuf_str(&sb), "cannot update the views"))
+		if (drop_views(st))
 			goto out;
 	}
 	for (const struct view_def *v = fp_views; v->name; v++) {
@@ -971,9 +1085,10 @@ int store_insert_op(struct store *st, long long run_id,
 			"time_ns, time_ns_min, time_ns_max, span_ns, launches, "
 			"model_flops, model_min_bytes, model_variant_bytes, message, "
 			"created_at, kernel_opts, kernel, model_executed_flops, "
-			"model_saved_bytes, backward) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-			"?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-			"?21, ?22, ?23, ?24, ?25, ?26, ?27)", &s))
+			"model_saved_bytes, backward, device_id) VALUES (?1, ?2, ?3, ?4, "
+			"?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+			"?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, coalesce(?28, (SELECT "
+			"device_id FROM runs WHERE id = ?1)))", &s))
 		goto out_rollback;
 	sqlite3_bind_int64(s, 1, run_id);
 	sqlite3_bind_text(s, 2, op->workload, -1, SQLITE_TRANSIENT);
@@ -1008,6 +1123,10 @@ int store_insert_op(struct store *st, long long run_id,
 			  op->model_executed_flops : NAN);
 	store_bind_real(s, 26, op->model_saved_bytes);
 	store_bind_text(s, 27, op->backward);
+	if (op->device_id > 0)
+		sqlite3_bind_int64(s, 28, op->device_id);
+	else
+		sqlite3_bind_null(s, 28);
 	if (store_step_done(st, s, "cannot store an op in"))
 		goto out_rollback;
 	id = sqlite3_last_insert_rowid(st->db);

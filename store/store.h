@@ -1,7 +1,7 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v6), see store/store.c for the DDL and store/views.c for the public views:
+ * Schema (v7), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
  *   runs                        one `fuseprof run` (kind 'run') or `fuseprof
@@ -10,20 +10,23 @@
  *                               readers show a 'running' run whose process is
  *                               gone as 'killed' (store/proc.h)
  *   ceilings                    measured and theoretical roofs per device
- *   ops                         workload x variant x dtype x shape in a run, with
- *                               the kernel options in force and the kernel picked
+ *   ops                         workload x variant x dtype x shape on a device
+ *                               in a run, with the kernel options in force and
+ *                               the kernel picked
  *   samples                     per-repetition op times (ns)
  *   kernels                     per op: each distinct kernel, launches, durations
  *   counters                    per kernel: raw hardware counter values
- *   procs, ranges, launches     profiled runs: each process, its NVTX range
- *                               instances and kernel launches (store/profile.h)
+ *   procs, ranges, launches     profiled runs: each process (host, pid, rank),
+ *                               its NVTX range instances and kernel launches,
+ *                               each naming its process by proc_id
+ *                               (store/profile.h)
  * One database from many: store/merge.h. */
 #ifndef FP_STORE_H
 #define FP_STORE_H
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */
@@ -140,6 +143,8 @@ struct store_op {
 	                             (workload_format_kopts); NULL = "" */
 	const char *kernel;     /* the kernels the launcher picked (the
 	                           workload's kernel() line); NULL = "" */
+	long long device_id;    /* the device it ran on (store_upsert_device);
+	                           0: the run's (NULL while it has none) */
 	int nkernels;
 	const struct store_kernel *kernels;
 };

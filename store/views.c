@@ -92,16 +92,17 @@
 #define K_MIX_NAME(i, name) " || CASE WHEN " K_FIELD(i) " THEN ', " name "' ELSE '' END"
 /* Kernel slots, those without counters included. */
 #define NKERNELS "(SELECT count(*) FROM kernels kn WHERE kn.op_id = o.id)"
-/* The run's DRAM mix ceilings as v_ceilings chose them, one row a run. */
+/* The DRAM mix ceilings as v_ceilings chose them, one row a run and
+ * device. */
 #define MIX_CEILING(name, c) \
 	" max(CASE name WHEN '" name "' THEN value END) AS " c "_bw," \
 	" max(CASE name WHEN '" name "' THEN provenance = 'measured' END) AS " c "_m"
 #define MIX_CEILINGS \
-	"SELECT run_id," MIX_CEILING("dram_read_bw", "read") "," \
+	"SELECT run_id, device_id," MIX_CEILING("dram_read_bw", "read") "," \
 	MIX_CEILING("dram_add_bw", "add") "," MIX_CEILING("dram_bw", "copy") "," \
 	MIX_CEILING("dram_write_bw", "write") \
 	" FROM v_ceilings WHERE name IN ('dram_read_bw', 'dram_add_bw', 'dram_bw'," \
-	" 'dram_write_bw') GROUP BY run_id"
+	" 'dram_write_bw') GROUP BY run_id, device_id"
 
 /* ---- v_fusion_candidates (views.h: the rules and their limits) ---- */
 
@@ -332,6 +333,9 @@
 	" r.command_line, r.note, r.kind" \
 	" FROM runs r LEFT JOIN devices d ON d.id = r.device_id"
 
+/* A ceiling of the op p's run and device. */
+#define CEIL_OF_P(c) c ".run_id = p.run_id AND " c ".device_id = p.device_id"
+
 const char fp_v_runs_live_sql[] =
 	V_RUNS_SQL("fp_run_status(r.status, r.host, r.pid, r.proc_start)");
 
@@ -399,10 +403,13 @@ const struct view_def fp_views[] = {
 	  " o.kernel_opts, o.kernel,"
 	  /* What the variant keeps for its backward, and a forward's
 	   * backward workload (v_save_recompute pairs them). */
-	  " o.model_saved_bytes, o.backward"
+	  " o.model_saved_bytes, o.backward,"
+	  /* The device it ran on: its own, else (profiled ops) the run's. */
+	  " coalesce(o.device_id, r.device_id) AS device_id"
 	  " FROM ops o JOIN runs r ON r.id = o.run_id"
-	  " LEFT JOIN devices d ON d.id = r.device_id"
+	  " LEFT JOIN devices d ON d.id = coalesce(o.device_id, r.device_id)"
 	  " LEFT JOIN (" MIX_CEILINGS ") x ON x.run_id = o.run_id"
+	  "  AND x.device_id = coalesce(o.device_id, r.device_id)"
 	  " LEFT JOIN kernels k ON k.op_id = o.id"
 	  " LEFT JOIN counters kw ON kw.kernel_id = k.id"
 	  "  AND kw.metric = 'dram__bytes_write.sum'"
@@ -412,25 +419,30 @@ const struct view_def fp_views[] = {
 	  /* The ops' unique key: its index yields each op's rows together, so
 	   * the sums need no sort, and a filter on run_id (v_roofline WHERE
 	   * run_id = ?) reaches the ops table. */
-	  " GROUP BY o.run_id, o.workload, o.variant, o.dtype, o.shape",
-	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel, bytes kept for the backward" },
+	  " GROUP BY o.run_id, o.device_id, o.workload, o.variant, o.dtype, o.shape",
+	  "one row per op: check result, median time (ns), its longest kernel, model and measured bytes and FLOPs, kernel options and kernel, bytes kept for the backward, its device" },
 
 	{ "v_runs", V_RUNS_SQL("r.status"),
 	  "one row per run: when, where, status, how many ops and how many failed" },
 
-	/* The roofs a run is judged against: per ceiling name, a measured
-	 * value beats a theoretical one; among equals, one taken in this run,
-	 * then the newest. Reports and v_roofline use this choice alone. */
+	/* The roofs a run is judged against on each of its devices (the
+	 * run's, and those its ops ran on: `run --device all`): per ceiling
+	 * name, a measured value beats a theoretical one; among equals, one
+	 * taken in this run, then the newest. Reports and v_roofline use this
+	 * choice alone. */
 	{ "v_ceilings",
 	  "SELECT run_id, device_id, name, unit, value, provenance, method,"
 	  " measured_at, ceiling_id FROM ("
-	  " SELECT r.id AS run_id, c.device_id, c.name, c.unit, c.value,"
+	  " SELECT r.run_id, c.device_id, c.name, c.unit, c.value,"
 	  "  c.provenance, c.method, c.measured_at, c.id AS ceiling_id,"
-	  "  row_number() OVER (PARTITION BY r.id, c.name ORDER BY"
-	  "   c.provenance = 'measured' DESC, c.run_id IS r.id DESC, c.id DESC) AS rk"
-	  " FROM runs r JOIN ceilings c ON c.device_id = r.device_id)"
+	  "  row_number() OVER (PARTITION BY r.run_id, r.device_id, c.name ORDER BY"
+	  "   c.provenance = 'measured' DESC, c.run_id IS r.run_id DESC, c.id DESC) AS rk"
+	  " FROM (SELECT id AS run_id, device_id FROM runs WHERE device_id IS NOT NULL"
+	  "  UNION SELECT DISTINCT run_id, device_id FROM ops"
+	  "  WHERE device_id IS NOT NULL) r"
+	  " JOIN ceilings c ON c.device_id = r.device_id)"
 	  " WHERE rk = 1",
-	  "per run and ceiling name, the roof used: measured if there is one, else theoretical" },
+	  "per run, device and ceiling name, the roof used: measured if there is one, else theoretical" },
 
 	/* Per op: intensity at each memory level and the attainable roof
 	 * min(peak, AI x bandwidth) for the op's dominant precision. A missing
@@ -459,7 +471,7 @@ const struct view_def fp_views[] = {
 	  " 1e9 * model_min_bytes / time_ns AS eff_bw,"
 	  " 100.0 * (1e9 * model_min_bytes / time_ns) / dram_bw AS eff_bw_pct,"
 	  " rel_err, tolerance, message, longest_kernel_ns, kernel_opts, kernel,"
-	  " model_saved_bytes, backward FROM ("
+	  " model_saved_bytes, backward, device_id FROM ("
 	  " SELECT m.*, " FP_DRAM_BW_SQL " FROM ("
 	  " SELECT p.*, flops / dram_bytes AS ai_dram, flops / l2_bytes AS ai_l2,"
 	  "  flops / l1_bytes AS ai_l1, 1e9 * flops / time_ns AS flop_rate,"
@@ -493,14 +505,14 @@ const struct view_def fp_views[] = {
 	  "   o.model_variant_bytes, o.rel_err, o.tolerance, o.message,"
 	  "   o.longest_kernel_ns, o.kernel_opts, o.kernel, o.nkernels,"
 	  "   o.dram_roof_ns, o.dram_roof_provenance, o.dram_mixes,"
-	  "   o.model_saved_bytes, o.backward"
+	  "   o.model_saved_bytes, o.backward, o.device_id"
 	  "  FROM v_ops o) p"
-	  " LEFT JOIN v_ceilings cp ON cp.run_id = p.run_id AND cp.name = p.precision"
-	  " LEFT JOIN v_ceilings cr ON cr.run_id = p.run_id AND cr.name = 'dram_read_bw'"
-	  " LEFT JOIN v_ceilings ca ON ca.run_id = p.run_id AND ca.name = 'dram_add_bw'"
-	  " LEFT JOIN v_ceilings cd ON cd.run_id = p.run_id AND cd.name = 'dram_bw'"
-	  " LEFT JOIN v_ceilings cw ON cw.run_id = p.run_id AND cw.name = 'dram_write_bw'"
-	  " LEFT JOIN v_ceilings cl ON cl.run_id = p.run_id AND cl.name = 'l2_bw') m)",
+	  " LEFT JOIN v_ceilings cp ON " CEIL_OF_P("cp") " AND cp.name = p.precision"
+	  " LEFT JOIN v_ceilings cr ON " CEIL_OF_P("cr") " AND cr.name = 'dram_read_bw'"
+	  " LEFT JOIN v_ceilings ca ON " CEIL_OF_P("ca") " AND ca.name = 'dram_add_bw'"
+	  " LEFT JOIN v_ceilings cd ON " CEIL_OF_P("cd") " AND cd.name = 'dram_bw'"
+	  " LEFT JOIN v_ceilings cw ON " CEIL_OF_P("cw") " AND cw.name = 'dram_write_bw'"
+	  " LEFT JOIN v_ceilings cl ON " CEIL_OF_P("cl") " AND cl.name = 'l2_bw') m)",
 	  "one row per op: FLOPs, bytes and intensity per level, achieved rates, the DRAM roof of its read/write mix, roof and % of roof" },
 
 	/* Each fused variant against every other variant of the same run,
@@ -557,14 +569,51 @@ const struct view_def fp_views[] = {
 	  "  lag(dram_bytes) OVER w AS base_dram_bytes, lag(flops) OVER w AS base_flops,"
 	  "  lag(launches) OVER w AS base_launches,"
 	  "  lag(kernel_opts) OVER w AS base_kernel_opts, lag(kernel) OVER w AS base_kernel FROM ("
-	  "  SELECT op_id, run_id, device, workload, variant, dtype, shape, status,"
-	  "   time_ns, launches, dram_bytes, kernel_opts, kernel,"
+	  "  SELECT op_id, run_id, device, device_id, workload, variant, dtype, shape,"
+	  "   status, time_ns, launches, dram_bytes, kernel_opts, kernel,"
 	  "   CASE WHEN ncounters > 0 THEN flops_fp32 + flops_fp64 + flops_fp16"
 	  "    + coalesce(flops_tensor, 0) END AS flops FROM v_ops)"
 	  " WINDOW w AS (PARTITION BY device, workload, variant, dtype, shape"
-	  "  ORDER BY run_id))"
-	  " WHERE base_op_id IS NOT NULL",
+	  "  ORDER BY run_id, device_id))"
+	  /* A run on several GPUs of one model: its first device's op
+	   * against the previous run's last, not one GPU against another of
+	   * the same run. */
+	  " WHERE base_op_id IS NOT NULL AND base_run_id < run_id",
 	  "each op against the same op in the previous run on the same GPU model: time, DRAM-byte and FLOP ratios (new / base), both sides' kernel options and kernels" },
+
+	/* Stragglers: each op of a profiled run whose processes say their
+	 * rank (procs.rank, from the launcher), its time over the ranks. A
+	 * rank's time is the median of its samples (range instances), as an
+	 * op's time_ns is over all of them; a rank of several processes
+	 * (workers that inherit RANK) pools their samples. Over the ranks:
+	 * least, median, most, the rank-to-rank spread (most / least), and
+	 * the slowest rank with its host and the fastest. A median of an
+	 * even count is the mean of the middle two, as median_of() takes it. */
+	{ "v_rank_spread",
+	  "WITH s AS (SELECT o.run_id, o.id AS op_id, o.workload, p.rank, x.time_ns,"
+	  "  row_number() OVER (PARTITION BY o.id, p.rank ORDER BY x.time_ns) AS i,"
+	  "  count(*) OVER (PARTITION BY o.id, p.rank) AS n"
+	  "  FROM samples x JOIN procs p ON p.id = x.proc_id"
+	  "  JOIN ops o ON o.id = x.op_id WHERE p.rank IS NOT NULL),"
+	  " k AS (SELECT run_id, op_id, workload, rank, max(n) AS samples,"
+	  "  avg(time_ns) AS time_ns FROM s WHERE i IN ((n + 1) / 2, n / 2 + 1)"
+	  "  GROUP BY op_id, rank),"
+	  " w AS (SELECT k.*, row_number() OVER (PARTITION BY op_id ORDER BY time_ns) AS j,"
+	  "  count(*) OVER (PARTITION BY op_id) AS m,"
+	  "  first_value(rank) OVER (PARTITION BY op_id ORDER BY time_ns DESC, rank)"
+	  "   AS slow,"
+	  "  first_value(rank) OVER (PARTITION BY op_id ORDER BY time_ns, rank) AS fast"
+	  "  FROM k)"
+	  " SELECT run_id, op_id, workload, max(m) AS ranks, sum(samples) AS samples,"
+	  " min(time_ns) AS time_ns_min,"
+	  " avg(CASE WHEN j IN ((m + 1) / 2, m / 2 + 1) THEN time_ns END) AS time_ns_median,"
+	  " max(time_ns) AS time_ns_max, max(time_ns) / min(time_ns) AS spread,"
+	  " max(slow) AS slowest_rank,"
+	  " (SELECT min(p.host) FROM procs p WHERE p.run_id = w.run_id"
+	  "  AND p.rank = max(w.slow)) AS slowest_host,"
+	  " max(fast) AS fastest_rank"
+	  " FROM w GROUP BY op_id",
+	  "per op of a profiled run with ranks: each rank's median time, their least, median and most over the ranks (ns), the spread (most / least) and the slowest rank (the straggler) with its host" },
 
 	{ NULL, NULL, NULL }
 };

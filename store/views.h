@@ -111,7 +111,7 @@ extern const char fp_v_runs_live_sql[];
 
 /* The columns of v_roofline that v_fusion reads. */
 #define FP_FUSION_INPUT \
-	"run_id, op_id, workload, variant, role, dtype, shape," \
+	"run_id, op_id, device_id, workload, variant, role, dtype, shape," \
 	"  status, time_ns, dram_bytes, launches, model_variant_bytes, roof_pct," \
 	"  eff_bw_pct, longest_kernel_ns, dram_bw"
 
@@ -177,7 +177,7 @@ extern const char fp_v_runs_live_sql[];
 	" CASE WHEN b.role = 'unfused' THEN max(b.launches - f.launches, 0.0) END" \
 	"  AS fusion_removed_launches," \
 	" b.dram_bw AS base_dram_bw" \
-	" FROM r f JOIN r b ON b.run_id = f.run_id" \
+	" FROM r f JOIN r b ON b.run_id = f.run_id AND b.device_id IS f.device_id" \
 	"  AND b.workload = f.workload AND b.dtype = f.dtype AND b.shape = f.shape" \
 	"  AND b.op_id != f.op_id" \
 	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok')," \
@@ -240,10 +240,12 @@ extern const char fp_v_runs_live_sql[];
  * once for both sides): the view reads v_roofline, `fuseprof report` the
  * run's rows it keeps. */
 #define FP_SAVED_SQL(src) \
-	"WITH r AS (SELECT run_id, op_id, workload, variant, role, dtype, shape," \
-	"  status, time_ns, dram_bytes, model_variant_bytes, model_saved_bytes," \
+	"WITH r AS (SELECT run_id, op_id, device_id, workload, variant, role," \
+	"  dtype, shape, status, time_ns, dram_bytes, model_variant_bytes," \
+	"  model_saved_bytes," \
 	"  backward FROM " src ")," \
-	" p AS (SELECT f.run_id, f.workload, b.workload AS backward, f.variant," \
+	" p AS (SELECT f.run_id, f.device_id, f.workload, b.workload AS backward," \
+	"  f.variant," \
 	"  f.role, f.dtype, f.shape, f.op_id AS fwd_op_id, b.op_id AS bwd_op_id," \
 	"  f.model_saved_bytes AS saved_bytes, f.time_ns AS fwd_time_ns," \
 	"  b.time_ns AS bwd_time_ns, f.time_ns + b.time_ns AS total_time_ns," \
@@ -252,7 +254,8 @@ extern const char fp_v_runs_live_sql[];
 	"  CASE WHEN f.dram_bytes IS NOT NULL AND b.dram_bytes IS NOT NULL" \
 	"   THEN 'measured' WHEN f.dram_bytes IS NULL AND b.dram_bytes IS NULL" \
 	"   THEN 'model' ELSE 'mixed' END AS dram_basis" \
-	"  FROM r f JOIN r b ON b.run_id = f.run_id AND b.workload = f.backward" \
+	"  FROM r f JOIN r b ON b.run_id = f.run_id AND b.device_id IS f.device_id" \
+	"   AND b.workload = f.backward" \
 	"   AND b.variant = f.variant AND b.dtype = f.dtype AND b.shape = f.shape" \
 	"  WHERE f.status = 'ok' AND b.status = 'ok')" \
 	" SELECT run_id, workload, backward, variant, role, dtype, shape," \
@@ -266,7 +269,7 @@ extern const char fp_v_runs_live_sql[];
 	"  total_time_ns, variant) AS fastest," \
 	" total_time_ns - min(total_time_ns) OVER w AS time_paid_ns," \
 	" total_time_ns / min(total_time_ns) OVER w AS time_ratio" \
-	" FROM p WINDOW w AS (PARTITION BY run_id, workload, dtype, shape)"
+	" FROM p WINDOW w AS (PARTITION BY run_id, device_id, workload, dtype, shape)"
 
 /* ---- numbers to distrust ------------------------------------------------
  * v_distrust lists each op that passed its check but whose numbers cannot

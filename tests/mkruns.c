@@ -29,6 +29,19 @@
  *   saved BYTES|- [BACKWARD] the bytes the ops that follow keep for their
  *                            backward ('-', the default: NULL) and, for a
  *                            forward, its backward workload (none: NULL)
+ *   opdevice NAME SERIAL|-   the ops (and ceilings) that follow ran on GPU
+ *                            NAME with uuid GPU-test-NAME-SERIAL, not the
+ *                            run's ('-': the run's again): a run of
+ *                            several devices; a run started after it has
+ *                            that device
+ *   rank R HOST PID RANGE T...  in the current (profiled) run, process PID
+ *                            on HOST (added once, with rank R; world size
+ *                            and local rank unknown) ran range RANGE once
+ *                            per time T (ns): a sample each, with a range
+ *                            instance and one launch of T ns (kernel
+ *                            rank_kernel, thread 1, GPU 0 stream 7) on
+ *                            the process's clock, the op added when new
+ *                            and recomputed from its samples
  * Prints each new run id on stdout and the seed on stderr. */
 #include "config.h"
 
@@ -42,6 +55,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "profile.h"
 #include "store.h"
 #include "util.h"
 
@@ -120,6 +134,147 @@ static int number_or_dash(const char *s, double *v)
 	return parse_double(s, v);
 }
 
+/* st's statement for sql into *s, or -1 after an error. */
+static int prep(struct store *st, const char *sql, sqlite3_stmt **s)
+{
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot prepare a statement for");
+	return 0;
+}
+
+/* Step a write to its end and finalize it; 0, or -1 after an error. */
+static int done(struct store *st, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_error(st, what);
+
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* The device of the ops that follow (0: the run's). */
+static long long op_device;
+
+/* One integer from sql with ?1..?3 bound to a, b (int64) and t (text),
+ * or -1. */
+static long long sql_int(struct store *st, const char *sql, long long a,
+			 long long b, const char *t)
+{
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (prep(st, sql, &s))
+		return -1;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	if (t)
+		sqlite3_bind_text(s, 3, t, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* "rank R HOST PID RANGE T...": f has n fields. */
+static int add_rank_samples(struct store *st, long long run, char **f, int n,
+			    int lineno)
+{
+	static long long clock_ns = 1000;
+	long rank, pid;
+	long long proc, op, slot;
+	sqlite3_stmt *s;
+
+	if (parse_long(f[1], &rank) || parse_long(f[3], &pid))
+		return error("line %d: bad number", lineno);
+	proc = sql_int(st, "SELECT id FROM procs WHERE run_id = ?1 AND pid = ?2 "
+		       "AND host = ?3", run, pid, f[2]);
+	if (proc < 0) {
+		if (prep(st, "INSERT INTO procs (run_id, pid, host, started_at, "
+				  "status, rank) VALUES (?1, ?2, ?3, '2026-01-01T00:00:00Z', "
+				  "'complete', ?4)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 2, pid);
+		sqlite3_bind_text(s, 3, f[2], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 4, rank);
+		if (done(st, s, "cannot add a process to"))
+			return -1;
+		proc = sqlite3_last_insert_rowid(store_db(st));
+	}
+	op = sql_int(st, "SELECT id FROM ops WHERE run_id = ?1 AND workload = ?3",
+		     run, 0, f[4]);
+	if (op < 0) {
+		if (prep(st, "INSERT INTO ops (run_id, workload, variant, role, "
+				  "dtype, shape, status, reps, launches, created_at) "
+				  "SELECT ?1, ?2, coalesce(tag, 'profiled'), 'fused', '', '', "
+				  "'ok', 0, 0, started_at FROM runs WHERE id = ?1", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_text(s, 2, f[4], -1, SQLITE_TRANSIENT);
+		if (done(st, s, "cannot add an op to"))
+			return -1;
+		op = sqlite3_last_insert_rowid(store_db(st));
+	}
+	slot = sql_int(st, "SELECT id FROM kernels WHERE op_id = ?1", op, 0, NULL);
+	if (slot < 0) {
+		if (prep(st, "INSERT INTO kernels (op_id, idx, name, grid_x, "
+				  "grid_y, grid_z, block_x, block_y, block_z, registers, "
+				  "static_smem, dynamic_smem, launches) VALUES (?1, 0, "
+				  "'rank_kernel', 1, 1, 1, 128, 1, 1, 32, 0, 0, 0)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		if (done(st, s, "cannot add a kernel to"))
+			return -1;
+		slot = sqlite3_last_insert_rowid(store_db(st));
+	}
+	for (int i = 5; i < n; i++) {
+		long long rep = sql_int(st, "SELECT coalesce(max(rep) + 1, 0) FROM samples "
+					"WHERE op_id = ?1", op, 0, NULL);
+		double t;
+
+		if (parse_double(f[i], &t) || t < 1)
+			return error("line %d: bad number", lineno);
+		if (prep(st, "INSERT INTO samples (op_id, rep, time_ns, pid, "
+				  "instance, launches, proc_id) VALUES (?1, ?5, ?2, ?3, ?5, "
+				  "1, ?4)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		sqlite3_bind_double(s, 2, t);
+		sqlite3_bind_int64(s, 3, pid);
+		sqlite3_bind_int64(s, 4, proc);
+		sqlite3_bind_int64(s, 5, rep);
+		if (done(st, s, "cannot add a sample to"))
+			return -1;
+		if (prep(st, "INSERT INTO launches (op_id, kernel_id, rep, pid, "
+				  "tid, device, stream, correlation, start_ns, end_ns, "
+				  "proc_id) VALUES (?1, ?2, ?3, ?4, 1, 0, 7, ?3, ?5, ?6, ?7)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, op);
+		sqlite3_bind_int64(s, 2, slot);
+		sqlite3_bind_int64(s, 3, rep);
+		sqlite3_bind_int64(s, 4, pid);
+		sqlite3_bind_int64(s, 5, clock_ns + 10);
+		sqlite3_bind_int64(s, 6, clock_ns + 10 + (long long)t);
+		sqlite3_bind_int64(s, 7, proc);
+		if (done(st, s, "cannot add a launch to"))
+			return -1;
+		if (prep(st, "INSERT INTO ranges (run_id, pid, tid, instance, "
+				  "name, path, depth, start_ns, end_ns, proc_id) VALUES (?1, "
+				  "?2, 1, (SELECT count(*) FROM ranges WHERE proc_id = ?5), ?3, "
+				  "?3, 0, ?4, ?6, ?5)", &s))
+			return -1;
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 2, pid);
+		sqlite3_bind_text(s, 3, f[4], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 4, clock_ns);
+		sqlite3_bind_int64(s, 5, proc);
+		sqlite3_bind_int64(s, 6, clock_ns + 20 + (long long)t);
+		if (done(st, s, "cannot add a range to"))
+			return -1;
+		clock_ns += 100 + (long long)t;
+	}
+	return store_profile_refresh(st, &op, 1);
+}
+
 static int add_op(struct store *st, long long run, char **f, int lineno)
 {
 	struct store_op op = { 0 };
@@ -168,6 +323,7 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.kernel = kernel_text;
 	op.model_saved_bytes = saved_bytes;
 	op.backward = *backward ? backward : NULL;
+	op.device_id = op_device;
 	rc = store_insert_op(st, run, &op, NULL);
 	free(t);
 	return rc;
@@ -228,7 +384,7 @@ int main(int argc, char **argv)
 			r.host = "test";
 			r.command_line = "mkruns";
 			r.tag = strcmp(f[1], "-") ? f[1] : NULL;
-			r.device_id = device;
+			r.device_id = op_device ? op_device : device;
 			r.counters = counters ? counters : "range-profiler (op replay, flush op)";
 			r.kind = kind;
 			if (store_begin_run(st, &r, &run))
@@ -263,6 +419,21 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			snprintf(backward, sizeof backward, "%s", n == 3 ? f[2] : "");
+		} else if (!strcmp(f[0], "opdevice") && n == 3) {
+			struct store_device d = { 0 };
+			char uuid[160];
+
+			op_device = 0;
+			if (strcmp(f[2], "-")) {
+				snprintf(uuid, sizeof uuid, "GPU-test-%s-%s", f[1], f[2]);
+				d.uuid = uuid;
+				d.name = f[1];
+				if (store_upsert_device(st, &d, &op_device))
+					goto out;
+			}
+		} else if (!strcmp(f[0], "rank") && n >= 6 && run > 0) {
+			if (add_rank_samples(st, run, f, n, lineno))
+				goto out;
 		} else if (!strcmp(f[0], "ceiling") && n == 4 && run > 0) {
 			struct store_ceiling cg = { f[1], f[2], 0, "measured", "mkruns" };
 
@@ -270,7 +441,7 @@ int main(int argc, char **argv)
 				error("line %d: bad number", lineno);
 				goto out;
 			}
-			if (store_insert_ceiling(st, device, run, &cg))
+			if (store_insert_ceiling(st, op_device ? op_device : device, run, &cg))
 				goto out;
 		} else if (!strcmp(f[0], "op") && n == 12 && run > 0) {
 			if (add_op(st, run, f, lineno))

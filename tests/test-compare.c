@@ -390,7 +390,7 @@ static void test_match(void)
 	size_t nb = 0, nw = 0, n;
 
 	for (int i = 0; i < NK; i++)
-		all[i] = (struct cmp_key){ wl[i / 6], var[i / 2 % 3], "fp32", shp[i % 2] };
+		all[i] = (struct cmp_key){ wl[i / 6], var[i / 2 % 3], "fp32", shp[i % 2], 0 };
 	for (int i = 0; i < NK; i++) {
 		if (rng_next() % 3)
 			b[nb++] = all[i];

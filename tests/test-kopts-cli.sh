@@ -106,7 +106,7 @@ kernel path=mma mma, 2 stages
 saved 1048576 softmax_bwd
 op softmax_fwd fused fp32 M=64,N=4096 ok 1 1e6 1e6 100000 0.01 5
 SPEC
-	[ "$(q "$old" "PRAGMA user_version")" = 6 ] || fail "not migrated to the current schema (6)"
+	[ "$(q "$old" "PRAGMA user_version")" = 7 ] || fail "not migrated to the current schema (7)"
 	q "$old" "SELECT name FROM pragma_table_info('ops')" >"$tmp/cols"
 	grep -qx kernel_opts "$tmp/cols" && grep -qx kernel "$tmp/cols" ||
 		fail "ops lacks the new columns: $(cat "$tmp/cols")"
@@ -159,7 +159,7 @@ expect_exit 0 "$FUSEPROF" compare --db "$db" base new
 grep -Eq '^SAME +lnl +fused .* kernel,options *$' "$tmp/out" || fail "table: $(cat "$tmp/out")"
 
 expect_exit 0 "$FUSEPROF" report --db "$db" --run new --out "$tmp/r" --format csv,md,json --no-plots
-head -n 1 "$tmp/r/roofline.csv" | tr -d '\r' | grep -q ',message,kernel_opts,kernel$' ||
+head -n 1 "$tmp/r/roofline.csv" | tr -d '\r' | grep -q ',message,kernel_opts,kernel,device,device_id$' ||
 	fail "roofline.csv header: $(head -n 1 "$tmp/r/roofline.csv")"
 grep -q 'path=mma,tile=auto.*mma, 2 stages' "$tmp/r/roofline.csv" ||
 	fail "roofline.csv lacks the kernel: $(cat "$tmp/r/roofline.csv")"

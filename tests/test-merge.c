@@ -2,8 +2,11 @@
  * (every run once, every foreign key resolving, v_runs, v_ops, v_kernels
  * and v_roofline of each run as in its input), merged again (nothing
  * added); ranks of a profiled run, each in a file of its own, joined as if
- * they had written one file, in either order; a pid clash kept apart; a
- * run merged again after more processes joined it; the schema-1 sample
+ * they had written one file, in either order; a rank on another host
+ * whose process has another rank's pid joined all the same, its rows
+ * kept to its own process; each launcher's variables written as the
+ * processes' ranks, and v_rank_spread against the numbers computed here
+ * from the samples; a run merged again after more processes joined it; the schema-1 sample
  * read as its migrations make it; and refusals (a newer schema, not
  * SQLite, not fuseprof's, empty, damaged) that leave the output as it
  * was. */
@@ -449,7 +452,8 @@ static void finish(const char *db, long long run)
 }
 
 /* A rank's file: its run, as `fuseprof profile` on host node<rank> with
- * pid 7000 + rank made it, and its processes. */
+ * pid 7000 + rank made it under torchrun (RANK, LOCAL_RANK 0, WORLD_SIZE
+ * 3), and its processes. */
 static char *rank_file(const char *name, int rank, const long long *pids, int npids,
 		       int finished)
 {
@@ -458,14 +462,138 @@ static char *rank_file(const char *name, int rank, const long long *pids, int np
 
 	unlink(db);
 	run = profile_run(db);
+	snprintf(sql, sizeof sql, "%d", rank);
+	setenv("RANK", sql, 1);
+	setenv("LOCAL_RANK", "0", 1);
+	setenv("WORLD_SIZE", "3", 1);
 	for (int i = 0; i < npids; i++)
 		rank_process(db, run, pids[i], 3 + (int)(pids[i] % 3));
+	unsetenv("RANK");
+	unsetenv("LOCAL_RANK");
+	unsetenv("WORLD_SIZE");
 	if (finished)
 		finish(db, run);
 	snprintf(sql, sizeof sql, "UPDATE runs SET pid = %d, host = 'node%d';"
 		 "UPDATE procs SET host = 'node%d'", 7000 + rank, rank, rank);
 	poke(db, sql);
 	return db;
+}
+
+/* v_rank_spread of run `run` in the file at path against what the test
+ * computes from the rows: per op, each rank's median sample time (its
+ * processes' samples pooled), their least, median and most, the spread
+ * and the slowest rank (the least rank among equals) with its host. */
+static void rank_spread(const char *path, long long run)
+{
+	struct store *st;
+	sqlite3_stmt *s, *v;
+	long long op = -1, rank = -1;
+	double t[64], med[16];
+	long long ranks[16];
+	size_t nt = 0, nr = 0;
+	int checked = 0, spread = 0;
+
+	ASSERT_EQ(store_open(&st, path, STORE_READONLY), 0);
+	ASSERT_EQ(sqlite3_prepare_v2(store_db(st), "SELECT x.op_id, p.rank, x.time_ns "
+				     "FROM samples x JOIN procs p ON p.id = x.proc_id "
+				     "JOIN ops o ON o.id = x.op_id WHERE o.run_id = ?1 "
+				     "AND p.rank IS NOT NULL ORDER BY x.op_id, p.rank",
+				     -1, &s, NULL), SQLITE_OK);
+	ASSERT_EQ(sqlite3_prepare_v2(store_db(st), "SELECT ranks, time_ns_min, "
+				     "time_ns_median, time_ns_max, spread, slowest_rank, "
+				     "slowest_host, (SELECT min(host) FROM procs WHERE "
+				     "run_id = ?2 AND rank = ?3) FROM v_rank_spread WHERE "
+				     "op_id = ?1", -1, &v, NULL), SQLITE_OK);
+	sqlite3_bind_int64(s, 1, run);
+	for (int more = 1; more;) {
+		int row = sqlite3_step(s) == SQLITE_ROW;
+		long long o = row ? sqlite3_column_int64(s, 0) : -2;
+		long long r = row ? sqlite3_column_int64(s, 1) : -2;
+
+		if ((o != op || r != rank) && nt) {
+			ASSERT(nr < 16);
+			ranks[nr] = rank;
+			med[nr++] = median_of(t, nt);
+			nt = 0;
+		}
+		if (o != op && nr) {
+			double lo = med[0], hi = med[0];
+			long long slow = ranks[0];
+
+			for (size_t i = 1; i < nr; i++) {
+				lo = med[i] < lo ? med[i] : lo;
+				if (med[i] > hi) {
+					hi = med[i];
+					slow = ranks[i];
+				}
+			}
+			sqlite3_bind_int64(v, 1, op);
+			sqlite3_bind_int64(v, 2, run);
+			sqlite3_bind_int64(v, 3, slow);
+			ASSERT_EQ(sqlite3_step(v), SQLITE_ROW);
+			ASSERT_EQ(sqlite3_column_int64(v, 0), (long long)nr);
+			ASSERT_NEAR(sqlite3_column_double(v, 1), lo, 1e-12);
+			ASSERT_NEAR(sqlite3_column_double(v, 2), median_of(med, nr), 1e-12);
+			ASSERT_NEAR(sqlite3_column_double(v, 3), hi, 1e-12);
+			ASSERT_NEAR(sqlite3_column_double(v, 4), hi / lo, 1e-12);
+			ASSERT_EQ(sqlite3_column_int64(v, 5), slow);
+			ASSERT_STR_EQ((const char *)sqlite3_column_text(v, 6),
+				      (const char *)sqlite3_column_text(v, 7));
+			sqlite3_reset(v);
+			checked++;
+			spread += nr > 1 && hi > lo;
+			nr = 0;
+		}
+		if (!row) {
+			more = 0;
+			continue;
+		}
+		op = o;
+		rank = r;
+		ASSERT(nt < 64);
+		t[nt++] = sqlite3_column_double(s, 2);
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(v);
+	/* Every op has its row, and some ranks differ: the check could fail. */
+	ASSERT(checked > 0);
+	ASSERT(spread > 0);
+	ASSERT_EQ(count_in(path, "SELECT count(*) FROM v_rank_spread"), checked);
+	store_close(st);
+}
+
+/* Each launcher's variables, as the collector finds them, in the
+ * process's row: rank, local rank, world size; none of them: NULLs. */
+static void launchers(void)
+{
+	static const char *const vars[] = { "RANK", "LOCAL_RANK", "WORLD_SIZE",
+		"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+		"OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE",
+		"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS" };
+	static const char *const vals[4][3] = { { "5", "1", "8" }, { "6", "2", "16" },
+		{ "7", "3", "12" }, { "9", "1", "10" } };
+	char *db = path_of("launchers.db");
+	long long run;
+
+	unlink(db);
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++)
+		unsetenv(vars[i]);
+	run = profile_run(db);
+	for (int l = 0; l < 5; l++) {
+		char sql[256];
+
+		for (int j = 0; j < 3 && l < 4; j++)
+			setenv(vars[3 * l + j], vals[l][j], 1);
+		rank_process(db, run, 100 + l, 2);
+		for (int j = 0; j < 3 && l < 4; j++)
+			unsetenv(vars[3 * l + j]);
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM procs WHERE pid = %d AND "
+			 "rank IS %s AND local_rank IS %s AND world_size IS %s", 100 + l,
+			 l < 4 ? vals[l][0] : "NULL", l < 4 ? vals[l][1] : "NULL",
+			 l < 4 ? vals[l][2] : "NULL");
+		ASSERT_EQ(count_in(db, sql), 1);
+	}
+	free(db);
 }
 
 /* The columns a joined run must read as the run of one file: everything
@@ -537,23 +665,62 @@ static void ranks(void)
 	ASSERT_EQ(n.runs_added, 1);
 	same_rows(r1, 1, apart, 2, "v_ops", "*");
 
-	/* A third rank on another host whose process has rank 0's pid: kept
-	 * apart, and merged again, nothing. */
+	/* A third rank on another host whose process has rank 0's pid:
+	 * joined as any rank (rows name their process by its row), its
+	 * samples, ranges and launches its own; merged again, nothing. The
+	 * reference: the four processes into one file, two of one pid. */
 	{
-		char *r2 = rank_file("r2.db", 2, p2, 1, 1);
+		char *r2 = rank_file("r2.db", 2, p2, 1, 1), *one2 = path_of("one2.db");
+		long long run2 = profile_run(one2), node0, node2;
 
-		counts(out, before);
+		rank_process(one2, run2, 4242, 3 + 4242 % 3);
+		rank_process(one2, run2, 4343, 3 + 4343 % 3);
+		rank_process(one2, run2, 4344, 3 + 4344 % 3);
+		rank_process(one2, run2, 4242, 3 + 4242 % 3);
+		finish(one2, run2);
+		ASSERT_EQ(count_in(one2, "SELECT count(*) FROM procs WHERE pid = 4242"), 2);
 		ASSERT_EQ(merge_into(out, r2, 60, &n), 0);
-		ASSERT_EQ(n.runs_apart, 1);
-		ASSERT_EQ(n.runs_added, 1);
-		ASSERT_EQ(count_in(out, "SELECT count(*) FROM runs"), 2);
-		same_rows(r2, 1, out, 2, "v_ops", "*");
+		ASSERT_EQ(n.runs_joined, 1);
+		ASSERT_EQ(n.runs_added, 0);
+		ASSERT_EQ(n.procs, 1);
+		ASSERT_EQ(count_in(out, "SELECT count(*) FROM runs"), 1);
+		ASSERT_EQ(count_in(out, "SELECT count(*) FROM procs WHERE pid = 4242"), 2);
+		same_rows(one2, run2, out, 1, "v_ops", OPS_COLS);
+		same_rows(one2, run2, out, 1, "v_kernels", KERNEL_COLS);
+		node0 = count_in(out, "SELECT id FROM procs WHERE host = 'node0'");
+		node2 = count_in(out, "SELECT id FROM procs WHERE host = 'node2'");
+		ASSERT(node0 > 0 && node2 > 0 && node0 != node2);
+		/* Each process keeps its own rows: node2's are r2's. */
+		{
+			char sql[256];
+
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM samples WHERE "
+				 "proc_id = %lld", node2);
+			ASSERT_EQ(count_in(out, sql), count_in(r2, "SELECT count(*) FROM samples"));
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM launches WHERE "
+				 "proc_id = %lld", node2);
+			ASSERT_EQ(count_in(out, sql), count_in(r2, "SELECT count(*) FROM launches"));
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM ranges WHERE "
+				 "proc_id = %lld", node0);
+			ASSERT_EQ(count_in(out, sql), count_in(r0, "SELECT count(*) FROM ranges"));
+			snprintf(sql, sizeof sql, "SELECT sum(end_ns - start_ns) FROM "
+				 "launches WHERE proc_id = %lld", node2);
+			ASSERT_EQ(count_in(out, sql), count_in(r2, "SELECT sum(end_ns - "
+							       "start_ns) FROM launches"));
+		}
+		ASSERT_EQ(count_in(out, "SELECT count(*) FROM samples WHERE proc_id IS NULL"), 0);
+		/* The ranks the launcher gave, each process's. */
+		ASSERT_EQ(count_in(out, "SELECT rank FROM procs WHERE host = 'node2'"), 2);
+		ASSERT_EQ(count_in(out, "SELECT count(*) FROM procs WHERE world_size = 3 "
+				   "AND local_rank = 0"), 4);
 		consistent(out);
+		rank_spread(out, 1);
 		counts(out, before);
 		ASSERT_EQ(merge_into(out, r2, 60, &n), 0);
 		ASSERT_EQ(n.runs_present, 1);
 		unchanged(out, before);
 		free(r2);
+		free(one2);
 	}
 
 	/* A run merged while it ran, then again once another process had
@@ -587,6 +754,76 @@ static void ranks(void)
 }
 
 /* ---- an old schema, refusals --------------------------------------------- */
+
+/* Schema 6 (rows keyed by pid, ops without a device): the shipped profile
+ * example read as it is, migrated to 7 in a copy (each sample, launch and
+ * range given the process of its run with its pid; the views alike), and
+ * merged: the 6 file, then its migrated copy (the same runs: nothing
+ * added), each process's rows its own. */
+static void schema6(void)
+{
+	const char *src = getenv("srcdir");
+	char *old = xasprintf("%s/examples/h100-profile.db", src && *src ? src : ".");
+	char *copy = path_of("schema6.db"), *out = path_of("schema6-out.db");
+	/* A writable copy: a release's source tree is read-only. */
+	char *cmd = xasprintf("cp '%s' '%s' && chmod u+w '%s'", old, copy, copy);
+	struct store_merge_stats n;
+	struct store *st;
+	long long nruns, before[16];
+
+	if (access(old, R_OK) != 0)
+		FAIL("no %s (run from the build tree with srcdir set)", old);
+	ASSERT_EQ(count_in(old, "PRAGMA user_version"), 6);
+	nruns = count_in(old, "SELECT count(*) FROM runs");
+	ASSERT(nruns > 0);
+	/* Read as it is: every row of a process has it. */
+	ASSERT(count_in(old, "SELECT count(*) FROM samples WHERE pid IS NOT NULL") > 0);
+	ASSERT_EQ(count_in(old, "SELECT count(*) FROM samples WHERE pid IS NOT NULL "
+			   "AND proc_id IS NULL"), 0);
+	ASSERT_EQ(count_in(old, "SELECT count(*) FROM procs WHERE rank IS NOT NULL"), 0);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_EQ(store_open(&st, copy, STORE_READWRITE), 0);
+	store_close(st);
+	ASSERT_EQ(count_in(copy, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	for (long long r = 1; r <= nruns; r++) {
+		same_rows(old, r, copy, r, "v_ops", "*");
+		same_rows(old, r, copy, r, "v_kernels", "*");
+		same_rows(old, r, copy, r, "v_roofline", "*");
+	}
+	for (int t = 0; t < 3; t++) {
+		static const char *const q[3] = {
+			"SELECT count(*) FROM samples x JOIN procs p ON p.id = x.proc_id "
+			"AND p.pid = x.pid",
+			"SELECT count(*) FROM launches x JOIN procs p ON p.id = x.proc_id "
+			"AND p.pid = x.pid",
+			"SELECT count(*) FROM ranges x JOIN procs p ON p.id = x.proc_id "
+			"AND p.pid = x.pid AND p.run_id = x.run_id" };
+		static const char *const all[3] = {
+			"SELECT count(*) FROM samples WHERE pid IS NOT NULL",
+			"SELECT count(*) FROM launches", "SELECT count(*) FROM ranges" };
+
+		ASSERT(count_in(copy, all[t]) > 0);
+		ASSERT_EQ(count_in(copy, q[t]), count_in(old, all[t]));
+	}
+	consistent(copy);
+	/* The 6 file, then the same runs migrated: present. */
+	ASSERT_EQ(merge_into(out, old, 60, &n), 0);
+	ASSERT_EQ(n.runs_added, nruns);
+	ASSERT_EQ(count_in(out, "SELECT count(*) FROM samples x JOIN procs p "
+			   "ON p.id = x.proc_id AND p.pid = x.pid"),
+		  count_in(old, "SELECT count(*) FROM samples WHERE pid IS NOT NULL"));
+	for (long long r = 1; r <= nruns; r++)
+		same_rows(old, r, out, r, "v_ops", "*");
+	consistent(out);
+	counts(out, before);
+	ASSERT_EQ(merge_into(out, copy, 60, &n), 0);
+	ASSERT_EQ(n.runs_present, nruns);
+	unchanged(out, before);
+	free(cmd);
+	free(old);
+	free(copy);
+	free(out);
+}
 
 static void old_schema(void)
 {
@@ -640,7 +877,7 @@ static void refusals(void)
 
 	bad = path_of("newer.db");
 	ASSERT(synth_build(bad, &o) > 0);
-	poke(bad, "UPDATE runs SET pid = 99; PRAGMA user_version = 7");
+	poke(bad, "UPDATE runs SET pid = 99; PRAGMA user_version = 8");
 	ASSERT_EQ(merge_into(out, bad, 60, &n), -1);
 	unchanged(out, before);
 	free(bad);
@@ -698,8 +935,10 @@ int main(void)
 		FAIL("cannot make a temporary folder");
 	many_inputs();
 	twins();
+	launchers();
 	ranks();
 	old_schema();
+	schema6();
 	refusals();
 	cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -87,6 +87,37 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 		one_line_error no_such_group roofline
 	fi
 fi
+# --device: 'all', an index, or a comma list of distinct indices; anything
+# else is a usage error naming it, before a database is touched.
+for d in 0,0 1,2,1 x 0, ,1 all,1 1024 -1,2; do
+	expect_exit 2 "$FUSEPROF" run --db "$tmp/d.db" --device "$d"
+	one_line_error device "$d"
+	[ ! -e "$tmp/d.db" ] || fail "--device $d left $tmp/d.db"
+done
+expect_exit 2 "$FUSEPROF" run --db "$tmp/d.db" --device 3,1,3
+one_line_error "device 3 twice"
+if [ "$have_ops" = 1 ]; then
+	# A dry run of several devices lists the ops once, as for one.
+	expect_exit 0 "$FUSEPROF" run --dry-run --quick --device 0,2 --db "$tmp/d.db"
+	cp "$tmp/out" "$tmp/list2"
+	expect_exit 0 "$FUSEPROF" run --dry-run --quick --db "$tmp/d.db"
+	cmp -s "$tmp/out" "$tmp/list2" || fail "--device 0,2 --dry-run lists other ops"
+	[ ! -e "$tmp/d.db" ] || fail "a dry run left $tmp/d.db"
+	# Several devices check the op list and the counter group once,
+	# before any GPU or file is touched.
+	expect_exit 2 "$FUSEPROF" run --device all --workload no_such_workload --db "$tmp/d.db"
+	one_line_error no_such_workload
+	expect_exit 1 "$FUSEPROF" run --device 0,1 --metrics no_such_group --db "$tmp/d.db"
+	one_line_error no_such_group
+	[ ! -e "$tmp/d.db" ] || fail "a refused run on several devices left $tmp/d.db"
+fi
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	for d in all 0,1; do
+		expect_exit 1 "$FUSEPROF" run --db "$tmp/d.db" --quick --device $d
+		one_line_error GPU
+		[ ! -e "$tmp/d.db" ] || fail "a failed run --device $d left $tmp/d.db"
+	done
+fi
 expect_exit 1 "$FUSEPROF" ceilings --all --db "$tmp/missing.db"
 one_line_error missing.db
 exit 0

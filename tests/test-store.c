@@ -275,6 +275,74 @@ static void test_round_trip(void)
 
 /* Views whose definitions changed are replaced on a read-write open; a
  * read-only open gets current TEMP views and leaves the file alone. */
+/* Schema 7: an op is unique per run and device. The same op on a second
+ * device of the run is a row of its own, judged against that device's
+ * ceilings; twice on one device, or twice without a device (a run with
+ * none), is refused and leaves nothing; an op given no device takes the
+ * run's. */
+static void test_devices(void)
+{
+	char *path = path_in_dir("dev.db"), *sql;
+	struct store *st;
+	struct store_device d0 = { .uuid = "GPU-a", .name = "NVIDIA H100" };
+	struct store_device d1 = { .uuid = "GPU-b", .name = "NVIDIA H100" };
+	struct store_ceiling c0 = { "dram_bw", "B/s", 3e12, "measured", "test" };
+	struct store_ceiling c1 = { "dram_bw", "B/s", 2e12, "measured", "test" };
+	struct store_run run = { .tool_version = "0.1.0", .host = "h" };
+	struct store_op op;
+	struct store_kernel k[2];
+	double vals[2][5], times[5];
+	long long id0, id1, run_id, bare, op0, op1, op2;
+
+	ASSERT_EQ(store_open(&st, path, STORE_CREATE), 0);
+	ASSERT_EQ(query_double(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	ASSERT_EQ(store_upsert_device(st, &d0, &id0), 0);
+	ASSERT_EQ(store_upsert_device(st, &d1, &id1), 0);
+	ASSERT(id0 != id1);
+	run.device_id = id0;
+	ASSERT_EQ(store_begin_run(st, &run, &run_id), 0);
+	ASSERT_EQ(store_insert_ceiling(st, id0, run_id, &c0), 0);
+	ASSERT_EQ(store_insert_ceiling(st, id1, run_id, &c1), 0);
+	make_op(&op, k, vals, times, "M=1,N=1");
+	op.model_saved_bytes = NAN;
+	ASSERT_EQ(store_insert_op(st, run_id, &op, &op0), 0);  /* the run's device */
+	op.device_id = id1;
+	ASSERT_EQ(store_insert_op(st, run_id, &op, &op1), 0);
+	capture_begin();
+	ASSERT_EQ(store_insert_op(st, run_id, &op, NULL), -1);
+	assert_one_line_error(capture_end(), path, "UNIQUE");
+	op.device_id = id0;
+	capture_begin();
+	ASSERT_EQ(store_insert_op(st, run_id, &op, NULL), -1);
+	assert_one_line_error(capture_end(), path, "UNIQUE");
+	sql = xasprintf("SELECT device_id FROM ops WHERE id = %lld", op0);
+	ASSERT_EQ(query_double(st, sql), id0);
+	free(sql);
+	/* Each op's DRAM roof is its own device's. */
+	sql = xasprintf("SELECT dram_bw FROM v_roofline WHERE op_id = %lld", op0);
+	ASSERT_NEAR(query_double(st, sql), 3e12, 1e-12);
+	free(sql);
+	sql = xasprintf("SELECT dram_bw FROM v_roofline WHERE op_id = %lld", op1);
+	ASSERT_NEAR(query_double(st, sql), 2e12, 1e-12);
+	free(sql);
+	ASSERT_EQ(query_double(st, "SELECT count(*) FROM v_ceilings WHERE name = 'dram_bw'"), 2);
+	ASSERT_EQ(query_double(st, "SELECT count(*) FROM ops"), 2);
+	ASSERT_EQ(query_double(st, "SELECT count(*) FROM samples"), 10);
+	/* A run of no device: its ops have none, and are unique all the same. */
+	run.device_id = 0;
+	ASSERT_EQ(store_begin_run(st, &run, &bare), 0);
+	op.device_id = 0;
+	ASSERT_EQ(store_insert_op(st, bare, &op, &op2), 0);
+	capture_begin();
+	ASSERT_EQ(store_insert_op(st, bare, &op, NULL), -1);
+	assert_one_line_error(capture_end(), path, "UNIQUE");
+	sql = xasprintf("SELECT device_id IS NULL FROM ops WHERE id = %lld", op2);
+	ASSERT_EQ(query_double(st, sql), 1);
+	free(sql);
+	store_close(st);
+	free(path);
+}
+
 static void test_views_refresh(void)
 {
 	char *path = path_in_dir("views.db");
@@ -443,6 +511,7 @@ int main(void)
 	snprintf(errfile, sizeof errfile, "%s/stderr.txt", dir);
 	srand((unsigned)getpid());
 	test_round_trip();
+	test_devices();
 	test_views_refresh();
 	test_bad_input();
 	test_locked();
