@@ -434,11 +434,12 @@ static void counted_age(struct collector *c)
 	c->ncnt = k;
 }
 
-/* A counted kernel without times (see COLLECT_DURATION_METRIC): its
- * measured duration, right after the previous such kernel of its stream
- * (or at its launch call's return, the first): the time between counted
- * kernels is the collector's (flushes, waits), so a counted run's
- * timeline lays its kernels end to end, in launch order, per stream. */
+/* A counted kernel: its duration (its record's, or, where the record
+ * has no times, the counters' COLLECT_DURATION_METRIC), right after the
+ * previous counted kernel of its stream (the first at its own start, or
+ * at its launch call's return): the time between counted kernels is the
+ * collector's (flushes, waits), so a counted run's timeline lays its
+ * kernels end to end, in launch order, per stream. */
 static void untimed(struct collector *c, struct store_prof_launch *out,
 		    uint64_t launched, double dur_ns)
 {
@@ -496,8 +497,10 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		if ((out->counters = counted_find(c, k->correlation))) {
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;
-			if (k->start == 0 && c->duration >= 0 && p &&
-			    !isnan(out->counters[c->duration]))
+			if (k->start > 0)
+				untimed(c, out, k->start, (double)(out->end_ns - out->start_ns));
+			else if (c->duration >= 0 && p &&
+				 !isnan(out->counters[c->duration]))
 				untimed(c, out, p->ts, out->counters[c->duration]);
 		}
 		c->proc.kernels_recorded++;

@@ -36,9 +36,11 @@ struct collect_config {
 
 /* The metric that gives a counted kernel its duration (ns): CUPTI's
  * kernel records of kernels the range profiler measures carry no times
- * (start and end 0), so such a launch is stored with this duration,
- * right after the previous such launch of its stream (the first at its
- * launch call's return): a counted run's kernels end to end. */
+ * (start and end 0), so such a launch is stored with this duration.
+ * Every counted launch is stored right after the previous counted launch
+ * of its stream (the first at its own start, or its launch call's
+ * return): a counted run's kernels end to end, the time between them
+ * being the collector's. */
 #define COLLECT_DURATION_METRIC "gpu__time_duration.sum"
 
 /* One counted kernel launch: its launching call's correlation id and

@@ -26,7 +26,7 @@ q() { "$FUSEPROF" query --db "$db" --format csv "$1" | tail -n 1 | tr -d '\r"'; 
 
 expect_exit 0 "$FUSEPROF" ceilings --db "$db"
 shape='M=16384,N=4096'
-path="ln_gelu_fwd/unfused3/fp32/$shape"
+path="ln_gelu_fwd/unfused3/fp32/$shape,erf=0"  # the run's canonical shape
 expect_exit 0 "$FUSEPROF" profile --db "$db" --tag lng --metrics roofline -- \
 	"$fpbench" -k -n -w 1 -r 5 ln_gelu_fwd/unfused3 fp32 "$shape"
 run=$(q "SELECT run_id FROM v_runs WHERE tag = 'lng'")
