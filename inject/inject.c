@@ -94,7 +94,8 @@ static struct {
 	int ncol, cur;
 	int *replayed, nreplayed;  /* hardware metrics left to kernel replay */
 	int duration;           /* the place of COLLECT_DURATION_METRIC */
-	int limit;              /* kernels the running collection takes */
+	int limit, turn;        /* kernels this collector's turn takes, and
+				   has counted in collections that ended */
 	unsigned long long seed;
 	CUcontext ctx;
 	uint32_t corr[FP_COUNT_BATCH];
@@ -161,6 +162,17 @@ static void count_fail(const char *why)
 	warning("profile: process %ld: %s; timings only from here", (long)getpid(), why);
 }
 
+/* A new turn: FP_COUNT_BATCH / 3 to FP_COUNT_BATCH kernels, drawn, so
+ * that turns do not keep step with a program's loop (which would give
+ * one kernel slot's every launch to one collector). */
+static void turn_draw(void)
+{
+	ct.seed = ct.seed * 6364136223846793005ull + 1442695040888963407ull;
+	ct.limit = FP_COUNT_BATCH / 3 +
+		   (int)((ct.seed >> 33) % (unsigned)(FP_COUNT_BATCH - FP_COUNT_BATCH / 3 + 1));
+	ct.turn = 0;
+}
+
 /* End the running collection: its values, a row per kernel in launch
  * order, go to ct.done by the kernels' correlation ids; the next
  * collector takes its turn. Under ct.lock. */
@@ -195,11 +207,17 @@ static void count_end(void)
 		pthread_mutex_unlock(&g.lock);
 	}
 	free(v);
+	ct.turn += ct.nk;
 	ct.nk = 0;
-	if (ct.ncol > 1) {
+	/* The next collector's turn once this one has had its kernels;
+	 * a collection ended sooner (a commit, a graph, the exit) leaves
+	 * the turn to go on: a program of few kernels gets the first
+	 * collector's metrics on all of them. */
+	if (ct.ncol > 1 && ct.turn >= ct.limit) {
 		/* One range profiler session at a time. */
 		counters_suspend(t->c);
 		ct.cur = (ct.cur + 1) % ct.ncol;
+		turn_draw();
 	}
 }
 
@@ -310,8 +328,10 @@ static int count_open(void)
 	free(hw);
 	free(ins);
 	ct.replayed = NULL;
-	if (rc == 0)
+	if (rc == 0) {
+		turn_draw();
 		atexit(count_at_exit);  /* before the runtime it started goes */
+	}
 	if (rc) {
 		count_fail(rc == PROBE_DENIED ? "counters are not permitted (run as root, "
 			   "or set NVreg_RestrictProfilingToAdminUsers=0)"
@@ -337,7 +357,7 @@ static void on_edge(const struct launch_edge *e, void *arg)
 			cuCtxSynchronize();
 		/* A failed call launched no kernel, but its flush ran: the
 		 * collection's ranges no longer pair with its kernels. */
-		if (!e->ok || ct.nk >= ct.limit)
+		if (!e->ok || ct.turn + ct.nk >= ct.limit)
 			count_end();
 		pthread_mutex_unlock(&ct.lock);
 		return;
@@ -355,17 +375,9 @@ static void on_edge(const struct launch_edge *e, void *arg)
 	if (ct.failed || !ct.ncol)
 		goto unlock;
 	t = &ct.col[ct.cur];
-	if (!counters_running(t->c)) {
-		if (counters_begin(t->c)) {
-			count_fail("cannot start a counter collection");
-			goto unlock;
-		}
-		/* Collections of FP_COUNT_BATCH / 3 to FP_COUNT_BATCH
-		 * kernels, drawn: lengths in step with a program's loop
-		 * would give one slot's launches to one collector only. */
-		ct.seed = ct.seed * 6364136223846793005ull + 1442695040888963407ull;
-		ct.limit = FP_COUNT_BATCH / 3 +
-			   (int)((ct.seed >> 33) % (unsigned)(FP_COUNT_BATCH - FP_COUNT_BATCH / 3 + 1));
+	if (!counters_running(t->c) && counters_begin(t->c)) {
+		count_fail("cannot start a counter collection");
+		goto unlock;
 	}
 	if (t->flushes) {
 		/* On the kernel's stream; a launch call whose stream cannot
