@@ -260,6 +260,8 @@ out:
 	return rc;
 }
 
+static int flush_alloc(struct counters *c);
+
 int counters_open(struct counters **out, const char *const *metrics, int n,
 		  int max_ranges, enum counters_replay replay)
 {
@@ -292,25 +294,8 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	c->trace = getenv("FUSEPROF_TRACE_COUNTERS") != NULL;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
 		goto out_free;
-	if (replay == COUNTERS_REPLAY_OP) {
-		int l2 = 0;
-		cudaError_t e;
-
-		e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
-		if (e == cudaSuccess)
-			e = cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, dev);
-		c->flush_bytes = 4 * (size_t)(l2 > (1 << 20) ? l2 : 1 << 20);
-		if (e == cudaSuccess)
-			e = cudaMalloc(&c->flush, c->flush_bytes);
-		if (e == cudaSuccess)
-			e = cudaMemset(c->flush, 0, c->flush_bytes);
-		if (e != cudaSuccess) {
-			rc = error("cannot collect counters: the L2 flush buffer "
-				   "(%zu MB): %s", c->flush_bytes >> 20,
-				   cudaGetErrorString(e));
-			goto out_free;
-		}
-	}
+	if (replay == COUNTERS_REPLAY_OP && (rc = flush_alloc(c)) != 0)
+		goto out_free;
 	if (!initialized) {
 		memset(&ip, 0, sizeof ip);
 		ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
