@@ -68,7 +68,7 @@ struct collector {
 	long long counted;
 	int duration;                /* COLLECT_DURATION_METRIC's place in
 	                                cfg.counter_names, or -1 */
-	struct { long long stream, end; } *last;  /* untimed(): per stream */
+	struct { long long stream, end; } *last;  /* end_to_end(): per stream */
 	size_t nlast;
 	int warned;
 };
@@ -440,7 +440,7 @@ static void counted_age(struct collector *c)
  * at its launch call's return): the time between counted kernels is the
  * collector's (flushes, waits), so a counted run's timeline lays its
  * kernels end to end, in launch order, per stream. */
-static void untimed(struct collector *c, struct store_prof_launch *out,
+static void end_to_end(struct collector *c, struct store_prof_launch *out,
 		    uint64_t launched, double dur_ns)
 {
 	size_t i;
@@ -498,10 +498,10 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;
 			if (k->start > 0)
-				untimed(c, out, k->start, (double)(out->end_ns - out->start_ns));
+				end_to_end(c, out, k->start, (double)(out->end_ns - out->start_ns));
 			else if (c->duration >= 0 && p &&
 				 !isnan(out->counters[c->duration]))
-				untimed(c, out, p->ts, out->counters[c->duration]);
+				end_to_end(c, out, p->ts, out->counters[c->duration]);
 		}
 		c->proc.kernels_recorded++;
 		note_device(c, k->device);

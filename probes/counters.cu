@@ -262,6 +262,16 @@ out:
 
 static int flush_alloc(struct counters *c);
 
+/* Where the write-backs are read from: dram__bytes_write.sum's place
+ * among the metrics (a flush's range's DRAM writes), or -1. */
+static int writeback_metric(const struct counters *c)
+{
+	for (int i = 0; i < c->n; i++)
+		if (!strcmp(c->names[i], "dram__bytes_write.sum"))
+			return i;
+	return -1;
+}
+
 int counters_open(struct counters **out, const char *const *metrics, int n,
 		  int max_ranges, enum counters_replay replay)
 {
@@ -287,10 +297,7 @@ int counters_open(struct counters **out, const char *const *metrics, int n,
 	c->n = n;
 	c->max_ranges = max_ranges;
 	c->replay = replay;
-	c->wb_metric = -1;
-	for (int i = 0; i < n && replay == COUNTERS_REPLAY_OP; i++)
-		if (!strcmp(metrics[i], "dram__bytes_write.sum"))
-			c->wb_metric = i;
+	c->wb_metric = replay == COUNTERS_REPLAY_OP ? writeback_metric(c) : -1;
 	c->trace = getenv("FUSEPROF_TRACE_COUNTERS") != NULL;
 	if (current_context(&c->ctx) || cudaGetDevice(&dev) != cudaSuccess)
 		goto out_free;
@@ -737,9 +744,7 @@ int counters_kernel_flushes(struct counters *c)
 	if (!c->flush && flush_alloc(c))
 		return -1;
 	c->flush_each = 1;
-	for (int i = 0; i < c->n; i++)
-		if (!strcmp(c->names[i], "dram__bytes_write.sum"))
-			c->wb_metric = i;
+	c->wb_metric = writeback_metric(c);
 	return 0;
 }
 

@@ -352,10 +352,11 @@ void counters_suspend(struct counters *c);
 /* The DRAM bytes written back from L2 after kernel `kernel` (0-based, in
  * launch order) of the last collection: lines a kernel leaves dirty in L2
  * reach DRAM after it ends, so no kernel's own dram__bytes_write counts
- * them. Op replay only, and only when dram__bytes_write.sum is among the
- * metrics: each pass ends with an L2 flush inside the profiled region, and
- * the DRAM writes of that flush's range are the write-back. Flushed per
- * kernel (counters_flush_each_kernel), every kernel gets its own; flushed
+ * them. Op replay, or kernel flushes (counters_kernel_flushes), and only
+ * when dram__bytes_write.sum is among the metrics: each pass ends with an
+ * L2 flush inside the profiled region, and the DRAM writes of that flush's
+ * range are the write-back. Flushed per kernel (counters_flush_each_kernel,
+ * counters_kernel_flushes), every kernel gets its own; flushed
  * per op, the op's whole write-back is charged to its last kernel and the
  * others read NaN. NaN also when not measured. */
 double counters_writeback(const struct counters *c, int kernel);
