@@ -86,11 +86,14 @@ static void help(void)
 	       "      --metrics GROUP      also read the hardware counters of GROUP\n"
 	       "                           (roofline, memory, flops; 'fuseprof run\n"
 	       "                           --help' says what each holds) on every\n"
-	       "                           kernel: kernel replay, one kernel at a time,\n"
-	       "                           L2 flushed before each (its write-back is\n"
-	       "                           measured by the next flush); slow (a few ms a\n"
-	       "                           kernel) and its timings are of cold caches:\n"
-	       "                           profile once without it for time\n"
+	       "                           kernel, one kernel at a time: bytes in one\n"
+	       "                           pass as the program runs it (no replay), L2\n"
+	       "                           flushed before each kernel and after it (the\n"
+	       "                           flush after measures its write-back); FLOPs\n"
+	       "                           (instruction counts) under kernel replay;\n"
+	       "                           slow (a few ms a kernel) and its timings are\n"
+	       "                           of cold caches: profile once without it for\n"
+	       "                           time\n"
 	       "      --no-counters        timing only (the default; cancels --metrics)\n"
 	       "      --kernel-filter REGEX  record only kernels whose demangled name\n"
 	       "                           matches the POSIX extended REGEX (the others\n"
@@ -106,13 +109,18 @@ static void help(void)
 	       "      --device N           record only the kernels of CUDA device N (the\n"
 	       "                           program's ordinal); the others are counted as\n"
 	       "                           filtered\n"
+	       "      --baseline           run COMMAND once without the collector first\n"
+	       "                           and time it: the summary then gives the wall\n"
+	       "                           time with and without the collector (the\n"
+	       "                           program runs twice: for programs that can)\n"
 	       "  -h, --help               show this help and exit\n"
 	       "Options end at COMMAND or '--'; what follows is the program's.\n"
 	       "\n"
 	       "At the end a summary goes to stderr: processes, ops, kernels seen,\n"
 	       "recorded, filtered, over the limit and dropped (CUPTI's buffers full:\n"
 	       "never silently), with --metrics how many were counted, and the wall\n"
-	       "time; then how the program exited.\n"
+	       "time (with --baseline also without the collector, and the difference);\n"
+	       "then how the program exited.\n"
 	       "A program that ran no CUDA kernel leaves its run marked failed\n"
 	       "('no CUDA work'), as does one where another profiler held CUPTI.\n"
 	       "\n"
@@ -122,6 +130,7 @@ static void help(void)
 	       "  fuseprof compare eager compiled          # ops matched by range path\n"
 	       "  fuseprof profile --tag counted --metrics roofline -- python3 train.py --steps 5\n"
 	       "  fuseprof query opportunities counted     # what fusing would buy there\n"
+	       "  fuseprof profile --baseline -- ./app   # what the collector costs ./app\n"
 	       "  fuseprof profile --kernel-filter 'gemm|layer_norm' -- ./app input.bin\n"
 	       "  fuseprof profile --nvtx-include 'train/step*' --device 0 -- python3 train.py\n"
 	       "  srun fuseprof profile --db /tmp/%%h-r%%r.db -- python3 train.py   # a file a rank\n"
@@ -353,7 +362,7 @@ static char *how_it_ended(int wstatus, int *exit_code)
 static int cmd_profile(int argc, char **argv)
 {
 	enum { OPT_DB = 256, OPT_NO_COUNTERS, OPT_FILTER, OPT_MAX, OPT_NVTX, OPT_DEVICE,
-	       OPT_METRICS };
+	       OPT_METRICS, OPT_BASELINE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "tag", required_argument, NULL, 't' },
@@ -363,6 +372,7 @@ static int cmd_profile(int argc, char **argv)
 		{ "max-kernels", required_argument, NULL, OPT_MAX },
 		{ "nvtx-include", required_argument, NULL, OPT_NVTX },
 		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "baseline", no_argument, NULL, OPT_BASELINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -382,7 +392,8 @@ static int cmd_profile(int argc, char **argv)
 	long max_kernels = 0;
 	long long run = 0;
 	const char *status;
-	double t0;
+	double t0, wall, plain_s = -1;
+	int baseline = 0;
 	pid_t pid;
 	int c, err, wstatus = 0, code = EXIT_FAIL;
 
@@ -430,6 +441,9 @@ static int cmd_profile(int argc, char **argv)
 			if (parse_long(optarg, &device) || device < 0 || device >= 1024)
 				return usage_error("profile", "profile: bad --device '%s' (a "
 						   "CUDA device ordinal, 0 or more)", optarg);
+			break;
+		case OPT_BASELINE:
+			baseline = 1;
 			break;
 		case 'h':
 			help();
@@ -521,6 +535,55 @@ static int cmd_profile(int argc, char **argv)
 		code = EXIT_FAIL;
 		goto out;
 	}
+	/* As system(3) does: Ctrl-C and Ctrl-\ are the program's to take;
+	 * this process lives on to end the run. */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	memset(&fwd, 0, sizeof fwd);
+	fwd.sa_handler = forward;
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+	if (baseline) {
+		/* The program alone first, in fuseprof's environment (no
+		 * collector is set yet): its wall time is the summary's
+		 * "without the collector". */
+		double b0 = now_seconds();
+		char *how;
+
+		pid = start(prog, argv + optind, &err);
+		if (pid < 0) {
+			code = err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+			error("profile: cannot run '%s': %s", prog,
+			      err ? strerror(err) : "cannot start a process");
+			note = xasprintf("cannot run '%s' (--baseline): %s", prog,
+					 err ? strerror(err) : "cannot start a process");
+			store_finish_run(st, run, "failed", note);
+			goto out_signals;
+		}
+		child_pid = pid;
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		child_pid = 0;
+		plain_s = now_seconds() - b0;
+		how = how_it_ended(wstatus, &code);
+		if (WIFSIGNALED(wstatus)) {
+			/* Ctrl-C or a kill meant for the whole command. */
+			error("profile: '%s' %s in its run without the collector "
+			      "(--baseline): nothing profiled", argv[optind], how);
+			note = xasprintf("the run without the collector (--baseline) %s; "
+					 "nothing profiled", how);
+			store_finish_run(st, run, "aborted", note);
+			free(how);
+			goto out_signals;
+		}
+		if (code)
+			warning("profile: '%s' %s in its run without the collector "
+				"(--baseline); profiling it all the same", argv[optind], how);
+		free(how);
+		code = EXIT_FAIL;
+	}
 	snprintf(runbuf, sizeof runbuf, "%lld", run);
 	snprintf(maxbuf, sizeof maxbuf, "%ld", max_kernels);
 	snprintf(devbuf, sizeof devbuf, "%ld", device);
@@ -537,19 +600,9 @@ static int cmd_profile(int argc, char **argv)
 		error("profile: cannot set the program's environment: %s", strerror(errno));
 		store_finish_run(st, run, "failed", "cannot set the environment");
 		code = EXIT_FAIL;
-		goto out;
+		goto out_signals;
 	}
 
-	/* As system(3) does: Ctrl-C and Ctrl-\ are the program's to take;
-	 * this process lives on to end the run. */
-	memset(&ign, 0, sizeof ign);
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	memset(&fwd, 0, sizeof fwd);
-	fwd.sa_handler = forward;
-	sigaction(SIGTERM, &fwd, &old_term);
-	sigaction(SIGHUP, &fwd, &old_hup);
 	t0 = now_seconds();
 	pid = start(prog, argv + optind, &err);
 	if (pid < 0) {
@@ -588,10 +641,15 @@ static int cmd_profile(int argc, char **argv)
 		note = xasprintf("no CUDA work; the program %s", ended);
 	} else {
 		status = WIFSIGNALED(wstatus) ? "aborted" : "complete";
-		note = xasprintf("the program %s after %.1f s; %lld process%s, "
+		char plain[64] = "";
+
+		if (plain_s >= 0)
+			snprintf(plain, sizeof plain, " (%.1f s without the collector)",
+				 plain_s);
+		note = xasprintf("the program %s after %.1f s%s; %lld process%s, "
 				 "%lld kernels seen, %lld recorded, %lld filtered, "
 				 "%lld over --max-kernels, %lld dropped%s%s",
-				 ended, now_seconds() - t0, t.procs,
+				 ended, now_seconds() - t0, plain, t.procs,
 				 t.procs == 1 ? "" : "es", t.seen, t.recorded,
 				 t.filtered, t.over_limit, t.dropped,
 				 t.killed ? "; killed: " : "",
@@ -606,7 +664,14 @@ static int cmd_profile(int argc, char **argv)
 		t.ops, t.seen, t.recorded, t.filtered, t.over_limit, t.dropped);
 	if (metrics)
 		fprintf(stderr, ", %lld counted (%s)", t.counted, group.name);
-	fprintf(stderr, ", %.1f s\n", now_seconds() - t0);
+	wall = now_seconds() - t0;
+	fprintf(stderr, ", %.1f s", wall);
+	if (plain_s > 0)
+		fprintf(stderr, " (%.1f s without the collector: %+.0f %%)", plain_s,
+			100.0 * (wall - plain_s) / plain_s);
+	else if (plain_s == 0)
+		fprintf(stderr, " (%.1f s without the collector)", plain_s);
+	fputc('\n', stderr);
 	if (metrics && t.counted < t.recorded)
 		warning("profile: %lld of %lld recorded kernels have no counters (graph "
 			"launches, launches fuseprof cannot intercept, or counting "

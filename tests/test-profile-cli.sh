@@ -110,6 +110,34 @@ grep -q "exited with status 3" "$tmp/err" || fail "no note of status 3"
 expect_exit 143 "$FUSEPROF" profile --db "$db" -- sh -c 'kill -TERM $$'
 grep -q "killed by signal 15" "$tmp/err" || fail "no note of the signal: $(cat "$tmp/err")"
 
+# --baseline: the program alone first (no collector in its environment),
+# then under the collector; the summary and the run's note give both wall
+# times. A baseline that fails goes on to the profile with a warning; one
+# ended by a signal ends the command, the run aborted, profiled never.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --baseline -- \
+	sh -c 'echo "run ${CUDA_INJECTION64_PATH:+collector}"; sleep 0.3'
+[ "$(tr '\n' '|' <"$tmp/out")" = "run |run collector|" ] ||
+	fail "--baseline: not once plain, then once under the collector: $(cat "$tmp/out")"
+plain=$(sed -n 's/.*, [0-9.]* s (\([0-9.]*\) s without the collector: [-+][0-9]* %)$/\1/p' "$tmp/err")
+[ -n "$plain" ] && awk -v p="$plain" 'BEGIN { exit !(p >= 0.3 && p < 30) }' ||
+	fail "--baseline: the summary's wall time without the collector: $(cat "$tmp/err")"
+q "SELECT note FROM v_runs ORDER BY run_id DESC LIMIT 1" | grep -q "no CUDA work" ||
+	fail "--baseline: the run's note"
+grep -q "without the collector" "$tmp/err" || fail "no baseline in the summary"
+expect_exit 0 "$FUSEPROF" profile --db "$db" --baseline -- \
+	sh -c '[ -n "$CUDA_INJECTION64_PATH" ] || exit 4'
+grep -q "^fuseprof: warning: profile: 'sh' exited with status 4 in its run without the collector (--baseline); profiling it all the same$" "$tmp/err" ||
+	fail "--baseline: a failing baseline: $(cat "$tmp/err")"
+: >"$tmp/count"
+expect_exit 143 "$FUSEPROF" profile --db "$db" --baseline -- \
+	sh -c 'echo x >>"$1"; kill -TERM $$' sh "$tmp/count"
+[ "$(wc -l <"$tmp/count")" = 1 ] || fail "--baseline: killed, the program still ran again"
+one_line_error "killed by signal 15" "in its run without the collector (--baseline): nothing profiled"
+[ "$(q "SELECT status FROM v_runs ORDER BY run_id DESC LIMIT 1")" = aborted ] ||
+	fail "--baseline killed: the run is not aborted"
+q "SELECT note FROM v_runs ORDER BY run_id DESC LIMIT 1" | grep -q "(--baseline) was killed by signal 15" ||
+	fail "--baseline killed: the run's note: $(q "SELECT note FROM v_runs ORDER BY run_id DESC LIMIT 1")"
+
 # Every run above is finished, none left running.
 [ "$(q "SELECT count(*) FROM runs WHERE status = 'running'")" = 0 ] || fail "a run is left running"
 [ "$(q "PRAGMA integrity_check")" = ok ] || fail "integrity check"
