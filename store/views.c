@@ -208,7 +208,7 @@
 	" l3 AS (SELECT *, CASE WHEN cls != 'memory' THEN cls" \
 	"  WHEN p_kernel IS NULL THEN 'stream start'" \
 	"  WHEN p_cls != 'memory' THEN p_cls" \
-	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %.0f us', gap_ns / 1e3)" \
+	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %d us', CAST(round(gap_ns / 1e3) AS INTEGER))" \
 	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link'" \
 	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \

@@ -198,10 +198,11 @@ extern const char fp_v_runs_live_sql[];
 	" what fusion could save', fused_time_ns / base_time_ns)" \
 	"  WHEN 100.0 * fusion_bound_ns / base_time_ns < " FP_STR(FP_FUSION_NOISE_PCT) " THEN" \
 	"   printf('fusion cannot pay here: it removes at most %.1f MB and %g launch%s" \
-	" (%.1f µs, %.1f %% of %.0f µs)', fusion_removed_bytes / 1e6," \
+	" (%.1f µs, %.1f %% of %d µs)', fusion_removed_bytes / 1e6," \
 	"   fusion_removed_launches, CASE WHEN fusion_removed_launches = 1 THEN ''" \
 	"   ELSE 'es' END, fusion_bound_ns / 1e3," \
-	"   100.0 * fusion_bound_ns / base_time_ns, base_time_ns / 1e3)" \
+	"   100.0 * fusion_bound_ns / base_time_ns," \
+	"   CAST(round(base_time_ns / 1e3) AS INTEGER))" \
 	"  ELSE printf('fused kernel %.2fx unfused where fusion could save up to" \
 	" %.1f %%: a missing kernel', fused_time_ns / base_time_ns," \
 	"   100.0 * fusion_bound_ns / base_time_ns) END END AS fusion_note" \
