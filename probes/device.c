@@ -42,13 +42,43 @@ static int attr(int *v, enum cudaDeviceAttr a, int dev)
 	return 0;
 }
 
+static void format_uuid(char *out, size_t size, const cudaUUID_t *id)
+{
+	const unsigned char *u = (const unsigned char *)id->bytes;
+
+	snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
+		 u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+int probe_device_find(const char *uuid, int *index)
+{
+	struct cudaDeviceProp p;
+	char id[48];
+	int n;
+
+	if (probe_device_count(&n))
+		return PROBE_NO_GPU;
+	for (int i = 0; i < n; i++) {
+		cudaError_t e = cudaGetDeviceProperties(&p, i);
+
+		if (e != cudaSuccess)
+			return error("cannot read GPU %d: %s", i, cudaGetErrorString(e));
+		format_uuid(id, sizeof id, &p.uuid);
+		if (!strcmp(id, uuid)) {
+			*index = i;
+			return 0;
+		}
+	}
+	return error("no GPU here has the UUID '%s' ('nvidia-smi -L' lists them)", uuid);
+}
+
 int probe_device_open(int index, struct probe_device *d)
 {
 	struct cudaDeviceProp p;
 	uint32_t cupti = 0;
 	int n, l2 = 0, bus = 0, clk = 0, mclk = 0;
 	cudaError_t e;
-	const unsigned char *u;
 
 	memset(d, 0, sizeof *d);
 	if (probe_device_count(&n))
@@ -70,12 +100,7 @@ int probe_device_open(int index, struct probe_device *d)
 		return -1;
 	d->index = index;
 	snprintf(d->name, sizeof d->name, "%s", p.name);
-	u = (const unsigned char *)p.uuid.bytes;
-	snprintf(d->uuid, sizeof d->uuid,
-		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	format_uuid(d->uuid, sizeof d->uuid, &p.uuid);
 	d->cc_major = p.major;
 	d->cc_minor = p.minor;
 	d->sm_count = p.multiProcessorCount;

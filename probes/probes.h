@@ -41,6 +41,11 @@ struct probe_device {
  * naming the cause (no driver, no device) and the fix. */
 int probe_device_count(int *n);
 
+/* The index of the device whose UUID ("GPU-...", as probe_device has
+ * it) is uuid, in *index, creating no context. Returns 0, PROBE_NO_GPU or
+ * -1 (reported: no such GPU). */
+int probe_device_find(const char *uuid, int *index);
+
 /* Make device `index` current (cudaSetDevice, context created) and fill d.
  * Returns 0, PROBE_NO_GPU or -1 (reported). */
 int probe_device_open(int index, struct probe_device *d);

@@ -27,7 +27,8 @@ static void help(void)
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH      database file (default: $FUSEPROF_DB or fuseprof.db)\n"
-	       "  -d, --device N     GPU index (default 0)\n"
+	       "  -d, --device N     GPU index (default 0), or its UUID (GPU-..., as\n"
+	       "                     nvidia-smi -L lists them)\n"
 	       "      --remeasure    measure again even if ceilings are stored\n"
 	       "  -a, --all          print the stored ceilings of every device; no GPU needed\n"
 	       "  -f, --format FMT   table (default), csv, json or md\n"
@@ -36,6 +37,7 @@ static void help(void)
 	       "Examples:\n"
 	       "  fuseprof ceilings\n"
 	       "  fuseprof ceilings --remeasure --device 1\n"
+	       "  fuseprof ceilings --device GPU-5a3c6b1e-0e7f-2d4a-9c1b-7f00d2a1e9b4\n"
 	       "  fuseprof ceilings --all --format csv --db results.db\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (no GPU, unreadable database),\n"
@@ -55,7 +57,7 @@ static int cmd_ceilings(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = default_db_path();
+	const char *db = default_db_path(), *uuid = NULL;
 	enum table_format fmt = TABLE_TEXT;
 	struct probe_device dev;
 	struct store_device sd;
@@ -74,10 +76,15 @@ static int cmd_ceilings(int argc, char **argv)
 			db = optarg;
 			break;
 		case 'd':
+			if (!strncmp(optarg, "GPU-", 4) && optarg[4]) {
+				uuid = optarg;
+				break;
+			}
 			if (parse_long(optarg, &v) || v < 0 || v > 1023)
 				return usage_error("ceilings", "ceilings: --device: '%s' is "
-						   "not a GPU index", optarg);
+						   "not a GPU index or UUID (GPU-...)", optarg);
 			device = (int)v;
+			uuid = NULL;
 			break;
 		case OPT_REMEASURE:
 			remeasure = 1;
@@ -110,7 +117,7 @@ static int cmd_ceilings(int argc, char **argv)
 		store_close(st);
 		return rc;
 	}
-	if (probe_device_open(device, &dev))
+	if ((uuid && probe_device_find(uuid, &device)) || probe_device_open(device, &dev))
 		return EXIT_FAIL;
 	if (store_open(&st, db, STORE_CREATE))
 		return EXIT_FAIL;

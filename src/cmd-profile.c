@@ -30,6 +30,9 @@
 #include "store.h"
 #include "util.h"
 
+#ifndef FP_PKGLIBEXECDIR
+#define FP_PKGLIBEXECDIR "/usr/local/libexec/fuseprof"
+#endif
 #ifndef FP_PKGLIBDIR
 #define FP_PKGLIBDIR "/usr/local/lib/fuseprof"
 #endif
@@ -347,6 +350,81 @@ out_sql:
 	return -1;
 }
 
+/* A counted run's roofline needs its GPU's ceilings: when the database
+ * has no measured one for the run's device, measure them now, after the
+ * program (the GPU is its own while it runs), with `fuseprof-gpu
+ * ceilings`, outside the collector. Returns 1 when it measured, 0 when
+ * there was nothing to do, -1 after a warning. */
+static int ensure_ceilings(struct store *st, long long run, const char *dbabs)
+{
+	static const char *const env[] = {
+		"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", FP_ENV_PROFILE_DB,
+		FP_ENV_PROFILE_RUN, FP_ENV_PROFILE_FILTER, FP_ENV_PROFILE_MAX,
+		FP_ENV_PROFILE_NVTX, FP_ENV_PROFILE_DEVICE, FP_ENV_PROFILE_COUNTERS
+	};
+	sqlite3_stmt *s = NULL;
+	char *uuid = NULL, *name = NULL, *prog = NULL;
+	long long measured = 1;
+	int wstatus = 0, rc = 0;
+	pid_t pid;
+
+	if (sqlite3_prepare_v2(store_db(st), "SELECT d.uuid, d.name, (SELECT count(*) "
+			       "FROM ceilings c WHERE c.device_id = d.id AND "
+			       "c.provenance = 'measured') FROM runs r JOIN devices d "
+			       "ON d.id = r.device_id WHERE r.id = ?1", -1, &s,
+			       NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		uuid = xstrdup((const char *)sqlite3_column_text(s, 0));
+		name = xstrdup((const char *)sqlite3_column_text(s, 1));
+		measured = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (measured)   /* stored, or no device recorded */
+		goto out;
+	fprintf(stderr, "fuseprof: profile: measuring the ceilings of %s (%s), "
+		"which the database has none of, for the roofline\n", name, uuid);
+	prog = own_file_path(FP_GPU_PROGRAM_NAME, FP_PKGLIBEXECDIR);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		char *args[] = { prog, "ceilings", "--db", (char *)dbabs, "--device",
+				 uuid, NULL };
+
+		/* its table is not the program's output */
+		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+			_exit(EXIT_FAIL);
+		for (size_t i = 0; i < ARRAY_SIZE(env); i++)
+			unsetenv(env[i]);
+		execv(prog, args);
+		_exit(EXIT_CANNOT_RUN);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+	rc = 1;
+	if (pid < 0 || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+		warning("profile: could not measure the ceilings of %s: the roofline "
+			"has no roofs until 'fuseprof ceilings --db %s --device %s' "
+			"runs on this machine", name, dbabs, uuid);
+		rc = -1;
+	}
+	goto out;
+
+out_sql:
+	warning("profile: cannot read the run's device from '%s': %s", dbabs,
+		sqlite3_errmsg(store_db(st)));
+	sqlite3_finalize(s);
+	rc = -1;
+out:
+	free(uuid);
+	free(name);
+	free(prog);
+	return rc;
+}
+
 /* "exited with status 3" / "was killed by signal 9 (Killed)". */
 static char *how_it_ended(int wstatus, int *exit_code)
 {
@@ -655,6 +733,8 @@ static int cmd_profile(int argc, char **argv)
 				 t.killed ? "; killed: " : "",
 				 t.killed ? t.last_killed : "");
 	}
+	if (metrics && t.counted)
+		ensure_ceilings(st, run, dbabs);
 	if (store_finish_run(st, run, status, note))
 		code = code ? code : EXIT_FAIL;
 	fprintf(stderr, "fuseprof: profile: run %lld%s%s%s: %lld process%s, %lld ops, "

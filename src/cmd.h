@@ -36,9 +36,12 @@ char *command_line(int argc, char **argv);
  * after a usage error naming cmd and the accepted formats. */
 int format_option(const char *cmd, const char *arg, enum table_format *fmt);
 
-/* The GPU commands live in a second program, fuseprof-gpu, so that the
- * others start without loading CUDA, cuBLAS and CUPTI (src/gpu-exec.c).
- * In `fuseprof`, replace this process by fuseprof-gpu with the command's
+/* The GPU commands live in a second program, fuseprof-gpu (installed in
+ * $(pkglibexecdir)), so that the others start without loading CUDA,
+ * cuBLAS and CUPTI (src/gpu-exec.c). */
+#define FP_GPU_PROGRAM_NAME "fuseprof-gpu"
+
+/* In `fuseprof`, replace this process by fuseprof-gpu with the command's
  * argv (argv[0] is the command's name); returns only on failure: 1, after
  * an error naming the program it could not run. */
 int gpu_exec(int argc, char **argv);

@@ -20,7 +20,6 @@
 #define FP_PKGLIBEXECDIR "/usr/local/libexec/fuseprof"
 #endif
 
-#define GPU_PROGRAM "fuseprof-gpu"
 
 /* The folder of the running program, or "" when unknown. */
 static const char *self_dir(void)
@@ -56,7 +55,7 @@ char *own_file_path(const char *name, const char *installed_dir)
 int gpu_exec(int argc, char **argv)
 {
 	/* The installed one is in $(pkglibexecdir). */
-	char *prog = own_file_path(GPU_PROGRAM, FP_PKGLIBEXECDIR);
+	char *prog = own_file_path(FP_GPU_PROGRAM_NAME, FP_PKGLIBEXECDIR);
 	char **args = xcalloc((size_t)argc + 2, sizeof *args);
 	int err;
 
@@ -67,7 +66,7 @@ int gpu_exec(int argc, char **argv)
 	execv(prog, args);
 	err = errno;
 	error("cannot run '%s': '%s': %s (set FUSEPROF_EXEC_PATH to the folder "
-	      "holding " GPU_PROGRAM ", or reinstall fuseprof)", argv[0], prog,
+	      "holding " FP_GPU_PROGRAM_NAME ", or reinstall fuseprof)", argv[0], prog,
 	      strerror(err));
 	free(args);
 	free(prog);

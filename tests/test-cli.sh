@@ -142,6 +142,11 @@ chmod +x "$tmp/exec/fuseprof-gpu"
 FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 3 "$FUSEPROF" run --tag "two words" -w ''
 [ "$(cat "$tmp/out")" = "$(printf '[run]\n[--tag]\n[two words]\n[-w]\n[]')" ] ||
 	fail "run's arguments changed on the way: $(cat "$tmp/out")"
+# A GPU by index or UUID; anything else refused before the GPU.
+expect_exit 2 "$gpu" ceilings --device gpu0
+one_line_error "'gpu0' is not a GPU index or UUID (GPU-...)"
+expect_exit 2 "$gpu" ceilings --device GPU-
+one_line_error "'GPU-' is not a GPU index or UUID"
 FUSEPROF_EXEC_PATH="$tmp/exec" expect_exit 3 "$FUSEPROF" help ceilings
 [ "$(cat "$tmp/out")" = "$(printf '[ceilings]\n[--help]')" ] ||
 	fail "'help ceilings' reached fuseprof-gpu as: $(cat "$tmp/out")"

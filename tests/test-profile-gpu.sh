@@ -128,6 +128,12 @@ cat "$tmp/err" >&2
 grep -q "12 recorded (0 filtered, 0 over --max-kernels), 0 dropped, 12 counted (roofline)" "$tmp/err" ||
 	fail "counted summary: $(cat "$tmp/err")"
 run=$(q "SELECT run_id FROM v_runs WHERE tag = 'counted'")
+# The database had no ceilings: the counted run measured its GPU's, so its
+# ops sit under a roof (the second counted run below reuses them).
+grep -q "measuring the ceilings of .* (GPU-.*), which the database has none of" "$tmp/err" ||
+	fail "no ceilings measured for a counted run: $(cat "$tmp/err")"
+[ "$(qrun "SELECT count(*) FROM v_roofline WHERE run_id = %s AND workload = 'step/scale' AND roof_pct > 0 AND dram_bw > 0")" = 1 ] ||
+	fail "step/scale has no roof: $(qrun "SELECT roof, roof_pct, dram_bw FROM v_roofline WHERE run_id = %s AND workload = 'step/scale'")"
 [ "$(qrun "SELECT counters FROM runs WHERE id = %s")" = roofline ] || fail "the run's counters"
 [ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND ncounters > 0")" = 5 ] ||
 	fail "kernel slots with counters: $(qrun "SELECT group_concat(workload || ':' || ncounters) FROM v_kernels WHERE run_id = %s")"
@@ -137,6 +143,7 @@ got=$(qrun "SELECT round(dram_read_bytes / 4194304.0, 2) FROM v_kernels WHERE ru
 awk -v g="$got" 'BEGIN { exit !(g > 1.9 && g < 2.1) }' || fail "step/scale DRAM reads per sample: $got x 4 MB, wanted 2"
 expect_exit 0 "$FUSEPROF" profile --db "$db" --tag big --metrics roofline -- "$app" big
 cat "$tmp/err" >&2
+! grep -q "measuring the ceilings" "$tmp/err" || fail "the ceilings measured again"
 run=$(q "SELECT run_id FROM v_runs WHERE tag = 'big'")
 for op in bigcopy bigcopy4; do
 	got=$(qrun "SELECT dram_read_bytes || ' ' || dram_write_bytes || ' ' || coalesce(dram_writeback_bytes, 'none') || ' ' || dram_bytes FROM v_roofline WHERE run_id = %s AND workload = '$op'")
