@@ -268,6 +268,8 @@ static pid_t start(const char *prog, char **argv, int *err)
 struct tally {
 	long long procs, complete, killed, busy, failed;
 	long long seen, recorded, filtered, over_limit, dropped, ops, counted;
+	long long slots, partial;  /* kernel slots counted; of them with only
+				      some of the group's metrics */
 	char *last_killed;  /* "pid 123, last commit 2025-..." */
 };
 
@@ -339,6 +341,22 @@ static int tally_run(struct store *st, long long run, struct tally *t)
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		t->ops = sqlite3_column_int64(s, 0);
 		t->counted = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	/* Collectors take turns of launches: a slot launched less often than
+	 * the turns go round has some of them only. */
+	if (sqlite3_prepare_v2(db, "WITH s AS (SELECT k.id, count(DISTINCT c.metric) AS n "
+			       "FROM kernels k JOIN ops o ON o.id = k.op_id JOIN counters c "
+			       "ON c.kernel_id = k.id AND c.metric NOT LIKE 'fuseprof.%' "
+			       "WHERE o.run_id = ?1 GROUP BY k.id) SELECT count(*), "
+			       "coalesce(sum(n < (SELECT max(n) FROM s)), 0) FROM s", -1,
+			       &s, NULL) != SQLITE_OK)
+		goto out_sql;
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		t->slots = sqlite3_column_int64(s, 0);
+		t->partial = sqlite3_column_int64(s, 1);
 	}
 	sqlite3_finalize(s);
 	return 0;
@@ -757,6 +775,12 @@ static int cmd_profile(int argc, char **argv)
 			"launches, launches fuseprof cannot intercept, or counting "
 			"stopped: see 'fuseprof query \"SELECT pid, note FROM procs "
 			"WHERE run_id = %lld\"')", t.recorded - t.counted, t.recorded, run);
+	if (metrics && t.partial)
+		warning("profile: %lld of %lld counted kernel slots have only some of "
+			"%s's metrics (collectors take turns of launches; a kernel "
+			"launched fewer times than the turns go round misses some): "
+			"run more iterations for all of them", t.partial, t.slots,
+			group.name);
 	if (t.dropped)
 		warning("profile: %lld records were dropped (CUPTI's buffers were "
 			"full, or a commit failed): the ops miss them", t.dropped);
