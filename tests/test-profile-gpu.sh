@@ -129,11 +129,11 @@ grep -q "12 recorded (0 filtered, 0 over --max-kernels), 0 dropped, 12 counted (
 	fail "counted summary: $(cat "$tmp/err")"
 run=$(q "SELECT run_id FROM v_runs WHERE tag = 'counted'")
 # The database had no ceilings: the counted run measured its GPU's, so its
-# ops sit under a roof (the second counted run below reuses them).
+# ops have their roofs (the second counted run below reuses them).
 grep -q "measuring the ceilings of .* (GPU-.*), which the database has none of" "$tmp/err" ||
 	fail "no ceilings measured for a counted run: $(cat "$tmp/err")"
-[ "$(qrun "SELECT count(*) FROM v_roofline WHERE run_id = %s AND workload = 'step/scale' AND roof_pct > 0 AND dram_bw > 0")" = 1 ] ||
-	fail "step/scale has no roof: $(qrun "SELECT roof, roof_pct, dram_bw FROM v_roofline WHERE run_id = %s AND workload = 'step/scale'")"
+[ "$(qrun "SELECT count(*) FROM v_roofline WHERE run_id = %s AND workload = 'step/scale' AND dram_bw > 1e11 AND peak_flop_rate > 1e12")" = 1 ] ||
+	fail "step/scale has no roofs: $(qrun "SELECT dram_bw, peak_flop_rate FROM v_roofline WHERE run_id = %s AND workload = 'step/scale'")"
 [ "$(qrun "SELECT counters FROM runs WHERE id = %s")" = roofline ] || fail "the run's counters"
 [ "$(qrun "SELECT count(*) FROM v_kernels WHERE run_id = %s AND ncounters > 0")" = 5 ] ||
 	fail "kernel slots with counters: $(qrun "SELECT group_concat(workload || ':' || ncounters) FROM v_kernels WHERE run_id = %s")"
