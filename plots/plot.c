@@ -415,14 +415,33 @@ static void quoted_gp(struct strbuf *sb, const char *var, const char *const *v, 
 	strbuf_addstr(sb, "\"\n");
 }
 
-/* The longest name of the key beside the chart, for its margin. */
-static double key_width(const struct ctx *c, const struct legend *lg,
-			const int *styles, int wfrom, int wto)
+/* A workload's name in the key: a profiled program's kernel names run to
+ * 96 characters, which would take the chart's width; longer than
+ * KEY_NAME_MAX, its start and its end (where a cut name keeps its hash)
+ * around "...". Returns buf. */
+#define KEY_NAME_MAX 48
+static const char *key_name(char *buf, size_t size, const char *name)
 {
+	size_t n = strlen(name);
+
+	if (n <= KEY_NAME_MAX || size < KEY_NAME_MAX + 1)
+		return name;
+	snprintf(buf, size, "%.30s...%s", name, name + n - (KEY_NAME_MAX - 33));
+	return buf;
+}
+
+/* The longest name of the key beside the chart, for its margin; drawn[i]
+ * says whether workload i has a point in it. */
+static double key_width(const struct ctx *c, const struct legend *lg,
+			const int *styles, const char *drawn)
+{
+	char buf[KEY_NAME_MAX + 1];
 	double w = 0;
 
-	for (int i = wfrom; i <= wto; i++)
-		w = fmax(w, layout_text_width(c->workloads.v[i - 1], 10));
+	for (int i = 1; i <= c->workloads.n; i++)
+		if (drawn[i])
+			w = fmax(w, layout_text_width(key_name(buf, sizeof buf,
+							       c->workloads.v[i - 1]), 10));
 	for (int i = 0; i < lg->n; i++)
 		w = fmax(w, layout_text_width(lg->name[i], 10));
 	for (int s = 0; s < CHART_NSTYLES; s++)
@@ -604,6 +623,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	const char *prec[8];
 	char *tails = xcalloc(run->nops + 1, 1);
 	char *vused = xcalloc((size_t)c->variants.n + 1, 1);
+	char *wdrawn = xcalloc((size_t)c->workloads.n + 1, 1);
 	double *px = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *px);
 	double *py = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *py);
 	double *top = xcalloc(3 * run->nops + run->nmoves + 1, sizeof *top);
@@ -643,6 +663,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		if (k == nprec && *op->precision && nprec < ARRAY_SIZE(prec))
 			prec[nprec++] = op->precision;
 		vused[name_index(&c->variants, op->variant, 0)] = 1;
+		wdrawn[name_index(&c->workloads, op->workload, 0)] = 1;
 		if (!strcmp(op->role, "fused"))
 			has_fused = 1;
 		else
@@ -724,7 +745,7 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 		key_rows = (int)((groups.n + (size_t)key_cols - 1) / (size_t)key_cols);
 		mb += KEY_TOP - MARGIN_BOTTOM + key_rows * KEY_ROW;
 	}
-	mr = 44 + fmax(key_width(c, &lg, styles, wfrom, wto),
+	mr = 44 + fmax(key_width(c, &lg, styles, wdrawn),
 		       nmv ? layout_text_width(base_name, 10) + 20 : 0);
 	layout_init(&l, c->o->width, c->o->height, MARGIN_LEFT, mr, MARGIN_TOP, mb,
 		    rg.xmin, rg.xmax, rg.ymin, rg.ymax);
@@ -821,13 +842,17 @@ static int roofline_chart(struct ctx *c, const char *workload, int levels,
 	}
 	{
 		const char *wn[64], *wc[64];
-		char cbuf[64][8];
+		char cbuf[64][8], nbuf[64][KEY_NAME_MAX + 1];
 		int nw = 0;
 
-		for (int i = wfrom; i <= wto && nw < 64; i++, nw++) {
-			wn[nw] = c->workloads.v[i - 1];
+		/* Only what the chart draws: ops without FLOPs have no point. */
+		for (int i = wfrom; i <= wto && nw < 64; i++) {
+			if (!wdrawn[i])
+				continue;
+			wn[nw] = key_name(nbuf[nw], sizeof nbuf[nw], c->workloads.v[i - 1]);
 			snprintf(cbuf[nw], sizeof cbuf[nw], "#%06x", workload_colour(i));
 			wc[nw] = cbuf[nw];
+			nw++;
 		}
 		quoted_gp(&c->cmds, "workloads", wn, nw);
 		quoted_gp(&c->cmds, "workload_rgbs", wc, nw);
@@ -869,6 +894,7 @@ out:
 	obstacles_release(&obs);
 	free(tails);
 	free(vused);
+	free(wdrawn);
 	free(px);
 	free(py);
 	free(top);

@@ -27,6 +27,28 @@ for part in forward backward; do
 done
 grep -q 'no regression' "$tmp/out" || fail "compare's summary: $(tail -n 1 "$tmp/out")"
 
+# h200-block.db: the loop counted. Every counted range has bytes, FLOPs
+# and a roof (the run measured its GPU's ceilings); the compiled forward
+# and backward move fewer DRAM bytes; the report against the eager run
+# draws its arrows, and the chart's key names only what it draws, no name
+# longer than 48 characters.
+cdb="$srcdir/examples/h200-block.db"
+cq() { "$FUSEPROF" query --db "$cdb" --format csv "$1" | tail -n 1 | tr -d '\r'; }
+[ "$(cq "SELECT count(*) FROM v_roofline WHERE workload LIKE 'block/%' AND variant LIKE '%-counted' AND dram_bytes > 0 AND flops > 0 AND roof_pct > 0")" = 6 ] ||
+	fail "h200-block.db: counted ranges without bytes, FLOPs or a roof"
+expect_exit 1 "$FUSEPROF" compare --db "$cdb" eager-counted compiled-counted
+for part in forward backward; do
+	grep -E "^[A-Z-]+ +block/$part .* FASTER +-[0-9.]+ +FEWER" "$tmp/out" >/dev/null ||
+		fail "compare: block/$part compiled is not faster with fewer bytes: $(grep "block/$part" "$tmp/out")"
+done
+if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+	expect_exit 0 "$FUSEPROF" report --db "$cdb" -r compiled-counted --base eager-counted \
+		--keep-data -o "$tmp/crep"
+	grep -q "3 with an arrow on the roofline" "$tmp/out" "$tmp/err" || fail "report --base: $(cat "$tmp/out" "$tmp/err")"
+	keys=$(sed -n 's/^workloads = "\(.*\)"$/\1/p' "$tmp/crep/plots.gp" | head -n 1)
+	[ "$keys" = '\"block/backward\" \"block/forward\" \"block/optimizer\"' ] ||
+		fail "the roofline's key: $keys"
+fi
 expect_exit 0 "$FUSEPROF" export --db "$db" --format perfetto compiled
 "$top_builddir/tests/jsoncheck" <"$tmp/out" >"$tmp/check" || fail "the trace is not valid JSON: $(cat "$tmp/check")"
 grep -q '^kernel [1-9]' "$tmp/check" || fail "no kernel slices: $(cat "$tmp/check")"
