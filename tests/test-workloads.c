@@ -209,13 +209,7 @@ int main(int argc, char **argv)
 			names[nnames++] = argv[i];
 		}
 	}
-	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
-		SKIP("no CUDA GPU found (%s)",
-		     cudaGetErrorString(cudaGetDeviceCount(&ndev)));
-	gpu_test_lock();
-	seed = env ? strtoull(env, NULL, 0)
-		   : mix((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32));
-	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n", seed);
+	// the options first: a wrong one fails with or without a GPU
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
 		struct fp_kopts ko;
 
@@ -225,6 +219,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nopts; i++)
 		if (!used[i])
 			FAIL("-o '%s': no selected workload takes that option", opts[i]);
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+		SKIP("no CUDA GPU found (%s)",
+		     cudaGetErrorString(cudaGetDeviceCount(&ndev)));
+	gpu_test_lock();
+	seed = env ? strtoull(env, NULL, 0)
+		   : mix((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32));
+	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n", seed);
 
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
 		char *specs, *save = NULL, kbuf[256];
