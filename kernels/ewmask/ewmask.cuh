@@ -1,8 +1,9 @@
 /* ewmask.cuh - what the bias-elementwise workloads with a saved mask
  * (bias_dropout_add, bias_relu) share on the device: the plan of their row
- * kernels, 1-bit-per-element mask packing, and the deterministic column
- * sums (dbias): a partial row per block, then a fixed-order second pass.
- * CUDA C++ only.
+ * kernels, 1-bit-per-element mask packing, the deterministic column sums
+ * (dbias): a partial row per block, then a fixed-order second pass; and
+ * the fused backwards' bulk kernel (dy staged through shared memory by
+ * bulk asynchronous copies, option bwd_kernel). CUDA C++ only.
  *
  * The row kernels: an M x N row-major tensor, blocks of EW_THREADS threads
  * shaped tx x ty (tx a multiple of 32 covering up to 256 vectors of a
