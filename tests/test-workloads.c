@@ -4,8 +4,13 @@
  * each instance again with two sets: set 1 launched, device_bytes() held
  * against the memory create() took.
  *
- * Usage: test-workloads [WORKLOAD...]   (default: all; also
- * $FUSEPROF_TEST_WORKLOADS, comma-separated). $FUSEPROF_SEED fixes the seed
+ * Usage: test-workloads [-o [WORKLOAD:]KEY=VALUE]... [WORKLOAD...]
+ * (default: all; also $FUSEPROF_TEST_WORKLOADS, comma-separated). -o sets
+ * a kernel option, as `fuseprof run --kernel-opt` does, of every selected
+ * workload that declares KEY (or of WORKLOAD alone); an option no selected
+ * workload declares, or a value it does not allow, fails. With options,
+ * each instance's kernel line is printed too ("kern ..."), so a run shows
+ * which shapes reached the kernel asked for. $FUSEPROF_SEED fixes the seed
  * to reproduce a failure; otherwise a fresh one is drawn and printed. */
 #include "config.h"
 
@@ -27,17 +32,41 @@
 #define MAX_TOL_FP32 1e-4
 #define MAX_TOL_BF16 1e-2
 
-static int selected(const char *name, int argc, char **argv)
+/* The workloads named on the command line (nnames of them), else the
+ * environment's list, else all. */
+static int selected(const char *name, int nnames, char **names)
 {
 	const char *env = getenv("FUSEPROF_TEST_WORKLOADS");
 
-	if (argc > 1) {
-		for (int i = 1; i < argc; i++)
-			if (!strcmp(argv[i], name))
+	if (nnames > 0) {
+		for (int i = 0; i < nnames; i++)
+			if (!strcmp(names[i], name))
 				return 1;
 		return 0;
 	}
 	return !env || !*env || list_has(env, name);
+}
+
+/* The -o options (nopts of them) that apply to w, set in *ko (zeroed
+ * here: the defaults); used[i] set for each option that applied. A value
+ * w does not allow, or a key it lacks where the option names w, fails. */
+static void set_kopts(const struct workload *w, char **opts, int nopts, int *used,
+		      struct fp_kopts *ko)
+{
+	char scope[64], key[64], value[64], why[256];
+
+	memset(ko, 0, sizeof *ko);
+	for (int i = 0; i < nopts; i++) {
+		if (workload_split_kopt(opts[i], scope, key, value, sizeof key))
+			FAIL("-o '%s': not [WORKLOAD:]KEY=VALUE", opts[i]);
+		if (*scope && strcmp(scope, w->name))
+			continue;
+		if (!*scope && workload_kopt(w, key) < 0)
+			continue;
+		if (workload_set_kopt(w, ko, key, value, why, sizeof why))
+			FAIL("-o '%s': %s", opts[i], why);
+		used[i] = 1;
+	}
 }
 
 static unsigned long long mix(unsigned long long x)
@@ -55,7 +84,7 @@ static unsigned long long mix(unsigned long long x)
  * the number of failures. */
 static int check_sets(const struct workload *w, const struct fp_shape *s,
 		      enum fp_dtype dt, int v, const char *shape,
-		      unsigned long long seed)
+		      unsigned long long seed, const struct fp_kopts *ko)
 {
 	const size_t want = w->device_bytes(s, dt, v, 2);
 	const double slack = 32.0 * (1 << 20) + want / 50.0;
@@ -65,7 +94,7 @@ static int check_sets(const struct workload *w, const struct fp_shape *s,
 
 	if (cudaMemGetInfo(&free0, &total) != cudaSuccess)
 		FAIL("cudaMemGetInfo failed");
-	if (w->create(&op, s, dt, v, 2, seed, NULL))
+	if (w->create(&op, s, dt, v, 2, seed, ko))
 		FAIL("%s/%s %s: create with 2 sets failed", w->name,
 		     w->variants[v].name, shape);
 	if (cudaMemGetInfo(&free1, &total) != cudaSuccess)
@@ -87,7 +116,8 @@ static int check_sets(const struct workload *w, const struct fp_shape *s,
 }
 
 static int run_shape(const struct workload *w, const char *spec,
-		     unsigned long long seed, int *nchecks)
+		     unsigned long long seed, const struct fp_kopts *ko, int tell,
+		     int *nchecks)
 {
 	struct fp_shape s;
 	char why[256], shape[128];
@@ -112,9 +142,16 @@ static int run_shape(const struct workload *w, const char *spec,
 				FAIL("%s/%s %s: model is not sane (flops %g, min %g, "
 				     "variant %g bytes)", w->name, w->variants[v].name,
 				     shape, m.flops, m.min_bytes, m.variant_bytes);
-			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed, NULL))
+			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed, ko))
 				FAIL("%s/%s %s: create failed", w->name,
 				     w->variants[v].name, shape);
+			if (tell && w->kernel) {
+				char kern[256];
+
+				w->kernel(op, kern, sizeof kern);
+				printf("kern %s/%s/%s/%s: %s\n", w->name, w->variants[v].name,
+				       fp_dtype_name((enum fp_dtype)dt), shape, kern);
+			}
 			for (int p = 0; w->profiles[p]; p++) {
 				struct fp_check r;
 				unsigned long long cs = mix(seed + 1000003ull * (unsigned)p +
@@ -146,7 +183,7 @@ static int run_shape(const struct workload *w, const char *spec,
 				}
 			}
 			w->destroy(op);
-			failed += check_sets(w, &s, (enum fp_dtype)dt, v, shape, seed);
+			failed += check_sets(w, &s, (enum fp_dtype)dt, v, shape, seed, ko);
 		}
 	}
 	return failed;
@@ -157,7 +194,31 @@ int main(int argc, char **argv)
 	const char *env = getenv("FUSEPROF_SEED");
 	unsigned long long seed;
 	int ndev = 0, failed = 0, nchecks = 0, nworkloads = 0;
+	int nopts = 0, nnames = 0, *used;
+	char **opts, **names;
 
+	opts = xcalloc((size_t)argc, sizeof *opts);
+	names = xcalloc((size_t)argc, sizeof *names);
+	used = xcalloc((size_t)argc, sizeof *used);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o")) {
+			if (++i == argc)
+				FAIL("-o wants [WORKLOAD:]KEY=VALUE");
+			opts[nopts++] = argv[i];
+		} else {
+			names[nnames++] = argv[i];
+		}
+	}
+	// the options first: a wrong one fails with or without a GPU
+	for (const struct workload *const *w = fp_workloads; *w; w++) {
+		struct fp_kopts ko;
+
+		if (selected((*w)->name, nnames, names))
+			set_kopts(*w, opts, nopts, used, &ko);
+	}
+	for (int i = 0; i < nopts; i++)
+		if (!used[i])
+			FAIL("-o '%s': no selected workload takes that option", opts[i]);
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
 		SKIP("no CUDA GPU found (%s)",
 		     cudaGetErrorString(cudaGetDeviceCount(&ndev)));
@@ -167,17 +228,23 @@ int main(int argc, char **argv)
 	printf("seed %llu (set FUSEPROF_SEED to reproduce)\n", seed);
 
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
-		char *specs, *save = NULL;
+		char *specs, *save = NULL, kbuf[256];
+		struct fp_kopts ko;
 
-		if (!selected((*w)->name, argc, argv))
+		if (!selected((*w)->name, nnames, names))
 			continue;
 		nworkloads++;
+		set_kopts(*w, opts, nopts, used, &ko);
+		if (nopts) {
+			workload_format_kopts(*w, &ko, kbuf, sizeof kbuf);
+			printf("options %s: %s\n", (*w)->name, *kbuf ? kbuf : "(none)");
+		}
 		ASSERT((*w)->tests && *(*w)->tests);
 		ASSERT((*w)->profiles && (*w)->profiles[0]);
 		specs = strdup((*w)->tests);
 		for (char *t = strtok_r(specs, ";", &save); t;
 		     t = strtok_r(NULL, ";", &save))
-			failed += run_shape(*w, t, seed, &nchecks);
+			failed += run_shape(*w, t, seed, &ko, nopts > 0, &nchecks);
 		free(specs);
 	}
 	if (nworkloads == 0)

@@ -307,6 +307,8 @@ struct fp_op {
 	long M, N;
 	size_t es, mnp;        // bytes of one M x N tensor, padded: a set's stride
 	struct ew_plan plan;
+	int bulk;              // backward: fused_bitmask on the bulk kernel
+	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
 	char *x, *bias;        // forward inputs, nsets each
 	char *dy;              // backward input, nsets
 	char *saved;           // backward: h, y or the bit mask, nsets
@@ -416,6 +418,15 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 				dy, (const T *)saved, NULL, dx, op->partial, op->M, op->N);
 		break;
 	default:
+		if (op->bulk) {
+			ew_bulk_bwd<T, V>(&op->bplan, dy,
+					  ew_mask_words<V>{ (const uint32_t *)saved }, 1.f, dx,
+					  op->partial, op->M, op->N, st);
+			if (CUDA_CHECK_LAUNCH("fused_bitmask bulk backward"))
+				return -1;
+			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
+			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
 				dy, NULL, (const uint32_t *)saved, dx, op->partial, op->M,
@@ -498,6 +509,11 @@ extern "C" int bias_relu_fused_bwd(enum fp_dtype dt, const void *dy, const uint3
 	op.N = N;
 	op.es = fp_dtype_size(dt);
 	op.plan = ew_plan_cols(M, N, op.es);
+	// bwd_kernel's default; its partial rows fit ew_plan_cols'
+	// (bias_relu_partials)
+	op.bulk = ew_bulk_use(EW_BWD_AUTO, dt, N, op.es);
+	if (op.bulk)
+		op.bplan = ew_plan_bulk(M, N, op.es);
 	op.dy = (char *)dy;
 	op.saved = (char *)words;
 	op.out = (char *)dx;
@@ -552,9 +568,16 @@ enum { P_NORMAL, P_EDGE, P_LARGE };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; M = 16384 many rows per
-// thread row; N = 65536 the widest grid.
+// thread row; N = 65536 the widest grid; with bwd_kernel=bulk, M = 133,
+// N = 1000 a last column strip of 29 (bf16) or 26 (fp32) vectors and a
+// last stage and block of few rows, M = 1 a block of one row.
 #define BR_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;M=64,N=100;" \
-	"M=1024,N=4096;M=3,N=65536;M=16384,N=768"
+	"M=1024,N=4096;M=3,N=65536;M=16384,N=768;M=133,N=1000;M=1,N=2048"
+
+static const struct fp_kopt bwd_kopts[] = {
+	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_bitmask)" },
+	{ NULL, NULL, NULL }
+};
 
 static const struct fp_variant fwd_variants[] = {
 	{ "save_input", FP_UNFUSED,
@@ -713,9 +736,10 @@ static void op_destroy(struct fp_op *op)
 	free(op);
 }
 
+// bwdk: the backward's option bwd_kernel (an EW_BWD_ value).
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed)
+		     unsigned long long seed, int bwdk)
 {
 	struct fp_op *op;
 	size_t z[3], elems, nbp;
@@ -727,6 +751,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if (nsets < 1 || variant < 0 || variant > BR_FUSED_BITMASK)
 		return error("bias_relu: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
+	if (bwdk < 0 || bwdk >= EW_BWD_NVALUES)
+		return error("bias_relu: kernel option bwd_kernel: no value %d", bwdk);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
 	op->bwd = bwd;
 	op->variant = variant;
@@ -737,6 +763,9 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->es = fp_dtype_size(dt);
 	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
 		       : ew_plan_rows(op->M, op->N, op->es);
+	op->bulk = bwd && variant == BR_FUSED_BITMASK && ew_bulk_use(bwdk, dt, op->N, op->es);
+	if (op->bulk)
+		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
@@ -786,19 +815,19 @@ out_free:
 	return -1;
 }
 
-// bias_relu has no kernel options: ko is ignored.
+// The forward has no kernel options: ko is ignored.
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(0, op, s, dt, variant, nsets, seed);
+	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(1, op, s, dt, variant, nsets, seed);
+	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO);
 }
 
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
@@ -808,6 +837,11 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 	if (!op->bwd && op->variant == BR_FUSED_BITMASK && !(p->vec && op->N % 32 == 0))
 		snprintf(buf, n, "flattened, a warp a mask word (N %% 32 != 0 or "
 			 "unaligned rows)");
+	else if (op->bulk)
+		snprintf(buf, n, "bulk: dy by bulk copies, %d stages of %d rows, blocks "
+			 "32x8 of %ld rows, grid %ux%u; column partials summed in order",
+			 EW_BULK_STAGES, EW_BULK_ROWS, op->bplan.brows, op->bplan.gx,
+			 op->bplan.gy);
 	else
 		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s",
 			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
@@ -974,9 +1008,16 @@ static struct br_ref *br_reference(const struct fp_op *op, int profile,
 	return e;
 }
 
+// Set 0's launch again (ew_check_repeat).
+static int relaunch(struct fp_op *op)
+{
+	return op_launch(op, 0, 0);
+}
+
 // Fresh inputs from profile and seed into set 0 (the backward's saved data
 // made by its forward variant from them), outputs poisoned, one run,
-// compared with the double reference on the very values the GPU saw.
+// compared with the double reference on the very values the GPU saw; a
+// backward's dbias bit for bit the same from a second launch.
 static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
@@ -1021,6 +1062,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias, (size_t)N);
 		check_output(r, "dbias", &c);
+		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
+			goto out_free;
 	}
 	check_note_rows(r, e->nrows, M);
 	rc = 0;
@@ -1062,6 +1105,7 @@ extern "C" const struct workload wl_bias_relu_bwd = {
 	.suite = BR_SUITE,
 	.quick = BR_QUICK,
 	.tests = BR_TESTS,
+	.kopts = bwd_kopts,
 	.validate = br_validate,
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,

@@ -68,6 +68,18 @@ __device__ __forceinline__ unsigned keep_bits(uint64_t seed, uint32_t t, uint64_
 	return bits;
 }
 
+// The mask redrawn from the seed, as the bulk backward reads it.
+template <int V>
+struct regen_mask {
+	uint64_t seed;
+	uint32_t t;
+
+	__device__ __forceinline__ unsigned bits(uint64_t e) const
+	{
+		return keep_bits<V>(seed, t, e);
+	}
+};
+
 // Unfused, second kernel: d = dropout(h) and the byte mask, over the
 // flattened M N elements (no bias, so no rows): 16-byte vectors, EW_UNROLL
 // in flight a thread, the tail scalar.
@@ -460,6 +472,8 @@ struct fp_op {
 	float scale;           // 1 / (1 - p)
 	uint64_t *seeds;       // the Philox seed of each set (bda_seed)
 	struct ew_plan plan;
+	int bulk;              // backward: the fused variants on the bulk kernel
+	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
 	char *x, *res, *bias;  // forward inputs, nsets each
 	char *dy;              // backward input, nsets
 	char *saved;           // backward: what the forward saved, nsets
@@ -571,6 +585,15 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 			return -1;
 		break;
 	case BDA_FUSED_MASK:
+		if (op->bulk) {
+			ew_bulk_bwd<T, V>(&op->bplan, dy,
+					  ew_mask_words<V>{ (const uint32_t *)saved }, op->scale,
+					  (T *)op->out, op->partial, op->M, op->N, st);
+			if (CUDA_CHECK_LAUNCH("fused_mask bulk backward"))
+				return -1;
+			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
+			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, false><<<grid, block, 0, st>>>(
 				dy, (const uint32_t *)saved, (T *)op->out, op->partial,
@@ -583,6 +606,15 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 			return -1;
 		break;
 	default:
+		if (op->bulk) {
+			ew_bulk_bwd<T, V>(&op->bplan, dy, regen_mask<V>{ seed, op->t },
+					  op->scale, (T *)op->out, op->partial, op->M, op->N,
+					  st);
+			if (CUDA_CHECK_LAUNCH("fused_regen bulk backward"))
+				return -1;
+			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
+			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
 				dy, NULL, (T *)op->out, op->partial, op->M, op->N, seed,
@@ -620,6 +652,10 @@ static void bda_api_op(struct fp_op *op, int bwd, enum fp_dtype dt, long M, long
 	op->scale = (float)(1.0 / (1.0 - p));
 	op->seeds = seed;
 	op->plan = bwd ? ew_plan_cols(M, N, op->es) : ew_plan_rows(M, N, op->es);
+	// bwd_kernel's default; its partial rows fit ew_plan_cols' (bda_partials)
+	op->bulk = bwd && ew_bulk_use(EW_BWD_AUTO, dt, N, op->es);
+	if (op->bulk)
+		op->bplan = ew_plan_bulk(M, N, op->es);
 }
 
 extern "C" int bda_fused_fwd(enum fp_dtype dt, const void *x, const void *bias,
@@ -713,10 +749,18 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; p = 0, 0.5 and 0.999 the
-// threshold's ends; M = 16384 the performance shapes' rows.
+// threshold's ends; M = 16384 the performance shapes' rows; with
+// bwd_kernel=bulk, M = 133, N = 1000 a last column strip of 29 (bf16) or 26
+// (fp32) vectors and a last stage and block of few rows, M = 1 a block of
+// one row.
 #define BDA_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;" \
 	"M=64,N=100,drop=0;M=1024,N=4096,drop=500;M=3,N=65536,drop=999;" \
-	"M=16384,N=768"
+	"M=16384,N=768;M=133,N=1000;M=1,N=2048"
+
+static const struct fp_kopt bwd_kopts[] = {
+	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_mask, fused_regen)" },
+	{ NULL, NULL, NULL }
+};
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
@@ -884,9 +928,10 @@ static void op_destroy(struct fp_op *op)
 	free(op);
 }
 
+// bwdk: the backward's option bwd_kernel (an EW_BWD_ value).
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed)
+		     unsigned long long seed, int bwdk)
 {
 	struct fp_op *op;
 	size_t z[5], elems, nbp;
@@ -898,6 +943,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if (nsets < 1 || variant < 0 || variant > BDA_FUSED_REGEN)
 		return error("bias_dropout_add: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
+	if (bwdk < 0 || bwdk >= EW_BWD_NVALUES)
+		return error("bias_dropout_add: kernel option bwd_kernel: no value %d", bwdk);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
 	op->bwd = bwd;
 	op->variant = variant;
@@ -911,6 +958,9 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->scale = (float)bda_scale(op->drop);
 	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
 		       : ew_plan_rows(op->M, op->N, op->es);
+	op->bulk = bwd && variant != BDA_UNFUSED && ew_bulk_use(bwdk, dt, op->N, op->es);
+	if (op->bulk)
+		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
@@ -964,19 +1014,19 @@ out_free:
 	return -1;
 }
 
-// bias_dropout_add has no kernel options: ko is ignored.
+// The forward has no kernel options: ko is ignored.
 static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(0, op, s, dt, variant, nsets, seed);
+	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(1, op, s, dt, variant, nsets, seed);
+	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO);
 }
 
 // workload->kernel(): which row kernel the shape picked.
@@ -992,6 +1042,11 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 	else if (flat)
 		snprintf(buf, n, "flattened, a warp a mask word (N %% 32 != 0 or "
 			 "unaligned rows)");
+	else if (op->bulk)
+		snprintf(buf, n, "bulk: dy by bulk copies, %d stages of %d rows, blocks "
+			 "32x8 of %ld rows, grid %ux%u; column partials summed in order",
+			 EW_BULK_STAGES, EW_BULK_ROWS, op->bplan.brows, op->bplan.gx,
+			 op->bplan.gy);
 	else
 		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s",
 			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
@@ -1200,11 +1255,17 @@ out_free:
 	return rc;
 }
 
+// Set 0's launch again (ew_check_repeat).
+static int relaunch(struct fp_op *op)
+{
+	return op_launch(op, 0, 0);
+}
+
 // Fresh inputs from profile and seed into set 0 (and its saved mask drawn
 // with the check's Philox seed), outputs poisoned, one run, compared with
 // the double reference on the very values the GPU saw: y or dx on every
-// row or a sample of rows (check_sample_rows), dbias in full, the saved
-// mask bit for bit.
+// row or a sample of rows (check_sample_rows), dbias in full and bit for
+// bit the same from a second launch, the saved mask bit for bit.
 static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		    struct fp_check *r)
 {
@@ -1250,6 +1311,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias, (size_t)N);
 		check_output(r, "dbias", &c);
+		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
+			goto out_free;
 	} else if (op->variant != BDA_FUSED_REGEN && check_saved(op, e, r)) {
 		goto out_free;
 	}
@@ -1277,7 +1340,7 @@ extern "C" int bda_probe(int bwd, int variant, long M, long N, long drop,
 	s.v[0] = M;
 	s.v[1] = N;
 	s.v[2] = drop;
-	if (op_create(bwd, &op, &s, FP_F32, variant, 1, seed))
+	if (op_create(bwd, &op, &s, FP_F32, variant, 1, seed, EW_BWD_AUTO))
 		return -1;
 	if (bwd) {
 		fill_kernel<float><<<g, EW_THREADS>>>((float *)op->dy, E, 1.f);
@@ -1345,6 +1408,7 @@ extern "C" const struct workload wl_bias_dropout_add_bwd = {
 	.suite = BDA_SUITE,
 	.quick = BDA_QUICK,
 	.tests = BDA_TESTS,
+	.kopts = bwd_kopts,
 	.validate = bda_validate,
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,
