@@ -368,6 +368,31 @@ out_sql:
 	return -1;
 }
 
+/* Start prog with argv and wait for it; SIGTERM and SIGHUP go on to it
+ * meanwhile (forward). Returns 0 with its wait status in *wstatus, or -1
+ * after an error, with the status a shell would give in *code and the
+ * run's note in *note (what: "" or " (--baseline)", the run it names). */
+static int run_waited(const char *prog, char **argv, const char *what, int *wstatus,
+		      int *code, char **note)
+{
+	int err;
+	pid_t pid = start(prog, argv, &err);
+
+	if (pid < 0) {
+		const char *why = err ? strerror(err) : "cannot start a process";
+
+		*code = err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		error("profile: cannot run '%s'%s: %s", prog, what, why);
+		*note = xasprintf("cannot run '%s'%s: %s", prog, what, why);
+		return -1;
+	}
+	child_pid = pid;
+	while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	return 0;
+}
+
 /* A counted run's roofline needs its GPU's ceilings: when the database
  * has no measured one for the run's device, measure them now, after the
  * program (the GPU is its own while it runs), with `fuseprof-gpu
@@ -490,8 +515,7 @@ static int cmd_profile(int argc, char **argv)
 	const char *status;
 	double t0, wall, plain_s = -1;
 	int baseline = 0;
-	pid_t pid;
-	int c, err, wstatus = 0, code = EXIT_FAIL;
+	int c, wstatus = 0, code = EXIT_FAIL;
 
 	opterr = 0;
 	optind = 1;
@@ -648,20 +672,10 @@ static int cmd_profile(int argc, char **argv)
 		double b0 = now_seconds();
 		char *how;
 
-		pid = start(prog, argv + optind, &err);
-		if (pid < 0) {
-			code = err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-			error("profile: cannot run '%s': %s", prog,
-			      err ? strerror(err) : "cannot start a process");
-			note = xasprintf("cannot run '%s' (--baseline): %s", prog,
-					 err ? strerror(err) : "cannot start a process");
+		if (run_waited(prog, argv + optind, " (--baseline)", &wstatus, &code, &note)) {
 			store_finish_run(st, run, "failed", note);
 			goto out_signals;
 		}
-		child_pid = pid;
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-		child_pid = 0;
 		plain_s = now_seconds() - b0;
 		how = how_it_ended(wstatus, &code);
 		if (WIFSIGNALED(wstatus)) {
@@ -700,20 +714,10 @@ static int cmd_profile(int argc, char **argv)
 	}
 
 	t0 = now_seconds();
-	pid = start(prog, argv + optind, &err);
-	if (pid < 0) {
-		code = err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-		error("profile: cannot run '%s': %s", prog,
-		      err ? strerror(err) : "cannot start a process");
-		note = xasprintf("cannot run '%s': %s", prog,
-				 err ? strerror(err) : "cannot start a process");
+	if (run_waited(prog, argv + optind, "", &wstatus, &code, &note)) {
 		store_finish_run(st, run, "failed", note);
 		goto out_signals;
 	}
-	child_pid = pid;
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	child_pid = 0;
 	ended = how_it_ended(wstatus, &code);
 
 	if (tally_run(st, run, &t)) {
