@@ -159,6 +159,9 @@
 	"  k.grid_x * k.grid_y * k.grid_z AS blocks, d.sm_count," \
 	"  kc.dram_read_bytes / k.launches AS rd," \
 	"  (kc.dram_write_bytes + coalesce(kc.dram_writeback_bytes, 0)) / k.launches AS wr," \
+	/* Its own stores: write-backs land in whichever kernel runs when L2 \
+	 * evicts, a small kernel's those of the kernel before it. */ \
+	"  kc.dram_write_bytes / k.launches AS wo," \
 	"  (kc.flops_fp32 + kc.flops_fp64 + kc.flops_fp16) / k.launches AS fl," \
 	"  coalesce(kc.flops_tensor, 0) / k.launches AS tfl," \
 	"  CASE WHEN kc.flops_fp64 > kc.flops_fp32 + kc.flops_fp16 THEN x.fp64_peak" \
@@ -197,9 +200,9 @@
 	"  coalesce(c.grid_x = p.grid_x AND c.grid_y = p.grid_y AND c.grid_z = p.grid_z" \
 	"   AND c.block_x = p.block_x AND c.block_y = p.block_y" \
 	"   AND c.block_z = p.block_z, 0) AS by_shape," \
-	"  coalesce(p.rd > 0 AND p.wr <= " FP_OPPS_REDUCE_FRAC " * p.rd, 0) AS p_reduces," \
 	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
-	"  coalesce(c.blocks < c.sm_count AND 2 * c.wr < c.rd, 0) AS c_tail," \
+	"  coalesce(c.rd <= " FP_OPPS_REDUCE_FRAC " * (p.rd + p.wr) AND 2 * c.wo < c.rd, 0)" \
+	"   AS c_tail," \
 	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
 	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
 	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
@@ -209,8 +212,8 @@
 	"  WHEN p_kernel IS NULL THEN 'stream start'" \
 	"  WHEN p_cls != 'memory' THEN p_cls" \
 	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %.0f us', gap_ns / 1e3)" \
-	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link'" \
-	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
+	"  WHEN c_tail THEN 'grid-wide reduction'" \
+	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
 	"   THEN 'range start' ELSE 'range end' END AS brk_in," \
 	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \

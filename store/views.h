@@ -447,14 +447,18 @@ extern const char fp_v_runs_live_sql[];
  * boundary; the stream was idle between them for more than
  * FP_OPPS_GAP_NS (a host synchronisation, a copy or memset, which the
  * collector does not record as kernels, or host work: shorter gaps are
- * launch latency, which fusion removes too); no producer->consumer link
- * shows ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of
- * what its producer wrote, or the two have the same grid and block, the
- * mark of elementwise kernels over one tensor); or it finishes a grid-wide
- * reduction ('grid-wide reduction': its producer reduced, writing at most
- * FP_OPPS_REDUCE_FRAC of what it read, and it runs fewer blocks than the
- * GPU has SMs and writes less than half of what it reads: the second pass
- * over per-block partials, which needs every block of the first one done).
+ * launch latency, which fusion removes too); it finishes a grid-wide
+ * reduction ('grid-wide reduction': it reads at most FP_OPPS_REDUCE_FRAC
+ * of what the kernel before it moved, r + w, and stores, DRAM writes
+ * without write-backs, less than half of what it reads: the second pass
+ * over per-block partials, which needs every block of the first one done,
+ * whether the kernel before wrote the partials alone or beside an output,
+ * as a norm's backward writes dgamma's partials beside dx; its own stores,
+ * since the write-backs in a small kernel's counters are mostly the dirty
+ * lines of the kernel before it); or no producer->consumer link shows
+ * ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of what
+ * its producer wrote, or the two have the same grid and block, the mark
+ * of elementwise kernels over one tensor).
  * A row reduction (statistics, a softmax's max) looks the same as a
  * column reduction's first pass in counters; only the small second pass
  * shows. Two chains are listed: 'chain', broken at range-instance
