@@ -216,7 +216,9 @@
 	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
 	"   THEN 'range start' ELSE 'range end' END AS brk_in," \
-	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \
+	"  CASE WHEN brk IS NULL THEN min(p_wr, rd, CASE WHEN by_shape AND wr > 0" \
+	"   THEN wr * max(1, CAST(p_wr / wr + " FP_OPPS_TENSOR_SLACK " AS INTEGER))" \
+	"   ELSE p_wr END) ELSE 0 END AS i_x FROM l3)," \
 	" l5 AS (SELECT *, CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END AS i_in," \
 	"  sum(brk IS NOT NULL) OVER s AS seq_x," \
 	"  sum(brk_in IS NOT NULL) OVER s AS seq_in" \

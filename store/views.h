@@ -471,7 +471,13 @@ extern const char fp_v_runs_live_sql[];
  * Bytes a fused kernel must move, by byte accounting along the chain: a
  * link's intermediate is i = min(w of the producer, r of the consumer),
  * not read again (fused reads = sum of r - i - re-reads) and, unless kept,
- * not written (fused writes = sum of w - i + kept). A kernel that reduces
+ * not written (fused writes = sum of w - i + kept); a producer's writes
+ * beyond i stay external outputs. A consumer with its producer's grid and
+ * block (elementwise over the same elements) reads whole tensors of its
+ * own output's size w_c: i is at most w_c x max(1, floor(w_p / w_c +
+ * FP_OPPS_TENSOR_SLACK)), the slack covering write-backs, so a mask
+ * written beside an output for the backward stays written while two
+ * outputs of that size, both read, are both gone. A kernel that reduces
  * (writes at most FP_OPPS_REDUCE_FRAC of what it reads: row statistics, a
  * softmax's max or sum, column partials) marks its input: a later kernel
  * of the chain's reads beyond its producer's output, up to the largest
@@ -508,6 +514,7 @@ extern const char fp_v_runs_live_sql[];
 #define FP_OPPS_LINK_FRAC "0.5"
 #define FP_OPPS_REDUCE_FRAC "0.125"
 #define FP_OPPS_EPILOGUE_FRAC "0.25"
+#define FP_OPPS_TENSOR_SLACK "0.25"
 
 /* A short hash of all view definitions; stored in meta('views') so a
  * database whose views are stale is brought up to date on open. */

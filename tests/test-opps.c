@@ -167,6 +167,14 @@ static const struct kdef
 	/* the same sum after a kernel that wrote the partials only */
 	mpart = { "mb_partials", 4096, 2 * NB, NB / 64, NB, 0, 0 },
 	msum = { "mb_partial_sum", 128, NB / 64, 0, NB / 64, 0, NB / 16 },
+	/* bias, dropout writing its output and a byte mask (for the backward,
+	 * read by no kernel here), residual add: the same grid throughout */
+	nbias = { "nd_bias", 4096, NB, NB, 0, 0, 0 },
+	ndrop = { "nd_dropout", 4096, NB, NB + NB / 4, 0, 0, 0 },
+	nadd = { "nd_add", 4096, 2 * NB, NB, 0, 0, 0 },
+	/* a kernel writing two tensors that the next one reads both of */
+	ptwo = { "two_out", 4096, NB, 2 * NB, 0, 0, 0 },
+	pcomb = { "two_in", 4096, 2 * NB, NB, 0, 0, 0 },
 	o1 = { "out_a", 4096, NB, NB, 0, 0, 0 },
 	o2 = { "out_b", 4096, NB, NB, 0, 0, 0 };
 
@@ -263,6 +271,14 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	launch("M/colsum", inst, &mpart, 7, t + 52, 60);
 	launch("M/colsum", inst, &msum, 7, t + 114, 3);
 	t += 1000, inst++;
+	/* N: bias, dropout and its mask, residual add; O: two outputs. */
+	launch("N/dropout", inst, &nbias, 7, t, 50);
+	launch("N/dropout", inst, &ndrop, 7, t + 52, 60);
+	launch("N/dropout", inst, &nadd, 7, t + 114, 70);
+	t += 1000, inst++;
+	launch("O/twoout", inst, &ptwo, 7, t, 50);
+	launch("O/twoout", inst, &pcomb, 7, t + 52, 50);
+	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
 	launch("H/one", inst++, &x1, 7, t, 50);
 	launch("H/two", inst++, &x2, 7, t + 52, 50);
@@ -293,6 +309,9 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "L/lnbwd", &lgrad }, { "L/lnbwd", &ldx },
 			{ "L/lnbwd", &lsum }, { "M/colsum", &pre },
 			{ "M/colsum", &mpart }, { "M/colsum", &msum },
+			{ "N/dropout", &nbias }, { "N/dropout", &ndrop },
+			{ "N/dropout", &nadd }, { "O/twoout", &ptwo },
+			{ "O/twoout", &pcomb },
 			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
@@ -560,6 +579,28 @@ static void check_tail(void)
 	ASSERT_NEAR(l->fused_rd, 3 * NB, 1e-9);
 }
 
+/* Only what the consumer reads is an intermediate. A consumer launched
+ * like its producer (elementwise over the same elements) reads whole
+ * tensors of its output's size: of the dropout's output and byte mask,
+ * the add reads the output (its second input is the residual), so the
+ * mask stays written; a producer's two outputs of that size, both read,
+ * are both gone. */
+static void check_outputs(void)
+{
+	const struct cand *n = find("chain", "N/dropout", "nd_bias > nd_dropout > nd_add");
+	const struct cand *o = find("chain", "O/twoout", "two_out > two_in");
+
+	if (!n || !o)
+		dump();
+	ASSERT(n != NULL && o != NULL);
+	ASSERT_STR_EQ(n->evidence, "bytes");
+	/* x and the residual read; the output and the mask written. */
+	ASSERT_NEAR(n->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(n->fused_wr, NB + NB / 4, 1e-9);
+	ASSERT_NEAR(o->fused_rd, NB, 1e-9);
+	ASSERT_NEAR(o->fused_wr, NB, 1e-9);
+}
+
 static void check_cross(void)
 {
 	const struct cand *c = find("cross-range", "H/one", "cross_a > cross_b");
@@ -630,6 +671,7 @@ int main(int argc, char **argv)
 	check_reread_and_reduction();
 	check_multi();
 	check_tail();
+	check_outputs();
 	check_outside();
 	check_cross();
 	check_rank();
