@@ -138,6 +138,7 @@
 	" first_value(" before ") OVER c AS ends_before," \
 	" last_value(" after ") OVER c AS ends_after," \
 	" med_ns, rd, wr, rd - " i " - " dd " AS frd, wr - " inext " + " kept " AS frw," \
+	" CASE WHEN med_ns > 0 THEN (rd + wr) * (rd + wr) / med_ns END AS bw_w," \
 	" CASE WHEN " link " AND NOT by_bytes THEN 1 ELSE 0 END AS shape_link" \
 	" FROM l8 WHERE cls = 'memory'" \
 	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
@@ -263,6 +264,8 @@
 	"  min(ends_after) AS ends_after, min(stream) AS stream, count(*) AS n," \
 	"  sum(med_ns) AS time_ns, sum(rd) AS rd, sum(wr) AS wr, sum(frd) AS frd," \
 	"  sum(frw) AS fwr, sum(shape_link) AS shape_links," \
+	/* Its kernels' bandwidths weighted by their bytes (B/s). */ \
+	"  1e9 * sum(bw_w) / sum(rd + wr) AS own_bw," \
 	/* Range instances it spans, kernels outside any range one stretch. */ \
 	"  count(DISTINCT CASE WHEN in_range THEN op_id || ':' || rep END)" \
 	"   + max(NOT in_range) AS ninst" \
@@ -274,7 +277,8 @@
 	"  min(ends_before) AS ends_before, min(ends_after) AS ends_after," \
 	"  min(stream) AS stream, min(n) AS nkernels, count(*) AS instances," \
 	"  min(time_ns) AS time_ns, min(rd) AS rd, min(wr) AS wr," \
-	"  max(0, min(frd)) AS frd, max(0, min(fwr)) AS fwr, min(shape_links) AS shape_links" \
+	"  max(0, min(frd)) AS frd, max(0, min(fwr)) AS fwr, min(shape_links) AS shape_links," \
+	"  min(own_bw) AS own_bw" \
 	"  FROM occ GROUP BY run_id, kind, sig)," \
 	" pt AS (SELECT o.run_id, sum(l.end_ns - l.start_ns) AS gpu_ns" \
 	"  FROM launches l JOIN ops o ON o.id = l.op_id GROUP BY o.run_id)," \
@@ -284,8 +288,7 @@
 	"  LEFT JOIN pt ON pt.run_id = g.run_id)," \
 	" p AS (SELECT *, " OPPS_BW("fwr / (frd + fwr)") " AS fused_bw FROM h)," \
 	" q AS (SELECT *, 1e9 * (frd + fwr) / fused_bw AS predicted_ns," \
-	"  CASE WHEN rd + wr > 0 THEN time_ns * (frd + fwr) / (rd + wr) END" \
-	"   AS predicted_achieved_ns FROM p)," \
+	"  1e9 * (frd + fwr) / min(fused_bw, own_bw) AS predicted_achieved_ns FROM p)," \
 	/* GEMMs beside an elementwise kernel: epilogues, prologues. */ \
 	" ep AS (SELECT run_id, CASE WHEN cls = 'memory' THEN 'epilogue' ELSE 'prologue' END" \
 	"   AS kind, p_kernel || ' ' || kernel_id AS sig," \
@@ -309,7 +312,7 @@
 	"  q.frd AS fused_read_bytes, q.fwr AS fused_write_bytes," \
 	"  q.frd + q.fwr AS fused_bytes, q.rd + q.wr - q.frd - q.fwr AS saved_bytes," \
 	"  q.fused_bw, q.predicted_ns," \
-	"  CASE WHEN q.time_ns > 0 THEN 1e9 * (q.rd + q.wr) / q.time_ns END AS achieved_bw," \
+	"  q.own_bw AS achieved_bw," \
 	"  q.predicted_achieved_ns, q.nkernels - 1 AS launches_saved," \
 	"  q.time_ns - q.predicted_ns AS gain_ns," \
 	"  q.time_ns - q.predicted_achieved_ns AS gain_achieved_ns," \

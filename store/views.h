@@ -501,8 +501,9 @@ extern const char fp_v_runs_live_sql[];
  *
  * Predicted time: the fused bytes at the DRAM roof of the fused mix
  * (FP_DRAM_BW_SQL's interpolation at f = fused writes / fused bytes), and,
- * less optimistic, at the chain's own achieved bandwidth (its DRAM bytes /
- * its time). Measured time: the sum of its kernels' medians over their
+ * less optimistic, at the chain's own bandwidth: its kernels' achieved
+ * bandwidths (bytes / median time) weighted by their bytes, held to the
+ * roof (a fused kernel does what its parts did, at best the roof). Measured time: the sum of its kernels' medians over their
  * launches (kernels.dur_ns), one chain instance. A GEMM next to an
  * elementwise kernel that reads its output (epilogue) or writes its input
  * (prologue), linked as above and writing at least FP_OPPS_EPILOGUE_FRAC
