@@ -9,12 +9,17 @@
 #      through bench/fpbench -n, which puts each launch in an NVTX range
 #      named WORKLOAD/VARIANT/DTYPE/SHAPE (the run's op key) with a host
 #      sync after it, so each range is one op of the profiled run;
-#  (c) prints, per unfused variant, shape, dtype and fused twin: the
+#  (c) prints, per unfused variant, shape, dtype and fused variant: the
 #      predicted fused time (the profiled range's time minus the gain of
-#      its candidate chains, at the DRAM roof and at the chains' own
-#      bandwidth), the fused variant's measured time, their ratio (target:
-#      within 15 %), and how many of the unfused op's kernels the
-#      candidates hold against the fused variant's kernels.
+#      its candidate chains, at the chains' own bandwidth, the headline,
+#      and at the DRAM roof, the bracket), the fused variant's measured
+#      time, their ratios (target: within 15 %), and whether the
+#      candidates hold the kernels the fused variant replaces (the unfused
+#      launches less the fused ones but one). Pairing, by data: a fused
+#      variant is a twin when it keeps for the backward what the unfused
+#      one keeps (model_saved_bytes equal), or when no fused variant of
+#      the workload does; any other runs another algorithm (a bitmask, a
+#      recomputation) and is listed apart, outside the target.
 #
 #   sh ../bench/opportunities-truth.sh [WORKLOAD,...]
 #
@@ -72,36 +77,47 @@ prof=$("$fuseprof" query --db "$db" --format csv \
 echo "(b) candidates of run $prof: $(($(wc -l <"$out/opportunities.txt") - 2)) rows in $out/opportunities.txt"
 
 # (c) the table.
-truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns FROM v_ops
+truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
+	model_saved_bytes AS saved FROM v_ops
 	WHERE run_id = $run AND role = 'unfused' AND status = 'ok'),
- f AS (SELECT workload, variant, dtype, shape, time_ns, launches FROM v_ops
+ f AS (SELECT workload, variant, dtype, shape, time_ns, launches,
+	model_saved_bytes AS saved FROM v_ops
 	WHERE run_id = $run AND role = 'fused' AND status = 'ok'),
  p AS (SELECT op_id, workload AS path, time_ns, launches FROM v_ops WHERE run_id = $prof),
  c AS (SELECT op_id, count(*) AS chains, sum(nkernels) AS ck, sum(gain_ns) AS gain,
 	sum(gain_achieved_ns) AS gain_ach, group_concat(kernels, ' | ') AS kernels
-	FROM v_fusion_candidates WHERE run_id = $prof AND kind = 'chain' GROUP BY op_id)
- SELECT u.workload, u.dtype, u.shape, u.variant AS unfused, f.variant AS fused,
-	round(u.time_ns / 1e3, 2) AS unfused_us, round(p.time_ns / 1e3, 2) AS profiled_us,
-	round((p.time_ns - coalesce(c.gain, 0)) / 1e3, 2) AS predicted_us,
-	round((p.time_ns - coalesce(c.gain_ach, 0)) / 1e3, 2) AS predicted_own_bw_us,
-	round(f.time_ns / 1e3, 2) AS fused_us,
-	round((p.time_ns - coalesce(c.gain, 0)) / f.time_ns, 3) AS ratio,
-	CASE WHEN abs((p.time_ns - coalesce(c.gain, 0)) / f.time_ns - 1) <= 0.15
-	 THEN 'yes' ELSE 'NO' END AS within_15pct,
-	coalesce(c.ck, 0) || ' of ' || p.launches AS candidate_kernels,
-	f.launches AS fused_kernels, coalesce(c.chains, 0) AS chains, c.kernels
- FROM u JOIN p ON p.path = u.workload || '/' || u.variant || '/' || u.dtype || '/' || u.shape
- JOIN f ON f.workload = u.workload AND f.dtype = u.dtype AND f.shape = u.shape
- LEFT JOIN c ON c.op_id = p.op_id
- ORDER BY u.workload, u.dtype, u.shape, u.variant, f.variant"
+	FROM v_fusion_candidates WHERE run_id = $prof AND kind = 'chain' GROUP BY op_id),
+ x AS (SELECT u.workload, u.dtype, u.shape, u.variant AS unfused, f.variant AS fused,
+	u.time_ns AS u_ns, p.time_ns AS p_ns, f.time_ns AS f_ns, p.launches AS pl,
+	f.launches AS fl, c.ck, c.chains, c.kernels,
+	p.time_ns - coalesce(c.gain_ach, 0) AS pred_ns,
+	p.time_ns - coalesce(c.gain, 0) AS roof_ns,
+	(f.saved IS u.saved OR NOT EXISTS (SELECT 1 FROM f f2 WHERE f2.workload = u.workload
+	 AND f2.dtype = u.dtype AND f2.shape = u.shape AND f2.saved IS u.saved)) AS twin
+	FROM u JOIN p ON p.path = u.workload || '/' || u.variant || '/' || u.dtype || '/' || u.shape
+	JOIN f ON f.workload = u.workload AND f.dtype = u.dtype AND f.shape = u.shape
+	LEFT JOIN c ON c.op_id = p.op_id)
+ SELECT workload, dtype, shape, unfused, fused,
+	CASE WHEN twin THEN 'twin' ELSE 'another algorithm' END AS pairing,
+	round(u_ns / 1e3, 2) AS unfused_us, round(p_ns / 1e3, 2) AS profiled_us,
+	round(pred_ns / 1e3, 2) AS predicted_us, round(roof_ns / 1e3, 2) AS predicted_roof_us,
+	round(f_ns / 1e3, 2) AS fused_us, round(pred_ns / f_ns, 3) AS ratio,
+	round(roof_ns / f_ns, 3) AS ratio_roof,
+	CASE WHEN abs(pred_ns / f_ns - 1) <= 0.15 THEN 'yes' ELSE 'NO' END AS within_15pct,
+	coalesce(ck, 0) || ' of ' || pl AS candidate_kernels, pl - fl + 1 AS replaced,
+	CASE WHEN coalesce(ck, 0) = pl - fl + 1 THEN 'yes' ELSE 'NO' END AS kernels_match,
+	coalesce(chains, 0) AS chains, kernels
+ FROM x
+ ORDER BY workload, dtype, shape, unfused, fused"
 echo
 echo "(c) predicted fused time (profiled unfused range - gain of its chains) against the fused variant's measured time"
 "$fuseprof" query --db "$db" "$truth"
 "$fuseprof" query --db "$db" --format csv "$truth" >"$out/truth.csv"
-"$fuseprof" query --db "$db" "SELECT count(*) AS pairs,
-	sum(within_15pct = 'yes') AS within_15pct,
+"$fuseprof" query --db "$db" "SELECT pairing, count(*) AS pairs,
+	sum(within_15pct = 'yes') AS within_15pct, sum(abs(ratio_roof - 1) <= 0.15)
+	AS within_15pct_roof, sum(kernels_match = 'yes') AS kernels_match,
 	round(min(ratio), 3) AS min_ratio, round(max(ratio), 3) AS max_ratio
-	FROM ($truth)"
+	FROM ($truth) GROUP BY pairing ORDER BY pairing DESC"
 echo ok >"$out/status"
 } 2>&1 | tee "$log"
 [ "$(cat "$out/status" 2>/dev/null)" = ok ] || { echo "opportunities-truth: failed; see $log" >&2; exit 1; }

@@ -138,6 +138,7 @@
 	" first_value(" before ") OVER c AS ends_before," \
 	" last_value(" after ") OVER c AS ends_after," \
 	" med_ns, rd, wr, rd - " i " - " dd " AS frd, wr - " inext " + " kept " AS frw," \
+	" CASE WHEN med_ns > 0 THEN (rd + wr) * (rd + wr) / med_ns END AS bw_w," \
 	" CASE WHEN " link " AND NOT by_bytes THEN 1 ELSE 0 END AS shape_link" \
 	" FROM l8 WHERE cls = 'memory'" \
 	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
@@ -159,6 +160,9 @@
 	"  k.grid_x * k.grid_y * k.grid_z AS blocks, d.sm_count," \
 	"  kc.dram_read_bytes / k.launches AS rd," \
 	"  (kc.dram_write_bytes + coalesce(kc.dram_writeback_bytes, 0)) / k.launches AS wr," \
+	/* Its own stores: write-backs land in whichever kernel runs when L2 \
+	 * evicts, a small kernel's those of the kernel before it. */ \
+	"  kc.dram_write_bytes / k.launches AS wo," \
 	"  (kc.flops_fp32 + kc.flops_fp64 + kc.flops_fp16) / k.launches AS fl," \
 	"  coalesce(kc.flops_tensor, 0) / k.launches AS tfl," \
 	"  CASE WHEN kc.flops_fp64 > kc.flops_fp32 + kc.flops_fp16 THEN x.fp64_peak" \
@@ -197,9 +201,9 @@
 	"  coalesce(c.grid_x = p.grid_x AND c.grid_y = p.grid_y AND c.grid_z = p.grid_z" \
 	"   AND c.block_x = p.block_x AND c.block_y = p.block_y" \
 	"   AND c.block_z = p.block_z, 0) AS by_shape," \
-	"  coalesce(p.rd > 0 AND p.wr <= " FP_OPPS_REDUCE_FRAC " * p.rd, 0) AS p_reduces," \
 	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
-	"  coalesce(c.blocks < c.sm_count AND 2 * c.wr < c.rd, 0) AS c_tail," \
+	"  coalesce(c.rd <= " FP_OPPS_REDUCE_FRAC " * (p.rd + p.wr) AND 2 * c.wo < c.rd, 0)" \
+	"   AS c_tail," \
 	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
 	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
 	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
@@ -209,11 +213,13 @@
 	"  WHEN p_kernel IS NULL THEN 'stream start'" \
 	"  WHEN p_cls != 'memory' THEN p_cls" \
 	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %d us', CAST(round(gap_ns / 1e3) AS INTEGER))" \
-	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link'" \
-	"  WHEN p_reduces AND c_tail THEN 'grid-wide reduction' END AS brk FROM l2)," \
+	"  WHEN c_tail THEN 'grid-wide reduction'" \
+	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
 	"   THEN 'range start' ELSE 'range end' END AS brk_in," \
-	"  CASE WHEN brk IS NULL THEN min(p_wr, rd) ELSE 0 END AS i_x FROM l3)," \
+	"  CASE WHEN brk IS NULL THEN min(p_wr, rd, CASE WHEN by_shape AND wr > 0" \
+	"   THEN wr * max(1, CAST(p_wr / wr + " FP_OPPS_TENSOR_SLACK " AS INTEGER))" \
+	"   ELSE p_wr END) ELSE 0 END AS i_x FROM l3)," \
 	" l5 AS (SELECT *, CASE WHEN brk_in IS NULL THEN i_x ELSE 0 END AS i_in," \
 	"  sum(brk IS NOT NULL) OVER s AS seq_x," \
 	"  sum(brk_in IS NOT NULL) OVER s AS seq_in" \
@@ -258,6 +264,8 @@
 	"  min(ends_after) AS ends_after, min(stream) AS stream, count(*) AS n," \
 	"  sum(med_ns) AS time_ns, sum(rd) AS rd, sum(wr) AS wr, sum(frd) AS frd," \
 	"  sum(frw) AS fwr, sum(shape_link) AS shape_links," \
+	/* Its kernels' bandwidths weighted by their bytes (B/s). */ \
+	"  1e9 * sum(bw_w) / sum(rd + wr) AS own_bw," \
 	/* Range instances it spans, kernels outside any range one stretch. */ \
 	"  count(DISTINCT CASE WHEN in_range THEN op_id || ':' || rep END)" \
 	"   + max(NOT in_range) AS ninst" \
@@ -269,7 +277,8 @@
 	"  min(ends_before) AS ends_before, min(ends_after) AS ends_after," \
 	"  min(stream) AS stream, min(n) AS nkernels, count(*) AS instances," \
 	"  min(time_ns) AS time_ns, min(rd) AS rd, min(wr) AS wr," \
-	"  max(0, min(frd)) AS frd, max(0, min(fwr)) AS fwr, min(shape_links) AS shape_links" \
+	"  max(0, min(frd)) AS frd, max(0, min(fwr)) AS fwr, min(shape_links) AS shape_links," \
+	"  min(own_bw) AS own_bw" \
 	"  FROM occ GROUP BY run_id, kind, sig)," \
 	" pt AS (SELECT o.run_id, sum(l.end_ns - l.start_ns) AS gpu_ns" \
 	"  FROM launches l JOIN ops o ON o.id = l.op_id GROUP BY o.run_id)," \
@@ -279,8 +288,7 @@
 	"  LEFT JOIN pt ON pt.run_id = g.run_id)," \
 	" p AS (SELECT *, " OPPS_BW("fwr / (frd + fwr)") " AS fused_bw FROM h)," \
 	" q AS (SELECT *, 1e9 * (frd + fwr) / fused_bw AS predicted_ns," \
-	"  CASE WHEN rd + wr > 0 THEN time_ns * (frd + fwr) / (rd + wr) END" \
-	"   AS predicted_achieved_ns FROM p)," \
+	"  1e9 * (frd + fwr) / min(fused_bw, own_bw) AS predicted_achieved_ns FROM p)," \
 	/* GEMMs beside an elementwise kernel: epilogues, prologues. */ \
 	" ep AS (SELECT run_id, CASE WHEN cls = 'memory' THEN 'epilogue' ELSE 'prologue' END" \
 	"   AS kind, p_kernel || ' ' || kernel_id AS sig," \
@@ -304,7 +312,7 @@
 	"  q.frd AS fused_read_bytes, q.fwr AS fused_write_bytes," \
 	"  q.frd + q.fwr AS fused_bytes, q.rd + q.wr - q.frd - q.fwr AS saved_bytes," \
 	"  q.fused_bw, q.predicted_ns," \
-	"  CASE WHEN q.time_ns > 0 THEN 1e9 * (q.rd + q.wr) / q.time_ns END AS achieved_bw," \
+	"  q.own_bw AS achieved_bw," \
 	"  q.predicted_achieved_ns, q.nkernels - 1 AS launches_saved," \
 	"  q.time_ns - q.predicted_ns AS gain_ns," \
 	"  q.time_ns - q.predicted_achieved_ns AS gain_achieved_ns," \

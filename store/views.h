@@ -448,14 +448,18 @@ extern const char fp_v_runs_live_sql[];
  * boundary; the stream was idle between them for more than
  * FP_OPPS_GAP_NS (a host synchronisation, a copy or memset, which the
  * collector does not record as kernels, or host work: shorter gaps are
- * launch latency, which fusion removes too); no producer->consumer link
- * shows ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of
- * what its producer wrote, or the two have the same grid and block, the
- * mark of elementwise kernels over one tensor); or it finishes a grid-wide
- * reduction ('grid-wide reduction': its producer reduced, writing at most
- * FP_OPPS_REDUCE_FRAC of what it read, and it runs fewer blocks than the
- * GPU has SMs and writes less than half of what it reads: the second pass
- * over per-block partials, which needs every block of the first one done).
+ * launch latency, which fusion removes too); it finishes a grid-wide
+ * reduction ('grid-wide reduction': it reads at most FP_OPPS_REDUCE_FRAC
+ * of what the kernel before it moved, r + w, and stores, DRAM writes
+ * without write-backs, less than half of what it reads: the second pass
+ * over per-block partials, which needs every block of the first one done,
+ * whether the kernel before wrote the partials alone or beside an output,
+ * as a norm's backward writes dgamma's partials beside dx; its own stores,
+ * since the write-backs in a small kernel's counters are mostly the dirty
+ * lines of the kernel before it); or no producer->consumer link shows
+ * ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of what
+ * its producer wrote, or the two have the same grid and block, the mark
+ * of elementwise kernels over one tensor).
  * A row reduction (statistics, a softmax's max) looks the same as a
  * column reduction's first pass in counters; only the small second pass
  * shows. Two chains are listed: 'chain', broken at range-instance
@@ -468,7 +472,13 @@ extern const char fp_v_runs_live_sql[];
  * Bytes a fused kernel must move, by byte accounting along the chain: a
  * link's intermediate is i = min(w of the producer, r of the consumer),
  * not read again (fused reads = sum of r - i - re-reads) and, unless kept,
- * not written (fused writes = sum of w - i + kept). A kernel that reduces
+ * not written (fused writes = sum of w - i + kept); a producer's writes
+ * beyond i stay external outputs. A consumer with its producer's grid and
+ * block (elementwise over the same elements) reads whole tensors of its
+ * own output's size w_c: i is at most w_c x max(1, floor(w_p / w_c +
+ * FP_OPPS_TENSOR_SLACK)), the slack covering write-backs, so a mask
+ * written beside an output for the backward stays written while two
+ * outputs of that size, both read, are both gone. A kernel that reduces
  * (writes at most FP_OPPS_REDUCE_FRAC of what it reads: row statistics, a
  * softmax's max or sum, column partials) marks its input: a later kernel
  * of the chain's reads beyond its producer's output, up to the largest
@@ -492,8 +502,9 @@ extern const char fp_v_runs_live_sql[];
  *
  * Predicted time: the fused bytes at the DRAM roof of the fused mix
  * (FP_DRAM_BW_SQL's interpolation at f = fused writes / fused bytes), and,
- * less optimistic, at the chain's own achieved bandwidth (its DRAM bytes /
- * its time). Measured time: the sum of its kernels' medians over their
+ * less optimistic, at the chain's own bandwidth: its kernels' achieved
+ * bandwidths (bytes / median time) weighted by their bytes, held to the
+ * roof (a fused kernel does what its parts did, at best the roof). Measured time: the sum of its kernels' medians over their
  * launches (kernels.dur_ns), one chain instance. A GEMM next to an
  * elementwise kernel that reads its output (epilogue) or writes its input
  * (prologue), linked as above and writing at least FP_OPPS_EPILOGUE_FRAC
@@ -505,6 +516,7 @@ extern const char fp_v_runs_live_sql[];
 #define FP_OPPS_LINK_FRAC "0.5"
 #define FP_OPPS_REDUCE_FRAC "0.125"
 #define FP_OPPS_EPILOGUE_FRAC "0.25"
+#define FP_OPPS_TENSOR_SLACK "0.25"
 
 /* A short hash of all view definitions; stored in meta('views') so a
  * database whose views are stale is brought up to date on open. */

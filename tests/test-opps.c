@@ -19,6 +19,7 @@
 #include "store.h"
 #include "test.h"
 #include "util.h"
+#include "views.h"
 
 /* Bytes of the large tensors and the ceilings (B/s, FLOP/s). */
 #define NB 67108864.0
@@ -33,6 +34,7 @@ struct kdef {
 	const char *name;
 	unsigned grid;
 	double rd, wr, flops, tensor;  /* per launch */
+	double wb;  /* DRAM write-backs, per launch, beside wr */
 };
 
 /* The launches of one process, gathered then committed at once, and the
@@ -108,11 +110,11 @@ static void counters(struct store *st, long long run, const char *path,
 	static const char *const metric[] = {
 		"dram__bytes_read.sum", "dram__bytes_write.sum",
 		"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-		"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+		"sm__ops_path_tensor_src_bf16_dst_fp32.sum", FP_METRIC_DRAM_WRITEBACK,
 	};
-	double v[] = { k->rd, k->wr, k->flops, k->tensor };
+	double v[] = { k->rd, k->wr, k->flops, k->tensor, k->wb };
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		char *sql = xasprintf("INSERT INTO counters (kernel_id, metric, value) "
 				      "SELECT k.id, '%s', %.17g * k.launches FROM kernels k "
 				      "JOIN ops o ON o.id = k.op_id WHERE o.run_id = %lld "
@@ -126,38 +128,55 @@ static void counters(struct store *st, long long run, const char *path,
 
 /* The kernels of the scenarios. */
 static const struct kdef
-	ew_a = { "ew_a_kernel", 4096, NB, NB, NB / 4, 0 },
-	ew_b = { "ew_b_kernel", 4096, NB, NB, NB / 4, 0 },
-	ew_c = { "ew_c_kernel", 4096, 2 * NB, NB, NB / 4, 0 },
-	gemm = { "sm90_xmma_gemm_bf16_tn", 264, 2 * NB, NB, 1e12, 0 },
-	compute = { "heavy_math_kernel", 4096, NB, NB, 100 * NB, 0 },
-	tensor = { "my_attention_kernel", 264, 2 * NB, NB, 1e9, 1e12 },
-	s1a = { "stream1_a", 4096, NB, NB, 0, 0 },
-	s1b = { "stream1_b", 4096, NB, NB, 0, 0 },
-	s2a = { "stream2_a", 512, NB / 8, NB / 8, 0, 0 },
-	s2b = { "stream2_b", 512, NB / 8, NB / 8, 0, 0 },
-	stats = { "row_stats", 4096, NB, NB / 1024, NB, 0 },
-	apply = { "row_apply", 4096, NB + NB / 1024, NB, NB, 0 },
-	pre = { "pre_scale", 4096, NB, NB, 0, 0 },
-	partial = { "col_partials", 4096, 2 * NB, NB / 100, NB, 0 },
-	colsum = { "col_sum", 16, NB / 100, NB / 1000, NB / 100, 0 },
-	g1 = { "synced_a", 4096, NB, NB, 0, 0 },
-	g2 = { "synced_b", 4096, NB, NB, 0, 0 },
-	x1 = { "cross_a", 4096, NB, NB, 0, 0 },
-	x2 = { "cross_b", 4096, NB, NB, 0, 0 },
+	ew_a = { "ew_a_kernel", 4096, NB, NB, NB / 4, 0, 0 },
+	ew_b = { "ew_b_kernel", 4096, NB, NB, NB / 4, 0, 0 },
+	ew_c = { "ew_c_kernel", 4096, 2 * NB, NB, NB / 4, 0, 0 },
+	gemm = { "sm90_xmma_gemm_bf16_tn", 264, 2 * NB, NB, 1e12, 0, 0 },
+	compute = { "heavy_math_kernel", 4096, NB, NB, 100 * NB, 0, 0 },
+	tensor = { "my_attention_kernel", 264, 2 * NB, NB, 1e9, 1e12, 0 },
+	s1a = { "stream1_a", 4096, NB, NB, 0, 0, 0 },
+	s1b = { "stream1_b", 4096, NB, NB, 0, 0, 0 },
+	s2a = { "stream2_a", 512, NB / 8, NB / 8, 0, 0, 0 },
+	s2b = { "stream2_b", 512, NB / 8, NB / 8, 0, 0, 0 },
+	stats = { "row_stats", 4096, NB, NB / 1024, NB, 0, 0 },
+	apply = { "row_apply", 4096, NB + NB / 1024, NB, NB, 0, 0 },
+	pre = { "pre_scale", 4096, NB, NB, 0, 0, 0 },
+	partial = { "col_partials", 4096, 2 * NB, NB / 100, NB, 0, 0 },
+	colsum = { "col_sum", 16, NB / 100, NB / 1000, NB / 100, 0, 0 },
+	g1 = { "synced_a", 4096, NB, NB, 0, 0, 0 },
+	g2 = { "synced_b", 4096, NB, NB, 0, 0, 0 },
+	x1 = { "cross_a", 4096, NB, NB, 0, 0, 0 },
+	x2 = { "cross_b", 4096, NB, NB, 0, 0, 0 },
 	/* softmax in four: max, exp, sum, divide */
-	smax = { "sm_max", 4096, NB, NB / 1024, NB, 0 },
-	sexp = { "sm_exp", 4096, NB + NB / 1024, NB, NB, 0 },
-	ssum = { "sm_sum", 4096, NB, NB / 1024, NB, 0 },
-	sdiv = { "sm_div", 4096, NB + NB / 1024, NB, NB, 0 },
+	smax = { "sm_max", 4096, NB, NB / 1024, NB, 0, 0 },
+	sexp = { "sm_exp", 4096, NB + NB / 1024, NB, NB, 0, 0 },
+	ssum = { "sm_sum", 4096, NB, NB / 1024, NB, 0, 0 },
+	sdiv = { "sm_div", 4096, NB + NB / 1024, NB, NB, 0, 0 },
 	/* a norm's backward: row dots of dy and x, dx, dgamma partials of
 	 * dy and x, their sum */
-	rdot = { "rb_rowdot", 4096, 2 * NB, NB / 1024, NB, 0 },
-	rdx = { "rb_dx", 4096, 2 * NB + NB / 1024, NB, NB, 0 },
-	rpart = { "rb_partial", 4096, 2 * NB, NB / 100, NB, 0 },
-	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0 },
-	o1 = { "out_a", 4096, NB, NB, 0, 0 },
-	o2 = { "out_b", 4096, NB, NB, 0, 0 };
+	rdot = { "rb_rowdot", 4096, 2 * NB, NB / 1024, NB, 0, 0 },
+	rdx = { "rb_dx", 4096, 2 * NB + NB / 1024, NB, NB, 0, 0 },
+	rpart = { "rb_partial", 4096, 2 * NB, NB / 100, NB, 0, 0 },
+	rsum = { "rb_sum", 16, NB / 100, NB / 1000, NB / 100, 0, 0 },
+	/* a LayerNorm's backward: dx with dgamma's per-block partials beside
+	 * it, then their sum in 256 blocks (more than the SMs); the sum's
+	 * counters hold the write-backs of dx's last dirty lines */
+	lgrad = { "lb_grad", 4096, 2 * NB, NB, NB, 0, 0 },
+	ldx = { "lb_dx_partials", 264, 2 * NB, NB + NB / 64, NB, 0, 0 },
+	lsum = { "lb_partial_sum", 256, NB / 64, 0, NB / 64, 0, NB / 16 },
+	/* the same sum after a kernel that wrote the partials only */
+	mpart = { "mb_partials", 4096, 2 * NB, NB / 64, NB, 0, 0 },
+	msum = { "mb_partial_sum", 128, NB / 64, 0, NB / 64, 0, NB / 16 },
+	/* bias, dropout writing its output and a byte mask (for the backward,
+	 * read by no kernel here), residual add: the same grid throughout */
+	nbias = { "nd_bias", 4096, NB, NB, 0, 0, 0 },
+	ndrop = { "nd_dropout", 4096, NB, NB + NB / 4, 0, 0, 0 },
+	nadd = { "nd_add", 4096, 2 * NB, NB, 0, 0, 0 },
+	/* a kernel writing two tensors that the next one reads both of */
+	ptwo = { "two_out", 4096, NB, 2 * NB, 0, 0, 0 },
+	pcomb = { "two_in", 4096, 2 * NB, NB, 0, 0, 0 },
+	o1 = { "out_a", 4096, NB, NB, 0, 0, 0 },
+	o2 = { "out_b", 4096, NB, NB, 0, 0, 0 };
 
 /* Write one profiled run with every scenario; with counters when asked.
  * Returns its id. Times in µs; scenarios 1 ms apart so that no chain
@@ -242,6 +261,24 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	launch("J/normbwd", inst, &rpart, 7, t + 104, 50);
 	launch("J/normbwd", inst, &rsum, 7, t + 156, 5);
 	t += 1000, inst++;
+	/* L: a norm's backward whose row pass writes partials beside dx; M:
+	 * column partials, then their sum (write-backs in its counters). */
+	launch("L/lnbwd", inst, &lgrad, 7, t, 50);
+	launch("L/lnbwd", inst, &ldx, 7, t + 52, 60);
+	launch("L/lnbwd", inst, &lsum, 7, t + 114, 3);
+	t += 1000, inst++;
+	launch("M/colsum", inst, &pre, 7, t, 50);
+	launch("M/colsum", inst, &mpart, 7, t + 52, 60);
+	launch("M/colsum", inst, &msum, 7, t + 114, 3);
+	t += 1000, inst++;
+	/* N: bias, dropout and its mask, residual add; O: two outputs. */
+	launch("N/dropout", inst, &nbias, 7, t, 50);
+	launch("N/dropout", inst, &ndrop, 7, t + 52, 60);
+	launch("N/dropout", inst, &nadd, 7, t + 114, 70);
+	t += 1000, inst++;
+	launch("O/twoout", inst, &ptwo, 7, t, 50);
+	launch("O/twoout", inst, &pcomb, 7, t + 52, 50);
+	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
 	launch("H/one", inst++, &x1, 7, t, 50);
 	launch("H/two", inst++, &x2, 7, t + 52, 50);
@@ -269,6 +306,12 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "I/softmax", &ssum }, { "I/softmax", &sdiv },
 			{ "J/normbwd", &rdot }, { "J/normbwd", &rdx },
 			{ "J/normbwd", &rpart }, { "J/normbwd", &rsum },
+			{ "L/lnbwd", &lgrad }, { "L/lnbwd", &ldx },
+			{ "L/lnbwd", &lsum }, { "M/colsum", &pre },
+			{ "M/colsum", &mpart }, { "M/colsum", &msum },
+			{ "N/dropout", &nbias }, { "N/dropout", &ndrop },
+			{ "N/dropout", &nadd }, { "O/twoout", &ptwo },
+			{ "O/twoout", &pcomb },
 			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
@@ -397,7 +440,7 @@ static void dump(void)
 static void check_chain3(void)
 {
 	const struct cand *c = find("chain", "A/chain", "ew_a_kernel > ew_b_kernel > ew_c_kernel");
-	double fused, pred;
+	double fused, pred, own;
 
 	if (!c)
 		dump();
@@ -419,7 +462,12 @@ static void check_chain3(void)
 	ASSERT_NEAR(c->fused_bw, ADD_BW, 1e-9);
 	pred = 1e9 * fused / ADD_BW;
 	ASSERT_NEAR(c->pred, pred, 1e-9);
-	ASSERT_NEAR(c->pred_ach, 170e3 * fused / (7 * NB), 1e-9);
+	/* At the kernels' own bandwidths weighted by their bytes (not the
+	 * chain's bytes over its time, 7 NB / 170 us). */
+	own = 1e9 * NB * (4 / 50e3 + 4 / 50e3 + 9 / 70e3) / 7;
+	ASSERT(own < ADD_BW);
+	ASSERT_NEAR(c->pred_ach, 1e9 * fused / own, 1e-6);
+	ASSERT(fabs(c->pred_ach - 170e3 * fused / (7 * NB)) > 10);
 	ASSERT(c->pred_ach > c->pred);
 	ASSERT_NEAR(c->gain, 170e3 - pred, 1e-9);
 	ASSERT_NEAR(c->total_gain, 3 * (170e3 - pred), 1e-9);
@@ -513,6 +561,55 @@ static void check_multi(void)
 	ASSERT_EQ(holding(NULL, "rb_sum"), 0);
 }
 
+/* A grid-wide reduction's last pass is told by its own bytes: it reads
+ * at most 1/8 of what the kernel before it moved and stores less than
+ * half of that; neither its blocks (256 > the SMs here) nor the
+ * write-backs in its counters (four times its reads) nor a producer that
+ * wrote its output beside the partials hide it. The chain ends before it
+ * both where the partials stand alone (M) and where they sit beside dx
+ * (L, no byte link to the sum otherwise). */
+static void check_tail(void)
+{
+	const struct cand *l = find("chain", "L/lnbwd", "lb_grad > lb_dx_partials");
+	const struct cand *m = find("chain", "M/colsum", "pre_scale > mb_partials");
+
+	if (!l || !m)
+		dump();
+	ASSERT(l != NULL && m != NULL);
+	ASSERT_STR_EQ(l->after, "grid-wide reduction");
+	ASSERT_STR_EQ(m->after, "grid-wide reduction");
+	ASSERT_EQ(holding(NULL, "partial_sum"), 0);
+	/* dx and the partials stay written; lb_grad's output is gone. */
+	ASSERT_NEAR(l->fused_wr, NB + NB / 64, 1e-9);
+	ASSERT_NEAR(l->fused_rd, 3 * NB, 1e-9);
+}
+
+/* Only what the consumer reads is an intermediate. A consumer launched
+ * like its producer (elementwise over the same elements) reads whole
+ * tensors of its output's size: of the dropout's output and byte mask,
+ * the add reads the output (its second input is the residual), so the
+ * mask stays written; a producer's two outputs of that size, both read,
+ * are both gone. */
+static void check_outputs(void)
+{
+	const struct cand *n = find("chain", "N/dropout", "nd_bias > nd_dropout > nd_add");
+	const struct cand *o = find("chain", "O/twoout", "two_out > two_in");
+
+	if (!n || !o)
+		dump();
+	ASSERT(n != NULL && o != NULL);
+	ASSERT_STR_EQ(n->evidence, "bytes");
+	/* x and the residual read; the output and the mask written. */
+	ASSERT_NEAR(n->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(n->fused_wr, NB + NB / 4, 1e-9);
+	ASSERT_NEAR(o->fused_rd, NB, 1e-9);
+	ASSERT_NEAR(o->fused_wr, NB, 1e-9);
+	/* Its kernels move 3 NB in 50 us each, faster than the roof: the
+	 * prediction at their bandwidth is held to the roof's. */
+	ASSERT(3 * NB / 50e-6 > COPY_BW);
+	ASSERT_NEAR(o->pred_ach, o->pred, 1e-6);
+}
+
 static void check_cross(void)
 {
 	const struct cand *c = find("cross-range", "H/one", "cross_a > cross_b");
@@ -582,6 +679,8 @@ int main(int argc, char **argv)
 	check_streams();
 	check_reread_and_reduction();
 	check_multi();
+	check_tail();
+	check_outputs();
 	check_outside();
 	check_cross();
 	check_rank();
