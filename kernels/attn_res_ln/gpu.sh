@@ -36,7 +36,7 @@ sanitize)
 bench)
 	echo "== fpbench at the suite shapes (log: bench.log)"
 	for dt in bf16 fp32; do
-		for c in auto 1 2 4 8; do
+		for c in auto 1 2 4 8 heads; do
 			timeout 300 bench/fpbench -r 20 -o clusters=$c attn_res_ln_fwd $dt $suite \
 				>> "$out/bench.log" 2>&1
 			echo "fpbench $dt clusters=$c rc $?"
