@@ -60,11 +60,13 @@ int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
  * loop's and the rows' partials. */
 size_t arl_fused_heads_smem(enum fp_dtype dt);
 
-/* 0 if the device can hold a cluster of the fused kernel's clusters=heads
- * path (heads != 0) or of k_fused in clusters of `cluster` (heads == 0) for
- * H heads, else -1 (reported: the cluster's CTAs and their shared memory,
- * and that another clusters value may fit). */
-int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster);
+/* The clusters of the fused kernel's clusters=heads path (heads != 0) or
+ * of k_fused in clusters of `cluster` (heads == 0) for H heads that the
+ * device holds at once (cudaOccupancyMaxActiveClusters) into *resident;
+ * 0, or -1 (reported: the cluster's CTAs and their shared memory, and that
+ * another clusters value may fit) if it holds none. */
+int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
+		   int *resident);
 
 /* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, a CTA a
  * head in clusters covering the heads (arl_heads_cluster). */

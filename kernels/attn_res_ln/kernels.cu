@@ -226,7 +226,8 @@ static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
 	return k[dt == FP_BF16][causal != 0][hpc > 1];
 }
 
-int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster)
+int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
+		   int *resident)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
@@ -256,6 +257,7 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster)
 			     "of %zu bytes of shared memory each (H=%ld, %d head%s a CTA); "
 			     "try another clusters value", cluster, smem, H, hpc,
 			     hpc > 1 ? "s" : "");
+	*resident = n;
 	return 0;
 }
 

@@ -94,6 +94,7 @@ struct fp_op {
 	enum fp_dtype dt;
 	int variant, nsets, causal, cluster;
 	int heads, hpc;                // clusters=heads: that path, heads a CTA
+	int resident;                  // fused: clusters the device holds at once
 	long B, H, S, D;
 	struct fp_kopts ko;
 	struct arl_sizes z;
@@ -208,17 +209,19 @@ static void arl_kernel(const struct fp_op *op, char *buf, size_t n)
 	buf[0] = '\0';
 	if (op->variant == V_FUSED && op->heads) {
 		snprintf(buf, n, "%s, a CTA a head (the flash kernel's loop), clusters of %d "
-			 "CTA%s, %ld head%s a CTA, statistics through DSMEM",
-			 op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA", op->cluster,
-			 op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "");
+			 "CTA%s, %ld head%s a CTA, statistics through DSMEM, %d clusters "
+			 "resident", op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA",
+			 op->cluster, op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "",
+			 op->resident);
 	} else if (op->variant == V_FLASH) {
 		snprintf(buf, n, "flash: %s, 64 x 64 tiles; residual+LayerNorm a row a block",
 			 op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA");
 	} else if (op->variant == V_FUSED) {
-		int len = snprintf(buf, n, "%s, clusters of %d CTA%s, %ld head%s a CTA",
+		int len = snprintf(buf, n, "%s, clusters of %d CTA%s, %ld head%s a CTA, "
+				   "%d clusters resident",
 				   op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA",
 				   op->cluster, op->cluster > 1 ? "s" : "", hpc,
-				   hpc > 1 ? "s" : "");
+				   hpc > 1 ? "s" : "", op->resident);
 
 		if (ask && ask != op->cluster && len >= 0 && (size_t)len < n)
 			snprintf(buf + len, n - (size_t)len, " (asked %d)", ask);
@@ -370,7 +373,8 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 		}
 	} else if (arl_prepare() ||
 		   (variant == V_FUSED &&
-		    arl_fused_fits(dt, op->causal, op->H, op->heads, op->cluster))) {
+		    arl_fused_fits(dt, op->causal, op->H, op->heads, op->cluster,
+				   &op->resident))) {
 		goto out_free;
 	}
 	if (dev_alloc(&op->in, (size_t)nsets * op->z.in_set) ||
