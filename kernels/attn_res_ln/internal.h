@@ -8,7 +8,7 @@
  *   flash.cuh    the flash-attention loop both flash kernels run
  *   kernels.cuh  the unfused chain's own kernels (scaled masked softmax,
  *                residual add), the flash kernel, the residual+LayerNorm
- *                kernel, the fused kernel
+ *                kernel, the two fused kernels
  *   kernels.cu   their launchers
  *   workload.cu  the contract: shapes, models, options, create, check
  *

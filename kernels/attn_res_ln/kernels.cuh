@@ -1,7 +1,8 @@
 // kernels.cuh - the attention + residual + LayerNorm kernels: the unfused
 // chain's own kernels (its GEMMs are cuBLAS's and its LayerNorm the
 // LayerNorm module's, see workload.cu), the flash kernel and the
-// residual+LayerNorm kernel of flash_then_ln, and the fused kernel. Read top
+// residual+LayerNorm kernel of flash_then_ln, and the two fused kernels
+// (k_fused, the default; k_fused_heads, clusters=heads). Read top
 // to bottom as in llm.c's dev/cuda: simplest first, each saying what it
 // changes over the previous one. The flash loop itself is in flash.cuh, the
 // launchers in kernels.cu. CUDA C++ only; kernels.cu alone includes it.

@@ -245,9 +245,10 @@ static int arl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 	else if (H > ARL_MAX_HEADS)
 		snprintf(why, n, "fused: H*D=%ld exceeds the fused kernel's on-chip tile limit "
 			 "of %d (H <= %d at D=%d: clusters of up to %d CTAs, each holding %d "
-			 "heads' outputs for %d query rows in shared memory)", H * D,
+			 "heads' outputs for %d query rows in shared memory; clusters=heads: "
+			 "%d CTAs of 2 heads in registers)", H * D,
 			 ARL_MAX_HEADS * ARL_FLASH_D, ARL_MAX_HEADS, ARL_FLASH_D,
-			 ARL_MAX_CLUSTER, ARL_MAX_HEADS_CTA, ARL_BQ);
+			 ARL_MAX_CLUSTER, ARL_MAX_HEADS_CTA, ARL_BQ, ARL_HEADS_CLUSTER);
 	else if (B * H * S > ARL_MAX_ROWS)
 		snprintf(why, n, "B*H*S=%ld: unfused: the softmax takes a block a row of "
 			 "scores, at most %ld rows", B * H * S, ARL_MAX_ROWS);
