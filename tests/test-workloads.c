@@ -1,8 +1,9 @@
 /* test-workloads.c - GPU test: every registered workload, variant, dtype and
  * input profile at the workload's test shapes, checked through the contract
  * against its double-precision CPU reference on fresh random inputs, with
- * the default kernel options and again with each other value of each
- * option wherever it changes the kernels that run (the kernel line); and
+ * the default kernel options and again with each option value the
+ * workload names for testing (fp_kopt.tested) wherever it changes the
+ * kernels that run (the kernel line); and
  * each instance again with two sets: set 1 launched, device_bytes() held
  * against the memory create() took.
  *
@@ -138,10 +139,11 @@ static int check_profiles(const struct workload *w, const struct fp_shape *s,
 	return failed;
 }
 
-/* Each value of each kernel option other than its default, one option at
- * a time, on variant v: checked wherever it changes the kernel line (the
- * instance then runs other kernels than the default's), so a path that an
- * option alone reaches is tested too. Returns the number of failures. */
+/* The values of each kernel option that the workload names for testing
+ * (struct fp_kopt's tested: paths the default never takes at the test
+ * shapes), one option at a time, on variant v wherever the value changes
+ * the kernel line from the default's (dflt): there it runs kernels of its
+ * own. Returns the number of failures. */
 static int check_kopts(const struct workload *w, const struct fp_shape *s,
 		       enum fp_dtype dt, int v, const char *shape, const char *dflt,
 		       unsigned long long seed, int *nchecks)
@@ -150,10 +152,12 @@ static int check_kopts(const struct workload *w, const struct fp_shape *s,
 	int failed = 0;
 
 	for (int i = 0; w->kopts && w->kopts[i].name; i++) {
-		for (int j = 1; w->kopts[i].values[j]; j++) {
+		for (int j = 1; w->kopts[i].tested && w->kopts[i].values[j]; j++) {
 			struct fp_kopts ko;
 			struct fp_op *op = NULL;
 
+			if (!list_has(w->kopts[i].tested, w->kopts[i].values[j]))
+				continue;
 			memset(&ko, 0, sizeof ko);
 			ko.v[i] = (unsigned char)j;
 			if (w->create(&op, s, dt, v, 1, seed, &ko))

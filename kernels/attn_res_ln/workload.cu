@@ -192,8 +192,8 @@ static const struct fp_kopt arl_kopts[] = {
 	  "up to 8 leaving at most 4 heads a CTA, else ceil(H/4); a value that cannot "
 	  "hold H at 4 heads a CTA is raised to ceil(H/4)); heads: a CTA a head with "
 	  "the flash kernel's loop and occupancy, outputs in registers, clusters of "
-	  "ceil(H/ceil(H/16)) CTAs" },
-	{ NULL, NULL, NULL },
+	  "ceil(H/ceil(H/16)) CTAs", "heads" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static int asked_cluster(const struct fp_kopts *ko)
