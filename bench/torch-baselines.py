@@ -16,14 +16,27 @@
 # twice: for inference, and as a training step's forward, with the
 # inputs requiring grad, writing what the backward reads). Dropout's times compare,
 # its masks do not: PyTorch's RNG is not fuseprof's Philox stream.
-# Usage on a GPU machine: python3 bench/torch-baselines.py [--no-compile | --kernel-time]
+# --only attn_res_ln_fwd times that workload's peers alone. Without
+# PyTorch (or triton) it says so on stderr and exits 77, the test harness's
+# skip.
+# Usage on a GPU machine:
+#   python3 bench/torch-baselines.py [--no-compile | --kernel-time] [--only attn_res_ln_fwd]
 import sys
-import torch
-import torch._dynamo
-import torch.nn.functional as F
-from triton.testing import do_bench
+
+try:
+    import torch
+    import torch._dynamo
+    import torch.nn.functional as F
+    from triton.testing import do_bench
+except ImportError as e:
+    print(f"torch-baselines: skipped: {e} (PyTorch with triton is needed)", file=sys.stderr)
+    sys.exit(77)
 
 compile_too = "--no-compile" not in sys.argv
+only_arl = "--only" in sys.argv
+if only_arl and sys.argv[sys.argv.index("--only") + 1:][:1] != ["attn_res_ln_fwd"]:
+    print("torch-baselines: --only takes attn_res_ln_fwd", file=sys.stderr)
+    sys.exit(2)
 M = 16384
 # Each pattern compiles for 2 dtypes x 2 widths, with and without grad:
 # more graphs of one function than dynamo keeps by default.
@@ -67,15 +80,22 @@ PEERS = [
 ]
 
 
-# attn_res_ln_fwd's suite: (B, H, S), D = 64, causal.
-ARL_SHAPES = [(16, 12, 1024), (8, 25, 1024), (4, 12, 2048), (2, 12, 4096), (16, 12, 1000)]
+# attn_res_ln_fwd's suite: (B, H, S, causal), D = 64.
+ARL_SHAPES = [(16, 12, 1024, 1), (8, 25, 1024, 1), (4, 12, 2048, 1), (2, 12, 4096, 1),
+              (16, 12, 1000, 1)]
 
 
-def attn_res_ln(q, k, v, x, g, b):
+def attn_res_ln(q, k, v, x, g, b, causal=True):
+    """y = LayerNorm(x + SDPA(q, k, v)), the heads' outputs [B, H, S, D]
+    laid out as x's [B, S, H*D] first, as fuseprof's workload defines it."""
     B, H, S, D = q.shape
-    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     o = o.transpose(1, 2).reshape(B, S, H * D)
     return F.layer_norm(x + o, (H * D,), g, b, eps=1e-5)
+
+
+def attn_res_ln_full(q, k, v, x, g, b):
+    return attn_res_ln(q, k, v, x, g, b, causal=False)
 
 
 def arl_backend(dt):
@@ -100,13 +120,14 @@ def arl_baselines(timer):
     for dt in (torch.float32, torch.bfloat16):
         be, ctx = arl_backend(dt)
         with ctx:
-            f = torch.compile(attn_res_ln, dynamic=False)
-            for B, H, S in ARL_SHAPES:
+            fns = {1: attn_res_ln, 0: attn_res_ln_full}
+            comp = {c: torch.compile(fn, dynamic=False) for c, fn in fns.items()}
+            for B, H, S, causal in ARL_SHAPES:
                 sets = [arl_inputs(B, H, S, dt) for _ in range(4)]
-                eager = timer(attn_res_ln, sets)
-                comp = timer(f, sets) if compile_too else None
-                line(f"attn_res_ln_fwd ({str(be).split('.')[-1].lower()})", dt,
-                     f"B={B},H={H},S={S},D=64,causal=1", eager, comp)
+                eager = timer(fns[causal], sets)
+                t = timer(comp[causal], sets) if compile_too else None
+                line(f"attn_res_ln_fwd (sdpa {str(be).split('.')[-1].lower()})", dt,
+                     f"B={B},H={H},S={S},D=64,causal={causal}", eager, t)
                 del sets
 
 
@@ -216,8 +237,13 @@ def masked(x, scale, mask):
 
 
 if "--kernel-time" in sys.argv:
-    kernel_time()
+    if not only_arl:
+        kernel_time()
     arl_baselines(lambda fn, sets: kernel_us([(lambda xs=xs: fn(*xs)) for xs in sets]))
+    sys.exit(0)
+
+if only_arl:
+    arl_baselines(lambda fn, sets: us(lambda: fn(*sets[0])))
     sys.exit(0)
 
 

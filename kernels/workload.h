@@ -100,6 +100,11 @@ struct fp_kopt {
 	const char *name;                /* "fwd_kernel" */
 	const char *const *values;       /* NULL-terminated; [0] is the default */
 	const char *help;                /* one line: what each value does */
+	const char *tested;              /* values other than the default that
+	                                    reach kernels the default never runs
+	                                    at the test shapes, comma-separated:
+	                                    tests/test-workloads checks each too;
+	                                    NULL for none */
 };
 
 /* Chosen values: index into values[] per option, in the order of

@@ -117,7 +117,8 @@ EXTRA_DIST += tests/test-kopts-cli.sh
 
 ### what a new user runs into: query, report, the command line, set-up ######
 user_tests = tests/test-query-stream.sh tests/test-query-refuse.sh \
-	tests/test-cli-order.sh tests/test-report-stale.sh tests/test-deps.sh
+	tests/test-cli-order.sh tests/test-report-stale.sh tests/test-deps.sh \
+	tests/test-torch-baselines.sh
 TESTS += $(user_tests)
 EXTRA_DIST += $(user_tests)
 

@@ -18,6 +18,7 @@
 #include "attn_res_ln/arl.h"
 #include "kutil.h"
 #include "test.h"
+#include "util.h"
 #include "wltest.h"
 #include "workload.h"
 
@@ -386,8 +387,36 @@ static void check_contract(const struct workload *w)
 			ASSERT((H + c - 1) / c <= ARL_MAX_HEADS_CTA);
 		}
 	}
+	/* the clusters=heads path: a CTA a head up to 16 heads, then two */
+	{
+		int hpc = 0;
+
+		ASSERT_EQ(arl_heads_cluster(12, &hpc), 12);
+		ASSERT_EQ(hpc, 1);
+		ASSERT_EQ(arl_heads_cluster(25, &hpc), 13);
+		ASSERT_EQ(hpc, 2);
+		ASSERT_EQ(arl_heads_cluster(1, &hpc), 1);
+		ASSERT_EQ(hpc, 1);
+		ASSERT_EQ(arl_heads_cluster(16, &hpc), 16);
+		ASSERT_EQ(hpc, 1);
+		ASSERT_EQ(arl_heads_cluster(17, &hpc), 9);
+		ASSERT_EQ(hpc, 2);
+		for (long H = 1; H <= ARL_MAX_HEADS; H++) {
+			int c = arl_heads_cluster(H, &hpc);
+
+			/* every head has a CTA, no CTA is empty, at most 2 a CTA */
+			ASSERT(c >= 1 && c <= ARL_HEADS_CLUSTER && hpc >= 1 && hpc <= 2);
+			ASSERT((long)c * hpc >= H && (long)(c - 1) * hpc < H);
+			/* rank 0 takes the most heads, ceil(H / c): hpc registers hold them */
+			ASSERT((H + c - 1) / c == hpc);
+		}
+	}
 	memset(&ko, 0, sizeof ko);
 	ASSERT_EQ(workload_nkopts(w), 1);
+	ASSERT_EQ(workload_parse_kopts(w, "clusters=heads", &ko, why, sizeof why), 0);
+	ASSERT_EQ(ko.v[0], 5);
+	/* test-workloads checks clusters=heads: the default never runs it */
+	ASSERT(w->kopts[0].tested && list_has(w->kopts[0].tested, "heads"));
 	ASSERT_EQ(workload_parse_kopts(w, "clusters=4", &ko, why, sizeof why), 0);
 	ASSERT_EQ(ko.v[0], 3);
 	ASSERT_EQ(workload_parse_kopts(w, "clusters=3", &ko, why, sizeof why), -1);

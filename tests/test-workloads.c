@@ -1,6 +1,9 @@
 /* test-workloads.c - GPU test: every registered workload, variant, dtype and
  * input profile at the workload's test shapes, checked through the contract
- * against its double-precision CPU reference on fresh random inputs; and
+ * against its double-precision CPU reference on fresh random inputs, with
+ * the default kernel options and again with each option value the
+ * workload names for testing (fp_kopt.tested) wherever it changes the
+ * kernels that run (the kernel line); and
  * each instance again with two sets: set 1 launched, device_bytes() held
  * against the memory create() took.
  *
@@ -115,12 +118,102 @@ static int check_sets(const struct workload *w, const struct fp_shape *s,
 	return 0;
 }
 
+/* Every profile of one instance (variant v, kernel options ko, NULL for
+ * the defaults; opt names them in the lines, "" for the defaults) checked
+ * against the reference. kernel, when not NULL, gets the instance's kernel
+ * line (w->kernel) before it is destroyed. Returns the number of failures. */
+static int check_profiles(const struct workload *w, const struct fp_shape *s,
+			  enum fp_dtype dt, int v, const struct fp_kopts *ko,
+			  const char *opt, const char *shape, unsigned long long seed,
+			  int *nchecks, char *kernel, size_t kn)
+{
+	struct fp_op *op = NULL;
+	int failed = 0;
+
+	if (w->create(&op, s, dt, v, 1, seed, ko))
+		FAIL("%s/%s%s %s: create failed", w->name, w->variants[v].name, opt, shape);
+	if (kernel) {
+		kernel[0] = '\0';
+		if (w->kernel)
+			w->kernel(op, kernel, kn);
+	}
+	for (int p = 0; w->profiles[p]; p++) {
+		struct fp_check r;
+		unsigned long long cs = mix(seed + 1000003ull * (unsigned)p +
+					    7919ull * (unsigned)v);
+		double bound = dt == FP_BF16 ? MAX_TOL_BF16 : MAX_TOL_FP32;
+
+		if (w->check(op, p, cs, &r))
+			FAIL("%s/%s%s %s: check could not run", w->name,
+			     w->variants[v].name, opt, shape);
+		(*nchecks)++;
+		printf("%-4s %s/%s%s/%s/%s profile=%s rel_err=%.3g "
+		       "max_abs=%.3g tol=%.3g%s%s\n",
+		       r.passed ? "ok" : "FAIL", w->name, w->variants[v].name, opt,
+		       fp_dtype_name(dt), shape, w->profiles[p], r.rel_err,
+		       r.max_abs_err, r.tolerance, r.passed ? "" : ": ", r.detail);
+		if (!r.passed)
+			failed++;
+		if (!(r.tolerance > 0 && r.tolerance <= bound)) {
+			printf("FAIL tolerance %.3g is outside (0, %.0e]\n",
+			       r.tolerance, bound);
+			failed++;
+		}
+		if (r.seed != cs) {
+			printf("FAIL check recorded seed %llu, not %llu\n", r.seed, cs);
+			failed++;
+		}
+	}
+	w->destroy(op);
+	return failed;
+}
+
+/* The values of each kernel option that the workload names for testing
+ * (struct fp_kopt's tested: paths the default never takes at the test
+ * shapes), one option at a time, on variant v wherever the value changes
+ * the kernel line from the default's (dflt): there it runs kernels of its
+ * own. Returns the number of failures. */
+static int check_kopts(const struct workload *w, const struct fp_shape *s,
+		       enum fp_dtype dt, int v, const char *shape, const char *dflt,
+		       unsigned long long seed, int *nchecks)
+{
+	char kernel[256], opt[96];
+	int failed = 0;
+
+	for (int i = 0; w->kopts && w->kopts[i].name; i++) {
+		for (int j = 1; w->kopts[i].tested && w->kopts[i].values[j]; j++) {
+			struct fp_kopts ko;
+			struct fp_op *op = NULL;
+
+			if (!list_has(w->kopts[i].tested, w->kopts[i].values[j]))
+				continue;
+			memset(&ko, 0, sizeof ko);
+			ko.v[i] = (unsigned char)j;
+			if (w->create(&op, s, dt, v, 1, seed, &ko))
+				FAIL("%s/%s %s: create with %s=%s failed", w->name,
+				     w->variants[v].name, shape, w->kopts[i].name,
+				     w->kopts[i].values[j]);
+			kernel[0] = '\0';
+			if (w->kernel)
+				w->kernel(op, kernel, sizeof kernel);
+			w->destroy(op);
+			if (!strcmp(kernel, dflt))
+				continue;
+			snprintf(opt, sizeof opt, "[%s=%s]", w->kopts[i].name,
+				 w->kopts[i].values[j]);
+			failed += check_profiles(w, s, dt, v, &ko, opt, shape, seed,
+						 nchecks, NULL, 0);
+		}
+	}
+	return failed;
+}
+
 static int run_shape(const struct workload *w, const char *spec,
 		     unsigned long long seed, const struct fp_kopts *ko, int tell,
 		     int *nchecks)
 {
 	struct fp_shape s;
-	char why[256], shape[128];
+	char why[256], shape[128], kernel[256];
 	int failed = 0;
 
 	if (workload_parse_shape(w, spec, &s, why, sizeof why))
@@ -133,7 +226,6 @@ static int run_shape(const struct workload *w, const char *spec,
 			FAIL("%s %s %s: test shape rejected: %s", w->name, shape,
 			     fp_dtype_name((enum fp_dtype)dt), why);
 		for (int v = 0; w->variants[v].name; v++) {
-			struct fp_op *op = NULL;
 			struct fp_model m;
 
 			w->model(&s, (enum fp_dtype)dt, v, &m);
@@ -142,47 +234,13 @@ static int run_shape(const struct workload *w, const char *spec,
 				FAIL("%s/%s %s: model is not sane (flops %g, min %g, "
 				     "variant %g bytes)", w->name, w->variants[v].name,
 				     shape, m.flops, m.min_bytes, m.variant_bytes);
-			if (w->create(&op, &s, (enum fp_dtype)dt, v, 1, seed, ko))
-				FAIL("%s/%s %s: create failed", w->name,
-				     w->variants[v].name, shape);
-			if (tell && w->kernel) {
-				char kern[256];
-
-				w->kernel(op, kern, sizeof kern);
+			failed += check_profiles(w, &s, (enum fp_dtype)dt, v, ko, "", shape,
+						 seed, nchecks, kernel, sizeof kernel);
+			if (tell)
 				printf("kern %s/%s/%s/%s: %s\n", w->name, w->variants[v].name,
-				       fp_dtype_name((enum fp_dtype)dt), shape, kern);
-			}
-			for (int p = 0; w->profiles[p]; p++) {
-				struct fp_check r;
-				unsigned long long cs = mix(seed + 1000003ull * (unsigned)p +
-							    7919ull * (unsigned)v);
-				double bound = dt == FP_BF16 ? MAX_TOL_BF16 : MAX_TOL_FP32;
-
-				if (w->check(op, p, cs, &r))
-					FAIL("%s/%s %s: check could not run", w->name,
-					     w->variants[v].name, shape);
-				(*nchecks)++;
-				printf("%-4s %s/%s/%s/%s profile=%s rel_err=%.3g "
-				       "max_abs=%.3g tol=%.3g%s%s\n",
-				       r.passed ? "ok" : "FAIL", w->name,
-				       w->variants[v].name,
-				       fp_dtype_name((enum fp_dtype)dt), shape,
-				       w->profiles[p], r.rel_err, r.max_abs_err,
-				       r.tolerance, r.passed ? "" : ": ", r.detail);
-				if (!r.passed)
-					failed++;
-				if (!(r.tolerance > 0 && r.tolerance <= bound)) {
-					printf("FAIL tolerance %.3g is outside (0, %.0e]\n",
-					       r.tolerance, bound);
-					failed++;
-				}
-				if (r.seed != cs) {
-					printf("FAIL check recorded seed %llu, not %llu\n",
-					       r.seed, cs);
-					failed++;
-				}
-			}
-			w->destroy(op);
+				       fp_dtype_name((enum fp_dtype)dt), shape, kernel);
+			failed += check_kopts(w, &s, (enum fp_dtype)dt, v, shape, kernel, seed,
+					      nchecks);
 			failed += check_sets(w, &s, (enum fp_dtype)dt, v, shape, seed, ko);
 		}
 	}

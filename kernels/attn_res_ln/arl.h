@@ -38,6 +38,19 @@ extern "C" {
 #define ARL_MAX_HEADS_CTA 4
 #define ARL_MAX_HEADS (ARL_MAX_CLUSTER * ARL_MAX_HEADS_CTA)
 
+/* The clusters=heads path of the fused kernel: a CTA a head with the flash
+ * kernel's block and shared memory (beside 512 bytes of row partials), the
+ * heads of 64 query rows in one cluster of at most ARL_HEADS_CLUSTER CTAs
+ * (a non-portable cluster size, which Hopper allows), so H <= 16 takes a
+ * head a CTA and up to ARL_MAX_HEADS = 32 two, the outputs in registers. */
+#define ARL_HEADS_CLUSTER 16
+
+/* The clusters=heads path's shape for H heads (1 <= H <= ARL_MAX_HEADS):
+ * heads a CTA into *hpc (ceil(H / ARL_HEADS_CLUSTER)), and the CTAs a
+ * cluster, returned (ceil(H / *hpc): 12 at H = 12, 13 of 2 heads, the last
+ * of one, at H = 25). */
+int arl_heads_cluster(long H, int *hpc);
+
 /* The CTAs a cluster of the fused kernel takes for H heads: ask (0 for
  * auto, or 1, 2, 4, 8), raised to the fewest that hold every head (ceil(H /
  * ARL_MAX_HEADS_CTA)) and capped at H; auto takes the largest divisor of H

@@ -8,7 +8,7 @@
  *   flash.cuh    the flash-attention loop both flash kernels run
  *   kernels.cuh  the unfused chain's own kernels (scaled masked softmax,
  *                residual add), the flash kernel, the residual+LayerNorm
- *                kernel, the fused kernel
+ *                kernel, the two fused kernels
  *   kernels.cu   their launchers
  *   workload.cu  the contract: shapes, models, options, create, check
  *
@@ -55,5 +55,23 @@ size_t arl_fused_smem(enum fp_dtype dt, int hpc);
 int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
 	      const void *V, const void *x, const void *gamma, const void *beta,
 	      void *y, long B, long H, long S, int cluster, cudaStream_t st);
+
+/* Dynamic shared memory of a CTA of the clusters=heads path: the flash
+ * loop's and the rows' partials. */
+size_t arl_fused_heads_smem(enum fp_dtype dt);
+
+/* The clusters of the fused kernel's clusters=heads path (heads != 0) or
+ * of k_fused in clusters of `cluster` (heads == 0) for H heads that the
+ * device holds at once (cudaOccupancyMaxActiveClusters) into *resident;
+ * 0, or -1 (reported: the cluster's CTAs and their shared memory, and that
+ * another clusters value may fit) if it holds none. */
+int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
+		   int *resident);
+
+/* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, a CTA a
+ * head in clusters covering the heads (arl_heads_cluster). */
+int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
+		    const void *V, const void *x, const void *gamma, const void *beta,
+		    void *y, long B, long H, long S, cudaStream_t st);
 
 #endif

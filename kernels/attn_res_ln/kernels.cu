@@ -23,11 +23,30 @@ size_t arl_fused_smem(enum fp_dtype dt, int hpc)
 			     : fused_smem_bytes(fl_layout<float>::SMEM, hpc, 4);
 }
 
+size_t arl_fused_heads_smem(enum fp_dtype dt)
+{
+	return (dt == FP_BF16 ? fl_layout<__nv_bfloat16>::SMEM : fl_layout<float>::SMEM) +
+	       ARL_BQ * sizeof(float2);
+}
+
 template <typename F>
 static int smem_attr(F *kernel, size_t bytes)
 {
 	return CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					       (int)bytes));
+}
+
+// The clusters=heads kernels: their shared memory, and clusters of up to
+// ARL_HEADS_CLUSTER (more than the portable 8).
+template <typename T, int HPC>
+static int heads_attr(size_t bytes)
+{
+	return smem_attr(k_fused_heads<T, false, HPC>, bytes) ||
+	       smem_attr(k_fused_heads<T, true, HPC>, bytes) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fused_heads<T, false, HPC>,
+					       cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fused_heads<T, true, HPC>,
+					       cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 int arl_prepare(void)
@@ -44,7 +63,11 @@ int arl_prepare(void)
 	    smem_attr(k_flash<float, true>, fl_layout<float>::SMEM) ||
 	    smem_attr(k_fused<__nv_bfloat16, false>, fb) ||
 	    smem_attr(k_fused<__nv_bfloat16, true>, fb) ||
-	    smem_attr(k_fused<float, false>, ff) || smem_attr(k_fused<float, true>, ff))
+	    smem_attr(k_fused<float, false>, ff) || smem_attr(k_fused<float, true>, ff) ||
+	    heads_attr<__nv_bfloat16, 1>(arl_fused_heads_smem(FP_BF16)) ||
+	    heads_attr<__nv_bfloat16, 2>(arl_fused_heads_smem(FP_BF16)) ||
+	    heads_attr<float, 1>(arl_fused_heads_smem(FP_F32)) ||
+	    heads_attr<float, 2>(arl_fused_heads_smem(FP_F32)))
 		return -1;
 	done = 1;
 	return 0;
@@ -182,4 +205,82 @@ int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
 						  cluster, smem, st)
 		      : fused_launch<float, false>(Q, K, V, x, gamma, beta, y, B, H, S,
 						   cluster, smem, st);
+}
+
+// The clusters=heads kernel for a type, mask and heads a CTA (1 or 2:
+// arl_heads_cluster at H <= ARL_MAX_HEADS), a template argument so that
+// each head's outputs have registers of their own.
+static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
+{
+	static const void *const k[2][2][2] = {
+		{ { (const void *)k_fused_heads<float, false, 1>,
+		    (const void *)k_fused_heads<float, false, 2> },
+		  { (const void *)k_fused_heads<float, true, 1>,
+		    (const void *)k_fused_heads<float, true, 2> } },
+		{ { (const void *)k_fused_heads<__nv_bfloat16, false, 1>,
+		    (const void *)k_fused_heads<__nv_bfloat16, false, 2> },
+		  { (const void *)k_fused_heads<__nv_bfloat16, true, 1>,
+		    (const void *)k_fused_heads<__nv_bfloat16, true, 2> } },
+	};
+
+	return k[dt == FP_BF16][causal != 0][hpc > 1];
+}
+
+int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
+		   int *resident)
+{
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute attr;
+	int hpc = 1, n = 0;
+	size_t smem;
+	const void *k;
+
+	if (arl_prepare())
+		return -1;
+	if (heads) {
+		cluster = arl_heads_cluster(H, &hpc);
+		smem = arl_fused_heads_smem(dt);
+		k = heads_kernel(dt, causal, hpc);
+	} else {
+		hpc = (int)((H + cluster - 1) / cluster);
+		smem = arl_fused_smem(dt, hpc);
+		k = dt == FP_BF16 ? (causal ? (const void *)k_fused<__nv_bfloat16, true>
+					    : (const void *)k_fused<__nv_bfloat16, false>)
+				  : (causal ? (const void *)k_fused<float, true>
+					    : (const void *)k_fused<float, false>);
+	}
+	cluster_config(&cfg, &attr, (unsigned)cluster, (unsigned)cluster, FL_THREADS, smem, 0);
+	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k, &cfg)))
+		return -1;
+	if (n < 1)
+		return error("attn_res_ln: fused: this device cannot hold a cluster of %d CTAs "
+			     "of %zu bytes of shared memory each (H=%ld, %d head%s a CTA); "
+			     "try another clusters value", cluster, smem, H, hpc,
+			     hpc > 1 ? "s" : "");
+	*resident = n;
+	return 0;
+}
+
+int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
+		    const void *V, const void *x, const void *gamma, const void *beta,
+		    void *y, long B, long H, long S, cudaStream_t st)
+{
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute attr;
+	int hpc, cluster, b = (int)B, h = (int)H, s = (int)S;
+	float sl = scale_log2(ARL_FLASH_D);
+	void *args[] = { &Q, &K, &V, &x, &gamma, &beta, &y, &b, &h, &s, &sl };
+
+	if (H < 1 || H > ARL_MAX_HEADS)
+		return error("attn_res_ln: fused: H=%ld heads: clusters=heads takes 1 to %d",
+			     H, ARL_MAX_HEADS);
+	if (arl_prepare())
+		return -1;
+	cluster = arl_heads_cluster(H, &hpc);
+	cluster_config(&cfg, &attr, (unsigned)cluster,
+		       (unsigned)(B * ((S + ARL_BQ - 1) / ARL_BQ) * cluster), FL_THREADS,
+		       arl_fused_heads_smem(dt), st);
+	// The pointers go as they are: the kernel's T * parameters have their
+	// size and representation.
+	return CUDA_CHECK(cudaLaunchKernelExC(&cfg, heads_kernel(dt, causal, hpc), args));
 }

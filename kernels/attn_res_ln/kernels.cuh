@@ -1,7 +1,8 @@
 // kernels.cuh - the attention + residual + LayerNorm kernels: the unfused
 // chain's own kernels (its GEMMs are cuBLAS's and its LayerNorm the
 // LayerNorm module's, see workload.cu), the flash kernel and the
-// residual+LayerNorm kernel of flash_then_ln, and the fused kernel. Read top
+// residual+LayerNorm kernel of flash_then_ln, and the two fused kernels
+// (k_fused, the default; k_fused_heads, clusters=heads). Read top
 // to bottom as in llm.c's dev/cuda: simplest first, each saying what it
 // changes over the previous one. The flash loop itself is in flash.cuh, the
 // launchers in kernels.cu. CUDA C++ only; kernels.cu alone includes it.
@@ -20,6 +21,8 @@
 
 #include <math.h>
 #include <stdint.h>
+
+#include <utility>
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -374,6 +377,177 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 		}
 	}
 	cl.sync();  // no CTA leaves while another still reads its partials
+}
+
+// k_fused_heads (clusters=heads): the fused kernel as the flash kernel plus
+// an epilogue. k_fused's CTAs each run the flash loop for several heads one
+// after the other, with more shared memory than the flash kernel (fewer
+// CTAs an SM) and a third to a sixth of its CTAs: at H = 12 it has half the
+// flash kernel's parallelism for twice the serial work a CTA (bench/
+// RESULTS.md, issue #22, has the analysis). Here a cluster of C = ceil(H /
+// HPC) CTAs owns 64 query rows of one sequence, HPC = ceil(H /
+// ARL_HEADS_CLUSTER) heads a CTA (1 up to 16 heads, 2 up to 32): CTA rank
+// runs flash_head for heads rank (and rank + C), with the flash kernel's
+// block, tile and shared memory, so the grid has the flash kernel's CTAs
+// (B ceil(S/64) H at HPC 1), each as resident, and the outputs stay in
+// registers. The statistics: the 64 columns a head gives a row live in one
+// quad of threads (the m16n8 layout), so a CTA's partial of a row (the sum
+// of v = o + (x - x[0]) over its columns, and the squares about its own
+// mean) takes quad shuffles only; after one cluster barrier every CTA reads
+// the C partials of its rows through DSMEM and merges them (Chan's parallel
+// variance: the squares about the row's mean are each partial's plus its
+// count times its mean's offset squared), each lane of a quad a fixed
+// quarter of the ranks, so every CTA gets the same bits. Each CTA then
+// normalises and writes its own columns straight from registers (a quad
+// stores 16 or 32 contiguous bytes, as k_flash). A second barrier, arrived
+// at as soon as the partials are read and waited for at exit, keeps every
+// CTA's partials alive while the others read them. x is read once, y
+// written once; o never leaves the registers and is not rounded to the
+// storage type. Shared memory: the flash loop's + 64 (sum, squares) pairs.
+template <typename T> __device__ __forceinline__ float2 load2(const T *p);
+template <> __device__ __forceinline__ float2 load2<float>(const float *p)
+{
+	return *(const float2 *)p;
+}
+template <> __device__ __forceinline__ float2 load2<__nv_bfloat16>(const __nv_bfloat16 *p)
+{
+	return __bfloat1622float2(*(const __nv_bfloat162 *)p);
+}
+
+// CTAs an SM the kernel is built for (registers capped to fit them): bf16
+// as k_flash, whose 128 registers give it 4 (its 41 KB of shared memory
+// would allow 5), or 3 with a second head's outputs to keep; fp32 2, its
+// shared memory's limit (2 x 103 KB).
+template <typename T, int HPC>
+__host__ __device__ constexpr int heads_min_blocks()
+{
+	return sizeof(T) == 4 ? 2 : HPC == 1 ? 4 : 3;
+}
+
+template <typename T, bool CAUSAL, int HPC>
+__global__ void __launch_bounds__(FL_THREADS, (heads_min_blocks<T, HPC>()))
+k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+	      const T *__restrict__ x, const T *__restrict__ gamma, const T *__restrict__ beta,
+	      T *__restrict__ y, int B, int H, int S, float scale_log2)
+{
+	constexpr int RPL = (ARL_HEADS_CLUSTER + 3) / 4;  // ranks a lane of a quad reads
+	unsigned char *smem = dyn_smem();
+	cg::cluster_group cl = cg::this_cluster();
+	const int C = (int)cl.num_blocks(), rank = (int)cl.block_rank();
+	const int ntq = (S + ARL_BQ - 1) / ARL_BQ, tile = (int)(blockIdx.x / C);
+	const int b = tile % B, q0 = (ntq - 1 - tile / B) * ARL_BQ;
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+	const int N = H * 64, nh = (H - rank + C - 1) / C;  // this CTA's heads
+	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM);  // a row's (sum, squares)
+	float v[HPC][FL_NT][4];
+
+#pragma unroll
+	for (int hl = 0; hl < HPC; hl++) {
+		if (hl < nh) {  // the same in every thread of the CTA
+			const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
+
+			flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0, scale_log2,
+					      smem, v[hl]);
+		}
+	}
+
+	// v = o + (x - x[0]) (x - x[0] exact where both are near a large mean,
+	// as in k_res_ln), 0 in rows past S and in heads this CTA lacks; then
+	// this CTA's partials of its rows.
+	float mean[2], rstd[2];
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const int r = w * 16 + g + 8 * hh, s = q0 + r;
+		const T *xr = x + ((size_t)b * S + (s < S ? s : 0)) * N;
+		const float pivot = to_f(xr[0]);
+		float sum = 0.f, sq = 0.f;
+
+#pragma unroll
+		for (int hl = 0; hl < HPC; hl++) {
+			const T *xh = xr + (rank + hl * C) * 64 + 2 * t;
+			const bool ok = s < S && hl < nh;
+
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+				const float2 xv = ok ? load2<T>(xh + 8 * n) : make_float2(0.f, 0.f);
+
+				v[hl][n][2 * hh] = ok ? v[hl][n][2 * hh] + (xv.x - pivot) : 0.f;
+				v[hl][n][2 * hh + 1] = ok ? v[hl][n][2 * hh + 1] + (xv.y - pivot) : 0.f;
+				sum += v[hl][n][2 * hh] + v[hl][n][2 * hh + 1];
+			}
+		}
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
+		const float lm = sum / (float)(nh * 64);
+#pragma unroll
+		for (int hl = 0; hl < HPC; hl++) {
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+				const float d0 = v[hl][n][2 * hh] - lm, d1 = v[hl][n][2 * hh + 1] - lm;
+
+				sq += hl < nh ? d0 * d0 + d1 * d1 : 0.f;
+			}
+		}
+		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 1);
+		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 2);
+		if (t == 0)
+			part[r] = make_float2(sum, sq);
+	}
+	cl.sync();
+
+	// The rows' statistics from the C partials: lane t of a quad merges
+	// ranks t, t + 4, ..., the quad's butterfly adds the four (the same bits
+	// in every lane and every CTA).
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const int r = w * 16 + g + 8 * hh;
+		float2 p[RPL];
+		float sum = 0.f, sq = 0.f;
+
+#pragma unroll
+		for (int i = 0; i < RPL; i++) {
+			const int q = t + 4 * i;
+
+			p[i] = q < C ? *cl.map_shared_rank(part + r, q) : make_float2(0.f, 0.f);
+			sum += p[i].x;
+		}
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
+		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
+		mean[hh] = sum / (float)N;
+#pragma unroll
+		for (int i = 0; i < RPL; i++) {
+			const int q = t + 4 * i;
+			const float nq = (float)(((H - q + C - 1) / C) * 64);
+			const float d = q < C ? p[i].x / nq - mean[hh] : 0.f;
+
+			sq += q < C ? p[i].y + nq * d * d : 0.f;
+		}
+		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 1);
+		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 2);
+		rstd[hh] = rsqrtf(sq / (float)N + (float)ARL_EPS);
+	}
+	auto arrived = cl.barrier_arrive();  // done with the other CTAs' partials
+
+#pragma unroll
+	for (int hl = 0; hl < HPC; hl++) {
+		if (hl >= nh)
+			break;
+		const int c0 = (rank + hl * C) * 64 + 2 * t;
+#pragma unroll
+		for (int n = 0; n < FL_NT; n++) {
+			const float2 gm = load2<T>(gamma + c0 + 8 * n), bt = load2<T>(beta + c0 + 8 * n);
+#pragma unroll
+			for (int hh = 0; hh < 2; hh++) {
+				const int s = q0 + w * 16 + g + 8 * hh;
+
+				if (s < S)
+					store2<T>(y + ((size_t)b * S + s) * N + c0 + 8 * n,
+						  (v[hl][n][2 * hh] - mean[hh]) * rstd[hh] * gm.x + bt.x,
+						  (v[hl][n][2 * hh + 1] - mean[hh]) * rstd[hh] * gm.y + bt.y);
+			}
+		}
+	}
+	cl.barrier_wait(std::move(arrived));  // no CTA leaves while another reads its partials
 }
 
 // Dynamic shared memory of a fused CTA holding hpc heads' outputs of es

@@ -155,3 +155,11 @@ int arl_fused_cluster(long H, int ask)
 			return c;
 	return need < 1 ? 1 : need;
 }
+
+int arl_heads_cluster(long H, int *hpc)
+{
+	const long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER;
+
+	*hpc = per < 1 ? 1 : (int)per;
+	return (int)((H + *hpc - 1) / *hpc);
+}

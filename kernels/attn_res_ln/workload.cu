@@ -93,6 +93,8 @@ static void sizes(const struct fp_shape *s, enum fp_dtype dt, int variant,
 struct fp_op {
 	enum fp_dtype dt;
 	int variant, nsets, causal, cluster;
+	int heads, hpc;                // clusters=heads: that path, heads a CTA
+	int resident;                  // fused: clusters the device holds at once
 	long B, H, S, D;
 	struct fp_kopts ko;
 	struct arl_sizes z;
@@ -172,40 +174,54 @@ static int arl_launch(struct fp_op *op, int set, cudaStream_t st)
 		return arl_res_ln(op->dt, x, o, gamma, beta, y, op->B * op->S,
 				  op->H * op->D, st);
 	default:
+		if (op->heads)
+			return arl_fused_heads(op->dt, op->causal, Q, K, V, x, gamma, beta, y,
+					       op->B, op->H, op->S, st);
 		return arl_fused(op->dt, op->causal, Q, K, V, x, gamma, beta, y, op->B,
 				 op->H, op->S, op->cluster, st);
 	}
 }
 
-// The one kernel option: the fused kernel's cluster size.
-static const char *const cluster_values[] = { "auto", "1", "2", "4", "8", NULL };
+// The one kernel option: the fused kernel's cluster size, or its
+// clusters=heads path (k_fused_heads: a CTA a head, as the flash kernel).
+static const char *const cluster_values[] = { "auto", "1", "2", "4", "8", "heads", NULL };
+#define CLUSTERS_HEADS 5  // cluster_values' index of "heads"
 static const struct fp_kopt arl_kopts[] = {
 	{ "clusters", cluster_values,
 	  "fused: CTAs a cluster, splitting the heads (auto: the largest divisor of H "
 	  "up to 8 leaving at most 4 heads a CTA, else ceil(H/4); a value that cannot "
-	  "hold H at 4 heads a CTA is raised to ceil(H/4))" },
-	{ NULL, NULL, NULL },
+	  "hold H at 4 heads a CTA is raised to ceil(H/4)); heads: a CTA a head with "
+	  "the flash kernel's loop and occupancy, outputs in registers, clusters of "
+	  "ceil(H/ceil(H/16)) CTAs", "heads" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static int asked_cluster(const struct fp_kopts *ko)
 {
-	return ko && ko->v[0] ? atoi(cluster_values[ko->v[0]]) : 0;
+	return ko && ko->v[0] && ko->v[0] != CLUSTERS_HEADS ? atoi(cluster_values[ko->v[0]]) : 0;
 }
 
 static void arl_kernel(const struct fp_op *op, char *buf, size_t n)
 {
 	const int ask = asked_cluster(&op->ko);
-	const long hpc = (op->H + op->cluster - 1) / op->cluster;
+	const long hpc = op->heads ? op->hpc : (op->H + op->cluster - 1) / op->cluster;
 
 	buf[0] = '\0';
-	if (op->variant == V_FLASH) {
+	if (op->variant == V_FUSED && op->heads) {
+		snprintf(buf, n, "%s, a CTA a head (the flash kernel's loop), clusters of %d "
+			 "CTA%s, %ld head%s a CTA, statistics through DSMEM, %d clusters "
+			 "resident", op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA",
+			 op->cluster, op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "",
+			 op->resident);
+	} else if (op->variant == V_FLASH) {
 		snprintf(buf, n, "flash: %s, 64 x 64 tiles; residual+LayerNorm a row a block",
 			 op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA");
 	} else if (op->variant == V_FUSED) {
-		int len = snprintf(buf, n, "%s, clusters of %d CTA%s, %ld head%s a CTA",
+		int len = snprintf(buf, n, "%s, clusters of %d CTA%s, %ld head%s a CTA, "
+				   "%d clusters resident",
 				   op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA",
 				   op->cluster, op->cluster > 1 ? "s" : "", hpc,
-				   hpc > 1 ? "s" : "");
+				   hpc > 1 ? "s" : "", op->resident);
 
 		if (ask && ask != op->cluster && len >= 0 && (size_t)len < n)
 			snprintf(buf + len, n - (size_t)len, " (asked %d)", ask);
@@ -229,9 +245,10 @@ static int arl_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 	else if (H > ARL_MAX_HEADS)
 		snprintf(why, n, "fused: H*D=%ld exceeds the fused kernel's on-chip tile limit "
 			 "of %d (H <= %d at D=%d: clusters of up to %d CTAs, each holding %d "
-			 "heads' outputs for %d query rows in shared memory)", H * D,
+			 "heads' outputs for %d query rows in shared memory; clusters=heads: "
+			 "%d CTAs of 2 heads in registers)", H * D,
 			 ARL_MAX_HEADS * ARL_FLASH_D, ARL_MAX_HEADS, ARL_FLASH_D,
-			 ARL_MAX_CLUSTER, ARL_MAX_HEADS_CTA, ARL_BQ);
+			 ARL_MAX_CLUSTER, ARL_MAX_HEADS_CTA, ARL_BQ, ARL_HEADS_CLUSTER);
 	else if (B * H * S > ARL_MAX_ROWS)
 		snprintf(why, n, "B*H*S=%ld: unfused: the softmax takes a block a row of "
 			 "scores, at most %ld rows", B * H * S, ARL_MAX_ROWS);
@@ -334,7 +351,10 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	op->S = s->v[P_S];
 	op->D = s->v[P_D];
 	op->causal = (int)s->v[P_CAUSAL];
-	op->cluster = arl_fused_cluster(op->H, asked_cluster(ko));
+	op->heads = ko && ko->v[0] == CLUSTERS_HEADS;
+	op->hpc = 1;
+	op->cluster = op->heads ? arl_heads_cluster(op->H, &op->hpc)
+				: arl_fused_cluster(op->H, asked_cluster(ko));
 	sizes(s, dt, variant, &op->z);
 	E = (size_t)(op->B * op->S * op->H * op->D);
 	N = (size_t)(op->H * op->D);
@@ -352,7 +372,10 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 			cublas_fail("cublasSetMathMode", st);
 			goto out_free;
 		}
-	} else if (arl_prepare()) {
+	} else if (arl_prepare() ||
+		   (variant == V_FUSED &&
+		    arl_fused_fits(dt, op->causal, op->H, op->heads, op->cluster,
+				   &op->resident))) {
 		goto out_free;
 	}
 	if (dev_alloc(&op->in, (size_t)nsets * op->z.in_set) ||
