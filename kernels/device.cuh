@@ -1,7 +1,7 @@
 /* device.cuh - the device helpers every workload's kernels share: dtype
  * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
- * and the bf16 mma.sync. CUDA C++ only (include it from .cu files).
- * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/,
+ * the bf16 mma.sync and mbarriers. CUDA C++ only (include it from .cu files).
+ * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/, kernels/ewmask/,
  * kernels/attn_res_ln/ and the LayerNorm module; a helper used by one family
  * stays in that family. */
 #ifndef FP_DEVICE_CUH
@@ -223,6 +223,22 @@ __device__ __forceinline__ float draw_normal(uint64_t seed, uint64_t i)
 	float v = (uint32_t)(h & 0xffffffu) * 0x1.0p-24f;
 
 	return sqrtf(-2.0f * logf(u)) * cospif(2.0f * v);
+}
+
+/* mbarriers in shared memory (sm_90: the bulk and TMA copies' completion):
+ * bar is the barrier's shared-memory address (smem_addr); init sets how
+ * many arrivals complete a phase; wait spins until the phase of the given
+ * parity has completed. */
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+	asm volatile("{\n.reg .pred p;\nWAIT:\n"
+		     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+		     "@!p bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
 #endif

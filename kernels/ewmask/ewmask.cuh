@@ -422,17 +422,6 @@ ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, 
  * block's fold into its partial row as in the rows kernel (in the ring's
  * memory, free by then). Needs N a multiple of V (rows 16-byte aligned).
  * MASK gives bits(e): the V keep bits of the vector at element e. */
-__device__ __forceinline__ void ew_mbar_init(uint32_t bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void ew_mbar_wait(uint32_t bar, uint32_t parity)
-{
-	asm volatile("{\n.reg .pred p;\nEW_WAIT:\n"
-		     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-		     "@!p bra EW_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
-}
 
 __device__ __forceinline__ void ew_mbar_expect(uint32_t bar, uint32_t bytes)
 {
@@ -497,7 +486,7 @@ ew_bulk_bwd_kernel(const T *__restrict__ dy, MASK mask, float scale, T *__restri
 		acc[j] = 0.f;
 	if (threadIdx.x == 0 && threadIdx.y == 0) {
 		for (int s = 0; s < EW_BULK_STAGES; s++)
-			ew_mbar_init(bar0 + 8 * s, 1);
+			mbar_init(bar0 + 8 * s, 1);
 		// the barriers' initialisation visible to the copies' proxy
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
@@ -517,7 +506,7 @@ ew_bulk_bwd_kernel(const T *__restrict__ dy, MASK mask, float scale, T *__restri
 
 			bits[u] = l < nr && col ? mask.bits(e + u * e8) : 0u;
 		}
-		ew_mbar_wait(bar0 + 8 * s, (uint32_t)(k / EW_BULK_STAGES) & 1u);
+		mbar_wait(bar0 + 8 * s, (uint32_t)(k / EW_BULK_STAGES) & 1u);
 #pragma unroll
 		for (int u = 0; u < EW_BULK_RU; u++) {
 			const int l = threadIdx.y + u * 8;

@@ -405,17 +405,6 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // variants side by side; the bf16 fused forward in block pairs (H100)"),
 // so pairs serve from N = 512 on (lnl_fwd_choose in workload.cu, option
 // clusters). The launcher takes the kernel from K = WS_MIN_K on.
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-	asm volatile("{\n.reg .pred p;\nWAIT:\n"
-		     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-		     "@!p bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
-}
 
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
