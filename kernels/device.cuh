@@ -1,5 +1,5 @@
 /* device.cuh - the device helpers every workload's kernels share: dtype
- * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix
+ * conversion, warp reductions, shared-memory addresses, cp.async, ldmatrix,
  * the bf16 mma.sync and mbarriers. CUDA C++ only (include it from .cu files).
  * Users: kernels/ln_gelu/, kernels/softmax/, kernels/ln_linear/, kernels/ewmask/,
  * kernels/attn_res_ln/ and the LayerNorm module; a helper used by one family
