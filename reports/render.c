@@ -220,6 +220,7 @@ static const char *flag_what(const char *reason, int brief)
 		{ "above_l2_roof", "% of L2 roof", "> L2 roof" },
 		{ "flops_off_model", "counted ÷ model FLOPs", "FLOPs ≠ model" },
 		{ "flops_without_model", "counted FLOPs, model 0", "FLOPs, model 0" },
+		{ "unsteady_time", "median ÷ fastest repetition", "unsteady" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
@@ -609,8 +610,10 @@ static void distrust_rules(struct strbuf *sb)
 		      "FLOPs outside " FP_DISTRUST_FLOPS_TENSOR_LO "-"
 		      FP_DISTRUST_FLOPS_TENSOR_HI "x the model's for tensor-core "
 		      "ops, " FP_DISTRUST_FLOPS_CORE_LO "-" FP_DISTRUST_FLOPS_CORE_HI
-		      "x for CUDA-core ops, or counted where the model has none. "
-		      "Ops that failed their check are not judged here.");
+		      "x for CUDA-core ops, or counted where the model has none; "
+		      "a median time " FP_DISTRUST_UNSTEADY "x the fastest "
+		      "repetition's or more (the speed changed while it was "
+		      "measured). Ops that failed their check are not judged here.");
 }
 
 static int cmp_double(const void *a, const void *b)

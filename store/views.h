@@ -330,6 +330,16 @@ extern const char fp_v_runs_live_sql[];
 #define FP_DISTRUST_FLOPS_CORE_LO "0.5"
 #define FP_DISTRUST_FLOPS_CORE_HI "4.0"
 
+/* A median repetition (a run's) or sample (a profiled range's) at least
+ * this many times the fastest, and slower by at least
+ * FP_DISTRUST_UNSTEADY_NS: the op's speed changed while it was measured.
+ * On an H200 the fp32 attention variants' 50 repetitions went from 1.0 to
+ * 3.6 ms within one run (medians 1.6-3.3x their fastest), while a steady
+ * op's median sits within 1.2x of its fastest; kernels of a few µs jitter
+ * by up to 1.4x, which the absolute floor leaves alone. */
+#define FP_DISTRUST_UNSTEADY "1.5"
+#define FP_DISTRUST_UNSTEADY_NS "20000"
+
 /* The columns of v_roofline that v_distrust reads beyond FP_FUSION_INPUT;
  * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
 #define FP_DISTRUST_EXTRA \
@@ -358,11 +368,15 @@ extern const char fp_v_runs_live_sql[];
  *                        FLOPs the variant executes by its model
  *                        (model_executed_flops: 3x the GEMM's for 3xTF32),
  *                        which are the operation's FLOPs unless it says
- *   flops_without_model  counted FLOPs, the model having 0 (threshold 0) */
+ *   flops_without_model  counted FLOPs, the model having 0 (threshold 0)
+ *   unsteady_time        time_ns / the fastest repetition's (ops.time_ns_min;
+ *                        x, at or above threshold, and at least
+ *                        FP_DISTRUST_UNSTEADY_NS slower) */
 #define FP_DISTRUST_SQL(src) \
 	"WITH d AS (SELECT " FP_DISTRUST_COLS ", bound, traffic_eff, roof_pct," \
 	"  roof_l2_pct, flops, model_executed_flops AS xflops, dram_writeback_bytes," \
-	"  dram_bw_basis," \
+	"  dram_bw_basis, time_ns," \
+	"  (SELECT o.time_ns_min FROM ops o WHERE o.id = op_id) AS time_min," \
 	"  precision LIKE 'tensor%' AS tensor FROM " src " WHERE status = 'ok')" \
 	" SELECT " FP_DISTRUST_COLS ", 'traffic_below_min' AS reason," \
 	"  traffic_eff AS value, " FP_DISTRUST_TRAFFIC_MIN " AS threshold," \
@@ -422,7 +436,16 @@ extern const char fp_v_runs_live_sql[];
 	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'flops_without_model', flops, 0," \
 	"  'FLOPs counted for an op whose model has none: the model is incomplete," \
 	" or another op''s work was charged to this one'" \
-	"  FROM d WHERE xflops = 0 AND flops > 0"
+	"  FROM d WHERE xflops = 0 AND flops > 0" \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'unsteady_time', time_ns / time_min," \
+	"  " FP_DISTRUST_UNSTEADY "," \
+	"  'the median repetition took " FP_DISTRUST_UNSTEADY "x the fastest or more:" \
+	" the op''s speed changed while it was measured (GPU clocks lowered by" \
+	" power or heat, another process on the GPU; for a profiled range," \
+	" instances that did different work); its time_ns_min is what it can" \
+	" take, and a new run tells which'" \
+	"  FROM d WHERE time_min > 0 AND time_ns >= " FP_DISTRUST_UNSTEADY " * time_min" \
+	"  AND time_ns - time_min >= " FP_DISTRUST_UNSTEADY_NS
 
 /* ---- fusion opportunities in a profiled run ---------------------------
  * v_fusion_candidates finds, in each profiled run (runs.kind 'profile')

@@ -2,7 +2,8 @@
 # test-report-distrust.sh - numbers to distrust: v_distrust flags each op
 # whose numbers are impossible (DRAM bytes below the model's minimum, above
 # the DRAM or L2 roof, counted FLOPs outside the precision's range of the
-# model's, FLOPs counted where the model has none) and no op exactly at a
+# model's, FLOPs counted where the model has none, a median time 1.5x the
+# fastest repetition's and 20 µs over it) and no op exactly at a
 # threshold; `fuseprof report` lists the same flags in report.md,
 # report.html, distrust.csv and report.json and says so in one line on
 # stderr; the shipped samples' reports list their offenders.
@@ -70,6 +71,14 @@ op zero none fp32 S=1 ok 1 1e6 0 1e6 0 3
 op zero some fp32 S=1 ok 1 1e6 5 1e6 0 3
 model -
 op unknown model fp32 S=1 ok 1 1 1e9 1e6 0 3
+# Repetitions of unsteady speed: 41 drawn from 0.01 to 1.99 ms have a
+# median near 1 ms and a fastest under 0.67 ms (all but certainly: the
+# chance that none is, 0.67^41, is 1e-7); a spread of 0.6 keeps the
+# fastest within 1.43x of the median; a 5 µs kernel's jitter, however
+# wide, is under the 20 µs floor.
+op unsteady slow fp32 S=1 ok 1 - - 1e6 1.98 41
+op unsteady steady fp32 S=1 ok 1 - - 1e6 0.6 41
+op unsteady tiny fp32 S=1 ok 1 - - 5000 1.98 41
 SPEC
 
 # The view: exactly these flags (workload variant reason threshold).
@@ -88,6 +97,7 @@ roof,compute,above_roof,100
 tensor,high,flops_off_model,1.25
 tensor,low,flops_off_model,0.8
 traffic,below,traffic_below_min,0.99
+unsteady,slow,unsteady_time,1.5
 zero,some,flops_without_model,0
 EOF
 diff "$tmp/want.csv" "$tmp/view.csv" >"$tmp/diff" || fail "v_distrust: $(cat "$tmp/diff")"
@@ -103,6 +113,10 @@ grep -q ',roof,compute,fp32,S=1,above_roof,120\.0[0-9]*,100,"above its compute p
 	fail "roof compute: $(cat "$tmp/v.csv")"
 grep -q ',zero,some,fp32,S=1,flops_without_model,5,0,' "$tmp/v.csv" ||
 	fail "zero some: $(cat "$tmp/v.csv")"
+# An unsteady op: its median over its fastest, and the cause names clocks.
+expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
+	"SELECT value > 1.5 AND value < 100, cause LIKE '%clocks lowered by power or heat%' FROM v_distrust WHERE reason = 'unsteady_time'"
+[ "$(tail -n 1 "$tmp/out" | tr -d '\r')" = "1,1" ] || fail "unsteady_time: $(cat "$tmp/out")"
 # The L2 ceiling is a read test: the cause says so, and what to do.
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 	"SELECT cause FROM v_distrust WHERE reason = 'above_l2_roof'"
@@ -115,10 +129,10 @@ expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 
 # The report: every flag in distrust.csv (as the view has them), in
 # report.json, in report.md and report.html, and one line on stderr for
-# the 10 ops (roof both breaks two rules).
+# the 11 ops (roof both breaks two rules).
 expect_exit 0 "$FUSEPROF" report --db "$db" --out "$tmp/r" --no-plots
 [ "$(grep -c . "$tmp/err")" = 1 ] || fail "want one line on stderr: $(cat "$tmp/err")"
-grep -qx "fuseprof: warning: 10 ops have numbers to distrust: see $tmp/r/report.md" "$tmp/err" ||
+grep -qx "fuseprof: warning: 11 ops have numbers to distrust: see $tmp/r/report.md" "$tmp/err" ||
 	fail "stderr: $(cat "$tmp/err")"
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 	"SELECT op_id, workload, variant, dtype, shape, reason, value, threshold, cause FROM v_distrust ORDER BY workload, op_id, reason"
@@ -129,15 +143,15 @@ norm() { awk -F, 'NR > 1 { printf "%s,%s,%s,%s,%s,%s,%.6g\n", $1, $2, $3, $4, $5
 norm "$tmp/view7.csv" >"$tmp/a"
 norm "$tmp/csv7.csv" >"$tmp/b"
 diff "$tmp/a" "$tmp/b" >"$tmp/diff" || fail "distrust.csv differs from v_distrust: $(cat "$tmp/diff")"
-[ "$(tail -n +2 "$tmp/r/distrust.csv" | grep -c .)" = 11 ] || fail "distrust.csv rows: $(cat "$tmp/r/distrust.csv")"
+[ "$(tail -n +2 "$tmp/r/distrust.csv" | grep -c .)" = 12 ] || fail "distrust.csv rows: $(cat "$tmp/r/distrust.csv")"
 grep -q '"distrust": \[' "$tmp/r/report.json" || fail "report.json has no distrust array"
-[ "$(grep -o '"reason": "[a-z0-9_]*"' "$tmp/r/report.json" | grep -c .)" = 11 ] ||
-	fail "report.json: not 11 flags"
+[ "$(grep -o '"reason": "[a-z0-9_]*"' "$tmp/r/report.json" | grep -c .)" = 12 ] ||
+	fail "report.json: not 12 flags"
 grep -q '^## Numbers to distrust' "$tmp/r/report.md" || fail "report.md: no section"
-grep -q '10 ops have numbers to distrust' "$tmp/r/report.md" || fail "report.md: the intro does not count them"
+grep -q '11 ops have numbers to distrust' "$tmp/r/report.md" || fail "report.md: the intro does not count them"
 awk '/^## Numbers to distrust/ { on = 1; next } /^## / { on = 0 } on && /^\| [a-z0-9]/ && !/^\| workload \|/' \
 	"$tmp/r/report.md" >"$tmp/md-rows"
-[ "$(grep -c . "$tmp/md-rows")" = 11 ] || fail "report.md: $(cat "$tmp/md-rows")"
+[ "$(grep -c . "$tmp/md-rows")" = 12 ] || fail "report.md: $(cat "$tmp/md-rows")"
 grep -q '^| traffic | below | fp32 | S=1 | DRAM bytes ÷ model minimum | 0.9667 | 0.99 | .*dirty in L2' "$tmp/md-rows" ||
 	fail "report.md: traffic row: $(cat "$tmp/md-rows")"
 grep -q '^| roof | above | fp32 | S=1 | % of roof | 111.1 | 100 | above its DRAM roof' "$tmp/md-rows" ||
@@ -158,7 +172,7 @@ grep -q '^| traffic | at | fp32 | S=1 | .* |  |$' "$tmp/md-ops" ||
 	fail "a flagged op left roofline.csv"
 # CSV alone: the line names distrust.csv; a workload without flags: no line.
 expect_exit 0 "$FUSEPROF" report --db "$db" --out "$tmp/r2" --no-plots --format csv
-grep -qx "fuseprof: warning: 10 ops have numbers to distrust: see $tmp/r2/distrust.csv" "$tmp/err" ||
+grep -qx "fuseprof: warning: 11 ops have numbers to distrust: see $tmp/r2/distrust.csv" "$tmp/err" ||
 	fail "csv only: $(cat "$tmp/err")"
 expect_exit 0 "$FUSEPROF" report --db "$db" --out "$tmp/r3" --no-plots --workload traffic
 grep -qx "fuseprof: warning: 1 op has numbers to distrust: see $tmp/r3/report.md" "$tmp/err" ||
