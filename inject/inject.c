@@ -352,9 +352,18 @@ static void on_edge(const struct launch_edge *e, void *arg)
 			return;
 		counting = 0;
 		/* The kernel ends before anything else is counted: one
-		 * range at a time, whatever the streams. */
-		if (e->ok)
+		 * range at a time, whatever the streams. Then its own
+		 * write-back is flushed, before the program can enqueue
+		 * anything that would dirty L2 (a copy, a memset): the next
+		 * kernel's flush would charge that to this kernel. */
+		if (e->ok) {
 			cuCtxSynchronize();
+			if (ct.col[ct.cur].flushes) {
+				counters_flush_after(ct.col[ct.cur].c,
+						     e->known ? e->stream : NULL);
+				cuCtxSynchronize();
+			}
+		}
 		/* A failed call launched no kernel, but its flush ran: the
 		 * collection's ranges no longer pair with its kernels. */
 		if (!e->ok || ct.turn + ct.nk >= ct.limit)

@@ -66,6 +66,7 @@ struct counters {
 	 * layers report it (pending), ignoring its own flush (flushing). */
 	CUpti_SubscriberHandle sub;
 	int flush_each, in_pass, pending, flushing, nflush;
+	int nafter;     /* counters_flush_after's flushes in this collection */
 	/* Op replay: the write-backs of the last collection (counters_writeback),
 	 * nwb of them, read from metric wb_metric (dram__bytes_write.sum; -1:
 	 * not among the metrics, so none are measured). */
@@ -507,12 +508,17 @@ static void trace_ranges(struct counters *c, size_t total)
  * NaN: not measured apart); the first F's are what was dirty before the
  * op, dropped. Kernel replay has K ranges alone, or, with a flush around
  * each kernel (counters_kernel_flushes), F K0 F K1 ... F K(k-1) W as op
- * replay's per-kernel flushes. */
+ * replay's per-kernel flushes, and with counters_flush_after too
+ * F K0 A0 F K1 A1 ... W, where Aj, right after kernel j, holds its
+ * write-back (and F what the program wrote between two kernels, dropped).
+ * counters_layout (counters-layout.c) does the arithmetic. */
 static int evaluate(struct counters *c, double **out, int *nranges, int *dropped)
 {
 	CUpti_RangeProfiler_DecodeData_Params dd;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params inf;
-	size_t total, k, step, lead, extra;
+	struct counters_layout l;
+	char why[256];
+	size_t total, k;
 	double *v = NULL;
 	int rc = -1;
 
@@ -528,25 +534,12 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 	inf.counterDataImageSize = c->data_size;
 	TRY(cuptiRangeProfilerGetCounterDataInfo(&inf), out);
 	total = inf.numTotalRanges;
-	step = 1 + (size_t)c->flush_each;
-	/* Flushes beside the kernels': the opening and the closing one. */
-	lead = c->replay == COUNTERS_REPLAY_OP || c->flush_each;
-	extra = c->replay == COUNTERS_REPLAY_OP ? 2 - (size_t)c->flush_each
-						: (size_t)c->flush_each;
-	/* With a flush before each kernel the count has to tell which range
-	 * is which (auto ranges are named by index only). */
-	if (c->flush_each && total != 2 * (size_t)c->nflush + 1) {
-		rc = error("cannot collect counters: %zu ranges for %d L2 flushes "
-			   "(a kernel launched in a way fuseprof does not intercept?)",
-			   total, c->nflush);
+	if (counters_layout(c->replay == COUNTERS_REPLAY_OP, c->flush_each, c->nflush,
+			    c->nafter, total, &l, why, sizeof why)) {
+		rc = error("cannot collect counters: %s", why);
 		goto out;
 	}
-	if (total < extra) {
-		rc = error("cannot collect counters: %zu ranges, fewer than the L2 "
-			   "flushes of a pass", total);
-		goto out;
-	}
-	k = (total - extra) / step;
+	k = l.k;
 	*out = (double *)calloc(k ? k * (size_t)c->n : 1, sizeof **out);
 	v = (double *)calloc((size_t)c->n, sizeof *v);
 	free(c->wb);
@@ -557,20 +550,16 @@ static int evaluate(struct counters *c, double **out, int *nranges, int *dropped
 		goto out;
 	}
 	for (size_t j = 0; j < k; j++) {
-		size_t after;
+		long after;
 
-		rc = eval_range(c, lead + j * step, *out + j * (size_t)c->n);
+		rc = eval_range(c, l.lead + j * l.step, *out + j * (size_t)c->n);
 		if (rc)
 			goto out;
 		c->wb[j] = NAN;
-		if (c->wb_metric < 0 || (!c->flush_each && j + 1 < k))
+		after = counters_layout_writeback(&l, j, total);
+		if (c->wb_metric < 0 || after < 0)
 			continue;
-		/* The flush after kernel j: the next kernel's F, or W. */
-		if (c->flush_each && j + 1 < k)
-			after = 2 * (j + 1);
-		else
-			after = total - 1;
-		rc = eval_range(c, after, v);
+		rc = eval_range(c, (size_t)after, v);
 		if (rc)
 			goto out;
 		c->wb[j] = v[c->wb_metric];
@@ -639,6 +628,7 @@ static int start(struct counters *c)
 	TRY(cuptiRangeProfilerStart(&st), out);
 	c->running = 1;
 	c->nflush = 0;
+	c->nafter = 0;
 	rc = 0;
 out:
 	return rc;
@@ -772,6 +762,14 @@ void counters_flush_before(struct counters *c, void *stream)
 	if (!c->flush_each || !c->running)
 		return;
 	c->nflush++;
+	flush_launch(c, (cudaStream_t)stream);
+}
+
+void counters_flush_after(struct counters *c, void *stream)
+{
+	if (!c->flush_each || !c->running)
+		return;
+	c->nafter++;
 	flush_launch(c, (cudaStream_t)stream);
 }
 

@@ -10,6 +10,7 @@ probes_libfpprobes_a_SOURCES = \
 	probes/activity.c \
 	probes/ranges.c \
 	probes/device-drv.c \
+	probes/counters-layout.c \
 	probes/groups.c \
 	probes/counters.cu \
 	probes/ceilings.cu
@@ -43,6 +44,12 @@ tests_test_groups_SOURCES = tests/test-groups.c
 tests_test_groups_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DFP_GROUPS_SRCDIR='"$(abs_top_srcdir)/probes/groups"'
 tests_test_groups_LDADD = $(test_probe_libs)
+
+## Where a collection's kernels and write-backs sit among its ranges.
+check_PROGRAMS += tests/test-counters-layout
+TESTS += tests/test-counters-layout
+tests_test_counters_layout_SOURCES = tests/test-counters-layout.c
+tests_test_counters_layout_LDADD = $(test_probe_libs)
 
 ## GPU: counters on kernels of known work (skips with 77 without a GPU).
 check_PROGRAMS += tests/test-probes-gpu

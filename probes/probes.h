@@ -335,7 +335,14 @@ int counters_collect(struct counters *c, int (*work)(void *), void *arg,
  * on the kernel's stream: every kernel starts with a clean L2 (as Nsight
  * Compute's --cache-control all), and counters_writeback tells each
  * kernel's write-back (counters_end closes with one more flush on stream).
- * All but counters_flush_before return 0 or -1 (reported). */
+ * counters_flush_after(c, stream), called right after each kernel has
+ * ended (the device synchronized) and before the program can enqueue
+ * anything else, measures that kernel's write-back on its own: without
+ * it the next kernel's flush does, and charges to the kernel whatever the
+ * program wrote in between (a device-to-device copy, a memset). Either
+ * every kernel of a collection gets one or none does.
+ * All but counters_flush_before and counters_flush_after return 0 or -1
+ * (reported). */
 int counters_kernel_flushes(struct counters *c);
 /* The flush kernel's name, as a demangled kernel record starts. */
 #define COUNTERS_FLUSH_KERNEL "flush_l2_read("
@@ -345,6 +352,7 @@ int counters_kernel_flushes(struct counters *c);
 int counters_begin(struct counters *c);
 int counters_running(const struct counters *c);
 void counters_flush_before(struct counters *c, void *stream);
+void counters_flush_after(struct counters *c, void *stream);
 int counters_end(struct counters *c, void *stream, double **values, int *nranges,
 		 int *dropped);
 
@@ -365,6 +373,33 @@ void counters_suspend(struct counters *c);
  * per op, the op's whole write-back is charged to its last kernel and the
  * others read NaN. NaN also when not measured. */
 double counters_writeback(const struct counters *c, int kernel);
+
+/* Where a collection's kernels and write-backs are among its ranges
+ * (counters_layout): k kernels, kernel j's counters in range lead + j *
+ * step. The ranges: op replay flushed per op, F K0 K1 ... K(k-1) W;
+ * flushed before each kernel (op replay's per-kernel flushes or
+ * counters_kernel_flushes), F K0 F K1 ... F K(k-1) W; with
+ * counters_flush_after too, F K0 A0 F K1 A1 ... F K(k-1) A(k-1) W; kernel
+ * replay without flushes, K0 ... K(k-1). F is a flush before a kernel, A
+ * one right after it, W the closing one. */
+struct counters_layout {
+	size_t k, lead, step;
+	int after;      /* an A after each kernel */
+	int flush_each; /* an F before each kernel */
+};
+
+/* The layout of total ranges of a collection under op replay (op_replay)
+ * or not, flushed before each kernel (flush_each) nflush times and after
+ * each nafter times, in *l. Returns 0, or -1 with why (size bytes) set
+ * when the count cannot be such a collection (a kernel launched in a way
+ * the caller did not flush around). Pure: no CUDA. */
+int counters_layout(int op_replay, int flush_each, int nflush, int nafter, size_t total,
+		    struct counters_layout *l, char *why, size_t size);
+
+/* The range holding kernel j's write-back (a flush's DRAM writes) in a
+ * collection of total ranges laid out as l says; -1 where the write-back
+ * of kernel j is not measured apart (flushed per op: all but the last). */
+long counters_layout_writeback(const struct counters_layout *l, size_t j, size_t total);
 
 void counters_close(struct counters *c);
 

@@ -10,6 +10,11 @@
 //   profile-app fork       fork first, then both processes run plain
 //   profile-app big        range "bigcopy" (copy_kernel) and "bigcopy4"
 //                          (copy4_kernel), twice, each copying 256 MB
+//   profile-app gap        3 times: range "gap/small" (scale_kernel on
+//                          4 KB), then a 32 MB device-to-device copy (no
+//                          kernel: work the collector does not see), then
+//                          range "gap/after" (scale_kernel on 4 KB); the
+//                          copy's dirty lines are nobody's write-back
 //   profile-app loop FILE  write its pid to FILE, then launch copy_kernel in
 //                          range "loop/iter" about 1,000 times a second until
 //                          killed
@@ -136,6 +141,35 @@ static void big(void)
 	CHECK(cudaFree(b));
 }
 
+static void gap(void)
+{
+	const size_t big = 32u << 20;
+	float *s, *a, *b;
+
+	CHECK(cudaMalloc(&s, 4096));
+	CHECK(cudaMalloc(&a, big));
+	CHECK(cudaMalloc(&b, big));
+	CHECK(cudaMemset(s, 0, 4096));
+	CHECK(cudaMemset(a, 0, big));
+	CHECK(cudaDeviceSynchronize());
+	for (int i = 0; i < 3; i++) {
+		nvtxRangePushA("gap");
+		nvtxRangePushA("small");
+		scale_kernel<<<4, 256>>>(s, 2.0f, 1024);
+		nvtxRangePop();
+		CHECK(cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, 0));
+		nvtxRangePushA("after");
+		scale_kernel<<<4, 256>>>(s, 0.5f, 1024);
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	CHECK(cudaGetLastError());
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaFree(s));
+	CHECK(cudaFree(a));
+	CHECK(cudaFree(b));
+}
+
 static void loop(const char *pidfile)
 {
 	float *a, *b;
@@ -182,10 +216,14 @@ int main(int argc, char **argv)
 		big();
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "gap")) {
+		gap();
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "loop")) {
 		loop(argv[2]);
 		return 0;
 	}
-	fprintf(stderr, "usage: profile-app plain | fork | big | loop PIDFILE\n");
+	fprintf(stderr, "usage: profile-app plain | fork | big | gap | loop PIDFILE\n");
 	return 2;
 }

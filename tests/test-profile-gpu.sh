@@ -153,6 +153,20 @@ for op in bigcopy bigcopy4; do
 		fail "$op: DRAM bytes $4, not within 3 % of 536870912 ($got)"
 done
 
+# Work the collector does not see between two counted kernels (a 32 MB
+# device-to-device copy): its dirty lines are not the first kernel's
+# write-back. Each 4 KB scale leaves at most its own 4 KB (and the flush's
+# residue, about 0.1 MB) dirty.
+expect_exit 0 "$FUSEPROF" profile --db "$db" --tag gap --metrics roofline -- "$app" gap
+cat "$tmp/err" >&2
+run=$(q "SELECT run_id FROM v_runs WHERE tag = 'gap'")
+for op in gap/small gap/after; do
+	wb=$(qrun "SELECT coalesce(dram_writeback_bytes, -1) FROM v_roofline WHERE run_id = %s AND workload = '$op'")
+	echo "$op: written back $wb bytes" >&2
+	awk -v b="$wb" 'BEGIN { exit !(b >= 0 && b < 1048576) }' ||
+		fail "$op: write-back $wb bytes: the copy after it was charged to it"
+done
+
 # PyTorch: the LayerNorm module's kernels in its range.
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 	expect_exit 0 "$FUSEPROF" profile --db "$db" --tag torch -- python3 "$srcdir/tests/profile-torch.py"
