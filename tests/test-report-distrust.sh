@@ -74,11 +74,11 @@ op unknown model fp32 S=1 ok 1 1 1e9 1e6 0 3
 # Repetitions of unsteady speed: 41 drawn from 0.2 to 1.8 ms have a
 # median near 1 ms and a fastest under 0.67 ms (all but certainly: the
 # chance that none is, (1.133 / 1.6)^41, is 7e-7), and no median over 9x
-# the fastest (1.8 / 0.2); a spread of 0.6 keeps the fastest within 1.43x
-# of the median; a 5 µs kernel's jitter, however wide, is under the 20 µs
-# floor.
+# the fastest (1.8 / 0.2); a spread of 0.4 (draws from 0.8 to 1.2 ms)
+# keeps every median under 1.5x the fastest whatever the draws (1.2 / 0.8);
+# a 5 µs kernel's jitter, however wide, is under the 20 µs floor.
 op unsteady slow fp32 S=1 ok 1 - - 1e6 1.6 41
-op unsteady steady fp32 S=1 ok 1 - - 1e6 0.6 41
+op unsteady steady fp32 S=1 ok 1 - - 1e6 0.4 41
 op unsteady tiny fp32 S=1 ok 1 - - 5000 1.98 41
 SPEC
 
