@@ -221,6 +221,7 @@ static const char *flag_what(const char *reason, int brief)
 		{ "flops_off_model", "counted ÷ model FLOPs", "FLOPs ≠ model" },
 		{ "flops_without_model", "counted FLOPs, model 0", "FLOPs, model 0" },
 		{ "unsteady_time", "median ÷ fastest repetition", "unsteady" },
+		{ "writeback_above_l2", "DRAM writes ÷ L2 bytes", "writes > L2" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
