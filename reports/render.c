@@ -221,6 +221,7 @@ static const char *flag_what(const char *reason, int brief)
 		{ "flops_off_model", "counted ÷ model FLOPs", "FLOPs ≠ model" },
 		{ "flops_without_model", "counted FLOPs, model 0", "FLOPs, model 0" },
 		{ "unsteady_time", "median ÷ fastest repetition", "unsteady" },
+		{ "writeback_above_l2", "DRAM writes ÷ L2 bytes", "writes > L2" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(what); i++)
@@ -613,7 +614,10 @@ static void distrust_rules(struct strbuf *sb)
 		      "x for CUDA-core ops, or counted where the model has none; "
 		      "a median time " FP_DISTRUST_UNSTEADY "x the fastest "
 		      "repetition's or more (the speed changed while it was "
-		      "measured). Ops that failed their check are not judged here.");
+		      "measured); a kernel's DRAM writes with its write-back "
+		      "above " FP_DISTRUST_WRITEBACK "x its L2 bytes (another "
+		      "copy's or memset's writes charged to it). Ops that failed "
+		      "their check are not judged here.");
 }
 
 static int cmp_double(const void *a, const void *b)

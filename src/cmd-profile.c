@@ -331,32 +331,28 @@ static int tally_run(struct store *st, long long run, struct tally *t)
 	sqlite3_finalize(s);
 	sqlite3_finalize(u);
 	s = u = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM ops WHERE run_id = ?1), "
+	/* The ops, the counted launches, and the counted kernel slots, of
+	 * which those with only some of the group's metrics: collectors take
+	 * turns of launches, so a slot launched less often than the turns go
+	 * round has some of them only. */
+	if (sqlite3_prepare_v2(db, "WITH s AS (SELECT k.id, count(DISTINCT c.metric) AS n "
+			       "FROM kernels k JOIN ops o ON o.id = k.op_id JOIN counters c "
+			       "ON c.kernel_id = k.id AND c.metric NOT LIKE 'fuseprof.%' "
+			       "WHERE o.run_id = ?1 GROUP BY k.id) "
+			       "SELECT (SELECT count(*) FROM ops WHERE run_id = ?1), "
 			       "(SELECT coalesce(sum(c.value), 0) FROM counters c JOIN kernels k "
 			       "ON k.id = c.kernel_id JOIN ops o ON o.id = k.op_id WHERE "
-			       "o.run_id = ?1 AND c.metric = '" STORE_COUNTED "')", -1,
-			       &s, NULL) != SQLITE_OK)
+			       "o.run_id = ?1 AND c.metric = '" STORE_COUNTED "'), "
+			       "(SELECT count(*) FROM s), "
+			       "(SELECT coalesce(sum(n < (SELECT max(n) FROM s)), 0) FROM s)",
+			       -1, &s, NULL) != SQLITE_OK)
 		goto out_sql;
 	sqlite3_bind_int64(s, 1, run);
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		t->ops = sqlite3_column_int64(s, 0);
 		t->counted = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	/* Collectors take turns of launches: a slot launched less often than
-	 * the turns go round has some of them only. */
-	if (sqlite3_prepare_v2(db, "WITH s AS (SELECT k.id, count(DISTINCT c.metric) AS n "
-			       "FROM kernels k JOIN ops o ON o.id = k.op_id JOIN counters c "
-			       "ON c.kernel_id = k.id AND c.metric NOT LIKE 'fuseprof.%' "
-			       "WHERE o.run_id = ?1 GROUP BY k.id) SELECT count(*), "
-			       "coalesce(sum(n < (SELECT max(n) FROM s)), 0) FROM s", -1,
-			       &s, NULL) != SQLITE_OK)
-		goto out_sql;
-	sqlite3_bind_int64(s, 1, run);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		t->slots = sqlite3_column_int64(s, 0);
-		t->partial = sqlite3_column_int64(s, 1);
+		t->slots = sqlite3_column_int64(s, 2);
+		t->partial = sqlite3_column_int64(s, 3);
 	}
 	sqlite3_finalize(s);
 	return 0;

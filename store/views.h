@@ -340,6 +340,23 @@ extern const char fp_v_runs_live_sql[];
 #define FP_DISTRUST_UNSTEADY "1.5"
 #define FP_DISTRUST_UNSTEADY_NS "20000"
 
+/* A kernel's DRAM writes, its write-back included, above its L2 traffic
+ * (lts__t_bytes: every byte its loads and stores moved through L2) by more
+ * than this factor and FP_DISTRUST_WRITEBACK_FLOOR bytes. Every byte a
+ * kernel writes to DRAM went through L2 as one of its stores, so its DRAM
+ * writes cannot pass its L2 bytes: what does was written by other GPU work
+ * between the kernel and the L2 flush that measures its write-back (a
+ * memcpy or memset the program enqueued between two kernels: an ATen
+ * clone's 25 MB device-to-device copy showed as a 299 KB bitwise_not's 22
+ * MB write-back on an H200), or the counters are wrong. The factor covers
+ * counters taken in different passes; the floor, the few hundred KB of
+ * lines an L2 flush leaves. The value is the worst kernel's ratio. Where
+ * one flush closes a whole op (op replay, "flush op" in runs.counters),
+ * the op's write-back is all charged to its last kernel by design, so
+ * the rule takes the op's sums instead. */
+#define FP_DISTRUST_WRITEBACK "1.05"
+#define FP_DISTRUST_WRITEBACK_FLOOR "131072"
+
 /* The columns of v_roofline that v_distrust reads beyond FP_FUSION_INPUT;
  * `fuseprof report` keeps both lists of the run's rows (FP_RUN_INPUT). */
 #define FP_DISTRUST_EXTRA \
@@ -371,13 +388,38 @@ extern const char fp_v_runs_live_sql[];
  *   flops_without_model  counted FLOPs, the model having 0 (threshold 0)
  *   unsteady_time        time_ns / the fastest repetition's (ops.time_ns_min;
  *                        x, at or above threshold, and at least
- *                        FP_DISTRUST_UNSTEADY_NS slower) */
+ *                        FP_DISTRUST_UNSTEADY_NS slower)
+ *   writeback_above_l2   (DRAM writes + write-back) / L2 bytes of the op's
+ *                        worst kernel that breaks the rule, or of the whole
+ *                        op in a run flushed per op (x, above threshold,
+ *                        with FP_DISTRUST_WRITEBACK_FLOOR bytes over) */
+/* The kernels of op s with DRAM writes and L2 bytes counted, for
+ * writeback_above_l2: cw, cb and cl their writes, write-backs and L2
+ * bytes. */
+#define WB_L2_FROM \
+	"FROM kernels k" \
+	" JOIN counters cw ON cw.kernel_id = k.id" \
+	"  AND cw.metric = 'dram__bytes_write.sum'" \
+	" JOIN counters cl ON cl.kernel_id = k.id AND cl.metric = 'lts__t_bytes.sum'" \
+	" LEFT JOIN counters cb ON cb.kernel_id = k.id" \
+	"  AND cb.metric = '" FP_METRIC_DRAM_WRITEBACK "'" \
+	" WHERE k.op_id = s.op_id"
 #define FP_DISTRUST_SQL(src) \
 	"WITH d AS (SELECT " FP_DISTRUST_COLS ", bound, traffic_eff, roof_pct," \
 	"  roof_l2_pct, flops, model_executed_flops AS xflops, dram_writeback_bytes," \
 	"  dram_bw_basis, time_ns," \
 	"  (SELECT o.time_ns_min FROM ops o WHERE o.id = op_id) AS time_min," \
-	"  precision LIKE 'tensor%' AS tensor FROM " src " WHERE status = 'ok')" \
+	"  CASE WHEN (SELECT r.counters LIKE '%flush op%' FROM runs r" \
+	"   WHERE r.id = s.run_id)" \
+	"  THEN (SELECT (sum(cw.value) + coalesce(sum(cb.value), 0)) / sum(cl.value)" \
+	"   " WB_L2_FROM " GROUP BY k.op_id HAVING sum(cl.value) > 0" \
+	"    AND sum(cw.value) + coalesce(sum(cb.value), 0) > " FP_DISTRUST_WRITEBACK \
+	"    * sum(cl.value) + " FP_DISTRUST_WRITEBACK_FLOOR ")" \
+	"  ELSE (SELECT max((cw.value + coalesce(cb.value, 0)) / cl.value)" \
+	"   " WB_L2_FROM " AND cl.value > 0" \
+	"    AND cw.value + coalesce(cb.value, 0) > " FP_DISTRUST_WRITEBACK \
+	"    * cl.value + " FP_DISTRUST_WRITEBACK_FLOOR ") END AS wb_l2," \
+	"  precision LIKE 'tensor%' AS tensor FROM " src " AS s WHERE status = 'ok')" \
 	" SELECT " FP_DISTRUST_COLS ", 'traffic_below_min' AS reason," \
 	"  traffic_eff AS value, " FP_DISTRUST_TRAFFIC_MIN " AS threshold," \
 	"  CASE WHEN dram_writeback_bytes IS NULL THEN 'DRAM bytes below the" \
@@ -445,7 +487,14 @@ extern const char fp_v_runs_live_sql[];
 	" instances that did different work); its time_ns_min is what it can" \
 	" take, and a new run tells which'" \
 	"  FROM d WHERE time_min > 0 AND time_ns >= " FP_DISTRUST_UNSTEADY " * time_min" \
-	"  AND time_ns - time_min >= " FP_DISTRUST_UNSTEADY_NS
+	"  AND time_ns - time_min >= " FP_DISTRUST_UNSTEADY_NS \
+	" UNION ALL SELECT " FP_DISTRUST_COLS ", 'writeback_above_l2', wb_l2," \
+	"  " FP_DISTRUST_WRITEBACK "," \
+	"  'a kernel''s DRAM writes with its write-back exceed all its L2 traffic," \
+	" which every byte it writes passes through: GPU work that is no kernel" \
+	" (a memcpy or memset between two kernels) was charged to it as" \
+	" write-back, so its DRAM bytes are overcounted'" \
+	"  FROM d WHERE wb_l2 IS NOT NULL"
 
 /* ---- fusion opportunities in a profiled run ---------------------------
  * v_fusion_candidates finds, in each profiled run (runs.kind 'profile')

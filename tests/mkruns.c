@@ -25,6 +25,15 @@
  *                            go to: FP32 adds (default) or the tensor pipe
  *   l2 BYTES|-               L2 bytes (lts__t_bytes) of the ops that follow;
  *                            '-' (default): no L2 counter
+ *   writeback BYTES|-        DRAM write-back bytes of the ops that follow,
+ *                            taken out of the written quarter of their DRAM
+ *                            bytes (which stay the op's total); '-'
+ *                            (default): no write-back counter
+ *   second DRAM L2 WB|-      the ops that follow with counters have a second
+ *                            kernel (test_kernel_2, after the first) with
+ *                            DRAM bytes DRAM (a quarter written, WB of
+ *                            them as write-back), L2 bytes L2 and no FLOPs;
+ *                            'second -' (default): one kernel
  *   ceiling NAME UNIT VALUE  a measured ceiling of the current run's device
  *   saved BYTES|- [BACKWARD] the bytes the ops that follow keep for their
  *                            backward ('-', the default: NULL) and, for a
@@ -58,22 +67,25 @@
 #include "profile.h"
 #include "store.h"
 #include "util.h"
+#include "views.h"
 
 /* Raw metric names that v_kernel_counters turns into dram_bytes,
  * flops_fp32 (FLOPs = fadd + fmul + 2 ffma) or flops_tensor, and l2_bytes;
  * kept in one place so a rename in the collector is one edit here. */
-enum { C_READ, C_WRITE, C_FLOPS, C_L2, NCOUNTERS };
+enum { C_READ, C_WRITE, C_FLOPS, C_L2, C_WB, NCOUNTERS };
 static const char *const fp32_names[NCOUNTERS] = {
 	"dram__bytes_read.sum",
 	"dram__bytes_write.sum",
 	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
 	"lts__t_bytes.sum",
+	FP_METRIC_DRAM_WRITEBACK,
 };
 static const char *const tensor_names[NCOUNTERS] = {
 	"dram__bytes_read.sum",
 	"dram__bytes_write.sum",
 	"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
 	"lts__t_bytes.sum",
+	FP_METRIC_DRAM_WRITEBACK,
 };
 
 static uint64_t rng_state;
@@ -113,6 +125,7 @@ static char kopts_text[256], kernel_text[256];
 /* The model, FLOP counter and L2 bytes of the ops that follow (NAN:
  * unknown, or no L2 counter). */
 static double model_flops = NAN, model_bytes = NAN, l2_bytes = NAN;
+static double writeback_bytes = NAN;
 static int tensor_flops;
 
 /* The kind of the runs that follow: a profile's ops are all 'fused', the
@@ -122,6 +135,7 @@ static char kind[16] = "run";
 /* The saved bytes (NAN: NULL) and backward workload ("": none) of the ops
  * that follow. */
 static double saved_bytes = NAN;
+static double second_dram = NAN, second_l2, second_wb;
 static char backward[128];
 
 /* parse_double, with '-' for NAN. */
@@ -278,8 +292,14 @@ static int add_rank_samples(struct store *st, long long run, char **f, int n,
 static int add_op(struct store *st, long long run, char **f, int lineno)
 {
 	struct store_op op = { 0 };
-	struct store_kernel k = { 0 };
+	struct store_kernel k[2] = { { 0 } };
 	double vals[NCOUNTERS], median, spread, dram, flops, *t;
+	const char *k_names[NCOUNTERS];
+	static const char *const names2[] = {
+		"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+		FP_METRIC_DRAM_WRITEBACK,
+	};
+	double vals2[4];
 	long launches, n;
 	int counters = strcmp(f[7], "-") != 0;
 	int rc;
@@ -305,20 +325,57 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.launches = launches;
 	op.model_flops = model_flops;
 	op.model_min_bytes = op.model_variant_bytes = model_bytes;
-	k.name = "test_kernel";
-	k.launches = launches;
-	k.dur_ns_median = k.dur_ns_min = k.dur_ns_max = median;
+	k[0].name = "test_kernel";
+	k[0].launches = launches;
+	k[0].dur_ns_median = k[0].dur_ns_min = k[0].dur_ns_max = median;
 	if (counters) {
+		const char *const *names = tensor_flops ? tensor_names : fp32_names;
+
 		vals[C_READ] = round(dram * 0.75);
 		vals[C_WRITE] = dram - vals[C_READ];
 		vals[C_FLOPS] = flops;
-		vals[C_L2] = l2_bytes;
-		k.ncounters = isnan(l2_bytes) ? C_L2 : NCOUNTERS;
-		k.counter_names = tensor_flops ? tensor_names : fp32_names;
-		k.counter_values = vals;
+		k[0].ncounters = C_L2;
+		if (!isnan(l2_bytes)) {
+			k_names[k[0].ncounters] = names[C_L2];
+			vals[k[0].ncounters++] = l2_bytes;
+		}
+		if (!isnan(writeback_bytes)) {
+			if (writeback_bytes > vals[C_WRITE]) {
+				free(t);
+				return error("line %d: write-back above the op's written bytes",
+					     lineno);
+			}
+			vals[C_WRITE] -= writeback_bytes;
+			k_names[k[0].ncounters] = names[C_WB];
+			vals[k[0].ncounters++] = writeback_bytes;
+		}
+		for (int i = 0; i < C_L2; i++)
+			k_names[i] = names[i];
+		k[0].counter_names = k_names;
+		k[0].counter_values = vals;
 	}
 	op.nkernels = 1;
-	op.kernels = &k;
+	if (counters && !isnan(second_dram)) {
+		double read = round(second_dram * 0.75);
+
+		k[1].name = "test_kernel_2";
+		k[1].launches = launches;
+		k[1].dur_ns_median = k[1].dur_ns_min = k[1].dur_ns_max = median;
+		vals2[0] = read;
+		vals2[1] = second_dram - read - second_wb;
+		vals2[2] = second_l2;
+		vals2[3] = second_wb;
+		if (vals2[1] < 0) {
+			free(t);
+			return error("line %d: the second kernel's write-back above its "
+				     "written bytes", lineno);
+		}
+		k[1].ncounters = 4;
+		k[1].counter_names = names2;
+		k[1].counter_values = vals2;
+		op.nkernels = 2;
+	}
+	op.kernels = k;
 	op.kernel_opts = kopts_text;
 	op.kernel = kernel_text;
 	op.model_saved_bytes = saved_bytes;
@@ -410,6 +467,21 @@ int main(int argc, char **argv)
 			tensor_flops = !strcmp(f[1], "tensor");
 		} else if (!strcmp(f[0], "l2") && n == 2) {
 			if (number_or_dash(f[1], &l2_bytes)) {
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+		} else if (!strcmp(f[0], "second") && n == 2 && !strcmp(f[1], "-")) {
+			second_dram = NAN;
+		} else if (!strcmp(f[0], "second") && n == 4) {
+			if (parse_double(f[1], &second_dram) ||
+			    parse_double(f[2], &second_l2) ||
+			    parse_double(f[3], &second_wb)) {
+				second_dram = NAN;
+				error("line %d: bad number", lineno);
+				goto out;
+			}
+		} else if (!strcmp(f[0], "writeback") && n == 2) {
+			if (number_or_dash(f[1], &writeback_bytes)) {
 				error("line %d: bad number", lineno);
 				goto out;
 			}
