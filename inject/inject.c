@@ -63,9 +63,11 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * one pass without replay (CUPTI's user replay with a configuration of
  * one pass: the kernels run once, as the program runs them; a group that
  * needs more passes is split into collectors that need one), with
- * fuseprof's L2 flush before each kernel (every kernel starts from a
- * clean cache) and after the last (the flush after a kernel measures what
- * it left dirty: its write-back). Kernel replay would save and restore
+ * fuseprof's L2 flush right before each kernel (every kernel starts from
+ * a clean cache) and right after it, before its launch call returns (the
+ * flush after a kernel measures what it left dirty, its write-back, and
+ * nothing that GPU work the collector does not see, a copy or a memset,
+ * left dirty after it: ranges F K A a kernel, probes/counters-layout.c). Kernel replay would save and restore
  * the memory a kernel may write around each pass, which leaves its
  * buffers in L2 and its DRAM bytes wrong; the instruction counts (FLOPs),
  * which CUPTI counts by patching the code and which no cache changes,
