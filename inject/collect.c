@@ -29,7 +29,11 @@ struct placed {
 	const char *op;
 	uint32_t tid;
 	uint64_t ts;
+	int nptrs, ptrs_cut;          /* the launch record's */
+	uint64_t ptrs[PROBE_LAUNCH_PTRS];
 };
+
+_Static_assert(PROBE_LAUNCH_PTRS == STORE_PROF_PTRS, "a launch's pointers fit its row");
 
 /* A launch whose kernel has not come this long after it never will (a
  * record CUPTI dropped): its entry goes, once the map is this big. */
@@ -359,8 +363,11 @@ static void place_launches(struct collector *c, const struct collect_batch *b)
 			.correlation = l->correlation, .graph = l->graph,
 			.instance = in ? in->id : 0,
 			.op = in ? intern_path(c, in->path) : NULL, .tid = l->tid,
-			.ts = l->ts,
+			.ts = l->ts, .nptrs = l->nptrs, .ptrs_cut = l->ptrs_cut,
 		};
+
+		if (l->nptrs > 0)
+			memcpy(e.ptrs, l->ptrs, sizeof(uint64_t) * (size_t)l->nptrs);
 
 		placed_put(&c->placed, &e);
 	}
@@ -494,6 +501,10 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		out->correlation = k->correlation;
 		out->start_ns = (long long)k->start;
 		out->end_ns = (long long)(k->end > k->start ? k->end : k->start);
+		out->nptrs = p ? p->nptrs : -1;
+		out->ptrs_cut = p && p->ptrs_cut;
+		if (out->nptrs > 0)
+			memcpy(out->ptrs, p->ptrs, sizeof(uint64_t) * (size_t)out->nptrs);
 		if ((out->counters = counted_find(c, k->correlation))) {
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;

@@ -29,6 +29,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include "args.h"
 #include "collect.h"
 #include "error.h"
 #include "inject.h"
@@ -67,9 +68,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * a clean cache) and right after it, before its launch call returns (the
  * flush after a kernel measures what it left dirty, its write-back, and
  * nothing that GPU work the collector does not see, a copy or a memset,
- * left dirty after it: ranges F K A a kernel, probes/counters-layout.c). Kernel replay would save and restore
- * the memory a kernel may write around each pass, which leaves its
- * buffers in L2 and its DRAM bytes wrong; the instruction counts (FLOPs),
+ * left dirty after it: ranges F K A a kernel, probes/counters-layout.c).
+ * Kernel replay would save and restore the memory a kernel may write
+ * around each pass, which leaves its buffers in L2 and its DRAM bytes
+ * wrong; the instruction counts (FLOPs),
  * which CUPTI counts by patching the code and which no cache changes,
  * take kernel replay, in a collector of their own. A collection holds the
  * kernels launched since it began; it ends at FP_COUNT_BATCH kernels,
@@ -584,6 +586,8 @@ static void count_setup(const char *list)
 	g.cfg.counter_names = (const char *const *)ct.names;
 	g.cfg.ncounters = ct.n + 1;
 	activity_trace_launch_edges(on_edge, NULL);
+	/* which buffers each counted kernel touches (inject/args.h) */
+	activity_launch_pointers(args_of_launch);
 }
 
 static void setup(void)

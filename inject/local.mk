@@ -12,7 +12,8 @@ injectdir = $(pkglibdir)
 inject_PROGRAMS = libfuseprof-inject.so
 libfuseprof_inject_so_SOURCES = \
 	inject/inject.c inject/inject.h \
-	inject/collect.c inject/collect.h
+	inject/collect.c inject/collect.h \
+	inject/args.c inject/args-pick.c inject/args.h
 libfuseprof_inject_so_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) \
 	-I$(top_srcdir)/inject
 libfuseprof_inject_so_LDFLAGS = -shared -Wl,-z,defs \
@@ -38,6 +39,13 @@ tests_test_profile_SOURCES = tests/test-profile.c \
 tests_test_profile_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/inject
 tests_test_profile_LDADD = store/libfpstore.a probes/libfpprobes.a \
 	lib/libfpcore.a $(SQLITE_LIBS) -lm
+
+## Which words of a launch's arguments are device pointers (no GPU).
+check_PROGRAMS += tests/test-args
+TESTS += tests/test-args
+tests_test_args_SOURCES = tests/test-args.c inject/args-pick.c inject/args.h
+tests_test_args_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/inject
+tests_test_args_LDADD = lib/libfpcore.a
 
 ## The command line of `fuseprof profile` (its refusals, the environment
 ## it gives the program, exit statuses, a program with no CUDA work) and

@@ -379,6 +379,18 @@ static void forget_tid(void)
 	my_tid = 0;
 }
 
+/* The pointers of the launch under way in this thread (read at the
+ * driver call's entry, taken by the record at the outer call's exit). */
+static int (*read_ptrs)(unsigned, const void *, uint64_t *, int);
+static __thread int pending_n = -1, pending_cut;
+static __thread uint64_t pending[PROBE_LAUNCH_PTRS];
+
+void activity_launch_pointers(int (*read)(unsigned cbid, const void *params,
+					  uint64_t *out, int max))
+{
+	read_ptrs = read;
+}
+
 int probe_launch_stream(int domain, unsigned cbid, const void *params,
 			void **s)
 {
@@ -446,6 +458,17 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 	(void)arg;
 	if (own_launch)
 		return;
+	if (read_ptrs && cb->callbackSite == CUPTI_API_ENTER) {
+		/* a runtime launch's pointers are its driver call's */
+		if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+			int n = read_ptrs(cbid, cb->functionParams, pending,
+					  PROBE_LAUNCH_PTRS);
+
+			pending_cut = n < 0;
+			pending_n = n < 0 ? -1 - n : n;
+		} else if (in_runtime_launch == 0)
+			pending_n = -1;
+	}
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
 		in_runtime_launch += cb->callbackSite == CUPTI_API_ENTER ? 1 : -1;
 	else if (in_runtime_launch > 0)
@@ -463,6 +486,11 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 	l.tid = my_tid;
 	l.ts = activity_now();
 	l.graph = is_graph_launch(domain, cbid);
+	l.nptrs = read_ptrs && !l.graph ? pending_n : -1;
+	l.ptrs_cut = l.nptrs >= 0 && pending_cut;
+	if (l.nptrs > 0)
+		memcpy(l.ptrs, pending, sizeof(uint64_t) * (size_t)l.nptrs);
+	pending_n = -1;
 	launch_fn(&l, launch_arg);
 }
 

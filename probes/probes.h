@@ -145,6 +145,9 @@ int activity_start_sink(const struct activity_sink *sink);
  * all complete, or every one (forced: at the end). Returns 0 or -1. */
 int activity_flush(int forced);
 
+/* Pointers a launch record keeps at most. */
+#define PROBE_LAUNCH_PTRS 32
+
 /* A kernel or graph launch: which thread launched it when, so that the
  * profiler can tell the NVTX ranges it ran in. */
 struct launch_rec {
@@ -153,7 +156,20 @@ struct launch_rec {
 	uint64_t ts;              /* ns, CUPTI's clock, when the call returned */
 	int graph;                /* a graph launch: several kernels share
 				     its correlation id */
+	/* The device pointers among its arguments, in order, each once
+	 * (activity_launch_pointers); nptrs -1: not read; ptrs_cut: more
+	 * were there than PROBE_LAUNCH_PTRS, or arguments than were read. */
+	int nptrs, ptrs_cut;
+	uint64_t ptrs[PROBE_LAUNCH_PTRS];
 };
+
+/* Read the device pointers among each kernel launch's arguments with
+ * read(cbid, params, out, max) (a driver launch call's callback id and
+ * CUPTI's parameters of it, at its entry; returns as inject/args.h's
+ * args_of_launch), into its launch_rec; NULL: stop. A runtime launch's
+ * pointers come from the driver call it makes. */
+void activity_launch_pointers(int (*read)(unsigned cbid, const void *params,
+					  uint64_t *out, int max));
 
 /* Call fn(launch, arg) from the launching thread as each kernel or graph
  * launch call returns successfully (CUPTI callbacks on the runtime's and

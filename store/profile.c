@@ -182,8 +182,8 @@ static const char *const sql[NQ] = {
 		"launches, proc_id) VALUES (?1, (SELECT coalesce(max(rep) + 1, 0) "
 		"FROM samples WHERE op_id = ?1), 0, ?2, ?3, 0, ?4) RETURNING rep",
 	[Q_LAUNCH] = "INSERT INTO launches (op_id, kernel_id, rep, pid, tid, "
-		"device, stream, correlation, start_ns, end_ns, proc_id) VALUES (?1, "
-		"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		"device, stream, correlation, start_ns, end_ns, proc_id, ptrs) VALUES "
+		"(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[Q_RANGE] = "INSERT INTO ranges (run_id, pid, tid, instance, domain, name, "
 		"path, depth, start_ns, end_ns, proc_id) VALUES (?1, ?2, ?3, ?4, ?5, "
 		"?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (proc_id, instance) DO UPDATE "
@@ -420,6 +420,20 @@ static int add_counts(struct commit *c, long long slot, const struct store_prof_
 	return step_write(c, s);
 }
 
+void store_ptrs_json(const uint64_t *ptrs, int n, int cut, char *out, size_t size)
+{
+	size_t len = 0;
+
+	if (n > STORE_PROF_PTRS)
+		n = STORE_PROF_PTRS;
+	len += (size_t)snprintf(out, size, "[");
+	for (int i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%llu", i ? "," : "",
+					(unsigned long long)ptrs[i]);
+	if (len < size)
+		snprintf(out + len, size - len, "%s]", cut ? (n ? ",null" : "null") : "");
+}
+
 static int add_launch(struct commit *c, const struct store_prof_launch *l,
 		      long long *last_op, long long *last_inst, long long *last_rep)
 {
@@ -461,6 +475,14 @@ static int add_launch(struct commit *c, const struct store_prof_launch *l,
 	sqlite3_bind_int64(s, 9, l->start_ns);
 	sqlite3_bind_int64(s, 10, l->end_ns);
 	sqlite3_bind_int64(s, 11, c->p->id);
+	if (l->nptrs >= 0) {
+		char js[STORE_PROF_PTRS * 22 + 8];
+
+		store_ptrs_json(l->ptrs, l->nptrs, l->ptrs_cut, js, sizeof js);
+		sqlite3_bind_text(s, 12, js, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_null(s, 12);
+	}
 	if (step_write(c, s))
 		return -1;
 	return l->ncounters > 0 ? add_counts(c, slot, l) : 0;

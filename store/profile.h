@@ -18,6 +18,7 @@
 #define FP_STORE_PROFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -63,6 +64,9 @@ int store_proc_finish(struct store *st, const struct store_proc *p,
 void store_proc_release(struct store_proc *p);
 
 /* One kernel launch of a profiled process. */
+/* Pointers a launch keeps at most (probes.h's PROBE_LAUNCH_PTRS). */
+#define STORE_PROF_PTRS 32
+
 struct store_prof_launch {
 	const char *op;           /* its op: innermost range path, or the
 	                             kernel's name outside any range */
@@ -76,12 +80,23 @@ struct store_prof_launch {
 	long long tid;            /* the launching thread; -1: unknown */
 	long long device, stream, correlation;
 	long long start_ns, end_ns;  /* GPU timestamps, CUPTI's clock */
+	/* The device pointers among its arguments, in order, each once
+	 * (`profile --metrics`); nptrs -1: not read (stored NULL); ptrs_cut:
+	 * the list was cut (stored with a trailing null). */
+	int nptrs, ptrs_cut;
+	uint64_t ptrs[STORE_PROF_PTRS];
 	/* Hardware counters of this launch (`profile --metrics`), or
 	 * ncounters 0: counter_names[i] = counters[i], NaN: not measured. */
 	const char *const *counter_names;
 	const double *counters;
 	int ncounters;
 };
+
+/* A launch's pointers as launches.ptrs keeps them: a JSON array of the
+ * integers in order, [] for none, a trailing null where the list was cut
+ * ("[140386217836544,140386222030848,null]"); size STORE_PROF_PTRS * 22
+ * + 8 holds any. */
+void store_ptrs_json(const uint64_t *ptrs, int n, int cut, char *out, size_t size);
 
 /* How a profiled run's counters are kept. Each kernel slot holds, per
  * metric, the sum over its counted launches (metric STORE_SUM_PREFIX

@@ -277,6 +277,11 @@ static const char *const migrations[] = {
 	 * by the rest of it. */
 	"CREATE UNIQUE INDEX ops_nodevice ON ops(run_id, workload, variant, dtype,"
 	"  shape) WHERE device_id IS NULL;",
+	/* 7 -> 8: the device pointers among a counted launch's arguments
+	 * (`profile --metrics`), a JSON array of integers (store_ptrs_json),
+	 * NULL where they were not read: the evidence of which buffers a
+	 * kernel touches, for the fusion views' links. */
+	"ALTER TABLE launches ADD COLUMN ptrs TEXT;",
 };
 
 /* What a read-only connection puts over a database at user_version i
@@ -317,7 +322,7 @@ static const char *const migrations[] = {
 	"CREATE TEMP VIEW launches AS SELECT NULL AS id, NULL AS op_id," \
 	" NULL AS kernel_id, NULL AS rep, NULL AS pid, NULL AS tid," \
 	" NULL AS device, NULL AS stream, NULL AS correlation," \
-	" NULL AS start_ns, NULL AS end_ns, NULL AS proc_id WHERE 0;"
+	" NULL AS start_ns, NULL AS end_ns, NULL AS proc_id, NULL AS ptrs WHERE 0;"
 #define COMPAT_RUNS_6 \
 	"CREATE TEMP VIEW runs AS SELECT *, 'run' AS kind FROM main.runs;" \
 	COMPAT_PROFILE_6
@@ -326,13 +331,15 @@ static const char *const migrations[] = {
 #define COMPAT_PROC_OF_OP(t) \
 	" (SELECT min(p.id) FROM main.ops o JOIN main.procs p ON p.run_id = o.run_id" \
 	" AND p.pid = " t ".pid WHERE o.id = " t ".op_id) AS proc_id"
+#define COMPAT_LAUNCHES_8 \
+	"CREATE TEMP VIEW launches AS SELECT *, NULL AS ptrs FROM main.launches;"
 #define COMPAT_PROFILE_7 \
 	"CREATE TEMP VIEW procs AS SELECT *, NULL AS rank, NULL AS local_rank," \
 	" NULL AS world_size FROM main.procs;" \
 	"CREATE TEMP VIEW samples AS SELECT s0.*," COMPAT_PROC_OF_OP("s0") \
 	" FROM main.samples s0;" \
 	"CREATE TEMP VIEW launches AS SELECT l0.*," COMPAT_PROC_OF_OP("l0") \
-	" FROM main.launches l0;" \
+	", NULL AS ptrs FROM main.launches l0;" \
 	"CREATE TEMP VIEW ranges AS SELECT r0.*, (SELECT min(p.id) FROM main.procs p" \
 	" WHERE p.run_id = r0.run_id AND p.pid = r0.pid) AS proc_id FROM main.ranges r0;"
 static const char *const compat[STORE_SCHEMA_VERSION] = {
@@ -356,6 +363,8 @@ static const char *const compat[STORE_SCHEMA_VERSION] = {
 	 * device_id. */
 	"CREATE TEMP VIEW ops AS SELECT o0.*" COMPAT_OPS_DEV(" AND r.kind = 'run'")
 	COMPAT_PROFILE_7,
+	/* 7: launches before their pointers. */
+	COMPAT_LAUNCHES_8,
 };
 
 int store_error(struct store *st, const char *what)

@@ -1,7 +1,7 @@
 /* store.h - the SQLite store: every measurement fuseprof makes, versioned
  * schema, one transaction per op, and the reads that reports need.
  *
- * Schema (v7), see store/store.c for the DDL and store/views.c for the public views:
+ * Schema (v8), see store/store.c for the DDL and store/views.c for the public views:
  *   meta(key, value)            schema version, creator
  *   devices                     one row per GPU x driver x clocks
  *   runs                        one `fuseprof run` (kind 'run') or `fuseprof
@@ -18,15 +18,16 @@
  *   counters                    per kernel: raw hardware counter values
  *   procs, ranges, launches     profiled runs: each process (host, pid, rank),
  *                               its NVTX range instances and kernel launches,
- *                               each naming its process by proc_id
- *                               (store/profile.h)
+ *                               each naming its process by proc_id, a counted
+ *                               launch with the device pointers among its
+ *                               arguments (ptrs) (store/profile.h)
  * One database from many: store/merge.h. */
 #ifndef FP_STORE_H
 #define FP_STORE_H
 
 #include <sqlite3.h>
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 enum store_mode {
 	STORE_READONLY = 0,  /* must exist; opened read-only; nothing written */

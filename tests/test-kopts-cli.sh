@@ -106,7 +106,7 @@ kernel path=mma mma, 2 stages
 saved 1048576 softmax_bwd
 op softmax_fwd fused fp32 M=64,N=4096 ok 1 1e6 1e6 100000 0.01 5
 SPEC
-	[ "$(q "$old" "PRAGMA user_version")" = 7 ] || fail "not migrated to the current schema (7)"
+	[ "$(q "$old" "PRAGMA user_version")" = 8 ] || fail "not migrated to the current schema (8)"
 	q "$old" "SELECT name FROM pragma_table_info('ops')" >"$tmp/cols"
 	grep -qx kernel_opts "$tmp/cols" && grep -qx kernel "$tmp/cols" ||
 		fail "ops lacks the new columns: $(cat "$tmp/cols")"

@@ -75,11 +75,11 @@ one_line_error "$tmp/bad.db" 'cannot merge'
 grep -q "c.db: 1 run added" "$tmp/out" || fail "merge: the good input after a bad one: $(cat "$tmp/out")"
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "merge: c.db's run missing"
 
-# A newer schema (user_version, bytes 60-63 of the header, set to 8).
+# A newer schema (user_version, bytes 60-63 of the header, set to 9).
 "$mkdb" -s 5 "$tmp/new.db" 2 >/dev/null
-printf '\000\000\000\010' | dd of="$tmp/new.db" bs=1 seek=60 conv=notrunc 2>/dev/null
+printf '\000\000\000\011' | dd of="$tmp/new.db" bs=1 seek=60 conv=notrunc 2>/dev/null
 expect_exit 1 "$FUSEPROF" merge "$tmp/o.db" "$tmp/new.db"
-one_line_error "$tmp/new.db" 'version 8' '(7)' 'upgrade fuseprof'
+one_line_error "$tmp/new.db" 'version 9' '(8)' 'upgrade fuseprof'
 [ "$(q "$tmp/o.db" 'SELECT count(*) FROM runs')" = 4 ] || fail "merge of a newer schema wrote"
 
 # The shipped samples (two GPU runs, two profiled runs of another driver):

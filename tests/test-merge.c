@@ -423,14 +423,14 @@ static void rank_process(const char *db, long long run, long long pid, int steps
 		m[nm++] = mark(MARKER_START, 100, id + 1, t, "step");
 		m[nm++] = mark(MARKER_START, 100, id + 2, t + 10, "ln");
 		m[nm++] = mark(MARKER_END, 100, id + 2, t + 400, NULL);
-		l[nk] = (struct launch_rec){ id + 1, 100, t + 20, 0 };
+		l[nk] = (struct launch_rec){ id + 1, 100, t + 20, 0, -1 };
 		k[nk++] = kernel(id + 1, "ln_fwd", t + 5000, 100 + scale * (uint64_t)i);
-		l[nk] = (struct launch_rec){ id + 2, 100, t + 30, 0 };
+		l[nk] = (struct launch_rec){ id + 2, 100, t + 30, 0, -1 };
 		k[nk++] = kernel(id + 2, "ln_stats", t + 5200, 50 + scale);
 		if ((i + pid) % 2) {
 			m[nm++] = mark(MARKER_START, 100, id + 3, t + 500, "mlp");
 			m[nm++] = mark(MARKER_END, 100, id + 3, t + 900, NULL);
-			l[nk] = (struct launch_rec){ id + 3, 100, t + 510, 0 };
+			l[nk] = (struct launch_rec){ id + 3, 100, t + 510, 0, -1 };
 			k[nk] = kernel(id + 3, "gemm", t + 5400, 300 + 7 * scale);
 			k[nk++].grid[0] = 64 + (unsigned)(pid % 2);
 		}
@@ -877,7 +877,7 @@ static void refusals(void)
 
 	bad = path_of("newer.db");
 	ASSERT(synth_build(bad, &o) > 0);
-	poke(bad, "UPDATE runs SET pid = 99; PRAGMA user_version = 8");
+	poke(bad, "UPDATE runs SET pid = 99; PRAGMA user_version = 99");
 	ASSERT_EQ(merge_into(out, bad, 60, &n), -1);
 	unchanged(out, before);
 	free(bad);

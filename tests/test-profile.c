@@ -86,7 +86,7 @@ static struct marker_rec end(uint32_t tid, uint32_t id, uint64_t ts)
 
 static struct launch_rec launch(uint32_t corr, uint32_t tid, uint64_t ts)
 {
-	struct launch_rec l = { corr, tid, ts, 0 };
+	struct launch_rec l = { corr, tid, ts, 0, -1 };
 
 	return l;
 }
@@ -302,6 +302,11 @@ static void counted(const char *db)
 	struct collect_counts n;
 	struct store *st;
 
+	/* the pointers of three launches: two, two of a cut list, none */
+	l1[0].nptrs = 2, l1[0].ptrs[0] = 0x7f0000001000ull, l1[0].ptrs[1] = 0x7f0000002000ull;
+	l1[1].nptrs = 2, l1[1].ptrs_cut = 1;
+	l1[1].ptrs[0] = 0x7f0000002000ull, l1[1].ptrs[1] = 0x7f0000003000ull;
+	l2[0].nptrs = 0;
 	for (int i = 0; i < 6; i++) {
 		cr[i].correlation = corr[i];
 		cr[i].values = xmalloc(2 * sizeof(double));
@@ -341,6 +346,21 @@ static void counted(const char *db)
 		       "AND workload = 'step'", run), 1200, 1e-9);
 	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_kernels WHERE run_id = %lld "
 		       "AND name = 'late'", run), 7, 1e-9);
+	/* launches.ptrs: a JSON array, a trailing null where cut, [] for
+	 * none, NULL where not read; json_each reads it */
+	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
+		       "WHERE o.run_id = %lld AND l.correlation = 1 AND l.ptrs = "
+		       "'[139637976731648,139637976735744]'", run), 1, 0);
+	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
+		       "WHERE o.run_id = %lld AND l.correlation = 2 AND l.ptrs = "
+		       "'[139637976735744,139637976739840,null]'", run), 1, 0);
+	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id, "
+		       "json_each(l.ptrs) j WHERE o.run_id = %lld AND j.type = 'integer'",
+		       run), 4, 0);
+	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
+		       "WHERE o.run_id = %lld AND l.correlation = 4 AND l.ptrs = '[]'", run), 1, 0);
+	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
+		       "WHERE o.run_id = %lld AND l.ptrs IS NULL", run), 4, 0);
 	store_close(st);
 }
 
