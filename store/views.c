@@ -181,7 +181,7 @@
 	"  ELSE 'memory' END AS cls FROM kb)," \
 	/* Launches in order on each stream, with the one before. */ \
 	" l0 AS (SELECT l.id AS launch_id, o.run_id, l.op_id, l.rep, l.pid, l.device," \
-	"  l.stream, l.kernel_id, l.start_ns, l.end_ns," \
+	"  l.stream, l.kernel_id, l.start_ns, l.end_ns, l.ptrs," \
 	/* In a range instance (outside any, each launch is a sample of its
 	 * own, of no instance in ranges). */ \
 	"  EXISTS (SELECT 1 FROM samples sa JOIN ranges rg ON rg.run_id = o.run_id" \
@@ -192,7 +192,7 @@
 	" l1 AS (SELECT l.*," \
 	"  lag(l.kernel_id) OVER s AS p_kernel, lag(l.end_ns) OVER s AS p_end," \
 	"  lag(l.op_id) OVER s AS p_op, lag(l.rep) OVER s AS p_rep," \
-	"  lag(l.in_range) OVER s AS p_in_range" \
+	"  lag(l.in_range) OVER s AS p_in_range, lag(l.ptrs) OVER s AS p_ptrs" \
 	"  FROM l0 l WINDOW s AS (" OPPS_STREAM " " OPPS_ORDER "))," \
 	" l2 AS (SELECT l1.*, c.cls, c.rd, c.wr, c.dur_ns AS med_ns, c.sname, c.path," \
 	"  p.cls AS p_cls, p.rd AS p_rd, p.wr AS p_wr, p.sname AS p_sname," \
@@ -204,6 +204,11 @@
 	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
 	"  coalesce(c.rd <= " FP_OPPS_REDUCE_FRAC " * (p.rd + p.wr) AND 2 * c.wo < c.rd, 0)" \
 	"   AS c_tail," \
+	/* Buffers it shares with the kernel before (both counted). */ \
+	"  CASE WHEN l1.ptrs IS NOT NULL AND l1.p_ptrs IS NOT NULL THEN" \
+	"   (SELECT count(DISTINCT a.value) FROM json_each(l1.ptrs) a" \
+	"   JOIN json_each(l1.p_ptrs) b ON b.value = a.value" \
+	"   WHERE a.type = 'integer') END AS shared," \
 	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
 	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
 	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
@@ -230,12 +235,16 @@
 	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_x," \
 	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_in " OPPS_ORDER \
 	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_in FROM l5)," \
-	/* Re-reads: reads beyond the producer's output, up to that input. */ \
+	/* Re-reads: reads beyond the producer's output, up to that input, \
+	 * or up to one intermediate's size for each buffer beyond one that \
+	 * it shares with the producer (an input of both, read again). */ \
 	" l7 AS (SELECT *," \
-	"  CASE WHEN brk IS NULL THEN max(0, min(rd - i_x, coalesce(red_x, 0))) ELSE 0 END" \
+	"  CASE WHEN brk IS NULL THEN max(0, min(rd - i_x, max(coalesce(red_x, 0)," \
+	"   CASE WHEN shared >= 2 THEN (shared - 1) * i_x ELSE 0 END))) ELSE 0 END" \
 	"   AS dd_x," \
-	"  CASE WHEN brk_in IS NULL THEN max(0, min(rd - i_in, coalesce(red_in, 0)))" \
-	"   ELSE 0 END AS dd_in FROM l6)," \
+	"  CASE WHEN brk_in IS NULL THEN max(0, min(rd - i_in, max(coalesce(red_in, 0)," \
+	"   CASE WHEN shared >= 2 THEN (shared - 1) * i_in ELSE 0 END))) ELSE 0 END" \
+	"   AS dd_in FROM l6)," \
 	/* The next link's intermediate; an intermediate a reduction consumes
 	 * and no later kernel reads again kept (written once); why the chain
 	 * ends after this launch. */ \

@@ -559,12 +559,21 @@ extern const char fp_v_runs_live_sql[];
  * backward), read once fused. An intermediate that a reducing kernel
  * consumes and no later kernel of the chain reads again is kept: a fused
  * kernel still writes it once (a gradient beside its column sums; for a
- * loss that only the reduction reads, this overstates by one write). How
+ * loss that only the reduction reads, this overstates by one write).
+ * Where both launches' pointer arguments were read (launches.ptrs,
+ * `profile --metrics`), a consumer sharing n >= 2 buffers with its
+ * producer (the intermediate and n - 1 inputs of both) is taken to read
+ * n - 1 tensors of the intermediate's size again (at most its reads
+ * beyond i), read once fused: dy and e in softplus's backward in two
+ * kernels, x in a LayerNorm+GELU backward. How
  * wrong it can be: an intermediate that L2 held never reaches DRAM
  * counters, so small ones are invisible (the link then rests on the
- * shape); a consumer that reads a tensor the chain read before, with no
- * reduction between (x in max(x, 0) + log1p(exp(-|x|)) in three kernels),
- * is counted as reading a new one, and one that reads a new tensor of a
+ * shape); without pointers, a consumer that reads a tensor the chain read
+ * before, with no reduction between (x in max(x, 0) + log1p(exp(-|x|)) in
+ * three kernels), is counted as reading a new one; with them, only a
+ * buffer the producer also holds counts (not one of a kernel before it),
+ * a view at an offset into a buffer is another pointer, and the re-read's
+ * size is the intermediate's; one that reads a new tensor of a
  * reduced input's size after a reduction as reading that input again: the
  * counters cannot tell the two apart; a consumer reading two producers, or
  * a producer's output that a consumer does not read while it reads as

@@ -4,7 +4,8 @@
  * chain of three memory-bound kernels, a GEMM and a compute-bound kernel
  * splitting chains, two streams interleaved, a statistics pass re-read,
  * a grid-wide reduction's last pass, a host sync, a chain across two
- * ranges, a run without counters, and the ranking by total gain. With
+ * ranges, a chain whose pointers show inputs read again, a run without
+ * counters, and the ranking by total gain. With
  * "--make DB" it writes those runs (tags 'synthetic', with counters, and
  * 'timing', without) for the command-line tests and exits. */
 #include "config.h"
@@ -92,6 +93,16 @@ static void launch(const char *op, long long inst, const struct kdef *k,
 	l->correlation = next_corr++;
 	l->start_ns = (long long)llround(start_us * 1e3);
 	l->end_ns = (long long)llround((start_us + dur_us) * 1e3);
+	l->nptrs = -1;  /* not read, unless ptrs() says */
+}
+
+/* The device pointers of the last launch (0-terminated). */
+static void ptrs(const uint64_t *p)
+{
+	struct store_prof_launch *l = &launches[nlaunches - 1];
+
+	for (l->nptrs = 0; p[l->nptrs]; l->nptrs++)
+		l->ptrs[l->nptrs] = p[l->nptrs];
 }
 
 static void exec(struct store *st, const char *sql)
@@ -175,6 +186,10 @@ static const struct kdef
 	/* a kernel writing two tensors that the next one reads both of */
 	ptwo = { "two_out", 4096, NB, 2 * NB, 0, 0, 0 },
 	pcomb = { "two_in", 4096, 2 * NB, NB, 0, 0, 0 },
+	/* softplus's backward in two kernels, their pointers read: de = dy /
+	 * (1 + e), then dx from dy, x, e and de (dy and e read again) */
+	plog = { "sp_log1p_bwd", 4096, 2 * NB, NB, 0, 0, 0 },
+	pexp = { "sp_exp_bwd", 4096, 4 * NB, NB, 0, 0, 0 },
 	o1 = { "out_a", 4096, NB, NB, 0, 0, 0 },
 	o2 = { "out_b", 4096, NB, NB, 0, 0, 0 };
 
@@ -279,6 +294,19 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	launch("O/twoout", inst, &ptwo, 7, t, 50);
 	launch("O/twoout", inst, &pcomb, 7, t + 52, 50);
 	t += 1000, inst++;
+	{
+		/* buffers: dy, e, x, de, dx */
+		static const uint64_t k1[] = { 0x7f0004000000, 0x7f0000000000,
+					       0x7f0008000000, 0 },
+			k2[] = { 0x7f0010000000, 0x7f0000000000, 0x7f000c000000,
+				 0x7f0008000000, 0x7f0004000000, 0 };
+
+		launch("P/softplus", inst, &plog, 7, t, 50);
+		ptrs(k1);
+		launch("P/softplus", inst, &pexp, 7, t + 52, 90);
+		ptrs(k2);
+	}
+	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
 	launch("H/one", inst++, &x1, 7, t, 50);
 	launch("H/two", inst++, &x2, 7, t + 52, 50);
@@ -311,7 +339,8 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "M/colsum", &mpart }, { "M/colsum", &msum },
 			{ "N/dropout", &nbias }, { "N/dropout", &ndrop },
 			{ "N/dropout", &nadd }, { "O/twoout", &ptwo },
-			{ "O/twoout", &pcomb },
+			{ "O/twoout", &pcomb }, { "P/softplus", &plog },
+			{ "P/softplus", &pexp },
 			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
@@ -610,6 +639,22 @@ static void check_outputs(void)
 	ASSERT_NEAR(o->pred_ach, o->pred, 1e-6);
 }
 
+/* Pointers read (profile --metrics): the second kernel shares three
+ * buffers with the first, de (the intermediate) and dy and e (read
+ * again), so a fused kernel reads dy, e and x once each and writes dx;
+ * from the bytes alone it would read dy and e twice (5 NB). */
+static void check_pointers(void)
+{
+	const struct cand *c = find("chain", "P/softplus", "sp_log1p_bwd > sp_exp_bwd");
+
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_NEAR(c->fused_rd, 3 * NB, 1e-9);
+	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	ASSERT_NEAR(c->dram, 8 * NB, 1e-9);
+}
+
 static void check_cross(void)
 {
 	const struct cand *c = find("cross-range", "H/one", "cross_a > cross_b");
@@ -762,6 +807,7 @@ int main(int argc, char **argv)
 	check_multi();
 	check_tail();
 	check_outputs();
+	check_pointers();
 	check_outside();
 	check_cross();
 	check_rank();
