@@ -8,13 +8,14 @@
 #include "args.h"
 
 int args_pick(int n, const size_t *size, const void *const *val,
-	      int (*is_dev)(uint64_t word, void *arg), void *arg, uint64_t *out, int max)
+	      uint64_t (*dev_bytes)(uint64_t word, void *arg), void *arg, uint64_t *out,
+	      uint64_t *bytes, int max)
 {
 	int got = 0, cut = 0, words = 0;
 
 	for (int i = 0; i < n && !cut; i++) {
 		for (size_t w = 0; w + 8 <= size[i]; w += 8) {
-			uint64_t v;
+			uint64_t v, b;
 			int seen = 0;
 
 			if (++words > ARGS_SCAN_WORDS) {
@@ -26,13 +27,14 @@ int args_pick(int n, const size_t *size, const void *const *val,
 				continue;
 			for (int j = 0; j < got && !seen; j++)
 				seen = out[j] == v;
-			if (seen || !is_dev(v, arg))
+			if (seen || !(b = dev_bytes(v, arg)))
 				continue;
 			if (got == max) {
 				cut = 1;
 				break;
 			}
-			out[got++] = v;
+			out[got] = v;
+			bytes[got++] = b;
 		}
 	}
 	return cut ? -1 - got : got;

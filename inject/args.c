@@ -12,13 +12,16 @@
 
 #include "args.h"
 
-static int drv_is_dev(uint64_t v, void *arg)
+static uint64_t drv_dev_bytes(uint64_t v, void *arg)
 {
 	CUdeviceptr base = 0;
 	size_t bytes = 0;
 
 	(void)arg;
-	return cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)v) == CUDA_SUCCESS;
+	if (cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)v) != CUDA_SUCCESS ||
+	    v < (uint64_t)base || v - (uint64_t)base >= bytes)
+		return 0;
+	return (uint64_t)base + bytes - v;
 }
 
 /* Parameter i's offset and size: f is a CUfunction, or the CUkernel a
@@ -46,7 +49,8 @@ static const char *packed(void **extra)
 	return NULL;
 }
 
-int args_of_launch(unsigned cbid, const void *params, uint64_t *out, int max)
+int args_of_launch(unsigned cbid, const void *params, uint64_t *out, uint64_t *bytes,
+		   int max)
 {
 	size_t size[ARGS_SCAN_WORDS];
 	const void *val[ARGS_SCAN_WORDS];
@@ -93,5 +97,5 @@ int args_of_launch(unsigned cbid, const void *params, uint64_t *out, int max)
 		val[n] = kp ? kp[i] : buf + off;
 		n++;
 	}
-	return args_pick(n, size, val, drv_is_dev, NULL, out, max);
+	return args_pick(n, size, val, drv_dev_bytes, NULL, out, bytes, max);
 }

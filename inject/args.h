@@ -13,13 +13,15 @@
 
 /* The pointers among n parameters of sizes size[i] whose values lie at
  * val[i]: each 8-byte word (at offsets 0, 8, ... within a parameter, as
- * a 64-bit ABI aligns pointers) that is_dev(word, arg) takes for a
- * device address, in order, each once, at most max into out; a word of
- * 0 or below 4 GiB is never one (small integers, sizes, flags). Returns
- * how many, or -1 - how many when more were there than max or words
- * than ARGS_SCAN_WORDS (the list is cut, not wrong). */
+ * a 64-bit ABI aligns pointers) for which dev_bytes(word, arg) gives the
+ * bytes from it to the end of its device allocation (0: not a device
+ * address), in order, each once, at most max into out, those bytes into
+ * bytes; a word of 0 or below 4 GiB is never one (small integers, sizes,
+ * flags). Returns how many, or -1 - how many when more were there than
+ * max or words than ARGS_SCAN_WORDS (the list is cut, not wrong). */
 int args_pick(int n, const size_t *size, const void *const *val,
-	      int (*is_dev)(uint64_t word, void *arg), void *arg, uint64_t *out, int max);
+	      uint64_t (*dev_bytes)(uint64_t word, void *arg), void *arg, uint64_t *out,
+	      uint64_t *bytes, int max);
 
 /* The same for the driver launch call cbid (a CUpti_CallbackId of the
  * driver domain) with CUPTI's parameters of that call, at its entry:
@@ -30,6 +32,7 @@ int args_pick(int n, const size_t *size, const void *const *val,
  * the CUkernel a CUDA 12+ runtime launch passes as its CUfunction); a
  * word is a device pointer when cuMemGetAddressRange finds its
  * allocation. Returns as args_pick, or 0 for any other call. */
-int args_of_launch(unsigned cbid, const void *params, uint64_t *out, int max);
+int args_of_launch(unsigned cbid, const void *params, uint64_t *out, uint64_t *bytes,
+		   int max);
 
 #endif

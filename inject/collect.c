@@ -30,7 +30,7 @@ struct placed {
 	uint32_t tid;
 	uint64_t ts;
 	int nptrs, ptrs_cut;          /* the launch record's */
-	uint64_t ptrs[PROBE_LAUNCH_PTRS];
+	uint64_t ptrs[PROBE_LAUNCH_PTRS], ptr_bytes[PROBE_LAUNCH_PTRS];
 };
 
 _Static_assert(PROBE_LAUNCH_PTRS == STORE_PROF_PTRS, "a launch's pointers fit its row");
@@ -366,8 +366,10 @@ static void place_launches(struct collector *c, const struct collect_batch *b)
 			.ts = l->ts, .nptrs = l->nptrs, .ptrs_cut = l->ptrs_cut,
 		};
 
-		if (l->nptrs > 0)
+		if (l->nptrs > 0) {
 			memcpy(e.ptrs, l->ptrs, sizeof(uint64_t) * (size_t)l->nptrs);
+			memcpy(e.ptr_bytes, l->ptr_bytes, sizeof(uint64_t) * (size_t)l->nptrs);
+		}
 
 		placed_put(&c->placed, &e);
 	}
@@ -503,8 +505,11 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		out->end_ns = (long long)(k->end > k->start ? k->end : k->start);
 		out->nptrs = p ? p->nptrs : -1;
 		out->ptrs_cut = p && p->ptrs_cut;
-		if (out->nptrs > 0)
+		if (out->nptrs > 0) {
 			memcpy(out->ptrs, p->ptrs, sizeof(uint64_t) * (size_t)out->nptrs);
+			memcpy(out->ptr_bytes, p->ptr_bytes,
+			       sizeof(uint64_t) * (size_t)out->nptrs);
+		}
 		if ((out->counters = counted_find(c, k->correlation))) {
 			out->counter_names = c->cfg.counter_names;
 			out->ncounters = c->cfg.ncounters;

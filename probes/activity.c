@@ -381,12 +381,12 @@ static void forget_tid(void)
 
 /* The pointers of the launch under way in this thread (read at the
  * driver call's entry, taken by the record at the outer call's exit). */
-static int (*read_ptrs)(unsigned, const void *, uint64_t *, int);
+static int (*read_ptrs)(unsigned, const void *, uint64_t *, uint64_t *, int);
 static __thread int pending_n = -1, pending_cut;
-static __thread uint64_t pending[PROBE_LAUNCH_PTRS];
+static __thread uint64_t pending[PROBE_LAUNCH_PTRS], pending_bytes[PROBE_LAUNCH_PTRS];
 
 void activity_launch_pointers(int (*read)(unsigned cbid, const void *params,
-					  uint64_t *out, int max))
+					  uint64_t *out, uint64_t *bytes, int max))
 {
 	read_ptrs = read;
 }
@@ -462,7 +462,7 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 		/* a runtime launch's pointers are its driver call's */
 		if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 			int n = read_ptrs(cbid, cb->functionParams, pending,
-					  PROBE_LAUNCH_PTRS);
+					  pending_bytes, PROBE_LAUNCH_PTRS);
 
 			pending_cut = n < 0;
 			pending_n = n < 0 ? -1 - n : n;
@@ -488,8 +488,10 @@ static void CUPTIAPI on_launch(void *arg, CUpti_CallbackDomain domain,
 	l.graph = is_graph_launch(domain, cbid);
 	l.nptrs = read_ptrs && !l.graph ? pending_n : -1;
 	l.ptrs_cut = l.nptrs >= 0 && pending_cut;
-	if (l.nptrs > 0)
+	if (l.nptrs > 0) {
 		memcpy(l.ptrs, pending, sizeof(uint64_t) * (size_t)l.nptrs);
+		memcpy(l.ptr_bytes, pending_bytes, sizeof(uint64_t) * (size_t)l.nptrs);
+	}
 	pending_n = -1;
 	launch_fn(&l, launch_arg);
 }

@@ -161,15 +161,16 @@ struct launch_rec {
 	 * were there than PROBE_LAUNCH_PTRS, or arguments than were read. */
 	int nptrs, ptrs_cut;
 	uint64_t ptrs[PROBE_LAUNCH_PTRS];
+	uint64_t ptr_bytes[PROBE_LAUNCH_PTRS];  /* each to its allocation's end */
 };
 
 /* Read the device pointers among each kernel launch's arguments with
- * read(cbid, params, out, max) (a driver launch call's callback id and
+ * read(cbid, params, out, bytes, max) (a driver launch call's callback id and
  * CUPTI's parameters of it, at its entry; returns as inject/args.h's
  * args_of_launch), into its launch_rec; NULL: stop. A runtime launch's
  * pointers come from the driver call it makes. */
 void activity_launch_pointers(int (*read)(unsigned cbid, const void *params,
-					  uint64_t *out, int max));
+					  uint64_t *out, uint64_t *bytes, int max));
 
 /* Call fn(launch, arg) from the launching thread as each kernel or graph
  * launch call returns successfully (CUPTI callbacks on the runtime's and

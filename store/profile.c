@@ -420,7 +420,8 @@ static int add_counts(struct commit *c, long long slot, const struct store_prof_
 	return step_write(c, s);
 }
 
-void store_ptrs_json(const uint64_t *ptrs, int n, int cut, char *out, size_t size)
+void store_ptrs_json(const uint64_t *ptrs, const uint64_t *bytes, int n, int cut,
+		     char *out, size_t size)
 {
 	size_t len = 0;
 
@@ -428,8 +429,9 @@ void store_ptrs_json(const uint64_t *ptrs, int n, int cut, char *out, size_t siz
 		n = STORE_PROF_PTRS;
 	len += (size_t)snprintf(out, size, "[");
 	for (int i = 0; i < n && len < size; i++)
-		len += (size_t)snprintf(out + len, size - len, "%s%llu", i ? "," : "",
-					(unsigned long long)ptrs[i]);
+		len += (size_t)snprintf(out + len, size - len, "%s[%llu,%llu]", i ? "," : "",
+					(unsigned long long)ptrs[i],
+					(unsigned long long)bytes[i]);
 	if (len < size)
 		snprintf(out + len, size - len, "%s]", cut ? (n ? ",null" : "null") : "");
 }
@@ -476,9 +478,9 @@ static int add_launch(struct commit *c, const struct store_prof_launch *l,
 	sqlite3_bind_int64(s, 10, l->end_ns);
 	sqlite3_bind_int64(s, 11, c->p->id);
 	if (l->nptrs >= 0) {
-		char js[STORE_PROF_PTRS * 22 + 8];
+		char js[STORE_PROF_PTRS * 44 + 8];
 
-		store_ptrs_json(l->ptrs, l->nptrs, l->ptrs_cut, js, sizeof js);
+		store_ptrs_json(l->ptrs, l->ptr_bytes, l->nptrs, l->ptrs_cut, js, sizeof js);
 		sqlite3_bind_text(s, 12, js, -1, SQLITE_TRANSIENT);
 	} else {
 		sqlite3_bind_null(s, 12);

@@ -85,6 +85,7 @@ struct store_prof_launch {
 	 * the list was cut (stored with a trailing null). */
 	int nptrs, ptrs_cut;
 	uint64_t ptrs[STORE_PROF_PTRS];
+	uint64_t ptr_bytes[STORE_PROF_PTRS];  /* each to its allocation's end */
 	/* Hardware counters of this launch (`profile --metrics`), or
 	 * ncounters 0: counter_names[i] = counters[i], NaN: not measured. */
 	const char *const *counter_names;
@@ -92,11 +93,13 @@ struct store_prof_launch {
 	int ncounters;
 };
 
-/* A launch's pointers as launches.ptrs keeps them: a JSON array of the
- * integers in order, [] for none, a trailing null where the list was cut
- * ("[140386217836544,140386222030848,null]"); size STORE_PROF_PTRS * 22
- * + 8 holds any. */
-void store_ptrs_json(const uint64_t *ptrs, int n, int cut, char *out, size_t size);
+/* A launch's pointers as launches.ptrs keeps them: a JSON array of
+ * [pointer, bytes from it to its allocation's end] pairs in order, []
+ * for none, a trailing null where the list was cut
+ * ("[[140386217836544,4194304],[140386222030848,4194304],null]"); size
+ * STORE_PROF_PTRS * 44 + 8 holds any. */
+void store_ptrs_json(const uint64_t *ptrs, const uint64_t *bytes, int n, int cut,
+		     char *out, size_t size);
 
 /* How a profiled run's counters are kept. Each kernel slot holds, per
  * metric, the sum over its counted launches (metric STORE_SUM_PREFIX

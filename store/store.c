@@ -278,7 +278,8 @@ static const char *const migrations[] = {
 	"CREATE UNIQUE INDEX ops_nodevice ON ops(run_id, workload, variant, dtype,"
 	"  shape) WHERE device_id IS NULL;",
 	/* 7 -> 8: the device pointers among a counted launch's arguments
-	 * (`profile --metrics`), a JSON array of integers (store_ptrs_json),
+	 * (`profile --metrics`), a JSON array of [pointer, bytes to its
+	 * allocation's end] pairs (store_ptrs_json),
 	 * NULL where they were not read: the evidence of which buffers a
 	 * kernel touches, for the fusion views' links. */
 	"ALTER TABLE launches ADD COLUMN ptrs TEXT;",

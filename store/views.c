@@ -143,6 +143,17 @@
 	" FROM l8 WHERE cls = 'memory'" \
 	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
 
+/* The buffers a launch shares with the launch before it (both with their
+ * pointers read: launches.ptrs) that hold at most one tensor of the size
+ * i (the bytes from the pointer to its allocation's end at most i and
+ * the slack): a buffer holding more (a packed input whose halves two
+ * kernels read) is no evidence that one tensor is read twice. */
+#define OPPS_SHARED(i) "(SELECT count(DISTINCT json_extract(a.value, '$[0]'))" \
+	" FROM json_each(ptrs) a JOIN json_each(p_ptrs) b" \
+	" ON json_extract(b.value, '$[0]') = json_extract(a.value, '$[0]')" \
+	" WHERE a.type = 'array' AND json_extract(a.value, '$[1]')" \
+	" <= (1 + " FP_OPPS_TENSOR_SLACK ") * " i ")"
+
 /* v_fusion_candidates: the SELECT, in steps (views.h says the rules). */
 #define OPPS_SQL \
 	"WITH cx AS (SELECT run_id," \
@@ -204,11 +215,6 @@
 	"  coalesce(c.rd > 0 AND c.wr <= " FP_OPPS_REDUCE_FRAC " * c.rd, 0) AS reduces," \
 	"  coalesce(c.rd <= " FP_OPPS_REDUCE_FRAC " * (p.rd + p.wr) AND 2 * c.wo < c.rd, 0)" \
 	"   AS c_tail," \
-	/* Buffers it shares with the kernel before (both counted). */ \
-	"  CASE WHEN l1.ptrs IS NOT NULL AND l1.p_ptrs IS NOT NULL THEN" \
-	"   (SELECT count(DISTINCT a.value) FROM json_each(l1.ptrs) a" \
-	"   JOIN json_each(l1.p_ptrs) b ON b.value = a.value" \
-	"   WHERE a.type = 'integer') END AS shared," \
 	"  (l1.p_kernel IS NOT NULL AND (l1.in_range OR l1.p_in_range)" \
 	"   AND (l1.op_id != l1.p_op OR l1.rep != l1.p_rep)) AS new_range" \
 	"  FROM l1 JOIN kk c ON c.kernel_id = l1.kernel_id" \
@@ -235,16 +241,17 @@
 	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_x," \
 	"  max(CASE WHEN reduces THEN rd END) OVER (" OPPS_STREAM ", seq_in " OPPS_ORDER \
 	"   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS red_in FROM l5)," \
+	" l6s AS (SELECT *, " OPPS_SHARED("i_x") " AS sh_x, " OPPS_SHARED("i_in") \
+	"  AS sh_in FROM l6)," \
 	/* Re-reads: reads beyond the producer's output, up to that input, \
-	 * or up to one intermediate's size for each buffer beyond one that \
-	 * it shares with the producer (an input of both, read again). */ \
+	 * or up to one intermediate's size for each buffer of at most that \
+	 * size beyond one that it shares with the producer (an input of \
+	 * both, read again). */ \
 	" l7 AS (SELECT *," \
 	"  CASE WHEN brk IS NULL THEN max(0, min(rd - i_x, max(coalesce(red_x, 0)," \
-	"   CASE WHEN shared >= 2 THEN (shared - 1) * i_x ELSE 0 END))) ELSE 0 END" \
-	"   AS dd_x," \
+	"   max(sh_x - 1, 0) * i_x))) ELSE 0 END AS dd_x," \
 	"  CASE WHEN brk_in IS NULL THEN max(0, min(rd - i_in, max(coalesce(red_in, 0)," \
-	"   CASE WHEN shared >= 2 THEN (shared - 1) * i_in ELSE 0 END))) ELSE 0 END" \
-	"   AS dd_in FROM l6)," \
+	"   max(sh_in - 1, 0) * i_in))) ELSE 0 END AS dd_in FROM l6s)," \
 	/* The next link's intermediate; an intermediate a reduction consumes
 	 * and no later kernel reads again kept (written once); why the chain
 	 * ends after this launch. */ \

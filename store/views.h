@@ -562,10 +562,13 @@ extern const char fp_v_runs_live_sql[];
  * loss that only the reduction reads, this overstates by one write).
  * Where both launches' pointer arguments were read (launches.ptrs,
  * `profile --metrics`), a consumer sharing n >= 2 buffers with its
- * producer (the intermediate and n - 1 inputs of both) is taken to read
- * n - 1 tensors of the intermediate's size again (at most its reads
- * beyond i), read once fused: dy and e in softplus's backward in two
- * kernels, x in a LayerNorm+GELU backward. How
+ * producer, each holding at most one tensor of size i (the bytes from
+ * the pointer to its allocation's end at most (1 + FP_OPPS_TENSOR_SLACK)
+ * i), is taken to read n - 1 tensors of size i again (the intermediate
+ * is one of the n; at most its reads beyond i), read once fused: dy and
+ * e in softplus's backward in two kernels, x in a LayerNorm+GELU
+ * backward. A larger buffer is no evidence: SwiGLU's kernels share a
+ * packed input's pointer and read its two halves apart. How
  * wrong it can be: an intermediate that L2 held never reaches DRAM
  * counters, so small ones are invisible (the link then rests on the
  * shape); without pointers, a consumer that reads a tensor the chain read

@@ -20,16 +20,18 @@
 
 static int calls;
 
-static int fake_dev(uint64_t w, void *arg)
+static uint64_t fake_dev(uint64_t w, void *arg)
 {
 	(void)arg;
 	calls++;
-	return (w >= A && w < A + (1u << 20)) || (w >= B && w < B + 4096);
+	if (w >= A && w < A + (1u << 20))
+		return A + (1u << 20) - w;
+	return w >= B && w < B + 4096 ? B + 4096 - w : 0;
 }
 
 int main(void)
 {
-	uint64_t out[8];
+	uint64_t out[8], bytes[8];
 	/* a kernel (const float *x, float *y, float a, int n, struct { const
 	 * float *p[2]; int n; } q, double d): sizes 8, 8, 4, 4, 24, 8 */
 	uint64_t x = A + 256, y = B, q[3] = { A + 256, A + 4096, 12 };
@@ -40,11 +42,15 @@ int main(void)
 	size_t size[] = { 8, 8, 4, 4, 24, 8 };
 	int got;
 
-	got = args_pick(6, size, val, fake_dev, NULL, out, 8);
+	got = args_pick(6, size, val, fake_dev, NULL, out, bytes, 8);
 	ASSERT_EQ(got, 3);
 	ASSERT_EQ(out[0], A + 256);   /* x */
 	ASSERT_EQ(out[1], B);         /* y */
 	ASSERT_EQ(out[2], A + 4096);  /* q.p[1]; q.p[0] is x again */
+	/* each with the bytes to its allocation's end */
+	ASSERT_EQ(bytes[0], (1u << 20) - 256);
+	ASSERT_EQ(bytes[1], 4096);
+	ASSERT_EQ(bytes[2], (1u << 20) - 4096);
 	/* asked about: x, y, q.p[1] and d's bits; not q.p[0] (x, listed),
 	 * q.n (under 4 GiB), nor the 4-byte parameters */
 	ASSERT_EQ(calls, 4);
@@ -58,7 +64,7 @@ int main(void)
 		const void *v2[] = { &host, &in_b_end, &half };
 		size_t s2[] = { 8, 8, 4 };
 
-		ASSERT_EQ(args_pick(3, s2, v2, fake_dev, NULL, out, 8), 0);
+		ASSERT_EQ(args_pick(3, s2, v2, fake_dev, NULL, out, bytes, 8), 0);
 	}
 	printf("ok   host addresses, one past an allocation, 4-byte halves\n");
 
@@ -68,10 +74,10 @@ int main(void)
 		const void *v3[] = { many };
 		size_t s3[] = { sizeof many };
 
-		got = args_pick(1, s3, v3, fake_dev, NULL, out, 4);
+		got = args_pick(1, s3, v3, fake_dev, NULL, out, bytes, 4);
 		ASSERT_EQ(got, -1 - 4);
 		ASSERT_EQ(out[3], B);
-		ASSERT_EQ(args_pick(1, s3, v3, fake_dev, NULL, out, 6), 6);
+		ASSERT_EQ(args_pick(1, s3, v3, fake_dev, NULL, out, bytes, 6), 6);
 	}
 	printf("ok   a list longer than its room is cut\n");
 
@@ -84,15 +90,15 @@ int main(void)
 
 		for (size_t i = 0; i < 640; i++)
 			big[i] = i % 2 ? 7 : A + 64 * (i / 2);
-		got = args_pick(1, s4, v4, fake_dev, NULL, out, 8);
+		got = args_pick(1, s4, v4, fake_dev, NULL, out, bytes, 8);
 		ASSERT_EQ(got, -1 - 8);
-		got = args_pick(1, s4, v4, fake_dev, NULL, NULL, 0);
+		got = args_pick(1, s4, v4, fake_dev, NULL, NULL, NULL, 0);
 		ASSERT_EQ(got, -1);
 		memset(big, 0, sizeof big);
 		big[ARGS_SCAN_WORDS] = B;   /* the first word past the scan */
-		ASSERT_EQ(args_pick(1, s4, v4, fake_dev, NULL, out, 8), -1);
+		ASSERT_EQ(args_pick(1, s4, v4, fake_dev, NULL, out, bytes, 8), -1);
 		big[ARGS_SCAN_WORDS - 1] = A;
-		ASSERT_EQ(args_pick(1, s4, v4, fake_dev, NULL, out, 8), -1 - 1);
+		ASSERT_EQ(args_pick(1, s4, v4, fake_dev, NULL, out, bytes, 8), -1 - 1);
 		ASSERT_EQ(out[0], A);
 	}
 	printf("ok   arguments past the scan are cut\n");

@@ -96,13 +96,16 @@ static void launch(const char *op, long long inst, const struct kdef *k,
 	l->nptrs = -1;  /* not read, unless ptrs() says */
 }
 
-/* The device pointers of the last launch (0-terminated). */
-static void ptrs(const uint64_t *p)
+/* The device pointers of the last launch (0-terminated), each with
+ * bytes to its allocation's end. */
+static void ptrs(const uint64_t *p, const double *bytes)
 {
 	struct store_prof_launch *l = &launches[nlaunches - 1];
 
-	for (l->nptrs = 0; p[l->nptrs]; l->nptrs++)
+	for (l->nptrs = 0; p[l->nptrs]; l->nptrs++) {
 		l->ptrs[l->nptrs] = p[l->nptrs];
+		l->ptr_bytes[l->nptrs] = (uint64_t)bytes[l->nptrs];
+	}
 }
 
 static void exec(struct store *st, const char *sql)
@@ -190,6 +193,10 @@ static const struct kdef
 	 * (1 + e), then dx from dy, x, e and de (dy and e read again) */
 	plog = { "sp_log1p_bwd", 4096, 2 * NB, NB, 0, 0, 0 },
 	pexp = { "sp_exp_bwd", 4096, 4 * NB, NB, 0, 0, 0 },
+	/* SwiGLU in two kernels over a packed input: silu of its first half,
+	 * then the product with its second (one pointer, two tensors) */
+	qsilu = { "sw_silu", 4096, NB, NB, 0, 0, 0 },
+	qmul = { "sw_mul", 4096, 2 * NB, NB, 0, 0, 0 },
 	o1 = { "out_a", 4096, NB, NB, 0, 0, 0 },
 	o2 = { "out_b", 4096, NB, NB, 0, 0, 0 };
 
@@ -301,10 +308,24 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			k2[] = { 0x7f0010000000, 0x7f0000000000, 0x7f000c000000,
 				 0x7f0008000000, 0x7f0004000000, 0 };
 
+		static const double b1[] = { NB, NB, NB }, b2[] = { NB, NB, NB, NB, NB };
+
 		launch("P/softplus", inst, &plog, 7, t, 50);
-		ptrs(k1);
+		ptrs(k1, b1);
 		launch("P/softplus", inst, &pexp, 7, t + 52, 90);
-		ptrs(k2);
+		ptrs(k2, b2);
+	}
+	t += 1000, inst++;
+	{
+		/* buffers: the packed input (2 NB), s, y */
+		static const uint64_t k1[] = { 0x7f0020000000, 0x7f0024000000, 0 },
+			k2[] = { 0x7f0028000000, 0x7f0020000000, 0x7f0024000000, 0 };
+		static const double b1[] = { 2 * NB, NB }, b2[] = { NB, 2 * NB, NB };
+
+		launch("Q/swiglu", inst, &qsilu, 7, t, 50);
+		ptrs(k1, b1);
+		launch("Q/swiglu", inst, &qmul, 7, t + 52, 60);
+		ptrs(k2, b2);
 	}
 	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
@@ -340,7 +361,8 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "N/dropout", &nbias }, { "N/dropout", &ndrop },
 			{ "N/dropout", &nadd }, { "O/twoout", &ptwo },
 			{ "O/twoout", &pcomb }, { "P/softplus", &plog },
-			{ "P/softplus", &pexp },
+			{ "P/softplus", &pexp }, { "Q/swiglu", &qsilu },
+			{ "Q/swiglu", &qmul },
 			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
@@ -640,9 +662,9 @@ static void check_outputs(void)
 }
 
 /* Pointers read (profile --metrics): the second kernel shares three
- * buffers with the first, de (the intermediate) and dy and e (read
- * again), so a fused kernel reads dy, e and x once each and writes dx;
- * from the bytes alone it would read dy and e twice (5 NB). */
+ * buffers of one tensor each with the first, de (the intermediate) and dy
+ * and e (read again), so a fused kernel reads dy, e and x once each and
+ * writes dx; from the bytes alone it would read dy and e twice (5 NB). */
 static void check_pointers(void)
 {
 	const struct cand *c = find("chain", "P/softplus", "sp_log1p_bwd > sp_exp_bwd");
@@ -653,6 +675,15 @@ static void check_pointers(void)
 	ASSERT_NEAR(c->fused_rd, 3 * NB, 1e-9);
 	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
 	ASSERT_NEAR(c->dram, 8 * NB, 1e-9);
+	/* SwiGLU: the two kernels share the packed input's pointer, but that
+	 * buffer holds two tensors (2 NB): its halves are read once each,
+	 * both read fused */
+	c = find("chain", "Q/swiglu", "sw_silu > sw_mul");
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_NEAR(c->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
 }
 
 static void check_cross(void)

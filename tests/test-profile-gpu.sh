@@ -142,20 +142,21 @@ grep -q "measuring the ceilings of .* (GPU-.*), which the database has none of" 
 got=$(qrun "SELECT round(dram_read_bytes / 4194304.0, 2) FROM v_kernels WHERE run_id = %s AND workload = 'step/scale'")
 awk -v g="$got" 'BEGIN { exit !(g > 1.9 && g < 2.1) }' || fail "step/scale DRAM reads per sample: $got x 4 MB, wanted 2"
 # Counted launches keep the device pointers among their arguments
-# (launches.ptrs, a JSON array, in parameter order): copy(b, a), two
-# scale(b), fill(c), add(c, a, b), copy(c, a). The buffers link the
-# kernels: scale's is copy's destination, add reads copy's source and
-# destination; a timing-only run reads none.
+# (launches.ptrs, a JSON array of [pointer, bytes to its allocation's
+# end] in parameter order): copy(b, a), two scale(b), fill(c), add(c, a,
+# b), copy(c, a), each buffer 4 MB. The buffers link the kernels: scale's
+# is copy's destination, add reads copy's source and destination; a
+# timing-only run reads none.
 lq() { qrun "SELECT $1 FROM launches l JOIN kernels k ON k.id = l.kernel_id JOIN ops o ON o.id = l.op_id WHERE o.run_id = %s AND $2"; }
 [ "$(lq "count(*)" "l.ptrs IS NOT NULL")" = 12 ] || fail "counted launches without pointers: $(lq "group_concat(k.name || '=' || coalesce(l.ptrs, 'NULL'), '; ')" 1)"
-[ "$(lq "count(DISTINCT l.ptrs)" "o.workload = 'step/copy' AND json_array_length(l.ptrs) = 2")" = 1 ] ||
+[ "$(lq "count(DISTINCT l.ptrs)" "o.workload = 'step/copy' AND json_array_length(l.ptrs) = 2 AND json_extract(l.ptrs, '\$[0][1]') = 4194304 AND json_extract(l.ptrs, '\$[1][1]') = 4194304")" = 1 ] ||
 	fail "step/copy's pointers: $(lq "group_concat(l.ptrs, ' ')" "o.workload = 'step/copy'")"
-b=$(lq "json_extract(l.ptrs, '\$[0]')" "o.workload = 'step/copy' LIMIT 1")
-a=$(lq "json_extract(l.ptrs, '\$[1]')" "o.workload = 'step/copy' LIMIT 1")
+b=$(lq "json_extract(l.ptrs, '\$[0][0]')" "o.workload = 'step/copy' LIMIT 1")
+a=$(lq "json_extract(l.ptrs, '\$[1][0]')" "o.workload = 'step/copy' LIMIT 1")
 [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "copy's pointers a=$a b=$b"
-[ "$(lq "count(*)" "o.workload = 'step/scale' AND l.ptrs = '[$b]'")" = 6 ] ||
+[ "$(lq "count(*)" "o.workload = 'step/scale' AND l.ptrs = '[[$b,4194304]]'")" = 6 ] ||
 	fail "scale's pointer is not copy's destination $b: $(lq "group_concat(l.ptrs, ' ')" "o.workload = 'step/scale'")"
-[ "$(lq "count(*)" "o.workload = 'phase' AND json_array_length(l.ptrs) = 3 AND json_extract(l.ptrs, '\$[1]') = $a AND json_extract(l.ptrs, '\$[2]') = $b")" = 1 ] ||
+[ "$(lq "count(*)" "o.workload = 'phase' AND json_array_length(l.ptrs) = 3 AND json_extract(l.ptrs, '\$[1][0]') = $a AND json_extract(l.ptrs, '\$[2][0]') = $b")" = 1 ] ||
 	fail "add's pointers (c, a, b): $(lq "group_concat(l.ptrs, ' ')" "o.workload = 'phase'")"
 run=$(q "SELECT min(run_id) FROM v_runs")
 [ "$(lq "count(*)" "l.ptrs IS NOT NULL")" = 0 ] || fail "a timing-only run has pointers"

@@ -304,8 +304,10 @@ static void counted(const char *db)
 
 	/* the pointers of three launches: two, two of a cut list, none */
 	l1[0].nptrs = 2, l1[0].ptrs[0] = 0x7f0000001000ull, l1[0].ptrs[1] = 0x7f0000002000ull;
+	l1[0].ptr_bytes[0] = 4096, l1[0].ptr_bytes[1] = 8192;
 	l1[1].nptrs = 2, l1[1].ptrs_cut = 1;
 	l1[1].ptrs[0] = 0x7f0000002000ull, l1[1].ptrs[1] = 0x7f0000003000ull;
+	l1[1].ptr_bytes[0] = 8192, l1[1].ptr_bytes[1] = 512;
 	l2[0].nptrs = 0;
 	for (int i = 0; i < 6; i++) {
 		cr[i].correlation = corr[i];
@@ -346,17 +348,21 @@ static void counted(const char *db)
 		       "AND workload = 'step'", run), 1200, 1e-9);
 	ASSERT_NEAR(q1(st, "SELECT dram_read_bytes FROM v_kernels WHERE run_id = %lld "
 		       "AND name = 'late'", run), 7, 1e-9);
-	/* launches.ptrs: a JSON array, a trailing null where cut, [] for
-	 * none, NULL where not read; json_each reads it */
+	/* launches.ptrs: a JSON array of [pointer, bytes] pairs, a trailing
+	 * null where cut, [] for none, NULL where not read; json_each reads
+	 * it */
 	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
 		       "WHERE o.run_id = %lld AND l.correlation = 1 AND l.ptrs = "
-		       "'[139637976731648,139637976735744]'", run), 1, 0);
+		       "'[[139637976731648,4096],[139637976735744,8192]]'", run), 1, 0);
 	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
 		       "WHERE o.run_id = %lld AND l.correlation = 2 AND l.ptrs = "
-		       "'[139637976735744,139637976739840,null]'", run), 1, 0);
+		       "'[[139637976735744,8192],[139637976739840,512],null]'", run), 1, 0);
 	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id, "
-		       "json_each(l.ptrs) j WHERE o.run_id = %lld AND j.type = 'integer'",
+		       "json_each(l.ptrs) j WHERE o.run_id = %lld AND j.type = 'array'",
 		       run), 4, 0);
+	ASSERT_NEAR(q1(st, "SELECT sum(json_extract(j.value, '$[1]')) FROM launches l "
+		       "JOIN ops o ON o.id = l.op_id, json_each(l.ptrs) j WHERE o.run_id = %lld "
+		       "AND j.type = 'array'", run), 4096 + 8192 + 8192 + 512, 0);
 	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
 		       "WHERE o.run_id = %lld AND l.correlation = 4 AND l.ptrs = '[]'", run), 1, 0);
 	ASSERT_NEAR(q1(st, "SELECT count(*) FROM launches l JOIN ops o ON o.id = l.op_id "
