@@ -14,17 +14,18 @@ compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
-9216), whose forward must take the split-K kernels: the forward's kernels
-are listed from torch.profiler, and a decode forward without
-k_fwd_split_reduce fails (on a GPU of fewer than 73 SMs the largest of
-them fill it without splitting). Exit status 1 if any line fails.
+9216), whose forward must take the decode kernel (k_fwd_gemv, up to 8
+rows) or the split-K kernels (64 rows: k_fwd_split_reduce; on a GPU of
+fewer than 73 SMs the largest of them fill it without splitting): the
+forward's kernels are listed from torch.profiler, and a decode forward
+without the one its rows call for fails. Exit status 1 if any line fails.
 
 Usage on a GPU machine (FUSEPROF_KERNELS_LIB pointing at the library, or
 an installed one):
     python3 python/check_ln_linear.py                 # puzzle + suite shapes
     python3 python/check_ln_linear.py --full          # up to 16384x4096->16384
     python3 python/check_ln_linear.py --shape 4,4,8,16 --dtype bf16
-    python3 python/check_ln_linear.py --decode        # decode rows: split-K
+    python3 python/check_ln_linear.py --decode        # decode rows
 """
 import argparse
 import ctypes
@@ -152,10 +153,13 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
     if split:
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
-        ok = names is not None and "k_fwd_split_reduce" in names
+        rows = x.numel() // K
+        want = "k_fwd_gemv" if rows <= 8 else "k_fwd_split_reduce"
+        ok = names is not None and want in names
         fails += not ok
         what = ", ".join(names) if names is not None else f"unknown ({why})"
-        print(f"  {'split-K forward':<20} kernels: {what}   {'PASS' if ok else 'FAIL'}")
+        print(f"  {'decode forward':<20} kernels: {what} (want {want})"
+              f"   {'PASS' if ok else 'FAIL'}")
     macs = 3.0 * x.numel() // K * K * N
     if macs <= cpu_max:
         cref = cpu_reference(inputs, dy)

@@ -483,7 +483,6 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	// slices of equal k-tiles; the last may be short, none empty
 	const int kchunk = (KT + op->splits - 1) / op->splits;
 	const int splits = (KT + kchunk - 1) / kchunk;
-	const long outs = M * N;
 
 	if (!op->fpart || op->splits < 2)
 		return error("ln_linear_fwd: split-K without its partials");
@@ -493,8 +492,22 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
 		return -1;
-	k_fwd_split_reduce<T><<<(unsigned)((outs + 255) / 256), 256, 0, st>>>(
-		op->fpart, splits, M, K, N, op->sW, op->bf, (T *)op->y);
+	return fwd_split_reduce_launch(op, splits, st);
+}
+
+int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st)
+{
+	const long outs = op->M * op->N;
+	const unsigned blocks = (unsigned)((outs + 255) / 256);
+
+	if (op->dt == FP_BF16)
+		k_fwd_split_reduce<__nv_bfloat16><<<blocks, 256, 0, st>>>(
+			op->fpart, splits, op->M, (int)op->K, (int)op->N, op->sW, op->bf,
+			(__nv_bfloat16 *)op->y);
+	else
+		k_fwd_split_reduce<float><<<blocks, 256, 0, st>>>(
+			op->fpart, splits, op->M, (int)op->K, (int)op->N, op->sW, op->bf,
+			(float *)op->y);
 	return CUDA_CHECK_LAUNCH("k_fwd_split_reduce");
 }
 

@@ -129,15 +129,18 @@ enum lnl_fwd_kernel {
 	FK_MMA,        /* k_fwd_fused_mma 128 x 256 */
 	FK_WGMMA,      /* k_fwd_fused_wgmma 128 x 256 (sm_90a) */
 	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
+	FK_GEMV,       /* k_fwd_gemv (decode rows), then k_fwd_split_reduce
+	                  where it takes slices of K */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
-enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K };
+enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
+enum { DECODE_AUTO, DECODE_OFF };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -217,7 +220,9 @@ struct lnl_op {
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
 	                     // lnl_split_bytes; the library: lnl_part_bytes of
-	                     // the slices lnl_fwd_splits takes); NULL: no split-K
+	                     // the slices lnl_fwd_part_slices takes); NULL: no
+	                     // split-K
+	struct lnl_gemv gv;  // FK_GEMV: the decode forward's plan
 };
 
 /* The row of the warp-specialized kernel's W' (k_fold with perm) that
@@ -259,6 +264,12 @@ int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t
 /* fwd_mma.cu: the 64 x 128 kernel over op->splits slices of K into
  * op->fpart, then the reduction and epilogue into op->y. */
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_mma.cu: the reduction and epilogue alone, over `splits` slices of
+ * partials in op->fpart (the split-K forward's layout, lnl_part_bytes). */
+int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st);
+/* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
+ * reduction after it where the plan takes slices. */
+int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

@@ -150,6 +150,49 @@ int lnl_few_big_tiles(long M, long N, int sms);
  * come from it. */
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 
+/* ---- the decode forward (split.c) -----------------------------------------
+ * For a few rows (M <= LNL_GEMV_MAX_M) the fused forward is bound by
+ * reading W' once, and the tensor-core tiles (64 rows) would be mostly
+ * padding: k_fwd_gemv (fwd_gemv.cu) streams W' on CUDA cores instead, a
+ * warp a chunk of K at a time (32 lanes x 16 bytes: 256 bf16 or 128 fp32
+ * elements) with the rows' x~ over it in registers, `group` rows of W' at
+ * a time, `brows` rows a block (a power-of-two multiple of group, at most
+ * LNL_GEMV_SUMS / mp: as many as still leave twice the SMs' blocks).
+ * Where even blocks of one group are fewer than the SMs, K is cut into
+ * `splits` slices of `cps` chunks, each writing partials as the split-K
+ * forward does (lnl_part_bytes, at most lnl_split_max slices) for the same
+ * reduction; else each block applies the epilogue itself: one kernel. */
+#define LNL_GEMV_MAX_M 8
+/* Most warps a block (a chunk of its slice each): 16, or 8 where a lane's
+ * x~ takes 32 registers or more (e elements a chunk, mp rows), so that
+ * a thread may have 255 registers, not 128. */
+#define LNL_GEMV_WARPS 16
+#define LNL_GEMV_WARPS_MAX(e, mp) ((e) * (mp) >= 32 ? 8 : LNL_GEMV_WARPS)
+/* Rows of W' a warp loads at a time: 32 floats a lane (32 / e chunks),
+ * and at most 32 sums (group x mp) to reduce-scatter. */
+#define LNL_GEMV_GROUP(e, mp) (32 / (mp) < 32 / (e) ? 32 / (mp) : 32 / (e))
+/* Sums a block keeps (brows x mp): its shared memory, a row a warp. */
+#define LNL_GEMV_SUMS 128
+struct lnl_gemv {
+	int mp;      /* M rounded up to a power of two (1, 2, 4, 8) */
+	int group;   /* rows of W' a warp loads at a time: LNL_GEMV_GROUP */
+	int brows;   /* rows of W' a block */
+	long blocks; /* blocks along W''s rows: ceil(Np / brows) */
+	int chunks;  /* chunks of K */
+	int splits;  /* slices of K (1: no partials, no reduction) */
+	int cps;     /* chunks a slice */
+	int warps;   /* warps a block */
+};
+/* Whether the decode forward serves M x K -> N of dt on a device of sms
+ * multiprocessors (M <= LNL_GEMV_MAX_M, rows of aligned 16-byte chunks,
+ * sms >= 1), and if so its plan in *g: 1 or 0. */
+int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g);
+/* The slices of K whose partials the fused forward writes with its
+ * default options (decode=auto, split_k=auto): the decode forward's where
+ * it serves, else lnl_fwd_splits; what the library sizes its workspace
+ * by. */
+int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms);
+
 #ifdef __cplusplus
 }
 #endif

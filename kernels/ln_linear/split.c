@@ -71,3 +71,61 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms)
 	smax = lnl_split_max(M, K, dt);
 	return smax < 2 ? 1 : split_pick(small, 2 * sms, lnl_ktiles(K, dt), smax);
 }
+
+static long ceil_div(long a, long b)
+{
+	return (a + b - 1) / b;
+}
+
+/* The plan: rows a block from LNL_GEMV_SUMS / mp down, halving while the
+ * blocks are fewer than twice the SMs (fewer rows a block: x~ loaded more
+ * often, from L2, for less of W'); where blocks of one group are fewer
+ * than the SMs, slices of K make up twice the SMs (at most one a chunk and
+ * lnl_split_max; between the two, the partials' round trip and a second
+ * launch would cost more than the idle slots); the warps a block, one a
+ * chunk of its slice up to LNL_GEMV_WARPS_MAX (more chunks: each warp
+ * takes several). */
+int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g)
+{
+	const long es = (long)fp_dtype_size(dt), Np = ceil_div(N, 32) * 32;
+	const long target = 2L * sms;
+	const int e = (int)(16 / es);
+	int mp = 1, s, wmax;
+
+	if (sms < 1 || M < 1 || M > LNL_GEMV_MAX_M || K < 1 || N < 1 ||
+	    lnl_vec_width(K, dt) == 1)
+		return 0;
+	while (mp < M)
+		mp *= 2;
+	g->mp = mp;
+	g->group = LNL_GEMV_GROUP(e, mp);
+	g->brows = LNL_GEMV_SUMS / mp;
+	while (g->brows > g->group && ceil_div(Np, g->brows) < target)
+		g->brows /= 2;
+	g->blocks = ceil_div(Np, g->brows);
+	g->chunks = (int)ceil_div(K * es, 32 * 16);
+	s = 1;
+	if (g->blocks < sms) {
+		const int smax = lnl_split_max(M, K, dt);
+
+		s = (int)ceil_div(target, g->blocks);
+		if (s > g->chunks)
+			s = g->chunks;
+		if (s > smax)
+			s = smax;
+	}
+	g->cps = (int)ceil_div(g->chunks, s);
+	g->splits = (int)ceil_div(g->chunks, g->cps);
+	wmax = LNL_GEMV_WARPS_MAX(e, mp);
+	g->warps = g->cps < wmax ? g->cps : wmax;
+	return 1;
+}
+
+int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
+{
+	struct lnl_gemv g;
+
+	if (lnl_fwd_gemv(M, K, N, dt, sms, &g))
+		return g.splits;
+	return lnl_fwd_splits(M, K, N, dt, sms);
+}
