@@ -614,7 +614,10 @@ static void distrust_rules(struct strbuf *sb)
 		      "x for CUDA-core ops, or counted where the model has none; "
 		      "a median time " FP_DISTRUST_UNSTEADY "x the fastest "
 		      "repetition's or more (the speed changed while it was "
-		      "measured). Ops that failed their check are not judged here.");
+		      "measured); a kernel's DRAM writes with its write-back "
+		      "above " FP_DISTRUST_WRITEBACK "x its L2 bytes (another "
+		      "copy's or memset's writes charged to it). Ops that failed "
+		      "their check are not judged here.");
 }
 
 static int cmp_double(const void *a, const void *b)
