@@ -621,21 +621,21 @@ static void test_gemv(void)
 		int splits, warps;
 	} want[] = {
 		{ 1, 2048, 2048, FP_BF16, 4, 512, 1, 8 },
-		{ 1, 3072, 9216, FP_BF16, 32, 288, 1, 12 },
-		{ 8, 3072, 9216, FP_BF16, 16, 576, 1, 8 },
+		{ 1, 3072, 9216, FP_BF16, 8, 1152, 1, 12 },
+		{ 8, 3072, 9216, FP_BF16, 8, 1152, 1, 8 },
 		{ 64 / 8, 2048, 2048, FP_BF16, 4, 512, 1, 8 },
 		{ 1, 2048, 2048, FP_F32, 8, 256, 1, 16 },
-		{ 1, 3072, 9216, FP_F32, 32, 288, 1, 16 },
+		{ 1, 3072, 9216, FP_F32, 8, 1152, 1, 16 },
 		{ 1, 2048, 200, FP_BF16, 4, 56, 4, 2 },
 		{ 1, 2048, 200, FP_F32, 8, 28, 8, 2 },
-		{ 1, 520, 8500, FP_BF16, 32, 266, 1, 3 },
-		{ 1, 520, 8500, FP_F32, 32, 266, 1, 5 },
+		{ 1, 520, 8500, FP_BF16, 8, 1064, 1, 3 },
+		{ 1, 520, 8500, FP_F32, 8, 1064, 1, 5 },
 		{ 5, 1000, 300, FP_BF16, 4, 80, 4, 1 },
 		{ 5, 1000, 300, FP_F32, 4, 80, 4, 2 },
 		{ 2, 4096, 130, FP_BF16, 4, 40, 6, 3 },
 		{ 2, 4096, 130, FP_F32, 8, 20, 11, 3 },
-		{ 8, 4104, 4300, FP_BF16, 16, 270, 1, 8 },
-		{ 8, 4104, 4300, FP_F32, 16, 270, 1, 8 },
+		{ 8, 4104, 4300, FP_BF16, 4, 1080, 1, 8 },
+		{ 8, 4104, 4300, FP_F32, 4, 1080, 1, 8 },
 	};
 	struct lnl_gemv g;
 
@@ -674,6 +674,10 @@ static void test_gemv(void)
 						ASSERT(g.brows * g.mp <= LNL_GEMV_SUMS);
 						ASSERT(g.blocks * g.brows >= Np);
 						ASSERT((g.blocks - 1) * g.brows < Np);
+						/* 8 row blocks an SM, unless of one group */
+						ASSERT(g.blocks >= 8L * sms || g.brows == g.group);
+						ASSERT(g.brows == LNL_GEMV_SUMS / g.mp ||
+						       (Np + 2L * g.brows - 1) / (2L * g.brows) < 8L * sms);
 						ASSERT_EQ(g.chunks, (int)((K * (16 / e) + 511) / 512));
 						ASSERT((long)g.splits * g.cps >= g.chunks);
 						ASSERT((long)(g.splits - 1) * g.cps < g.chunks);

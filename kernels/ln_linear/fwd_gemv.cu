@@ -98,16 +98,17 @@ __device__ __forceinline__ float reduce_scatter(float (&v)[V], int lane)
 	return t;
 }
 
-// Block (blockIdx.x, blockIdx.y): rows [row0, row0 + brows) of W' (Nw of
-// them: N, or Np in perm32's order, whose rows past N are zero),
-// chunks [cps blockIdx.y, + cps) of K. part: NULL (one slice: y here) or
-// the split-K partials (gridDim.y slices). Sums go to red[warp][i], i =
+// Blocks (blockIdx.x, blockIdx.y) take row blocks blockIdx.x, + gridDim.x,
+// ... of nrb: rows [brows rb, + brows) of W' (Nw of them: N, or Np in
+// perm32's order, whose rows past N are zero), over chunks [cps
+// blockIdx.y, + cps) of K. part: NULL (one slice: y here) or the split-K
+// partials (gridDim.y slices). A row block's sums go to red[warp][i], i =
 // row r of the block x MP + row m of x.
 template <typename T, int MP>
 __global__ void __launch_bounds__(32 * LNL_GEMV_WARPS_MAX(16 / sizeof(T), MP))
 k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 	   const float *__restrict__ sW, const float *__restrict__ bf, T *__restrict__ y,
-	   int M, int K, int N, long Nw, int wperm, int brows, int cps,
+	   int M, int K, int N, long Nw, int wperm, int brows, long nrb, int cps,
 	   float *__restrict__ part)
 {
 	// G rows' chunks loaded at a time (32 floats a lane), V = G MP sums
@@ -118,127 +119,155 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
 	const int chunks = (K + 32 * E - 1) / (32 * E), groups = brows / G;
 	const int cb = (int)blockIdx.y * cps, ce = min(chunks, cb + cps);
-	const long row0 = (long)blockIdx.x * brows;
 	// the sum this lane holds after a reduce-scatter, and whether it writes it
 	const int mine = lane >> (5 - LOGV), writer = (lane & ((32 >> LOGV) - 1)) == 0;
-	float c[MP], s1[MP], s2[MP];
+	float c[MP];
 
 #pragma unroll
-	for (int m = 0; m < MP; m++) {
+	for (int m = 0; m < MP; m++)
 		c[m] = m < M ? to_f(x[(long)m * K]) : 0.f;
-		s1[m] = s2[m] = 0.f;
-	}
-	for (int i = lane; i < brows * MP; i += 32)
-		red[warp][i] = 0.f;
-	__syncwarp();  // a writer lane adds to what another lane zeroed
 
-	for (int ch = cb + warp; ch < ce; ch += nw) {
-		const int k = (ch * 32 + lane) * E;  // K % E == 0: all in or all out
-		float xr[MP][E];
+	for (long rb = blockIdx.x; rb < nrb; rb += gridDim.x) {
+		const long row0 = rb * brows;
+		float s1[MP], s2[MP];
 
 #pragma unroll
-		for (int m = 0; m < MP; m++) {
-			if (m < M && k < K) {
-				gemv_load<T, false>(x + (long)m * K + k, xr[m]);
-#pragma unroll
-				for (int e = 0; e < E; e++) {
-					xr[m][e] -= c[m];
-					s1[m] += xr[m][e];
-					s2[m] = fmaf(xr[m][e], xr[m][e], s2[m]);
-				}
-			} else {
-#pragma unroll
-				for (int e = 0; e < E; e++)
-					xr[m][e] = 0.f;
-			}
-		}
-#pragma unroll 2
-		for (int gi = 0; gi < groups; gi++) {
-			float w[G][E], v[V];
+		for (int m = 0; m < MP; m++)
+			s1[m] = s2[m] = 0.f;
+		for (int i = lane; i < brows * MP; i += 32)
+			red[warp][i] = 0.f;
+		__syncwarp();  // a writer lane adds to what another lane zeroed
+
+		for (int ch = cb + warp; ch < ce; ch += nw) {
+			const int k = (ch * 32 + lane) * E;  // K % E == 0: all in or all out
+			float xr[MP][E];
 
 #pragma unroll
-			for (int r = 0; r < G; r++) {
-				const long j = row0 + (long)gi * G + r;
-
-				if (j < Nw && k < K) {
-					gemv_load<T, true>(Wf + j * K + k, w[r]);
+			for (int m = 0; m < MP; m++) {
+				if (m < M && k < K) {
+					gemv_load<T, false>(x + (long)m * K + k, xr[m]);
+#pragma unroll
+					for (int e = 0; e < E; e++) {
+						xr[m][e] -= c[m];
+						s1[m] += xr[m][e];
+						s2[m] = fmaf(xr[m][e], xr[m][e], s2[m]);
+					}
 				} else {
 #pragma unroll
 					for (int e = 0; e < E; e++)
-						w[r][e] = 0.f;
+						xr[m][e] = 0.f;
 				}
 			}
-#pragma unroll
-			for (int i = 0; i < V; i++)
-				v[i] = 0.f;
-#pragma unroll
-			for (int r = 0; r < G; r++)
-#pragma unroll
-				for (int e = 0; e < E; e++)
-#pragma unroll
-					for (int m = 0; m < MP; m++)
-						v[r * MP + m] = fmaf(w[r][e], xr[m][e], v[r * MP + m]);
-			const float t = reduce_scatter<V>(v, lane);
+#pragma unroll 2
+			for (int gi = 0; gi < groups; gi++) {
+				float w[G][E], v[V];
 
-			if (writer)
-				red[warp][gi * V + mine] += t;
+#pragma unroll
+				for (int r = 0; r < G; r++) {
+					const long j = row0 + (long)gi * G + r;
+
+					if (j < Nw && k < K) {
+						gemv_load<T, true>(Wf + j * K + k, w[r]);
+					} else {
+#pragma unroll
+						for (int e = 0; e < E; e++)
+							w[r][e] = 0.f;
+					}
+				}
+#pragma unroll
+				for (int i = 0; i < V; i++)
+					v[i] = 0.f;
+#pragma unroll
+				for (int r = 0; r < G; r++)
+#pragma unroll
+					for (int e = 0; e < E; e++)
+#pragma unroll
+						for (int m = 0; m < MP; m++)
+							v[r * MP + m] = fmaf(w[r][e], xr[m][e],
+									     v[r * MP + m]);
+				const float t = reduce_scatter<V>(v, lane);
+
+				if (writer)
+					red[warp][gi * V + mine] += t;
+			}
 		}
-	}
 
-#pragma unroll
-	for (int m = 0; m < MP; m++) {
-		s1[m] = warp_sum(s1[m]);
-		s2[m] = warp_sum(s2[m]);
-	}
-	if (lane == 0) {
 #pragma unroll
 		for (int m = 0; m < MP; m++) {
-			sst[warp][m][0] = s1[m];
-			sst[warp][m][1] = s2[m];
+			s1[m] = warp_sum(s1[m]);
+			s2[m] = warp_sum(s2[m]);
 		}
-	}
-	__syncthreads();
+		if (lane == 0) {
+#pragma unroll
+			for (int m = 0; m < MP; m++) {
+				sst[warp][m][0] = s1[m];
+				sst[warp][m][1] = s2[m];
+			}
+		}
+		__syncthreads();
 
-	for (int t = threadIdx.x; t < brows * MP; t += blockDim.x) {
-		const int r = t / MP, m = t % MP;
-		const long j = row0 + r, n = wperm ? perm32(j) : j;
-		float tot = 0.f;
+		for (int t = threadIdx.x; t < brows * MP; t += blockDim.x) {
+			const int r = t / MP, m = t % MP;
+			const long j = row0 + r, n = wperm ? perm32(j) : j;
+			float tot = 0.f;
 
-		if (m >= M || j >= Nw || n >= N)
-			continue;
-		for (int w = 0; w < nw; w++)
-			tot += red[w][t];
-		if (part) {
-			part[((size_t)blockIdx.y * M + m) * N + n] = tot;
-		} else {
-			float a1 = 0.f, a2 = 0.f, mt, rs;
+			if (m >= M || j >= Nw || n >= N)
+				continue;
+			for (int w = 0; w < nw; w++)
+				tot += red[w][t];
+			if (part) {
+				part[((size_t)blockIdx.y * M + m) * N + n] = tot;
+			} else {
+				float a1 = 0.f, a2 = 0.f, mt, rs;
+
+				for (int w = 0; w < nw; w++) {
+					a1 += sst[w][m][0];
+					a2 += sst[w][m][1];
+				}
+				shifted_stats(a1, a2, K, &mt, &rs);
+				const float v = rs * (tot - mt * sW[n]) + bf[n];
+
+				if constexpr (sizeof(T) == 2)
+					y[(long)m * N + n] = __float2bfloat16_rn(v);
+				else
+					y[(long)m * N + n] = v;
+			}
+		}
+		// The slice's statistics, from the first row block.
+		if (part && rb == 0 && threadIdx.x < M) {
+			const int m = threadIdx.x;
+			float *pst = part + (size_t)gridDim.y * M * N;
+			float a1 = 0.f, a2 = 0.f;
 
 			for (int w = 0; w < nw; w++) {
 				a1 += sst[w][m][0];
 				a2 += sst[w][m][1];
 			}
-			shifted_stats(a1, a2, K, &mt, &rs);
-			const float v = rs * (tot - mt * sW[n]) + bf[n];
-
-			if constexpr (sizeof(T) == 2)
-				y[(long)m * N + n] = __float2bfloat16_rn(v);
-			else
-				y[(long)m * N + n] = v;
+			pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
+			pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
 		}
+		__syncthreads();  // red and sst are free for the next row block
 	}
-	// The slice's statistics, from the first block of row blocks.
-	if (part && blockIdx.x == 0 && threadIdx.x < M) {
-		const int m = threadIdx.x;
-		float *pst = part + (size_t)gridDim.y * M * N;
-		float a1 = 0.f, a2 = 0.f;
+}
 
-		for (int w = 0; w < nw; w++) {
-			a1 += sst[w][m][0];
-			a2 += sst[w][m][1];
-		}
-		pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
-		pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
+// Blocks of k_fwd_gemv<T, MP> resident at once on the device (all SMs), at
+// `warps` warps a block: the persistent grid's size. Asked once a
+// (instance, warps) per process.
+template <typename T, int MP>
+static int gemv_slots(int warps, int sms, int *slots)
+{
+	static int have[LNL_GEMV_WARPS + 1];
+
+	if (!have[warps]) {
+		int n = 0;
+
+		if (CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			    &n, k_fwd_gemv<T, MP>, 32 * warps, 0)))
+			return -1;
+		have[warps] = n > 0 ? n : 1;
 	}
+	*slots = have[warps] * sms;
+	return 0;
 }
 
 template <typename T, int MP>
@@ -246,12 +275,24 @@ static int gemv_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
 	const struct lnl_gemv *g = &op->gv;
 	float *part = g->splits > 1 ? op->fpart : nullptr;
+	long grid;
+	int slots;
 
 	if (g->splits > 1 && !part)
 		return error("ln_linear_fwd: the decode forward's slices without their partials");
-	k_fwd_gemv<T, MP><<<dim3((unsigned)g->blocks, (unsigned)g->splits), 32 * g->warps, 0, st>>>(
+	if (gemv_slots<T, MP>(g->warps, op->sms, &slots))
+		return -1;
+	// as many blocks as fit at once, each slice its share, each block
+	// taking row blocks in turn
+	grid = slots / g->splits;
+	if (grid > g->blocks)
+		grid = g->blocks;
+	if (grid < 1)
+		grid = 1;
+	k_fwd_gemv<T, MP><<<dim3((unsigned)grid, (unsigned)g->splits), 32 * g->warps, 0, st>>>(
 		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, (int)op->M, (int)op->K,
-		(int)op->N, op->wperm ? op->Np : op->N, op->wperm, g->brows, g->cps, part);
+		(int)op->N, op->wperm ? op->Np : op->N, op->wperm, g->brows, g->blocks, g->cps,
+		part);
 	if (CUDA_CHECK_LAUNCH("k_fwd_gemv"))
 		return -1;
 	return part ? fwd_split_reduce_launch(op, g->splits, st) : 0;

@@ -156,11 +156,12 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
  * padding: k_fwd_gemv (fwd_gemv.cu) streams W' on CUDA cores instead, a
  * warp a chunk of K at a time (32 lanes x 16 bytes: 256 bf16 or 128 fp32
  * elements) with the rows' x~ over it in registers, `group` rows of W' at
- * a time, `brows` rows a block (a power-of-two multiple of group, at most
- * LNL_GEMV_SUMS / mp: as many as still leave twice the SMs' blocks).
- * Where even blocks of one group are fewer than the SMs, K is cut into
- * `splits` slices of `cps` chunks, each writing partials as the split-K
- * forward does (lnl_part_bytes, at most lnl_split_max slices) for the same
+ * a time, `brows` rows a row block (a power-of-two multiple of group, at
+ * most LNL_GEMV_SUMS / mp: as many as still leave 8 row blocks an SM),
+ * `blocks` row blocks, which a persistent grid takes in turn. Where even
+ * row blocks of one group are fewer than the SMs, K is cut into `splits`
+ * slices of `cps` chunks, each writing partials as the split-K forward
+ * does (lnl_part_bytes, at most lnl_split_max slices) for the same
  * reduction; else each block applies the epilogue itself: one kernel. */
 #define LNL_GEMV_MAX_M 8
 /* Most warps a block (a chunk of its slice each): 16, or 8 where a lane's
@@ -176,8 +177,8 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 struct lnl_gemv {
 	int mp;      /* M rounded up to a power of two (1, 2, 4, 8) */
 	int group;   /* rows of W' a warp loads at a time: LNL_GEMV_GROUP */
-	int brows;   /* rows of W' a block */
-	long blocks; /* blocks along W''s rows: ceil(Np / brows) */
+	int brows;   /* rows of W' a row block */
+	long blocks; /* row blocks: ceil(Np / brows) */
 	int chunks;  /* chunks of K */
 	int splits;  /* slices of K (1: no partials, no reduction) */
 	int cps;     /* chunks a slice */

@@ -77,18 +77,21 @@ static long ceil_div(long a, long b)
 	return (a + b - 1) / b;
 }
 
-/* The plan: rows a block from LNL_GEMV_SUMS / mp down, halving while the
- * blocks are fewer than twice the SMs (fewer rows a block: x~ loaded more
- * often, from L2, for less of W'); where blocks of one group are fewer
- * than the SMs, slices of K make up twice the SMs (at most one a chunk and
- * lnl_split_max; between the two, the partials' round trip and a second
- * launch would cost more than the idle slots); the warps a block, one a
- * chunk of its slice up to LNL_GEMV_WARPS_MAX (more chunks: each warp
- * takes several). */
+/* The plan: rows a row block from LNL_GEMV_SUMS / mp down, halving while
+ * the row blocks are fewer than 8 an SM. The launch's blocks, as many as
+ * fit on the device at once, take row blocks in turn, so 8 an SM or more
+ * keep their imbalance under an eighth; rows a row block are the loads a
+ * warp has in flight between two barriers, so not fewer than that asks
+ * (and x~ is loaded again for each, from L1 or L2). Where even row blocks
+ * of one group are fewer than the SMs, slices of K make up twice the SMs
+ * (at most one a chunk and lnl_split_max; between the two, the partials'
+ * round trip and a second launch would cost more than the idle SMs); the
+ * warps a block, one a chunk of its slice up to LNL_GEMV_WARPS_MAX (more
+ * chunks: each warp takes several). */
 int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g)
 {
 	const long es = (long)fp_dtype_size(dt), Np = ceil_div(N, 32) * 32;
-	const long target = 2L * sms;
+	const long target = 2L * sms, rb_target = 8L * sms;
 	const int e = (int)(16 / es);
 	int mp = 1, s, wmax;
 
@@ -100,7 +103,7 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	g->mp = mp;
 	g->group = LNL_GEMV_GROUP(e, mp);
 	g->brows = LNL_GEMV_SUMS / mp;
-	while (g->brows > g->group && ceil_div(Np, g->brows) < target)
+	while (g->brows > g->group && ceil_div(Np, g->brows) < rb_target)
 		g->brows /= 2;
 	g->blocks = ceil_div(Np, g->brows);
 	g->chunks = (int)ceil_div(K * es, 32 * 16);
