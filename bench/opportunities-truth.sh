@@ -15,7 +15,10 @@
 #      and at the DRAM roof, the bracket), the fused variant's measured
 #      time, their ratios (target: within 15 %), and whether the
 #      candidates hold the kernels the fused variant replaces (the unfused
-#      launches less the fused ones but one). Pairing, by data: a fused
+#      launches less the fused ones but one), and the bytes the
+#      prediction assumes (the range's DRAM bytes less the chains' saved
+#      bytes) over the fused variant's model bytes, which tells a miss of
+#      the bytes from one of the bandwidth. Pairing, by data: a fused
 #      variant is a twin when it keeps for the backward what the unfused
 #      one keeps (model_saved_bytes equal), or when no fused variant of
 #      the workload does; any other runs another algorithm (a bitmask, a
@@ -81,15 +84,18 @@ truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
 	model_saved_bytes AS saved FROM v_ops
 	WHERE run_id = $run AND role = 'unfused' AND status = 'ok'),
  f AS (SELECT workload, variant, dtype, shape, time_ns, launches,
-	model_saved_bytes AS saved FROM v_ops
+	model_variant_bytes AS fbytes, model_saved_bytes AS saved FROM v_ops
 	WHERE run_id = $run AND role = 'fused' AND status = 'ok'),
- p AS (SELECT op_id, workload AS path, time_ns, launches FROM v_ops WHERE run_id = $prof),
+ p AS (SELECT op_id, workload AS path, time_ns, launches, dram_bytes FROM v_ops
+	WHERE run_id = $prof),
  c AS (SELECT op_id, count(*) AS chains, sum(nkernels) AS ck, sum(gain_ns) AS gain,
+	sum(saved_bytes) AS saved_bytes,
 	sum(gain_achieved_ns) AS gain_ach, group_concat(kernels, ' | ') AS kernels
 	FROM v_fusion_candidates WHERE run_id = $prof AND kind = 'chain' GROUP BY op_id),
  x AS (SELECT u.workload, u.dtype, u.shape, u.variant AS unfused, f.variant AS fused,
 	u.time_ns AS u_ns, p.time_ns AS p_ns, f.time_ns AS f_ns, p.launches AS pl,
-	f.launches AS fl, c.ck, c.chains, c.kernels,
+	f.launches AS fl, c.ck, c.chains, c.kernels, f.fbytes,
+	p.dram_bytes - coalesce(c.saved_bytes, 0) AS pred_bytes,
 	p.time_ns - coalesce(c.gain_ach, 0) AS pred_ns,
 	p.time_ns - coalesce(c.gain, 0) AS roof_ns,
 	(f.saved IS u.saved OR NOT EXISTS (SELECT 1 FROM f f2 WHERE f2.workload = u.workload
@@ -103,6 +109,7 @@ truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
 	round(pred_ns / 1e3, 2) AS predicted_us, round(roof_ns / 1e3, 2) AS predicted_roof_us,
 	round(f_ns / 1e3, 2) AS fused_us, round(pred_ns / f_ns, 3) AS ratio,
 	round(roof_ns / f_ns, 3) AS ratio_roof,
+	round(pred_bytes / fbytes, 3) AS bytes_ratio,
 	CASE WHEN abs(pred_ns / f_ns - 1) <= 0.15 THEN 'yes' ELSE 'NO' END AS within_15pct,
 	coalesce(ck, 0) || ' of ' || pl AS candidate_kernels, pl - fl + 1 AS replaced,
 	CASE WHEN coalesce(ck, 0) = pl - fl + 1 THEN 'yes' ELSE 'NO' END AS kernels_match,
@@ -115,7 +122,10 @@ echo "(c) predicted fused time (profiled unfused range - gain of its chains) aga
 "$fuseprof" query --db "$db" --format csv "$truth" >"$out/truth.csv"
 "$fuseprof" query --db "$db" "SELECT pairing, count(*) AS pairs,
 	sum(within_15pct = 'yes') AS within_15pct, sum(abs(ratio_roof - 1) <= 0.15)
-	AS within_15pct_roof, sum(kernels_match = 'yes') AS kernels_match,
+	AS within_15pct_roof,
+	sum(within_15pct = 'NO' AND abs(bytes_ratio - 1) > 0.15) AS missed_bytes,
+	sum(within_15pct = 'NO' AND abs(bytes_ratio - 1) <= 0.15) AS missed_bandwidth,
+	sum(kernels_match = 'yes') AS kernels_match,
 	round(min(ratio), 3) AS min_ratio, round(max(ratio), 3) AS max_ratio
 	FROM ($truth) GROUP BY pairing ORDER BY pairing DESC"
 echo ok >"$out/status"

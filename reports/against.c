@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "against.h"
 #include "compare.h"
 #include "roofline.h"
+#include "store.h"
 #include "table.h"
 #include "util.h"
 
@@ -81,6 +84,7 @@ void against_match(const struct rf_run *base, const struct rf_run *run,
 		r->base = m[k].base != CMP_NONE ? &base->ops[m[k].base] : NULL;
 		r->op = m[k].new != CMP_NONE ? &run->ops[m[k].new] : NULL;
 		r->time_ratio = NAN;
+		r->pred_ns = r->pred_own_ns = NAN;
 		if (!r->base || !r->op) {
 			out->nbase_only += !r->op;
 			out->nrun_only += !r->base;
@@ -337,4 +341,93 @@ void against_table(const struct against *a, struct table *t, int display)
 		table_display(a, t);
 	else
 		table_full(a, t);
+}
+
+int against_predict(struct store *st, struct against *a)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (!a->by_path)
+		return 0;
+	if (sqlite3_prepare_v2(store_db(st), "SELECT op_id, chains, predicted_ns, "
+			       "predicted_achieved_ns FROM v_fusion_predicted "
+			       "WHERE run_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return store_error(st, "cannot read v_fusion_predicted from");
+	sqlite3_bind_int64(s, 1, a->base->id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const long long id = sqlite3_column_int64(s, 0);
+
+		for (size_t i = 0; i < a->n; i++) {
+			struct ag_row *r = &a->v[i];
+
+			if (!r->base || r->base->op_id != id)
+				continue;
+			r->chains = sqlite3_column_int(s, 1);
+			r->pred_ns = sqlite3_column_double(s, 2);
+			r->pred_own_ns = sqlite3_column_double(s, 3);
+			a->npredicted += r->op != NULL;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_error(st, "cannot read v_fusion_predicted from");
+	return 0;
+}
+
+void against_predicted_text(const struct against *a, struct strbuf *sb)
+{
+	strbuf_addf(sb, "Each range of run %lld with fusion candidates inside it: "
+		    "its time, its time were its chains fused (v_fusion_predicted: "
+		    "each chain's predicted gain a range instance taken off, at the "
+		    "DRAM roof and at the chains' own bandwidth), and run %lld's "
+		    "time for the same range. run ÷ predicted near 1: run %lld "
+		    "got what fusing those chains predicts; below 1, more (it "
+		    "changed more than those chains, or moved work out of the "
+		    "range); above 1, less.", a->base->id, a->run->id, a->run->id);
+}
+
+void against_predicted_table(const struct against *a, struct table *t, int display)
+{
+	static const char *const disp[] = {
+		"range", "chains", "base µs", "predicted µs (roof)",
+		"predicted µs (own bw)", "run µs", "run ÷ predicted (own bw)",
+	};
+	static const char *const full[] = {
+		"workload", "base_op_id", "op_id", "chains", "base_time_ns",
+		"predicted_ns", "predicted_achieved_ns", "time_ns", "ratio",
+	};
+
+	if (display)
+		table_init(t, (int)ARRAY_SIZE(disp), disp);
+	else
+		table_init(t, (int)ARRAY_SIZE(full), full);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct ag_row *r = &a->v[i];
+		const double ratio = r->op && r->pred_own_ns > 0 && is_ok(r->op)
+				     ? r->op->time_ns / r->pred_own_ns : NAN;
+
+		if (!r->base || !r->op || isnan(r->pred_ns))
+			continue;
+		table_add_text(t, r->base->workload);
+		if (!display) {
+			table_add_int(t, r->base->op_id);
+			table_add_int(t, r->op->op_id);
+		}
+		table_add_int(t, r->chains);
+		if (display) {
+			table_add_double(t, r->base->time_ns / 1e3, 4);
+			table_add_double(t, r->pred_ns / 1e3, 4);
+			table_add_double(t, r->pred_own_ns / 1e3, 4);
+			table_add_double(t, r->op->time_ns / 1e3, 4);
+			table_add_double(t, ratio, 3);
+		} else {
+			table_add_double(t, r->base->time_ns, 10);
+			table_add_double(t, r->pred_ns, 10);
+			table_add_double(t, r->pred_own_ns, 10);
+			table_add_double(t, r->op->time_ns, 10);
+			table_add_double(t, ratio, 10);
+		}
+	}
 }

@@ -11,6 +11,7 @@
 
 struct rf_op;
 struct rf_run;
+struct store;
 struct strbuf;
 struct table;
 
@@ -34,6 +35,11 @@ struct ag_row {
 			     * with a time */
 	enum ag_why why;    /* pairs only: AG_DRAWN or why there is no arrow */
 	int why_base;       /* 1: the reason is the base run's op's */
+	/* The base op's time were its fusion candidates fused, at the DRAM
+	 * roof and at the chains' own bandwidth (v_fusion_predicted; NaN:
+	 * none, or not loaded), and its chains (against_predict). */
+	double pred_ns, pred_own_ns;
+	int chains;
 };
 
 struct against {
@@ -42,6 +48,7 @@ struct against {
 	size_t n;
 	struct ag_row *v;   /* key order (cmp_match_ops) */
 	size_t npairs, ndrawn, nbase_only, nrun_only;
+	size_t npredicted;  /* pairs with a prediction for the base op */
 	size_t nwhy[2][AG_NWHY];  /* pairs without an arrow: [why_base][why] */
 };
 
@@ -67,6 +74,18 @@ void against_text(const struct against *a, size_t ndrawn_plot, struct strbuf *sb
  * base units with the op ids, the side it is in ("both", "base", "run")
  * and the reason a pair has no arrow (CSV base.csv, JSON). */
 void against_table(const struct against *a, struct table *t, int display);
+
+/* Two profiles: the predictions for the base run's ranges
+ * (v_fusion_predicted) into the pairs. Nothing to do otherwise. Returns 0,
+ * or -1 after an error reading the database. */
+int against_predict(struct store *st, struct against *a);
+
+/* The pairs whose base op has a prediction, with this run's time: in
+ * reading units (display) or base units with the op ids (CSV, JSON). */
+void against_predicted_table(const struct against *a, struct table *t, int display);
+
+/* A sentence on how to read that table, into sb. */
+void against_predicted_text(const struct against *a, struct strbuf *sb);
 
 /* "failed its check", "no counters", ...: why there is no arrow. */
 const char *ag_why_text(enum ag_why why);

@@ -703,13 +703,16 @@ void report_summary(const struct report *r, FILE *out)
 
 /* Each table is built once and printed in every format asked for: with
  * 10,000 ops, formatting numbers is a good part of a report's time. */
+/* The subsection of the base run's predictions against this run. */
+#define PRED_TITLE "Fusion predicted for the base run, against this run"
+
 struct tables {
 	struct table summary, run, ceilings_disp, ceilings_full, wrong;
 	struct table distrust_disp, distrust_full;
 	struct table ops_disp, ops_full, fusion_disp, fusion_full;
 	struct table saved_disp, saved_full;
 	struct table ranks_disp, ranks_full;
-	struct table base_disp, base_full;
+	struct table base_disp, base_full, pred_disp, pred_full;
 };
 
 /* ---- files ------------------------------------------------------------- */
@@ -882,6 +885,12 @@ static int write_md(const struct report *r, const struct tables *t, const char *
 			table_print(&t->base_disp, TABLE_MD, f);
 		else
 			fputs("No op is in both runs.\n", f);
+		if (t->pred_disp.nrows) {
+			against_predicted_text(r->against, &sb);
+			fprintf(f, "\n### " PRED_TITLE "\n\n%s\n\n", strbuf_str(&sb));
+			strbuf_release(&sb);
+			table_print(&t->pred_disp, TABLE_MD, f);
+		}
 	}
 	md_section(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
 	if (fusion_noted(r->pairs))
@@ -1100,6 +1109,14 @@ static int write_html(const struct report *r, const struct tables *t, const char
 			html_table(f, NULL, &t->base_disp);
 		else
 			fputs("<p>No op is in both runs.</p>\n", f);
+		if (t->pred_disp.nrows) {
+			fputs("<h3>" PRED_TITLE "</h3>\n<p>", f);
+			against_predicted_text(r->against, &sb);
+			html_escape(f, strbuf_str(&sb));
+			strbuf_release(&sb);
+			fputs("</p>\n", f);
+			html_table(f, NULL, &t->pred_disp);
+		}
 	}
 	html_table(f, "Fusion gains (ratios are other variant ÷ fused)", &t->fusion_disp);
 	if (fusion_noted(r->pairs)) {
@@ -1200,7 +1217,7 @@ static void json_base(const struct report *r, const struct tables *t, FILE *f)
 
 	fputs(",\n\"base_run\": ", f);
 	if (!a) {
-		fputs("null,\n\"base\": []", f);
+		fputs("null,\n\"base\": [],\n\"base_predicted\": []", f);
 		return;
 	}
 	fprintf(f, "{\"id\": %lld, \"tag\": ", a->base->id);
@@ -1226,6 +1243,8 @@ static void json_base(const struct report *r, const struct tables *t, FILE *f)
 		fputs("null", f);
 	fputs("},\n\"base\": ", f);
 	table_print(&t->base_full, TABLE_JSON, f);
+	fputs(",\n\"base_predicted\": ", f);
+	table_print(&t->pred_full, TABLE_JSON, f);
 }
 
 static int write_json(const struct report *r, const struct tables *t, const char *dir)
@@ -1315,8 +1334,10 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		fusion_table(r->pairs, &t.fusion_disp, 1);
 		saved_table(r->saved, &t.saved_disp, 1);
 		ranks_table(r->ranks, &t.ranks_disp, 1);
-		if (r->against)
+		if (r->against) {
 			against_table(r->against, &t.base_disp, 1);
+			against_predicted_table(r->against, &t.pred_disp, 1);
+		}
 	}
 	if (formats & (REPORT_CSV | REPORT_JSON)) {
 		ceilings_table(r->run, &t.ceilings_full, 0);
@@ -1325,8 +1346,10 @@ int report_write(const struct report *r, const char *dir, unsigned formats)
 		distrust_table(r->run, &t.distrust_full, 0);
 		saved_table(r->saved, &t.saved_full, 0);
 		ranks_table(r->ranks, &t.ranks_full, 0);
-		if (r->against)
+		if (r->against) {
 			against_table(r->against, &t.base_full, 0);
+			against_predicted_table(r->against, &t.pred_full, 0);
+		}
 	}
 	if ((formats & REPORT_MD) && write_md(r, &t, dir))
 		goto out;
@@ -1356,5 +1379,7 @@ out:
 	table_release(&t.ranks_full);
 	table_release(&t.base_disp);
 	table_release(&t.base_full);
+	table_release(&t.pred_disp);
+	table_release(&t.pred_full);
 	return rc;
 }

@@ -52,6 +52,11 @@ static void help(void)
 	       "                that cannot have them (no counters, no ceilings)\n"
 	       "                gets one line on stderr saying why; a RUN that is\n"
 	       "                not a profiled run is an error\n"
+	       "  predicted     each range of a profiled run with fusion candidates:\n"
+	       "                its time and its time were its chains fused, at the\n"
+	       "                DRAM roof and at the chains' own bandwidth\n"
+	       "                (v_fusion_predicted; compare with another run's time\n"
+	       "                for the same range, as 'report --base' does)\n"
 	       "  stragglers    per range of a profiled run of several ranks: least,\n"
 	       "                median and most time over the ranks, the spread and the\n"
 	       "                slowest rank, largest spread first (v_rank_spread)\n"
@@ -90,6 +95,7 @@ static const struct named_query {
 	  "run_id DESC, workload, dtype, shape, saved_bytes DESC, variant" },
 	{ "opportunities", "v_fusion_candidates",
 	  "run_id DESC, rank IS NULL, rank, kind, time_ns DESC" },
+	{ "predicted", "v_fusion_predicted", "run_id DESC, workload" },
 	{ "stragglers", "v_rank_spread", "run_id DESC, spread DESC, workload" },
 	{ NULL, NULL, NULL }
 };

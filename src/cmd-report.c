@@ -513,6 +513,8 @@ static int cmd_report(int argc, char **argv)
 				"reach show as only in run %lld", base_id, base.status,
 				run_id);
 		against_match(&base, &run, &ag);
+		if (against_predict(st, &ag))
+			goto out_release;
 	}
 	if (fusion_load_run(st, run_id, (const char *const *)workloads, &pairs) ||
 	    saved_load_run(st, run_id, (const char *const *)workloads, &saved) ||

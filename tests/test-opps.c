@@ -658,6 +658,87 @@ static void check_rank(void)
 	ASSERT_EQ(e->rank, 2);
 }
 
+/* v_fusion_predicted: each range with chains inside it (a chain outside
+ * any range has no range time, so no range to take it from), its time
+ * less its chains' gains a range instance (a gain times its occurrences
+ * over the range's samples; a chain predicted to lose, none), at the roof
+ * and at the chains' own bandwidth: against the candidates read by
+ * load(). */
+static void check_predicted(const char *db, long long run)
+{
+	struct store *st;
+	sqlite3_stmt *s;
+	char sql[512], path[32];
+	int rc, nrows = 0, seen_a = 0;
+
+	ASSERT_EQ(store_open(&st, db, STORE_READONLY), 0);
+	snprintf(sql, sizeof sql, "SELECT p.workload, p.samples, p.chains, p.time_ns,"
+		 " p.predicted_ns, p.predicted_achieved_ns,"
+		 " (SELECT count(*) FROM samples x WHERE x.op_id = p.op_id)"
+		 " FROM v_fusion_predicted p WHERE p.run_id = %lld", run);
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+		FAIL("v_fusion_predicted: %s", sqlite3_errmsg(store_db(st)));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const long long samples = sqlite3_column_int64(s, 1);
+		const double t = real(s, 3), pred = real(s, 4), own = real(s, 5);
+		double g = 0, ga = 0;
+		long long chains = 0;
+
+		text(s, 0, path, sizeof path);
+		ASSERT_EQ(samples, sqlite3_column_int64(s, 6));
+		ASSERT(samples > 0);
+		for (size_t i = 0; i < ncands; i++) {
+			const struct cand *c = &cands[i];
+
+			if (strcmp(c->kind, "chain") || strcmp(c->path, path) ||
+			    isnan(c->range_time))
+				continue;
+			chains++;
+			g += fmax(c->gain, 0) * (double)c->instances;
+			ga += fmax(c->time_ns - c->pred_ach, 0) * (double)c->instances;
+		}
+		ASSERT(chains > 0);
+		ASSERT_EQ(sqlite3_column_int64(s, 2), chains);
+		ASSERT_NEAR(pred, t - g / (double)samples, 1e-9);
+		ASSERT_NEAR(own, t - ga / (double)samples, 1e-9);
+		ASSERT(pred <= own);
+		ASSERT(pred < t);
+		if (!strcmp(path, "A/chain")) {
+			const struct cand *a = find("chain", "A/chain",
+						    "ew_a_kernel > ew_b_kernel > ew_c_kernel");
+
+			/* one chain an instance, three instances */
+			ASSERT_EQ(samples, 3);
+			ASSERT_NEAR(pred, t - (170e3 - a->pred), 1e-9);
+			seen_a = 1;
+		}
+		nrows++;
+	}
+	if (rc != SQLITE_DONE)
+		FAIL("v_fusion_predicted: %s", sqlite3_errmsg(store_db(st)));
+	sqlite3_finalize(s);
+	store_close(st);
+	/* a row for every range with an in-range chain, and no other */
+	{
+		int ranges = 0;
+
+		for (size_t i = 0; i < ncands; i++) {
+			size_t j;
+
+			if (strcmp(cands[i].kind, "chain") || isnan(cands[i].range_time))
+				continue;
+			for (j = 0; j < i; j++)
+				if (!strcmp(cands[j].kind, "chain") &&
+				    !isnan(cands[j].range_time) &&
+				    !strcmp(cands[j].path, cands[i].path))
+					break;
+			ranges += j == i;
+		}
+		ASSERT_EQ(nrows, ranges);
+		ASSERT(!ranges || seen_a);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char db[4096];
@@ -684,9 +765,11 @@ int main(int argc, char **argv)
 	check_outside();
 	check_cross();
 	check_rank();
+	check_predicted(db, run);
 	/* Without counters: no candidate, nothing guessed. */
 	load(db, timing);
 	ASSERT_EQ(ncands, 0);
+	check_predicted(db, timing);
 	for (const char *sfx = ""; ; sfx = sfx[0] ? NULL : "-wal") {
 		char *p;
 

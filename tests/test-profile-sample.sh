@@ -47,6 +47,39 @@ for part in forward backward; do
 	grep -E "^[A-Z-]+ +block/$part .* FASTER +-[0-9.]+ +FEWER" "$tmp/out" >/dev/null ||
 		fail "compare: block/$part compiled is not faster with fewer bytes: $(grep "block/$part" "$tmp/out")"
 done
+# What fusing the eager run's chains predicts, range by range, against
+# the compiled run: v_fusion_predicted (query predicted) has the three
+# ranges of each counted run, each predicted faster than measured; the
+# report against the eager run sets them beside the compiled times: the
+# forward and backward within 15 % of the prediction at the chains' own
+# bandwidth, the optimizer (which nothing compiled) far above it.
+expect_exit 0 "$FUSEPROF" query --db "$cdb" --format csv predicted
+tr -d '\r' <"$tmp/out" >"$tmp/pred.csv"
+head -n 1 "$tmp/pred.csv" | grep -qx 'run_id,op_id,workload,samples,chains,time_ns,gain_ns,gain_achieved_ns,predicted_ns,predicted_achieved_ns' ||
+	fail "query predicted: $(head -n 1 "$tmp/pred.csv")"
+[ "$(cq "SELECT count(*) FROM v_fusion_predicted p JOIN v_runs r ON r.run_id = p.run_id WHERE r.tag IN ('eager-counted', 'compiled-counted') AND p.workload LIKE 'block/%' AND p.predicted_ns < p.predicted_achieved_ns AND p.predicted_achieved_ns < p.time_ns")" = 6 ] ||
+	fail "v_fusion_predicted: $(cat "$tmp/pred.csv")"
+expect_exit 0 "$FUSEPROF" report --db "$cdb" -r compiled-counted --base eager-counted \
+	--no-plots -o "$tmp/prep"
+awk '/^### Fusion predicted for the base run, against this run/ { on = 1; next } /^#/ { on = 0 } on && /^\| block/' \
+	"$tmp/prep/report.md" >"$tmp/prows"
+[ "$(grep -c . "$tmp/prows")" = 3 ] || fail "report --base: predicted rows: $(cat "$tmp/prows")"
+awk -F'|' '{ gsub(/ /, "", $2); gsub(/ /, "", $8); print $2, $8 }' "$tmp/prows" >"$tmp/pratio"
+awk '($1 == "block/forward" || $1 == "block/backward") && ($2 < 0.85 || $2 > 1.15) { bad = 1 }
+	$1 == "block/optimizer" && $2 < 2 { bad = 1 } END { exit bad }' "$tmp/pratio" ||
+	fail "report --base: run ÷ predicted: $(cat "$tmp/pratio")"
+grep -A1 '"base_predicted": \[' "$tmp/prep/report.json" | grep -q '{"workload": "block/' ||
+	fail "report.json: no base_predicted rows"
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$tmp/prep/report.json" <<'PY' || fail "report.json's base_predicted does not parse or add up"
+import json, sys
+rows = json.load(open(sys.argv[1]))["base_predicted"]
+assert sorted(r["workload"] for r in rows) == ["block/backward", "block/forward", "block/optimizer"], rows
+for r in rows:
+    assert r["predicted_ns"] < r["predicted_achieved_ns"] < r["base_time_ns"], r
+    assert abs(r["ratio"] - r["time_ns"] / r["predicted_achieved_ns"]) < 1e-6 * r["ratio"], r
+PY
+fi
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
 	expect_exit 0 "$FUSEPROF" report --db "$cdb" -r compiled-counted --base eager-counted \
 		--keep-data -o "$tmp/crep"

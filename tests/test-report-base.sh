@@ -106,6 +106,9 @@ grep -q '<h2>Against run 1 (before)</h2>' "$tmp/r/report.html" || fail "report.h
 [ "$(grep -o '<table>' "$tmp/r/report.html" | wc -l)" = "$(grep -o '</table>' "$tmp/r/report.html" | wc -l)" ] ||
 	fail "report.html: unbalanced tables"
 grep -q '"base_run": {"id": 1, "tag": "before",' "$tmp/r/report.json" || fail "report.json: base_run"
+# Runs, not profiles: no predictions to set against the run.
+grep -q '"base_predicted": \[\]' "$tmp/r/report.json" || fail "report.json: base_predicted not empty"
+! grep -q '^### Fusion predicted' "$md" || fail "report.md: predictions for a base that is no profile"
 if command -v python3 >/dev/null 2>&1; then
 	python3 - "$tmp/r/report.json" <<'PY' || fail "report.json's base does not parse or add up"
 import json, sys
