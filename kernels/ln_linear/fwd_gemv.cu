@@ -98,12 +98,37 @@ __device__ __forceinline__ float reduce_scatter(float (&v)[V], int lane)
 	return t;
 }
 
+// x~ = x - c of rows m < M over the E columns from k (zeros past M and
+// past K) into xr.
+template <typename T, int MP>
+__device__ __forceinline__ void gemv_x(const T *__restrict__ x, const float *c, int M,
+				       int K, int k, float (&xr)[MP][16 / sizeof(T)])
+{
+	constexpr int E = 16 / sizeof(T);
+
+#pragma unroll
+	for (int m = 0; m < MP; m++) {
+		if (m < M && k < K) {
+			gemv_load<T, false>(x + (long)m * K + k, xr[m]);
+#pragma unroll
+			for (int e = 0; e < E; e++)
+				xr[m][e] -= c[m];
+		} else {
+#pragma unroll
+			for (int e = 0; e < E; e++)
+				xr[m][e] = 0.f;
+		}
+	}
+}
+
 // Blocks (blockIdx.x, blockIdx.y) take row blocks blockIdx.x, + gridDim.x,
 // ... of nrb: rows [brows rb, + brows) of W' (Nw of them: N, or Np in
 // perm32's order, whose rows past N are zero), over chunks [cps
 // blockIdx.y, + cps) of K. part: NULL (one slice: y here) or the split-K
 // partials (gridDim.y slices). A row block's sums go to red[warp][i], i =
-// row r of the block x MP + row m of x.
+// row r of the block x MP + row m of x. The rows' statistics over the
+// slice are summed once a block; where each warp has one chunk at most
+// (the usual case), its x~ is loaded once too.
 template <typename T, int MP>
 __global__ void __launch_bounds__(32 * LNL_GEMV_WARPS_MAX(16 / sizeof(T), MP))
 k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
@@ -119,45 +144,53 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
 	const int chunks = (K + 32 * E - 1) / (32 * E), groups = brows / G;
 	const int cb = (int)blockIdx.y * cps, ce = min(chunks, cb + cps);
+	const bool one = ce - cb <= nw;  // each warp one chunk at most
 	// the sum this lane holds after a reduce-scatter, and whether it writes it
 	const int mine = lane >> (5 - LOGV), writer = (lane & ((32 >> LOGV) - 1)) == 0;
-	float c[MP];
+	float c[MP], s1[MP], s2[MP], xr[MP][E];
 
 #pragma unroll
-	for (int m = 0; m < MP; m++)
+	for (int m = 0; m < MP; m++) {
 		c[m] = m < M ? to_f(x[(long)m * K]) : 0.f;
+		s1[m] = s2[m] = 0.f;
+	}
+	// The statistics of this warp's chunks; xr keeps the last (with one
+	// chunk a warp, the one it multiplies into every row block).
+	for (int ch = cb + warp; ch < ce; ch += nw) {
+		gemv_x<T, MP>(x, c, M, K, (ch * 32 + lane) * E, xr);
+#pragma unroll
+		for (int m = 0; m < MP; m++)
+#pragma unroll
+			for (int e = 0; e < E; e++) {
+				s1[m] += xr[m][e];
+				s2[m] = fmaf(xr[m][e], xr[m][e], s2[m]);
+			}
+	}
+#pragma unroll
+	for (int m = 0; m < MP; m++) {
+		s1[m] = warp_sum(s1[m]);
+		s2[m] = warp_sum(s2[m]);
+	}
+	if (lane == 0) {
+#pragma unroll
+		for (int m = 0; m < MP; m++) {
+			sst[warp][m][0] = s1[m];
+			sst[warp][m][1] = s2[m];
+		}
+	}
 
 	for (long rb = blockIdx.x; rb < nrb; rb += gridDim.x) {
 		const long row0 = rb * brows;
-		float s1[MP], s2[MP];
 
-#pragma unroll
-		for (int m = 0; m < MP; m++)
-			s1[m] = s2[m] = 0.f;
 		for (int i = lane; i < brows * MP; i += 32)
 			red[warp][i] = 0.f;
 		__syncwarp();  // a writer lane adds to what another lane zeroed
 
 		for (int ch = cb + warp; ch < ce; ch += nw) {
 			const int k = (ch * 32 + lane) * E;  // K % E == 0: all in or all out
-			float xr[MP][E];
 
-#pragma unroll
-			for (int m = 0; m < MP; m++) {
-				if (m < M && k < K) {
-					gemv_load<T, false>(x + (long)m * K + k, xr[m]);
-#pragma unroll
-					for (int e = 0; e < E; e++) {
-						xr[m][e] -= c[m];
-						s1[m] += xr[m][e];
-						s2[m] = fmaf(xr[m][e], xr[m][e], s2[m]);
-					}
-				} else {
-#pragma unroll
-					for (int e = 0; e < E; e++)
-						xr[m][e] = 0.f;
-				}
-			}
+			if (!one)
+				gemv_x<T, MP>(x, c, M, K, k, xr);
 #pragma unroll 2
 			for (int gi = 0; gi < groups; gi++) {
 				float w[G][E], v[V];
@@ -191,20 +224,7 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 					red[warp][gi * V + mine] += t;
 			}
 		}
-
-#pragma unroll
-		for (int m = 0; m < MP; m++) {
-			s1[m] = warp_sum(s1[m]);
-			s2[m] = warp_sum(s2[m]);
-		}
-		if (lane == 0) {
-#pragma unroll
-			for (int m = 0; m < MP; m++) {
-				sst[warp][m][0] = s1[m];
-				sst[warp][m][1] = s2[m];
-			}
-		}
-		__syncthreads();
+		__syncthreads();  // every warp's sums (and, the first time, sst)
 
 		for (int t = threadIdx.x; t < brows * MP; t += blockDim.x) {
 			const int r = t / MP, m = t % MP;
@@ -246,7 +266,7 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 			pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
 			pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
 		}
-		__syncthreads();  // red and sst are free for the next row block
+		__syncthreads();  // red is free for the next row block
 	}
 }
 
