@@ -122,6 +122,25 @@ static void run(const struct lnl_gemv &g, const std::vector<T> &x, const std::ve
 		});
 }
 
+/* run() for the plan's rows of x a lane (g.mp). */
+template <typename T>
+static void run_mp(const struct lnl_gemv &g, const std::vector<T> &x, const std::vector<T> &wf,
+		   const std::vector<float> &sw, const std::vector<float> &bf, long M, long K,
+		   long N, long Np, int wperm, unsigned grid_x, std::vector<T> &y,
+		   std::vector<float> &part)
+{
+	switch (g.mp) {
+	case 1: run<T, 1>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 2: run<T, 2>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 4: run<T, 4>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 8: run<T, 8>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 16: run<T, 16>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 32: run<T, 32>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	case 64: run<T, 64>(g, x, wf, sw, bf, M, K, N, Np, wperm, grid_x, y, part); break;
+	default: CHECK(0, "mp %d", g.mp);
+	}
+}
+
 template <typename T>
 static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 {
@@ -170,16 +189,7 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 	std::fill(y.begin(), y.end(), from_f<T>(NAN));
 	/* fewer blocks than row blocks where there are several */
 	grid_x = (unsigned)(g.blocks > 3 ? 3 : g.blocks);
-	switch (g.mp) {
-	case 1: run<T, 1>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 2: run<T, 2>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 4: run<T, 4>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 8: run<T, 8>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 16: run<T, 16>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 32: run<T, 32>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	case 64: run<T, 64>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part); break;
-	default: CHECK(0, "mp %d", g.mp); return;
-	}
+	run_mp<T>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y, part);
 	/* The double reference over the same inputs and the same rounded W'. */
 	for (long m = 0; m < M; m++) {
 		double mean = 0, var = 0;
@@ -211,15 +221,7 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 	      M, K, N, s.sms, s.wperm ? ", perm" : "", worst, scale);
 	/* the same bits again */
 	std::fill(y2.begin(), y2.end(), from_f<T>(NAN));
-	switch (g.mp) {
-	case 1: run<T, 1>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 2: run<T, 2>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 4: run<T, 4>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 8: run<T, 8>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 16: run<T, 16>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 32: run<T, 32>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	case 64: run<T, 64>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part); break;
-	}
+	run_mp<T>(g, x, wf, sw, bf, M, K, N, Np, s.wperm, grid_x, y2, part);
 	CHECK(std::memcmp(y.data(), y2.data(), y.size() * sizeof(T)) == 0,
 	      "%ldx%ld->%ld: different bits on a second run", M, K, N);
 	std::printf("%s %s %ldx%ld->%ld sms %d%s: mp %d, %d rows a row block, %ld row blocks "

@@ -96,6 +96,59 @@ __device__ __forceinline__ void gemv_x(const T *__restrict__ x, const float *c, 
 	}
 }
 
+// A row block's end, both decode kernels': each of its rows x mx sums (row
+// r of the block, row m of x at red[w * rstride + r mx + m], warp w's),
+// added over the nw warps in warp order, into the slice's partials (part)
+// or, with the rows' statistics (sst[(w mx + m) 2 + 0, 1], added the same
+// way), through the epilogue into y; then, from a slice's first row block,
+// the slice's statistics. Between two barriers of the whole block.
+template <typename T>
+__device__ __forceinline__ void gemv_row_block_end(
+	const float *red, int rstride, const float *sst, int mx, int nw, int rows,
+	long rb, int M, int K, int N, long Nw, int wperm, const float *__restrict__ sW,
+	const float *__restrict__ bf, T *__restrict__ y, float *__restrict__ part)
+{
+	for (int i = threadIdx.x; i < rows * mx; i += blockDim.x) {
+		const int r = i / mx, m = i % mx;
+		const long j = rb * rows + r, n = wperm ? perm32(j) : j;
+		float tot = 0.f, a1 = 0.f, a2 = 0.f, mt, rs;
+
+		if (m >= M || j >= Nw || n >= N)
+			continue;
+		for (int w = 0; w < nw; w++)
+			tot += red[w * rstride + i];
+		if (part) {
+			part[((size_t)blockIdx.y * M + m) * N + n] = tot;
+			continue;
+		}
+		for (int w = 0; w < nw; w++) {
+			a1 += sst[(w * mx + m) * 2];
+			a2 += sst[(w * mx + m) * 2 + 1];
+		}
+		shifted_stats(a1, a2, K, &mt, &rs);
+		const float v = rs * (tot - mt * sW[n]) + bf[n];
+
+		if constexpr (sizeof(T) == 2)
+			y[(long)m * N + n] = __float2bfloat16_rn(v);
+		else
+			y[(long)m * N + n] = v;
+	}
+	if (part && rb == 0) {
+		float *pst = part + (size_t)gridDim.y * M * N;
+
+		for (int m = threadIdx.x; m < M; m += blockDim.x) {
+			float a1 = 0.f, a2 = 0.f;
+
+			for (int w = 0; w < nw; w++) {
+				a1 += sst[(w * mx + m) * 2];
+				a2 += sst[(w * mx + m) * 2 + 1];
+			}
+			pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
+			pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
+		}
+	}
+}
+
 // Blocks (blockIdx.x, blockIdx.y) take row blocks blockIdx.x, + gridDim.x,
 // ... of nrb: rows [brows rb, + brows) of W' (Nw of them: N, or Np in
 // perm32's order, whose rows past N are zero), over chunks [cps
@@ -201,46 +254,8 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 		}
 		__syncthreads();  // every warp's sums (and, the first time, sst)
 
-		for (int t = threadIdx.x; t < brows * MP; t += blockDim.x) {
-			const int r = t / MP, m = t % MP;
-			const long j = row0 + r, n = wperm ? perm32(j) : j;
-			float tot = 0.f;
-
-			if (m >= M || j >= Nw || n >= N)
-				continue;
-			for (int w = 0; w < nw; w++)
-				tot += red[w][t];
-			if (part) {
-				part[((size_t)blockIdx.y * M + m) * N + n] = tot;
-			} else {
-				float a1 = 0.f, a2 = 0.f, mt, rs;
-
-				for (int w = 0; w < nw; w++) {
-					a1 += sst[w][m][0];
-					a2 += sst[w][m][1];
-				}
-				shifted_stats(a1, a2, K, &mt, &rs);
-				const float v = rs * (tot - mt * sW[n]) + bf[n];
-
-				if constexpr (sizeof(T) == 2)
-					y[(long)m * N + n] = __float2bfloat16_rn(v);
-				else
-					y[(long)m * N + n] = v;
-			}
-		}
-		// The slice's statistics, from the first row block.
-		if (part && rb == 0 && (int)threadIdx.x < M) {
-			const int m = threadIdx.x;
-			float *pst = part + (size_t)gridDim.y * M * N;
-			float a1 = 0.f, a2 = 0.f;
-
-			for (int w = 0; w < nw; w++) {
-				a1 += sst[w][m][0];
-				a2 += sst[w][m][1];
-			}
-			pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
-			pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
-		}
+		gemv_row_block_end<T>(&red[0][0], LNL_GEMV_SUMS, &sst[0][0][0], MP, nw, brows,
+				      rb, M, K, N, Nw, wperm, sW, bf, y, part);
 		__syncthreads();  // red is free for the next row block
 	}
 }
@@ -408,43 +423,8 @@ k_fwd_gemv_tc(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restri
 		}
 		__syncthreads();  // every warp's sums (and, the first time, sst)
 
-		for (int i = threadIdx.x; i < RB * MX; i += blockDim.x) {
-			const int r = i / MX, m = i % MX;
-			const long jr = j0 + r, n = wperm ? perm32(jr) : jr;
-			float tot = 0.f;
-
-			if (m >= M || jr >= Nw || n >= N)
-				continue;
-			for (int w = 0; w < nw; w++)
-				tot += red[w][i];
-			if (part) {
-				part[((size_t)blockIdx.y * M + m) * N + n] = tot;
-			} else {
-				float a1 = 0.f, a2 = 0.f, mt, rs;
-
-				for (int w = 0; w < nw; w++) {
-					a1 += sst[w][m][0];
-					a2 += sst[w][m][1];
-				}
-				shifted_stats(a1, a2, K, &mt, &rs);
-				y[(long)m * N + n] = __float2bfloat16_rn(rs * (tot - mt * sW[n]) + bf[n]);
-			}
-		}
-		// The slice's statistics, from the first row block.
-		if (part && rb == 0) {
-			float *pst = part + (size_t)gridDim.y * M * N;
-
-			for (int m = threadIdx.x; m < M; m += blockDim.x) {
-				float a1 = 0.f, a2 = 0.f;
-
-				for (int w = 0; w < nw; w++) {
-					a1 += sst[w][m][0];
-					a2 += sst[w][m][1];
-				}
-				pst[(size_t)blockIdx.y * 2 * M + 2 * m] = a1;
-				pst[(size_t)blockIdx.y * 2 * M + 2 * m + 1] = a2;
-			}
-		}
+		gemv_row_block_end<__nv_bfloat16>(&red[0][0], RB * MX, &sst[0][0][0], MX, nw, RB,
+						  rb, M, K, N, Nw, wperm, sW, bf, y, part);
 		__syncthreads();  // red is free for the next row block
 	}
 }
