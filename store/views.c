@@ -560,20 +560,18 @@ const struct view_def fp_views[] = {
 	 * over the range's samples; a chain predicted to lose counts 0), at
 	 * the DRAM roof and at the chains' own bandwidth. */
 	{ "v_fusion_predicted",
-	  "SELECT c.run_id, c.op_id, o.workload, n.samples, count(*) AS chains,"
-	  " o.time_ns,"
-	  " sum(max(c.gain_ns, 0) * c.instances) / n.samples AS gain_ns,"
-	  " sum(max(c.gain_achieved_ns, 0) * c.instances) / n.samples"
-	  "  AS gain_achieved_ns,"
-	  " o.time_ns - sum(max(c.gain_ns, 0) * c.instances) / n.samples"
-	  "  AS predicted_ns,"
-	  " o.time_ns - sum(max(c.gain_achieved_ns, 0) * c.instances) / n.samples"
-	  "  AS predicted_achieved_ns"
-	  " FROM v_fusion_candidates c JOIN ops o ON o.id = c.op_id"
-	  " JOIN (SELECT op_id, count(*) AS samples FROM samples GROUP BY op_id) n"
-	  "  ON n.op_id = c.op_id"
-	  " WHERE c.kind = 'chain' AND c.range_time_ns IS NOT NULL"
-	  " GROUP BY c.run_id, c.op_id",
+	  "SELECT run_id, op_id, workload, samples, chains, time_ns,"
+	  " g / samples AS gain_ns, ga / samples AS gain_achieved_ns,"
+	  " time_ns - g / samples AS predicted_ns,"
+	  " time_ns - ga / samples AS predicted_achieved_ns"
+	  " FROM (SELECT c.run_id, c.op_id, o.workload,"
+	  "  (SELECT count(*) FROM samples s WHERE s.op_id = c.op_id) AS samples,"
+	  "  count(*) AS chains, o.time_ns,"
+	  "  sum(max(c.gain_ns, 0) * c.instances) AS g,"
+	  "  sum(max(c.gain_achieved_ns, 0) * c.instances) AS ga"
+	  "  FROM v_fusion_candidates c JOIN ops o ON o.id = c.op_id"
+	  "  WHERE c.kind = 'chain' AND c.range_time_ns IS NOT NULL"
+	  "  GROUP BY c.run_id, c.op_id)",
 	  "each range of a profiled run with fusion candidates: its time, and its time predicted were its chains fused (at the DRAM roof and at the chains' own bandwidth)" },
 
 	/* Each op against the same op (workload, variant, dtype, shape) in the

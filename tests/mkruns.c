@@ -294,11 +294,9 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	struct store_op op = { 0 };
 	struct store_kernel k[2] = { { 0 } };
 	double vals[NCOUNTERS], median, spread, dram, flops, *t;
+	const char *const *names = tensor_flops ? tensor_names : fp32_names;
 	const char *k_names[NCOUNTERS];
-	static const char *const names2[] = {
-		"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
-		FP_METRIC_DRAM_WRITEBACK,
-	};
+	const char *names2[] = { names[C_READ], names[C_WRITE], names[C_L2], names[C_WB] };
 	double vals2[4];
 	long launches, n;
 	int counters = strcmp(f[7], "-") != 0;
@@ -329,8 +327,6 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	k[0].launches = launches;
 	k[0].dur_ns_median = k[0].dur_ns_min = k[0].dur_ns_max = median;
 	if (counters) {
-		const char *const *names = tensor_flops ? tensor_names : fp32_names;
-
 		vals[C_READ] = round(dram * 0.75);
 		vals[C_WRITE] = dram - vals[C_READ];
 		vals[C_FLOPS] = flops;
