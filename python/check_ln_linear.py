@@ -14,10 +14,9 @@ compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
-9216), whose forward must take the decode kernels (k_fwd_gemv up to 8
-rows, k_fwd_gemv_tc up to 64 of bf16) or the split-K kernels (64 rows of
-fp32: k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
-them fill it without splitting): the
+9216), whose forward must take the decode kernel (k_fwd_gemv, up to 8
+rows) or the split-K kernels (64 rows: k_fwd_split_reduce; on a GPU of
+fewer than 73 SMs the largest of them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
 without the one its rows call for fails. Exit status 1 if any line fails.
 
@@ -155,9 +154,7 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
-        want = ("k_fwd_gemv" if rows <= 8 else
-                "k_fwd_gemv_tc" if dt == torch.bfloat16 and rows <= 64 else
-                "k_fwd_split_reduce")
+        want = "k_fwd_gemv" if rows <= 8 else "k_fwd_split_reduce"
         ok = names is not None and want in names
         fails += not ok
         what = ", ".join(names) if names is not None else f"unknown ({why})"

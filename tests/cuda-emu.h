@@ -14,8 +14,6 @@
 
 #include <barrier>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -86,61 +84,6 @@ inline float rsqrtf(float x)
 inline int min(int a, int b)
 {
 	return a < b ? a : b;
-}
-
-/* mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32, d += a b, as PTX lays out
- * the fragments (g = lane / 4, t = lane % 4): a[q] holds A's row g + 8 (q
- * & 1), columns 2t + 8 (q >> 1) and the next (the lower column in the low
- * half); b[h] holds B's rows 2t + 8h and the next, column g; d[q], D's row
- * g + 8 (q >> 1), column 2t + (q & 1). Products summed in fp32, k in
- * order. */
-struct emu_mma_frag {
-	uint32_t a[4], b[2];
-};
-inline emu_mma_frag emu_mma_frags[32][32];  /* [warp][lane] */
-
-inline float __uint_as_float(uint32_t u)
-{
-	float f;
-
-	std::memcpy(&f, &u, sizeof f);
-	return f;
-}
-
-/* The bf16 in the low or high half of r, as a float. */
-inline float emu_bf16_half(uint32_t r, int high)
-{
-	return __uint_as_float(high ? r & 0xffff0000u : r << 16);
-}
-
-inline void emu_mma_bf16_16816(float *d, const uint32_t *a, const uint32_t *b)
-{
-	const unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31;
-	const unsigned g = l >> 2, t = l & 3;
-
-	for (int q = 0; q < 4; q++)
-		emu_mma_frags[w][l].a[q] = a[q];
-	emu_mma_frags[w][l].b[0] = b[0];
-	emu_mma_frags[w][l].b[1] = b[1];
-	__syncwarp();
-	for (int q = 0; q < 4; q++) {
-		const unsigned row = g + 8 * (q >> 1), col = 2 * t + (q & 1);
-		float acc = d[q];
-
-		for (unsigned k = 0; k < 16; k++) {
-			/* A(row, k): lane (row % 8, (k % 8) / 2), register
-			 * (row >= 8) + 2 (k >= 8), half k % 2; B(k, col): lane
-			 * (col, (k % 8) / 2), register k >= 8, half k % 2 */
-			const unsigned la = (row % 8) * 4 + (k % 8) / 2, lb = col * 4 + (k % 8) / 2;
-			const float av = emu_bf16_half(
-				emu_mma_frags[w][la].a[(row >= 8) + 2 * (k >= 8)], k % 2);
-			const float bv = emu_bf16_half(emu_mma_frags[w][lb].b[k >= 8], k % 2);
-
-			acc += av * bv;
-		}
-		d[q] = acc;
-	}
-	__syncwarp();
 }
 
 /* Run kernel() as a grid of grid.x x grid.y blocks of block.x threads (a

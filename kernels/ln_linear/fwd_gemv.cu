@@ -101,53 +101,9 @@ static int gemv_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	return part ? fwd_split_reduce_launch(op, g->splits, st) : 0;
 }
 
-// The same on tensor cores (9 to 64 rows of bf16): NT tiles of 8 rows.
-template <int NT>
-static int gemv_tc_run(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
-{
-	static int have[LNL_GEMV_TC_WARPS + 1];
-	const struct lnl_gemv *g = &op->gv;
-	float *part = g->splits > 1 ? op->fpart : nullptr;
-	long grid;
-
-	if (g->splits > 1 && !part)
-		return error("ln_linear_fwd: the decode forward's slices without their partials");
-	if (!have[g->warps]) {
-		int n = 0;
-
-		if (CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-			    &n, k_fwd_gemv_tc<NT>, 32 * g->warps, 0)))
-			return -1;
-		have[g->warps] = n > 0 ? n : 1;
-	}
-	grid = (long)have[g->warps] * op->sms / g->splits;
-	if (grid > g->blocks)
-		grid = g->blocks;
-	if (grid < 1)
-		grid = 1;
-	k_fwd_gemv_tc<NT><<<dim3((unsigned)grid, (unsigned)g->splits), 32 * g->warps, 0, st>>>(
-		x, (const __nv_bfloat16 *)op->Wf, op->sW, op->bf, (__nv_bfloat16 *)op->y,
-		(int)op->M, (int)op->K, (int)op->N, op->wperm ? op->Np : op->N, op->wperm,
-		g->blocks, g->cps, part);
-	if (CUDA_CHECK_LAUNCH("k_fwd_gemv_tc"))
-		return -1;
-	return part ? fwd_split_reduce_launch(op, g->splits, st) : 0;
-}
-
 template <typename T>
 static int gemv_dispatch(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
-	if constexpr (sizeof(T) == 2) {
-		if (op->gv.tc)
-			switch (op->gv.mp) {
-			case 16:
-				return gemv_tc_run<2>(op, x, st);
-			case 32:
-				return gemv_tc_run<4>(op, x, st);
-			case 64:
-				return gemv_tc_run<8>(op, x, st);
-			}
-	}
 	switch (op->gv.mp) {
 	case 1:
 		return gemv_run<T, 1>(op, x, st);

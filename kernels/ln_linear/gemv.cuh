@@ -1,12 +1,10 @@
-/* gemv.cuh - the kernels of the decode forward (k_fwd_gemv, and
- * k_fwd_gemv_tc on tensor cores for more rows of bf16) and the split-K
+/* gemv.cuh - the kernel of the decode forward (k_fwd_gemv) and the split-K
  * reduction both decode and tensor-core split-K forwards end with
  * (k_fwd_split_reduce): CUDA source that fwd_gemv.cu compiles for the GPU
  * and tests/test-gemv-emu.cc compiles for the CPU, where tests/cuda-emu.h
  * runs a block's threads as threads. It uses no more of CUDA than that
- * file defines; the includer provides to_f, warp_sum, perm32,
- * shifted_stats, mma_bf16 and pack_bf16 (internal.h, or the test), after
- * ln_linear.h. */
+ * file defines; the includer provides to_f, warp_sum, perm32 and
+ * shifted_stats (internal.h, or the test), after ln_linear.h. */
 #ifndef FP_LNL_GEMV_CUH
 #define FP_LNL_GEMV_CUH
 
@@ -96,8 +94,8 @@ __device__ __forceinline__ void gemv_x(const T *__restrict__ x, const float *c, 
 	}
 }
 
-// A row block's end, both decode kernels': each of its rows x mx sums (row
-// r of the block, row m of x at red[w * rstride + r mx + m], warp w's),
+// A row block's end: each of its rows x mx sums (row r of the block, row m
+// of x at red[w * rstride + r mx + m], warp w's),
 // added over the nw warps in warp order, into the slice's partials (part)
 // or, with the rows' statistics (sst[(w mx + m) 2 + 0, 1], added the same
 // way), through the epilogue into y; then, from a slice's first row block,
@@ -289,144 +287,6 @@ __global__ void k_fwd_split_reduce(const float *__restrict__ part, int splits, l
 		y[i] = __float2bfloat16_rn(v);
 	else
 		y[i] = v;
-}
-
-// ---- the decode forward on tensor cores: 9 to 64 rows of bf16 ---------
-// Past 8 rows the CUDA cores' FMAs would cost more than reading W' (at 64
-// rows, 64 FMAs for each element of W'), so the same streaming runs its
-// products on mma.sync m16n8k16 with the operands swapped: 16 rows of W'
-// are the A operand (loaded straight from global memory into fragments,
-// 4 bytes a register, read once, evict first), the rows of x the B
-// operand (NT tiles of 8 rows), and each warp holds the B fragments of
-// its chunk of K (64 columns: four k-steps) in registers, x~ = x - c
-// rounded to bf16 once, with the rows' statistics summed from those same
-// rounded values, as the tensor-core fused kernels do. A row block is 16
-// rows of W'; its warps add their sums in shared memory in warp order,
-// and the epilogue, the slices and the persistent grid are k_fwd_gemv's.
-template <int NT>
-__global__ void __launch_bounds__(32 * LNL_GEMV_TC_WARPS)
-k_fwd_gemv_tc(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
-	      const float *__restrict__ sW, const float *__restrict__ bf,
-	      __nv_bfloat16 *__restrict__ y, int M, int K, int N, long Nw, int wperm,
-	      long nrb, int cps, float *__restrict__ part)
-{
-	constexpr int RB = LNL_GEMV_TC_ROWS, MX = NT * 8;
-	__shared__ float red[LNL_GEMV_TC_WARPS][RB * MX];
-	__shared__ float sst[LNL_GEMV_TC_WARPS][MX][2];
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-	const int g = lane >> 2, t = lane & 3;
-	const int chunks = (K + LNL_GEMV_TC_KC - 1) / LNL_GEMV_TC_KC;
-	const int cb = (int)blockIdx.y * cps, ce = min(chunks, cb + cps);
-	const bool one = ce - cb <= nw;  // each warp one chunk at most
-	// bx[s][j][h]: x~ of rows 8j + g, columns 16s + 2t + 8h (+1) of the chunk
-	uint32_t bx[4][NT][2];
-	float c[NT], s1[NT], s2[NT];
-
-#pragma unroll
-	for (int j = 0; j < NT; j++) {
-		const int m = 8 * j + g;
-
-		c[j] = m < M ? to_f(x[(long)m * K]) : 0.f;
-		s1[j] = s2[j] = 0.f;
-	}
-	// The B fragments of chunk ch, and (stats) their rows' shifted sums.
-	auto load_b = [&](int ch, bool stats) {
-#pragma unroll
-		for (int s = 0; s < 4; s++)
-#pragma unroll
-			for (int j = 0; j < NT; j++)
-#pragma unroll
-				for (int h = 0; h < 2; h++) {
-					const int k = ch * LNL_GEMV_TC_KC + 16 * s + 2 * t + 8 * h;
-					const int m = 8 * j + g;
-					float v0 = 0.f, v1 = 0.f;
-
-					if (m < M && k < K) {
-						const float2 f = __bfloat1622float2(
-							*(const __nv_bfloat162 *)(x + (long)m * K + k));
-
-						v0 = f.x - c[j];
-						v1 = f.y - c[j];
-					}
-					bx[s][j][h] = pack_bf16(v0, v1);
-					if (stats) {
-						// the rounded pair back as floats: a bf16
-						// is a float's upper half
-						const uint32_t u = bx[s][j][h];
-						const float q0 = __uint_as_float(u << 16);
-						const float q1 = __uint_as_float(u & 0xffff0000u);
-
-						s1[j] += q0 + q1;
-						s2[j] = fmaf(q0, q0, fmaf(q1, q1, s2[j]));
-					}
-				}
-	};
-
-	for (int ch = cb + warp; ch < ce; ch += nw)
-		load_b(ch, true);
-	// a row's sums are over the four lanes of its g
-#pragma unroll
-	for (int j = 0; j < NT; j++)
-#pragma unroll
-		for (int o = 1; o <= 2; o <<= 1) {
-			s1[j] += __shfl_xor_sync(0xffffffffu, s1[j], o);
-			s2[j] += __shfl_xor_sync(0xffffffffu, s2[j], o);
-		}
-	if (t == 0) {
-#pragma unroll
-		for (int j = 0; j < NT; j++) {
-			sst[warp][8 * j + g][0] = s1[j];
-			sst[warp][8 * j + g][1] = s2[j];
-		}
-	}
-
-	for (long rb = blockIdx.x; rb < nrb; rb += gridDim.x) {
-		const long j0 = rb * RB;
-
-		for (int i = lane; i < RB * MX; i += 32)
-			red[warp][i] = 0.f;
-		__syncwarp();  // a lane adds to what another lane zeroed
-
-		for (int ch = cb + warp; ch < ce; ch += nw) {
-			float d[NT][4];
-
-			if (!one)
-				load_b(ch, false);
-#pragma unroll
-			for (int j = 0; j < NT; j++)
-				d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0.f;
-#pragma unroll
-			for (int s = 0; s < 4; s++) {
-				const int k = ch * LNL_GEMV_TC_KC + 16 * s + 2 * t;
-				uint32_t a[4];
-
-				// a[q]: row g + 8 (q & 1), columns k + 8 (q >> 1) (+1)
-#pragma unroll
-				for (int q = 0; q < 4; q++) {
-					const long row = j0 + g + 8 * (q & 1);
-					const int kk = k + 8 * (q >> 1);
-
-					a[q] = row < Nw && kk < K
-					       ? __ldcs((const unsigned int *)(Wf + row * K + kk)) : 0u;
-				}
-#pragma unroll
-				for (int j = 0; j < NT; j++)
-					mma_bf16(d[j], a, bx[s][j]);
-			}
-			// d[j][2h + e]: row g + 8h of the row block, x row 8j + 2t + e
-#pragma unroll
-			for (int j = 0; j < NT; j++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					red[warp][(g + 8 * (q >> 1)) * MX + 8 * j + 2 * t + (q & 1)] +=
-						d[j][q];
-		}
-		__syncthreads();  // every warp's sums (and, the first time, sst)
-
-		gemv_row_block_end<__nv_bfloat16>(&red[0][0], RB * MX, &sst[0][0][0], MX, nw, RB,
-						  rb, M, K, N, Nw, wperm, sW, bf, y, part);
-		__syncthreads();  // red is free for the next row block
-	}
 }
 
 #endif

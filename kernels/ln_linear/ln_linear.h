@@ -174,18 +174,8 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 #define LNL_GEMV_GROUP(e, mp) (32 / (mp) < 32 / (e) ? 32 / (mp) : 32 / (e))
 /* Sums a block keeps (brows x mp): its shared memory, a row a warp. */
 #define LNL_GEMV_SUMS 128
-/* Bf16 from LNL_GEMV_MAX_M + 1 to LNL_GEMV_TC_MAX_M rows: the products on
- * tensor cores (k_fwd_gemv_tc), the rows of x in tiles of 8 (mp: 16, 32
- * or 64 of them), LNL_GEMV_TC_ROWS rows of W' a row block, chunks of
- * LNL_GEMV_TC_KC columns of K, at most LNL_GEMV_TC_WARPS warps a block. */
-#define LNL_GEMV_TC_MAX_M 64
-#define LNL_GEMV_TC_ROWS 16
-#define LNL_GEMV_TC_KC 64
-#define LNL_GEMV_TC_WARPS 8
 struct lnl_gemv {
-	int tc;      /* on tensor cores (k_fwd_gemv_tc) */
-	int mp;      /* M rounded up to a power of two (1, 2, 4, 8; 16, 32, 64
-	                with tc) */
+	int mp;      /* M rounded up to a power of two (1, 2, 4, 8) */
 	int group;   /* rows of W' a warp loads at a time: LNL_GEMV_GROUP */
 	int brows;   /* rows of W' a row block */
 	long blocks; /* row blocks: ceil(Np / brows) */
@@ -195,9 +185,8 @@ struct lnl_gemv {
 	int warps;   /* warps a block */
 };
 /* Whether the decode forward serves M x K -> N of dt on a device of sms
- * multiprocessors (M <= LNL_GEMV_MAX_M, or bf16 up to LNL_GEMV_TC_MAX_M;
- * rows of aligned 16-byte chunks, sms >= 1), and if so its plan in *g: 1
- * or 0. */
+ * multiprocessors (M <= LNL_GEMV_MAX_M, rows of aligned 16-byte chunks,
+ * sms >= 1), and if so its plan in *g: 1 or 0. */
 int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g);
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -95,26 +95,18 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	const int e = (int)(16 / es);
 	int mp = 1, s, wmax;
 
-	if (sms < 1 || M < 1 || K < 1 || N < 1 || lnl_vec_width(K, dt) == 1 ||
-	    M > (dt == FP_BF16 ? LNL_GEMV_TC_MAX_M : LNL_GEMV_MAX_M))
+	if (sms < 1 || M < 1 || M > LNL_GEMV_MAX_M || K < 1 || N < 1 ||
+	    lnl_vec_width(K, dt) == 1)
 		return 0;
 	while (mp < M)
 		mp *= 2;
 	g->mp = mp;
-	g->tc = M > LNL_GEMV_MAX_M;
-	if (g->tc) {
-		/* 16 rows of W' a row block (one mma's), 64 columns a chunk */
-		g->group = g->brows = LNL_GEMV_TC_ROWS;
-		g->blocks = ceil_div(Np, g->brows);
-		g->chunks = (int)ceil_div(K, LNL_GEMV_TC_KC);
-	} else {
-		g->group = LNL_GEMV_GROUP(e, mp);
-		g->brows = LNL_GEMV_SUMS / mp;
-		while (g->brows > g->group && ceil_div(Np, g->brows) < rb_target)
-			g->brows /= 2;
-		g->blocks = ceil_div(Np, g->brows);
-		g->chunks = (int)ceil_div(K * es, 32 * 16);
-	}
+	g->group = LNL_GEMV_GROUP(e, mp);
+	g->brows = LNL_GEMV_SUMS / mp;
+	while (g->brows > g->group && ceil_div(Np, g->brows) < rb_target)
+		g->brows /= 2;
+	g->blocks = ceil_div(Np, g->brows);
+	g->chunks = (int)ceil_div(K * es, 32 * 16);
 	s = 1;
 	if (g->blocks < sms) {
 		const int smax = lnl_split_max(M, K, dt);
@@ -127,7 +119,7 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	}
 	g->cps = (int)ceil_div(g->chunks, s);
 	g->splits = (int)ceil_div(g->chunks, g->cps);
-	wmax = g->tc ? LNL_GEMV_TC_WARPS : LNL_GEMV_WARPS_MAX(e, mp);
+	wmax = LNL_GEMV_WARPS_MAX(e, mp);
 	g->warps = g->cps < wmax ? g->cps : wmax;
 	return 1;
 }

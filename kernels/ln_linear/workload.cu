@@ -235,11 +235,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 op->ws_cl, op->ws_pass ? ", statistics pass" : "");
 		break;
 	case FK_GEMV:
-		if (op->gv.tc)
-			snprintf(buf, n, "decode: W' streamed into mma.sync (its rows the A "
-				 "operand), %d warps%s", op->gv.warps,
-				 op->gv.splits > 1 ? ", slices of K, then a reduction" : "");
-		else if (op->gv.splits > 1)
+		if (op->gv.splits > 1)
 			snprintf(buf, n, "decode: W' streamed on CUDA cores, %d rows a block "
 				 "of %d warps, over %d slices of K, then a reduction",
 				 op->gv.brows, op->gv.warps, op->gv.splits);
@@ -271,10 +267,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "few rows (fewer 64x128 tiles than SMs): the mma.sync kernel over slices of K, "
 	  "their fp32 partials added in order by a reduction (auto), or one block a tile (off)" },
 	{ "decode", decode_values,
-	  "up to 8 rows (bf16: 64) with aligned 16-byte chunks: W' streamed once across the "
-	  "SMs, x~ in registers, on CUDA cores (on mma.sync from 9 bf16 rows), slices of K "
-	  "where its row blocks are fewer than the SMs (auto), or the tiled mma.sync kernels "
-	  "(off)",
+	  "up to 8 rows with aligned 16-byte chunks: W' streamed once across the SMs on CUDA "
+	  "cores, x~ in registers, slices of K where its blocks are fewer than twice the SMs "
+	  "(auto), or the mma.sync kernels above (off)",
 	  "off" },
 	{ NULL, NULL, NULL },
 };
@@ -472,7 +467,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->variant_bytes = m->min_bytes - 2 * K * es - N * es + 8 * N + wre;
 		if (m->variant_bytes < m->min_bytes)
 			m->variant_bytes = m->min_bytes;
-		if (fwd_pass_auto(s, dt) && M > LNL_GEMV_TC_MAX_M)
+		if (fwd_pass_auto(s, dt) && M > LNL_GEMV_MAX_M)
 			m->variant_bytes += M * K * es + 24 * M;
 		/* fp32 rows in 16-byte chunks go to the tensor cores as 3xTF32
 		 * (fwd_mma.cu): three products for each of the GEMM's; decode
@@ -814,13 +809,10 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // padded to 8 with N past the last row block and K's last chunk short, in
 // 4 slices (5 x 1000 -> 300), 2 rows in 6 or 11 slices of 3 chunks (2 x
 // 4096 -> 130), and 8 rows in 1080 row blocks, 8 warps taking 17 or 33
-// chunks, the last short (8 x 4104 -> 4300); bf16 on tensor cores: 37 rows
-// in tiles of 8 up to 64 (37 x 1000 -> 300, which fp32 and decode=off
-// take through split-K), 24 rows with K's last chunk short (24 x 1032 ->
-// 300), 64 rows in slices of K (64 x 2048 -> 130).
+// chunks, the last short (8 x 4104 -> 4300).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
-	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=24,K=1032,N=300;M=64,K=2048,N=130;" \
+	"M=2,K=4096,N=130;M=8,K=4104,N=4300;" \
 	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
