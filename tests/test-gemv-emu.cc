@@ -203,16 +203,31 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 
 int main(void)
 {
-	/* Plans (on the sms given): one row over row blocks of 4 with no
-	 * slice; one row in slices; 2 rows, W' permuted; 3 rows (padded to
-	 * 4), permuted, N past a row block; 5 rows (to 8) in slices; 8 rows
-	 * with every warp taking several chunks, K's last chunk short; 4 and
-	 * 7 rows at a K under one chunk. */
+	/* Plans (on the sms given; bf16's are fp32's but where lnl_split_max
+	 * caps the slices), each row count a lane (mp 1, 2, 4, 8) with one
+	 * slice and several, W' in column order and permuted:
+	 *   mp 1: 520 -> 70, row blocks of 8 on 3 blocks; 1032 -> 50
+	 *         permuted, 9 chunks on 8 warps, the last short; 2048 -> 40
+	 *         in 4 slices; 776 -> 60 permuted in 4 slices
+	 *   mp 2: 520 -> 40; 1160 -> 33 permuted, 10 chunks on 8 warps, the
+	 *         last short; 1000 -> 33 in 4 slices; 264 -> 50 permuted in
+	 *         2 (bf16) or 3 slices
+	 *   mp 4: 3 rows (padded) permuted, N past a row block; 4 x 1160 ->
+	 *         64, 10 chunks on 8 warps; 4 x 1000 -> 40 in 4 slices; 3 x
+	 *         520 -> 36 permuted in 3 or 5 slices
+	 *   mp 8: 5 rows in 4 slices; 8 rows with every warp taking several
+	 *         chunks (33, 17), K's last chunk short, in order and
+	 *         permuted; 7 rows at a K under one chunk; 6 rows permuted in
+	 *         4 slices */
 	static const struct shape shapes[] = {
-		{ 1, 520, 70, 4, 0 },   { 1, 2048, 40, 16, 0 }, { 2, 1000, 33, 3, 1 },
-		{ 3, 264, 100, 2, 1 },  { 5, 1000, 30, 8, 0 },  { 8, 4104, 40, 1, 0 },
-		{ 8, 2056, 36, 1, 1 },  { 4, 136, 64, 1, 0 },   { 7, 48, 20, 1, 0 },
-		{ 6, 776, 65, 40, 1 },
+		{ 1, 520, 70, 4, 0 },   { 1, 1032, 50, 2, 1 },  { 1, 2048, 40, 16, 0 },
+		{ 1, 776, 60, 24, 1 },
+		{ 2, 520, 40, 1, 0 },   { 2, 1160, 33, 3, 1 },  { 2, 1000, 33, 16, 0 },
+		{ 2, 264, 50, 12, 1 },
+		{ 3, 264, 100, 2, 1 },  { 4, 1160, 64, 1, 0 },  { 4, 1000, 40, 16, 0 },
+		{ 3, 520, 36, 24, 1 },
+		{ 5, 1000, 30, 24, 0 }, { 8, 4104, 40, 1, 0 },  { 8, 2056, 36, 1, 1 },
+		{ 7, 48, 20, 1, 0 },    { 6, 776, 65, 40, 1 },
 	};
 	std::mt19937_64 rng(20261127);
 

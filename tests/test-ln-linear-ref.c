@@ -610,7 +610,9 @@ static void test_split(void)
  * on 132 SMs, where it does not serve, and its invariants over a sweep:
  * every row of W' in a block, every chunk of K in a slice and no slice
  * empty, the warps within their cap, the partials within what the workload
- * allocates, and the library's workspace slices its. */
+ * allocates, bf16's row blocks and chunks those of fp32 (LNL_GEMV_E
+ * columns a lane in both: only lnl_split_max, in bytes, differs), and the
+ * library's workspace slices its. */
 static void test_gemv(void)
 {
 	static const struct {
@@ -620,24 +622,24 @@ static void test_gemv(void)
 		long blocks;
 		int splits, warps;
 	} want[] = {
-		{ 1, 2048, 2048, FP_BF16, 4, 512, 1, 8 },
-		{ 1, 3072, 9216, FP_BF16, 8, 1152, 1, 12 },
+		{ 1, 2048, 2048, FP_BF16, 8, 256, 1, 8 },
+		{ 1, 3072, 9216, FP_BF16, 8, 1152, 1, 8 },
 		{ 8, 3072, 9216, FP_BF16, 8, 1152, 1, 8 },
 		{ 8, 2048, 2048, FP_BF16, 4, 512, 1, 8 },
-		{ 1, 2048, 2048, FP_F32, 8, 256, 1, 16 },
-		{ 1, 3072, 9216, FP_F32, 8, 1152, 1, 16 },
-		{ 1, 2048, 200, FP_BF16, 4, 56, 4, 2 },
+		{ 1, 2048, 2048, FP_F32, 8, 256, 1, 8 },
+		{ 1, 3072, 9216, FP_F32, 8, 1152, 1, 8 },
+		{ 1, 2048, 200, FP_BF16, 8, 28, 8, 2 },
 		{ 1, 2048, 200, FP_F32, 8, 28, 8, 2 },
-		{ 1, 520, 8500, FP_BF16, 8, 1064, 1, 3 },
+		{ 1, 520, 8500, FP_BF16, 8, 1064, 1, 5 },
 		{ 1, 520, 8500, FP_F32, 8, 1064, 1, 5 },
-		{ 5, 1000, 300, FP_BF16, 4, 80, 4, 1 },
+		{ 5, 1000, 300, FP_BF16, 4, 80, 4, 2 },
 		{ 5, 1000, 300, FP_F32, 4, 80, 4, 2 },
-		{ 2, 4096, 130, FP_BF16, 4, 40, 6, 3 },
+		{ 2, 4096, 130, FP_BF16, 8, 20, 11, 3 },
 		{ 2, 4096, 130, FP_F32, 8, 20, 11, 3 },
 		{ 8, 4104, 4300, FP_BF16, 4, 1080, 1, 8 },
 		{ 8, 4104, 4300, FP_F32, 4, 1080, 1, 8 },
 	};
-	struct lnl_gemv g;
+	struct lnl_gemv g, g32;
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		ASSERT(lnl_fwd_gemv(want[i].M, want[i].K, want[i].N, want[i].dt, 132, &g));
@@ -654,7 +656,7 @@ static void test_gemv(void)
 	ASSERT(!lnl_fwd_gemv(1, 2046, 2048, FP_F32, 132, &g));
 	ASSERT(!lnl_fwd_gemv(1, 2048, 2048, FP_BF16, 0, &g));
 	/* the library's slices: the decode forward's where it serves */
-	ASSERT_EQ(lnl_fwd_part_slices(1, 2048, 200, FP_BF16, 132), 4);
+	ASSERT_EQ(lnl_fwd_part_slices(1, 2048, 200, FP_BF16, 132), 8);
 	ASSERT_EQ(lnl_fwd_part_slices(1, 2048, 2048, FP_BF16, 132), 1);
 	ASSERT_EQ(lnl_fwd_part_slices(64, 2048, 2048, FP_BF16, 132),
 		  lnl_fwd_splits(64, 2048, 2048, FP_BF16, 132));
@@ -670,7 +672,7 @@ static void test_gemv(void)
 
 						ASSERT(lnl_fwd_gemv(M, K, N, t, sms, &g));
 						ASSERT(g.mp >= M && g.mp < 2 * M);
-						ASSERT_EQ(g.group, LNL_GEMV_GROUP(e, g.mp));
+						ASSERT_EQ(g.group, LNL_GEMV_GROUP(g.mp));
 						ASSERT(g.brows % g.group == 0);
 						ASSERT(g.brows * g.mp <= LNL_GEMV_SUMS);
 						ASSERT(g.blocks * g.brows >= Np);
@@ -679,14 +681,20 @@ static void test_gemv(void)
 						ASSERT(g.blocks >= 8L * sms || g.brows == g.group);
 						ASSERT(g.brows == LNL_GEMV_SUMS / g.mp ||
 						       (Np + 2L * g.brows - 1) / (2L * g.brows) < 8L * sms);
-						ASSERT_EQ(g.chunks, (int)((K * (16 / e) + 511) / 512));
+						ASSERT_EQ(g.chunks, (int)((K + 127) / 128));
 						ASSERT((long)g.splits * g.cps >= g.chunks);
 						ASSERT((long)(g.splits - 1) * g.cps < g.chunks);
 						ASSERT(g.splits <= lnl_split_max(M, K, t));
 						ASSERT(g.warps >= 1 && g.warps <= g.cps &&
-						       g.warps <= LNL_GEMV_WARPS_MAX(e, g.mp));
+						       g.warps <= LNL_GEMV_WARPS);
 						ASSERT(lnl_part_bytes(M, N, g.splits) <=
 						       lnl_split_bytes(M, K, N, t));
+						if (t != FP_BF16)
+							continue;
+						ASSERT(lnl_fwd_gemv(M, K, N, FP_F32, sms, &g32));
+						ASSERT(g.group == g32.group && g.brows == g32.brows);
+						ASSERT(g.blocks == g32.blocks && g.chunks == g32.chunks);
+						ASSERT(g.splits <= g32.splits);
 					}
 	}
 	printf("gemv ok\n");

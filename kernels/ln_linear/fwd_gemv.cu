@@ -1,18 +1,21 @@
 // fwd_gemv.cu - the LayerNorm+Linear fused forward for decode rows (M <= 8,
 // rows of aligned 16-byte chunks): the plan is lnl_fwd_gemv's (split.c).
+// The kernel is in gemv.cuh, which the CPU emulation (tests/test-gemv-emu)
+// runs too.
 //
 // At a few rows the forward is a matrix-vector product: its time is W''s
 // bytes (N x K) at DRAM bandwidth, its FLOPs 2 M N K, a few per byte.
 // The tensor-core kernels' 64-row tiles would be at least seven eighths
 // padding there, and their few tiles leave SMs idle unless K is sliced;
 // this kernel streams W' once across every SM on CUDA cores instead:
-// * A warp owns one chunk of K at a time (32 lanes x 16 bytes: 256 bf16 or
-//   128 fp32 columns) and holds x~ = x - c of every row of x over it in
-//   registers (E x mp floats a lane, zeros past M and past K), the shift c
-//   being each row's first element as in the other fused kernels.
-// * For each row of W' of its block it loads one 16-byte chunk a lane
-//   (streaming: read once, evict first), G rows' chunks at a time (32
-//   floats a lane), and multiplies them into G x mp partial sums, which
+// * A warp owns one chunk of K at a time (32 lanes x E = 4 columns: 128
+//   columns, 8 bytes a lane in bf16 and 16 in fp32, so that bf16 holds no
+//   more registers than fp32) and holds x~ = x - c of every row of x over
+//   it in registers (E x mp floats a lane, zeros past M and past K), the
+//   shift c being each row's first element as in the other fused kernels.
+// * For each row of W' of its block it loads its E elements a lane
+//   (streaming: read once, evict first), G rows at a time (32 floats a
+//   lane at most), and multiplies them into G x mp partial sums, which
 //   one reduce-scatter across the warp (G mp - 1 shuffles, then a
 //   butterfly over the lanes left holding the same sum) completes.
 // * The warps of a block take the chunks of its slice of K in turn and add

@@ -8,21 +8,26 @@
 #ifndef FP_LNL_GEMV_CUH
 #define FP_LNL_GEMV_CUH
 
-// E = 16 / sizeof(T) elements at p as floats: a streaming 16-byte load (W',
-// read once) or a cached one (x, which every block reads).
+// E = LNL_GEMV_E (4) elements at p as floats: a streaming load (W', read
+// once) or a cached one (x, which every block reads) of 16 bytes (fp32) or
+// 8 (bf16). Four elements for both dtypes, not 16 bytes' worth, so that a
+// lane's x~ and W' registers (E x mp and E x group floats) are as many for
+// bf16 as for fp32: with 8 bf16 a load they were twice that, and the bf16
+// instances spilled or ran one 8-warp block an SM.
 template <typename T, bool STREAM>
 __device__ __forceinline__ void gemv_load(const T *__restrict__ p, float *out)
 {
+	static_assert(LNL_GEMV_E == 4, "a float4 or two bfloat162 a load");
 	if constexpr (sizeof(T) == 4) {
 		const float4 q = STREAM ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
 
 		out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
 	} else {
-		const uint4 q = STREAM ? __ldcs((const uint4 *)p) : __ldg((const uint4 *)p);
+		const uint2 q = STREAM ? __ldcs((const uint2 *)p) : __ldg((const uint2 *)p);
 		const __nv_bfloat162 *h = (const __nv_bfloat162 *)&q;
 
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < 2; j++) {
 			const float2 f = __bfloat1622float2(h[j]);
 
 			out[2 * j] = f.x, out[2 * j + 1] = f.y;
@@ -75,9 +80,9 @@ __device__ __forceinline__ float reduce_scatter(float (&v)[V], int lane)
 // past K) into xr.
 template <typename T, int MP>
 __device__ __forceinline__ void gemv_x(const T *__restrict__ x, const float *c, int M,
-				       int K, int k, float (&xr)[MP][16 / sizeof(T)])
+				       int K, int k, float (&xr)[MP][LNL_GEMV_E])
 {
-	constexpr int E = 16 / sizeof(T);
+	constexpr int E = LNL_GEMV_E;
 
 #pragma unroll
 	for (int m = 0; m < MP; m++) {
@@ -154,16 +159,19 @@ __device__ __forceinline__ void gemv_row_block_end(
 // partials (gridDim.y slices). A row block's sums go to red[warp][i], i =
 // row r of the block x MP + row m of x. The rows' statistics over the
 // slice are summed once a block; where each warp has one chunk at most
-// (the usual case), its x~ is loaded once too.
+// (the usual case), its x~ is loaded once too. The launch bounds give
+// ptxas the budget (64K registers over LNL_GEMV_MIN_BLOCKS(MP) blocks of
+// LNL_GEMV_WARPS warps): with the block's size alone it picks one of its
+// own, and it took 64 registers at 512 threads and spilled (bf16, one row).
 template <typename T, int MP>
-__global__ void __launch_bounds__(32 * LNL_GEMV_WARPS_MAX(16 / sizeof(T), MP))
+__global__ void __launch_bounds__(32 * LNL_GEMV_WARPS, LNL_GEMV_MIN_BLOCKS(MP))
 k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 	   const float *__restrict__ sW, const float *__restrict__ bf, T *__restrict__ y,
 	   int M, int K, int N, long Nw, int wperm, int brows, long nrb, int cps,
 	   float *__restrict__ part)
 {
-	// G rows' chunks loaded at a time (32 floats a lane), V = G MP sums
-	constexpr int E = 16 / sizeof(T), G = LNL_GEMV_GROUP(E, MP);
+	// G rows' chunks loaded at a time (E G floats a lane), V = G MP sums
+	constexpr int E = LNL_GEMV_E, G = LNL_GEMV_GROUP(MP);
 	constexpr int V = G * MP, LOGV = V >= 32 ? 5 : V >= 16 ? 4 : V >= 8 ? 3 : V >= 4 ? 2 : V >= 2 ? 1 : 0;
 	__shared__ float red[LNL_GEMV_WARPS][LNL_GEMV_SUMS];
 	__shared__ float sst[LNL_GEMV_WARPS][MP][2];
@@ -217,7 +225,11 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 
 			if (!one)
 				gemv_x<T, MP>(x, c, M, K, k, xr);
-#pragma unroll 2
+			// two groups' loads in flight, but at 8 rows of x (32
+			// floats of x~ and 32 sums a lane) the second group's
+			// loads do not fit in the 128 registers a thread has
+			// (fp32 spilled): there one, with 8 FMAs an element
+#pragma unroll (MP >= 8 ? 1 : 2)
 			for (int gi = 0; gi < groups; gi++) {
 				float w[G][E], v[V];
 

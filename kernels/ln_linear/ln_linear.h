@@ -154,24 +154,35 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
  * For a few rows (M <= LNL_GEMV_MAX_M) the fused forward is bound by
  * reading W' once, and the tensor-core tiles (64 rows) would be mostly
  * padding: k_fwd_gemv (fwd_gemv.cu) streams W' on CUDA cores instead, a
- * warp a chunk of K at a time (32 lanes x 16 bytes: 256 bf16 or 128 fp32
- * elements) with the rows' x~ over it in registers, `group` rows of W' at
- * a time, `brows` rows a row block (a power-of-two multiple of group, at
- * most LNL_GEMV_SUMS / mp: as many as still leave 8 row blocks an SM),
- * `blocks` row blocks, which a persistent grid takes in turn. Where even
- * row blocks of one group are fewer than the SMs, K is cut into `splits`
- * slices of `cps` chunks, each writing partials as the split-K forward
- * does (lnl_part_bytes, at most lnl_split_max slices) for the same
- * reduction; else each block applies the epilogue itself: one kernel. */
+ * warp a chunk of K at a time (32 lanes x LNL_GEMV_E elements: 128, 8
+ * bytes a lane in bf16, 16 in fp32) with the rows' x~ over it in
+ * registers, `group` rows of W' at a time, `brows` rows a row block (a
+ * power-of-two multiple of group, at most LNL_GEMV_SUMS / mp: as many as
+ * still leave 8 row blocks an SM), `blocks` row blocks, which a persistent
+ * grid takes in turn. Where even row blocks of one group are fewer than
+ * the SMs, K is cut into `splits` slices of `cps` chunks, each writing
+ * partials as the split-K forward does (lnl_part_bytes, at most
+ * lnl_split_max slices) for the same reduction; else each block applies
+ * the epilogue itself: one kernel. */
 #define LNL_GEMV_MAX_M 8
-/* Most warps a block (a chunk of its slice each): 16, or 8 where a lane's
- * x~ takes 32 registers or more (e elements a chunk, mp rows), so that
- * a thread may have 255 registers, not 128. */
-#define LNL_GEMV_WARPS 16
-#define LNL_GEMV_WARPS_MAX(e, mp) ((e) * (mp) >= 32 ? 8 : LNL_GEMV_WARPS)
-/* Rows of W' a warp loads at a time: 32 floats a lane (32 / e chunks),
- * and at most 32 sums (group x mp) to reduce-scatter. */
-#define LNL_GEMV_GROUP(e, mp) (32 / (mp) < 32 / (e) ? 32 / (mp) : 32 / (e))
+/* Elements a lane loads at once, of x or of a row of W': 4 in both dtypes
+ * (16 bytes of fp32, 8 of bf16), so that bf16 takes no more registers
+ * than fp32 (see gemv_load); a chunk of K is 32 x 4 columns. The plan
+ * still asks for rows of aligned 16-byte chunks (lnl_vec_width), the
+ * condition of the other fused kernels, stricter than bf16's 8 bytes. */
+#define LNL_GEMV_E 4
+/* Most warps a block (a chunk of its slice each), and the blocks of
+ * LNL_GEMV_WARPS warps an SM that k_fwd_gemv's __launch_bounds__ asks for,
+ * which set its registers a thread: 3 blocks for one row of x (85
+ * registers; it takes 72), 2 from two rows (128; 16 or 32 sums and x~ of
+ * 8 to 32 floats a lane take 101 to 124: ptxas of CUDA 13, sm_90). Two
+ * blocks of 16 warps would leave 64: one row spilled there (fp32), more
+ * rows spilled hundreds of bytes. */
+#define LNL_GEMV_WARPS 8
+#define LNL_GEMV_MIN_BLOCKS(mp) ((mp) == 1 ? 3 : 2)
+/* Rows of W' a warp loads at a time: 32 floats a lane (32 / LNL_GEMV_E
+ * rows' chunks), and at most 32 sums (group x mp) to reduce-scatter. */
+#define LNL_GEMV_GROUP(mp) (32 / (mp) < 32 / LNL_GEMV_E ? 32 / (mp) : 32 / LNL_GEMV_E)
 /* Sums a block keeps (brows x mp): its shared memory, a row a warp. */
 #define LNL_GEMV_SUMS 128
 struct lnl_gemv {

@@ -86,14 +86,13 @@ static long ceil_div(long a, long b)
  * of one group are fewer than the SMs, slices of K make up twice the SMs
  * (at most one a chunk and lnl_split_max; between the two, the partials'
  * round trip and a second launch would cost more than the idle SMs); the
- * warps a block, one a chunk of its slice up to LNL_GEMV_WARPS_MAX (more
- * chunks: each warp takes several). */
+ * warps a block, one a chunk of its slice (32 x LNL_GEMV_E columns) up to
+ * LNL_GEMV_WARPS (more chunks: each warp takes several). */
 int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g)
 {
-	const long es = (long)fp_dtype_size(dt), Np = ceil_div(N, 32) * 32;
+	const long Np = ceil_div(N, 32) * 32;
 	const long target = 2L * sms, rb_target = 8L * sms;
-	const int e = (int)(16 / es);
-	int mp = 1, s, wmax;
+	int mp = 1, s;
 
 	if (sms < 1 || M < 1 || M > LNL_GEMV_MAX_M || K < 1 || N < 1 ||
 	    lnl_vec_width(K, dt) == 1)
@@ -101,12 +100,12 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	while (mp < M)
 		mp *= 2;
 	g->mp = mp;
-	g->group = LNL_GEMV_GROUP(e, mp);
+	g->group = LNL_GEMV_GROUP(mp);
 	g->brows = LNL_GEMV_SUMS / mp;
 	while (g->brows > g->group && ceil_div(Np, g->brows) < rb_target)
 		g->brows /= 2;
 	g->blocks = ceil_div(Np, g->brows);
-	g->chunks = (int)ceil_div(K * es, 32 * 16);
+	g->chunks = (int)ceil_div(K, 32 * LNL_GEMV_E);
 	s = 1;
 	if (g->blocks < sms) {
 		const int smax = lnl_split_max(M, K, dt);
@@ -119,8 +118,7 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	}
 	g->cps = (int)ceil_div(g->chunks, s);
 	g->splits = (int)ceil_div(g->chunks, g->cps);
-	wmax = LNL_GEMV_WARPS_MAX(e, mp);
-	g->warps = g->cps < wmax ? g->cps : wmax;
+	g->warps = g->cps < LNL_GEMV_WARPS ? g->cps : LNL_GEMV_WARPS;
 	return 1;
 }
 

@@ -803,13 +803,13 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // tests/test-workloads also runs; 37 rows, K = 1000 cut into slices
 // whose last is short and ends in a partial k-tile; 70 rows over two row
 // tiles, N past a column tile); and the decode forward's (plans on 132
-// SMs): 1 x 2048 -> 200 (56 row blocks of 4 rows bf16, 28 of 8 fp32: 4
-// and 8 slices of K), one row in 1064 row blocks with no slices, K's last
-// chunk one 16-byte piece (bf16) or two (fp32) (1 x 520 -> 8500), 5 rows
-// padded to 8 with N past the last row block and K's last chunk short, in
-// 4 slices (5 x 1000 -> 300), 2 rows in 6 or 11 slices of 3 chunks (2 x
-// 4096 -> 130), and 8 rows in 1080 row blocks, 8 warps taking 17 or 33
-// chunks, the last short (8 x 4104 -> 4300).
+// SMs, the same for both dtypes): 1 x 2048 -> 200 (28 row blocks of 8
+// rows, 8 slices of K), one row in 1064 row blocks with no slices, K's
+// last chunk two lanes' loads (1 x 520 -> 8500), 5 rows padded to 8 with
+// N past the last row block and K's last chunk short, in 4 slices (5 x
+// 1000 -> 300), 2 rows in 11 slices of 3 chunks (2 x 4096 -> 130), and 8
+// rows in 1080 row blocks, 8 warps taking 33 chunks, the last short (8 x
+// 4104 -> 4300).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;" \
