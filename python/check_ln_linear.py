@@ -14,9 +14,10 @@ compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
-9216), whose forward must take the decode kernel (k_fwd_gemv, up to 8
-rows) or the split-K kernels (64 rows: k_fwd_split_reduce; on a GPU of
-fewer than 73 SMs the largest of them fill it without splitting): the
+9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up to
+8 rows, bf16 at one, where decode=auto takes it) or the split-K kernels
+(k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of them
+fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
 without the one its rows call for fails. Exit status 1 if any line fails.
 
@@ -154,7 +155,9 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
-        want = "k_fwd_gemv" if rows <= 8 else "k_fwd_split_reduce"
+        # decode=auto: fp32 up to 8 rows, bf16 at one (ln_linear.h)
+        gemv = rows <= 8 if x.dtype == torch.float32 else rows == 1
+        want = "k_fwd_gemv" if gemv else "k_fwd_split_reduce"
         ok = names is not None and want in names
         fails += not ok
         what = ", ".join(names) if names is not None else f"unknown ({why})"
@@ -182,7 +185,8 @@ def main():
                     "replaces the default shapes)")
     ap.add_argument("--decode", action="store_true",
                     help="the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
-                    "instead of the default ones; their forward must take split-K")
+                    "instead of the default ones; their forward must take the decode "
+                    "kernel or split-K")
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
     ap.add_argument("--cpu-ref-max", type=float, default=2e8,
                     help="largest shape (multiply-adds) the CPU reference checks")

@@ -199,10 +199,20 @@ struct lnl_gemv {
  * multiprocessors (M <= LNL_GEMV_MAX_M, rows of aligned 16-byte chunks,
  * sms >= 1), and if so its plan in *g: 1 or 0. */
 int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g);
+/* Whether decode=auto takes the decode forward for M rows of dt where it
+ * serves: fp32 up to LNL_GEMV_MAX_M rows, bf16 at LNL_GEMV_AUTO_BF16 rows
+ * at most. Measured on an H200 (bench/RESULTS.md, session 17): fp32 at
+ * 0.47-0.77x our unfused forward at 1, 2, 4 and 8 rows (2048 -> 2048,
+ * 3072 -> 9216); bf16 at one row 0.65x and 1.11x, where the older path
+ * takes 1.05x and 1.29x; from two rows at 3072 -> 9216 the decode kernel,
+ * whose bf16 lanes load 8 bytes at a time, keeps too few bytes in flight
+ * (40.8-62.3 µs against the older path's 28.4-28.9). */
+#define LNL_GEMV_AUTO_BF16 1
+int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where
- * it serves, else lnl_fwd_splits; what the library sizes its workspace
- * by. */
+ * auto takes it, else lnl_fwd_splits; what the library sizes its
+ * workspace by. */
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms);
 
 #ifdef __cplusplus

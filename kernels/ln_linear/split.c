@@ -122,11 +122,16 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 	return 1;
 }
 
+int lnl_fwd_gemv_auto(long M, enum fp_dtype dt)
+{
+	return M <= (dt == FP_BF16 ? LNL_GEMV_AUTO_BF16 : LNL_GEMV_MAX_M);
+}
+
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 {
 	struct lnl_gemv g;
 
-	if (lnl_fwd_gemv(M, K, N, dt, sms, &g))
+	if (lnl_fwd_gemv_auto(M, dt) && lnl_fwd_gemv(M, K, N, dt, sms, &g))
 		return g.splits;
 	return lnl_fwd_splits(M, K, N, dt, sms);
 }

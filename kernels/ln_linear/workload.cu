@@ -80,7 +80,8 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// the 64 x 128 kernel without slices does not, so there the warp-
 	// specialized kernel serves few rows too.
 	perm = ws_every_m && lnl_fold_perm(op->K, op->dt, hopper);
-	if (op->ko.v[OPT_DECODE] == DECODE_AUTO &&
+	if (op->ko.v[OPT_DECODE] != DECODE_OFF &&
+	    (op->ko.v[OPT_DECODE] == DECODE_ON || lnl_fwd_gemv_auto(op->M, op->dt)) &&
 	    lnl_fwd_gemv(op->M, op->K, op->N, op->dt, op->sms, &op->gv) &&
 	    (op->gv.splits == 1 || op->fpart)) {
 		op->fk = FK_GEMV;
@@ -251,7 +252,7 @@ static const char *const gemm_values[] = { "auto", "wgmma-ws", "wgmma", "mma", N
 static const char *const clusters_values[] = { "auto", "1", "2", NULL };
 static const char *const pass_values[] = { "auto", "on", "off", NULL };
 static const char *const split_values[] = { "auto", "off", NULL };
-static const char *const decode_values[] = { "auto", "off", NULL };
+static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -269,8 +270,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "decode", decode_values,
 	  "up to 8 rows with aligned 16-byte chunks: W' streamed once across the SMs on CUDA "
 	  "cores, x~ in registers, slices of K where its blocks are fewer than twice the SMs "
-	  "(auto), or the mma.sync kernels above (off)",
-	  "off" },
+	  "(on), or the mma.sync kernels above (off); auto: on for fp32 up to 8 rows and "
+	  "bf16 at one row, where it was measured faster",
+	  "on,off" },
 	{ NULL, NULL, NULL },
 };
 
@@ -467,7 +469,7 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->variant_bytes = m->min_bytes - 2 * K * es - N * es + 8 * N + wre;
 		if (m->variant_bytes < m->min_bytes)
 			m->variant_bytes = m->min_bytes;
-		if (fwd_pass_auto(s, dt) && M > LNL_GEMV_MAX_M)
+		if (fwd_pass_auto(s, dt) && !lnl_fwd_gemv_auto((long)M, dt))
 			m->variant_bytes += M * K * es + 24 * M;
 		/* fp32 rows in 16-byte chunks go to the tensor cores as 3xTF32
 		 * (fwd_mma.cu): three products for each of the GEMM's; decode
