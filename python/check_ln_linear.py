@@ -14,17 +14,19 @@ compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
-9216), whose forward must take the split-K kernels: the forward's kernels
-are listed from torch.profiler, and a decode forward without
-k_fwd_split_reduce fails (on a GPU of fewer than 73 SMs the largest of
-them fill it without splitting). Exit status 1 if any line fails.
+9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up to
+8 rows, bf16 at one, where decode=auto takes it) or the split-K kernels
+(k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of them
+fill it without splitting): the
+forward's kernels are listed from torch.profiler, and a decode forward
+without the one its rows call for fails. Exit status 1 if any line fails.
 
 Usage on a GPU machine (FUSEPROF_KERNELS_LIB pointing at the library, or
 an installed one):
     python3 python/check_ln_linear.py                 # puzzle + suite shapes
     python3 python/check_ln_linear.py --full          # up to 16384x4096->16384
     python3 python/check_ln_linear.py --shape 4,4,8,16 --dtype bf16
-    python3 python/check_ln_linear.py --decode        # decode rows: split-K
+    python3 python/check_ln_linear.py --decode        # decode rows
 """
 import argparse
 import ctypes
@@ -152,10 +154,15 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
     if split:
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
-        ok = names is not None and "k_fwd_split_reduce" in names
+        rows = x.numel() // K
+        # decode=auto: fp32 up to 8 rows, bf16 at one (ln_linear.h)
+        gemv = rows <= 8 if x.dtype == torch.float32 else rows == 1
+        want = "k_fwd_gemv" if gemv else "k_fwd_split_reduce"
+        ok = names is not None and want in names
         fails += not ok
         what = ", ".join(names) if names is not None else f"unknown ({why})"
-        print(f"  {'split-K forward':<20} kernels: {what}   {'PASS' if ok else 'FAIL'}")
+        print(f"  {'decode forward':<20} kernels: {what} (want {want})"
+              f"   {'PASS' if ok else 'FAIL'}")
     macs = 3.0 * x.numel() // K * K * N
     if macs <= cpu_max:
         cref = cpu_reference(inputs, dy)
@@ -178,7 +185,8 @@ def main():
                     "replaces the default shapes)")
     ap.add_argument("--decode", action="store_true",
                     help="the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
-                    "instead of the default ones; their forward must take split-K")
+                    "instead of the default ones; their forward must take the decode "
+                    "kernel or split-K")
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
     ap.add_argument("--cpu-ref-max", type=float, default=2e8,
                     help="largest shape (multiply-adds) the CPU reference checks")

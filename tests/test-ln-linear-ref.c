@@ -605,6 +605,106 @@ static void test_split(void)
 	printf("ok   split-K slices and partial bytes (H100 decode shapes, no-split cases)\n");
 }
 
+/* The decode forward's plans (lnl_fwd_gemv) at the zoo's decode shapes and
+ * the tests' (the plans the comment over LNL_TESTS in workload.cu names)
+ * on 132 SMs, where it does not serve, and its invariants over a sweep:
+ * every row of W' in a block, every chunk of K in a slice and no slice
+ * empty, the warps within their cap, the partials within what the workload
+ * allocates, bf16's row blocks and chunks those of fp32 (LNL_GEMV_E
+ * columns a lane in both: only lnl_split_max, in bytes, differs), and the
+ * library's workspace slices its. */
+static void test_gemv(void)
+{
+	static const struct {
+		long M, K, N;
+		enum fp_dtype dt;
+		int brows;
+		long blocks;
+		int splits, warps;
+	} want[] = {
+		{ 1, 2048, 2048, FP_BF16, 8, 256, 1, 8 },
+		{ 1, 3072, 9216, FP_BF16, 8, 1152, 1, 8 },
+		{ 8, 3072, 9216, FP_BF16, 8, 1152, 1, 8 },
+		{ 8, 2048, 2048, FP_BF16, 4, 512, 1, 8 },
+		{ 1, 2048, 2048, FP_F32, 8, 256, 1, 8 },
+		{ 1, 3072, 9216, FP_F32, 8, 1152, 1, 8 },
+		{ 1, 2048, 200, FP_BF16, 8, 28, 8, 2 },
+		{ 1, 2048, 200, FP_F32, 8, 28, 8, 2 },
+		{ 1, 520, 8500, FP_BF16, 8, 1064, 1, 5 },
+		{ 1, 520, 8500, FP_F32, 8, 1064, 1, 5 },
+		{ 5, 1000, 300, FP_BF16, 4, 80, 4, 2 },
+		{ 5, 1000, 300, FP_F32, 4, 80, 4, 2 },
+		{ 2, 4096, 130, FP_BF16, 8, 20, 11, 3 },
+		{ 2, 4096, 130, FP_F32, 8, 20, 11, 3 },
+		{ 8, 4104, 4300, FP_BF16, 4, 1080, 1, 8 },
+		{ 8, 4104, 4300, FP_F32, 4, 1080, 1, 8 },
+	};
+	struct lnl_gemv g, g32;
+
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		ASSERT(lnl_fwd_gemv(want[i].M, want[i].K, want[i].N, want[i].dt, 132, &g));
+		ASSERT_EQ(g.brows, want[i].brows);
+		ASSERT_EQ(g.blocks, want[i].blocks);
+		ASSERT_EQ(g.splits, want[i].splits);
+		ASSERT_EQ(g.warps, want[i].warps);
+	}
+	/* not served: too many rows, rows without aligned 16-byte chunks, an
+	 * unknown device */
+	/* decode=auto's rule: fp32 up to 8 rows, bf16 at one */
+	ASSERT(lnl_fwd_gemv_auto(8, FP_F32) && !lnl_fwd_gemv_auto(9, FP_F32));
+	ASSERT(lnl_fwd_gemv_auto(1, FP_BF16) && !lnl_fwd_gemv_auto(2, FP_BF16));
+	ASSERT_EQ(lnl_fwd_part_slices(8, 3072, 9216, FP_BF16, 132),
+		  lnl_fwd_splits(8, 3072, 9216, FP_BF16, 132));
+	ASSERT(!lnl_fwd_gemv(9, 2048, 2048, FP_BF16, 132, &g));
+	ASSERT(!lnl_fwd_gemv(9, 2048, 2048, FP_F32, 132, &g));
+	ASSERT(!lnl_fwd_gemv(1, 2047, 2048, FP_BF16, 132, &g));
+	ASSERT(!lnl_fwd_gemv(1, 2046, 2048, FP_F32, 132, &g));
+	ASSERT(!lnl_fwd_gemv(1, 2048, 2048, FP_BF16, 0, &g));
+	/* the library's slices: the decode forward's where it serves */
+	ASSERT_EQ(lnl_fwd_part_slices(1, 2048, 200, FP_BF16, 132), 8);
+	ASSERT_EQ(lnl_fwd_part_slices(1, 2048, 2048, FP_BF16, 132), 1);
+	ASSERT_EQ(lnl_fwd_part_slices(64, 2048, 2048, FP_BF16, 132),
+		  lnl_fwd_splits(64, 2048, 2048, FP_BF16, 132));
+	for (int dt = 0; dt < 2; dt++) {
+		const enum fp_dtype t = dt ? FP_BF16 : FP_F32;
+		const int e = dt ? 8 : 4;
+
+		for (long M = 1; M <= LNL_GEMV_MAX_M; M++)
+			for (long K = e; K <= 20000; K = K * 3 + e - (K * 3) % e)
+				for (long N = 1; N <= 40000; N = N * 5 + 3)
+					for (int sms = 1; sms <= 200; sms = sms * 3 + 1) {
+						const long Np = (N + 31) / 32 * 32;
+
+						ASSERT(lnl_fwd_gemv(M, K, N, t, sms, &g));
+						ASSERT(g.mp >= M && g.mp < 2 * M);
+						ASSERT_EQ(g.group, LNL_GEMV_GROUP(g.mp));
+						ASSERT(g.brows % g.group == 0);
+						ASSERT(g.brows * g.mp <= LNL_GEMV_SUMS);
+						ASSERT(g.blocks * g.brows >= Np);
+						ASSERT((g.blocks - 1) * g.brows < Np);
+						/* 8 row blocks an SM, unless of one group */
+						ASSERT(g.blocks >= 8L * sms || g.brows == g.group);
+						ASSERT(g.brows == LNL_GEMV_SUMS / g.mp ||
+						       (Np + 2L * g.brows - 1) / (2L * g.brows) < 8L * sms);
+						ASSERT_EQ(g.chunks, (int)((K + 127) / 128));
+						ASSERT((long)g.splits * g.cps >= g.chunks);
+						ASSERT((long)(g.splits - 1) * g.cps < g.chunks);
+						ASSERT(g.splits <= lnl_split_max(M, K, t));
+						ASSERT(g.warps >= 1 && g.warps <= g.cps &&
+						       g.warps <= LNL_GEMV_WARPS);
+						ASSERT(lnl_part_bytes(M, N, g.splits) <=
+						       lnl_split_bytes(M, K, N, t));
+						if (t != FP_BF16)
+							continue;
+						ASSERT(lnl_fwd_gemv(M, K, N, FP_F32, sms, &g32));
+						ASSERT(g.group == g32.group && g.brows == g32.brows);
+						ASSERT(g.blocks == g32.blocks && g.chunks == g32.chunks);
+						ASSERT(g.splits <= g32.splits);
+					}
+	}
+	printf("gemv ok\n");
+}
+
 int main(void)
 {
 	const char *env = getenv("FUSEPROF_SEED");
@@ -622,5 +722,6 @@ int main(void)
 	test_widen(seed);
 	test_contract();
 	test_split();
+	test_gemv();
 	return 0;
 }

@@ -2,7 +2,8 @@
 # test-torch-gpu.sh - fuseprof_torch on a GPU against PyTorch autograd
 # (skips with 77 without a GPU, python3 with torch, or the library): the
 # LayerNorm+Linear check script at the puzzle's and the suite's shapes and
-# at the decode shapes (whose forward must take split-K),
+# at the decode shapes (whose forward must take the decode kernel or
+# split-K),
 # LayerNorm+GELU and softmax gradient by gradient, torch.compile without a
 # graph break, and a short run of the training example (fused and plain
 # PyTorch from one seed: the loss curves agree).

@@ -259,7 +259,7 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 
 // The forward's workspace, in this order: the rows' statistics where the
 // bf16 statistics pass may run (3 M floats), then, where the launcher
-// splits K on a device of sms multiprocessors (lnl_fwd_splits; sms = 0:
+// splits K on a device of sms multiprocessors (lnl_fwd_part_slices; sms = 0:
 // the device is not known yet, and the partials are left out), the
 // split-K partials of that many slices.
 static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
@@ -269,7 +269,7 @@ static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 
 static size_t fwd_ws_bytes(long M, long K, long N, enum fp_dtype dt, int sms)
 {
-	const int splits = sms > 0 ? lnl_fwd_splits(M, K, N, dt, sms) : 1;
+	const int splits = sms > 0 ? lnl_fwd_part_slices(M, K, N, dt, sms) : 1;
 
 	return fwd_stats_bytes(M, K, dt) + pad(lnl_part_bytes(M, N, splits));
 }
@@ -322,7 +322,7 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 	if (device_sms(&op.sms))
 		return FPK_ECUDA;
 	CHECK(check_workspace(workspace, workspace_bytes, fwd_ws_bytes(M, K, N, dt, op.sms)));
-	if (lnl_fwd_splits(M, K, N, dt, op.sms) > 1)
+	if (lnl_fwd_part_slices(M, K, N, dt, op.sms) > 1)
 		op.fpart = (float *)((char *)workspace + sbytes);
 	if (lnl_fwd_choose(&op, 1))
 		return FPK_ECUDA;

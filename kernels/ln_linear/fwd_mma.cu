@@ -397,37 +397,6 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	store_tile<T, BM, BN, YLD, MMA_THREADS>(y, sy, m0, n0, M, N, tid);
 }
 
-// The split-K forward's second kernel: y = rstd (acc - (mean - c) s) + b'
-// with acc, and the row statistics' shifted sums, added over the slices in
-// slice order (deterministic). One thread an output; the statistics of its
-// row summed again by each (splits x 2 floats, from L1/L2).
-template <typename T>
-__global__ void k_fwd_split_reduce(const float *__restrict__ part, int splits, long M,
-				   int K, int N, const float *__restrict__ sW,
-				   const float *__restrict__ bf, T *__restrict__ y)
-{
-	const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i >= M * N)
-		return;
-	const long r = i / N, c = i - r * N;
-	const float *pst = part + (size_t)splits * M * N;
-	float acc = 0.f, a1 = 0.f, a2 = 0.f, mt, rs;
-
-	for (int z = 0; z < splits; z++) {
-		acc += part[(size_t)z * M * N + i];
-		a1 += pst[(size_t)z * 2 * M + 2 * r];
-		a2 += pst[(size_t)z * 2 * M + 2 * r + 1];
-	}
-	shifted_stats(a1, a2, K, &mt, &rs);
-	const float v = rs * (acc - mt * sW[c]) + bf[c];
-
-	if constexpr (sizeof(T) == 2)
-		y[i] = __float2bfloat16_rn(v);
-	else
-		y[i] = v;
-}
-
 // ---------------------------------------------------------------------------
 // Launchers
 
@@ -483,7 +452,6 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	// slices of equal k-tiles; the last may be short, none empty
 	const int kchunk = (KT + op->splits - 1) / op->splits;
 	const int splits = (KT + kchunk - 1) / kchunk;
-	const long outs = M * N;
 
 	if (!op->fpart || op->splits < 2)
 		return error("ln_linear_fwd: split-K without its partials");
@@ -493,10 +461,9 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
 		return -1;
-	k_fwd_split_reduce<T><<<(unsigned)((outs + 255) / 256), 256, 0, st>>>(
-		op->fpart, splits, M, K, N, op->sW, op->bf, (T *)op->y);
-	return CUDA_CHECK_LAUNCH("k_fwd_split_reduce");
+	return fwd_split_reduce_launch(op, splits, st);
 }
+
 
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {

@@ -111,6 +111,7 @@
 #include "device.cuh"
 #include "kutil.h"
 #include "ln_linear.h"
+#include "lnl-math.cuh"
 #include "workload.h"
 
 /* Variant indices, in the order of each workload's variants[]. */
@@ -129,15 +130,18 @@ enum lnl_fwd_kernel {
 	FK_MMA,        /* k_fwd_fused_mma 128 x 256 */
 	FK_WGMMA,      /* k_fwd_fused_wgmma 128 x 256 (sm_90a) */
 	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
+	FK_GEMV,       /* k_fwd_gemv (decode rows), then k_fwd_split_reduce
+	                  where it takes slices of K */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
-enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K };
+enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
+enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -217,18 +221,10 @@ struct lnl_op {
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
 	                     // lnl_split_bytes; the library: lnl_part_bytes of
-	                     // the slices lnl_fwd_splits takes); NULL: no split-K
+	                     // the slices lnl_fwd_part_slices takes); NULL: no
+	                     // split-K
+	struct lnl_gemv gv;  // FK_GEMV: the decode forward's plan
 };
-
-/* The row of the warp-specialized kernel's W' (k_fold with perm) that
- * holds output column n: within each group of 32, n = 32 b + 8 t + 2 u + e
- * sits at row 32 b + 8 u + 2 t + e (see that kernel's epilogue). Its own
- * inverse, and it keeps n's group of 32 and its bit 0 (so a pair of
- * columns 2j, 2j + 1 lands on a pair of rows). */
-__host__ __device__ __forceinline__ long perm32(long n)
-{
-	return (n & ~31L) | (n >> 1 & 3) << 3 | (n >> 3 & 3) << 1 | (n & 1);
-}
 
 /* workload.cu: the forward's kernel choice (op->fk and the warp-
  * specialized kernel's settings) from op's shape, dtype, device (sms) and
@@ -259,6 +255,13 @@ int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t
 /* fwd_mma.cu: the 64 x 128 kernel over op->splits slices of K into
  * op->fpart, then the reduction and epilogue into op->y. */
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_gemv.cu: the reduction and epilogue alone (k_fwd_split_reduce,
+ * gemv.cuh), over `splits` slices of partials in op->fpart (the split-K
+ * forward's layout, lnl_part_bytes). */
+int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st);
+/* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
+ * reduction after it where the plan takes slices. */
+int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks
@@ -288,17 +291,6 @@ int lnl_check_outputs(struct lnl_op *op, int profile, uint64_t seed, struct fp_c
 
 // ---------------------------------------------------------------------------
 // Device helpers of more than one kernel family
-
-// Row statistics from shifted sums (see the top of this file): returns
-// mean - c in *mt and rstd in *rs.
-__device__ __forceinline__ void shifted_stats(float s1, float s2, int K,
-					      float *mt, float *rs)
-{
-	float m = s1 / (float)K, var = fmaxf(s2 / (float)K - m * m, 0.f);
-
-	*mt = m;
-	*rs = rsqrtf(var + (float)LNL_EPS);
-}
 
 // V consecutive elements of row r of a rows x K tensor from column k, as
 // floats, zeros outside; one 16-byte load when V > 1 (then K % V == 0 and

@@ -150,6 +150,71 @@ int lnl_few_big_tiles(long M, long N, int sms);
  * come from it. */
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 
+/* ---- the decode forward (split.c) -----------------------------------------
+ * For a few rows (M <= LNL_GEMV_MAX_M) the fused forward is bound by
+ * reading W' once, and the tensor-core tiles (64 rows) would be mostly
+ * padding: k_fwd_gemv (fwd_gemv.cu) streams W' on CUDA cores instead, a
+ * warp a chunk of K at a time (32 lanes x LNL_GEMV_E elements: 128, 8
+ * bytes a lane in bf16, 16 in fp32) with the rows' x~ over it in
+ * registers, `group` rows of W' at a time, `brows` rows a row block (a
+ * power-of-two multiple of group, at most LNL_GEMV_SUMS / mp: as many as
+ * still leave 8 row blocks an SM), `blocks` row blocks, which a persistent
+ * grid takes in turn. Where even row blocks of one group are fewer than
+ * the SMs, K is cut into `splits` slices of `cps` chunks, each writing
+ * partials as the split-K forward does (lnl_part_bytes, at most
+ * lnl_split_max slices) for the same reduction; else each block applies
+ * the epilogue itself: one kernel. */
+#define LNL_GEMV_MAX_M 8
+/* Elements a lane loads at once, of x or of a row of W': 4 in both dtypes
+ * (16 bytes of fp32, 8 of bf16), so that bf16 takes no more registers
+ * than fp32 (see gemv_load); a chunk of K is 32 x 4 columns. The plan
+ * still asks for rows of aligned 16-byte chunks (lnl_vec_width), the
+ * condition of the other fused kernels, stricter than bf16's 8 bytes. */
+#define LNL_GEMV_E 4
+/* Most warps a block (a chunk of its slice each), and the blocks of
+ * LNL_GEMV_WARPS warps an SM that k_fwd_gemv's __launch_bounds__ asks for,
+ * which set its registers a thread: 3 blocks for one row of x (85
+ * registers; it takes 72), 2 from two rows (128; 16 or 32 sums and x~ of
+ * 8 to 32 floats a lane take 101 to 124: ptxas of CUDA 13, sm_90). Two
+ * blocks of 16 warps would leave 64: one row spilled there (fp32), more
+ * rows spilled hundreds of bytes. */
+#define LNL_GEMV_WARPS 8
+#define LNL_GEMV_MIN_BLOCKS(mp) ((mp) == 1 ? 3 : 2)
+/* Rows of W' a warp loads at a time: 32 floats a lane (32 / LNL_GEMV_E
+ * rows' chunks), and at most 32 sums (group x mp) to reduce-scatter. */
+#define LNL_GEMV_GROUP(mp) (32 / (mp) < 32 / LNL_GEMV_E ? 32 / (mp) : 32 / LNL_GEMV_E)
+/* Sums a block keeps (brows x mp): its shared memory, a row a warp. */
+#define LNL_GEMV_SUMS 128
+struct lnl_gemv {
+	int mp;      /* M rounded up to a power of two (1, 2, 4, 8) */
+	int group;   /* rows of W' a warp loads at a time: LNL_GEMV_GROUP */
+	int brows;   /* rows of W' a row block */
+	long blocks; /* row blocks: ceil(Np / brows) */
+	int chunks;  /* chunks of K */
+	int splits;  /* slices of K (1: no partials, no reduction) */
+	int cps;     /* chunks a slice */
+	int warps;   /* warps a block */
+};
+/* Whether the decode forward serves M x K -> N of dt on a device of sms
+ * multiprocessors (M <= LNL_GEMV_MAX_M, rows of aligned 16-byte chunks,
+ * sms >= 1), and if so its plan in *g: 1 or 0. */
+int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g);
+/* Whether decode=auto takes the decode forward for M rows of dt where it
+ * serves: fp32 up to LNL_GEMV_MAX_M rows, bf16 at LNL_GEMV_AUTO_BF16 rows
+ * at most. Measured on an H200 (bench/RESULTS.md, session 17): fp32 at
+ * 0.47-0.77x our unfused forward at 1, 2, 4 and 8 rows (2048 -> 2048,
+ * 3072 -> 9216); bf16 at one row 0.65x and 1.11x, where the older path
+ * takes 1.05x and 1.29x; from two rows at 3072 -> 9216 the decode kernel,
+ * whose bf16 lanes load 8 bytes at a time, keeps too few bytes in flight
+ * (40.8-62.3 µs against the older path's 28.4-28.9). */
+#define LNL_GEMV_AUTO_BF16 1
+int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
+/* The slices of K whose partials the fused forward writes with its
+ * default options (decode=auto, split_k=auto): the decode forward's where
+ * auto takes it, else lnl_fwd_splits; what the library sizes its
+ * workspace by. */
+int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms);
+
 #ifdef __cplusplus
 }
 #endif

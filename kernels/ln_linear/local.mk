@@ -3,16 +3,19 @@
 ## says which file holds what.
 
 lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
+	kernels/ln_linear/fwd_gemv.cu \
 	kernels/ln_linear/fwd_wgmma.cu kernels/ln_linear/bwd.cu \
 	kernels/ln_linear/cublaslt.cu kernels/ln_linear/check.cu \
 	kernels/ln_linear/workload.cu
 kernels_libfpkernels_a_SOURCES += kernels/ln_linear/ln_linear.h \
-	kernels/ln_linear/internal.h kernels/ln_linear/ref.c \
+	kernels/ln_linear/internal.h kernels/ln_linear/lnl-math.cuh \
+	kernels/ln_linear/gemv.cuh kernels/ln_linear/ref.c \
 	kernels/ln_linear/split.c $(lnl_cu)
 
 ## nvcc objects get no automatic dependency tracking.
 lnl_objects = $(lnl_cu:.cu=.$(OBJEXT))
 $(lnl_objects): kernels/ln_linear/internal.h kernels/ln_linear/ln_linear.h \
+	kernels/ln_linear/lnl-math.cuh kernels/ln_linear/gemv.cuh \
 	$(kernels_headers)
 
 ## The Hopper kernels use wgmma, setmaxnreg and cluster multicast, which
@@ -31,4 +34,11 @@ TESTS += tests/test-ln-linear-ref
 check_PROGRAMS += tests/test-ln-linear-ref
 tests_test_ln_linear_ref_SOURCES = tests/test-ln-linear-ref.c tests/wltest.c tests/wltest.h
 tests_test_ln_linear_ref_LDADD = $(test_kernel_libs)
+## The decode forward's kernels, their CUDA source run on the CPU.
+TESTS += tests/test-gemv-emu
+check_PROGRAMS += tests/test-gemv-emu
+tests_test_gemv_emu_SOURCES = tests/test-gemv-emu.cc tests/cuda-emu.h
+tests_test_gemv_emu_CXXFLAGS = -std=c++20 -O2 -fno-strict-aliasing -pthread -Wall \
+	-Wextra -Wno-unknown-pragmas
+tests_test_gemv_emu_LDADD = $(test_kernel_libs)
 EXTRA_DIST += kernels/ln_linear/gpu.sh kernels/ln_linear/torch-baseline.py

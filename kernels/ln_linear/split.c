@@ -71,3 +71,67 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms)
 	smax = lnl_split_max(M, K, dt);
 	return smax < 2 ? 1 : split_pick(small, 2 * sms, lnl_ktiles(K, dt), smax);
 }
+
+static long ceil_div(long a, long b)
+{
+	return (a + b - 1) / b;
+}
+
+/* The plan: rows a row block from LNL_GEMV_SUMS / mp down, halving while
+ * the row blocks are fewer than 8 an SM. The launch's blocks, as many as
+ * fit on the device at once, take row blocks in turn, so 8 an SM or more
+ * keep their imbalance under an eighth; rows a row block are the loads a
+ * warp has in flight between two barriers, so not fewer than that asks
+ * (and x~ is loaded again for each, from L1 or L2). Where even row blocks
+ * of one group are fewer than the SMs, slices of K make up twice the SMs
+ * (at most one a chunk and lnl_split_max; between the two, the partials'
+ * round trip and a second launch would cost more than the idle SMs); the
+ * warps a block, one a chunk of its slice (32 x LNL_GEMV_E columns) up to
+ * LNL_GEMV_WARPS (more chunks: each warp takes several). */
+int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g)
+{
+	const long Np = ceil_div(N, 32) * 32;
+	const long target = 2L * sms, rb_target = 8L * sms;
+	int mp = 1, s;
+
+	if (sms < 1 || M < 1 || M > LNL_GEMV_MAX_M || K < 1 || N < 1 ||
+	    lnl_vec_width(K, dt) == 1)
+		return 0;
+	while (mp < M)
+		mp *= 2;
+	g->mp = mp;
+	g->group = LNL_GEMV_GROUP(mp);
+	g->brows = LNL_GEMV_SUMS / mp;
+	while (g->brows > g->group && ceil_div(Np, g->brows) < rb_target)
+		g->brows /= 2;
+	g->blocks = ceil_div(Np, g->brows);
+	g->chunks = (int)ceil_div(K, 32 * LNL_GEMV_E);
+	s = 1;
+	if (g->blocks < sms) {
+		const int smax = lnl_split_max(M, K, dt);
+
+		s = (int)ceil_div(target, g->blocks);
+		if (s > g->chunks)
+			s = g->chunks;
+		if (s > smax)
+			s = smax;
+	}
+	g->cps = (int)ceil_div(g->chunks, s);
+	g->splits = (int)ceil_div(g->chunks, g->cps);
+	g->warps = g->cps < LNL_GEMV_WARPS ? g->cps : LNL_GEMV_WARPS;
+	return 1;
+}
+
+int lnl_fwd_gemv_auto(long M, enum fp_dtype dt)
+{
+	return M <= (dt == FP_BF16 ? LNL_GEMV_AUTO_BF16 : LNL_GEMV_MAX_M);
+}
+
+int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
+{
+	struct lnl_gemv g;
+
+	if (lnl_fwd_gemv_auto(M, dt) && lnl_fwd_gemv(M, K, N, dt, sms, &g))
+		return g.splits;
+	return lnl_fwd_splits(M, K, N, dt, sms);
+}

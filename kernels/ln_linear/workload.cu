@@ -33,6 +33,11 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // line, and kernel() says what runs:
 //   naive, unfused                  their one kernel sequence
 //   fused, rows not 16-byte aligned k_fwd_fused (fwd_simt.cu)
+//   fused, M <= LNL_GEMV_MAX_M      k_fwd_gemv (fwd_gemv.cu): W' streamed
+//   (decode rows)                   on CUDA cores, over slices of K with a
+//                                   reduction where its blocks are fewer
+//                                   than twice the SMs (decode=; plan:
+//                                   lnl_fwd_gemv, split.c)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -75,6 +80,14 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// the 64 x 128 kernel without slices does not, so there the warp-
 	// specialized kernel serves few rows too.
 	perm = ws_every_m && lnl_fold_perm(op->K, op->dt, hopper);
+	if (op->ko.v[OPT_DECODE] != DECODE_OFF &&
+	    (op->ko.v[OPT_DECODE] == DECODE_ON || lnl_fwd_gemv_auto(op->M, op->dt)) &&
+	    lnl_fwd_gemv(op->M, op->K, op->N, op->dt, op->sms, &op->gv) &&
+	    (op->gv.splits == 1 || op->fpart)) {
+		op->fk = FK_GEMV;
+		op->wperm = perm;
+		return 0;
+	}
 	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
 		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
 			op->splits = lnl_fwd_splits(op->M, op->K, op->N, op->dt, op->sms);
@@ -131,6 +144,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		return fwd_wgmma_launch(op, x, st);
 	case FK_WS:
 		return fwd_ws_launch(op, x, st);
+	case FK_GEMV:
+		return fwd_gemv_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
@@ -220,6 +235,15 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "wgmma warp-specialized 128x256, clusters of %d%s",
 			 op->ws_cl, op->ws_pass ? ", statistics pass" : "");
 		break;
+	case FK_GEMV:
+		if (op->gv.splits > 1)
+			snprintf(buf, n, "decode: W' streamed on CUDA cores, %d rows a block "
+				 "of %d warps, over %d slices of K, then a reduction",
+				 op->gv.brows, op->gv.warps, op->gv.splits);
+		else
+			snprintf(buf, n, "decode: W' streamed on CUDA cores, %d rows a block "
+				 "of %d warps", op->gv.brows, op->gv.warps);
+		break;
 	}
 }
 
@@ -228,6 +252,7 @@ static const char *const gemm_values[] = { "auto", "wgmma-ws", "wgmma", "mma", N
 static const char *const clusters_values[] = { "auto", "1", "2", NULL };
 static const char *const pass_values[] = { "auto", "on", "off", NULL };
 static const char *const split_values[] = { "auto", "off", NULL };
+static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -242,6 +267,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "split_k", split_values,
 	  "few rows (fewer 64x128 tiles than SMs): the mma.sync kernel over slices of K, "
 	  "their fp32 partials added in order by a reduction (auto), or one block a tile (off)" },
+	{ "decode", decode_values,
+	  "up to 8 rows with aligned 16-byte chunks: W' streamed once across the SMs on CUDA "
+	  "cores, x~ in registers, slices of K where its blocks are fewer than twice the SMs "
+	  "(on), or the mma.sync kernels above (off); auto: on for fp32 up to 8 rows and "
+	  "bf16 at one row, where it was measured faster",
+	  "on,off" },
 	{ NULL, NULL, NULL },
 };
 
@@ -434,15 +465,16 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	default:  // W' in place of W, s and b' (fp32) in place of gamma, beta,
 	          // b; with a statistics pass x read once more, 3 floats a row
 	          // written and read (the model knows no kernel options: it
-	          // counts the default's pass)
+	          // counts the default's pass, which decode rows never take)
 		m->variant_bytes = m->min_bytes - 2 * K * es - N * es + 8 * N + wre;
 		if (m->variant_bytes < m->min_bytes)
 			m->variant_bytes = m->min_bytes;
-		if (fwd_pass_auto(s, dt))
+		if (fwd_pass_auto(s, dt) && !lnl_fwd_gemv_auto((long)M, dt))
 			m->variant_bytes += M * K * es + 24 * M;
 		/* fp32 rows in 16-byte chunks go to the tensor cores as 3xTF32
-		 * (fwd_mma.cu): three products for each of the GEMM's. */
-		if (dt == FP_F32 && lnl_vec_width((long)K, dt) > 1)
+		 * (fwd_mma.cu): three products for each of the GEMM's; decode
+		 * rows (fwd_gemv.cu) to CUDA cores, one product each. */
+		if (dt == FP_F32 && lnl_vec_width((long)K, dt) > 1 && M > LNL_GEMV_MAX_M)
 			m->executed_flops = m->flops + 2 * (2 * M * N * K);
 		break;
 	}
@@ -769,11 +801,20 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // forward's tensor-core kernel through its two tile sizes with every tail
 // (K past the last 64-column step, partial row and column tiles, N not a
 // multiple of 8 for the element-wise epilogue); three that take the
-// split-K path (one row and 16 slices; 37 rows, K = 1000 cut into slices
+// split-K path (one row and 16 slices, with decode=off, which
+// tests/test-workloads also runs; 37 rows, K = 1000 cut into slices
 // whose last is short and ends in a partial k-tile; 70 rows over two row
-// tiles, N past a column tile).
+// tiles, N past a column tile); and the decode forward's (plans on 132
+// SMs, the same for both dtypes): 1 x 2048 -> 200 (28 row blocks of 8
+// rows, 8 slices of K), one row in 1064 row blocks with no slices, K's
+// last chunk two lanes' loads (1 x 520 -> 8500), 5 rows padded to 8 with
+// N past the last row block and K's last chunk short, in 4 slices (5 x
+// 1000 -> 300), 2 rows in 11 slices of 3 chunks (2 x 4096 -> 130), and 8
+// rows in 1080 row blocks, 8 warps taking 33 chunks, the last short (8 x
+// 4104 -> 4300).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
-	"M=37,K=1000,N=300;M=70,K=2048,N=130;" \
+	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
+	"M=2,K=4096,N=130;M=8,K=4104,N=4300;" \
 	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
