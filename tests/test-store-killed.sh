@@ -45,7 +45,7 @@ expect_exit 0 "$FUSEPROF" list runs --db "$tmp/old.db" --format csv
 grep -q ',complete,' "$tmp/out" || fail "list runs of a schema-1 file: $(cat "$tmp/out")"
 [ "$(q 'PRAGMA user_version')" = 1 ] || fail "a reader migrated the file"
 "$writer" "$tmp/old.db" 1 migrated >/dev/null
-[ "$(q 'PRAGMA user_version')" = 7 ] || fail "not migrated to 7"
+[ "$(q 'PRAGMA user_version')" = 8 ] || fail "not migrated to 8"
 [ "$(q 'SELECT count(*) FROM runs WHERE proc_start IS NULL')" = 1 ] || fail "old runs got a start time"
 [ "$(q "SELECT count(*) FROM runs WHERE tag = 'migrated' AND proc_start IS NOT NULL AND pid > 0")" = 1 ] ||
 	fail "the new run has no pid or start time"
