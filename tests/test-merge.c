@@ -756,8 +756,9 @@ static void ranks(void)
 /* ---- an old schema, refusals --------------------------------------------- */
 
 /* Schema 6 (rows keyed by pid, ops without a device): the shipped profile
- * example read as it is, migrated to the current schema in a copy (each sample, launch and
- * range given the process of its run with its pid; the views alike), and
+ * example read as it is, migrated to the current schema in a copy (each
+ * sample, launch and range given the process of its run with its pid;
+ * the views alike), and
  * merged: the 6 file, then its migrated copy (the same runs: nothing
  * added), each process's rows its own. */
 static void schema6(void)
