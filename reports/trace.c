@@ -288,7 +288,12 @@ static int write_profile(struct store *st, long long run, struct writer *w)
 	sql = xasprintf("SELECT l.%s, l.device, l.stream, k.name, l.start_ns, "
 			"l.end_ns, o.workload, l.correlation, k.grid_x, k.grid_y, "
 			"k.grid_z, k.block_x, k.block_y, k.block_z, k.registers, "
-			"k.static_smem + k.dynamic_smem FROM launches l "
+			"k.static_smem + k.dynamic_smem, "
+			/* a counted launch's device pointers (launches.ptrs) */
+			"CASE WHEN json_valid(l.ptrs) THEN (SELECT json_group_array("
+			"json_object('ptr', printf('0x%%x', json_extract(j.value, '$[0]')), "
+			"'bytes', json_extract(j.value, '$[1]'))) FROM json_each(l.ptrs) j "
+			"WHERE j.type = 'array') END FROM launches l "
 			"JOIN kernels k ON k.id = l.kernel_id JOIN ops o ON o.id = l.op_id "
 			"WHERE o.run_id = ?1 ORDER BY l.%s, l.device, l.stream, "
 			"l.start_ns, l.end_ns DESC", key, key);
@@ -319,6 +324,8 @@ static int write_profile(struct store *st, long long run, struct writer *w)
 			    sqlite3_column_int64(s, 10), sqlite3_column_int64(s, 11),
 			    sqlite3_column_int64(s, 12), sqlite3_column_int64(s, 13),
 			    sqlite3_column_int64(s, 14), sqlite3_column_int64(s, 15));
+		if (sqlite3_column_type(s, 16) == SQLITE_TEXT)
+			strbuf_addf(&args, ", \"buffers\": %s", text(s, 16));
 		slice(w, text(s, 3), "kernel", sqlite3_column_int64(s, 4),
 		      sqlite3_column_int64(s, 5), strbuf_str(&args));
 	}

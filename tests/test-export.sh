@@ -3,9 +3,9 @@
 # --make: NVTX ranges, kernels on two streams, durations halved in the
 # second) give valid traces (tests/jsoncheck: strict JSON, the Trace Event
 # Format's fields, every track well nested; python3's json module too when
-# there is one), and report, compare, query and list read them as any
-# run; a `run`'s trace lays its ops out; the checker itself rejects a
-# broken trace.
+# there is one; a launch's buffers where its pointers were read), and
+# report, compare, query and list read them as any run; a `run`'s trace
+# lays its ops out; the checker itself rejects a broken trace.
 . "$srcdir/tests/setup"
 
 db="$tmp/p.db"
@@ -24,6 +24,11 @@ grep -qx 'kernel 9' "$tmp/check" || fail "kernel slices: $(cat "$tmp/check")"
 grep -qx 'nvtx 5' "$tmp/check" || fail "range slices: $(cat "$tmp/check")"
 grep -q '"name": "ln_fwd", "cat": "kernel"' "$tmp/eager.json" || fail "no ln_fwd slice"
 grep -q '"args": {"op": "step/ln", "correlation": 1,' "$tmp/eager.json" || fail "no op in a kernel's args"
+# A launch whose pointers were read lists its buffers (in hex, with the
+# bytes to each one's allocation's end); the others none.
+grep -q '"buffers": \[{"ptr":"0x7f0000100000","bytes":1048576},{"ptr":"0x7f0000200000","bytes":1048576}\]' "$tmp/eager.json" ||
+	fail "no buffers in ln_fwd's args: $(grep -o '"buffers[^]]*]' "$tmp/eager.json" | head -3)"
+[ "$(grep -o '"buffers"' "$tmp/eager.json" | wc -l)" = 1 ] || fail "buffers in launches without pointers"
 grep -q '"name": "GPU 0 stream 9"' "$tmp/eager.json" || fail "no track for stream 9"
 grep -q '"displayTimeUnit": "ns"' "$tmp/eager.json" || fail "no displayTimeUnit"
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null; then

@@ -156,6 +156,10 @@ static void program(const char *db, long long run, long long pid, double scale)
 		kernel(6, "ln_fwd", 7000, D(120), 7), kernel(7, "ln_stats", 7200, D(160), 7),
 	};
 
+	/* ln_fwd's first launch with its pointers read (x, y: 1 MiB each) */
+	l1[0].nptrs = 2;
+	l1[0].ptrs[0] = 0x7f0000100000ull, l1[0].ptr_bytes[0] = 1u << 20;
+	l1[0].ptrs[1] = 0x7f0000200000ull, l1[0].ptr_bytes[1] = 1u << 20;
 	ASSERT_EQ(collect_open(&c, &cfg, pid, "python train.py"), 0);
 	batch(c, m1, ARRAY_SIZE(m1), l1, ARRAY_SIZE(l1), k1, ARRAY_SIZE(k1), 2500, 0);
 	batch(c, m2, ARRAY_SIZE(m2), l2, ARRAY_SIZE(l2), k2, ARRAY_SIZE(k2), 4000, 1);
