@@ -19,18 +19,14 @@
 #include "strmap.h"
 #include "util.h"
 
-/* Where a launch ran: its op (a range path, interned here; NULL outside
- * any range) and the range instance, by the launching call's correlation
- * id. */
+/* Where a launch ran: its record (thread, time, pointers) with its op (a
+ * range path, interned here; NULL outside any range) and the range
+ * instance, by the launching call's correlation id. */
 struct placed {
-	uint32_t correlation;
-	int used, graph;
+	struct launch_rec l;
+	int used;
 	long long instance;
 	const char *op;
-	uint32_t tid;
-	uint64_t ts;
-	int nptrs, ptrs_cut;          /* the launch record's */
-	uint64_t ptrs[PROBE_LAUNCH_PTRS], ptr_bytes[PROBE_LAUNCH_PTRS];
 };
 
 _Static_assert(PROBE_LAUNCH_PTRS == STORE_PROF_PTRS, "a launch's pointers fit its row");
@@ -87,7 +83,7 @@ static struct placed *placed_find(struct placements *p, uint32_t corr)
 	if (!p->cap)
 		return NULL;
 	for (size_t i = mix(corr) & (p->cap - 1); p->v[i].used; i = (i + 1) & (p->cap - 1))
-		if (p->v[i].correlation == corr)
+		if (p->v[i].l.correlation == corr)
 			return &p->v[i];
 	return NULL;
 }
@@ -106,8 +102,8 @@ static void placed_put(struct placements *p, const struct placed *e)
 		free(p->v);
 		*p = g;
 	}
-	for (i = mix(e->correlation) & (p->cap - 1); p->v[i].used; i = (i + 1) & (p->cap - 1))
-		if (p->v[i].correlation == e->correlation)
+	for (i = mix(e->l.correlation) & (p->cap - 1); p->v[i].used; i = (i + 1) & (p->cap - 1))
+		if (p->v[i].l.correlation == e->l.correlation)
 			break;
 	if (!p->v[i].used)
 		p->n++;
@@ -129,7 +125,7 @@ static void placed_remove(struct placements *p, struct placed *e)
 		j = (j + 1) & (p->cap - 1);
 		if (!p->v[j].used)
 			return;
-		home = mix(p->v[j].correlation) & (p->cap - 1);
+		home = mix(p->v[j].l.correlation) & (p->cap - 1);
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
 			p->v[i] = p->v[j];
 			p->v[j].used = 0;
@@ -146,7 +142,7 @@ static void placed_age(struct placements *p, uint64_t before)
 
 	g.v = xcalloc(g.cap, sizeof *g.v);
 	for (size_t j = 0; j < p->cap; j++)
-		if (p->v[j].used && p->v[j].ts >= before)
+		if (p->v[j].used && p->v[j].l.ts >= before)
 			placed_put(&g, &p->v[j]);
 	free(p->v);
 	*p = g;
@@ -360,16 +356,9 @@ static void place_launches(struct collector *c, const struct collect_batch *b)
 		const struct launch_rec *l = &b->launches[i];
 		const struct range_inst *in = ranges_at(c->ranges, l->tid, l->ts);
 		struct placed e = {
-			.correlation = l->correlation, .graph = l->graph,
-			.instance = in ? in->id : 0,
-			.op = in ? intern_path(c, in->path) : NULL, .tid = l->tid,
-			.ts = l->ts, .nptrs = l->nptrs, .ptrs_cut = l->ptrs_cut,
+			.l = *l, .instance = in ? in->id : 0,
+			.op = in ? intern_path(c, in->path) : NULL,
 		};
-
-		if (l->nptrs > 0) {
-			memcpy(e.ptrs, l->ptrs, sizeof(uint64_t) * (size_t)l->nptrs);
-			memcpy(e.ptr_bytes, l->ptr_bytes, sizeof(uint64_t) * (size_t)l->nptrs);
-		}
 
 		placed_put(&c->placed, &e);
 	}
@@ -497,17 +486,17 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 		out->registers = k->registers;
 		out->static_smem = k->static_smem;
 		out->dynamic_smem = k->dynamic_smem;
-		out->tid = p ? (long long)p->tid : -1;
+		out->tid = p ? (long long)p->l.tid : -1;
 		out->device = k->device;
 		out->stream = k->stream;
 		out->correlation = k->correlation;
 		out->start_ns = (long long)k->start;
 		out->end_ns = (long long)(k->end > k->start ? k->end : k->start);
-		out->nptrs = p ? p->nptrs : -1;
-		out->ptrs_cut = p && p->ptrs_cut;
+		out->nptrs = p ? p->l.nptrs : -1;
+		out->ptrs_cut = p && p->l.ptrs_cut;
 		if (out->nptrs > 0) {
-			memcpy(out->ptrs, p->ptrs, sizeof(uint64_t) * (size_t)out->nptrs);
-			memcpy(out->ptr_bytes, p->ptr_bytes,
+			memcpy(out->ptrs, p->l.ptrs, sizeof(uint64_t) * (size_t)out->nptrs);
+			memcpy(out->ptr_bytes, p->l.ptr_bytes,
 			       sizeof(uint64_t) * (size_t)out->nptrs);
 		}
 		if ((out->counters = counted_find(c, k->correlation))) {
@@ -517,13 +506,13 @@ static int launch_of(struct collector *c, const struct kernel_rec *k, int may_wa
 				end_to_end(c, out, k->start, (double)(out->end_ns - out->start_ns));
 			else if (c->duration >= 0 && p &&
 				 !isnan(out->counters[c->duration]))
-				end_to_end(c, out, p->ts, out->counters[c->duration]);
+				end_to_end(c, out, p->l.ts, out->counters[c->duration]);
 		}
 		c->proc.kernels_recorded++;
 		note_device(c, k->device);
 		stored = 1;
 	}
-	if (p && !p->graph)
+	if (p && !p->l.graph)
 		placed_remove(&c->placed, p);
 	return stored;
 }

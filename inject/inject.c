@@ -71,9 +71,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * left dirty after it: ranges F K A a kernel, probes/counters-layout.c).
  * Kernel replay would save and restore the memory a kernel may write
  * around each pass, which leaves its buffers in L2 and its DRAM bytes
- * wrong; the instruction counts (FLOPs),
- * which CUPTI counts by patching the code and which no cache changes,
- * take kernel replay, in a collector of their own. A collection holds the
+ * wrong; the instruction counts (FLOPs), which CUPTI counts by patching
+ * the code and which no cache changes, take kernel replay, in a collector
+ * of their own. A collection holds the
  * kernels launched since it began; it ends at FP_COUNT_BATCH kernels,
  * before a launch it cannot count (a graph, a cooperative launch on
  * several devices), and at each commit, which takes the launches only once

@@ -701,11 +701,11 @@ void report_summary(const struct report *r, FILE *out)
 	table_release(&t);
 }
 
-/* Each table is built once and printed in every format asked for: with
- * 10,000 ops, formatting numbers is a good part of a report's time. */
 /* The subsection of the base run's predictions against this run. */
 #define PRED_TITLE "Fusion predicted for the base run, against this run"
 
+/* Each table is built once and printed in every format asked for: with
+ * 10,000 ops, formatting numbers is a good part of a report's time. */
 struct tables {
 	struct table summary, run, ceilings_disp, ceilings_full, wrong;
 	struct table distrust_disp, distrust_full;

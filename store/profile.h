@@ -63,10 +63,10 @@ int store_proc_finish(struct store *st, const struct store_proc *p,
 /* Free what p holds (not p). */
 void store_proc_release(struct store_proc *p);
 
-/* One kernel launch of a profiled process. */
 /* Pointers a launch keeps at most (probes.h's PROBE_LAUNCH_PTRS). */
 #define STORE_PROF_PTRS 32
 
+/* One kernel launch of a profiled process. */
 struct store_prof_launch {
 	const char *op;           /* its op: innermost range path, or the
 	                             kernel's name outside any range */

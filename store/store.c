@@ -279,9 +279,9 @@ static const char *const migrations[] = {
 	"  shape) WHERE device_id IS NULL;",
 	/* 7 -> 8: the device pointers among a counted launch's arguments
 	 * (`profile --metrics`), a JSON array of [pointer, bytes to its
-	 * allocation's end] pairs (store_ptrs_json),
-	 * NULL where they were not read: the evidence of which buffers a
-	 * kernel touches, for the fusion views' links. */
+	 * allocation's end] pairs (store_ptrs_json), NULL where they were not
+	 * read: the evidence of which buffers a kernel touches (the fusion
+	 * views' re-reads, export's buffers). */
 	"ALTER TABLE launches ADD COLUMN ptrs TEXT;",
 };
 

@@ -464,7 +464,6 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	return fwd_split_reduce_launch(op, splits, st);
 }
 
-
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
 	return op->dt == FP_BF16 ? mma_split_run(op, (const __nv_bfloat16 *)x, st)

@@ -33,11 +33,11 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // line, and kernel() says what runs:
 //   naive, unfused                  their one kernel sequence
 //   fused, rows not 16-byte aligned k_fwd_fused (fwd_simt.cu)
-//   fused, M <= LNL_GEMV_MAX_M      k_fwd_gemv (fwd_gemv.cu): W' streamed
-//   (decode rows)                   on CUDA cores, over slices of K with a
-//                                   reduction where its blocks are fewer
-//                                   than twice the SMs (decode=; plan:
-//                                   lnl_fwd_gemv, split.c)
+//   fused, decode rows (auto: fp32  k_fwd_gemv (fwd_gemv.cu): W' streamed
+//   up to LNL_GEMV_MAX_M, bf16 up   on CUDA cores, over slices of K with a
+//   to LNL_GEMV_AUTO_BF16; decode=) reduction where its blocks are fewer
+//                                   than twice the SMs (plan: lnl_fwd_gemv,
+//                                   split.c; rule: lnl_fwd_gemv_auto)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
