@@ -13,9 +13,9 @@ fuseprof's own double-precision CPU reference (in libfuseprof-kernels) is
 compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
-With --decode, the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 ->
-9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up to
-8 rows, bf16 at one, where decode=auto takes it) or the split-K kernels
+With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
+-> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
+to 8 rows, bf16 up to two, where decode=auto takes it) or the split-K kernels
 (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of them
 fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -55,7 +55,7 @@ SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((37,), 1000, 300
           ((1,), 2048, 40), ((2048,), 768, 256), ((16384,), 768, 256),
           ((4096,), 4096, 1024)]
 FULL = [((16384,), 4096, 16384)]
-DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 8, 64)]
+DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 2, 8, 64)]
 
 _lib.SIGNATURES.update({
     "fpk_ref_ln_linear_fwd": (ctypes.c_int, [ctypes.c_void_p] * 6 + [ctypes.c_long] * 3),
@@ -155,8 +155,8 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
-        # decode=auto: fp32 up to 8 rows, bf16 at one (ln_linear.h)
-        gemv = rows <= 8 if x.dtype == torch.float32 else rows == 1
+        # decode=auto: fp32 up to 8 rows, bf16 up to two (ln_linear.h)
+        gemv = rows <= (8 if x.dtype == torch.float32 else 2)
         want = "k_fwd_gemv" if gemv else "k_fwd_split_reduce"
         ok = names is not None and want in names
         fails += not ok
@@ -184,7 +184,7 @@ def main():
                     help="D1,...,K,N: x of [D1, ..., K] into N outputs (repeatable; "
                     "replaces the default shapes)")
     ap.add_argument("--decode", action="store_true",
-                    help="the decode shapes (M = 1, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
+                    help="the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
                     "instead of the default ones; their forward must take the decode "
                     "kernel or split-K")
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")

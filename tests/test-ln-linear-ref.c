@@ -650,9 +650,9 @@ static void test_gemv(void)
 	}
 	/* not served: too many rows, rows without aligned 16-byte chunks, an
 	 * unknown device */
-	/* decode=auto's rule: fp32 up to 8 rows, bf16 at one */
+	/* decode=auto's rule: fp32 up to 8 rows, bf16 up to two */
 	ASSERT(lnl_fwd_gemv_auto(8, FP_F32) && !lnl_fwd_gemv_auto(9, FP_F32));
-	ASSERT(lnl_fwd_gemv_auto(1, FP_BF16) && !lnl_fwd_gemv_auto(2, FP_BF16));
+	ASSERT(lnl_fwd_gemv_auto(2, FP_BF16) && !lnl_fwd_gemv_auto(3, FP_BF16));
 	ASSERT_EQ(lnl_fwd_part_slices(8, 3072, 9216, FP_BF16, 132),
 		  lnl_fwd_splits(8, 3072, 9216, FP_BF16, 132));
 	ASSERT(!lnl_fwd_gemv(9, 2048, 2048, FP_BF16, 132, &g));

@@ -160,11 +160,11 @@ __device__ __forceinline__ void gemv_row_block_end(
 // row r of the block x MP + row m of x. The rows' statistics over the
 // slice are summed once a block; where each warp has one chunk at most
 // (the usual case), its x~ is loaded once too. The launch bounds give
-// ptxas the budget (64K registers over LNL_GEMV_MIN_BLOCKS(MP) blocks of
+// ptxas the budget (64K registers over LNL_GEMV_MIN_BLOCKS blocks of
 // LNL_GEMV_WARPS warps): with the block's size alone it picks one of its
 // own, and it took 64 registers at 512 threads and spilled (bf16, one row).
 template <typename T, int MP>
-__global__ void __launch_bounds__(32 * LNL_GEMV_WARPS, LNL_GEMV_MIN_BLOCKS(MP))
+__global__ void __launch_bounds__(32 * LNL_GEMV_WARPS, LNL_GEMV_MIN_BLOCKS(MP, sizeof(T)))
 k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 	   const float *__restrict__ sW, const float *__restrict__ bf, T *__restrict__ y,
 	   int M, int K, int N, long Nw, int wperm, int brows, long nrb, int cps,
@@ -225,11 +225,10 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 
 			if (!one)
 				gemv_x<T, MP>(x, c, M, K, k, xr);
-			// two groups' loads in flight, but at 8 rows of x (32
-			// floats of x~ and 32 sums a lane) the second group's
-			// loads do not fit in the 128 registers a thread has
-			// (fp32 spilled): there one, with 8 FMAs an element
-#pragma unroll (MP >= 8 ? 1 : 2)
+			// two groups' loads in flight for fp32 at one row, which
+			// has the registers (3 blocks an SM); elsewhere the
+			// registers go to more warps instead (LNL_GEMV_MIN_BLOCKS)
+#pragma unroll (MP == 1 && sizeof(T) == 4 ? 2 : 1)
 			for (int gi = 0; gi < groups; gi++) {
 				float w[G][E], v[V];
 

@@ -172,14 +172,19 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
  * condition of the other fused kernels, stricter than bf16's 8 bytes. */
 #define LNL_GEMV_E 4
 /* Most warps a block (a chunk of its slice each), and the blocks of
- * LNL_GEMV_WARPS warps an SM that k_fwd_gemv's __launch_bounds__ asks for,
- * which set its registers a thread: 3 blocks for one row of x (85
- * registers; it takes 72), 2 from two rows (128; 16 or 32 sums and x~ of
- * 8 to 32 floats a lane take 101 to 124: ptxas of CUDA 13, sm_90). Two
- * blocks of 16 warps would leave 64: one row spilled there (fp32), more
- * rows spilled hundreds of bytes. */
+ * LNL_GEMV_WARPS warps an SM that k_fwd_gemv's __launch_bounds__ asks for
+ * with mp rows of es-byte elements, which set its registers a thread (5
+ * blocks: 48, 4: 64, 3: 80, 2: 128). The kernel waits on memory, a row
+ * block's chunks one after another in each warp, so its speed follows the
+ * warps an SM holds: at 3072 -> 9216 on an H100 (bench/RESULTS.md,
+ * session 18) bf16 one row took 25.7 µs at 3 blocks and 23.7 at 5, two
+ * rows 39.4 at 2 and 25.1 at 4; fp32 two and four rows 41.5 and 44.2 at 2,
+ * 40.6 and 41.4 at 4 and 3. As many as fit without spilling (ptxas of
+ * CUDA 13, sm_90): 8 rows' 32 sums and 32 floats of x~ a lane need 2;
+ * fp32 one row keeps 3 (4 was 6 % slower). */
 #define LNL_GEMV_WARPS 8
-#define LNL_GEMV_MIN_BLOCKS(mp) ((mp) == 1 ? 3 : 2)
+#define LNL_GEMV_MIN_BLOCKS(mp, es) \
+	((mp) == 1 ? ((es) == 2 ? 5 : 3) : (mp) == 2 ? 4 : (mp) == 4 ? 3 : 2)
 /* Rows of W' a warp loads at a time: 32 floats a lane (32 / LNL_GEMV_E
  * rows' chunks), and at most 32 sums (group x mp) to reduce-scatter. */
 #define LNL_GEMV_GROUP(mp) (32 / (mp) < 32 / LNL_GEMV_E ? 32 / (mp) : 32 / LNL_GEMV_E)
@@ -201,13 +206,14 @@ struct lnl_gemv {
 int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_gemv *g);
 /* Whether decode=auto takes the decode forward for M rows of dt where it
  * serves: fp32 up to LNL_GEMV_MAX_M rows, bf16 at LNL_GEMV_AUTO_BF16 rows
- * at most. Measured on an H200 (bench/RESULTS.md, session 17): fp32 at
- * 0.47-0.77x our unfused forward at 1, 2, 4 and 8 rows (2048 -> 2048,
- * 3072 -> 9216); bf16 at one row 0.65x and 1.11x, where the older path
- * takes 1.05x and 1.29x; from two rows at 3072 -> 9216 the decode kernel,
- * whose bf16 lanes load 8 bytes at a time, keeps too few bytes in flight
- * (40.8-62.3 µs against the older path's 28.4-28.9). */
-#define LNL_GEMV_AUTO_BF16 1
+ * at most. Measured against our unfused forward (LayerNorm + cuBLASLt)
+ * on an H100 (bench/RESULTS.md, session 18) at 2048 -> 2048, 3072 -> 9216
+ * and 4096 -> 14336: fp32 0.44-0.90x at 1, 2, 4 and 8 rows; bf16 one row
+ * 0.64x, 0.92x, 1.02x, two rows 0.65x and 0.96x. From four bf16 rows the
+ * decode kernel loses at the larger shapes (38.4-52.3 µs against the
+ * older path's 30.4-30.9 at 3072 -> 9216, 26.2 unfused): there 8 rows of
+ * 4 bf16 a lane are too little to load for the sums they feed. */
+#define LNL_GEMV_AUTO_BF16 2
 int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -271,7 +271,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "up to 8 rows with aligned 16-byte chunks: W' streamed once across the SMs on CUDA "
 	  "cores, x~ in registers, slices of K where its blocks are fewer than twice the SMs "
 	  "(on), or the mma.sync kernels above (off); auto: on for fp32 up to 8 rows and "
-	  "bf16 at one row, where it was measured faster",
+	  "bf16 up to two rows, where it was measured faster",
 	  "on,off" },
 	{ NULL, NULL, NULL },
 };
