@@ -208,11 +208,11 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
  * serves: fp32 up to LNL_GEMV_MAX_M rows, bf16 at LNL_GEMV_AUTO_BF16 rows
  * at most. Measured against our unfused forward (LayerNorm + cuBLASLt)
  * on an H100 (bench/RESULTS.md, session 18) at 2048 -> 2048, 3072 -> 9216
- * and 4096 -> 14336: fp32 0.44-0.90x at 1, 2, 4 and 8 rows; bf16 one row
- * 0.64x, 0.92x, 1.02x, two rows 0.65x and 0.96x. From four bf16 rows the
- * decode kernel loses at the larger shapes (38.4-52.3 µs against the
- * older path's 30.4-30.9 at 3072 -> 9216, 26.2 unfused): there 8 rows of
- * 4 bf16 a lane are too little to load for the sums they feed. */
+ * and 4096 -> 14336 (and 1000 -> 3000): fp32 0.41-0.92x at 1, 2, 4 and
+ * 8 rows; bf16 one row 0.68x, 1.01x, 1.02x (0.61x), two rows 0.67x, 1.05x,
+ * 1.04x (0.68x). From four bf16 rows the decode kernel loses at the
+ * larger shapes (43.5 and 60.4 µs against the older path's 30.5 and 31.0
+ * at 3072 -> 9216, 26.3 unfused). */
 #define LNL_GEMV_AUTO_BF16 2
 int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
 /* The slices of K whose partials the fused forward writes with its
