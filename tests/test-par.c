@@ -20,6 +20,7 @@ struct seen {
 	int *hits;               /* per item: how many chunks covered it */
 	double *part;            /* per chunk: a sum that depends on order */
 	atomic_int live, most;   /* chunks running at once, and the most seen */
+	int wait;                /* slow chunks wait for a second one to start */
 	pthread_t *who;          /* per chunk: the thread that ran it */
 };
 
@@ -41,8 +42,15 @@ static void visit(size_t lo, size_t hi, void *arg)
 	}
 	s->part[c] = sum;
 	s->who[c] = pthread_self();
-	if (hi - lo >= 1000)
-		usleep(2000);  /* long enough for the other threads to start */
+	/* A slow chunk stays until another has started beside it (or 5 s have
+	 * passed: then par_for did not run them at once, which run() asserts),
+	 * so that a loaded machine, whose threads may start late, cannot make
+	 * the overlap look missing. */
+	if (hi - lo >= 1000) {
+		usleep(2000);
+		for (int t = 0; s->wait && atomic_load(&s->most) < 2 && t < 5000; t++)
+			usleep(1000);
+	}
 	atomic_fetch_sub(&s->live, 1);
 }
 
@@ -57,6 +65,7 @@ static void run(size_t n, size_t grain, int threads, double *total)
 	memset(&s, 0, sizeof s);
 	s.n = n;
 	s.grain = g;
+	s.wait = threads > 1 && nc > 1 && g >= 1000;
 	s.hits = calloc(n + 1, sizeof *s.hits);
 	s.part = calloc(nc + 1, sizeof *s.part);
 	s.who = calloc(nc + 1, sizeof *s.who);
