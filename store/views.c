@@ -154,6 +154,18 @@
 	" WHERE a.type = 'array' AND json_extract(a.value, '$[1]')" \
 	" <= (1 + " FP_OPPS_TENSOR_SLACK ") * " i ")"
 
+/* Whether a launch's pointer list p was read whole: one pointer at least,
+ * and not cut (a cut list ends in null). */
+#define OPPS_PTRS_WHOLE(p) "(" p " IS NOT NULL AND json_type(" p ", '$[#-1]') = 'array')"
+/* Whether the launch and the one before hold a pointer to the same
+ * allocation: the same pointer, or the same allocation end (pointer plus
+ * the bytes to its end: a view at an offset into a buffer). */
+#define OPPS_SHARE_ALLOC "EXISTS (SELECT 1 FROM json_each(l1.ptrs) a, json_each(l1.p_ptrs) b" \
+	" WHERE a.type = 'array' AND b.type = 'array'" \
+	" AND (json_extract(a.value, '$[0]') = json_extract(b.value, '$[0]')" \
+	" OR json_extract(a.value, '$[0]') + json_extract(a.value, '$[1]')" \
+	" = json_extract(b.value, '$[0]') + json_extract(b.value, '$[1]')))"
+
 /* v_fusion_candidates: the SELECT, in steps (views.h says the rules). */
 #define OPPS_SQL \
 	"WITH cx AS (SELECT run_id," \
@@ -209,6 +221,9 @@
 	"  p.cls AS p_cls, p.rd AS p_rd, p.wr AS p_wr, p.sname AS p_sname," \
 	"  p.dur_ns AS p_med_ns, l1.start_ns - l1.p_end AS gap_ns," \
 	"  coalesce(c.rd >= " FP_OPPS_LINK_FRAC " * p.wr, 0) AS by_bytes," \
+	/* 0: both pointer lists whole and no allocation in common */ \
+	"  CASE WHEN " OPPS_PTRS_WHOLE("l1.ptrs") " AND " OPPS_PTRS_WHOLE("l1.p_ptrs") \
+	"   THEN " OPPS_SHARE_ALLOC " END AS by_ptr," \
 	"  coalesce(c.grid_x = p.grid_x AND c.grid_y = p.grid_y AND c.grid_z = p.grid_z" \
 	"   AND c.block_x = p.block_x AND c.block_y = p.block_y" \
 	"   AND c.block_z = p.block_z, 0) AS by_shape," \
@@ -225,6 +240,7 @@
 	"  WHEN p_cls != 'memory' THEN p_cls" \
 	"  WHEN gap_ns > " FP_OPPS_GAP_NS " THEN printf('gap %d us', CAST(round(gap_ns / 1e3) AS INTEGER))" \
 	"  WHEN c_tail THEN 'grid-wide reduction'" \
+	"  WHEN by_ptr = 0 THEN 'no shared buffer'" \
 	"  WHEN NOT (by_bytes OR by_shape) THEN 'no byte link' END AS brk FROM l2)," \
 	" l4 AS (SELECT *, CASE WHEN NOT new_range THEN brk WHEN in_range" \
 	"   THEN 'range start' ELSE 'range end' END AS brk_in," \

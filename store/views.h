@@ -528,7 +528,14 @@ extern const char fp_v_runs_live_sql[];
  * whether the kernel before wrote the partials alone or beside an output,
  * as a norm's backward writes dgamma's partials beside dx; its own stores,
  * since the write-backs in a small kernel's counters are mostly the dirty
- * lines of the kernel before it); or no producer->consumer link shows
+ * lines of the kernel before it); the two share no buffer ('no shared
+ * buffer': where both launches' pointer arguments were read whole,
+ * launches.ptrs ending in a pointer, not in null, the consumer holds no
+ * pointer with the same value or the same allocation end as one of the
+ * producer's: no buffer carries data between them, whatever the bytes
+ * say; a pointer kept in device memory, not among the arguments, is not
+ * seen, so a kernel that takes its buffers that way can lose a real
+ * link); or no producer->consumer link shows
  * ('no byte link': the consumer reads at least FP_OPPS_LINK_FRAC of what
  * its producer wrote, or the two have the same grid and block, the mark
  * of elementwise kernels over one tensor).
