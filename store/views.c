@@ -157,14 +157,13 @@
 /* Whether a launch's pointer list p was read whole: one pointer at least,
  * and not cut (a cut list ends in null). */
 #define OPPS_PTRS_WHOLE(p) "(" p " IS NOT NULL AND json_type(" p ", '$[#-1]') = 'array')"
-/* Whether the launch and the one before hold a pointer to the same
- * allocation: the same pointer, or the same allocation end (pointer plus
- * the bytes to its end: a view at an offset into a buffer). */
+/* Whether the launch and the one before hold a pointer into the same
+ * allocation: the same allocation end (pointer plus the bytes to its
+ * end), which the same pointer has and a view at an offset too. */
 #define OPPS_SHARE_ALLOC "EXISTS (SELECT 1 FROM json_each(l1.ptrs) a, json_each(l1.p_ptrs) b" \
 	" WHERE a.type = 'array' AND b.type = 'array'" \
-	" AND (json_extract(a.value, '$[0]') = json_extract(b.value, '$[0]')" \
-	" OR json_extract(a.value, '$[0]') + json_extract(a.value, '$[1]')" \
-	" = json_extract(b.value, '$[0]') + json_extract(b.value, '$[1]')))"
+	" AND json_extract(a.value, '$[0]') + json_extract(a.value, '$[1]')" \
+	" = json_extract(b.value, '$[0]') + json_extract(b.value, '$[1]'))"
 
 /* v_fusion_candidates: the SELECT, in steps (views.h says the rules). */
 #define OPPS_SQL \

@@ -108,6 +108,18 @@ static void ptrs(const uint64_t *p, const double *bytes)
 	}
 }
 
+/* A producer a (da µs) and its consumer b (db µs) on stream 7 from t,
+ * each with its device pointers and their bytes (ptrs()). */
+static void ptr_pair(const char *op, long long inst, double t, const struct kdef *a,
+		     double da, const uint64_t *pa, const double *ba, const struct kdef *b,
+		     double db, const uint64_t *pb, const double *bb)
+{
+	launch(op, inst, a, 7, t, da);
+	ptrs(pa, ba);
+	launch(op, inst, b, 7, t + 52, db);
+	ptrs(pb, bb);
+}
+
 static void exec(struct store *st, const char *sql)
 {
 	char *err = NULL;
@@ -317,10 +329,7 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 
 		static const double b1[] = { NB, NB, NB }, b2[] = { NB, NB, NB, NB, NB };
 
-		launch("P/softplus", inst, &plog, 7, t, 50);
-		ptrs(k1, b1);
-		launch("P/softplus", inst, &pexp, 7, t + 52, 90);
-		ptrs(k2, b2);
+		ptr_pair("P/softplus", inst, t, &plog, 50, k1, b1, &pexp, 90, k2, b2);
 	}
 	t += 1000, inst++;
 	{
@@ -329,10 +338,7 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			k2[] = { 0x7f0028000000, 0x7f0020000000, 0x7f0024000000, 0 };
 		static const double b1[] = { 2 * NB, NB }, b2[] = { NB, 2 * NB, NB };
 
-		launch("Q/swiglu", inst, &qsilu, 7, t, 50);
-		ptrs(k1, b1);
-		launch("Q/swiglu", inst, &qmul, 7, t + 52, 60);
-		ptrs(k2, b2);
+		ptr_pair("Q/swiglu", inst, t, &qsilu, 50, k1, b1, &qmul, 60, k2, b2);
 	}
 	t += 1000, inst++;
 	{
@@ -344,15 +350,9 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			k4[] = { 0x7f0054001000, 0x7f0058000000, 0 };
 		static const double b1[] = { NB, NB }, b4[] = { NB - 4096, NB };
 
-		launch("R/noflow", inst, &rf1, 7, t, 50);
-		ptrs(k1, b1);
-		launch("R/noflow", inst, &rf2, 7, t + 52, 50);
-		ptrs(k2, b1);
+		ptr_pair("R/noflow", inst, t, &rf1, 50, k1, b1, &rf2, 50, k2, b1);
 		t += 1000, inst++;
-		launch("S/offset", inst, &so1, 7, t, 50);
-		ptrs(k3, b1);
-		launch("S/offset", inst, &so2, 7, t + 52, 50);
-		ptrs(k4, b4);
+		ptr_pair("S/offset", inst, t, &so1, 50, k3, b1, &so2, 50, k4, b4);
 	}
 	t += 1000, inst++;
 	/* H: one kernel in each of two adjacent ranges. */
