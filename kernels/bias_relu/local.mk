@@ -6,7 +6,7 @@ kernels_libfpkernels_a_SOURCES += kernels/bias_relu/bias_relu.h \
 	kernels/bias_relu/ref.c kernels/bias_relu/bias_relu.cu
 ## nvcc objects get no automatic dependency tracking.
 kernels/bias_relu/bias_relu.$(OBJEXT): kernels/bias_relu/bias_relu.h \
-	kernels/ewmask/ewmask.cuh $(kernels_headers)
+	kernels/ewmask/ewmask.cuh kernels/ewmask/colsum.cuh $(kernels_headers)
 
 TESTS += tests/test-bias-relu-ref
 check_PROGRAMS += tests/test-bias-relu-ref

@@ -3,11 +3,20 @@
 ## with their CPU reference, and the tests of both.
 
 kernels_libfpkernels_a_SOURCES += kernels/dropout/philox.h kernels/dropout/dropout.h \
-	kernels/dropout/ref.c kernels/dropout/dropout.cu kernels/ewmask/ewmask.cuh
+	kernels/dropout/ref.c kernels/dropout/dropout.cu kernels/ewmask/ewmask.cuh \
+	kernels/ewmask/colsum.cuh
 ## nvcc objects get no automatic dependency tracking.
 dropout_headers = kernels/dropout/philox.h kernels/dropout/dropout.h \
-	kernels/ewmask/ewmask.cuh
+	kernels/ewmask/ewmask.cuh kernels/ewmask/colsum.cuh
 kernels/dropout/dropout.$(OBJEXT): $(dropout_headers) $(kernels_headers)
+
+## The column sums' second pass, its CUDA source run on the CPU.
+TESTS += tests/test-colsum-emu
+check_PROGRAMS += tests/test-colsum-emu
+tests_test_colsum_emu_SOURCES = tests/test-colsum-emu.cc tests/cuda-emu.h
+tests_test_colsum_emu_CXXFLAGS = -std=c++20 -O2 -fno-strict-aliasing -pthread -Wall \
+	-Wextra -Wno-unknown-pragmas
+tests_test_colsum_emu_LDADD = $(test_kernel_libs)
 
 TESTS += tests/test-dropout-ref tests/test-dropout-gpu
 check_PROGRAMS += tests/test-dropout-ref tests/test-dropout-gpu
