@@ -50,6 +50,37 @@ __device__ __forceinline__ unsigned char *dyn_smem(void)
 	return fp_dyn_smem;
 }
 
+/* This CTA's rank in its cluster and the cluster's CTA count, read from
+ * the special registers without a volatile asm: the compiler may read them
+ * again where it needs them instead of holding them in registers (cg's
+ * cluster_group::block_rank() and num_blocks() cost a kernel whose loop
+ * fills its registers 44 bytes of spills a thread, the flash loop of
+ * k_fused_heads among them). */
+__device__ __forceinline__ unsigned cluster_ctarank(void)
+{
+	unsigned r;
+
+	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+__device__ __forceinline__ unsigned cluster_nctarank(void)
+{
+	unsigned n;
+
+	asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+	return n;
+}
+
+/* blockIdx.x read by a volatile asm: a fresh read where the compiler would
+ * otherwise keep the first one's value (or values derived from it) live. */
+__device__ __forceinline__ unsigned ctaid_x(void)
+{
+	unsigned x;
+
+	asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+	return x;
+}
+
 /* The shared-state-space address of a generic pointer to shared memory, as
  * the PTX shared-memory instructions take it. */
 __device__ __forceinline__ uint32_t smem_u32(const void *p)

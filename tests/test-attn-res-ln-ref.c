@@ -391,18 +391,29 @@ static void check_contract(const struct workload *w)
 	{
 		int hpc = 0;
 
-		ASSERT_EQ(arl_heads_cluster(12, &hpc), 12);
+		ASSERT_EQ(arl_heads_cluster(12, 1, &hpc), 12);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(25, &hpc), 13);
+		ASSERT_EQ(arl_heads_cluster(25, 1, &hpc), 13);
 		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(1, &hpc), 1);
+		ASSERT_EQ(arl_heads_cluster(1, 1, &hpc), 1);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(16, &hpc), 16);
+		ASSERT_EQ(arl_heads_cluster(16, 1, &hpc), 16);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(17, &hpc), 9);
+		ASSERT_EQ(arl_heads_cluster(17, 1, &hpc), 9);
 		ASSERT_EQ(hpc, 2);
+		/* clusters=heads2: two heads a CTA wherever there are two */
+		ASSERT_EQ(arl_heads_cluster(12, 2, &hpc), 6);
+		ASSERT_EQ(hpc, 2);
+		ASSERT_EQ(arl_heads_cluster(25, 2, &hpc), 13);
+		ASSERT_EQ(hpc, 2);
+		ASSERT_EQ(arl_heads_cluster(3, 2, &hpc), 2);
+		ASSERT_EQ(hpc, 2);
+		ASSERT_EQ(arl_heads_cluster(1, 2, &hpc), 1);
+		ASSERT_EQ(hpc, 1);
+		/* auto is one of the two */
+		ASSERT_EQ(arl_heads_cluster(12, 0, &hpc), arl_heads_cluster(12, ARL_AUTO_HPC, &hpc));
 		for (long H = 1; H <= ARL_MAX_HEADS; H++) {
-			int c = arl_heads_cluster(H, &hpc);
+			int c = arl_heads_cluster(H, 1, &hpc);
 
 			/* every head has a CTA, no CTA is empty, at most 2 a CTA */
 			ASSERT(c >= 1 && c <= ARL_HEADS_CLUSTER && hpc >= 1 && hpc <= 2);

@@ -38,18 +38,22 @@ extern "C" {
 #define ARL_MAX_HEADS_CTA 4
 #define ARL_MAX_HEADS (ARL_MAX_CLUSTER * ARL_MAX_HEADS_CTA)
 
-/* The clusters=heads path of the fused kernel: a CTA a head with the flash
- * kernel's block and shared memory (beside 512 bytes of row partials), the
- * heads of 64 query rows in one cluster of at most ARL_HEADS_CLUSTER CTAs
- * (a non-portable cluster size, which Hopper allows), so H <= 16 takes a
- * head a CTA and up to ARL_MAX_HEADS = 32 two, the outputs in registers. */
+/* The clusters=heads path of the fused kernel: CTAs with the flash
+ * kernel's block and shared memory (beside 512 bytes of row partials, and
+ * in bf16 with two heads 8 KB of stash), the heads of 64 query rows in one
+ * cluster of at most ARL_HEADS_CLUSTER CTAs (a non-portable cluster size,
+ * which Hopper allows), so H <= 16 can take a head a CTA and up to
+ * ARL_MAX_HEADS = 32 two. */
 #define ARL_HEADS_CLUSTER 16
 
 /* The clusters=heads path's shape for H heads (1 <= H <= ARL_MAX_HEADS):
- * heads a CTA into *hpc (ceil(H / ARL_HEADS_CLUSTER)), and the CTAs a
- * cluster, returned (ceil(H / *hpc): 12 at H = 12, 13 of 2 heads, the last
- * of one, at H = 25). */
-int arl_heads_cluster(long H, int *hpc);
+ * heads a CTA into *hpc, and the CTAs a cluster, returned (ceil(H / *hpc)).
+ * want 1 (clusters=heads): as few as the cluster allows, ceil(H /
+ * ARL_HEADS_CLUSTER): 12 CTAs of one head at H = 12, 13 of two (the last
+ * of one) at H = 25; want 2 (clusters=heads2): two where H > 1 (6 CTAs at
+ * H = 12); want 0 (auto): ARL_AUTO_HPC's choice. */
+int arl_heads_cluster(long H, int want, int *hpc);
+#define ARL_AUTO_HPC 2
 
 /* The CTAs a cluster of the fused kernel takes for H heads: ask (0 for
  * auto, or 1, 2, 4, 8), raised to the fewest that hold every head (ceil(H /

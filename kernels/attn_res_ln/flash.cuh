@@ -200,13 +200,79 @@ __device__ __forceinline__ int fl_key_tiles(int q0, int S, bool causal)
 	return causal ? min(all, q0 / ARL_BK + 1) : all;
 }
 
+// One key tile's step of the online softmax for this thread's two rows
+// (row0, row0 + 8): the scores s masked where EDGE (keys past S, and past
+// the row under the causal mask), the running max m (in base 2, scaled) and
+// sum l updated, the accumulators o rescaled, s turned into the
+// probabilities 2^(s scale_log2 - m), one FMA and the SFU's exp each. EDGE
+// a template argument, so the unmasked tiles carry no compare.
+// 2^x by the SFU alone: ex2.approx with denormal results flushed to zero
+// (exp2f's ex2.approx.f32 adds a compare and two multiplies to keep them).
+// A probability under 2^-126 of a row whose largest is 1 changes neither
+// the row's sum nor its output in fp32.
+__device__ __forceinline__ float fl_exp2(float x)
+{
+	float y;
+
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+template <bool CAUSAL, bool EDGE>
+__device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4], float m[2],
+					   float l[2], int k0, int row0, int t, int S,
+					   float scale_log2)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int row = row0 + 8 * h;
+		float mx = -INFINITY;
+
+#pragma unroll
+		for (int n = 0; n < FL_NT; n++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int key = k0 + 8 * n + 2 * t + e;
+
+				if (EDGE && (key >= S || (CAUSAL && key > row)))
+					s[n][2 * h + e] = -INFINITY;
+				mx = fmaxf(mx, s[n][2 * h + e]);
+			}
+		}
+		mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 2));
+		// m is kept scaled (base 2); scale_log2 > 0 keeps the order
+		const float mnew = fmaxf(m[h], mx * scale_log2);
+		const float base = mnew == -INFINITY ? 0.f : mnew;  // a row with nothing yet
+		const float alpha = fl_exp2(m[h] - base);
+		float sum = 0.f;
+
+		m[h] = mnew;
+#pragma unroll
+		for (int n = 0; n < FL_NT; n++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const float p = fl_exp2(fmaf(s[n][2 * h + e], scale_log2, -base));
+
+				s[n][2 * h + e] = p;
+				sum += p;
+			}
+			o[n][2 * h] *= alpha;
+			o[n][2 * h + 1] *= alpha;
+		}
+		l[h] = l[h] * alpha + sum;
+	}
+}
+
 // The flash loop of one head for the block's query rows [q0, q0 + 64):
 // Q, K, V point at the head's [S, 64] rows. On return o holds this
 // thread's outputs, rows q0 + 16 w + g (o[n][0..1]) and + 8 (o[n][2..3]),
 // dims 8n + 2t (+1), already divided by the softmax sums. smem is the
 // fl_layout<T>::SMEM bytes of the loop (dynamic shared memory); the block
-// synchronises inside, and on return every thread is done with it.
-template <typename T, bool CAUSAL>
+// synchronises inside, and on return every thread is done with it. QG
+// (bf16): Q's fragments come from global memory into registers and the Q
+// tile (the layout's first TILE bytes) is left alone, free for the caller.
+template <typename T, bool CAUSAL, bool QG = false>
 __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__restrict__ K,
 					   const T *__restrict__ V, int S, int q0,
 					   float scale_log2, unsigned char *smem,
@@ -222,7 +288,23 @@ __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__r
 	float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f };
 	uint32_t qf[4][4];
 
-	fl_load_tile<T>(sq, Q, q0, S, tid);
+	static_assert(!QG || BF, "Q fragments from global memory: bf16 only");
+	if constexpr (QG) {
+		// Q's A fragments straight from global memory (rows past S zero):
+		// the Q tile's shared memory is not touched
+		const int ra = row0, rb = row0 + 8;
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			const T *c = Q + 16 * k + 2 * t;
+
+			qf[k][0] = ra < S ? *(const uint32_t *)(c + (size_t)ra * 64) : 0u;
+			qf[k][1] = rb < S ? *(const uint32_t *)(c + (size_t)rb * 64) : 0u;
+			qf[k][2] = ra < S ? *(const uint32_t *)(c + (size_t)ra * 64 + 8) : 0u;
+			qf[k][3] = rb < S ? *(const uint32_t *)(c + (size_t)rb * 64 + 8) : 0u;
+		}
+	} else {
+		fl_load_tile<T>(sq, Q, q0, S, tid);
+	}
 	fl_load_tile<T>(sk, K, 0, S, tid);
 	fl_load_tile<T>(sv, V, 0, S, tid);
 	cp_async_commit();
@@ -242,7 +324,7 @@ __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__r
 		cp_async_wait<1>();  // tile j (and Q) landed for this thread
 		__syncthreads();     // ... and for every thread
 		if constexpr (BF) {
-			if (j == 0) {
+			if (!QG && j == 0) {
 #pragma unroll
 				for (int k = 0; k < 4; k++) {
 					const int r = w * 16 + (lane & 15), c = k * 2 + (lane >> 4);
@@ -259,49 +341,14 @@ __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__r
 		}
 
 		// Masks (the tile past S, and the diagonal tile under causal),
-		// then the online softmax in base 2.
+		// then the online softmax in base 2; the tiles without a masked
+		// key (all but one or two) take the form without the mask's
+		// compares.
 		const int k0 = j * ARL_BK;
-		const bool edge = k0 + ARL_BK > S || (CAUSAL && k0 + ARL_BK > q0);
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int row = row0 + 8 * h;
-			float mx = -INFINITY;
-
-#pragma unroll
-			for (int n = 0; n < FL_NT; n++) {
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					const int key = k0 + 8 * n + 2 * t + e;
-					float v = s[n][2 * h + e] * scale_log2;
-
-					if (edge && (key >= S || (CAUSAL && key > row)))
-						v = -INFINITY;
-					s[n][2 * h + e] = v;
-					mx = fmaxf(mx, v);
-				}
-			}
-			mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 1));
-			mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 2));
-			const float mnew = fmaxf(m[h], mx);
-			const float base = mnew == -INFINITY ? 0.f : mnew;  // a row with nothing yet
-			const float alpha = exp2f(m[h] - base);
-			float sum = 0.f;
-
-			m[h] = mnew;
-#pragma unroll
-			for (int n = 0; n < FL_NT; n++) {
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					const float p = exp2f(s[n][2 * h + e] - base);
-
-					s[n][2 * h + e] = p;
-					sum += p;
-				}
-				o[n][2 * h] *= alpha;
-				o[n][2 * h + 1] *= alpha;
-			}
-			l[h] = l[h] * alpha + sum;
-		}
+		if (k0 + ARL_BK > S || (CAUSAL && k0 + ARL_BK > q0))
+			fl_softmax<CAUSAL, true>(s, o, m, l, k0, row0, t, S, scale_log2);
+		else
+			fl_softmax<CAUSAL, false>(s, o, m, l, k0, row0, t, S, scale_log2);
 		if constexpr (BF)
 			fl_pv(o, s, sv + st * L::TILE, lane);
 		else

@@ -58,20 +58,21 @@ int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
 
 /* Dynamic shared memory of a CTA of the clusters=heads path: the flash
  * loop's and the rows' partials. */
-size_t arl_fused_heads_smem(enum fp_dtype dt);
+size_t arl_fused_heads_smem(enum fp_dtype dt, int hpc);
 
-/* The clusters of the fused kernel's clusters=heads path (heads != 0) or
- * of k_fused in clusters of `cluster` (heads == 0) for H heads that the
+/* The clusters of the fused kernel's clusters=heads path (heads != 0: that
+ * many heads a CTA, `cluster` CTAs a cluster) or of k_fused in clusters of
+ * `cluster` (heads == 0) for H heads that the
  * device holds at once (cudaOccupancyMaxActiveClusters) into *resident;
  * 0, or -1 (reported: the cluster's CTAs and their shared memory, and that
  * another clusters value may fit) if it holds none. */
 int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		   int *resident);
 
-/* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, a CTA a
- * head in clusters covering the heads (arl_heads_cluster). */
+/* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, hpc
+ * heads a CTA (1 or 2, arl_heads_cluster) in clusters covering the heads. */
 int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
 		    const void *V, const void *x, const void *gamma, const void *beta,
-		    void *y, long B, long H, long S, cudaStream_t st);
+		    void *y, long B, long H, long S, int hpc, cudaStream_t st);
 
 #endif

@@ -23,9 +23,10 @@ size_t arl_fused_smem(enum fp_dtype dt, int hpc)
 			     : fused_smem_bytes(fl_layout<float>::SMEM, hpc, 4);
 }
 
-size_t arl_fused_heads_smem(enum fp_dtype dt)
+size_t arl_fused_heads_smem(enum fp_dtype dt, int hpc)
 {
-	return (dt == FP_BF16 ? fl_layout<__nv_bfloat16>::SMEM : fl_layout<float>::SMEM) +
+	return (dt == FP_BF16 ? fl_layout<__nv_bfloat16>::SMEM + (hpc > 1 ? ARL_STASH_B : 0)
+			      : fl_layout<float>::SMEM) +
 	       ARL_BQ * sizeof(float2);
 }
 
@@ -64,10 +65,10 @@ int arl_prepare(void)
 	    smem_attr(k_fused<__nv_bfloat16, false>, fb) ||
 	    smem_attr(k_fused<__nv_bfloat16, true>, fb) ||
 	    smem_attr(k_fused<float, false>, ff) || smem_attr(k_fused<float, true>, ff) ||
-	    heads_attr<__nv_bfloat16, 1>(arl_fused_heads_smem(FP_BF16)) ||
-	    heads_attr<__nv_bfloat16, 2>(arl_fused_heads_smem(FP_BF16)) ||
-	    heads_attr<float, 1>(arl_fused_heads_smem(FP_F32)) ||
-	    heads_attr<float, 2>(arl_fused_heads_smem(FP_F32)))
+	    heads_attr<__nv_bfloat16, 1>(arl_fused_heads_smem(FP_BF16, 1)) ||
+	    heads_attr<__nv_bfloat16, 2>(arl_fused_heads_smem(FP_BF16, 2)) ||
+	    heads_attr<float, 1>(arl_fused_heads_smem(FP_F32, 1)) ||
+	    heads_attr<float, 2>(arl_fused_heads_smem(FP_F32, 2)))
 		return -1;
 	done = 1;
 	return 0;
@@ -226,11 +227,28 @@ static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
 	return k[dt == FP_BF16][causal != 0][hpc > 1];
 }
 
+// The launch of the clusters=heads kernel: clusters of `cluster` CTAs
+// placed by the load-balancing policy (the CTAs of a cluster on as few SMs
+// as fit them; the default spreads them one an SM), which on an H100
+// holds 39 clusters of 12 at once where spreading holds 37, and keeps the
+// SMs busy 90 % of the kernel's time where spreading keeps them 77 %.
+static void heads_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute attr[2],
+			 unsigned cluster, unsigned grid, size_t smem, cudaStream_t st)
+{
+	cluster_config(cfg, &attr[0], cluster, grid, FL_THREADS, smem, st);
+	attr[1] = cudaLaunchAttribute{};
+	attr[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+	attr[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicyLoadBalancing;
+	cfg->attrs = attr;
+	cfg->numAttrs = 2;
+}
+
 int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		   int *resident)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
+	cudaLaunchAttribute at2[2];
 	int hpc = 1, n = 0;
 	size_t smem;
 	const void *k;
@@ -238,9 +256,10 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 	if (arl_prepare())
 		return -1;
 	if (heads) {
-		cluster = arl_heads_cluster(H, &hpc);
-		smem = arl_fused_heads_smem(dt);
+		hpc = heads;
+		smem = arl_fused_heads_smem(dt, hpc);
 		k = heads_kernel(dt, causal, hpc);
+		heads_config(&cfg, at2, (unsigned)cluster, (unsigned)cluster, smem, 0);
 	} else {
 		hpc = (int)((H + cluster - 1) / cluster);
 		smem = arl_fused_smem(dt, hpc);
@@ -248,8 +267,9 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 					    : (const void *)k_fused<__nv_bfloat16, false>)
 				  : (causal ? (const void *)k_fused<float, true>
 					    : (const void *)k_fused<float, false>);
+		cluster_config(&cfg, &attr, (unsigned)cluster, (unsigned)cluster, FL_THREADS,
+			       smem, 0);
 	}
-	cluster_config(&cfg, &attr, (unsigned)cluster, (unsigned)cluster, FL_THREADS, smem, 0);
 	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k, &cfg)))
 		return -1;
 	if (n < 1)
@@ -263,23 +283,26 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 
 int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
 		    const void *V, const void *x, const void *gamma, const void *beta,
-		    void *y, long B, long H, long S, cudaStream_t st)
+		    void *y, long B, long H, long S, int hpc, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute attr;
-	int hpc, cluster, b = (int)B, h = (int)H, s = (int)S;
+	cudaLaunchAttribute attr[2];
+	int cluster, b = (int)B, h = (int)H, s = (int)S;
 	float sl = scale_log2(ARL_FLASH_D);
 	void *args[] = { &Q, &K, &V, &x, &gamma, &beta, &y, &b, &h, &s, &sl };
 
 	if (H < 1 || H > ARL_MAX_HEADS)
 		return error("attn_res_ln: fused: H=%ld heads: clusters=heads takes 1 to %d",
 			     H, ARL_MAX_HEADS);
+	if (hpc < 1 || hpc > 2)
+		return error("attn_res_ln: fused: %d heads a CTA: clusters=heads takes 1 or 2",
+			     hpc);
 	if (arl_prepare())
 		return -1;
-	cluster = arl_heads_cluster(H, &hpc);
-	cluster_config(&cfg, &attr, (unsigned)cluster,
-		       (unsigned)(B * ((S + ARL_BQ - 1) / ARL_BQ) * cluster), FL_THREADS,
-		       arl_fused_heads_smem(dt), st);
+	cluster = (int)((H + hpc - 1) / hpc);
+	heads_config(&cfg, attr, (unsigned)cluster,
+		     (unsigned)(B * ((S + ARL_BQ - 1) / ARL_BQ) * cluster),
+		     arl_fused_heads_smem(dt, hpc), st);
 	// The pointers go as they are: the kernel's T * parameters have their
 	// size and representation.
 	return CUDA_CHECK(cudaLaunchKernelExC(&cfg, heads_kernel(dt, causal, hpc), args));

@@ -289,7 +289,7 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 {
 	unsigned char *smem = dyn_smem();
 	cg::cluster_group cl = cg::this_cluster();
-	const int C = (int)cl.num_blocks(), rank = (int)cl.block_rank();
+	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
 	const int ntq = (S + ARL_BQ - 1) / ARL_BQ, tile = (int)(blockIdx.x / C);
 	const int b = tile % B, q0 = (ntq - 1 - tile / B) * ARL_BQ;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -385,12 +385,13 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 // CTAs an SM) and a third to a sixth of its CTAs: at H = 12 it has half the
 // flash kernel's parallelism for twice the serial work a CTA (bench/
 // RESULTS.md, issue #22, has the analysis). Here a cluster of C = ceil(H /
-// HPC) CTAs owns 64 query rows of one sequence, HPC = ceil(H /
-// ARL_HEADS_CLUSTER) heads a CTA (1 up to 16 heads, 2 up to 32): CTA rank
-// runs flash_head for heads rank (and rank + C), with the flash kernel's
-// block, tile and shared memory, so the grid has the flash kernel's CTAs
-// (B ceil(S/64) H at HPC 1), each as resident, and the outputs stay in
-// registers. The statistics: the 64 columns a head gives a row live in one
+// HPC) CTAs owns 64 query rows of one sequence, HPC heads a CTA
+// (arl_heads_cluster: 1 or 2; 2 wherever H > 16): CTA rank runs flash_head
+// for heads rank (and rank + C), with the flash kernel's block, tile and
+// shared memory, each CTA as resident as the flash kernel's, and the
+// outputs stay in registers; in bf16 with two heads the first head's
+// outputs wait in shared memory (the stash) so that the loop keeps the
+// flash kernel's 128 registers. The statistics: the 64 columns a head gives a row live in one
 // quad of threads (the m16n8 layout), so a CTA's partial of a row (the sum
 // of v = o + (x - x[0]) over its columns, and the squares about its own
 // mean) takes quad shuffles only; after one cluster barrier every CTA reads
@@ -415,13 +416,17 @@ template <> __device__ __forceinline__ float2 load2<__nv_bfloat16>(const __nv_bf
 }
 
 // CTAs an SM the kernel is built for (registers capped to fit them): bf16
-// as k_flash, whose 128 registers give it 4 (its 41 KB of shared memory
-// would allow 5), or 3 with a second head's outputs to keep; fp32 2, its
-// shared memory's limit (2 x 103 KB).
+// as k_flash, whose 128 registers give it 4 (41 KB of shared memory would
+// allow 5, 49 KB with a second head's stash 4); fp32 2, its shared
+// memory's limit (2 x 103 KB).
+// Bytes of the bf16 two-head stash past the loop's shared memory (its
+// other 8 KB is the Q tile): 16 of a thread's 32 outputs, 128 threads.
+#define ARL_STASH_B (16 * FL_THREADS * 4)
+
 template <typename T, int HPC>
 __host__ __device__ constexpr int heads_min_blocks()
 {
-	return sizeof(T) == 4 ? 2 : HPC == 1 ? 4 : 3;
+	return sizeof(T) == 4 ? 2 : 4;
 }
 
 template <typename T, bool CAUSAL, int HPC>
@@ -433,23 +438,77 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 	constexpr int RPL = (ARL_HEADS_CLUSTER + 3) / 4;  // ranks a lane of a quad reads
 	unsigned char *smem = dyn_smem();
 	cg::cluster_group cl = cg::this_cluster();
-	const int C = (int)cl.num_blocks(), rank = (int)cl.block_rank();
-	const int ntq = (S + ARL_BQ - 1) / ARL_BQ, tile = (int)(blockIdx.x / C);
-	const int b = tile % B, q0 = (ntq - 1 - tile / B) * ARL_BQ;
-	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-	const int N = H * 64, nh = (H - rank + C - 1) / C;  // this CTA's heads
-	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM);  // a row's (sum, squares)
-	float v[HPC][FL_NT][4];
+	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
+	const int ntq = (S + ARL_BQ - 1) / ARL_BQ;
+	// bf16 with two heads: the first head's outputs wait in shared memory
+	// (the stash: the Q tile, which the loop then leaves alone, and 8 KB
+	// past the loop's), so the loop has the registers of a CTA of one
+	// head and 4 CTAs an SM.
+	constexpr bool STASH = sizeof(T) == 2 && HPC == 2;
+	float v[STASH ? 1 : HPC][FL_NT][4];
+	float *const stash_a = (float *)smem, *const stash_b = (float *)(smem + fl_layout<T>::SMEM);
+	// This thread's element c of fragment n of head hl: registers, or its
+	// slots of the stash (32 a thread, thread-major: conflict-free).
+	auto at = [&](int hl, int n, int c) -> float & {
+		if constexpr (STASH) {
+			const int i = n * 4 + c;
 
+			if (hl == 0)
+				return i < 16 ? stash_a[i * FL_THREADS + threadIdx.x]
+					      : stash_b[(i - 16) * FL_THREADS + threadIdx.x];
+			return v[0][n][c];
+		} else {
+			return v[hl][n][c];
+		}
+	};
+
+	{
+		const int tile = (int)(blockIdx.x / C), b = tile % B;
+		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
+
+		if constexpr (STASH) {
+			size_t off = (size_t)(b * H + rank) * S * 64;
+
+			flash_head<T, CAUSAL, true>(Q + off, K + off, V + off, S, q0, scale_log2,
+						    smem, v[0]);
 #pragma unroll
-	for (int hl = 0; hl < HPC; hl++) {
-		if (hl < nh) {  // the same in every thread of the CTA
-			const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
+			for (int n = 0; n < FL_NT; n++)
+#pragma unroll
+				for (int c = 0; c < 4; c++)
+					at(0, n, c) = v[0][n][c];
+			if (rank + C < H) {  // the second head: its place again, fresh
+				const int tile2 = (int)(ctaid_x() / C);
 
-			flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0, scale_log2,
-					      smem, v[hl]);
+				off = (size_t)((tile2 % B) * H + rank + C) * S * 64;
+				flash_head<T, CAUSAL, true>(Q + off, K + off, V + off, S,
+							    (ntq - 1 - tile2 / B) * ARL_BQ,
+							    scale_log2, smem, v[0]);
+			}
+		} else {
+#pragma unroll
+			for (int hl = 0; hl < HPC; hl++) {
+				// the same in every thread of the CTA; every CTA has a first
+				if (hl == 0 || rank + hl * C < H) {
+					const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
+
+					flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
+							      scale_log2, smem, v[hl]);
+				}
+			}
 		}
 	}
+	// The tile's coordinates again, from a fresh read of the CTA index:
+	// not held in registers through the flash loop, whose registers are
+	// full (held, they cost the loop spills).
+	const int tile = (int)(ctaid_x() / C), b = tile % B, q0 = (ntq - 1 - tile / B) * ARL_BQ;
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+	// This CTA's heads: rank, rank + C, ...; HPC = ceil(H / C), so the
+	// last one exists where rank + (HPC - 1) C < H (no division).
+	static_assert(HPC == 1 || HPC == 2, "the column counts below are powers of two");
+	const int N = H * 64, nh = HPC - 1 + (rank + (HPC - 1) * C < H);
+	const float inv_n = 1.f / (float)N;
+	// a row's (sum, squares), past the loop's shared memory and the stash's
+	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM + (STASH ? ARL_STASH_B : 0));
 
 	// v = o + (x - x[0]) (x - x[0] exact where both are near a large mean,
 	// as in k_res_ln), 0 in rows past S and in heads this CTA lacks; then
@@ -471,19 +530,21 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 			for (int n = 0; n < FL_NT; n++) {
 				const float2 xv = ok ? load2<T>(xh + 8 * n) : make_float2(0.f, 0.f);
 
-				v[hl][n][2 * hh] = ok ? v[hl][n][2 * hh] + (xv.x - pivot) : 0.f;
-				v[hl][n][2 * hh + 1] = ok ? v[hl][n][2 * hh + 1] + (xv.y - pivot) : 0.f;
-				sum += v[hl][n][2 * hh] + v[hl][n][2 * hh + 1];
+				at(hl, n, 2 * hh) = ok ? at(hl, n, 2 * hh) + (xv.x - pivot) : 0.f;
+				at(hl, n, 2 * hh + 1) = ok ? at(hl, n, 2 * hh + 1) + (xv.y - pivot) : 0.f;
+				sum += at(hl, n, 2 * hh) + at(hl, n, 2 * hh + 1);
 			}
 		}
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
-		const float lm = sum / (float)(nh * 64);
+		// 1 / (64 nh): a power of two at HPC <= 2, so the same bits as the
+		// division
+		const float lm = sum * (nh == 2 ? 1.f / 128.f : 1.f / 64.f);
 #pragma unroll
 		for (int hl = 0; hl < HPC; hl++) {
 #pragma unroll
 			for (int n = 0; n < FL_NT; n++) {
-				const float d0 = v[hl][n][2 * hh] - lm, d1 = v[hl][n][2 * hh + 1] - lm;
+				const float d0 = at(hl, n, 2 * hh) - lm, d1 = at(hl, n, 2 * hh + 1) - lm;
 
 				sq += hl < nh ? d0 * d0 + d1 * d1 : 0.f;
 			}
@@ -513,18 +574,19 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 		}
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
-		mean[hh] = sum / (float)N;
+		mean[hh] = sum * inv_n;
 #pragma unroll
 		for (int i = 0; i < RPL; i++) {
 			const int q = t + 4 * i;
-			const float nq = (float)(((H - q + C - 1) / C) * 64);
-			const float d = q < C ? p[i].x / nq - mean[hh] : 0.f;
+			const bool two = HPC == 2 && q + C < H;  // rank q holds 2 heads
+			const float nq = two ? 128.f : 64.f;
+			const float d = q < C ? p[i].x * (two ? 1.f / 128.f : 1.f / 64.f) - mean[hh] : 0.f;
 
 			sq += q < C ? p[i].y + nq * d * d : 0.f;
 		}
 		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 1);
 		sq += __shfl_xor_sync(FP_FULL_MASK, sq, 2);
-		rstd[hh] = rsqrtf(sq / (float)N + (float)ARL_EPS);
+		rstd[hh] = rsqrtf(sq * inv_n + (float)ARL_EPS);
 	}
 	auto arrived = cl.barrier_arrive();  // done with the other CTAs' partials
 
@@ -542,8 +604,8 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 
 				if (s < S)
 					store2<T>(y + ((size_t)b * S + s) * N + c0 + 8 * n,
-						  (v[hl][n][2 * hh] - mean[hh]) * rstd[hh] * gm.x + bt.x,
-						  (v[hl][n][2 * hh + 1] - mean[hh]) * rstd[hh] * gm.y + bt.y);
+						  (at(hl, n, 2 * hh) - mean[hh]) * rstd[hh] * gm.x + bt.x,
+						  (at(hl, n, 2 * hh + 1) - mean[hh]) * rstd[hh] * gm.y + bt.y);
 			}
 		}
 	}

@@ -156,10 +156,14 @@ int arl_fused_cluster(long H, int ask)
 	return need < 1 ? 1 : need;
 }
 
-int arl_heads_cluster(long H, int *hpc)
+int arl_heads_cluster(long H, int want, int *hpc)
 {
-	const long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER;
+	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER;
 
+	if (want == 0)
+		want = ARL_AUTO_HPC;
+	if (want > per && H > 1)
+		per = want;
 	*hpc = per < 1 ? 1 : (int)per;
 	return (int)((H + *hpc - 1) / *hpc);
 }

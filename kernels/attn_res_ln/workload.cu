@@ -176,7 +176,7 @@ static int arl_launch(struct fp_op *op, int set, cudaStream_t st)
 	default:
 		if (op->heads)
 			return arl_fused_heads(op->dt, op->causal, Q, K, V, x, gamma, beta, y,
-					       op->B, op->H, op->S, st);
+					       op->B, op->H, op->S, op->hpc, st);
 		return arl_fused(op->dt, op->causal, Q, K, V, x, gamma, beta, y, op->B,
 				 op->H, op->S, op->cluster, st);
 	}
@@ -184,22 +184,27 @@ static int arl_launch(struct fp_op *op, int set, cudaStream_t st)
 
 // The one kernel option: the fused kernel's cluster size, or its
 // clusters=heads path (k_fused_heads: a CTA a head, as the flash kernel).
-static const char *const cluster_values[] = { "auto", "1", "2", "4", "8", "heads", NULL };
-#define CLUSTERS_HEADS 5  // cluster_values' index of "heads"
+static const char *const cluster_values[] = { "auto", "1", "2", "4", "8", "heads", "heads2",
+					       NULL };
+#define CLUSTERS_HEADS 5   // cluster_values' index of "heads"
+#define CLUSTERS_HEADS2 6  // and of "heads2"
 static const struct fp_kopt arl_kopts[] = {
 	{ "clusters", cluster_values,
-	  "fused: auto and heads: a CTA a head with the flash kernel's loop and "
+	  "fused: heads: a CTA a head with the flash kernel's loop and "
 	  "occupancy, outputs in registers, clusters of ceil(H/ceil(H/16)) CTAs "
 	  "(1.3-3.7x faster than the kernel splitting the heads, at every suite "
-	  "shape, both dtypes, on an H200); 1, 2, 4, 8: that kernel, with as many "
+	  "shape, both dtypes, on an H200); heads2: the same kernel with two heads "
+	  "a CTA, clusters of ceil(H/2) (bf16: the first head's outputs wait in "
+	  "shared memory); auto: heads2; 1, 2, 4, 8: the kernel splitting the "
+	  "heads, with as many "
 	  "CTAs a cluster splitting the heads (a value that cannot hold H at 4 "
-	  "heads a CTA is raised to ceil(H/4))", "4" },
+	  "heads a CTA is raised to ceil(H/4))", "4,heads" },
 	{ NULL, NULL, NULL, NULL },
 };
 
 static int asked_cluster(const struct fp_kopts *ko)
 {
-	return ko && ko->v[0] && ko->v[0] != CLUSTERS_HEADS ? atoi(cluster_values[ko->v[0]]) : 0;
+	return ko && ko->v[0] && ko->v[0] < CLUSTERS_HEADS ? atoi(cluster_values[ko->v[0]]) : 0;
 }
 
 static void arl_kernel(const struct fp_op *op, char *buf, size_t n)
@@ -352,9 +357,11 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	op->S = s->v[P_S];
 	op->D = s->v[P_D];
 	op->causal = (int)s->v[P_CAUSAL];
-	op->heads = !ko || ko->v[0] == 0 || ko->v[0] == CLUSTERS_HEADS;
+	op->heads = !ko || ko->v[0] == 0 || ko->v[0] >= CLUSTERS_HEADS;
 	op->hpc = 1;
-	op->cluster = op->heads ? arl_heads_cluster(op->H, &op->hpc)
+	op->cluster = op->heads ? arl_heads_cluster(op->H, !ko || ko->v[0] == 0 ? 0
+							  : ko->v[0] == CLUSTERS_HEADS2 ? 2 : 1,
+						    &op->hpc)
 				: arl_fused_cluster(op->H, asked_cluster(ko));
 	sizes(s, dt, variant, &op->z);
 	E = (size_t)(op->B * op->S * op->H * op->D);
@@ -375,7 +382,7 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 		}
 	} else if (arl_prepare() ||
 		   (variant == V_FUSED &&
-		    arl_fused_fits(dt, op->causal, op->H, op->heads, op->cluster,
+		    arl_fused_fits(dt, op->causal, op->H, op->heads ? op->hpc : 0, op->cluster,
 				   &op->resident))) {
 		goto out_free;
 	}
