@@ -56,7 +56,9 @@ template <> struct fl_layout<float> {
 };
 
 // cp.async of rows [r0, r0 + 64) of a [S, 64] head (rows past S zero-
-// filled) into the tile at dst.
+// filled) into the tile at dst. Thread tid copies chunk tid % CH of rows
+// tid / CH + i FL_THREADS / CH: the same chunk of every row it copies, and
+// (bf16) the same swizzle, since those rows are 16 apart.
 template <typename T>
 __device__ __forceinline__ void fl_load_tile(uint32_t dst, const T *__restrict__ src,
 					     int r0, int S, int tid)
@@ -64,6 +66,25 @@ __device__ __forceinline__ void fl_load_tile(uint32_t dst, const T *__restrict__
 	constexpr int CH = 64 * sizeof(T) / 16;  // 16-byte chunks a row: 8 or 16
 	constexpr int N = ARL_BK * CH / FL_THREADS;
 
+	if (r0 + ARL_BK <= S) {
+		// a whole tile (every tile but the last): one address a thread,
+		// the rows FL_THREADS / CH apart at constant offsets, no checks
+		constexpr int RS = FL_THREADS / CH;
+		// tid read afresh: the few instructions of these addresses are
+		// cheaper than registers held across the loop, which has none
+		unsigned tx;
+		asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tx));
+		const int r = (int)tx / CH, c = (int)tx % CH;
+		const uint32_t at = sizeof(T) == 2 ? dst + r * 128 + ((c ^ (r & 7)) << 4)
+						   : dst + r * fl_layout<float>::ROW + c * 16;
+		const T *from = src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T));
+
+#pragma unroll
+		for (int i = 0; i < N; i++)
+			cp_async16(at + i * RS * (sizeof(T) == 2 ? 128 : fl_layout<float>::ROW),
+				   from + i * RS * 64, 16);
+		return;
+	}
 #pragma unroll
 	for (int i = 0; i < N; i++) {
 		const int q = tid + i * FL_THREADS, r = q / CH, c = q % CH;

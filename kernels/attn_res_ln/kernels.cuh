@@ -165,7 +165,7 @@ template <> __device__ __forceinline__ void store2<__nv_bfloat16>(__nv_bfloat16 
 }
 
 template <typename T, bool CAUSAL>
-__global__ void __launch_bounds__(FL_THREADS)
+__global__ void __launch_bounds__(FL_THREADS, (sizeof(T) == 2 ? 4 : 2))
 k_flash(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
 	T *__restrict__ O, int B, int H, int S, float scale_log2)
 {
