@@ -37,6 +37,7 @@
 
 #define FL_THREADS 128  // 4 warps, 16 query rows each
 #define FL_NT 8         // 8-wide fragments across 64 keys or 64 dims
+#define FL_RESCALE 8.f  // log2 of the largest probability before m moves (fl_softmax)
 
 // Shared-memory layout of the flash loop per type: a tile (Q, each K and V
 // stage), and for fp32 the per-warp P tiles. FL_SMEM<T> bytes in all.
@@ -244,6 +245,8 @@ __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4],
 					   float l[2], int k0, int row0, int t, int S,
 					   float scale_log2)
 {
+	float mt[2];  // the tile's max of each row, scaled
+
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		const int row = row0 + 8 * h;
@@ -262,13 +265,34 @@ __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4],
 		}
 		mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(FP_FULL_MASK, mx, 2));
-		// m is kept scaled (base 2); scale_log2 > 0 keeps the order
-		const float mnew = fmaxf(m[h], mx * scale_log2);
-		const float base = mnew == -INFINITY ? 0.f : mnew;  // a row with nothing yet
-		const float alpha = fl_exp2(m[h] - base);
+		mt[h] = mx * scale_log2;  // scale_log2 > 0 keeps the order
+	}
+	// The running max m moves only where a row's tile max passes it by
+	// more than FL_RESCALE (and then in every row of the warp, a uniform
+	// branch): below that the probabilities are exps of at most
+	// 2^FL_RESCALE against the kept max, which fp32 sums and bf16 P carry
+	// as well as 1, and the rescaling of o and l (a multiply an output) is
+	// skipped. Rows with nothing yet (m = -inf) always take it.
+	if (__any_sync(FP_FULL_MASK, mt[0] > m[0] + FL_RESCALE || mt[1] > m[1] + FL_RESCALE)) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const float mnew = fmaxf(m[h], mt[h]);
+			const float alpha = fl_exp2(m[h] - (mnew == -INFINITY ? 0.f : mnew));
+
+			m[h] = mnew;
+			l[h] *= alpha;
+#pragma unroll
+			for (int n = 0; n < FL_NT; n++) {
+				o[n][2 * h] *= alpha;
+				o[n][2 * h + 1] *= alpha;
+			}
+		}
+	}
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const float base = m[h] == -INFINITY ? 0.f : m[h];  // a row with nothing yet
 		float sum = 0.f;
 
-		m[h] = mnew;
 #pragma unroll
 		for (int n = 0; n < FL_NT; n++) {
 #pragma unroll
@@ -278,10 +302,8 @@ __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4],
 				s[n][2 * h + e] = p;
 				sum += p;
 			}
-			o[n][2 * h] *= alpha;
-			o[n][2 * h + 1] *= alpha;
 		}
-		l[h] = l[h] * alpha + sum;
+		l[h] += sum;
 	}
 }
 
