@@ -391,29 +391,58 @@ static void check_contract(const struct workload *w)
 	{
 		int hpc = 0;
 
-		ASSERT_EQ(arl_heads_cluster(12, 1, &hpc), 12);
+		ASSERT_EQ(arl_heads_cluster(12, 1, 1, &hpc), 12);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(25, 1, &hpc), 13);
+		ASSERT_EQ(arl_heads_cluster(25, 1, 1, &hpc), 13);
 		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(1, 1, &hpc), 1);
+		ASSERT_EQ(arl_heads_cluster(1, 1, 1, &hpc), 1);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(16, 1, &hpc), 16);
+		ASSERT_EQ(arl_heads_cluster(16, 1, 1, &hpc), 16);
 		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(17, 1, &hpc), 9);
+		ASSERT_EQ(arl_heads_cluster(17, 1, 1, &hpc), 9);
 		ASSERT_EQ(hpc, 2);
 		/* clusters=heads2: two heads a CTA wherever there are two */
-		ASSERT_EQ(arl_heads_cluster(12, 2, &hpc), 6);
+		ASSERT_EQ(arl_heads_cluster(12, 2, 1, &hpc), 6);
 		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(25, 2, &hpc), 13);
+		ASSERT_EQ(arl_heads_cluster(25, 2, 1, &hpc), 13);
 		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(3, 2, &hpc), 2);
+		ASSERT_EQ(arl_heads_cluster(3, 2, 1, &hpc), 2);
 		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(1, 2, &hpc), 1);
+		ASSERT_EQ(arl_heads_cluster(1, 2, 1, &hpc), 1);
 		ASSERT_EQ(hpc, 1);
 		/* auto is one of the two */
-		ASSERT_EQ(arl_heads_cluster(12, 0, &hpc), arl_heads_cluster(12, ARL_AUTO_HPC, &hpc));
+		ASSERT_EQ(arl_heads_cluster(12, 0, 1, &hpc), arl_heads_cluster(12, ARL_AUTO_HPC(12, 1), 1, &hpc));
+		/* heads3: bf16 alone; fewer where a rank would hold less than two */
+		ASSERT_EQ(arl_heads_cluster(25, 3, 1, &hpc), 9);
+		ASSERT_EQ(hpc, 3);
+		ASSERT_EQ(arl_heads_cluster(25, 3, 0, &hpc), 13);
+		ASSERT_EQ(hpc, 2);
+		ASSERT_EQ(arl_heads_cluster(2, 3, 1, &hpc), 1);
+		ASSERT_EQ(hpc, 2);
+		for (int want = 0; want <= 3; want++) {
+			for (int bf = 0; bf <= 1; bf++) {
+				for (long H = 1; H <= ARL_MAX_HEADS; H++) {
+					int c = arl_heads_cluster(H, want, bf, &hpc), n = 0;
+
+					ASSERT(hpc >= 1 && hpc <= (bf ? 3 : 2) && c >= 1 &&
+					       c <= ARL_HEADS_CLUSTER);
+					/* the kernel's count of a rank's heads: hpc - 1 or hpc,
+					 * every head once */
+					for (int r = 0; r < c; r++) {
+						int nh = 0;
+
+						for (int k = 0; k < hpc; k++)
+							nh += r + (long)k * c < H;
+						ASSERT(nh == hpc - 1 + (r + (long)(hpc - 1) * c < H));
+						ASSERT(nh >= 1);
+						n += nh;
+					}
+					ASSERT_EQ(n, H);
+				}
+			}
+		}
 		for (long H = 1; H <= ARL_MAX_HEADS; H++) {
-			int c = arl_heads_cluster(H, 1, &hpc);
+			int c = arl_heads_cluster(H, 1, 1, &hpc);
 
 			/* every head has a CTA, no CTA is empty, at most 2 a CTA */
 			ASSERT(c >= 1 && c <= ARL_HEADS_CLUSTER && hpc >= 1 && hpc <= 2);

@@ -67,6 +67,7 @@ int arl_prepare(void)
 	    smem_attr(k_fused<float, false>, ff) || smem_attr(k_fused<float, true>, ff) ||
 	    heads_attr<__nv_bfloat16, 1>(arl_fused_heads_smem(FP_BF16, 1)) ||
 	    heads_attr<__nv_bfloat16, 2>(arl_fused_heads_smem(FP_BF16, 2)) ||
+	    heads_attr<__nv_bfloat16, 3>(arl_fused_heads_smem(FP_BF16, 3)) ||
 	    heads_attr<float, 1>(arl_fused_heads_smem(FP_F32, 1)) ||
 	    heads_attr<float, 2>(arl_fused_heads_smem(FP_F32, 2)))
 		return -1;
@@ -224,6 +225,9 @@ static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
 		    (const void *)k_fused_heads<__nv_bfloat16, true, 2> } },
 	};
 
+	if (dt == FP_BF16 && hpc > 2)  // bf16 alone takes three (the stash)
+		return causal ? (const void *)k_fused_heads<__nv_bfloat16, true, 3>
+			      : (const void *)k_fused_heads<__nv_bfloat16, false, 3>;
 	return k[dt == FP_BF16][causal != 0][hpc > 1];
 }
 
@@ -294,9 +298,9 @@ int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
 	if (H < 1 || H > ARL_MAX_HEADS)
 		return error("attn_res_ln: fused: H=%ld heads: clusters=heads takes 1 to %d",
 			     H, ARL_MAX_HEADS);
-	if (hpc < 1 || hpc > 2)
-		return error("attn_res_ln: fused: %d heads a CTA: clusters=heads takes 1 or 2",
-			     hpc);
+	if (hpc < 1 || hpc > (dt == FP_BF16 ? 3 : 2))
+		return error("attn_res_ln: fused: %d heads a CTA: the heads kernel takes 1 to %d "
+			     "in %s", hpc, dt == FP_BF16 ? 3 : 2, fp_dtype_name(dt));
 	if (arl_prepare())
 		return -1;
 	cluster = (int)((H + hpc - 1) / hpc);

@@ -440,60 +440,100 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 	cg::cluster_group cl = cg::this_cluster();
 	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
 	const int ntq = (S + ARL_BQ - 1) / ARL_BQ;
-	// bf16 with two heads: the first head's outputs wait in shared memory
-	// (the stash: the Q tile, which the loop then leaves alone, and 8 KB
-	// past the loop's), so the loop has the registers of a CTA of one
-	// head and 4 CTAs an SM.
-	constexpr bool STASH = sizeof(T) == 2 && HPC == 2;
-	float v[STASH ? 1 : HPC][FL_NT][4];
-	float *const stash_a = (float *)smem, *const stash_b = (float *)(smem + fl_layout<T>::SMEM);
+	// bf16 with two or three heads: all but the last head's outputs wait in
+	// shared memory (the stash: the Q tile, which the loop then leaves
+	// alone, and 8 KB past the loop's), so the loop has the registers of a
+	// CTA of one head and 4 CTAs an SM. Two heads: the first's 32 fp32
+	// values a thread. Three: the first two's as bf16 pairs (rounded as
+	// flash_then_ln's o is), spread to fp32 in the K/V stages once the
+	// last loop is done.
+	constexpr int NST = sizeof(T) == 2 && HPC > 1 ? HPC - 1 : 0;  // heads stashed
+	static_assert(NST <= 2 && (sizeof(T) == 2 || HPC <= 2), "the stash holds two heads");
+	float v[NST ? 1 : HPC][FL_NT][4];
 	// This thread's element c of fragment n of head hl: registers, or its
-	// slots of the stash (32 a thread, thread-major: conflict-free).
+	// slots of the stash or of the K/V stages (thread-major: conflict-free).
 	auto at = [&](int hl, int n, int c) -> float & {
-		if constexpr (STASH) {
-			const int i = n * 4 + c;
+		const int i = n * 4 + c;
 
+		if constexpr (NST == 1) {
 			if (hl == 0)
-				return i < 16 ? stash_a[i * FL_THREADS + threadIdx.x]
-					      : stash_b[(i - 16) * FL_THREADS + threadIdx.x];
+				return i < 16 ? ((float *)smem)[i * FL_THREADS + threadIdx.x]
+					      : ((float *)(smem + fl_layout<T>::SMEM))
+						[(i - 16) * FL_THREADS + threadIdx.x];
+			return v[0][n][c];
+		} else if constexpr (NST == 2) {
+			if (hl < 2)
+				return ((float *)(smem + fl_layout<T>::TILE))
+					[(hl * 32 + i) * FL_THREADS + threadIdx.x];
 			return v[0][n][c];
 		} else {
 			return v[hl][n][c];
 		}
 	};
 
-	{
+	if constexpr (NST > 0) {
+#pragma unroll
+		for (int hl = 0; hl < HPC; hl++) {
+			// the same in every thread of the CTA; every CTA has a first
+			if (hl == 0 || rank + hl * C < H) {
+				// the head's place, from a fresh read of the CTA index
+				const int tile = (int)(ctaid_x() / C);
+				const size_t off = (size_t)((tile % B) * H + rank + hl * C) * S * 64;
+
+				flash_head<T, CAUSAL, true>(Q + off, K + off, V + off, S,
+							    (ntq - 1 - tile / B) * ARL_BQ,
+							    scale_log2, smem, v[0]);
+				if (hl < NST) {
+#pragma unroll
+					for (int n = 0; n < FL_NT; n++) {
+						if constexpr (NST == 1) {
+#pragma unroll
+							for (int c = 0; c < 4; c++)
+								at(0, n, c) = v[0][n][c];
+						} else {
+							uint32_t *st = (uint32_t *)(smem + (hl ? fl_layout<T>::SMEM : 0));
+
+							st[(2 * n) * FL_THREADS + threadIdx.x] =
+								pack_bf16(v[0][n][0], v[0][n][1]);
+							st[(2 * n + 1) * FL_THREADS + threadIdx.x] =
+								pack_bf16(v[0][n][2], v[0][n][3]);
+						}
+					}
+				}
+			}
+		}
+		if constexpr (NST == 2) {
+			// the K/V stages are free (flash_head's contract): the two
+			// stashed heads there as fp32, each thread its own slots
+#pragma unroll
+			for (int hl = 0; hl < 2; hl++) {
+				const uint32_t *st = (const uint32_t *)(smem + (hl ? fl_layout<T>::SMEM : 0));
+
+#pragma unroll
+				for (int n = 0; n < FL_NT; n++) {
+#pragma unroll
+					for (int p = 0; p < 2; p++) {
+						const float2 f = __bfloat1622float2(*(const __nv_bfloat162 *)
+							&st[(2 * n + p) * FL_THREADS + threadIdx.x]);
+
+						at(hl, n, 2 * p) = f.x;
+						at(hl, n, 2 * p + 1) = f.y;
+					}
+				}
+			}
+		}
+	} else {
 		const int tile = (int)(blockIdx.x / C), b = tile % B;
 		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
 
-		if constexpr (STASH) {
-			size_t off = (size_t)(b * H + rank) * S * 64;
-
-			flash_head<T, CAUSAL, true>(Q + off, K + off, V + off, S, q0, scale_log2,
-						    smem, v[0]);
 #pragma unroll
-			for (int n = 0; n < FL_NT; n++)
-#pragma unroll
-				for (int c = 0; c < 4; c++)
-					at(0, n, c) = v[0][n][c];
-			if (rank + C < H) {  // the second head: its place again, fresh
-				const int tile2 = (int)(ctaid_x() / C);
+		for (int hl = 0; hl < HPC; hl++) {
+			// the same in every thread of the CTA; every CTA has a first
+			if (hl == 0 || rank + hl * C < H) {
+				const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
 
-				off = (size_t)((tile2 % B) * H + rank + C) * S * 64;
-				flash_head<T, CAUSAL, true>(Q + off, K + off, V + off, S,
-							    (ntq - 1 - tile2 / B) * ARL_BQ,
-							    scale_log2, smem, v[0]);
-			}
-		} else {
-#pragma unroll
-			for (int hl = 0; hl < HPC; hl++) {
-				// the same in every thread of the CTA; every CTA has a first
-				if (hl == 0 || rank + hl * C < H) {
-					const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
-
-					flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
-							      scale_log2, smem, v[hl]);
-				}
+				flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
+						      scale_log2, smem, v[hl]);
 			}
 		}
 	}
@@ -502,13 +542,13 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 	// full (held, they cost the loop spills).
 	const int tile = (int)(ctaid_x() / C), b = tile % B, q0 = (ntq - 1 - tile / B) * ARL_BQ;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-	// This CTA's heads: rank, rank + C, ...; HPC = ceil(H / C), so the
-	// last one exists where rank + (HPC - 1) C < H (no division).
-	static_assert(HPC == 1 || HPC == 2, "the column counts below are powers of two");
+	// This CTA's heads: rank, rank + C, ...; every rank has HPC - 1 or HPC
+	// (arl_heads_cluster), the last where rank + (HPC - 1) C < H.
 	const int N = H * 64, nh = HPC - 1 + (rank + (HPC - 1) * C < H);
 	const float inv_n = 1.f / (float)N;
+	constexpr float inv_lo = HPC > 1 ? 1.f / (64 * (HPC - 1)) : 1.f / 64, inv_hi = 1.f / (64 * HPC);
 	// a row's (sum, squares), past the loop's shared memory and the stash's
-	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM + (STASH ? ARL_STASH_B : 0));
+	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM + (NST ? ARL_STASH_B : 0));
 
 	// v = o + (x - x[0]) (x - x[0] exact where both are near a large mean,
 	// as in k_res_ln), 0 in rows past S and in heads this CTA lacks; then
@@ -537,9 +577,7 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 		}
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 1);
 		sum += __shfl_xor_sync(FP_FULL_MASK, sum, 2);
-		// 1 / (64 nh): a power of two at HPC <= 2, so the same bits as the
-		// division
-		const float lm = sum * (nh == 2 ? 1.f / 128.f : 1.f / 64.f);
+		const float lm = sum * (nh == HPC ? inv_hi : inv_lo);  // 1 / (64 nh)
 #pragma unroll
 		for (int hl = 0; hl < HPC; hl++) {
 #pragma unroll
@@ -578,9 +616,9 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 #pragma unroll
 		for (int i = 0; i < RPL; i++) {
 			const int q = t + 4 * i;
-			const bool two = HPC == 2 && q + C < H;  // rank q holds 2 heads
-			const float nq = two ? 128.f : 64.f;
-			const float d = q < C ? p[i].x * (two ? 1.f / 128.f : 1.f / 64.f) - mean[hh] : 0.f;
+			const bool all = q + (HPC - 1) * C < H;  // rank q holds HPC heads
+			const float nq = 64.f * (float)(all ? HPC : HPC - 1);
+			const float d = q < C ? p[i].x * (all ? inv_hi : inv_lo) - mean[hh] : 0.f;
 
 			sq += q < C ? p[i].y + nq * d * d : 0.f;
 		}

@@ -156,14 +156,25 @@ int arl_fused_cluster(long H, int ask)
 	return need < 1 ? 1 : need;
 }
 
-int arl_heads_cluster(long H, int want, int *hpc)
+int arl_heads_cluster(long H, int want, int bf16, int *hpc)
 {
-	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER;
+	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER, c;
 
 	if (want == 0)
-		want = ARL_AUTO_HPC;
-	if (want > per && H > 1)
+		want = ARL_AUTO_HPC(H, bf16);
+	if (want > 2 && !bf16)
+		want = 2;
+	if (want > per)
 		per = want;
+	if (per > H)
+		per = H;
+	// every CTA takes per - 1 heads or per (the kernel counts on it):
+	// fewer where the last rank would hold less
+	for (; per > 1; per--) {
+		c = (H + per - 1) / per;
+		if ((c - 1) + (per - 2) * c < H)
+			break;
+	}
 	*hpc = per < 1 ? 1 : (int)per;
 	return (int)((H + *hpc - 1) / *hpc);
 }

@@ -185,9 +185,8 @@ static int arl_launch(struct fp_op *op, int set, cudaStream_t st)
 // The one kernel option: the fused kernel's cluster size, or its
 // clusters=heads path (k_fused_heads: a CTA a head, as the flash kernel).
 static const char *const cluster_values[] = { "auto", "1", "2", "4", "8", "heads", "heads2",
-					       NULL };
-#define CLUSTERS_HEADS 5   // cluster_values' index of "heads"
-#define CLUSTERS_HEADS2 6  // and of "heads2"
+					       "heads3", NULL };
+#define CLUSTERS_HEADS 5  // cluster_values' index of "heads" (heads2, heads3 follow)
 static const struct fp_kopt arl_kopts[] = {
 	{ "clusters", cluster_values,
 	  "fused: heads: a CTA a head with the flash kernel's loop and "
@@ -195,10 +194,12 @@ static const struct fp_kopt arl_kopts[] = {
 	  "(1.3-3.7x faster than the kernel splitting the heads, at every suite "
 	  "shape, both dtypes, on an H200); heads2: the same kernel with two heads "
 	  "a CTA, clusters of ceil(H/2) (bf16: the first head's outputs wait in "
-	  "shared memory); auto: heads2; 1, 2, 4, 8: the kernel splitting the "
+	  "shared memory); heads3 (bf16; fp32 takes heads2): three, clusters of "
+	  "ceil(H/3), the first two heads' outputs waiting in shared memory as "
+	  "bf16; auto: heads2; 1, 2, 4, 8: the kernel splitting the "
 	  "heads, with as many "
 	  "CTAs a cluster splitting the heads (a value that cannot hold H at 4 "
-	  "heads a CTA is raised to ceil(H/4))", "4,heads" },
+	  "heads a CTA is raised to ceil(H/4))", "4,heads,heads3" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -360,8 +361,8 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	op->heads = !ko || ko->v[0] == 0 || ko->v[0] >= CLUSTERS_HEADS;
 	op->hpc = 1;
 	op->cluster = op->heads ? arl_heads_cluster(op->H, !ko || ko->v[0] == 0 ? 0
-							  : ko->v[0] == CLUSTERS_HEADS2 ? 2 : 1,
-						    &op->hpc)
+							  : ko->v[0] - CLUSTERS_HEADS + 1,
+						    dt == FP_BF16, &op->hpc)
 				: arl_fused_cluster(op->H, asked_cluster(ko));
 	sizes(s, dt, variant, &op->z);
 	E = (size_t)(op->B * op->S * op->H * op->D);
