@@ -52,10 +52,10 @@ extern "C" {
  * the cluster allows, ceil(H / ARL_HEADS_CLUSTER): 12 CTAs of one head at
  * H = 12, 13 of two (the last of one) at H = 25; want 2 (heads2): two
  * where H > 1 (6 CTAs at H = 12); want 3 (heads3, bf16 alone, else 2):
- * three (9 CTAs, the last two of two, at H = 25); want 0 (auto):
- * ARL_AUTO_HPC's choice. Fewer where H is too small for them. */
+ * three (9 CTAs, the last two of two, at H = 25); want 0: two (auto's
+ * choice, arl_heads_auto, without a device). Fewer where H is
+ * too small for them. */
 int arl_heads_cluster(long H, int want, int bf16, int *hpc);
-#define ARL_AUTO_HPC(H, bf16) 2
 
 /* The CTAs a cluster of the fused kernel takes for H heads: ask (0 for
  * auto, or 1, 2, 4, 8), raised to the fewest that hold every head (ceil(H /

@@ -161,7 +161,7 @@ int arl_heads_cluster(long H, int want, int bf16, int *hpc)
 	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER, c;
 
 	if (want == 0)
-		want = ARL_AUTO_HPC(H, bf16);
+		want = 2;
 	if (want > 2 && !bf16)
 		want = 2;
 	if (want > per)

@@ -196,7 +196,9 @@ static const struct fp_kopt arl_kopts[] = {
 	  "a CTA, clusters of ceil(H/2) (bf16: the first head's outputs wait in "
 	  "shared memory); heads3 (bf16; fp32 takes heads2): three, clusters of "
 	  "ceil(H/3), the first two heads' outputs waiting in shared memory as "
-	  "bf16; auto: heads2; 1, 2, 4, 8: the kernel splitting the "
+	  "bf16; auto: fp32 heads2, bf16 heads2 or heads3 by a cost model over the "
+	  "clusters the device holds at once (the kernel line says which); 1, 2, "
+	  "4, 8: the kernel splitting the "
 	  "heads, with as many "
 	  "CTAs a cluster splitting the heads (a value that cannot hold H at 4 "
 	  "heads a CTA is raised to ceil(H/4))", "4,heads,heads3" },
@@ -338,6 +340,7 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	struct fp_op *op;
 	char why[256], *cur;
 	size_t E, N;
+	int want;
 
 	*out = NULL;
 	if (arl_validate(s, dt, why, sizeof why))
@@ -360,9 +363,11 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	op->causal = (int)s->v[P_CAUSAL];
 	op->heads = !ko || ko->v[0] == 0 || ko->v[0] >= CLUSTERS_HEADS;
 	op->hpc = 1;
-	op->cluster = op->heads ? arl_heads_cluster(op->H, !ko || ko->v[0] == 0 ? 0
-							  : ko->v[0] - CLUSTERS_HEADS + 1,
-						    dt == FP_BF16, &op->hpc)
+	want = !ko || ko->v[0] == 0 ? 0 : ko->v[0] - CLUSTERS_HEADS + 1;
+	if (variant == V_FUSED && op->heads && want == 0 &&
+	    arl_heads_auto(dt, op->causal, op->B, op->H, op->S, &want))
+		goto out_free;
+	op->cluster = op->heads ? arl_heads_cluster(op->H, want, dt == FP_BF16, &op->hpc)
 				: arl_fused_cluster(op->H, asked_cluster(ko));
 	sizes(s, dt, variant, &op->z);
 	E = (size_t)(op->B * op->S * op->H * op->D);
