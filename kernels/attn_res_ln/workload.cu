@@ -217,7 +217,7 @@ static void arl_kernel(const struct fp_op *op, char *buf, size_t n)
 
 	buf[0] = '\0';
 	if (op->variant == V_FUSED && op->heads) {
-		snprintf(buf, n, "%s, a CTA a head (the flash kernel's loop), clusters of %d "
+		snprintf(buf, n, "%s, the flash kernel's loop a head at a time, clusters of %d "
 			 "CTA%s, %ld head%s a CTA, statistics through DSMEM, %d clusters "
 			 "resident", op->dt == FP_BF16 ? "mma.sync bf16" : "fp32 FMA",
 			 op->cluster, op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "",
