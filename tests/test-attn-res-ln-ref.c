@@ -387,38 +387,28 @@ static void check_contract(const struct workload *w)
 			ASSERT((H + c - 1) / c <= ARL_MAX_HEADS_CTA);
 		}
 	}
-	/* the clusters=heads path: a CTA a head up to 16 heads, then two */
+	/* the clusters=heads path: heads (a CTA a head up to 16 heads, then
+	 * two), heads2 (two wherever there are two), heads3 (bf16 alone;
+	 * fewer where a rank would hold less than two), want 0 (auto without
+	 * a device: two) */
 	{
+		static const struct {
+			long H;
+			int want, bf16, cluster, hpc;
+		} cases[] = {
+			{ 12, 1, 1, 12, 1 }, { 25, 1, 1, 13, 2 }, { 1, 1, 1, 1, 1 },
+			{ 16, 1, 1, 16, 1 }, { 17, 1, 1, 9, 2 },  { 12, 2, 1, 6, 2 },
+			{ 25, 2, 1, 13, 2 }, { 3, 2, 1, 2, 2 },   { 1, 2, 1, 1, 1 },
+			{ 12, 0, 1, 6, 2 },  { 25, 3, 1, 9, 3 },  { 25, 3, 0, 13, 2 },
+			{ 2, 3, 1, 1, 2 },   { 12, 3, 1, 4, 3 },  { 12, 3, 0, 6, 2 },
+		};
 		int hpc = 0;
 
-		ASSERT_EQ(arl_heads_cluster(12, 1, 1, &hpc), 12);
-		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(25, 1, 1, &hpc), 13);
-		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(1, 1, 1, &hpc), 1);
-		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(16, 1, 1, &hpc), 16);
-		ASSERT_EQ(hpc, 1);
-		ASSERT_EQ(arl_heads_cluster(17, 1, 1, &hpc), 9);
-		ASSERT_EQ(hpc, 2);
-		/* clusters=heads2: two heads a CTA wherever there are two */
-		ASSERT_EQ(arl_heads_cluster(12, 2, 1, &hpc), 6);
-		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(25, 2, 1, &hpc), 13);
-		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(3, 2, 1, &hpc), 2);
-		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(1, 2, 1, &hpc), 1);
-		ASSERT_EQ(hpc, 1);
-		/* want 0 (auto without a device) is two */
-		ASSERT_EQ(arl_heads_cluster(12, 0, 1, &hpc), arl_heads_cluster(12, 2, 1, &hpc));
-		/* heads3: bf16 alone; fewer where a rank would hold less than two */
-		ASSERT_EQ(arl_heads_cluster(25, 3, 1, &hpc), 9);
-		ASSERT_EQ(hpc, 3);
-		ASSERT_EQ(arl_heads_cluster(25, 3, 0, &hpc), 13);
-		ASSERT_EQ(hpc, 2);
-		ASSERT_EQ(arl_heads_cluster(2, 3, 1, &hpc), 1);
-		ASSERT_EQ(hpc, 2);
+		for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+			ASSERT_EQ(arl_heads_cluster(cases[i].H, cases[i].want, cases[i].bf16, &hpc),
+				  cases[i].cluster);
+			ASSERT_EQ(hpc, cases[i].hpc);
+		}
 		for (int want = 0; want <= 3; want++) {
 			for (int bf = 0; bf <= 1; bf++) {
 				for (long H = 1; H <= ARL_MAX_HEADS; H++) {

@@ -29,17 +29,7 @@ template <> inline __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float
 
 #include "ewmask/colsum.cuh"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			std::printf("not ok %s:%d: ", __FILE__, __LINE__);     \
-			std::printf(__VA_ARGS__);                              \
-			std::printf("\n");                                     \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "emu-check.h"
 
 static float to_float(float v) { return v; }
 static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -140,7 +130,7 @@ int main(void)
 		check<float>(s[0], s[1], rng, "fp32");
 		check<__nv_bfloat16>(s[0], s[1], rng, "bf16");
 	}
-	if (failures)
-		std::printf("%d failures\n", failures);
-	return failures ? 1 : 0;
+	if (emu_failures)
+		std::printf("%d failures\n", emu_failures);
+	return emu_failures ? 1 : 0;
 }

@@ -44,17 +44,7 @@ inline float warp_sum(float v)
 #include "ln_linear/lnl-math.cuh"
 #include "ln_linear/gemv.cuh"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			std::printf("not ok %s:%d: ", __FILE__, __LINE__);     \
-			std::printf(__VA_ARGS__);                              \
-			std::printf("\n");                                     \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "emu-check.h"
 
 template <typename T>
 static T from_f(float v)
@@ -235,7 +225,7 @@ int main(void)
 		check<__nv_bfloat16>(s, FP_BF16, rng);
 		check<float>(s, FP_F32, rng);
 	}
-	std::printf("%s: %d failure%s\n", failures ? "FAIL" : "ok", failures,
-		    failures == 1 ? "" : "s");
-	return failures ? 1 : 0;
+	std::printf("%s: %d failure%s\n", emu_failures ? "FAIL" : "ok", emu_failures,
+		    emu_failures == 1 ? "" : "s");
+	return emu_failures ? 1 : 0;
 }
