@@ -40,10 +40,10 @@ extern "C" {
 
 /* The clusters=heads path of the fused kernel: CTAs with the flash
  * kernel's block and shared memory (beside 512 bytes of row partials, and
- * in bf16 with two heads 8 KB of stash), the heads of 64 query rows in one
- * cluster of at most ARL_HEADS_CLUSTER CTAs (a non-portable cluster size,
- * which Hopper allows), so H <= 16 can take a head a CTA and up to
- * ARL_MAX_HEADS = 32 two. */
+ * in bf16 with two or three heads 8 KB of stash), the heads of 64 query
+ * rows in one cluster of at most ARL_HEADS_CLUSTER CTAs (a non-portable
+ * cluster size, which Hopper allows), so H <= 16 can take a head a CTA
+ * and up to ARL_MAX_HEADS = 32 two. */
 #define ARL_HEADS_CLUSTER 16
 
 /* The clusters=heads path's shape for H heads (1 <= H <= ARL_MAX_HEADS):

@@ -7,8 +7,9 @@
 //
 // The scores never reach memory: per key tile, S = Q K^T in registers, the
 // causal and sequence-end masks, the running max m and sum l per row
-// (rescaling the accumulators by exp(m_old - m_new) when the max grows),
-// then O += P V. The exps run in base 2 with scale * log2(e) folded in.
+// (rescaling the accumulators by exp(m_old - m_new) when the max grows by
+// more than a factor 2^8 in some row of the warp: fl_softmax), then O +=
+// P V. The exps run in base 2 with scale * log2(e) folded in.
 //
 // bf16: tensor cores. ldmatrix + mma.sync m16n8k16 (bf16 in, fp32
 // accumulate); Q's fragments stay in registers for the whole loop; P goes

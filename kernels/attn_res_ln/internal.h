@@ -75,7 +75,8 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *want);
 
 /* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, hpc
- * heads a CTA (1 or 2, arl_heads_cluster) in clusters covering the heads. */
+ * heads a CTA (1 or 2, and 3 in bf16: arl_heads_cluster) in clusters
+ * covering the heads. */
 int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
 		    const void *V, const void *x, const void *gamma, const void *beta,
 		    void *y, long B, long H, long S, int hpc, cudaStream_t st);

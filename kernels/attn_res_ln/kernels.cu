@@ -209,9 +209,9 @@ int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
 						   cluster, smem, st);
 }
 
-// The clusters=heads kernel for a type, mask and heads a CTA (1 or 2:
-// arl_heads_cluster at H <= ARL_MAX_HEADS), a template argument so that
-// each head's outputs have registers of their own.
+// The clusters=heads kernel for a type, mask and heads a CTA (1 or 2, and
+// 3 in bf16: arl_heads_cluster), a template argument so that each head's
+// outputs have registers (or stash slots) of their own.
 static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
 {
 	static const void *const k[2][2][2] = {

@@ -386,15 +386,15 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 // flash kernel's parallelism for twice the serial work a CTA (bench/
 // RESULTS.md, issue #22, has the analysis). Here a cluster of C = ceil(H /
 // HPC) CTAs owns 64 query rows of one sequence, HPC heads a CTA
-// (arl_heads_cluster: 1 or 2; 2 wherever H > 16): CTA rank runs flash_head
-// for heads rank (and rank + C), with the flash kernel's block, tile and
-// shared memory, each CTA as resident as the flash kernel's, and the
-// outputs stay in registers; in bf16 with two heads the first head's
-// outputs wait in shared memory (the stash) so that the loop keeps the
-// flash kernel's 128 registers. The statistics: the 64 columns a head gives a row live in one
-// quad of threads (the m16n8 layout), so a CTA's partial of a row (the sum
-// of v = o + (x - x[0]) over its columns, and the squares about its own
-// mean) takes quad shuffles only; after one cluster barrier every CTA reads
+// (arl_heads_cluster: 1 to 3, 3 in bf16 alone, at least 2 where H > 16):
+// CTA rank runs flash_head for heads rank, rank + C, ..., with the flash
+// kernel's block, tile and shared memory, each CTA as resident as the
+// flash kernel's, and the outputs stay in registers; in bf16 all but the
+// last head's outputs wait in shared memory (the stash) so that the loop
+// keeps the flash kernel's 128 registers. The statistics: the 64 columns
+// a head gives a row live in one quad of threads (the m16n8 layout), so a
+// CTA's partial of a row (the sum of v = o + (x - x[0]) over its columns,
+// and the squares about its own mean) takes quad shuffles only; after one cluster barrier every CTA reads
 // the C partials of its rows through DSMEM and merges them (Chan's parallel
 // variance: the squares about the row's mean are each partial's plus its
 // count times its mean's offset squared), each lane of a quad a fixed
@@ -419,8 +419,9 @@ template <> __device__ __forceinline__ float2 load2<__nv_bfloat16>(const __nv_bf
 // as k_flash, whose 128 registers give it 4 (41 KB of shared memory would
 // allow 5, 49 KB with a second head's stash 4); fp32 2, its shared
 // memory's limit (2 x 103 KB).
-// Bytes of the bf16 two-head stash past the loop's shared memory (its
-// other 8 KB is the Q tile): 16 of a thread's 32 outputs, 128 threads.
+// Bytes of the bf16 stash past the loop's shared memory (its other 8 KB is
+// the Q tile): 16 of a thread's 32 fp32 outputs of one head (two heads),
+// or 16 bf16 pairs of the second head (three), for 128 threads.
 #define ARL_STASH_B (16 * FL_THREADS * 4)
 
 template <typename T, int HPC>
