@@ -431,6 +431,32 @@ static void check_contract(const struct workload *w)
 				}
 			}
 		}
+		/* auto's cost model against the measurements (bench/RESULTS.md,
+		 * session 19, H100): the clusters that H100 held of heads2 and
+		 * heads3 (the kernel line's count) and which of the two was faster,
+		 * causal, D = 64 */
+		static const struct {
+			long B, H, S;
+			int res2, res3, three;
+		} meas[] = {
+			{ 16, 12, 1024, 83, 132, 1 }, { 8, 25, 1024, 32, 54, 1 },
+			{ 4, 12, 2048, 83, 132, 0 },  { 2, 12, 4096, 83, 132, 0 },
+			{ 16, 12, 1000, 83, 132, 1 }, { 16, 25, 1024, 32, 54, 1 },
+			{ 8, 16, 1024, 66, 83, 0 },   { 8, 32, 1024, 30, 39, 0 },
+			{ 16, 6, 1024, 171, 264, 0 }, { 32, 12, 512, 83, 132, 1 },
+			{ 1, 12, 8192, 83, 132, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof meas / sizeof *meas; i++) {
+			const double c2 = arl_heads_cost(meas[i].B, meas[i].S, 1, 2, meas[i].res2);
+			const double c3 = arl_heads_cost(meas[i].B, meas[i].S, 1, 3, meas[i].res3);
+
+			ASSERT_EQ(c3 < c2, meas[i].three);
+		}
+		/* the two terms: work over the clusters, or the longest CTA */
+		ASSERT(fabs(arl_heads_cost(1, 64, 1, 2, 1) - 2.0) < 1e-12);
+		ASSERT(fabs(arl_heads_cost(2, 128, 1, 1, 1) - 6.0) < 1e-12);    /* 2 x (1 + 2) */
+		ASSERT(fabs(arl_heads_cost(1, 130, 0, 3, 100) - 9.0) < 1e-12);  /* 3 x 3 tiles */
 		for (long H = 1; H <= ARL_MAX_HEADS; H++) {
 			int c = arl_heads_cluster(H, 1, 1, &hpc);
 

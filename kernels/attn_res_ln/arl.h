@@ -57,6 +57,15 @@ extern "C" {
  * too small for them. */
 int arl_heads_cluster(long H, int want, int bf16, int *hpc);
 
+/* clusters=auto's cost of the heads kernel with hpc heads a CTA and
+ * `resident` clusters held at once by the device, in key-tile times: a CTA
+ * costs its heads times its key tiles and a cluster is held until its
+ * longest CTA is done, so the kernel takes about the larger of B x (the
+ * key tiles over the query tiles) x hpc / resident (the work over the
+ * clusters the device holds) and hpc x the longest query tile's key tiles
+ * (one CTA, where too few clusters fill the device). */
+double arl_heads_cost(long B, long S, int causal, int hpc, int resident);
+
 /* The CTAs a cluster of the fused kernel takes for H heads: ask (0 for
  * auto, or 1, 2, 4, 8), raised to the fewest that hold every head (ceil(H /
  * ARL_MAX_HEADS_CTA)) and capped at H; auto takes the largest divisor of H

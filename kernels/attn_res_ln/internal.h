@@ -70,7 +70,7 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		   int *resident);
 
 /* The heads a CTA that clusters=auto takes into *want: fp32 2; bf16 2 or
- * 3, whichever the cost model (kernels.cu) finds cheaper with the clusters
+ * 3, whichever arl_heads_cost finds cheaper with the clusters
  * this device holds at once. 0, or -1 (reported). */
 int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *want);
 

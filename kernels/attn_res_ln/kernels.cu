@@ -285,29 +285,21 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 	return 0;
 }
 
-// auto's heads a CTA. The model: a CTA's time is its heads times its key
-// tiles (a tile of a head costs about the same everywhere), a cluster
-// holds its CTAs until the longest is done, so the kernel takes about
-// max(B x (key tiles over the query tiles) x hpc / clusters resident,
-// hpc x the longest query tile's key tiles) tile times: the work over the
-// clusters the device holds, or one query tile's CTA where there are too
-// few clusters to fill it. Three heads a CTA pack a GPC's SMs better (at
-// H = 25: clusters of 9, 54 resident on an H100, against 32 of 13) and
-// leave the fewest idle head slots but make each CTA half as long again.
-// On an H100 the model picks as the measurements do at every shape of
-// bench/RESULTS.md's table (heads3 at B=16,H=12,S=1024 and H = 25;
-// heads2 at S = 2048 and 4096, H = 6, 16 and 32). Ties go to two.
+// auto's heads a CTA: the cheaper of two and three by arl_heads_cost
+// (ref.c), with the clusters this device holds of each. Three heads a CTA
+// pack a GPC's SMs better (at H = 25: clusters of 9, 54 resident on an
+// H100, against 32 of 13) and leave fewer idle head slots, but make each
+// CTA half as long again. On an H100 the model picks as the measurements
+// did at all eleven shapes of bench/RESULTS.md's table (heads3 at
+// B=16,H=12,S=1024 and H = 25; heads2 at S = 2048 and 4096, H = 6, 16 and
+// 32); tests/test-attn-res-ln-ref holds it to them. Ties go to two.
 int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *want)
 {
-	const long ntq = (S + ARL_BQ - 1) / ARL_BQ, all = (S + ARL_BK - 1) / ARL_BK;
 	double best = 0.;
-	long tiles = 0;
 
 	*want = 2;
 	if (dt != FP_BF16)
 		return 0;
-	for (long q = 0; q < ntq; q++)  // fl_key_tiles of each query tile
-		tiles += causal ? (q + 1 < all ? q + 1 : all) : all;
 	for (int w = 2; w <= 3; w++) {
 		int hpc, n = 0, c = arl_heads_cluster(H, w, 1, &hpc);
 		double cost;
@@ -316,7 +308,7 @@ int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *wa
 			continue;
 		if (arl_fused_fits(dt, causal, H, hpc, c, &n))
 			return -1;
-		cost = fmax((double)B * (double)tiles * hpc / n, (double)hpc * (double)all);
+		cost = arl_heads_cost(B, S, causal, hpc, n);
 		if (w == 2 || cost < best) {
 			best = cost;
 			*want = w;

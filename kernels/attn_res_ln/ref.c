@@ -156,6 +156,19 @@ int arl_fused_cluster(long H, int ask)
 	return need < 1 ? 1 : need;
 }
 
+double arl_heads_cost(long B, long S, int causal, int hpc, int resident)
+{
+	const long ntq = (S + ARL_BQ - 1) / ARL_BQ, all = (S + ARL_BK - 1) / ARL_BK;
+	long tiles = 0;
+	double work, longest;
+
+	for (long q = 0; q < ntq; q++)  // the key tiles each query tile visits
+		tiles += causal ? (q + 1 < all ? q + 1 : all) : all;
+	work = (double)B * (double)tiles * hpc / (resident > 0 ? resident : 1);
+	longest = (double)hpc * (double)all;
+	return work > longest ? work : longest;
+}
+
 int arl_heads_cluster(long H, int want, int bf16, int *hpc)
 {
 	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER, c;
