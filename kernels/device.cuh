@@ -81,6 +81,16 @@ __device__ __forceinline__ unsigned ctaid_x(void)
 	return x;
 }
 
+/* threadIdx.x read the same way, for addresses a loop with no registers
+ * to spare recomputes rather than holds. */
+__device__ __forceinline__ unsigned tid_x(void)
+{
+	unsigned x;
+
+	asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+	return x;
+}
+
 /* The shared-state-space address of a generic pointer to shared memory, as
  * the PTX shared-memory instructions take it. */
 __device__ __forceinline__ uint32_t smem_u32(const void *p)

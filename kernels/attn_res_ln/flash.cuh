@@ -40,6 +40,16 @@
 #define FL_NT 8         // 8-wide fragments across 64 keys or 64 dims
 #define FL_RESCALE 8.f  // log2 of the largest probability before m moves (fl_softmax)
 
+// CTAs an SM the flash loop's kernels are built for (__launch_bounds__,
+// which caps their registers to fit): bf16 4 (128 registers; 41 KB of
+// shared memory would allow 5, 49 KB with the fused kernel's stash 4),
+// fp32 2 (its shared memory's limit, 2 x 103 KB).
+template <typename T>
+__host__ __device__ constexpr int fl_min_blocks()
+{
+	return sizeof(T) == 2 ? 4 : 2;
+}
+
 // Shared-memory layout of the flash loop per type: a tile (Q, each K and V
 // stage), and for fp32 the per-warp P tiles. FL_SMEM<T> bytes in all.
 template <typename T> struct fl_layout;
@@ -74,9 +84,7 @@ __device__ __forceinline__ void fl_load_tile(uint32_t dst, const T *__restrict__
 		constexpr int RS = FL_THREADS / CH;
 		// tid read afresh: the few instructions of these addresses are
 		// cheaper than registers held across the loop, which has none
-		unsigned tx;
-		asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tx));
-		const int r = (int)tx / CH, c = (int)tx % CH;
+		const int tx = (int)tid_x(), r = tx / CH, c = tx % CH;
 		const uint32_t at = sizeof(T) == 2 ? dst + r * 128 + ((c ^ (r & 7)) << 4)
 						   : dst + r * fl_layout<float>::ROW + c * 16;
 		const T *from = src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T));

@@ -214,21 +214,20 @@ int arl_fused(enum fp_dtype dt, int causal, const void *Q, const void *K,
 // outputs have registers (or stash slots) of their own.
 static const void *heads_kernel(enum fp_dtype dt, int causal, int hpc)
 {
-	static const void *const k[2][2][2] = {
+	static const void *const k[2][2][3] = {  // fp32 has no three (no stash)
 		{ { (const void *)k_fused_heads<float, false, 1>,
-		    (const void *)k_fused_heads<float, false, 2> },
+		    (const void *)k_fused_heads<float, false, 2>, NULL },
 		  { (const void *)k_fused_heads<float, true, 1>,
-		    (const void *)k_fused_heads<float, true, 2> } },
+		    (const void *)k_fused_heads<float, true, 2>, NULL } },
 		{ { (const void *)k_fused_heads<__nv_bfloat16, false, 1>,
-		    (const void *)k_fused_heads<__nv_bfloat16, false, 2> },
+		    (const void *)k_fused_heads<__nv_bfloat16, false, 2>,
+		    (const void *)k_fused_heads<__nv_bfloat16, false, 3> },
 		  { (const void *)k_fused_heads<__nv_bfloat16, true, 1>,
-		    (const void *)k_fused_heads<__nv_bfloat16, true, 2> } },
+		    (const void *)k_fused_heads<__nv_bfloat16, true, 2>,
+		    (const void *)k_fused_heads<__nv_bfloat16, true, 3> } },
 	};
 
-	if (dt == FP_BF16 && hpc > 2)  // bf16 alone takes three (the stash)
-		return causal ? (const void *)k_fused_heads<__nv_bfloat16, true, 3>
-			      : (const void *)k_fused_heads<__nv_bfloat16, false, 3>;
-	return k[dt == FP_BF16][causal != 0][hpc > 1];
+	return k[dt == FP_BF16][causal != 0][hpc - 1];
 }
 
 // The launch of the clusters=heads kernel: clusters of `cluster` CTAs
@@ -251,8 +250,7 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		   int *resident)
 {
 	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute attr;
-	cudaLaunchAttribute at2[2];
+	cudaLaunchAttribute attr[2];
 	int hpc = 1, n = 0;
 	size_t smem;
 	const void *k;
@@ -263,7 +261,7 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		hpc = heads;
 		smem = arl_fused_heads_smem(dt, hpc);
 		k = heads_kernel(dt, causal, hpc);
-		heads_config(&cfg, at2, (unsigned)cluster, (unsigned)cluster, smem, 0);
+		heads_config(&cfg, attr, (unsigned)cluster, (unsigned)cluster, smem, 0);
 	} else {
 		hpc = (int)((H + cluster - 1) / cluster);
 		smem = arl_fused_smem(dt, hpc);
@@ -271,7 +269,7 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 					    : (const void *)k_fused<__nv_bfloat16, false>)
 				  : (causal ? (const void *)k_fused<float, true>
 					    : (const void *)k_fused<float, false>);
-		cluster_config(&cfg, &attr, (unsigned)cluster, (unsigned)cluster, FL_THREADS,
+		cluster_config(&cfg, &attr[0], (unsigned)cluster, (unsigned)cluster, FL_THREADS,
 			       smem, 0);
 	}
 	if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, k, &cfg)))

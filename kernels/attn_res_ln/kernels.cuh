@@ -165,7 +165,7 @@ template <> __device__ __forceinline__ void store2<__nv_bfloat16>(__nv_bfloat16 
 }
 
 template <typename T, bool CAUSAL>
-__global__ void __launch_bounds__(FL_THREADS, (sizeof(T) == 2 ? 4 : 2))
+__global__ void __launch_bounds__(FL_THREADS, fl_min_blocks<T>())
 k_flash(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
 	T *__restrict__ O, int B, int H, int S, float scale_log2)
 {
@@ -415,23 +415,13 @@ template <> __device__ __forceinline__ float2 load2<__nv_bfloat16>(const __nv_bf
 	return __bfloat1622float2(*(const __nv_bfloat162 *)p);
 }
 
-// CTAs an SM the kernel is built for (registers capped to fit them): bf16
-// as k_flash, whose 128 registers give it 4 (41 KB of shared memory would
-// allow 5, 49 KB with a second head's stash 4); fp32 2, its shared
-// memory's limit (2 x 103 KB).
 // Bytes of the bf16 stash past the loop's shared memory (its other 8 KB is
 // the Q tile): 16 of a thread's 32 fp32 outputs of one head (two heads),
 // or 16 bf16 pairs of the second head (three), for 128 threads.
 #define ARL_STASH_B (16 * FL_THREADS * 4)
 
-template <typename T, int HPC>
-__host__ __device__ constexpr int heads_min_blocks()
-{
-	return sizeof(T) == 4 ? 2 : 4;
-}
-
 template <typename T, bool CAUSAL, int HPC>
-__global__ void __launch_bounds__(FL_THREADS, (heads_min_blocks<T, HPC>()))
+__global__ void __launch_bounds__(FL_THREADS, fl_min_blocks<T>())
 k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
 	      const T *__restrict__ x, const T *__restrict__ gamma, const T *__restrict__ beta,
 	      T *__restrict__ y, int B, int H, int S, float scale_log2)
