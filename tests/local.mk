@@ -21,6 +21,10 @@ CLEANFILES += tests/gpu-test.lock
 test_core_libs = lib/libfpcore.a -lm
 test_store_libs = store/libfpstore.a lib/libfpcore.a $(SQLITE_LIBS) -lm
 test_kernel_libs = kernels/libfpkernels.a lib/libfpcore.a $(CUDA_LIBS) -lm
+## The tests that run a kernel's CUDA source on the CPU (tests/cuda-emu.h):
+## C++20, and no strict aliasing (a kernel reads a vector through another type).
+emu_test_cxxflags = -std=c++20 -O2 -fno-strict-aliasing -pthread -Wall -Wextra \
+	-Wno-unknown-pragmas
 
 ### GPU tests over the workload contract ######################################
 check_PROGRAMS += tests/test-workloads

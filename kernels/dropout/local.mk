@@ -14,8 +14,7 @@ kernels/dropout/dropout.$(OBJEXT): $(dropout_headers) $(kernels_headers)
 TESTS += tests/test-colsum-emu
 check_PROGRAMS += tests/test-colsum-emu
 tests_test_colsum_emu_SOURCES = tests/test-colsum-emu.cc tests/cuda-emu.h tests/emu-check.h
-tests_test_colsum_emu_CXXFLAGS = -std=c++20 -O2 -fno-strict-aliasing -pthread -Wall \
-	-Wextra -Wno-unknown-pragmas
+tests_test_colsum_emu_CXXFLAGS = $(emu_test_cxxflags)
 tests_test_colsum_emu_LDADD = $(test_kernel_libs)
 
 TESTS += tests/test-dropout-ref tests/test-dropout-gpu

@@ -38,7 +38,6 @@ tests_test_ln_linear_ref_LDADD = $(test_kernel_libs)
 TESTS += tests/test-gemv-emu
 check_PROGRAMS += tests/test-gemv-emu
 tests_test_gemv_emu_SOURCES = tests/test-gemv-emu.cc tests/cuda-emu.h tests/emu-check.h
-tests_test_gemv_emu_CXXFLAGS = -std=c++20 -O2 -fno-strict-aliasing -pthread -Wall \
-	-Wextra -Wno-unknown-pragmas
+tests_test_gemv_emu_CXXFLAGS = $(emu_test_cxxflags)
 tests_test_gemv_emu_LDADD = $(test_kernel_libs)
 EXTRA_DIST += kernels/ln_linear/gpu.sh kernels/ln_linear/torch-baseline.py
