@@ -155,6 +155,15 @@ __device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t &r0, uint3
 		     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
 
+/* One 32-bit word of shared memory at addr (a shared-window address). */
+__device__ __forceinline__ uint32_t lds_u32(uint32_t addr)
+{
+	uint32_t v;
+
+	asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+	return v;
+}
+
 /* d += a b, m16n8k16, bf16 in, fp32 accumulate; a row-major (4 registers),
  * b column-major (2). */
 __device__ __forceinline__ void mma_bf16(float *d, const uint32_t *a, const uint32_t *b)
@@ -163,6 +172,44 @@ __device__ __forceinline__ void mma_bf16(float *d, const uint32_t *a, const uint
 		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* fp32 on the tensor cores: 3xTF32. TF32 keeps 11 significant bits of
+ * fp32's 24, so a value v splits into hi (its top 11 bits) and lo (the next
+ * 11 of v - hi, which is exact), which together hold v to 2^-21 relative;
+ * a product a b is then a_lo b_hi + a_hi b_lo + a_hi b_hi (the dropped
+ * a_lo b_lo is 2^-22 of it): three TF32 multiplies, a third of the tensor
+ * cores' TF32 rate, still over twice the CUDA cores' fp32 FMA rate on an
+ * H100. The tensor cores read a TF32 operand's top 19 bits and ignore the
+ * low 13, so v itself serves as hi (truncated there) and lo is v minus
+ * that truncation (exact), in turn truncated when read: two instructions
+ * instead of two roundings and a subtraction. The MMA rounds its fp32
+ * sums toward zero: a caller keeps the chain of MMAs into one accumulator
+ * short and adds such partials in fp32 (round to nearest). */
+__device__ __forceinline__ uint32_t tf32_lo(uint32_t v)
+{
+	return __float_as_uint(__uint_as_float(v) - __uint_as_float(v & 0xffffe000u));
+}
+
+/* d += a b, m16n8k8 TF32, a row-major (4 registers), b column-major (2):
+ * a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4); b0 (k = t,
+ * n = g), b1 (t + 4, g); d as mma_bf16's (g = lane / 4, t = lane % 4). */
+__device__ __forceinline__ void mma_tf32(float *d, const uint32_t *a, const uint32_t *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* d += a b in 3xTF32: a, b raw fp32 bits, al, bl their tf32_lo (kept by
+ * the caller, who reuses them across MMAs); the small products first. */
+__device__ __forceinline__ void mma_3xtf32(float *d, const uint32_t *a, const uint32_t *al,
+					   const uint32_t *b, const uint32_t *bl)
+{
+	mma_tf32(d, al, b);
+	mma_tf32(d, a, bl);
+	mma_tf32(d, a, b);
 }
 
 /* Two fp32 values as two bf16 in one register (a in the low half). */

@@ -19,12 +19,21 @@
 // layout of kernels/ln_linear/fwd_mma.cu), so ldmatrix is conflict-free.
 // K and V tiles are double-buffered with cp.async: tile j + 1 is in flight
 // while tile j is multiplied.
-// fp32: CUDA cores, fp32 FMA, the same tiling and the same register layout
-// of the accumulators (each thread computes the elements an m16n8 fragment
-// would give it, by FMA loops over shared memory), so the masks, the online
-// softmax and the epilogues are the same code for both types. Tile rows are
-// padded to 68 floats (272 bytes): the float4 reads of a warp fall on
-// distinct banks. P goes through a per-warp shared tile (16 x 68 floats).
+// fp32: tensor cores too, as 3xTF32 (mma_3xtf32 in device.cuh: fp32
+// accuracy at a third of the TF32 rate, several times the CUDA cores'
+// FMA), m16n8k8, whose 32-bit fragments sit where m16n8k16's do: the same
+// accumulator layout, so the masks, the online softmax and the epilogues
+// are one code for both types. Tile rows are 256 bytes with the same XOR
+// swizzle of their 16-byte chunks; ldmatrix (b16, non-transposed) gives a
+// thread word t of row g of an 8 x 4 float block, which is exactly a TF32
+// A fragment (Q) or B fragment (K). P V needs no transpose either: the
+// sum over a tile's keys may take them in any order, so k-step n pairs
+// TF32 index t with key 8n + 2t and t + 4 with key 8n + 2t + 1, the two
+// probabilities a thread already holds in registers (its accumulator
+// layout), and V's B fragments are the matching scalar reads of rows
+// 8n + 2t (+1), conflict-free under the swizzle. The S accumulators take
+// one tile's 24 MMAs; P V goes to a fresh partial a tile, added to o in
+// fp32 (the MMA truncates its sums: device.cuh).
 #ifndef FP_ARL_FLASH_CUH
 #define FP_ARL_FLASH_CUH
 
@@ -43,29 +52,28 @@
 // CTAs an SM the flash loop's kernels are built for (__launch_bounds__,
 // which caps their registers to fit): bf16 4 (128 registers; 41 KB of
 // shared memory would allow 5, 49 KB with the fused kernel's stash 4),
-// fp32 2 (its shared memory's limit, 2 x 103 KB).
+// fp32 2 (its shared memory's limit, 2 x 81 KB).
 template <typename T>
 __host__ __device__ constexpr int fl_min_blocks()
 {
 	return sizeof(T) == 2 ? 4 : 2;
 }
 
-// Shared-memory layout of the flash loop per type: a tile (Q, each K and V
-// stage), and for fp32 the per-warp P tiles. FL_SMEM<T> bytes in all.
-template <typename T> struct fl_layout;
-template <> struct fl_layout<__nv_bfloat16> {
-	static constexpr int ROW = 128;               // bytes, swizzled
-	static constexpr int TILE = ARL_BK * ROW;     // 8 KB
-	static constexpr int P = 0;
-	static constexpr int SMEM = 5 * TILE;         // Q, K[2], V[2]: 40 KB
+// Shared-memory layout of the flash loop: five tiles (Q, each K and V
+// stage) of 64 rows of 64 elements, each row's 16-byte chunks XOR-swizzled
+// by the row's low three bits. FL_SMEM<T> bytes in all.
+template <typename T> struct fl_layout {
+	static constexpr int ROW = 64 * (int)sizeof(T);  // bytes: 128 or 256
+	static constexpr int TILE = ARL_BK * ROW;        // 8 or 16 KB
+	static constexpr int SMEM = 5 * TILE;            // Q, K[2], V[2]: 40 or 80 KB
 };
-template <> struct fl_layout<float> {
-	static constexpr int LD = 68;                 // floats a padded row
-	static constexpr int ROW = LD * 4;            // 272 bytes
-	static constexpr int TILE = ARL_BK * ROW;     // 17 KB
-	static constexpr int P = 4 * 16 * ROW;        // 4 warps x 16 rows
-	static constexpr int SMEM = 5 * TILE + P;     // 102 KB
-};
+
+// Byte offset of chunk c (16 bytes) of row r in a swizzled tile.
+template <typename T>
+__device__ __forceinline__ uint32_t fl_at(int r, int c)
+{
+	return (uint32_t)(r * fl_layout<T>::ROW + ((c ^ (r & 7)) << 4));
+}
 
 // cp.async of rows [r0, r0 + 64) of a [S, 64] head (rows past S zero-
 // filled) into the tile at dst. Thread tid copies chunk tid % CH of rows
@@ -80,82 +88,77 @@ __device__ __forceinline__ void fl_load_tile(uint32_t dst, const T *__restrict__
 
 	if (r0 + ARL_BK <= S) {
 		// a whole tile (every tile but the last): one address a thread,
-		// the rows FL_THREADS / CH apart at constant offsets, no checks
+		// the rows FL_THREADS / CH apart at constant offsets (a multiple
+		// of 8: the same swizzle), no checks
 		constexpr int RS = FL_THREADS / CH;
 		// tid read afresh: the few instructions of these addresses are
 		// cheaper than registers held across the loop, which has none
 		const int tx = (int)tid_x(), r = tx / CH, c = tx % CH;
-		const uint32_t at = sizeof(T) == 2 ? dst + r * 128 + ((c ^ (r & 7)) << 4)
-						   : dst + r * fl_layout<float>::ROW + c * 16;
+		const uint32_t at = dst + fl_at<T>(r, c);
 		const T *from = src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T));
 
 #pragma unroll
 		for (int i = 0; i < N; i++)
-			cp_async16(at + i * RS * (sizeof(T) == 2 ? 128 : fl_layout<float>::ROW),
-				   from + i * RS * 64, 16);
+			cp_async16(at + i * RS * fl_layout<T>::ROW, from + i * RS * 64, 16);
 		return;
 	}
 #pragma unroll
 	for (int i = 0; i < N; i++) {
 		const int q = tid + i * FL_THREADS, r = q / CH, c = q % CH;
 		const bool ok = r0 + r < S;
-		const uint32_t at = sizeof(T) == 2
-			? dst + r * 128 + ((c ^ (r & 7)) << 4)
-			: dst + r * fl_layout<float>::ROW + c * 16;
 
-		cp_async16(at, ok ? src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T)) : src,
+		cp_async16(dst + fl_at<T>(r, c),
+			   ok ? src + (size_t)(r0 + r) * 64 + c * (16 / sizeof(T)) : src,
 			   ok ? 16 : 0);
 	}
 }
 
 // s[n][i] = q . k over this warp's rows (g, g + 8) and keys 8n + 2t (+1):
-// the m16n8 accumulator layout, 64 keys in 8 fragments.
+// the m16n8 accumulator layout, 64 keys in 8 fragments. bf16: Q's A
+// fragments qf in registers, m16n8k16. fp32: Q's from the Q tile at sq (a
+// k-step's ldmatrix each tile: registers are dearer than the reads; sq
+// points at this warp's 16 rows, whose swizzle is the tile's), m16n8k8 in
+// 3xTF32.
+template <typename T>
 __device__ __forceinline__ void fl_scores(float s[FL_NT][4], const uint32_t qf[4][4],
-					  uint32_t ks, int lane)
+					  uint32_t sq, uint32_t ks, int lane)
 {
+	constexpr int KS = 64 * (int)sizeof(T) / 32;  // k-steps over d: 4 or 8
+
 #pragma unroll
 	for (int n = 0; n < FL_NT; n++)
 		s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < KS; k++) {
+		uint32_t a[4], al[4];
+
+		if constexpr (sizeof(T) == 4) {
+			const int r = lane & 15, c = k * 2 + (lane >> 4);
+
+			ldsm_x4(sq + fl_at<T>(r, c), a[0], a[1], a[2], a[3]);
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+				al[i] = tf32_lo(a[i]);
+		} else {
+			(void)sq;
+		}
 #pragma unroll
 		for (int p = 0; p < 4; p++) {
 			const int r = p * 16 + (lane & 7) + ((lane >> 4) << 3);
 			const int c = k * 2 + ((lane >> 3) & 1);
 			uint32_t b0[2], b1[2];
 
-			ldsm_x4(ks + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
-			mma_bf16(s[2 * p], qf[k], b0);
-			mma_bf16(s[2 * p + 1], qf[k], b1);
-		}
-	}
-}
+			ldsm_x4(ks + fl_at<T>(r, c), b0[0], b0[1], b1[0], b1[1]);
+			if constexpr (sizeof(T) == 2) {
+				mma_bf16(s[2 * p], qf[k], b0);
+				mma_bf16(s[2 * p + 1], qf[k], b1);
+			} else {
+				const uint32_t l0[2] = { tf32_lo(b0[0]), tf32_lo(b0[1]) };
+				const uint32_t l1[2] = { tf32_lo(b1[0]), tf32_lo(b1[1]) };
 
-// The fp32 form: q rows from the Q tile (qs, this warp's 16 rows), keys
-// from the K tile (kt), FMA in the same accumulator layout.
-__device__ __forceinline__ void fl_scores_f32(float s[FL_NT][4], const float *qs,
-					      const float *kt, int lane)
-{
-	constexpr int LD = fl_layout<float>::LD;
-	const int g = lane >> 2, t = lane & 3;
-
-#pragma unroll
-	for (int n = 0; n < FL_NT; n++)
-		s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll 4
-	for (int d = 0; d < 64; d += 4) {
-		const float4 qa = *(const float4 *)(qs + g * LD + d);
-		const float4 qb = *(const float4 *)(qs + (g + 8) * LD + d);
-
-#pragma unroll
-		for (int n = 0; n < FL_NT; n++) {
-			const float4 k0 = *(const float4 *)(kt + (8 * n + 2 * t) * LD + d);
-			const float4 k1 = *(const float4 *)(kt + (8 * n + 2 * t + 1) * LD + d);
-
-			s[n][0] = fmaf(qa.x, k0.x, fmaf(qa.y, k0.y, fmaf(qa.z, k0.z, fmaf(qa.w, k0.w, s[n][0]))));
-			s[n][1] = fmaf(qa.x, k1.x, fmaf(qa.y, k1.y, fmaf(qa.z, k1.z, fmaf(qa.w, k1.w, s[n][1]))));
-			s[n][2] = fmaf(qb.x, k0.x, fmaf(qb.y, k0.y, fmaf(qb.z, k0.z, fmaf(qb.w, k0.w, s[n][2]))));
-			s[n][3] = fmaf(qb.x, k1.x, fmaf(qb.y, k1.y, fmaf(qb.z, k1.z, fmaf(qb.w, k1.w, s[n][3]))));
+				mma_3xtf32(s[2 * p], a, al, b0, l0);
+				mma_3xtf32(s[2 * p + 1], a, al, b1, l1);
+			}
 		}
 	}
 }
@@ -178,47 +181,51 @@ __device__ __forceinline__ void fl_pv(float o[FL_NT][4], const float p[FL_NT][4]
 			const int r = k * 16 + (lane & 15), c = dp * 2 + (lane >> 4);
 			uint32_t b0[2], b1[2];
 
-			ldsm_x4_trans(vs + r * 128 + ((c ^ (r & 7)) << 4), b0[0], b0[1], b1[0], b1[1]);
+			ldsm_x4_trans(vs + fl_at<__nv_bfloat16>(r, c), b0[0], b0[1], b1[0], b1[1]);
 			mma_bf16(o[2 * dp], a, b0);
 			mma_bf16(o[2 * dp + 1], a, b1);
 		}
 	}
 }
 
-// The fp32 form: P through this warp's shared tile ps (16 x 68), V from
-// the tile vt.
+// The fp32 form, 3xTF32: k-step n takes keys 8n + 2t (TF32 index t) and
+// 8n + 2t + 1 (t + 4), the probabilities p[n] this thread holds, and V's
+// rows of those keys at dims 8 dn + g (scalar reads: each row's chunk
+// 2 dn + g / 4 lands, swizzled by 2t or 2t + 1, on a bank of its own).
+// The tile's sum goes to a fresh partial, added to o in fp32.
 __device__ __forceinline__ void fl_pv_f32(float o[FL_NT][4], const float p[FL_NT][4],
-					  float *ps, const float *vt, int lane)
+					  uint32_t vt, int lane)
 {
-	constexpr int LD = fl_layout<float>::LD;
 	const int g = lane >> 2, t = lane & 3;
+	float acc[FL_NT][4];
 
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++)
+		acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 #pragma unroll
 	for (int n = 0; n < FL_NT; n++) {
-		*(float2 *)(ps + g * LD + 8 * n + 2 * t) = make_float2(p[n][0], p[n][1]);
-		*(float2 *)(ps + (g + 8) * LD + 8 * n + 2 * t) = make_float2(p[n][2], p[n][3]);
-	}
-	__syncwarp();
-#pragma unroll 2
-	for (int j = 0; j < ARL_BK; j += 4) {
-		const float4 pa = *(const float4 *)(ps + g * LD + j);
-		const float4 pb = *(const float4 *)(ps + (g + 8) * LD + j);
-		const float a[4] = { pa.x, pa.y, pa.z, pa.w }, b[4] = { pb.x, pb.y, pb.z, pb.w };
+		const uint32_t a[4] = { __float_as_uint(p[n][0]), __float_as_uint(p[n][2]),
+					__float_as_uint(p[n][1]), __float_as_uint(p[n][3]) };
+		const uint32_t al[4] = { tf32_lo(a[0]), tf32_lo(a[1]), tf32_lo(a[2]), tf32_lo(a[3]) };
+		const int r = 8 * n + 2 * t;
 
 #pragma unroll
-		for (int u = 0; u < 4; u++) {
-#pragma unroll
-			for (int n = 0; n < FL_NT; n++) {
-				const float2 v = *(const float2 *)(vt + (j + u) * LD + 8 * n + 2 * t);
+		for (int dn = 0; dn < FL_NT; dn++) {
+			const int c = 2 * dn + (g >> 2), wd = (g & 3) * 4;
+			const uint32_t b[2] = { lds_u32(vt + fl_at<float>(r, c) + wd),
+						lds_u32(vt + fl_at<float>(r + 1, c) + wd) };
+			const uint32_t bl[2] = { tf32_lo(b[0]), tf32_lo(b[1]) };
 
-				o[n][0] = fmaf(a[u], v.x, o[n][0]);
-				o[n][1] = fmaf(a[u], v.y, o[n][1]);
-				o[n][2] = fmaf(b[u], v.x, o[n][2]);
-				o[n][3] = fmaf(b[u], v.y, o[n][3]);
-			}
+			mma_3xtf32(acc[dn], a, al, b, bl);
 		}
 	}
-	__syncwarp();  // the next tile's P overwrites ps
+#pragma unroll
+	for (int n = 0; n < FL_NT; n++) {
+		o[n][0] += acc[n][0];
+		o[n][1] += acc[n][1];
+		o[n][2] += acc[n][2];
+		o[n][3] += acc[n][3];
+	}
 }
 
 // Key tiles query tile q0 (a multiple of ARL_BQ) visits: every tile of the
@@ -381,16 +388,12 @@ __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__r
 				for (int k = 0; k < 4; k++) {
 					const int r = w * 16 + (lane & 15), c = k * 2 + (lane >> 4);
 
-					ldsm_x4(sq + r * 128 + ((c ^ (r & 7)) << 4),
+					ldsm_x4(sq + fl_at<T>(r, c),
 						qf[k][0], qf[k][1], qf[k][2], qf[k][3]);
 				}
 			}
-			fl_scores(s, qf, sk + st * L::TILE, lane);
-		} else {
-			(void)qf;
-			fl_scores_f32(s, (const float *)smem + w * 16 * L::LD,
-				      (const float *)(smem + (1 + st) * L::TILE), lane);
 		}
+		fl_scores<T>(s, qf, sq + w * 16 * L::ROW, sk + st * L::TILE, lane);
 
 		// Masks (the tile past S, and the diagonal tile under causal),
 		// then the online softmax in base 2; the tiles without a masked
@@ -404,8 +407,7 @@ __device__ __forceinline__ void flash_head(const T *__restrict__ Q, const T *__r
 		if constexpr (BF)
 			fl_pv(o, s, sv + st * L::TILE, lane);
 		else
-			fl_pv_f32(o, s, (float *)(smem + 5 * L::TILE) + w * 16 * L::LD,
-				  (const float *)(smem + (3 + st) * L::TILE), lane);
+			fl_pv_f32(o, s, sv + st * L::TILE, lane);
 		__syncthreads();  // stage st is free for tile j + 2
 	}
 #pragma unroll

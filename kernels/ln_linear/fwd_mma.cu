@@ -56,38 +56,15 @@
 // staged output tile (BM x (BN + 8) bf16) reuses.
 #define MMA_SMEM(BM, BN) (MMA_STAGES * ((BM) + (BN)) * LNL_KTILE * 2)
 
-// fp32 tensor-core arithmetic for the fp32 kernel: 3xTF32. TF32 keeps 11
-// significant bits of fp32's 24, so a value v splits into hi (its top 11
-// bits) and lo (the next 11 of v - hi, which is exact), which together
-// hold v to 2^-21 relative; a product a b is then a_lo b_hi + a_hi b_lo +
-// a_hi b_hi (the dropped a_lo b_lo is 2^-22 of it): three TF32 multiplies,
-// a third of the tensor cores' TF32 rate, still over twice SGEMM's on an
-// H100. The tensor cores round their fp32 sums toward zero, so
-// accumulating all of K in the MMA's own accumulator biases every step
-// the same way, to many times SGEMM's error at K = 4096 on an H200 (same
-// section of bench/RESULTS.md).
-// Each 8-deep k-step's three products therefore go to a fresh partial
-// whose truncation is relative to itself, and plain fp32 adds (round to
-// nearest) take the partials into the accumulator.
-// The split: the tensor cores read a TF32 operand's top 19 bits and ignore
-// the low 13, so v itself serves as hi (truncated there) and lo is v minus
-// that truncation (exact), in turn truncated when read: v = hi + lo to
-// 2^-21 relative, two instructions instead of two roundings and a
-// subtraction.
-__device__ __forceinline__ uint32_t tf32_lo(uint32_t v)
-{
-	return __float_as_uint(__uint_as_float(v) - __uint_as_float(v & 0xffffe000u));
-}
-
-// d += a b, m16n8k8 TF32, a row-major (4 registers), b column-major (2).
-__device__ __forceinline__ void mma_tf32(float *d, const uint32_t *a, const uint32_t *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
+// fp32 tensor-core arithmetic for the fp32 kernel: 3xTF32 (tf32_lo and
+// mma_tf32 in device.cuh, which say why). The tensor cores round their
+// fp32 sums toward zero, so accumulating all of K in the MMA's own
+// accumulator biases every step the same way, to many times SGEMM's error
+// at K = 4096 on an H200 ("LayerNorm+Linear fp32 fused forward on tensor
+// cores (3xTF32), H200" in bench/RESULTS.md). Each 8-deep k-step's three
+// products therefore go to a fresh partial whose truncation is relative
+// to itself, and plain fp32 adds (round to nearest) take the partials
+// into the accumulator.
 // cp.async of one k-tile of ROWS rows of a row-major tensor (rows r0..,
 // each K long) into the swizzled tile at dst: the eight 16-byte chunks from
 // column k0 of each row, zero-filled past row lim and column K.
