@@ -32,7 +32,7 @@ extern "C" {
  * CTAs splits the heads, each CTA holding the outputs of at most
  * ARL_MAX_HEADS_CTA heads for its ARL_BQ query rows in shared memory
  * (ARL_BQ * ARL_MAX_HEADS_CTA * D elements: 32 KB bf16, 64 KB fp32 at D =
- * 64, beside the flash loop's 40 KB or 102 KB of tiles), so H <=
+ * 64, beside the flash loop's 40 KB or 80 KB of tiles), so H <=
  * ARL_MAX_CLUSTER * ARL_MAX_HEADS_CTA = 32 heads (H*D <= 2048). */
 #define ARL_MAX_CLUSTER 8
 #define ARL_MAX_HEADS_CTA 4
