@@ -334,8 +334,9 @@ static void check_contract(const struct workload *w)
 	ASSERT_NEAR(m[1].variant_bytes, 4 * (7 * 1536 + 2 * 192), 1e-12);
 	ASSERT_NEAR(m[2].variant_bytes, m[2].min_bytes, 0);
 	ASSERT_NEAR(m[0].executed_flops, 4 * 64 * 96 + 5 * 60 + 9 * 1536, 1e-12);
-	/* one 64 x 64 tile a head: 6 heads of 4096 scores */
-	ASSERT_NEAR(m[2].executed_flops, (4 * 64 + 5) * 6 * 4096.0 + 9 * 1536, 1e-12);
+	/* one 64 x 64 tile a head: 6 heads of 4096 scores; fp32's Q K^T and
+	 * P V as 3xTF32, three tensor products for each */
+	ASSERT_NEAR(m[2].executed_flops, (3 * 4 * 64 + 5) * 6 * 4096.0 + 9 * 1536, 1e-12);
 	ASSERT_NEAR(m[1].executed_flops, m[2].executed_flops, 0);
 	{
 		struct fp_model mb, mn;
@@ -343,6 +344,7 @@ static void check_contract(const struct workload *w)
 
 		w->model(&s, FP_BF16, 2, &mb);
 		ASSERT_NEAR(mb.min_bytes * 2, m[2].min_bytes, 1e-12);
+		ASSERT_NEAR(mb.executed_flops, (4 * 64 + 5) * 6 * 4096.0 + 9 * 1536, 1e-12);
 		ASSERT_NEAR(mb.flops, m[2].flops, 1e-12);
 		/* without the mask every query sees 4 keys: 96 kept */
 		ASSERT_EQ(workload_parse_shape(w, "B=2,H=3,S=4,causal=0", &s2, why, sizeof why), 0);

@@ -1063,7 +1063,8 @@ struct bda_ref {
 	long nrows, *rows;    // rows compared (all unless M x N is large)
 	double *ref;          // nrows x N: y or dx of rows[s] at s N
 	unsigned char *mask;  // nrows x N: the mask of those rows
-	double *dbias;        // backward: N, over every row
+	double *dbias;        // backward: N, over every row: 2 N, the second
+	                      // half the sums of dx rounded to dt (unfused's)
 };
 
 static void bda_ref_free(void *p)
@@ -1139,14 +1140,20 @@ static void ref_rows(size_t lo, size_t hi, void *arg)
 }
 
 // dbias of columns [lo, hi) over every row, summed in row order: the same
-// bits however the columns are split.
+// bits however the columns are split. Twice: the sums of dx, and (into
+// dbias + N) the sums of dx rounded to the storage type, which is what
+// the unfused variant's column sums read back by design (its dx is the
+// stored one). They differ by dx's rounding, 2^-9 an element in bf16,
+// which a column whose values cancel can raise to more than bf16's
+// tolerance of its sum (M = 7 rows of 1e30 did, 1.1 %); the fused
+// variants sum dx before it is rounded.
 static void ref_dbias(size_t lo, size_t hi, void *arg)
 {
 	const struct bda_job *j = (const struct bda_job *)arg;
 	const struct fp_op *op = j->op;
 	const size_t w = hi - lo;
 	double *dy = (double *)xmalloc(2 * w * sizeof *dy), *dx = dy + w;
-	double *db = (double *)xcalloc(w, sizeof *db);
+	double *db = (double *)xcalloc(2 * w, sizeof *db), *dbr = db + w;
 
 	for (long i = 0; i < op->M; i++) {
 		check_decode(dy, j->e->a + ((size_t)i * op->N + lo) * op->es, op->dt, w);
@@ -1156,8 +1163,12 @@ static void ref_dbias(size_t lo, size_t hi, void *arg)
 			dx[k] = dropout_keep(j->e->pseed, op->t, el) ? dy[k] * bda_scale(op->drop) : 0;
 			db[k] += dx[k];
 		}
+		host_round(dx, w, op->dt);
+		for (size_t k = 0; k < w; k++)
+			dbr[k] += dx[k];
 	}
 	memcpy(j->e->dbias + lo, db, w * sizeof *db);
+	memcpy(j->e->dbias + op->N + lo, dbr, w * sizeof *dbr);
 	free(dy);
 	free(db);
 }
@@ -1212,11 +1223,11 @@ static struct bda_ref *bda_reference(const struct fp_op *op, int profile,
 	e->mask = (unsigned char *)xmalloc((size_t)e->nrows * N);
 	par_for((size_t)e->nrows, grain, ref_rows, &job);
 	if (op->bwd) {
-		e->dbias = (double *)xmalloc((size_t)N * sizeof *e->dbias);
+		e->dbias = (double *)xmalloc(2 * (size_t)N * sizeof *e->dbias);
 		par_for((size_t)N, 64, ref_dbias, &job);
 	}
 	refcache_keep(&key, e, E * op->es * (op->bwd ? 1 : 2) +
-		      (size_t)e->nrows * N * (sizeof(double) + 1) + 2 * N * sizeof(double),
+		      (size_t)e->nrows * N * (sizeof(double) + 1) + 3 * N * sizeof(double),
 		      bda_ref_free);
 	return e;
 }
@@ -1309,7 +1320,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		if (dev_download(db, op->dbias, op->dt, (size_t)N))
 			goto out_free;
 		cmp_init(&c);
-		cmp_add(&c, db, e->dbias, (size_t)N);
+		cmp_add(&c, db, e->dbias + (op->variant == BDA_UNFUSED ? N : 0), (size_t)N);
 		check_output(r, "dbias", &c);
 		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
 			goto out_free;
