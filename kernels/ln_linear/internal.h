@@ -132,16 +132,19 @@ enum lnl_fwd_kernel {
 	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
 	FK_GEMV,       /* k_fwd_gemv (decode rows), then k_fwd_split_reduce
 	                  where it takes slices of K */
+	FK_SKINNY,     /* k_fwd_skinny (bf16, up to 64 rows): W' as the MMA's
+	                  A operand, slices of K reduced in a cluster */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
-enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE };
+enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
+enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -224,6 +227,8 @@ struct lnl_op {
 	                     // the slices lnl_fwd_part_slices takes); NULL: no
 	                     // split-K
 	struct lnl_gemv gv;  // FK_GEMV: the decode forward's plan
+	int skinny_bw;       // FK_SKINNY: rows of W' a block (64 or 128); its
+	                     // slices of K (a cluster's blocks) in splits
 };
 
 /* workload.cu: the forward's kernel choice (op->fk and the warp-
@@ -262,6 +267,10 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st
 /* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_skinny.cu: k_fwd_skinny's shared-memory limits (once a process),
+ * and its launch as op->skinny_bw and op->splits say. */
+int fwd_skinny_setup(void);
+int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

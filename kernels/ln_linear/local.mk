@@ -3,7 +3,7 @@
 ## says which file holds what.
 
 lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
-	kernels/ln_linear/fwd_gemv.cu \
+	kernels/ln_linear/fwd_gemv.cu kernels/ln_linear/fwd_skinny.cu \
 	kernels/ln_linear/fwd_wgmma.cu kernels/ln_linear/bwd.cu \
 	kernels/ln_linear/cublaslt.cu kernels/ln_linear/check.cu \
 	kernels/ln_linear/workload.cu

@@ -135,3 +135,25 @@ int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 		return g.splits;
 	return lnl_fwd_splits(M, K, N, dt, sms);
 }
+
+int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *bw, int *splits)
+{
+	const int kt = lnl_ktiles(K, dt);
+	long tiles, s;
+
+	if (dt != FP_BF16 || M < 1 || M > LNL_SKINNY_MAX_M || K < 1 || Nw < 1 || sms < 1 ||
+	    lnl_vec_width(K, dt) == 1)
+		return 0;
+	*bw = 2 * ceil_div(Nw, 128) >= sms ? 128 : 64;
+	tiles = ceil_div(Nw, *bw);
+	s = ceil_div(2L * sms, tiles);
+	if (s > LNL_SKINNY_MAX_SPLITS)
+		s = LNL_SKINNY_MAX_SPLITS;
+	if (s > kt / LNL_SPLIT_MIN_KT)
+		s = kt / LNL_SPLIT_MIN_KT;
+	if (s < 1)
+		s = 1;
+	/* slices of equal k-tiles, none empty (as the kernel cuts them) */
+	*splits = (int)ceil_div(kt, ceil_div(kt, s));
+	return 1;
+}

@@ -88,6 +88,19 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		op->wperm = perm;
 		return 0;
 	}
+	// bf16 up to 64 rows where the big tiles would not fill the SMs (or
+	// wherever it serves, skinny=on): W' as the MMA's A operand, x as its
+	// B, slices of K in a cluster (Hopper's: where the sm_90a code is).
+	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper &&
+	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms)) &&
+	    lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms,
+			   &op->skinny_bw, &op->splits)) {
+		if (fwd_skinny_setup())
+			return -1;
+		op->fk = FK_SKINNY;
+		op->wperm = perm;
+		return 0;
+	}
 	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
 		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
 			op->splits = lnl_fwd_splits(op->M, op->K, op->N, op->dt, op->sms);
@@ -146,6 +159,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		return fwd_ws_launch(op, x, st);
 	case FK_GEMV:
 		return fwd_gemv_launch(op, x, st);
+	case FK_SKINNY:
+		return fwd_skinny_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
@@ -228,6 +243,11 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	case FK_MMA:
 		snprintf(buf, n, "%smma.sync 128x256", tf);
 		break;
+	case FK_SKINNY:
+		snprintf(buf, n, "skinny: mma.sync with W' as A (%d rows a block) and x as B, "
+			 "over %d slices of K in a cluster, reduced through DSMEM",
+			 op->skinny_bw, op->splits);
+		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
 		break;
@@ -253,6 +273,7 @@ static const char *const clusters_values[] = { "auto", "1", "2", NULL };
 static const char *const pass_values[] = { "auto", "on", "off", NULL };
 static const char *const split_values[] = { "auto", "off", NULL };
 static const char *const decode_values[] = { "auto", "on", "off", NULL };
+static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -273,6 +294,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "(on), or the mma.sync kernels above (off); auto: on for fp32 up to 8 rows and "
 	  "bf16 up to two rows, where it was measured faster",
 	  "on,off" },
+	{ "skinny", skinny_values,
+	  "bf16 up to 64 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
+	  "fragment, not 64), slices of K as a cluster's blocks, added through distributed "
+	  "shared memory in one kernel (on), or the kernels above (off); auto: on where the "
+	  "128x256 tiles would fill under half the SMs and decode does not serve",
+	  "off" },
 	{ NULL, NULL, NULL },
 };
 
@@ -758,7 +785,8 @@ static int poison_run(struct lnl_op *op)
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
-	return op->fk == FK_MMA_SPLIT && !op->bwd ? same_bits_again(op) : 0;
+	return (op->fk == FK_MMA_SPLIT || op->fk == FK_SKINNY) && !op->bwd ? same_bits_again(op)
+									      : 0;
 }
 
 // Fresh inputs of the profile drawn from seed into set 0 and the weights
@@ -814,7 +842,7 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // 4104 -> 4300).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
-	"M=2,K=4096,N=130;M=8,K=4104,N=4300;" \
+	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
