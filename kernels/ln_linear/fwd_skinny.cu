@@ -13,9 +13,10 @@
 // B fragments), k-tiles of 64 columns through a ring of SK_STAGES cp.async
 // stages, 128-byte rows XOR-swizzled for ldmatrix. x~ = x - c (c = x[m][0],
 // as in every fused kernel of this workload: the statistics stay exact
-// near a large mean) is formed on the B fragments; the first warp also
-// sums x~ and x~^2 of its fragments (the row statistics; past K the tile
-// is zero, so x~ = -c there: masked).
+// near a large mean) is formed on the B fragments; warp w also sums x~ and
+// x~^2 of fragments w, w + BW / 16, ... (the row statistics, spread over
+// the warps: in one warp they made it the block's slowest, 2x the time at
+// 64 rows; past K the tile is zero, so x~ = -c there: masked).
 //
 // Slices of K: the C blocks of one W' tile are a thread-block cluster (C
 // up to 8, the portable size), each slice one rank. Each leaves its
@@ -69,7 +70,7 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	     __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int kchunk,
 	     int wperm)
 {
-	constexpr int NT = 2 * BW, NF = MP / 8, STAGE = (BW + MP) * 128;
+	constexpr int NT = 2 * BW, NW = BW / 16, NF = MP / 8, STAGE = (BW + MP) * 128;
 	static_assert(MP % 8 == 0 && MP <= 64 && (BW == 64 || BW == 128), "tile");
 	static_assert(NF * NT * 16 <= SK_SMEM(BW, MP), "the exchange fits the ring");
 	unsigned char *smem = dyn_smem();
@@ -157,12 +158,14 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 				b[j][0] = bsub2(b[j][0], piv[j]);
 				b[j][1] = bsub2(b[j][1], piv[j]);
 			}
-			if (w == 0) {
+			{
 				const int kc = ks * 16 + 2 * t;
 				const bool lo = kc < kleft, hi = kc + 8 < kleft;
 
 #pragma unroll
 				for (int j = 0; j < NF; j++) {
+					if (j % NW != w)
+						continue;
 					if (lo)
 						stats2(b[j][0], s1[j], s2[j]);
 					if (hi)
@@ -177,12 +180,12 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	cp_async_wait<0>();
 	__syncthreads();  // every warp is done with the ring
 
-	// This slice's statistics (warp 0; a row's sums over the quad's t) and
+	// This slice's statistics (warp j % NW has fragment j's; a row's sums over the quad's t) and
 	// accumulators (thread-major float4s: a thread's j-th at j NT + tid)
 	// where the other ranks read them.
-	if (w == 0) {
 #pragma unroll
-		for (int j = 0; j < NF; j++) {
+	for (int j = 0; j < NF; j++) {
+		if (j % NW == w) {
 			float a1 = s1[j], a2 = s2[j];
 
 			a1 += __shfl_xor_sync(FP_FULL_MASK, a1, 1);
