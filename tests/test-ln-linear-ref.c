@@ -605,6 +605,48 @@ static void test_split(void)
 	printf("ok   split-K slices and partial bytes (H100 decode shapes, no-split cases)\n");
 }
 
+/* The skinny forward's slices at the shapes measured on an H100 (132 SMs;
+ * bench/RESULTS.md, session 20: four blocks an SM of 64 rows of W'), the
+ * shapes it does not serve, and a sweep: no slice empty, at most the
+ * portable cluster, at least LNL_SPLIT_MIN_KT k-tiles a slice where K has
+ * them. */
+static void test_skinny(void)
+{
+	static const struct {
+		long M, K, N;
+		int slices;
+	} h100[] = {
+		{ 8, 3072, 9216, 4 },  { 16, 3072, 9216, 4 }, { 16, 2048, 2048, 8 },
+		{ 3, 1000, 3000, 8 },  { 8, 4096, 14336, 3 }, { 5, 1000, 300, 8 },
+		{ 13, 1032, 700, 6 },  { 1, 128, 64, 1 },
+	};
+	int s = -1;
+
+	for (size_t i = 0; i < sizeof h100 / sizeof h100[0]; i++) {
+		ASSERT_EQ(lnl_fwd_skinny(h100[i].M, h100[i].K, h100[i].N, FP_BF16, 132, &s), 1);
+		ASSERT_EQ(s, h100[i].slices);
+	}
+	/* bf16 only, at most LNL_SKINNY_MAX_M rows, aligned rows, a device */
+	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_F32, 132, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(LNL_SKINNY_MAX_M + 1, 3072, 9216, FP_BF16, 132, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(8, 3071, 9216, FP_BF16, 132, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_BF16, 0, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(0, 3072, 9216, FP_BF16, 132, &s), 0);
+	for (long K = 8; K <= 9000; K += K < 600 ? 8 : 328) {
+		for (long N = 1; N <= 30000; N = N * 3 + 1) {
+			const int kt = lnl_ktiles(K, FP_BF16);
+			int kchunk;
+
+			ASSERT_EQ(lnl_fwd_skinny(4, K, N, FP_BF16, 132, &s), 1);
+			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
+			kchunk = (kt + s - 1) / s;
+			ASSERT_EQ((kt + kchunk - 1) / kchunk, s);  /* as the kernel cuts */
+			ASSERT(s == 1 || kchunk >= LNL_SPLIT_MIN_KT);
+		}
+	}
+	printf("ok   skinny forward slices (H100 shapes, where it does not serve, a sweep)\n");
+}
+
 /* The decode forward's plans (lnl_fwd_gemv) at the zoo's decode shapes and
  * the tests' (the plans the comment over LNL_TESTS in workload.cu names)
  * on 132 SMs, where it does not serve, and its invariants over a sweep:
@@ -722,6 +764,7 @@ int main(void)
 	test_widen(seed);
 	test_contract();
 	test_split();
+	test_skinny();
 	test_gemv();
 	return 0;
 }

@@ -1,4 +1,4 @@
-// fwd_skinny.cu - the fused bf16 forward for few rows (3 to 64) on the
+// fwd_skinny.cu - the fused bf16 forward for few rows (up to 16) on the
 // tensor cores with the GEMM's operands swapped: k_fwd_skinny computes
 // y^T = W' x~^T, W' (N x K) the MMA's A operand and x~ (M x K) its B, so
 // an m16n8k16 fragment multiplies 16 rows of W' by 8 rows of x. The
@@ -15,8 +15,7 @@
 // as in every fused kernel of this workload: the statistics stay exact
 // near a large mean) is formed on the B fragments; warp w also sums x~ and
 // x~^2 of fragments w, w + BW / 16, ... (the row statistics, spread over
-// the warps: in one warp they made it the block's slowest, 2x the time at
-// 64 rows; past K the tile is zero, so x~ = -c there: masked).
+// the warps; past K the tile is zero, so x~ = -c there: masked).
 //
 // Slices of K: the C blocks of one W' tile are a thread-block cluster (C
 // up to 8, the portable size), each slice one rank. Each leaves its
@@ -40,6 +39,7 @@
 namespace cg = cooperative_groups;
 
 #define SK_STAGES 4
+#define SK_BW LNL_SKINNY_BW
 
 // Dynamic shared memory of k_fwd_skinny<BW, MP>: the ring, which the
 // accumulators' exchange reuses.
@@ -71,7 +71,7 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	     int wperm)
 {
 	constexpr int NT = 2 * BW, NW = BW / 16, NF = MP / 8, STAGE = (BW + MP) * 128;
-	static_assert(MP % 8 == 0 && MP <= 64 && (BW == 64 || BW == 128), "tile");
+	static_assert(MP % 8 == 0 && MP <= 64 && BW % 16 == 0, "tile");
 	static_assert(NF * NT * 16 <= SK_SMEM(BW, MP), "the exchange fits the ring");
 	unsigned char *smem = dyn_smem();
 	__shared__ float2 st_sum[MP];  // this slice's (sum x~, sum x~^2) a row
@@ -258,12 +258,12 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 // ---------------------------------------------------------------------------
 // Launcher
 
-template <int BW, int MP>
+template <int MP>
 static int skinny_attr(void)
 {
-	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny<BW, MP>,
+	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny<SK_BW, MP>,
 					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       SK_SMEM(BW, MP)));
+					       SK_SMEM(SK_BW, MP)));
 }
 
 int fwd_skinny_setup(void)
@@ -272,15 +272,13 @@ int fwd_skinny_setup(void)
 
 	if (done)
 		return 0;
-	if (skinny_attr<64, 8>() || skinny_attr<64, 16>() || skinny_attr<64, 32>() ||
-	    skinny_attr<64, 64>() || skinny_attr<128, 8>() || skinny_attr<128, 16>() ||
-	    skinny_attr<128, 32>() || skinny_attr<128, 64>())
+	if (skinny_attr<8>() || skinny_attr<16>())
 		return -1;
 	done = 1;
 	return 0;
 }
 
-template <int BW, int MP>
+template <int MP>
 static int skinny_run(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
@@ -290,28 +288,16 @@ static int skinny_run(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStrea
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
 
-	cluster_config(&cfg, &attr, 1, (unsigned)((wrows + BW - 1) / BW), 2 * BW,
-		       SK_SMEM(BW, MP), st);
+	cluster_config(&cfg, &attr, 1, (unsigned)((wrows + SK_BW - 1) / SK_BW), 2 * SK_BW,
+		       SK_SMEM(SK_BW, MP), st);
 	cfg.gridDim.y = (unsigned)splits;
 	attr.val.clusterDim.x = 1;
 	attr.val.clusterDim.y = (unsigned)splits;
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny<BW, MP>, x,
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny<SK_BW, MP>, x,
 					     (const __nv_bfloat16 *)op->Wf, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
 					     (int)op->M, (int)op->K, (int)op->N, wrows, kchunk,
 					     op->wperm));
-}
-
-template <int BW>
-static int skinny_rows(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
-{
-	if (op->M <= 8)
-		return skinny_run<BW, 8>(op, x, st);
-	if (op->M <= 16)
-		return skinny_run<BW, 16>(op, x, st);
-	if (op->M <= 32)
-		return skinny_run<BW, 32>(op, x, st);
-	return skinny_run<BW, 64>(op, x, st);
 }
 
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
@@ -319,6 +305,6 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_MAX_M || op->splits > LNL_SKINNY_MAX_SPLITS)
 		return error("ln_linear_fwd: no skinny kernel for %ld rows of this dtype in %d "
 			     "slices", op->M, op->splits);
-	return op->skinny_bw == 128 ? skinny_rows<128>(op, (const __nv_bfloat16 *)x, st)
-				    : skinny_rows<64>(op, (const __nv_bfloat16 *)x, st);
+	return op->M <= 8 ? skinny_run<8>(op, (const __nv_bfloat16 *)x, st)
+			  : skinny_run<16>(op, (const __nv_bfloat16 *)x, st);
 }

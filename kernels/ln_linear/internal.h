@@ -132,7 +132,7 @@ enum lnl_fwd_kernel {
 	FK_WS,         /* k_fwd_fused_ws, warp-specialized (sm_90a) */
 	FK_GEMV,       /* k_fwd_gemv (decode rows), then k_fwd_split_reduce
 	                  where it takes slices of K */
-	FK_SKINNY,     /* k_fwd_skinny (bf16, up to 64 rows): W' as the MMA's
+	FK_SKINNY,     /* k_fwd_skinny (bf16, up to 16 rows): W' as the MMA's
 	                  A operand, slices of K reduced in a cluster */
 };
 
@@ -219,7 +219,7 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
-	int splits;          // FK_MMA_SPLIT: slices of K
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY: slices of K
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
@@ -227,8 +227,6 @@ struct lnl_op {
 	                     // the slices lnl_fwd_part_slices takes); NULL: no
 	                     // split-K
 	struct lnl_gemv gv;  // FK_GEMV: the decode forward's plan
-	int skinny_bw;       // FK_SKINNY: rows of W' a block (64 or 128); its
-	                     // slices of K (a cluster's blocks) in splits
 };
 
 /* workload.cu: the forward's kernel choice (op->fk and the warp-

@@ -218,17 +218,23 @@ int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
 /* ---- the skinny forward (split.c) -----------------------------------------
  * bf16, up to LNL_SKINNY_MAX_M rows: k_fwd_skinny (fwd_skinny.cu) takes
  * W' (Nw rows: N, or N rounded up to 32 in the library's fold order) as
- * the MMA's A operand in tiles of bw = 128 rows where those tiles are at
- * least half the SMs, else 64, and x as its B operand (8 rows a fragment);
- * K is cut into `splits` slices, the blocks of one tile a cluster
- * (portable: at most LNL_SKINNY_MAX_SPLITS), aiming at two blocks an SM
- * with at least LNL_SPLIT_MIN_KT k-tiles a slice; the slices' sums meet
- * in distributed shared memory, in rank order (deterministic), and the
- * kernel writes y itself: no partials, no second kernel. 1 and the plan
- * where it serves M x K -> Nw of dt on sms multiprocessors, else 0. */
-#define LNL_SKINNY_MAX_M 64
+ * the MMA's A operand in tiles of LNL_SKINNY_BW rows, and x as its B
+ * operand (8 rows a fragment); K is cut into `splits` slices, the blocks
+ * of one tile a cluster (portable: at most LNL_SKINNY_MAX_SPLITS), aiming
+ * at four blocks an SM with at least LNL_SPLIT_MIN_KT k-tiles a slice; the
+ * slices' sums meet in distributed shared memory, in rank order
+ * (deterministic), and the kernel writes y itself: no partials, no second
+ * kernel. Measured on an H100 (bench/RESULTS.md, session 20): tiles of 64
+ * rows beat 128 at 8 and 16 rows of 3072 -> 9216 (25.7 against 26.7 µs,
+ * 26.9 against 28.0), four slices there beat two and eight; from 32 rows
+ * every slicing tried lost to the 64 x 128 split-K kernel (41-44 against
+ * 36.8 µs at 32 rows, 59-94 against 46.9 at 64), hence 16 rows at most.
+ * 1 and the slices where it serves M x K -> Nw of dt on sms
+ * multiprocessors, else 0. */
+#define LNL_SKINNY_MAX_M 16
+#define LNL_SKINNY_BW 64
 #define LNL_SKINNY_MAX_SPLITS 8
-int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *bw, int *splits);
+int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *splits);
 
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -136,17 +136,16 @@ int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 	return lnl_fwd_splits(M, K, N, dt, sms);
 }
 
-int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *bw, int *splits)
+int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *splits)
 {
 	const int kt = lnl_ktiles(K, dt);
-	long tiles, s;
+	const long tiles = ceil_div(Nw, LNL_SKINNY_BW);
+	long s;
 
 	if (dt != FP_BF16 || M < 1 || M > LNL_SKINNY_MAX_M || K < 1 || Nw < 1 || sms < 1 ||
 	    lnl_vec_width(K, dt) == 1)
 		return 0;
-	*bw = 2 * ceil_div(Nw, 128) >= sms ? 128 : 64;
-	tiles = ceil_div(Nw, *bw);
-	s = ceil_div(2L * sms, tiles);
+	s = ceil_div(4L * sms, tiles);
 	if (s > LNL_SKINNY_MAX_SPLITS)
 		s = LNL_SKINNY_MAX_SPLITS;
 	if (s > kt / LNL_SPLIT_MIN_KT)

@@ -88,13 +88,12 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		op->wperm = perm;
 		return 0;
 	}
-	// bf16 up to 64 rows where the big tiles would not fill the SMs (or
+	// bf16 up to 16 rows where the big tiles would not fill the SMs (or
 	// wherever it serves, skinny=on): W' as the MMA's A operand, x as its
 	// B, slices of K in a cluster (Hopper's: where the sm_90a code is).
 	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper &&
 	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms)) &&
-	    lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms,
-			   &op->skinny_bw, &op->splits)) {
+	    lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms, &op->splits)) {
 		if (fwd_skinny_setup())
 			return -1;
 		op->fk = FK_SKINNY;
@@ -246,7 +245,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	case FK_SKINNY:
 		snprintf(buf, n, "skinny: mma.sync with W' as A (%d rows a block) and x as B, "
 			 "over %d slices of K in a cluster, reduced through DSMEM",
-			 op->skinny_bw, op->splits);
+			 LNL_SKINNY_BW, op->splits);
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -295,7 +294,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "bf16 up to two rows, where it was measured faster",
 	  "on,off" },
 	{ "skinny", skinny_values,
-	  "bf16 up to 64 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
+	  "bf16 up to 16 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
 	  "fragment, not 64), slices of K as a cluster's blocks, added through distributed "
 	  "shared memory in one kernel (on), or the kernels above (off); auto: on where the "
 	  "128x256 tiles would fill under half the SMs and decode does not serve",
