@@ -623,21 +623,29 @@ static void test_skinny(void)
 	int s = -1;
 
 	for (size_t i = 0; i < sizeof h100 / sizeof h100[0]; i++) {
-		ASSERT_EQ(lnl_fwd_skinny(h100[i].M, h100[i].K, h100[i].N, FP_BF16, 132, &s), 1);
+		ASSERT_EQ(lnl_fwd_skinny(h100[i].M, h100[i].K, h100[i].N, FP_BF16, 132, 0, &s), 1);
 		ASSERT_EQ(s, h100[i].slices);
 	}
+	/* one wave: 16 rows of 4096 -> 14336 (224 tiles) on 5 blocks an SM
+	 * take 2 slices, not 3 (a second wave of 12 blocks); 8 rows on 6, 3 */
+	ASSERT_EQ(lnl_fwd_skinny(16, 4096, 14336, FP_BF16, 132, 5 * 132, &s), 1);
+	ASSERT_EQ(s, 2);
+	ASSERT_EQ(lnl_fwd_skinny(8, 4096, 14336, FP_BF16, 132, 6 * 132, &s), 1);
+	ASSERT_EQ(s, 3);
+	ASSERT_EQ(lnl_fwd_skinny(8, 4096, 100000, FP_BF16, 132, 6 * 132, &s), 1);
+	ASSERT_EQ(s, 1);
 	/* bf16 only, at most LNL_SKINNY_MAX_M rows, aligned rows, a device */
-	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_F32, 132, &s), 0);
-	ASSERT_EQ(lnl_fwd_skinny(LNL_SKINNY_MAX_M + 1, 3072, 9216, FP_BF16, 132, &s), 0);
-	ASSERT_EQ(lnl_fwd_skinny(8, 3071, 9216, FP_BF16, 132, &s), 0);
-	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_BF16, 0, &s), 0);
-	ASSERT_EQ(lnl_fwd_skinny(0, 3072, 9216, FP_BF16, 132, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_F32, 132, 0, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(LNL_SKINNY_MAX_M + 1, 3072, 9216, FP_BF16, 132, 0, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(8, 3071, 9216, FP_BF16, 132, 0, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(8, 3072, 9216, FP_BF16, 0, 0, &s), 0);
+	ASSERT_EQ(lnl_fwd_skinny(0, 3072, 9216, FP_BF16, 132, 0, &s), 0);
 	for (long K = 8; K <= 9000; K += K < 600 ? 8 : 328) {
 		for (long N = 1; N <= 30000; N = N * 3 + 1) {
 			const int kt = lnl_ktiles(K, FP_BF16);
 			int kchunk;
 
-			ASSERT_EQ(lnl_fwd_skinny(4, K, N, FP_BF16, 132, &s), 1);
+			ASSERT_EQ(lnl_fwd_skinny(4, K, N, FP_BF16, 132, 0, &s), 1);
 			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
 			kchunk = (kt + s - 1) / s;
 			ASSERT_EQ((kt + kchunk - 1) / kchunk, s);  /* as the kernel cuts */

@@ -279,6 +279,23 @@ int fwd_skinny_setup(void)
 }
 
 template <int MP>
+static int skinny_slots(int sms, long *slots)
+{
+	int n = 0;
+
+	if (CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		    &n, k_fwd_skinny<SK_BW, MP>, 2 * SK_BW, SK_SMEM(SK_BW, MP))))
+		return -1;
+	*slots = (long)n * sms;
+	return 0;
+}
+
+int fwd_skinny_slots(long M, int sms, long *slots)
+{
+	return M <= 8 ? skinny_slots<8>(sms, slots) : skinny_slots<16>(sms, slots);
+}
+
+template <int MP>
 static int skinny_run(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
 {
 	const long wrows = op->wperm ? op->Np : op->N;

@@ -266,8 +266,10 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_skinny.cu: k_fwd_skinny's shared-memory limits (once a process),
- * and its launch as op->skinny_bw and op->splits say. */
+ * and its launch in op->splits slices of K. */
 int fwd_skinny_setup(void);
+/* The blocks of the skinny kernel for M rows the device holds at once. */
+int fwd_skinny_slots(long M, int sms, long *slots);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute

@@ -229,12 +229,16 @@ int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
  * 26.9 against 28.0), four slices there beat two and eight; from 32 rows
  * every slicing tried lost to the 64 x 128 split-K kernel (41-44 against
  * 36.8 µs at 32 rows, 59-94 against 46.9 at 64), hence 16 rows at most.
- * 1 and the slices where it serves M x K -> Nw of dt on sms
+ * The slices stop where the blocks would pass `slots` (the blocks the
+ * device holds at once; 0: not known): at 16 rows of 4096 -> 14336, 3
+ * slices of 224 tiles on 660 slots took 68.3 µs, a second wave for 12
+ * blocks. 1 and the slices where it serves M x K -> Nw of dt on sms
  * multiprocessors, else 0. */
 #define LNL_SKINNY_MAX_M 16
 #define LNL_SKINNY_BW 64
 #define LNL_SKINNY_MAX_SPLITS 8
-int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *splits);
+int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slots,
+		   int *splits);
 
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -136,7 +136,8 @@ int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 	return lnl_fwd_splits(M, K, N, dt, sms);
 }
 
-int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *splits)
+int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slots,
+		   int *splits)
 {
 	const int kt = lnl_ktiles(K, dt);
 	const long tiles = ceil_div(Nw, LNL_SKINNY_BW);
@@ -150,6 +151,8 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, int *spli
 		s = LNL_SKINNY_MAX_SPLITS;
 	if (s > kt / LNL_SPLIT_MIN_KT)
 		s = kt / LNL_SPLIT_MIN_KT;
+	if (slots > 0 && s > slots / tiles)
+		s = slots / tiles;  /* one wave: a second would double the time */
 	if (s < 1)
 		s = 1;
 	/* slices of equal k-tiles, none empty (as the kernel cuts them) */

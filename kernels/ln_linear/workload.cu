@@ -91,14 +91,19 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// bf16 up to 16 rows where the big tiles would not fill the SMs (or
 	// wherever it serves, skinny=on): W' as the MMA's A operand, x as its
 	// B, slices of K in a cluster (Hopper's: where the sm_90a code is).
-	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper &&
-	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms)) &&
-	    lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms, &op->splits)) {
-		if (fwd_skinny_setup())
+	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
+	    op->M <= LNL_SKINNY_MAX_M &&
+	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms))) {
+		long slots;
+
+		if (fwd_skinny_setup() || fwd_skinny_slots(op->M, op->sms, &slots))
 			return -1;
-		op->fk = FK_SKINNY;
-		op->wperm = perm;
-		return 0;
+		if (lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms, slots,
+				   &op->splits)) {
+			op->fk = FK_SKINNY;
+			op->wperm = perm;
+			return 0;
+		}
 	}
 	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
 		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
