@@ -15,9 +15,10 @@ compared with PyTorch's float64 too: the two references must agree to
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
 -> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
-to 8 rows, bf16 up to two, where decode=auto takes it) or the split-K kernels
-(k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of them
-fill it without splitting): the
+to 8 rows, bf16 up to two, where decode=auto takes it), bf16 up to 16 rows
+on Hopper the skinny kernel (k_fwd_skinny, skinny=auto), or the split-K
+kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
+them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
 without the one its rows call for fails. Exit status 1 if any line fails.
 
@@ -155,9 +156,13 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
-        # decode=auto: fp32 up to 8 rows, bf16 up to two (ln_linear.h)
+        # decode=auto: fp32 up to 8 rows, bf16 up to two; skinny=auto:
+        # bf16 up to 16 rows on Hopper (ln_linear.h)
         gemv = rows <= (8 if x.dtype == torch.float32 else 2)
-        want = "k_fwd_gemv" if gemv else "k_fwd_split_reduce"
+        skinny = (not gemv and x.dtype == torch.bfloat16 and rows <= 16 and
+                  torch.cuda.get_device_capability()[0] == 9)
+        want = ("k_fwd_gemv" if gemv else "k_fwd_skinny" if skinny
+                else "k_fwd_split_reduce")
         ok = names is not None and want in names
         fails += not ok
         what = ", ".join(names) if names is not None else f"unknown ({why})"
