@@ -462,7 +462,10 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 		}
 	};
 
-	if constexpr (NST > 0) {
+	// bf16 (a stash or not): Q's fragments from global memory, the loop's
+	// registers those of the flash kernel (one head a CTA through the
+	// other branch spilled 32 bytes)
+	if constexpr (sizeof(T) == 2) {
 #pragma unroll
 		for (int hl = 0; hl < HPC; hl++) {
 			// the same in every thread of the CTA; every CTA has a first
