@@ -61,7 +61,7 @@ __host__ __device__ constexpr int fl_min_blocks()
 
 // Shared-memory layout of the flash loop: five tiles (Q, each K and V
 // stage) of 64 rows of 64 elements, each row's 16-byte chunks XOR-swizzled
-// by the row's low three bits. FL_SMEM<T> bytes in all.
+// by the row's low three bits: SMEM bytes in all.
 template <typename T> struct fl_layout {
 	static constexpr int ROW = 64 * (int)sizeof(T);  // bytes: 128 or 256
 	static constexpr int TILE = ARL_BK * ROW;        // 8 or 16 KB
