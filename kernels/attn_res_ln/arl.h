@@ -51,11 +51,11 @@ extern "C" {
  * every CTA with *hpc - 1 or *hpc heads. want 1 (clusters=heads): as few as
  * the cluster allows, ceil(H / ARL_HEADS_CLUSTER): 12 CTAs of one head at
  * H = 12, 13 of two (the last of one) at H = 25; want 2 (heads2): two
- * where H > 1 (6 CTAs at H = 12); want 3 (heads3, bf16 alone, else 2):
+ * where H > 1 (6 CTAs at H = 12); want 3 (heads3):
  * three (9 CTAs, the last two of two, at H = 25); want 0: two (auto's
  * choice, arl_heads_auto, without a device). Fewer where H is
  * too small for them. */
-int arl_heads_cluster(long H, int want, int bf16, int *hpc);
+int arl_heads_cluster(long H, int want, int *hpc);
 
 /* clusters=auto's cost of the heads kernel with hpc heads a CTA and
  * `resident` clusters held at once by the device, in key-tile times: a CTA

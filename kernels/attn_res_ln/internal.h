@@ -69,13 +69,13 @@ size_t arl_fused_heads_smem(enum fp_dtype dt, int hpc);
 int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 		   int *resident);
 
-/* The heads a CTA that clusters=auto takes into *want: fp32 2; bf16 2 or
- * 3, whichever arl_heads_cost finds cheaper with the clusters
+/* The heads a CTA that clusters=auto takes into *want: 2 or 3, whichever
+ * arl_heads_cost finds cheaper with the clusters
  * this device holds at once. 0, or -1 (reported). */
 int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *want);
 
 /* y = LayerNorm(x + Attention(Q, K, V); gamma, beta) in one kernel, hpc
- * heads a CTA (1 or 2, and 3 in bf16: arl_heads_cluster) in clusters
+ * heads a CTA (1 to 3: arl_heads_cluster) in clusters
  * covering the heads. */
 int arl_fused_heads(enum fp_dtype dt, int causal, const void *Q, const void *K,
 		    const void *V, const void *x, const void *gamma, const void *beta,

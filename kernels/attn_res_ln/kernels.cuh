@@ -420,6 +420,22 @@ template <> __device__ __forceinline__ float2 load2<__nv_bfloat16>(const __nv_bf
 // or 16 bf16 pairs of the second head (three), for 128 threads.
 #define ARL_STASH_B (16 * FL_THREADS * 4)
 
+// Heads whose outputs k_fused_heads<T, HPC> keeps in shared memory while
+// the last head's loop runs, and the bytes they take past the loop's:
+// bf16, every head but the last (in the Q tile and ARL_STASH_B); fp32
+// three heads' two first (32 fp32 a thread each: 32 KB), where two keep
+// theirs in registers.
+__host__ __device__ constexpr int heads_stashed(int es, int hpc)
+{
+	return hpc > 1 && (es == 2 || hpc == 3) ? hpc - 1 : 0;
+}
+
+__host__ __device__ constexpr int heads_stash_bytes(int es, int hpc)
+{
+	return es == 2 ? (hpc > 1 ? ARL_STASH_B : 0)
+		       : heads_stashed(es, hpc) * 32 * FL_THREADS * 4;
+}
+
 template <typename T, bool CAUSAL, int HPC>
 __global__ void __launch_bounds__(FL_THREADS, fl_min_blocks<T>())
 k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
@@ -438,8 +454,8 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 	// values a thread. Three: the first two's as bf16 pairs (rounded as
 	// flash_then_ln's o is), spread to fp32 in the K/V stages once the
 	// last loop is done.
-	constexpr int NST = sizeof(T) == 2 && HPC > 1 ? HPC - 1 : 0;  // heads stashed
-	static_assert(NST <= 2 && (sizeof(T) == 2 || HPC <= 2), "the stash holds two heads");
+	constexpr int NST = heads_stashed(sizeof(T), HPC);  // heads stashed
+	static_assert(NST <= 2 && HPC <= 3, "the stash holds two heads");
 	float v[NST ? 1 : HPC][FL_NT][4];
 	// This thread's element c of fragment n of head hl: registers, or its
 	// slots of the stash or of the K/V stages (thread-major: conflict-free).
@@ -452,9 +468,15 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 					      : ((float *)(smem + fl_layout<T>::SMEM))
 						[(i - 16) * FL_THREADS + threadIdx.x];
 			return v[0][n][c];
-		} else if constexpr (NST == 2) {
+		} else if constexpr (NST == 2 && sizeof(T) == 2) {
 			if (hl < 2)
 				return ((float *)(smem + fl_layout<T>::TILE))
+					[(hl * 32 + i) * FL_THREADS + threadIdx.x];
+			return v[0][n][c];
+		} else if constexpr (NST == 2) {
+			// fp32: past the loop's shared memory
+			if (hl < 2)
+				return ((float *)(smem + fl_layout<T>::SMEM))
 					[(hl * 32 + i) * FL_THREADS + threadIdx.x];
 			return v[0][n][c];
 		} else {
@@ -516,6 +538,29 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 				}
 			}
 		}
+	} else if constexpr (NST > 0) {
+		// fp32, three heads: the first two's outputs to the stash as
+		// each loop ends, the loop's registers those of one head
+		const int tile = (int)(blockIdx.x / C), b = tile % B;
+		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
+
+#pragma unroll
+		for (int hl = 0; hl < HPC; hl++) {
+			// the same in every thread of the CTA; every CTA has a first
+			if (hl == 0 || rank + hl * C < H) {
+				const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
+
+				flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
+						      scale_log2, smem, v[0]);
+				if (hl < NST) {
+#pragma unroll
+					for (int n = 0; n < FL_NT; n++)
+#pragma unroll
+						for (int c = 0; c < 4; c++)
+							at(hl, n, c) = v[0][n][c];
+				}
+			}
+		}
 	} else {
 		const int tile = (int)(blockIdx.x / C), b = tile % B;
 		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
@@ -542,7 +587,7 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 	const float inv_n = 1.f / (float)N;
 	constexpr float inv_lo = HPC > 1 ? 1.f / (64 * (HPC - 1)) : 1.f / 64, inv_hi = 1.f / (64 * HPC);
 	// a row's (sum, squares), past the loop's shared memory and the stash's
-	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM + (NST ? ARL_STASH_B : 0));
+	float2 *part = (float2 *)(smem + fl_layout<T>::SMEM + heads_stash_bytes(sizeof(T), HPC));
 
 	// v = o + (x - x[0]) (x - x[0] exact where both are near a large mean,
 	// as in k_res_ln), 0 in rows past S and in heads this CTA lacks; then

@@ -169,13 +169,11 @@ double arl_heads_cost(long B, long S, int causal, int hpc, int resident)
 	return work > longest ? work : longest;
 }
 
-int arl_heads_cluster(long H, int want, int bf16, int *hpc)
+int arl_heads_cluster(long H, int want, int *hpc)
 {
 	long per = (H + ARL_HEADS_CLUSTER - 1) / ARL_HEADS_CLUSTER, c;
 
 	if (want == 0)
-		want = 2;
-	if (want > 2 && !bf16)
 		want = 2;
 	if (want > per)
 		per = want;

@@ -194,9 +194,9 @@ static const struct fp_kopt arl_kopts[] = {
 	  "(1.3-3.7x faster than the kernel splitting the heads, at every suite "
 	  "shape, both dtypes, on an H200); heads2: the same kernel with two heads "
 	  "a CTA, clusters of ceil(H/2) (bf16: the first head's outputs wait in "
-	  "shared memory); heads3 (bf16; fp32 takes heads2): three, clusters of "
-	  "ceil(H/3), the first two heads' outputs waiting in shared memory as "
-	  "bf16; auto: fp32 heads2, bf16 heads2 or heads3 by a cost model over the "
+	  "shared memory); heads3: three, clusters of ceil(H/3), the first two "
+	  "heads' outputs waiting in shared memory (bf16 rounded, fp32 as they "
+	  "are); auto: heads2 or heads3 by a cost model over the "
 	  "clusters the device holds at once (the kernel line says which); 1, 2, "
 	  "4, 8: the kernel splitting the "
 	  "heads, with as many "
@@ -369,7 +369,7 @@ static int arl_create(struct fp_op **out, const struct fp_shape *s,
 	if (variant == V_FUSED && op->heads && want == 0 &&
 	    arl_heads_auto(dt, op->causal, op->B, op->H, op->S, &want))
 		goto out_free;
-	op->cluster = op->heads ? arl_heads_cluster(op->H, want, dt == FP_BF16, &op->hpc)
+	op->cluster = op->heads ? arl_heads_cluster(op->H, want, &op->hpc)
 				: arl_fused_cluster(op->H, asked_cluster(ko));
 	sizes(s, dt, variant, &op->z);
 	E = (size_t)(op->B * op->S * op->H * op->D);
