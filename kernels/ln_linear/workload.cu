@@ -38,6 +38,10 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   to LNL_GEMV_AUTO_BF16; decode=) reduction where its blocks are fewer
 //                                   than twice the SMs (plan: lnl_fwd_gemv,
 //                                   split.c; rule: lnl_fwd_gemv_auto)
+//   fused bf16, up to               k_fwd_skinny (fwd_skinny.cu): W' as the
+//   LNL_SKINNY_MAX_M rows on Hopper MMA's A operand, x as its B, slices of
+//   where the 128 x 256 tiles fill  K in a cluster reduced through DSMEM,
+//   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
