@@ -538,9 +538,10 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 				}
 			}
 		}
-	} else if constexpr (NST > 0) {
-		// fp32, three heads: the first two's outputs to the stash as
-		// each loop ends, the loop's registers those of one head
+	} else {
+		// fp32: each head's outputs in registers of their own, or (three
+		// heads) the first two's to the stash as each loop ends, the
+		// loop's registers those of one head
 		const int tile = (int)(blockIdx.x / C), b = tile % B;
 		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
 
@@ -551,7 +552,7 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 				const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
 
 				flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
-						      scale_log2, smem, v[0]);
+						      scale_log2, smem, v[NST ? 0 : hl]);
 				if (hl < NST) {
 #pragma unroll
 					for (int n = 0; n < FL_NT; n++)
@@ -559,20 +560,6 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 						for (int c = 0; c < 4; c++)
 							at(hl, n, c) = v[0][n][c];
 				}
-			}
-		}
-	} else {
-		const int tile = (int)(blockIdx.x / C), b = tile % B;
-		const int q0 = (ntq - 1 - tile / B) * ARL_BQ;
-
-#pragma unroll
-		for (int hl = 0; hl < HPC; hl++) {
-			// the same in every thread of the CTA; every CTA has a first
-			if (hl == 0 || rank + hl * C < H) {
-				const size_t off = (size_t)(b * H + rank + hl * C) * S * 64;
-
-				flash_head<T, CAUSAL>(Q + off, K + off, V + off, S, q0,
-						      scale_log2, smem, v[hl]);
 			}
 		}
 	}
