@@ -386,12 +386,13 @@ k_fused(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ 
 // flash kernel's parallelism for twice the serial work a CTA (bench/
 // RESULTS.md, issue #22, has the analysis). Here a cluster of C = ceil(H /
 // HPC) CTAs owns 64 query rows of one sequence, HPC heads a CTA
-// (arl_heads_cluster: 1 to 3, 3 in bf16 alone, at least 2 where H > 16):
+// (arl_heads_cluster: 1 to 3, at least 2 where H > 16):
 // CTA rank runs flash_head for heads rank, rank + C, ..., with the flash
 // kernel's block, tile and shared memory, each CTA as resident as the
 // flash kernel's, and the outputs stay in registers; in bf16 all but the
 // last head's outputs wait in shared memory (the stash) so that the loop
-// keeps the flash kernel's 128 registers. The statistics: the 64 columns
+// keeps the flash kernel's 128 registers, in fp32 the first two of three
+// (heads_stashed). The statistics: the 64 columns
 // a head gives a row live in one quad of threads (the m16n8 layout), so a
 // CTA's partial of a row (the sum of v = o + (x - x[0]) over its columns,
 // and the squares about its own mean) takes quad shuffles only; after one cluster barrier every CTA reads
