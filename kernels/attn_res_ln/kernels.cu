@@ -292,8 +292,8 @@ int arl_fused_fits(enum fp_dtype dt, int causal, long H, int heads, int cluster,
 // CTA half as long again. On an H100 the model picks as the measurements
 // did at all eleven shapes of bench/RESULTS.md's table (heads3 at
 // B=16,H=12,S=1024 and H = 25; heads2 at S = 2048 and 4096, H = 6, 16 and
-// 32), and in fp32 (three heads a CTA there too since the stash of
-// session 20) at nine of the same eleven, not at B=16,H=6 and
+// 32), and in fp32 (where three heads stash the first two's outputs) at
+// nine of the same eleven, not at B=16,H=6 and
 // B=32,H=12,S=512, where two heads were 8 % and 12 % faster;
 // tests/test-attn-res-ln-ref holds it to them. Ties go to two.
 int arl_heads_auto(enum fp_dtype dt, int causal, long B, long H, long S, int *want)

@@ -469,16 +469,12 @@ k_fused_heads(const T *__restrict__ Q, const T *__restrict__ K, const T *__restr
 					      : ((float *)(smem + fl_layout<T>::SMEM))
 						[(i - 16) * FL_THREADS + threadIdx.x];
 			return v[0][n][c];
-		} else if constexpr (NST == 2 && sizeof(T) == 2) {
-			if (hl < 2)
-				return ((float *)(smem + fl_layout<T>::TILE))
-					[(hl * 32 + i) * FL_THREADS + threadIdx.x];
-			return v[0][n][c];
 		} else if constexpr (NST == 2) {
-			// fp32: past the loop's shared memory
+			// bf16: spread into the K/V stages; fp32: past the loop's
+			constexpr int at0 = sizeof(T) == 2 ? fl_layout<T>::TILE : fl_layout<T>::SMEM;
+
 			if (hl < 2)
-				return ((float *)(smem + fl_layout<T>::SMEM))
-					[(hl * 32 + i) * FL_THREADS + threadIdx.x];
+				return ((float *)(smem + at0))[(hl * 32 + i) * FL_THREADS + threadIdx.x];
 			return v[0][n][c];
 		} else {
 			return v[hl][n][c];

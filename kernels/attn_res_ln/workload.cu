@@ -214,23 +214,20 @@ static void arl_kernel(const struct fp_op *op, char *buf, size_t n)
 {
 	const int ask = asked_cluster(&op->ko);
 	const long hpc = op->heads ? op->hpc : (op->H + op->cluster - 1) / op->cluster;
+	const char *mma = op->dt == FP_BF16 ? "mma.sync bf16" : "3xTF32 mma.sync";
 
 	buf[0] = '\0';
 	if (op->variant == V_FUSED && op->heads) {
 		snprintf(buf, n, "%s, the flash kernel's loop a head at a time, clusters of %d "
 			 "CTA%s, %ld head%s a CTA, statistics through DSMEM, %d clusters "
-			 "resident", op->dt == FP_BF16 ? "mma.sync bf16" : "3xTF32 mma.sync",
-			 op->cluster, op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "",
-			 op->resident);
+			 "resident", mma, op->cluster, op->cluster > 1 ? "s" : "", hpc,
+			 hpc > 1 ? "s" : "", op->resident);
 	} else if (op->variant == V_FLASH) {
-		snprintf(buf, n, "flash: %s, 64 x 64 tiles; residual+LayerNorm a row a block",
-			 op->dt == FP_BF16 ? "mma.sync bf16" : "3xTF32 mma.sync");
+		snprintf(buf, n, "flash: %s, 64 x 64 tiles; residual+LayerNorm a row a block", mma);
 	} else if (op->variant == V_FUSED) {
 		int len = snprintf(buf, n, "%s, clusters of %d CTA%s, %ld head%s a CTA, "
-				   "%d clusters resident",
-				   op->dt == FP_BF16 ? "mma.sync bf16" : "3xTF32 mma.sync",
-				   op->cluster, op->cluster > 1 ? "s" : "", hpc,
-				   hpc > 1 ? "s" : "", op->resident);
+				   "%d clusters resident", mma, op->cluster,
+				   op->cluster > 1 ? "s" : "", hpc, hpc > 1 ? "s" : "", op->resident);
 
 		if (ask && ask != op->cluster && len >= 0 && (size_t)len < n)
 			snprintf(buf + len, n - (size_t)len, " (asked %d)", ask);
