@@ -655,6 +655,61 @@ static void test_skinny(void)
 	printf("ok   skinny forward slices (H100 shapes, where it does not serve, a sweep)\n");
 }
 
+/* The resident skinny forward's plans on an H100's limits (its clusters of
+ * c blocks at once, one block an SM: 132 / 66 / 43 / 32 / 26 / 21 / 18 /
+ * 15 as cudaOccupancyMaxActiveClusters gave them, bench/RESULTS.md session
+ * 21; 232448 - 1024 bytes of dynamic shared memory), the rows it serves,
+ * and a sweep: the plan's slices cut K as the kernel does, none empty, at
+ * most the portable cluster, its shared memory within the limit. */
+static void test_skinny_res(void)
+{
+	static const int h100[LNL_SKINNY_MAX_SPLITS + 1] = { 0, 132, 66, 43, 32, 26, 21, 18, 15 };
+	const size_t smax = 232448 - 1024;
+	int c = -1, g = -1;
+
+	/* 64 rows of 3072 -> 9216: 72 tiles of 128 rows, 48 k-tiles; 7 slices
+	 * of 7 k-tiles on 18 clusters (4 tiles each: 4 x 8 = 32) beat 8 of 6
+	 * on 15 (5 x 7 = 35) */
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 3072, 9216, FP_BF16, h100, smax, &c, &g), 1);
+	ASSERT_EQ(c, 7);
+	ASSERT_EQ(g, 18);
+	/* 2048 -> 2048: 16 tiles, one a cluster of 7 slices of 5 k-tiles (8
+	 * slices of 4 have room for 15 clusters: two tiles for one of them) */
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 2048, 2048, FP_BF16, h100, smax, &c, &g), 1);
+	ASSERT_EQ(c, 7);
+	ASSERT_EQ(g, 16);
+	/* x's slice must fit: 64 rows of K = 4104 (65 k-tiles, 9 a slice at
+	 * most 8 slices: 72 KB of x beside a 96 KB ring and 64 KB of sums) do
+	 * not; 32 rows do */
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 4104, 4300, FP_BF16, h100, smax, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(32, 4104, 4300, FP_BF16, h100, smax, &c, &g), 1);
+	/* 17 to 64 bf16 rows of aligned K only */
+	ASSERT_EQ(lnl_fwd_skinny_res(16, 3072, 9216, FP_BF16, h100, smax, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(65, 3072, 9216, FP_BF16, h100, smax, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(33, 3072, 9216, FP_F32, h100, smax, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(33, 3076, 9216, FP_BF16, h100, smax, &c, &g), 0);
+	for (long M = 17; M <= 64; M += 47) {
+		for (long K = 8; K <= 20000; K += K < 600 ? 8 : 776) {
+			for (long N = 1; N <= 30000; N = N * 5 + 3) {
+				const int kt = lnl_ktiles(K, FP_BF16);
+				int kc;
+
+				if (!lnl_fwd_skinny_res(M, K, N, FP_BF16, h100, smax, &c, &g))
+					continue;
+				ASSERT(c >= 1 && c <= LNL_SKINNY_MAX_SPLITS && c <= kt);
+				kc = (kt + c - 1) / c;
+				ASSERT_EQ((kt + kc - 1) / kc, c);
+				ASSERT(c == 1 || kc >= LNL_SPLIT_MIN_KT);
+				ASSERT(g >= 1 && g <= h100[c] &&
+				       g <= (N + LNL_SKINNY_RES_BW - 1) / LNL_SKINNY_RES_BW);
+				ASSERT(lnl_skinny_res_smem(lnl_skinny_res_mp(M), kc) <= smax);
+			}
+		}
+	}
+	printf("ok   resident skinny forward plans (H100 limits, where it does not serve, a "
+	       "sweep)\n");
+}
+
 /* The decode forward's plans (lnl_fwd_gemv) at the zoo's decode shapes and
  * the tests' (the plans the comment over LNL_TESTS in workload.cu names)
  * on 132 SMs, where it does not serve, and its invariants over a sweep:
@@ -773,6 +828,7 @@ int main(void)
 	test_contract();
 	test_split();
 	test_skinny();
+	test_skinny_res();
 	test_gemv();
 	return 0;
 }

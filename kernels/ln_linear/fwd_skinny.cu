@@ -1,5 +1,6 @@
-// fwd_skinny.cu - the fused bf16 forward for few rows (up to 16) on the
-// tensor cores with the GEMM's operands swapped: k_fwd_skinny computes
+// fwd_skinny.cu - the fused bf16 forward for few rows (up to 64) on the
+// tensor cores with the GEMM's operands swapped, k_fwd_skinny up to 16
+// rows and k_fwd_skinny_res (below) from 17. k_fwd_skinny computes
 // y^T = W' x~^T, W' (N x K) the MMA's A operand and x~ (M x K) its B, so
 // an m16n8k16 fragment multiplies 16 rows of W' by 8 rows of x. The
 // 64 x 128 tile of k_fwd_fused_mma spends its multiplies on 64 rows of x
@@ -52,14 +53,22 @@ template <int ROWS, int NT>
 __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__restrict__ src,
 					long r0, long lim, int K, int k0, int tid)
 {
-#pragma unroll
-	for (int q = tid; q < ROWS * 8; q += NT) {
-		const int r = q >> 3, ch = q & 7, k = k0 + ch * 8;
-		const long gr = r0 + r;
-		const bool ok = gr < lim && k < K;
+	// Thread tid copies chunk tid % 8 of rows tid / 8, + NT / 8, ...: the
+	// same column and (NT / 8 a multiple of 8) the same swizzle each time.
+	constexpr int RPI = NT / 8;
+	static_assert(NT % 64 == 0, "rows a pass a multiple of 8");
+	const int ch = tid & 7, rt = tid >> 3, k = k0 + ch * 8;
+	const bool kok = k < K;
+	const __nv_bfloat16 *p = src + (r0 + rt) * (long)K + k;
+	const uint32_t d = dst + rt * 128 + ((ch ^ (rt & 7)) << 4);
 
-		cp_async16(dst + r * 128 + ((ch ^ (r & 7)) << 4), ok ? src + gr * K + k : src,
-			   ok ? 16 : 0);
+#pragma unroll
+	for (int i = 0; i < (ROWS + RPI - 1) / RPI; i++) {
+		if (ROWS % RPI != 0 && rt + i * RPI >= ROWS)
+			break;
+		const bool ok = kok && r0 + rt + i * RPI < lim;
+
+		cp_async16(d + i * RPI * 128, ok ? p + (long)i * RPI * K : src, ok ? 16 : 0);
 	}
 }
 
@@ -255,73 +264,411 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	cl.sync();  // no rank leaves while another reads its shared memory
 }
 
-// ---------------------------------------------------------------------------
-// Launcher
-
-template <int MP>
-static int skinny_attr(void)
+// The two halves of a cluster barrier, apart: arrive (release: this
+// thread's shared-memory writes before it are seen by every rank past its
+// wait), and wait (acquire) for every thread of the cluster's arrival.
+__device__ __forceinline__ void cluster_arrive(void)
 {
-	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny<SK_BW, MP>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       SK_SMEM(SK_BW, MP)));
+	asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// ---------------------------------------------------------------------------
+// k_fwd_skinny_res: x's slice of K resident in shared memory, shifted and
+// summed once; the ring streams W' alone, tile after tile.
+//
+// At 64 rows k_fwd_skinny's ring carried as many bytes of x as of W', and
+// every warp shifted and summed the same x fragments again (it lost to the
+// split-K kernel from 32 rows). Here a cluster = C blocks, one slice of K
+// each (rank order), one block an SM; grid.x = G clusters, cluster g
+// taking W''s tiles g, g + G, ... (SR_BW rows each), its ring running on
+// from one tile into the next. Each block first loads its slice of x
+// (MP rows, zeros past M and K), shifts it in place (x~ = x - c, 0 past K)
+// and sums it, TPR threads a row; the ranks' sums meet once, in rank
+// order. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
+// A fragments (16 rows of W' each) from row 16 NAF (w % NA) of the tile
+// against x group w / NA (MP / XS rows, NFW B fragments, ldmatrix'd from
+// the resident slice as they are). At a tile's end each block leaves its
+// sums in one of two buffers and arrives on the cluster barrier; it waits
+// on that barrier only after its next tile's loop, then adds its 1/C of
+// the finished tile over the slices in rank order (deterministic) and
+// stores y.
+#define SR_BW LNL_SKINNY_RES_BW
+#define SR_STAGE (SR_BW * 128)
+
+template <int MP, int XS, int NAF>
+__global__ void __launch_bounds__(SR_BW / 16 / NAF * XS * 32, 1)
+k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
+		 const float *__restrict__ sW, const float *__restrict__ bf,
+		 __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int kchunk,
+		 int tiles, int wperm)
+{
+	constexpr int NA = SR_BW / 16 / NAF, NT = 32 * NA * XS, NFW = MP / 8 / XS, NJ = NAF * NFW;
+	constexpr int TPR = NT / MP;
+	constexpr int ST = LNL_SKINNY_RES_STAGES(MP);
+	static_assert(MP % (8 * XS) == 0 && (NFW == 1 || NFW % 2 == 0), "fragments");
+	static_assert(TPR >= 1 && TPR <= 32 && (TPR & (TPR - 1)) == 0, "threads a row");
+	unsigned char *smem = dyn_smem();
+	__shared__ float2 st_sum[MP];
+	__shared__ float st_mt[MP], st_rs[MP];
+	cg::cluster_group cl = cg::this_cluster();
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int wa = w % NA, f0 = w / NA * NFW;
+	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
+	const int G = (int)gridDim.x, grp = (int)blockIdx.x;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const int kb = rank * kchunk, NKT = min(KT, kb + kchunk) - kb;
+	const int ntile = (tiles - grp + G - 1) / G, S = ntile * NKT;
+	const uint32_t ring = smem_u32(smem), xs = ring + ST * SR_STAGE;
+	float4 *const red0 = (float4 *)(smem + ST * SR_STAGE + (size_t)kchunk * MP * 128);
+
+	auto load_w = [&](int step) {
+		const int i = step / NKT, lk = step % NKT;
+		const long n0 = (long)(grp + i * G) * SR_BW;
+
+		sk_copy<SR_BW, NT>(ring + (step % ST) * SR_STAGE, Wf, n0, wrows, K,
+				   (kb + lk) * LNL_KTILE, tid);
+	};
+
+	// x's slice first (group 0), then the ring's first stages.
+	for (int lk = 0; lk < NKT; lk++)
+		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
+	cp_async_commit();
+#pragma unroll
+	for (int s = 0; s < ST - 1; s++) {
+		if (s < S)
+			load_w(s);
+		cp_async_commit();
+	}
+	cp_async_wait<ST - 1>();
+	__syncthreads();
+
+	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
+	// row, adjacent lanes, added in a fixed order.
+	{
+		const int r = tid / TPR, sub = tid % TPR;
+		const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
+		const __nv_bfloat162 cc = __halves2bfloat162(c, c);
+		const uint32_t cu = *(const uint32_t *)&cc;
+		float a1 = 0.f, a2 = 0.f;
+
+		for (int q = sub; q < NKT * 8; q += TPR) {
+			const int lk = q >> 3, ch = q & 7;
+			uint4 *p = (uint4 *)(smem + ST * SR_STAGE + lk * MP * 128 + r * 128 +
+					     ((ch ^ (r & 7)) << 4));
+
+			if ((kb + lk) * LNL_KTILE + ch * 8 < K) {
+				uint4 v = *p;
+
+				v.x = bsub2(v.x, cu);
+				v.y = bsub2(v.y, cu);
+				v.z = bsub2(v.z, cu);
+				v.w = bsub2(v.w, cu);
+				stats2(v.x, a1, a2);
+				stats2(v.y, a1, a2);
+				stats2(v.z, a1, a2);
+				stats2(v.w, a1, a2);
+				*p = v;
+			} else {
+				*p = make_uint4(0, 0, 0, 0);
+			}
+		}
+#pragma unroll
+		for (int o = 1; o < TPR; o <<= 1) {
+			a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
+			a2 += __shfl_xor_sync(FP_FULL_MASK, a2, o);
+		}
+		if (sub == 0)
+			st_sum[r] = make_float2(a1, a2);
+	}
+	cl.sync();
+	for (int r = tid; r < MP; r += NT) {
+		float a1 = 0.f, a2 = 0.f;
+
+		for (int q = 0; q < C; q++) {
+			const float2 p = *cl.map_shared_rank(st_sum + r, q);
+
+			a1 += p.x;
+			a2 += p.y;
+		}
+		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
+	}
+
+	// This rank's share of tile ti's sums: the C slices added in rank
+	// order, then the epilogue.
+	auto reduce = [&](int ti) {
+		const float4 *const red = red0 + (ti & 1) * NJ * NT;
+		const long n0 = (long)(grp + ti * G) * SR_BW;
+		const int U = NJ * NT, lo = rank * U / C, hi = (rank + 1) * U / C;
+
+		for (int u = lo + tid; u < hi; u += NT) {
+			float4 v = make_float4(0.f, 0.f, 0.f, 0.f), pq[LNL_SKINNY_MAX_SPLITS];
+
+#pragma unroll
+			for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)  // loads all in flight
+				if (q < C)
+					pq[q] = *cl.map_shared_rank(red + u, q);
+#pragma unroll
+			for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
+				if (q < C) {
+					v.x += pq[q].x;
+					v.y += pq[q].y;
+					v.z += pq[q].z;
+					v.w += pq[q].w;
+				}
+			}
+			const int to = u % NT, j = u / NT, lo_ = to & 31, wo = to >> 5;
+			const long wr = n0 + ((wo % NA) * NAF + j / NFW) * 16 + (lo_ >> 2);
+			const int m = 8 * (wo / NA * NFW + j % NFW) + 2 * (lo_ & 3);
+			const float e[2][2] = { { v.x, v.y }, { v.z, v.w } };
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const long col = wperm ? perm32(wr + 8 * h) : wr + 8 * h;
+
+				if (wr + 8 * h >= wrows || col >= N)
+					continue;
+				const float sc = sW[col], bc = bf[col];
+#pragma unroll
+				for (int d = 0; d < 2; d++) {
+					if (m + d < M)
+						y[(long)(m + d) * N + col] = __float2bfloat16_rn(
+							st_rs[m + d] * (e[h][d] - st_mt[m + d] * sc) + bc);
+				}
+			}
+		}
+	};
+
+	for (int i = 0; i < ntile; i++) {
+		float acc[NAF][NFW][4];
+
+#pragma unroll
+		for (int a = 0; a < NAF; a++)
+#pragma unroll
+			for (int j = 0; j < NFW; j++)
+				acc[a][j][0] = acc[a][j][1] = acc[a][j][2] = acc[a][j][3] = 0.f;
+
+		for (int lk = 0; lk < NKT; lk++) {
+			const int step = i * NKT + lk;
+
+			cp_async_wait<ST - 2>();
+			__syncthreads();  // stage step landed for all; step - 1's is free
+			if (step + ST - 1 < S)
+				load_w(step + ST - 1);
+			cp_async_commit();
+
+			const uint32_t sw = ring + (step % ST) * SR_STAGE, sx = xs + lk * MP * 128;
+
+#pragma unroll
+			for (int ks = 0; ks < 4; ks++) {
+				uint32_t A[NAF][4], b[NFW][2];
+
+#pragma unroll
+				for (int a = 0; a < NAF; a++) {
+					const int r = (wa * NAF + a) * 16 + (lane & 15);
+					const int ch = ks * 2 + (lane >> 4);
+
+					ldsm_x4(sw + r * 128 + ((ch ^ (r & 7)) << 4), A[a][0], A[a][1],
+						A[a][2], A[a][3]);
+				}
+				if constexpr (NFW == 1) {
+					const int r = 8 * f0 + (lane & 7), ch = ks * 2 + ((lane >> 3) & 1);
+					uint32_t u2, u3;
+
+					ldsm_x4(sx + r * 128 + ((ch ^ (r & 7)) << 4), b[0][0], b[0][1], u2,
+						u3);
+					(void)u2;
+					(void)u3;
+				} else {
+#pragma unroll
+					for (int p = 0; p < NFW / 2; p++) {
+						const int r = 8 * f0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
+						const int ch = ks * 2 + ((lane >> 3) & 1);
+
+						ldsm_x4(sx + r * 128 + ((ch ^ (r & 7)) << 4), b[2 * p][0],
+							b[2 * p][1], b[2 * p + 1][0], b[2 * p + 1][1]);
+					}
+				}
+#pragma unroll
+				for (int a = 0; a < NAF; a++)
+#pragma unroll
+					for (int j = 0; j < NFW; j++)
+						mma_bf16(acc[a][j], A[a], b[j]);
+			}
+		}
+
+		// The tile's sums where the other ranks read them (float4 j =
+		// a NFW + f of thread tid at j NT + tid; two buffers, tiles
+		// alternating); the last tile's share reduced first, once every
+		// rank has arrived (its arrival overlapped this tile's loop).
+		if (i > 0) {
+			cluster_wait();
+			reduce(i - 1);
+		}
+		float4 *const red = red0 + (i & 1) * NJ * NT;
+#pragma unroll
+		for (int a = 0; a < NAF; a++)
+#pragma unroll
+			for (int j = 0; j < NFW; j++)
+				red[(a * NFW + j) * NT + tid] =
+					make_float4(acc[a][j][0], acc[a][j][1], acc[a][j][2], acc[a][j][3]);
+		// Buffer i & 1 was last read (tile i - 2) by every rank before
+		// its arrival for tile i - 1, which the wait above waited for.
+		cluster_arrive();
+	}
+	cluster_wait();
+	if (ntile > 0)
+		reduce(ntile - 1);
+	cp_async_wait<0>();
+	cluster_arrive();
+	cluster_wait();  // no rank leaves while another reads its shared memory
+}
+
+// ---------------------------------------------------------------------------
+// Launchers
+
+#define SK_THREADS (2 * SK_BW)
+#define SK_SMEM_MP(MP) SK_SMEM(SK_BW, MP)
+
+// The resident kernel for x's rows rounded up to mp: 32 rows or fewer a
+// warp per 16 rows of W' (more warps: 31.4 against 32.6 µs at 32 rows of
+// 3072 -> 9216, H100), 64 with two A fragments a warp and x in two groups
+// (39.6 against 43.4); bench/RESULTS.md, session 21.
+struct sr_kern {
+	int mp, threads;
+	const void *fn;
+};
+
+#define SR_KERN(MP, XS, NAF) \
+	{ MP, LNL_SKINNY_RES_BW / 16 / (NAF) * (XS) * 32, \
+	  (const void *)k_fwd_skinny_res<MP, XS, NAF> }
+
+static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1), SR_KERN(64, 2, 2) };
+
+// What fwd_skinny_setup learnt of the device: the resident kernel's most
+// dynamic shared memory a block, and its clusters of c blocks the device
+// runs at once (one block an SM: the GPCs' sizes decide).
+static size_t sr_smem_max;
+static int sr_clusters[LNL_SKINNY_MAX_SPLITS + 1];
+
+static const struct sr_kern *sr_kern(long M)
+{
+	return &sr_kerns[lnl_skinny_res_mp(M) <= 32 ? 0 : 1];
 }
 
 int fwd_skinny_setup(void)
 {
 	static int done;
+	int dev, optin;
 
 	if (done)
 		return 0;
-	if (skinny_attr<8>() || skinny_attr<16>())
+	if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny<SK_BW, 8>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    SK_SMEM_MP(8))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny<SK_BW, 16>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    SK_SMEM_MP(16))) ||
+	    CUDA_CHECK(cudaGetDevice(&dev)) ||
+	    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)))
 		return -1;
+	sr_smem_max = (size_t)optin;
+	for (size_t i = 0; i < sizeof sr_kerns / sizeof sr_kerns[0]; i++) {
+		cudaFuncAttributes fa;
+		int dyn;
+
+		if (CUDA_CHECK(cudaFuncGetAttributes(&fa, sr_kerns[i].fn)))
+			return -1;
+		dyn = optin - (int)fa.sharedSizeBytes;
+		if (dyn < 1 || CUDA_CHECK(cudaFuncSetAttribute(sr_kerns[i].fn,
+					cudaFuncAttributeMaxDynamicSharedMemorySize, dyn)))
+			return -1;
+		if ((size_t)dyn < sr_smem_max)
+			sr_smem_max = (size_t)dyn;
+	}
+	for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS; c++) {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute attr;
+
+		cluster_config(&cfg, &attr, 1, (unsigned)c, (unsigned)sr_kerns[1].threads,
+			       lnl_skinny_res_smem(64, 1), 0);
+		cfg.gridDim.y = (unsigned)c;
+		attr.val.clusterDim.x = 1;
+		attr.val.clusterDim.y = (unsigned)c;
+		if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&sr_clusters[c], sr_kerns[1].fn,
+							      &cfg)))
+			return -1;
+	}
 	done = 1;
-	return 0;
-}
-
-template <int MP>
-static int skinny_slots(int sms, long *slots)
-{
-	int n = 0;
-
-	if (CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-		    &n, k_fwd_skinny<SK_BW, MP>, 2 * SK_BW, SK_SMEM(SK_BW, MP))))
-		return -1;
-	*slots = (long)n * sms;
 	return 0;
 }
 
 int fwd_skinny_slots(long M, int sms, long *slots)
 {
-	return M <= 8 ? skinny_slots<8>(sms, slots) : skinny_slots<16>(sms, slots);
+	int n = 0;
+
+	if (CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		    &n, M <= 8 ? (const void *)k_fwd_skinny<SK_BW, 8>
+			       : (const void *)k_fwd_skinny<SK_BW, 16>,
+		    SK_THREADS, SK_SMEM_MP(M <= 8 ? 8 : 16))))
+		return -1;
+	*slots = (long)n * sms;
+	return 0;
 }
 
-template <int MP>
-static int skinny_run(const struct lnl_op *op, const __nv_bfloat16 *x, cudaStream_t st)
+int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, int *groups)
+{
+	return lnl_fwd_skinny_res(M, K, Nw, dt, sr_clusters, sr_smem_max, slices, groups);
+}
+
+// One launch over slices of K in clusters along y, as either kernel cuts
+// them (kchunk k-tiles each, none empty).
+static int sk_launch(const void *fn, const struct lnl_op *op, const void *xv, unsigned gx,
+		     unsigned threads, size_t smem, int kchunk, int extra, cudaStream_t st)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
-	const int KT = lnl_ktiles(op->K, op->dt);
-	const int kchunk = (KT + op->splits - 1) / op->splits;
-	const int splits = (KT + kchunk - 1) / kchunk;  // none empty
+	const int KT = lnl_ktiles(op->K, op->dt), splits = (KT + kchunk - 1) / kchunk;
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	const __nv_bfloat16 *Wf = (const __nv_bfloat16 *)op->Wf;
+	const float *sW = (const float *)op->sW, *bf = (const float *)op->bf;
+	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
+	int M = (int)op->M, K = (int)op->K, N = (int)op->N, wperm = op->wperm;
+	void *args_sk[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &wperm };
+	void *args_sr[] = { &x,	    &Wf,    &sW,    &bf,    &y,	    &M,
+			    &K,	    &N,	    (void *)&wrows, &kchunk, &extra, &wperm };
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
 
-	cluster_config(&cfg, &attr, 1, (unsigned)((wrows + SK_BW - 1) / SK_BW), 2 * SK_BW,
-		       SK_SMEM(SK_BW, MP), st);
+	cluster_config(&cfg, &attr, 1, gx, threads, smem, st);
 	cfg.gridDim.y = (unsigned)splits;
 	attr.val.clusterDim.x = 1;
 	attr.val.clusterDim.y = (unsigned)splits;
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny<SK_BW, MP>, x,
-					     (const __nv_bfloat16 *)op->Wf, (const float *)op->sW,
-					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
-					     (int)op->M, (int)op->K, (int)op->N, wrows, kchunk,
-					     op->wperm));
+	return CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, op->fk == FK_SKINNY_RES ? args_sr : args_sk));
 }
 
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_MAX_M || op->splits > LNL_SKINNY_MAX_SPLITS)
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int KT = lnl_ktiles(op->K, op->dt);
+	const int kchunk = (KT + op->splits - 1) / op->splits;
+
+	if (op->dt != FP_BF16 || op->splits < 1 || op->splits > LNL_SKINNY_MAX_SPLITS ||
+	    op->M > (op->fk == FK_SKINNY_RES ? LNL_SKINNY_RES_MAX_M : LNL_SKINNY_MAX_M))
 		return error("ln_linear_fwd: no skinny kernel for %ld rows of this dtype in %d "
 			     "slices", op->M, op->splits);
-	return op->M <= 8 ? skinny_run<8>(op, (const __nv_bfloat16 *)x, st)
-			  : skinny_run<16>(op, (const __nv_bfloat16 *)x, st);
+	if (op->fk == FK_SKINNY_RES) {
+		const struct sr_kern *k = sr_kern(op->M);
+		const int tiles = (int)((wrows + LNL_SKINNY_RES_BW - 1) / LNL_SKINNY_RES_BW);
+
+		return sk_launch(k->fn, op, x, (unsigned)op->sgroups, (unsigned)k->threads,
+				 lnl_skinny_res_smem(k->mp, kchunk), kchunk, tiles, st);
+	}
+	return sk_launch(op->M <= 8 ? (const void *)k_fwd_skinny<SK_BW, 8>
+				    : (const void *)k_fwd_skinny<SK_BW, 16>,
+			 op, x, (unsigned)((wrows + SK_BW - 1) / SK_BW), SK_THREADS,
+			 SK_SMEM_MP(op->M <= 8 ? 8 : 16), kchunk, 0, st);
 }

@@ -134,6 +134,8 @@ enum lnl_fwd_kernel {
 	                  where it takes slices of K */
 	FK_SKINNY,     /* k_fwd_skinny (bf16, up to 16 rows): W' as the MMA's
 	                  A operand, slices of K reduced in a cluster */
+	FK_SKINNY_RES, /* k_fwd_skinny_res (bf16, 17 to 64 rows): the same
+	                  with x's slice resident, W' alone in the ring */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
@@ -219,7 +221,8 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
-	int splits;          // FK_MMA_SPLIT, FK_SKINNY: slices of K
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
+	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
@@ -265,11 +268,14 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st
 /* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
-/* fwd_skinny.cu: k_fwd_skinny's shared-memory limits (once a process),
- * and its launch in op->splits slices of K. */
+/* fwd_skinny.cu: the skinny kernels' shared-memory limits and the
+ * device's cluster occupancy (once a process), and the launch of op->fk
+ * (FK_SKINNY or FK_SKINNY_RES) in op->splits slices of K. */
 int fwd_skinny_setup(void);
 /* The blocks of the skinny kernel for M rows the device holds at once. */
 int fwd_skinny_slots(long M, int sms, long *slots);
+/* lnl_fwd_skinny_res with the device's limits (after fwd_skinny_setup). */
+int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, int *groups);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute

@@ -240,6 +240,43 @@ int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
 int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slots,
 		   int *splits);
 
+/* ---- the skinny forward with x resident (split.c) ----------------------
+ * bf16, LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows: where the
+ * ring of k_fwd_skinny would carry as many bytes of x as of W' (its x tile
+ * is as tall as W''s at 64 rows), k_fwd_skinny_res (fwd_skinny.cu) loads
+ * its slice of K of x once, shifts and sums it in shared memory, and
+ * streams W' alone through a ring of lnl_skinny_res_stages(mp) stages of
+ * LNL_SKINNY_RES_BW rows, one tile after another: K in `slices` slices
+ * (one cluster's blocks, one an SM), W''s tiles dealt round to `groups`
+ * clusters. The plan: the least (tiles a group) x (k-tiles a slice + 1)
+ * with the clusters the device runs at once (clusters[c] for c blocks a
+ * cluster, c = 1 .. LNL_SKINNY_MAX_SPLITS) and the slice of x fitting
+ * beside the ring in smem_max bytes; at least LNL_SPLIT_MIN_KT k-tiles a
+ * slice. Measured on an H100 (bench/RESULTS.md, session 21): 0.84x the
+ * split-K kernel's time at 64 rows of 3072 -> 9216, 0.61x at 4096 -> 14336,
+ * still 1.46x and 1.41x LayerNorm + cuBLASLt there. 1 and the plan where
+ * it serves M x K -> Nw of dt, else 0. */
+#define LNL_SKINNY_RES_MAX_M 64
+#define LNL_SKINNY_RES_BW 128
+static inline int lnl_skinny_res_mp(long M)
+{
+	return M <= 8 ? 8 : M <= 16 ? 16 : M <= 32 ? 32 : 64;
+}
+#define LNL_SKINNY_RES_STAGES(mp) ((mp) > 32 ? 6 : 8)
+static inline int lnl_skinny_res_stages(int mp)
+{
+	return LNL_SKINNY_RES_STAGES(mp);
+}
+/* Dynamic shared memory: the ring, x's slice of kchunk k-tiles, and two
+ * buffers of the tile's sums for the slices' exchange. */
+static inline size_t lnl_skinny_res_smem(int mp, int kchunk)
+{
+	return (size_t)lnl_skinny_res_stages(mp) * LNL_SKINNY_RES_BW * 128 +
+	       (size_t)kchunk * mp * 128 + (size_t)mp * 1024;
+}
+int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
+		       size_t smem_max, int *slices, int *groups);
+
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where
  * auto takes it, else lnl_fwd_splits; what the library sizes its

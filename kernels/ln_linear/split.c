@@ -159,3 +159,33 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
 	*splits = (int)ceil_div(kt, ceil_div(kt, s));
 	return 1;
 }
+
+int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
+		       size_t smem_max, int *slices, int *groups)
+{
+	const int kt = lnl_ktiles(K, dt), mp = lnl_skinny_res_mp(M);
+	const long tiles = ceil_div(Nw, LNL_SKINNY_RES_BW);
+	long best = -1;
+
+	if (dt != FP_BF16 || M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || K < 1 ||
+	    Nw < 1 || lnl_vec_width(K, dt) == 1)
+		return 0;
+	for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS && c <= kt; c++) {
+		const int kc = (int)ceil_div(kt, c), ce = (int)ceil_div(kt, kc);
+		long g = clusters[ce], cost;
+
+		if (ce > 1 && kc < LNL_SPLIT_MIN_KT)
+			break;
+		if (lnl_skinny_res_smem(mp, kc) > smem_max || g < 1)
+			continue;
+		if (g > tiles)
+			g = tiles;
+		cost = ceil_div(tiles, g) * (kc + 1);
+		if (best < 0 || cost < best) {  /* ties: fewer slices */
+			best = cost;
+			*slices = ce;
+			*groups = (int)g;
+		}
+	}
+	return best >= 0;
+}

@@ -42,6 +42,10 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   LNL_SKINNY_MAX_M rows on Hopper MMA's A operand, x as its B, slices of
 //   where the 128 x 256 tiles fill  K in a cluster reduced through DSMEM,
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
+//   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu): x's
+//   to LNL_SKINNY_RES_MAX_M rows    slice of K resident, W' alone in the
+//                                   ring, tiles dealt round to clusters
+//                                   (lnl_fwd_skinny_res)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -92,19 +96,29 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		op->wperm = perm;
 		return 0;
 	}
-	// bf16 up to 16 rows where the big tiles would not fill the SMs (or
+	// bf16 up to 64 rows where the big tiles would not fill the SMs (or
 	// wherever it serves, skinny=on): W' as the MMA's A operand, x as its
-	// B, slices of K in a cluster (Hopper's: where the sm_90a code is).
+	// B, slices of K in a cluster (Hopper's: where the sm_90a code is);
+	// from 17 rows with x's slice resident in shared memory.
 	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
-	    op->M <= LNL_SKINNY_MAX_M &&
+	    op->M <= LNL_SKINNY_RES_MAX_M &&
 	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms))) {
+		const long Nw = perm ? op->Np : op->N;
 		long slots;
 
-		if (fwd_skinny_setup() || fwd_skinny_slots(op->M, op->sms, &slots))
+		if (fwd_skinny_setup())
 			return -1;
-		if (lnl_fwd_skinny(op->M, op->K, perm ? op->Np : op->N, op->dt, op->sms, slots,
-				   &op->splits)) {
-			op->fk = FK_SKINNY;
+		if (op->M <= LNL_SKINNY_MAX_M) {
+			if (fwd_skinny_slots(op->M, op->sms, &slots))
+				return -1;
+			if (lnl_fwd_skinny(op->M, op->K, Nw, op->dt, op->sms, slots, &op->splits)) {
+				op->fk = FK_SKINNY;
+				op->wperm = perm;
+				return 0;
+			}
+		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
+					       &op->sgroups)) {
+			op->fk = FK_SKINNY_RES;
 			op->wperm = perm;
 			return 0;
 		}
@@ -168,6 +182,7 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	case FK_GEMV:
 		return fwd_gemv_launch(op, x, st);
 	case FK_SKINNY:
+	case FK_SKINNY_RES:
 		return fwd_skinny_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
@@ -255,6 +270,12 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "skinny: mma.sync with W' as A (%d rows a block) and x as B, "
 			 "over %d slices of K in a cluster, reduced through DSMEM",
 			 LNL_SKINNY_BW, op->splits);
+		break;
+	case FK_SKINNY_RES:
+		snprintf(buf, n, "skinny, x resident: mma.sync with W' as A (%d-row tiles, dealt "
+			 "to %d clusters) and x's slice as B, over %d slices of K in a cluster, "
+			 "reduced through DSMEM", LNL_SKINNY_RES_BW, op->sgroups, op->splits);
+		break;
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -793,8 +814,9 @@ static int poison_run(struct lnl_op *op)
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
-	return (op->fk == FK_MMA_SPLIT || op->fk == FK_SKINNY) && !op->bwd ? same_bits_again(op)
-									      : 0;
+	if (op->bwd || (op->fk != FK_MMA_SPLIT && op->fk != FK_SKINNY && op->fk != FK_SKINNY_RES))
+		return 0;
+	return same_bits_again(op);
 }
 
 // Fresh inputs of the profile drawn from seed into set 0 and the weights
