@@ -655,28 +655,33 @@ static void test_skinny(void)
 	printf("ok   skinny forward slices (H100 shapes, where it does not serve, a sweep)\n");
 }
 
-/* The resident skinny forward's plans on an H100's limits (its clusters of
- * c blocks at once, one block an SM: 132 / 66 / 43 / 32 / 26 / 21 / 18 /
- * 15 as cudaOccupancyMaxActiveClusters gave them, bench/RESULTS.md session
+/* The resident skinny forward's plans on an H100's limits (clusters of c
+ * blocks at once, one block an SM: 132 / 66 / 39 / 30 / 22 / 17 / 15 / 15
+ * as cudaOccupancyMaxActiveClusters gave them, bench/RESULTS.md session
  * 21; 232448 - 1024 bytes of dynamic shared memory), the rows it serves,
  * and a sweep: the plan's slices cut K as the kernel does, none empty, at
  * most the portable cluster, its shared memory within the limit. */
 static void test_skinny_res(void)
 {
-	static const int h100[LNL_SKINNY_MAX_SPLITS + 1] = { 0, 132, 66, 43, 32, 26, 21, 18, 15 };
+	static const int h100[LNL_SKINNY_MAX_SPLITS + 1] = { 0, 132, 66, 39, 30, 22, 17, 15, 15 };
 	const size_t smax = 232448 - 1024;
 	int c = -1, g = -1;
 
-	/* 64 rows of 3072 -> 9216: 72 tiles of 128 rows, 48 k-tiles; 7 slices
-	 * of 7 k-tiles on 18 clusters (4 tiles each: 4 x 8 = 32) beat 8 of 6
-	 * on 15 (5 x 7 = 35) */
+	/* 64 rows of 3072 -> 9216: 72 tiles of 128 rows, 48 k-tiles; 8 slices
+	 * of 6 k-tiles on 15 clusters (5 tiles each: 5 x 7 = 35) beat 4 of 12
+	 * on 30 (3 x 13 = 39); 3 of 16 (2 x 17) leave x no room */
 	ASSERT_EQ(lnl_fwd_skinny_res(64, 3072, 9216, FP_BF16, h100, smax, &c, &g), 1);
-	ASSERT_EQ(c, 7);
-	ASSERT_EQ(g, 18);
-	/* 2048 -> 2048: 16 tiles, one a cluster of 7 slices of 5 k-tiles (8
-	 * slices of 4 have room for 15 clusters: two tiles for one of them) */
+	ASSERT_EQ(c, 8);
+	ASSERT_EQ(g, 15);
+	/* 32 rows: x's slice is half as tall, and 3 slices fit */
+	ASSERT_EQ(lnl_fwd_skinny_res(32, 3072, 9216, FP_BF16, h100, smax, &c, &g), 1);
+	ASSERT_EQ(c, 3);
+	ASSERT_EQ(g, 39);
+	/* 2048 -> 2048: 16 tiles, one a cluster of 6 slices of 6 k-tiles on
+	 * 16 clusters (7 x 1); 8 slices of 4 have room for 15 clusters, one
+	 * of which takes two tiles (5 x 2) */
 	ASSERT_EQ(lnl_fwd_skinny_res(64, 2048, 2048, FP_BF16, h100, smax, &c, &g), 1);
-	ASSERT_EQ(c, 7);
+	ASSERT_EQ(c, 6);
 	ASSERT_EQ(g, 16);
 	/* x's slice must fit: 64 rows of K = 4104 (65 k-tiles, 9 a slice at
 	 * most 8 slices: 72 KB of x beside a 96 KB ring and 64 KB of sums) do
