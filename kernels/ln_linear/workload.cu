@@ -324,9 +324,10 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "bf16 up to two rows, where it was measured faster",
 	  "on,off" },
 	{ "skinny", skinny_values,
-	  "bf16 up to 16 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
+	  "bf16 up to 64 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
 	  "fragment, not 64), slices of K as a cluster's blocks, added through distributed "
-	  "shared memory in one kernel (on), or the kernels above (off); auto: on where the "
+	  "shared memory in one kernel, from 17 rows with x's slice resident (on), or the "
+	  "kernels above (off); auto: on where the "
 	  "128x256 tiles would fill under half the SMs and decode does not serve",
 	  "off" },
 	{ NULL, NULL, NULL },
