@@ -72,6 +72,55 @@ __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__res
 	}
 }
 
+// The float4 at red in each of the cluster's C blocks, added in rank order
+// (every load in flight first): the same bits every run.
+__device__ __forceinline__ float4 sk_slices_sum(cg::cluster_group &cl, const float4 *red, int C)
+{
+	float4 v = make_float4(0.f, 0.f, 0.f, 0.f), pq[LNL_SKINNY_MAX_SPLITS];
+
+#pragma unroll
+	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
+		if (q < C)
+			pq[q] = *cl.map_shared_rank(red, q);
+#pragma unroll
+	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
+		if (q < C) {
+			v.x += pq[q].x;
+			v.y += pq[q].y;
+			v.z += pq[q].z;
+			v.w += pq[q].w;
+		}
+	}
+	return v;
+}
+
+// The epilogue of one float4 of a tile's sums: W' rows wr (.x, .y) and
+// wr + 8 (.z, .w), x rows m (.x, .z) and m + 1 (.y, .w); y = rstd (acc -
+// (mean - c) s) + b', rows of W' past wrows, columns past N and rows of x
+// past M left out. W' row j holds column perm32(j) where wperm says.
+__device__ __forceinline__ void sk_store(__nv_bfloat16 *__restrict__ y, float4 v, long wr, int m,
+					 int M, int N, long wrows, int wperm,
+					 const float *__restrict__ sW, const float *__restrict__ bf,
+					 const float *st_mt, const float *st_rs)
+{
+	const float e[2][2] = { { v.x, v.y }, { v.z, v.w } };
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const long col = wperm ? perm32(wr + 8 * h) : wr + 8 * h;
+
+		if (wr + 8 * h >= wrows || col >= N)
+			continue;
+		const float sc = sW[col], bc = bf[col];
+#pragma unroll
+		for (int d = 0; d < 2; d++) {
+			if (m + d < M)
+				y[(long)(m + d) * N + col] = __float2bfloat16_rn(
+					st_rs[m + d] * (e[h][d] - st_mt[m + d] * sc) + bc);
+		}
+	}
+}
+
 template <int BW, int MP>
 __global__ void __launch_bounds__(2 * BW)
 k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
@@ -231,35 +280,10 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	// (.x, .z) and + 1 (.y, .w).
 	const int U = NF * NT, lo = rank * U / C, hi = (rank + 1) * U / C;
 	for (int u = lo + tid; u < hi; u += NT) {
-		float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-
-		for (int q = 0; q < C; q++) {
-			const float4 p = *cl.map_shared_rank(red + u, q);
-
-			v.x += p.x;
-			v.y += p.y;
-			v.z += p.z;
-			v.w += p.w;
-		}
 		const int to = u % NT, j = u / NT, lo_ = to & 31;
-		const long wr = n0 + (to >> 5) * 16 + (lo_ >> 2);
-		const int m = 8 * j + 2 * (lo_ & 3);
-		const float e[2][2] = { { v.x, v.y }, { v.z, v.w } };
 
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const long col = wperm ? perm32(wr + 8 * h) : wr + 8 * h;
-
-			if (wr + 8 * h >= wrows || col >= N)
-				continue;
-			const float sc = sW[col], bc = bf[col];
-#pragma unroll
-			for (int d = 0; d < 2; d++) {
-				if (m + d < M)
-					y[(long)(m + d) * N + col] = __float2bfloat16_rn(
-						st_rs[m + d] * (e[h][d] - st_mt[m + d] * sc) + bc);
-			}
-		}
+		sk_store(y, sk_slices_sum(cl, red + u, C), n0 + (to >> 5) * 16 + (lo_ >> 2),
+			 8 * j + 2 * (lo_ & 3), M, N, wrows, wperm, sW, bf, st_mt, st_rs);
 	}
 	cl.sync();  // no rank leaves while another reads its shared memory
 }
@@ -406,40 +430,12 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 		const int U = NJ * NT, lo = rank * U / C, hi = (rank + 1) * U / C;
 
 		for (int u = lo + tid; u < hi; u += NT) {
-			float4 v = make_float4(0.f, 0.f, 0.f, 0.f), pq[LNL_SKINNY_MAX_SPLITS];
-
-#pragma unroll
-			for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)  // loads all in flight
-				if (q < C)
-					pq[q] = *cl.map_shared_rank(red + u, q);
-#pragma unroll
-			for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
-				if (q < C) {
-					v.x += pq[q].x;
-					v.y += pq[q].y;
-					v.z += pq[q].z;
-					v.w += pq[q].w;
-				}
-			}
 			const int to = u % NT, j = u / NT, lo_ = to & 31, wo = to >> 5;
-			const long wr = n0 + ((wo % NA) * NAF + j / NFW) * 16 + (lo_ >> 2);
-			const int m = 8 * (wo / NA * NFW + j % NFW) + 2 * (lo_ & 3);
-			const float e[2][2] = { { v.x, v.y }, { v.z, v.w } };
 
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const long col = wperm ? perm32(wr + 8 * h) : wr + 8 * h;
-
-				if (wr + 8 * h >= wrows || col >= N)
-					continue;
-				const float sc = sW[col], bc = bf[col];
-#pragma unroll
-				for (int d = 0; d < 2; d++) {
-					if (m + d < M)
-						y[(long)(m + d) * N + col] = __float2bfloat16_rn(
-							st_rs[m + d] * (e[h][d] - st_mt[m + d] * sc) + bc);
-				}
-			}
+			sk_store(y, sk_slices_sum(cl, red + u, C),
+				 n0 + ((wo % NA) * NAF + j / NFW) * 16 + (lo_ >> 2),
+				 8 * (wo / NA * NFW + j % NFW) + 2 * (lo_ & 3), M, N, wrows, wperm, sW,
+				 bf, st_mt, st_rs);
 		}
 	};
 
