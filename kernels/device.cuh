@@ -329,4 +329,21 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 		     "@!p bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
+/* One arrival on bar that also expects bytes of copies to complete on it. */
+__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+		     :: "r"(bar), "r"(bytes) : "memory");
+}
+
+/* TMA: the box at (column c, row r) of a 2-D tensor map (a CUtensorMap in
+ * parameter or global memory) into shared memory at dst, completing on bar. */
+__device__ __forceinline__ void tma_load(uint32_t dst, const void *map, int c, int r,
+					 uint32_t bar)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar) : "memory");
+}
+
 #endif

@@ -30,6 +30,8 @@
 // holds output column perm32(j).
 #include "config.h"
 
+#include <stdlib.h>
+
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -324,12 +326,12 @@ __device__ __forceinline__ void cluster_wait(void)
 #define SR_BW LNL_SKINNY_RES_BW
 #define SR_STAGE (SR_BW * 128)
 
-template <int MP, int XS, int NAF>
+template <int MP, int XS, int NAF, bool TMA>
 __global__ void __launch_bounds__(SR_BW / 16 / NAF * XS * 32, 1)
 k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
 		 const float *__restrict__ sW, const float *__restrict__ bf,
 		 __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int kchunk,
-		 int tiles, int wperm)
+		 int tiles, int wperm, const __grid_constant__ CUtensorMap tw)
 {
 	constexpr int NA = SR_BW / 16 / NAF, NT = 32 * NA * XS, NFW = MP / 8 / XS, NJ = NAF * NFW;
 	constexpr int TPR = NT / MP;
@@ -339,36 +341,60 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 	unsigned char *smem = dyn_smem();
 	__shared__ float2 st_sum[MP];
 	__shared__ float st_mt[MP], st_rs[MP];
+	__shared__ __align__(8) uint64_t full[ST];  // TMA: stage s landed
 	cg::cluster_group cl = cg::this_cluster();
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int wa = w % NA, f0 = w / NA * NFW;
+	const uint32_t fb = smem_u32(full);
 	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
 	const int G = (int)gridDim.x, grp = (int)blockIdx.x;
 	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
 	const int kb = rank * kchunk, NKT = min(KT, kb + kchunk) - kb;
 	const int ntile = (tiles - grp + G - 1) / G, S = ntile * NKT;
-	const uint32_t ring = smem_u32(smem), xs = ring + ST * SR_STAGE;
-	float4 *const red0 = (float4 *)(smem + ST * SR_STAGE + (size_t)kchunk * MP * 128);
+	// The ring 1024-aligned (TMA's 128-byte swizzle repeats every 8 rows).
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t xs = ring + ST * SR_STAGE;
+	float4 *const red0 =
+		(float4 *)(smem + (ring - sbase) + ST * SR_STAGE + (size_t)kchunk * MP * 128);
 
+	// W' of step (tile step / NKT, k-tile step % NKT) into its stage: by
+	// TMA from thread 0, or by every thread's cp.async.
 	auto load_w = [&](int step) {
-		const int i = step / NKT, lk = step % NKT;
+		const int i = step / NKT, lk = step % NKT, s = step % ST;
 		const long n0 = (long)(grp + i * G) * SR_BW;
 
-		sk_copy<SR_BW, NT>(ring + (step % ST) * SR_STAGE, Wf, n0, wrows, K,
-				   (kb + lk) * LNL_KTILE, tid);
+		if constexpr (TMA) {
+			mbar_expect(fb + 8 * s, SR_STAGE);
+			tma_load(ring + s * SR_STAGE, &tw, (kb + lk) * LNL_KTILE, (int)n0, fb + 8 * s);
+		} else {
+			sk_copy<SR_BW, NT>(ring + s * SR_STAGE, Wf, n0, wrows, K,
+					   (kb + lk) * LNL_KTILE, tid);
+		}
 	};
 
+	if constexpr (TMA) {
+		if (tid == 0) {
+			for (int s = 0; s < ST; s++)
+				mbar_init(fb + 8 * s, 1);
+			asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		}
+		__syncthreads();
+	}
 	// x's slice first (group 0), then the ring's first stages.
 	for (int lk = 0; lk < NKT; lk++)
 		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
 	cp_async_commit();
 #pragma unroll
 	for (int s = 0; s < ST - 1; s++) {
-		if (s < S)
+		if (s < S && (!TMA || tid == 0))
 			load_w(s);
-		cp_async_commit();
+		if constexpr (!TMA)
+			cp_async_commit();
 	}
-	cp_async_wait<ST - 1>();
+	if constexpr (TMA)
+		cp_async_wait<0>();
+	else
+		cp_async_wait<ST - 1>();
 	__syncthreads();
 
 	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
@@ -382,7 +408,7 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 
 		for (int q = sub; q < NKT * 8; q += TPR) {
 			const int lk = q >> 3, ch = q & 7;
-			uint4 *p = (uint4 *)(smem + ST * SR_STAGE + lk * MP * 128 + r * 128 +
+			uint4 *p = (uint4 *)(smem + (xs - sbase) + lk * MP * 128 + r * 128 +
 					     ((ch ^ (r & 7)) << 4));
 
 			if ((kb + lk) * LNL_KTILE + ch * 8 < K) {
@@ -451,11 +477,18 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 		for (int lk = 0; lk < NKT; lk++) {
 			const int step = i * NKT + lk;
 
-			cp_async_wait<ST - 2>();
-			__syncthreads();  // stage step landed for all; step - 1's is free
-			if (step + ST - 1 < S)
-				load_w(step + ST - 1);
-			cp_async_commit();
+			if constexpr (TMA) {
+				__syncthreads();  // every warp is done with step - 1's stage
+				if (tid == 0 && step + ST - 1 < S)
+					load_w(step + ST - 1);
+				mbar_wait(fb + 8 * (step % ST), step / ST & 1);
+			} else {
+				cp_async_wait<ST - 2>();
+				__syncthreads();  // stage step landed for all; step - 1's is free
+				if (step + ST - 1 < S)
+					load_w(step + ST - 1);
+				cp_async_commit();
+			}
 
 			const uint32_t sw = ring + (step % ST) * SR_STAGE, sx = xs + lk * MP * 128;
 
@@ -539,11 +572,12 @@ struct sr_kern {
 	const void *fn;
 };
 
-#define SR_KERN(MP, XS, NAF) \
+#define SR_KERN(MP, XS, NAF, TMA) \
 	{ MP, LNL_SKINNY_RES_BW / 16 / (NAF) * (XS) * 32, \
-	  (const void *)k_fwd_skinny_res<MP, XS, NAF> }
+	  (const void *)k_fwd_skinny_res<MP, XS, NAF, TMA> }
 
-static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1), SR_KERN(64, 2, 2) };
+static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1, false), SR_KERN(64, 2, 2, false),
+					   SR_KERN(32, 1, 1, true), SR_KERN(64, 2, 2, true) };
 
 // What fwd_skinny_setup learnt of the device: the resident kernel's most
 // dynamic shared memory a block, and its clusters of c blocks the device
@@ -553,7 +587,9 @@ static int sr_clusters[LNL_SKINNY_MAX_SPLITS + 1];
 
 static const struct sr_kern *sr_kern(long M)
 {
-	return &sr_kerns[lnl_skinny_res_mp(M) <= 32 ? 0 : 1];
+	const char *e = getenv("FP_X_TMA");
+
+	return &sr_kerns[(lnl_skinny_res_mp(M) <= 32 ? 0 : 1) + (e && *e == '1' ? 2 : 0)];
 }
 
 int fwd_skinny_setup(void)
@@ -624,7 +660,8 @@ int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, 
 // One launch over slices of K in clusters along y, as either kernel cuts
 // them (kchunk k-tiles each, none empty).
 static int sk_launch(const void *fn, const struct lnl_op *op, const void *xv, unsigned gx,
-		     unsigned threads, size_t smem, int kchunk, int extra, cudaStream_t st)
+		     unsigned threads, size_t smem, int kchunk, int extra, const CUtensorMap *tw,
+		     cudaStream_t st)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
 	const int KT = lnl_ktiles(op->K, op->dt), splits = (KT + kchunk - 1) / kchunk;
@@ -634,8 +671,8 @@ static int sk_launch(const void *fn, const struct lnl_op *op, const void *xv, un
 	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
 	int M = (int)op->M, K = (int)op->K, N = (int)op->N, wperm = op->wperm;
 	void *args_sk[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &wperm };
-	void *args_sr[] = { &x,	    &Wf,    &sW,    &bf,    &y,	    &M,
-			    &K,	    &N,	    (void *)&wrows, &kchunk, &extra, &wperm };
+	void *args_sr[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &extra,
+			    &wperm, (void *)tw };
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
 
@@ -659,12 +696,15 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	if (op->fk == FK_SKINNY_RES) {
 		const struct sr_kern *k = sr_kern(op->M);
 		const int tiles = (int)((wrows + LNL_SKINNY_RES_BW - 1) / LNL_SKINNY_RES_BW);
+		CUtensorMap tw;
 
+		if (lnl_tma_map(&tw, op->Wf, op->K, wrows, LNL_SKINNY_RES_BW))
+			return -1;
 		return sk_launch(k->fn, op, x, (unsigned)op->sgroups, (unsigned)k->threads,
-				 lnl_skinny_res_smem(k->mp, kchunk), kchunk, tiles, st);
+				 lnl_skinny_res_smem(k->mp, kchunk), kchunk, tiles, &tw, st);
 	}
 	return sk_launch(op->M <= 8 ? (const void *)k_fwd_skinny<SK_BW, 8>
 				    : (const void *)k_fwd_skinny<SK_BW, 16>,
 			 op, x, (unsigned)((wrows + SK_BW - 1) / SK_BW), SK_THREADS,
-			 SK_SMEM_MP(op->M <= 8 ? 8 : 16), kchunk, 0, st);
+			 SK_SMEM_MP(op->M <= 8 ? 8 : 16), kchunk, 0, NULL, st);
 }

@@ -411,22 +411,6 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 
-__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-		     :: "r"(bar), "r"(bytes) : "memory");
-}
-
-// The box at (column c, row r) of a 2-D tensor map into shared memory at
-// dst, completing on bar.
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map,
-					 int c, int r, uint32_t bar)
-{
-	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-		     " [%0], [%1, {%2, %3}], [%4];\n"
-		     :: "r"(dst), "l"((uint64_t)map), "r"(c), "r"(r), "r"(bar) : "memory");
-}
-
 // The same box into shared memory at dst in every block of the cluster
 // that mask names, completing on the barrier at bar's offset in each.
 __device__ __forceinline__ void tma_load_mc(uint32_t dst, const CUtensorMap *map,
@@ -779,11 +763,7 @@ int fwd_wgmma_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_wgmma");
 }
 
-// A TMA descriptor of a row-major bf16 tensor (rows x cols, cols % 8 == 0)
-// copied in boxes of box_rows x 64 with the 128-byte swizzle; reads past
-// its edges give zeros. The driver's encoder is found once through the
-// runtime (nothing links libcuda).
-static int tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows)
+int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows)
 {
 	static PFN_cuTensorMapEncodeTiled_v12000 encode;
 	cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
@@ -835,7 +815,7 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
 	CUtensorMap tx, tw;
 
-	if (tma_map(&tx, x, K, M, 128) || tma_map(&tw, op->Wf, K, op->Np, 256 / cl))
+	if (lnl_tma_map(&tx, x, K, M, 128) || lnl_tma_map(&tw, op->Wf, K, op->Np, 256 / cl))
 		return -1;
 	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, M, K, st))
 		return -1;

@@ -105,6 +105,7 @@
 #include <stdint.h>
 
 #include <cublasLt.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -277,6 +278,11 @@ int fwd_skinny_slots(long M, int sms, long *slots);
 /* lnl_fwd_skinny_res with the device's limits (after fwd_skinny_setup). */
 int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, int *groups);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_wgmma.cu: a TMA descriptor of a row-major bf16 tensor (rows x cols,
+ * cols % 8 == 0) copied in boxes of box_rows x 64 with the 128-byte
+ * swizzle; reads past its edges give zeros. The driver's encoder is found
+ * once through the runtime (nothing links libcuda). */
+int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

@@ -267,11 +267,12 @@ static inline int lnl_skinny_res_stages(int mp)
 {
 	return LNL_SKINNY_RES_STAGES(mp);
 }
-/* Dynamic shared memory: the ring, x's slice of kchunk k-tiles, and two
- * buffers of the tile's sums for the slices' exchange. */
+/* Dynamic shared memory: the ring (1024-aligned: 1 KB more), x's slice of
+ * kchunk k-tiles, and two buffers of the tile's sums for the slices'
+ * exchange. */
 static inline size_t lnl_skinny_res_smem(int mp, int kchunk)
 {
-	return (size_t)lnl_skinny_res_stages(mp) * LNL_SKINNY_RES_BW * 128 +
+	return 1024 + (size_t)lnl_skinny_res_stages(mp) * LNL_SKINNY_RES_BW * 128 +
 	       (size_t)kchunk * mp * 128 + (size_t)mp * 1024;
 }
 int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
