@@ -30,8 +30,6 @@
 // holds output column perm32(j).
 #include "config.h"
 
-#include <stdlib.h>
-
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -312,7 +310,11 @@ __device__ __forceinline__ void cluster_wait(void)
 // split-K kernel from 32 rows). Here a cluster = C blocks, one slice of K
 // each (rank order), one block an SM; grid.x = G clusters, cluster g
 // taking W''s tiles g, g + G, ... (SR_BW rows each), its ring running on
-// from one tile into the next. Each block first loads its slice of x
+// from one tile into the next: thread 0 issues each stage's TMA copy, an
+// mbarrier a stage says it landed, a block barrier a k-tile says the stage
+// before is free (TMA beat every thread's cp.async by 5-8 % from 3072
+// wide, lost 2-3 % at 1000-2048: bench/RESULTS.md, session 21; its
+// instruction stream is the lighter). Each block first loads its slice of x
 // (MP rows, zeros past M and K), shifts it in place (x~ = x - c, 0 past K)
 // and sums it, TPR threads a row; the ranks' sums meet once, in rank
 // order. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
@@ -326,10 +328,10 @@ __device__ __forceinline__ void cluster_wait(void)
 #define SR_BW LNL_SKINNY_RES_BW
 #define SR_STAGE (SR_BW * 128)
 
-template <int MP, int XS, int NAF, bool TMA>
+template <int MP, int XS, int NAF>
 __global__ void __launch_bounds__(SR_BW / 16 / NAF * XS * 32, 1)
-k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
-		 const float *__restrict__ sW, const float *__restrict__ bf,
+k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		 const float *__restrict__ bf,
 		 __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int kchunk,
 		 int tiles, int wperm, const __grid_constant__ CUtensorMap tw)
 {
@@ -341,7 +343,7 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 	unsigned char *smem = dyn_smem();
 	__shared__ float2 st_sum[MP];
 	__shared__ float st_mt[MP], st_rs[MP];
-	__shared__ __align__(8) uint64_t full[ST];  // TMA: stage s landed
+	__shared__ __align__(8) uint64_t full[ST];  // stage s landed
 	cg::cluster_group cl = cg::this_cluster();
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int wa = w % NA, f0 = w / NA * NFW;
@@ -357,44 +359,31 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 	float4 *const red0 =
 		(float4 *)(smem + (ring - sbase) + ST * SR_STAGE + (size_t)kchunk * MP * 128);
 
-	// W' of step (tile step / NKT, k-tile step % NKT) into its stage: by
-	// TMA from thread 0, or by every thread's cp.async.
+	// W' of step (tile step / NKT, k-tile step % NKT) into its stage, by
+	// TMA from thread 0 (zeros past wrows and K).
 	auto load_w = [&](int step) {
 		const int i = step / NKT, lk = step % NKT, s = step % ST;
 		const long n0 = (long)(grp + i * G) * SR_BW;
 
-		if constexpr (TMA) {
-			mbar_expect(fb + 8 * s, SR_STAGE);
-			tma_load(ring + s * SR_STAGE, &tw, (kb + lk) * LNL_KTILE, (int)n0, fb + 8 * s);
-		} else {
-			sk_copy<SR_BW, NT>(ring + s * SR_STAGE, Wf, n0, wrows, K,
-					   (kb + lk) * LNL_KTILE, tid);
-		}
+		mbar_expect(fb + 8 * s, SR_STAGE);
+		tma_load(ring + s * SR_STAGE, &tw, (kb + lk) * LNL_KTILE, (int)n0, fb + 8 * s);
 	};
 
-	if constexpr (TMA) {
-		if (tid == 0) {
-			for (int s = 0; s < ST; s++)
-				mbar_init(fb + 8 * s, 1);
-			asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-		}
-		__syncthreads();
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++)
+			mbar_init(fb + 8 * s, 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
-	// x's slice first (group 0), then the ring's first stages.
+	__syncthreads();
+	// x's slice (cp.async, every thread), then the ring's first stages.
 	for (int lk = 0; lk < NKT; lk++)
 		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
 	cp_async_commit();
 #pragma unroll
-	for (int s = 0; s < ST - 1; s++) {
-		if (s < S && (!TMA || tid == 0))
+	for (int s = 0; s < ST - 1; s++)
+		if (s < S && tid == 0)
 			load_w(s);
-		if constexpr (!TMA)
-			cp_async_commit();
-	}
-	if constexpr (TMA)
-		cp_async_wait<0>();
-	else
-		cp_async_wait<ST - 1>();
+	cp_async_wait<0>();
 	__syncthreads();
 
 	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
@@ -477,18 +466,10 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__res
 		for (int lk = 0; lk < NKT; lk++) {
 			const int step = i * NKT + lk;
 
-			if constexpr (TMA) {
-				__syncthreads();  // every warp is done with step - 1's stage
-				if (tid == 0 && step + ST - 1 < S)
-					load_w(step + ST - 1);
-				mbar_wait(fb + 8 * (step % ST), step / ST & 1);
-			} else {
-				cp_async_wait<ST - 2>();
-				__syncthreads();  // stage step landed for all; step - 1's is free
-				if (step + ST - 1 < S)
-					load_w(step + ST - 1);
-				cp_async_commit();
-			}
+			__syncthreads();  // every warp is done with step - 1's stage
+			if (tid == 0 && step + ST - 1 < S)
+				load_w(step + ST - 1);
+			mbar_wait(fb + 8 * (step % ST), step / ST & 1);
 
 			const uint32_t sw = ring + (step % ST) * SR_STAGE, sx = xs + lk * MP * 128;
 
@@ -572,12 +553,11 @@ struct sr_kern {
 	const void *fn;
 };
 
-#define SR_KERN(MP, XS, NAF, TMA) \
+#define SR_KERN(MP, XS, NAF) \
 	{ MP, LNL_SKINNY_RES_BW / 16 / (NAF) * (XS) * 32, \
-	  (const void *)k_fwd_skinny_res<MP, XS, NAF, TMA> }
+	  (const void *)k_fwd_skinny_res<MP, XS, NAF> }
 
-static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1, false), SR_KERN(64, 2, 2, false),
-					   SR_KERN(32, 1, 1, true), SR_KERN(64, 2, 2, true) };
+static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1), SR_KERN(64, 2, 2) };
 
 // What fwd_skinny_setup learnt of the device: the resident kernel's most
 // dynamic shared memory a block, and its clusters of c blocks the device
@@ -587,9 +567,7 @@ static int sr_clusters[LNL_SKINNY_MAX_SPLITS + 1];
 
 static const struct sr_kern *sr_kern(long M)
 {
-	const char *e = getenv("FP_X_TMA");
-
-	return &sr_kerns[(lnl_skinny_res_mp(M) <= 32 ? 0 : 1) + (e && *e == '1' ? 2 : 0)];
+	return &sr_kerns[lnl_skinny_res_mp(M) <= 32 ? 0 : 1];
 }
 
 int fwd_skinny_setup(void)
@@ -671,8 +649,8 @@ static int sk_launch(const void *fn, const struct lnl_op *op, const void *xv, un
 	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
 	int M = (int)op->M, K = (int)op->K, N = (int)op->N, wperm = op->wperm;
 	void *args_sk[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &wperm };
-	void *args_sr[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &extra,
-			    &wperm, (void *)tw };
+	void *args_sr[] = { &x, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &extra, &wperm,
+			    (void *)tw };
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
 

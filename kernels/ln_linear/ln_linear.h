@@ -245,16 +245,16 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
  * ring of k_fwd_skinny would carry as many bytes of x as of W' (its x tile
  * is as tall as W''s at 64 rows), k_fwd_skinny_res (fwd_skinny.cu) loads
  * its slice of K of x once, shifts and sums it in shared memory, and
- * streams W' alone through a ring of lnl_skinny_res_stages(mp) stages of
- * LNL_SKINNY_RES_BW rows, one tile after another: K in `slices` slices
+ * streams W' alone (TMA) through a ring of LNL_SKINNY_RES_STAGES(mp)
+ * stages of LNL_SKINNY_RES_BW rows, one tile after another: K in `slices` slices
  * (one cluster's blocks, one an SM), W''s tiles dealt round to `groups`
  * clusters. The plan: the least (tiles a group) x (k-tiles a slice + 1)
  * with the clusters the device runs at once (clusters[c] for c blocks a
  * cluster, c = 1 .. LNL_SKINNY_MAX_SPLITS) and the slice of x fitting
  * beside the ring in smem_max bytes; at least LNL_SPLIT_MIN_KT k-tiles a
- * slice. Measured on an H100 (bench/RESULTS.md, session 21): 0.84x the
- * split-K kernel's time at 64 rows of 3072 -> 9216, 0.61x at 4096 -> 14336,
- * still 1.46x and 1.41x LayerNorm + cuBLASLt there. 1 and the plan where
+ * slice. Measured on an H100 (bench/RESULTS.md, session 21): 0.79x the
+ * split-K kernel's time at 64 rows of 3072 -> 9216, 0.56x at 4096 -> 14336,
+ * still 1.37x and 1.30x LayerNorm + cuBLASLt there. 1 and the plan where
  * it serves M x K -> Nw of dt, else 0. */
 #define LNL_SKINNY_RES_MAX_M 64
 #define LNL_SKINNY_RES_BW 128
