@@ -136,7 +136,8 @@ enum lnl_fwd_kernel {
 	FK_SKINNY,     /* k_fwd_skinny (bf16, up to 16 rows): W' as the MMA's
 	                  A operand, slices of K reduced in a cluster */
 	FK_SKINNY_RES, /* k_fwd_skinny_res (bf16, 17 to 64 rows): the same
-	                  with x's slice resident, W' alone in the ring */
+	                  with x's slice resident, W' alone in the ring
+	                  (TMA) */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],

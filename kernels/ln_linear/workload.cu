@@ -44,7 +44,8 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
 //   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu): x's
 //   to LNL_SKINNY_RES_MAX_M rows    slice of K resident, W' alone in the
-//                                   ring, tiles dealt round to clusters
+//                                   ring (TMA), tiles dealt round to
+//                                   clusters
 //                                   (lnl_fwd_skinny_res)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
@@ -272,10 +273,10 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 LNL_SKINNY_BW, op->splits);
 		break;
 	case FK_SKINNY_RES:
-		snprintf(buf, n, "skinny, x resident: mma.sync with W' as A (%d-row tiles, dealt "
-			 "to %d clusters) and x's slice as B, over %d slices of K in a cluster, "
-			 "reduced through DSMEM", LNL_SKINNY_RES_BW, op->sgroups, op->splits);
-		break;
+		snprintf(buf, n, "skinny, x resident: mma.sync with W' as A (%d-row tiles by TMA, "
+			 "dealt to %d clusters) and x's slice as B, over %d slices of K in a "
+			 "cluster, reduced through DSMEM", LNL_SKINNY_RES_BW, op->sgroups,
+			 op->splits);
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
