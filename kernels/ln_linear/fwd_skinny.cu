@@ -94,6 +94,25 @@ __device__ __forceinline__ float4 sk_slices_sum(cg::cluster_group &cl, const flo
 	return v;
 }
 
+// Every rank: mean - c and rstd of x's rows 0 .. MP - 1 from the C
+// slices' sums (st_sum in each rank's shared memory), added in rank order.
+template <int MP, int NT>
+__device__ __forceinline__ void sk_merge_stats(cg::cluster_group &cl, float2 *st_sum, int C, int K,
+					       int tid, float *st_mt, float *st_rs)
+{
+	for (int r = tid; r < MP; r += NT) {
+		float a1 = 0.f, a2 = 0.f;
+
+		for (int q = 0; q < C; q++) {
+			const float2 p = *cl.map_shared_rank(st_sum + r, q);
+
+			a1 += p.x;
+			a2 += p.y;
+		}
+		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
+	}
+}
+
 // The epilogue of one float4 of a tile's sums: W' rows wr (.x, .y) and
 // wr + 8 (.z, .w), x rows m (.x, .z) and m + 1 (.y, .w); y = rstd (acc -
 // (mean - c) s) + b', rows of W' past wrows, columns past N and rows of x
@@ -260,18 +279,7 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 		red[j * NT + tid] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
 	cl.sync();
 
-	// Every rank: the statistics of all MP rows from the C slices' sums.
-	for (int r = tid; r < MP; r += NT) {
-		float a1 = 0.f, a2 = 0.f;
-
-		for (int q = 0; q < C; q++) {
-			const float2 p = *cl.map_shared_rank(st_sum + r, q);
-
-			a1 += p.x;
-			a2 += p.y;
-		}
-		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
-	}
+	sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
 	__syncthreads();
 
 	// This rank's share of the tile's float4s: the C slices added in rank
@@ -425,17 +433,7 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ 
 			st_sum[r] = make_float2(a1, a2);
 	}
 	cl.sync();
-	for (int r = tid; r < MP; r += NT) {
-		float a1 = 0.f, a2 = 0.f;
-
-		for (int q = 0; q < C; q++) {
-			const float2 p = *cl.map_shared_rank(st_sum + r, q);
-
-			a1 += p.x;
-			a2 += p.y;
-		}
-		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
-	}
+	sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
 
 	// This rank's share of tile ti's sums: the C slices added in rank
 	// order, then the epilogue.
@@ -533,7 +531,6 @@ k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ 
 	cluster_wait();
 	if (ntile > 0)
 		reduce(ntile - 1);
-	cp_async_wait<0>();
 	cluster_arrive();
 	cluster_wait();  // no rank leaves while another reads its shared memory
 }
