@@ -14,6 +14,7 @@
 #include "error.h"
 #include "internal.h"
 #include "layernorm/layernorm.h"
+#include "skinny.cuh"
 
 // The kernels' configurations (their comments below say why): threads a
 // block, ring stages, and dynamic shared memory (the ring, 1024-aligned).
@@ -138,6 +139,76 @@ __device__ __forceinline__ void fence_proxy_async(void)
 {
 	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+
+// d (this warpgroup's 64 x 32, 16 floats a thread) += a (64 x 16) b
+// (16 x 32), both from shared memory through their descriptors.
+__device__ __forceinline__ void wgmma_m64n32k16_ss(float *d, uint64_t da, uint64_t db)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+		     "%16, %17, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		     : "l"(da), "l"(db), "r"(1));
+}
+
+// d (this warpgroup's 64 x 64, 32 floats a thread) += a (64 x 16) b
+// (16 x 64), both from shared memory through their descriptors.
+__device__ __forceinline__ void wgmma_m64n64k16_ss(float *d, uint64_t da, uint64_t db)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+		     "%32, %33, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "l"(da), "l"(db), "r"(1));
+}
+
+// The x-resident skinny kernel's multiply of one k-tile on wgmma
+// (skinny.cuh's body; NAF = XS = 1: warp w's 16 rows of W' are rows
+// 16 (w % 4) of its warpgroup's 64, w / 4 the warpgroup): the warpgroup's
+// 64 rows of the W' stage at sw against all MP rows of the resident x~
+// k-tile at sx, four k-steps, both operands read by the tensor cores from
+// shared memory (no ldmatrix, no fragments in registers). The
+// accumulators are mma.sync's fragments in the same order (d[4 j + e] is
+// acc[0][j][e]: rows g, g + 8, columns 8 j + 2 t, + 1), so the body's
+// exchange and epilogue serve both.
+struct SkWgmma {
+	static constexpr bool ASYNC_PROXY = true;  // x~ is read through it
+
+	template <int MP, int XS, int NAF>
+	__device__ __forceinline__ static void ktile(float (&acc)[NAF][MP / 8 / XS][4],
+						     uint32_t sw, uint32_t sx, int lane, int wa,
+						     int f0)
+	{
+		static_assert(XS == 1 && NAF == 1 && (MP == 32 || MP == 64), "warpgroup shape");
+		float *d = &acc[0][0][0];
+		const uint32_t sa = sw + (wa >> 2) * 64 * 128;
+
+		(void)lane;
+		(void)f0;
+#pragma unroll
+		for (int i = 0; i < MP / 2; i++)
+			wg_fence_operand(d[i]);
+		wg_arrive();
+#pragma unroll
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
+			if constexpr (MP == 64)
+				wgmma_m64n64k16_ss(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
+			else
+				wgmma_m64n32k16_ss(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
+		}
+		wg_commit();
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MP / 2; i++)
+			wg_fence_operand(d[i]);
+	}
+};
 
 // One k-tile of a wgmma kernel's math warp: its A fragments (rows row0..
 // row0 + 15 of the swizzled x tile at sa) loaded, shifted by the rows'
@@ -721,6 +792,23 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 
 // ---------------------------------------------------------------------------
 // Launchers
+
+// k_fwd_skinny_wg: skinny.cuh's x-resident body on wgmma (MP = 32, 64).
+template <int MP>
+__global__ void __launch_bounds__(256, 1)
+k_fwd_skinny_wg(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int kchunk, int tiles, int wperm, const __grid_constant__ CUtensorMap tw)
+{
+	SM90A_ONLY((skinny_res_body<MP, 1, 1, SkWgmma>(x, sW, bf, y, M, K, N, wrows, kchunk, tiles,
+							wperm, &tw)));
+}
+
+const void *fwd_skinny_wg_kernel(int mp)
+{
+	return mp == 32 ? (const void *)k_fwd_skinny_wg<32>
+			: mp == 64 ? (const void *)k_fwd_skinny_wg<64> : NULL;
+}
 
 int fwd_wgmma_setup(int *have)
 {

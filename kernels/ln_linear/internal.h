@@ -142,13 +142,16 @@ enum lnl_fwd_kernel {
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
-enum { OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY };
+enum {
+	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA
+};
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
+enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -225,6 +228,7 @@ struct lnl_op {
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
+	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
@@ -284,6 +288,8 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
  * swizzle; reads past its edges give zeros. The driver's encoder is found
  * once through the runtime (nothing links libcuda). */
 int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
+/* fwd_wgmma.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
+const void *fwd_skinny_wg_kernel(int mp);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

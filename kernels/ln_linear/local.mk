@@ -9,13 +9,13 @@ lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
 	kernels/ln_linear/workload.cu
 kernels_libfpkernels_a_SOURCES += kernels/ln_linear/ln_linear.h \
 	kernels/ln_linear/internal.h kernels/ln_linear/lnl-math.cuh \
-	kernels/ln_linear/gemv.cuh kernels/ln_linear/ref.c \
+	kernels/ln_linear/gemv.cuh kernels/ln_linear/skinny.cuh kernels/ln_linear/ref.c \
 	kernels/ln_linear/split.c $(lnl_cu)
 
 ## nvcc objects get no automatic dependency tracking.
 lnl_objects = $(lnl_cu:.cu=.$(OBJEXT))
 $(lnl_objects): kernels/ln_linear/internal.h kernels/ln_linear/ln_linear.h \
-	kernels/ln_linear/lnl-math.cuh kernels/ln_linear/gemv.cuh \
+	kernels/ln_linear/lnl-math.cuh kernels/ln_linear/gemv.cuh kernels/ln_linear/skinny.cuh \
 	$(kernels_headers)
 
 ## The Hopper kernels use wgmma, setmaxnreg and cluster multicast, which

@@ -73,6 +73,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
 	op->splits = 1;
+	op->swg = 0;
 	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
 		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
@@ -121,6 +122,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 					       &op->sgroups)) {
 			op->fk = FK_SKINNY_RES;
 			op->wperm = perm;
+			op->swg = op->ko.v[OPT_SKINNY_MMA] == SKMMA_WGMMA;
 			return 0;
 		}
 	}
@@ -273,10 +275,10 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 LNL_SKINNY_BW, op->splits);
 		break;
 	case FK_SKINNY_RES:
-		snprintf(buf, n, "skinny, x resident: mma.sync with W' as A (%d-row tiles by TMA, "
+		snprintf(buf, n, "skinny, x resident: %s with W' as A (%d-row tiles by TMA, "
 			 "dealt to %d clusters) and x's slice as B, over %d slices of K in a "
-			 "cluster, reduced through DSMEM", LNL_SKINNY_RES_BW, op->sgroups,
-			 op->splits);
+			 "cluster, reduced through DSMEM", op->swg ? "wgmma" : "mma.sync",
+			 LNL_SKINNY_RES_BW, op->sgroups, op->splits);
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -304,6 +306,7 @@ static const char *const pass_values[] = { "auto", "on", "off", NULL };
 static const char *const split_values[] = { "auto", "off", NULL };
 static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_values[] = { "auto", "on", "off", NULL };
+static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -331,6 +334,11 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "kernels above (off); auto: on where the "
 	  "128x256 tiles would fill under half the SMs and decode does not serve",
 	  "off" },
+	{ "skinny_mma", skinny_mma_values,
+	  "the multiply of the x-resident skinny kernel (17 to 64 bf16 rows): mma.sync on "
+	  "ldmatrix'd fragments (sync) or wgmma reading W' and x~ from shared memory (wgmma); "
+	  "auto: sync",
+	  "wgmma" },
 	{ NULL, NULL, NULL },
 };
 

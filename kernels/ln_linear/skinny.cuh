@@ -1,0 +1,371 @@
+// skinny.cuh - the skinny forward's device pieces that its kernels share
+// (fwd_skinny.cu; the wgmma form of the resident kernel in fwd_wgmma.cu):
+// the k-tile copy, the slices' sum and the epilogue's store, the split
+// cluster barrier, and the x-resident kernel's body over a multiply policy
+// (mma.sync here; wgmma where sm_90a is built). See fwd_skinny.cu for
+// how they work together.
+#ifndef FUSEPROF_LNL_SKINNY_CUH
+#define FUSEPROF_LNL_SKINNY_CUH
+
+#include <cooperative_groups.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include "internal.h"
+
+namespace cg = cooperative_groups;
+
+// cp.async of one k-tile (columns k0 .. k0 + 63) of ROWS rows from r0 of a
+// row-major bf16 tensor (rows K long) into the swizzled tile at dst, zero-
+// filled past row lim and column K.
+template <int ROWS, int NT>
+__device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__restrict__ src,
+					long r0, long lim, int K, int k0, int tid)
+{
+	// Thread tid copies chunk tid % 8 of rows tid / 8, + NT / 8, ...: the
+	// same column and (NT / 8 a multiple of 8) the same swizzle each time.
+	constexpr int RPI = NT / 8;
+	static_assert(NT % 64 == 0, "rows a pass a multiple of 8");
+	const int ch = tid & 7, rt = tid >> 3, k = k0 + ch * 8;
+	const bool kok = k < K;
+	const __nv_bfloat16 *p = src + (r0 + rt) * (long)K + k;
+	const uint32_t d = dst + rt * 128 + ((ch ^ (rt & 7)) << 4);
+
+#pragma unroll
+	for (int i = 0; i < (ROWS + RPI - 1) / RPI; i++) {
+		if (ROWS % RPI != 0 && rt + i * RPI >= ROWS)
+			break;
+		const bool ok = kok && r0 + rt + i * RPI < lim;
+
+		cp_async16(d + i * RPI * 128, ok ? p + (long)i * RPI * K : src, ok ? 16 : 0);
+	}
+}
+
+// The float4 at red in each of the cluster's C blocks, added in rank order
+// (every load in flight first): the same bits every run.
+__device__ __forceinline__ float4 sk_slices_sum(cg::cluster_group &cl, const float4 *red, int C)
+{
+	float4 v = make_float4(0.f, 0.f, 0.f, 0.f), pq[LNL_SKINNY_MAX_SPLITS];
+
+#pragma unroll
+	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
+		if (q < C)
+			pq[q] = *cl.map_shared_rank(red, q);
+#pragma unroll
+	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
+		if (q < C) {
+			v.x += pq[q].x;
+			v.y += pq[q].y;
+			v.z += pq[q].z;
+			v.w += pq[q].w;
+		}
+	}
+	return v;
+}
+
+// Every rank: mean - c and rstd of x's rows 0 .. MP - 1 from the C
+// slices' sums (st_sum in each rank's shared memory), added in rank order.
+template <int MP, int NT>
+__device__ __forceinline__ void sk_merge_stats(cg::cluster_group &cl, float2 *st_sum, int C, int K,
+					       int tid, float *st_mt, float *st_rs)
+{
+	for (int r = tid; r < MP; r += NT) {
+		float a1 = 0.f, a2 = 0.f;
+
+		for (int q = 0; q < C; q++) {
+			const float2 p = *cl.map_shared_rank(st_sum + r, q);
+
+			a1 += p.x;
+			a2 += p.y;
+		}
+		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
+	}
+}
+
+// The epilogue of one float4 of a tile's sums: W' rows wr (.x, .y) and
+// wr + 8 (.z, .w), x rows m (.x, .z) and m + 1 (.y, .w); y = rstd (acc -
+// (mean - c) s) + b', rows of W' past wrows, columns past N and rows of x
+// past M left out. W' row j holds column perm32(j) where wperm says.
+__device__ __forceinline__ void sk_store(__nv_bfloat16 *__restrict__ y, float4 v, long wr, int m,
+					 int M, int N, long wrows, int wperm,
+					 const float *__restrict__ sW, const float *__restrict__ bf,
+					 const float *st_mt, const float *st_rs)
+{
+	const float e[2][2] = { { v.x, v.y }, { v.z, v.w } };
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const long col = wperm ? perm32(wr + 8 * h) : wr + 8 * h;
+
+		if (wr + 8 * h >= wrows || col >= N)
+			continue;
+		const float sc = sW[col], bc = bf[col];
+#pragma unroll
+		for (int d = 0; d < 2; d++) {
+			if (m + d < M)
+				y[(long)(m + d) * N + col] = __float2bfloat16_rn(
+					st_rs[m + d] * (e[h][d] - st_mt[m + d] * sc) + bc);
+		}
+	}
+}
+
+// The two halves of a cluster barrier, apart: arrive (release: this
+// thread's shared-memory writes before it are seen by every rank past its
+// wait), and wait (acquire) for every thread of the cluster's arrival.
+__device__ __forceinline__ void cluster_arrive(void)
+{
+	asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// The resident kernel's multiply of one k-tile on mma.sync: warp w's NAF
+// A fragments (rows 16 (NAF wa + a) of the W' stage at sw) against its
+// NFW B fragments (x~ rows 8 f0 on, of the resident k-tile at sx), both
+// ldmatrix'd, into acc[a][j].
+struct SkMmaSync {
+	static constexpr bool ASYNC_PROXY = false;
+
+	template <int MP, int XS, int NAF>
+	__device__ __forceinline__ static void ktile(float (&acc)[NAF][MP / 8 / XS][4],
+						     uint32_t sw, uint32_t sx, int lane, int wa,
+						     int f0)
+	{
+		constexpr int NFW = MP / 8 / XS;
+
+#pragma unroll
+		for (int ks = 0; ks < 4; ks++) {
+			uint32_t A[NAF][4], b[NFW][2];
+
+#pragma unroll
+			for (int a = 0; a < NAF; a++) {
+				const int r = (wa * NAF + a) * 16 + (lane & 15);
+				const int ch = ks * 2 + (lane >> 4);
+
+				ldsm_x4(sw + r * 128 + ((ch ^ (r & 7)) << 4), A[a][0], A[a][1],
+					A[a][2], A[a][3]);
+			}
+			if constexpr (NFW == 1) {
+				const int r = 8 * f0 + (lane & 7), ch = ks * 2 + ((lane >> 3) & 1);
+				uint32_t u2, u3;
+
+				ldsm_x4(sx + r * 128 + ((ch ^ (r & 7)) << 4), b[0][0], b[0][1], u2,
+					u3);
+				(void)u2;
+				(void)u3;
+			} else {
+#pragma unroll
+				for (int p = 0; p < NFW / 2; p++) {
+					const int r = 8 * f0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
+					const int ch = ks * 2 + ((lane >> 3) & 1);
+
+					ldsm_x4(sx + r * 128 + ((ch ^ (r & 7)) << 4), b[2 * p][0],
+						b[2 * p][1], b[2 * p + 1][0], b[2 * p + 1][1]);
+				}
+			}
+#pragma unroll
+			for (int a = 0; a < NAF; a++)
+#pragma unroll
+				for (int j = 0; j < NFW; j++)
+					mma_bf16(acc[a][j], A[a], b[j]);
+		}
+	}
+};
+
+// ---------------------------------------------------------------------------
+// The x-resident kernel (k_fwd_skinny_res): x's slice of K resident in shared memory, shifted and
+// summed once; the ring streams W' alone, tile after tile.
+//
+// At 64 rows k_fwd_skinny's ring carried as many bytes of x as of W', and
+// every warp shifted and summed the same x fragments again (it lost to the
+// split-K kernel from 32 rows). Here a cluster = C blocks, one slice of K
+// each (rank order), one block an SM; grid.x = G clusters, cluster g
+// taking W''s tiles g, g + G, ... (SR_BW rows each), its ring running on
+// from one tile into the next: thread 0 issues each stage's TMA copy, an
+// mbarrier a stage says it landed, a block barrier a k-tile says the stage
+// before is free (TMA beat every thread's cp.async by 5-8 % from 3072
+// wide, lost 2-3 % at 1000-2048: bench/RESULTS.md, session 21; its
+// instruction stream is the lighter). Each block first loads its slice of x
+// (MP rows, zeros past M and K), shifts it in place (x~ = x - c, 0 past K)
+// and sums it, TPR threads a row; the ranks' sums meet once, in rank
+// order. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
+// A fragments (16 rows of W' each) from row 16 NAF (w % NA) of the tile
+// against x group w / NA (MP / XS rows, NFW B fragments, ldmatrix'd from
+// the resident slice as they are). At a tile's end each block leaves its
+// sums in one of two buffers and arrives on the cluster barrier; it waits
+// on that barrier only after its next tile's loop, then adds its 1/C of
+// the finished tile over the slices in rank order (deterministic) and
+// stores y.
+#define SR_BW LNL_SKINNY_RES_BW
+#define SR_STAGE (SR_BW * 128)
+
+template <int MP, int XS, int NAF, typename Mma>
+__device__ __forceinline__ void
+skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int kchunk, int tiles, int wperm, const CUtensorMap *tw)
+{
+	constexpr int NA = SR_BW / 16 / NAF, NT = 32 * NA * XS, NFW = MP / 8 / XS, NJ = NAF * NFW;
+	constexpr int TPR = NT / MP;
+	constexpr int ST = LNL_SKINNY_RES_STAGES(MP);
+	static_assert(MP % (8 * XS) == 0 && (NFW == 1 || NFW % 2 == 0), "fragments");
+	static_assert(TPR >= 1 && TPR <= 32 && (TPR & (TPR - 1)) == 0, "threads a row");
+	unsigned char *smem = dyn_smem();
+	__shared__ float2 st_sum[MP];
+	__shared__ float st_mt[MP], st_rs[MP];
+	__shared__ __align__(8) uint64_t full[ST];  // stage s landed
+	cg::cluster_group cl = cg::this_cluster();
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int wa = w % NA, f0 = w / NA * NFW;
+	const uint32_t fb = smem_u32(full);
+	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
+	const int G = (int)gridDim.x, grp = (int)blockIdx.x;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const int kb = rank * kchunk, NKT = min(KT, kb + kchunk) - kb;
+	const int ntile = (tiles - grp + G - 1) / G, S = ntile * NKT;
+	// The ring 1024-aligned (TMA's 128-byte swizzle repeats every 8 rows).
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t xs = ring + ST * SR_STAGE;
+	float4 *const red0 =
+		(float4 *)(smem + (ring - sbase) + ST * SR_STAGE + (size_t)kchunk * MP * 128);
+
+	// W' of step (tile step / NKT, k-tile step % NKT) into its stage, by
+	// TMA from thread 0 (zeros past wrows and K).
+	auto load_w = [&](int step) {
+		const int i = step / NKT, lk = step % NKT, s = step % ST;
+		const long n0 = (long)(grp + i * G) * SR_BW;
+
+		mbar_expect(fb + 8 * s, SR_STAGE);
+		tma_load(ring + s * SR_STAGE, tw, (kb + lk) * LNL_KTILE, (int)n0, fb + 8 * s);
+	};
+
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++)
+			mbar_init(fb + 8 * s, 1);
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+	// x's slice (cp.async, every thread), then the ring's first stages.
+	for (int lk = 0; lk < NKT; lk++)
+		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
+	cp_async_commit();
+#pragma unroll
+	for (int s = 0; s < ST - 1; s++)
+		if (s < S && tid == 0)
+			load_w(s);
+	cp_async_wait<0>();
+	__syncthreads();
+
+	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
+	// row, adjacent lanes, added in a fixed order.
+	{
+		const int r = tid / TPR, sub = tid % TPR;
+		const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
+		const __nv_bfloat162 cc = __halves2bfloat162(c, c);
+		const uint32_t cu = *(const uint32_t *)&cc;
+		float a1 = 0.f, a2 = 0.f;
+
+		for (int q = sub; q < NKT * 8; q += TPR) {
+			const int lk = q >> 3, ch = q & 7;
+			uint4 *p = (uint4 *)(smem + (xs - sbase) + lk * MP * 128 + r * 128 +
+					     ((ch ^ (r & 7)) << 4));
+
+			if ((kb + lk) * LNL_KTILE + ch * 8 < K) {
+				uint4 v = *p;
+
+				v.x = bsub2(v.x, cu);
+				v.y = bsub2(v.y, cu);
+				v.z = bsub2(v.z, cu);
+				v.w = bsub2(v.w, cu);
+				stats2(v.x, a1, a2);
+				stats2(v.y, a1, a2);
+				stats2(v.z, a1, a2);
+				stats2(v.w, a1, a2);
+				*p = v;
+			} else {
+				*p = make_uint4(0, 0, 0, 0);
+			}
+		}
+#pragma unroll
+		for (int o = 1; o < TPR; o <<= 1) {
+			a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
+			a2 += __shfl_xor_sync(FP_FULL_MASK, a2, o);
+		}
+		if (sub == 0)
+			st_sum[r] = make_float2(a1, a2);
+	}
+	if constexpr (Mma::ASYNC_PROXY)  // x~ written through the generic proxy
+		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	cl.sync();
+	sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
+
+	// This rank's share of tile ti's sums: the C slices added in rank
+	// order, then the epilogue.
+	auto reduce = [&](int ti) {
+		const float4 *const red = red0 + (ti & 1) * NJ * NT;
+		const long n0 = (long)(grp + ti * G) * SR_BW;
+		const int U = NJ * NT, lo = rank * U / C, hi = (rank + 1) * U / C;
+
+		for (int u = lo + tid; u < hi; u += NT) {
+			const int to = u % NT, j = u / NT, lo_ = to & 31, wo = to >> 5;
+
+			sk_store(y, sk_slices_sum(cl, red + u, C),
+				 n0 + ((wo % NA) * NAF + j / NFW) * 16 + (lo_ >> 2),
+				 8 * (wo / NA * NFW + j % NFW) + 2 * (lo_ & 3), M, N, wrows, wperm, sW,
+				 bf, st_mt, st_rs);
+		}
+	};
+
+	for (int i = 0; i < ntile; i++) {
+		float acc[NAF][NFW][4];
+
+#pragma unroll
+		for (int a = 0; a < NAF; a++)
+#pragma unroll
+			for (int j = 0; j < NFW; j++)
+				acc[a][j][0] = acc[a][j][1] = acc[a][j][2] = acc[a][j][3] = 0.f;
+
+		for (int lk = 0; lk < NKT; lk++) {
+			const int step = i * NKT + lk;
+
+			__syncthreads();  // every warp is done with step - 1's stage
+			if (tid == 0 && step + ST - 1 < S)
+				load_w(step + ST - 1);
+			mbar_wait(fb + 8 * (step % ST), step / ST & 1);
+
+			const uint32_t sw = ring + (step % ST) * SR_STAGE, sx = xs + lk * MP * 128;
+
+			Mma::template ktile<MP, XS, NAF>(acc, sw, sx, lane, wa, f0);
+		}
+
+		// The tile's sums where the other ranks read them (float4 j =
+		// a NFW + f of thread tid at j NT + tid; two buffers, tiles
+		// alternating); the last tile's share reduced first, once every
+		// rank has arrived (its arrival overlapped this tile's loop).
+		if (i > 0) {
+			cluster_wait();
+			reduce(i - 1);
+		}
+		float4 *const red = red0 + (i & 1) * NJ * NT;
+#pragma unroll
+		for (int a = 0; a < NAF; a++)
+#pragma unroll
+			for (int j = 0; j < NFW; j++)
+				red[(a * NFW + j) * NT + tid] =
+					make_float4(acc[a][j][0], acc[a][j][1], acc[a][j][2], acc[a][j][3]);
+		// Buffer i & 1 was last read (tile i - 2) by every rank before
+		// its arrival for tile i - 1, which the wait above waited for.
+		cluster_arrive();
+	}
+	cluster_wait();
+	if (ntile > 0)
+		reduce(ntile - 1);
+	cluster_arrive();
+	cluster_wait();  // no rank leaves while another reads its shared memory
+}
+
+
+#endif
