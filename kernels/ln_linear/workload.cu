@@ -101,7 +101,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// bf16 up to 64 rows where the big tiles would not fill the SMs (or
 	// wherever it serves, skinny=on): W' as the MMA's A operand, x as its
 	// B, slices of K in a cluster (Hopper's: where the sm_90a code is);
-	// from 17 rows with x's slice resident in shared memory.
+	// from 17 rows with x's slice resident in shared memory, multiplied on
+	// wgmma unless skinny_mma=sync (wgmma 2-8 % faster from 17 to 64 rows:
+	// bench/RESULTS.md, "the resident skinny kernel on wgmma").
 	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
 	    op->M <= LNL_SKINNY_RES_MAX_M &&
 	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms))) {
@@ -122,7 +124,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 					       &op->sgroups)) {
 			op->fk = FK_SKINNY_RES;
 			op->wperm = perm;
-			op->swg = op->ko.v[OPT_SKINNY_MMA] == SKMMA_WGMMA;
+			op->swg = op->ko.v[OPT_SKINNY_MMA] != SKMMA_SYNC;
 			return 0;
 		}
 	}
@@ -337,8 +339,8 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "skinny_mma", skinny_mma_values,
 	  "the multiply of the x-resident skinny kernel (17 to 64 bf16 rows): mma.sync on "
 	  "ldmatrix'd fragments (sync) or wgmma reading W' and x~ from shared memory (wgmma); "
-	  "auto: sync",
-	  "wgmma" },
+	  "auto: wgmma (2-8 % faster from 17 to 64 rows)",
+	  "sync" },
 	{ NULL, NULL, NULL },
 };
 
