@@ -329,6 +329,20 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 		     "@!p bra WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
+/* One arrival on bar (release: this thread's memory accesses before it are
+ * seen by whoever waits on the phase it completes). */
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+
+/* Barrier id among the first count threads to reach it (count a multiple
+ * of 32); id 0 is __syncthreads's. */
+__device__ __forceinline__ void bar_sync(int id, int count)
+{
+	asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(count) : "memory");
+}
+
 /* One arrival on bar that also expects bytes of copies to complete on it. */
 __device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
 {

@@ -203,7 +203,7 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 
 // k_fwd_skinny_res: skinny.cuh's body on mma.sync.
 template <int MP, int XS, int NAF>
-__global__ void __launch_bounds__(SR_BW / 16 / NAF * XS * 32, 1)
+__global__ void __launch_bounds__(SR_THREADS(XS, NAF), 1)
 k_fwd_skinny_res(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		 const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
 		 long wrows, int kchunk, int tiles, int wperm,
@@ -229,8 +229,7 @@ struct sr_kern {
 };
 
 #define SR_KERN(MP, XS, NAF) \
-	{ MP, LNL_SKINNY_RES_BW / 16 / (NAF) * (XS) * 32, \
-	  (const void *)k_fwd_skinny_res<MP, XS, NAF> }
+	{ MP, SR_THREADS(XS, NAF), (const void *)k_fwd_skinny_res<MP, XS, NAF> }
 
 static const struct sr_kern sr_kerns[] = { SR_KERN(32, 1, 1), SR_KERN(64, 2, 2) };
 
@@ -358,7 +357,8 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 
 		if (lnl_tma_map(&tw, op->Wf, op->K, wrows, LNL_SKINNY_RES_BW))
 			return -1;
-		return sk_launch(fn, op, x, (unsigned)op->sgroups, op->swg ? 256u : (unsigned)k->threads,
+		return sk_launch(fn, op, x, (unsigned)op->sgroups,
+				 op->swg ? (unsigned)SR_THREADS(1, 1) : (unsigned)k->threads,
 				 lnl_skinny_res_smem(k->mp, kchunk), kchunk, tiles, &tw, st);
 	}
 	return sk_launch(op->M <= 8 ? (const void *)k_fwd_skinny<SK_BW, 8>

@@ -477,11 +477,6 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // so pairs serve from N = 512 on (lnl_fwd_choose in workload.cu, option
 // clusters). The launcher takes the kernel from K = WS_MIN_K on.
 
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
-}
-
 // The same box into shared memory at dst in every block of the cluster
 // that mask names, completing on the barrier at bar's offset in each.
 __device__ __forceinline__ void tma_load_mc(uint32_t dst, const CUtensorMap *map,
@@ -518,13 +513,6 @@ __device__ __forceinline__ uint32_t cluster_rank(void)
 	uint32_t r = 0;
 	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
 	return r;
-}
-
-// Barrier id among the first count threads to reach it (count a multiple
-// of 32); id 0 is __syncthreads's.
-__device__ __forceinline__ void bar_sync(int id, int count)
-{
-	asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(count) : "memory");
 }
 
 template <int REGS>
@@ -795,7 +783,7 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 
 // k_fwd_skinny_wg: skinny.cuh's x-resident body on wgmma (MP = 32, 64).
 template <int MP>
-__global__ void __launch_bounds__(256, 1)
+__global__ void __launch_bounds__(SR_THREADS(1, 1), 1)
 k_fwd_skinny_wg(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
 		long wrows, int kchunk, int tiles, int wperm, const __grid_constant__ CUtensorMap tw)

@@ -184,13 +184,16 @@ struct SkMmaSync {
 // split-K kernel from 32 rows). Here a cluster = C blocks, one slice of K
 // each (rank order), one block an SM; grid.x = G clusters, cluster g
 // taking W''s tiles g, g + G, ... (SR_BW rows each), its ring running on
-// from one tile into the next: thread 0 issues each stage's TMA copy, an
-// mbarrier a stage says it landed, a block barrier a k-tile says the stage
-// before is free (TMA beat every thread's cp.async by 5-8 % from 3072
-// wide, lost 2-3 % at 1000-2048: bench/RESULTS.md, session 21; its
-// instruction stream is the lighter). Each block first loads its slice of x
-// (MP rows, zeros past M and K), shifts it in place (x~ = x - c, 0 past K)
-// and sums it, TPR threads a row; the ranks' sums meet once, in rank
+// from one tile into the next: a producer warp (the block's last) issues
+// each stage's TMA copy once every consumer warp has arrived on the
+// stage's empty mbarrier, and a full mbarrier says it landed (TMA beat
+// every thread's cp.async by 5-8 % from 3072 wide, lost 2-3 % at
+// 1000-2048; the producer warp, against thread 0 issuing after a block
+// barrier a k-tile, took 2-15 % off but at 3072 -> 9216, 1-2 % worse
+// there: bench/RESULTS.md, sessions 21 and 22). Each block's consumers
+// first load its slice of x (MP rows, zeros past M and K), shift it in
+// place (x~ = x - c, 0 past K) and sum it, TPR threads a row, while the
+// ring fills; the ranks' sums meet once, in rank
 // order. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
 // A fragments (16 rows of W' each) from row 16 NAF (w % NA) of the tile
 // against x group w / NA (MP / XS rows, NFW B fragments, ldmatrix'd from
@@ -201,6 +204,9 @@ struct SkMmaSync {
 // stores y.
 #define SR_BW LNL_SKINNY_RES_BW
 #define SR_STAGE (SR_BW * 128)
+// A block: the consumers' NA XS warps, then the producer warp.
+#define SR_NT(XS, NAF) (SR_BW / 16 / (NAF) * (XS) * 32)
+#define SR_THREADS(XS, NAF) (SR_NT(XS, NAF) + 32)
 
 template <int MP, int XS, int NAF, typename Mma>
 __device__ __forceinline__ void
@@ -208,7 +214,7 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
 		long wrows, int kchunk, int tiles, int wperm, const CUtensorMap *tw)
 {
-	constexpr int NA = SR_BW / 16 / NAF, NT = 32 * NA * XS, NFW = MP / 8 / XS, NJ = NAF * NFW;
+	constexpr int NA = SR_BW / 16 / NAF, NT = SR_NT(XS, NAF), NFW = MP / 8 / XS, NJ = NAF * NFW;
 	constexpr int TPR = NT / MP;
 	constexpr int ST = LNL_SKINNY_RES_STAGES(MP);
 	static_assert(MP % (8 * XS) == 0 && (NFW == 1 || NFW % 2 == 0), "fragments");
@@ -216,11 +222,12 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	unsigned char *smem = dyn_smem();
 	__shared__ float2 st_sum[MP];
 	__shared__ float st_mt[MP], st_rs[MP];
-	__shared__ __align__(8) uint64_t full[ST];  // stage s landed
+	__shared__ __align__(8) uint64_t full[ST];   // stage s landed
+	__shared__ __align__(8) uint64_t empty[ST];  // every consumer warp is done with it
 	cg::cluster_group cl = cg::this_cluster();
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int wa = w % NA, f0 = w / NA * NFW;
-	const uint32_t fb = smem_u32(full);
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 	const int C = (int)cluster_nctarank(), rank = (int)cluster_ctarank();
 	const int G = (int)gridDim.x, grp = (int)blockIdx.x;
 	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
@@ -233,7 +240,7 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 		(float4 *)(smem + (ring - sbase) + ST * SR_STAGE + (size_t)kchunk * MP * 128);
 
 	// W' of step (tile step / NKT, k-tile step % NKT) into its stage, by
-	// TMA from thread 0 (zeros past wrows and K).
+	// TMA from the producer warp's lane 0 (zeros past wrows and K).
 	auto load_w = [&](int step) {
 		const int i = step / NKT, lk = step % NKT, s = step % ST;
 		const long n0 = (long)(grp + i * G) * SR_BW;
@@ -243,21 +250,47 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	};
 
 	if (tid == 0) {
-		for (int s = 0; s < ST; s++)
+		for (int s = 0; s < ST; s++) {
 			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, NT / 32);
+		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
 	__syncthreads();
-	// x's slice (cp.async, every thread), then the ring's first stages.
+	if (tid >= NT) {
+		// The producer warp: the ring's stages as soon as each is free
+		// (every consumer warp has arrived on its empty barrier), the
+		// first ST at once; it joins the cluster barriers in the
+		// consumers' order, a tile's arrival once that tile is issued.
+		int step = 0;
+
+		if (lane == 0)
+			for (; step < min(ST, S); step++)
+				load_w(step);
+		__syncwarp();
+		cl.sync();
+		for (int i = 0; i < ntile; i++) {
+			if (lane == 0)
+				for (; step < (i + 1) * NKT; step++) {
+					mbar_wait(eb + 8 * (step % ST), (step / ST - 1) & 1);
+					load_w(step);
+				}
+			__syncwarp();
+			if (i > 0)
+				cluster_wait();
+			cluster_arrive();
+		}
+		cluster_wait();
+		cluster_arrive();
+		cluster_wait();
+		return;
+	}
+	// The consumers: x's slice (cp.async), while the ring fills.
 	for (int lk = 0; lk < NKT; lk++)
 		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
 	cp_async_commit();
-#pragma unroll
-	for (int s = 0; s < ST - 1; s++)
-		if (s < S && tid == 0)
-			load_w(s);
 	cp_async_wait<0>();
-	__syncthreads();
+	bar_sync(1, NT);
 
 	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
 	// row, adjacent lanes, added in a fixed order.
@@ -329,16 +362,16 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 				acc[a][j][0] = acc[a][j][1] = acc[a][j][2] = acc[a][j][3] = 0.f;
 
 		for (int lk = 0; lk < NKT; lk++) {
-			const int step = i * NKT + lk;
+			const int step = i * NKT + lk, s = step % ST;
 
-			__syncthreads();  // every warp is done with step - 1's stage
-			if (tid == 0 && step + ST - 1 < S)
-				load_w(step + ST - 1);
-			mbar_wait(fb + 8 * (step % ST), step / ST & 1);
-
-			const uint32_t sw = ring + (step % ST) * SR_STAGE, sx = xs + lk * MP * 128;
-
-			Mma::template ktile<MP, XS, NAF>(acc, sw, sx, lane, wa, f0);
+			mbar_wait(fb + 8 * s, step / ST & 1);
+			Mma::template ktile<MP, XS, NAF>(acc, ring + s * SR_STAGE, xs + lk * MP * 128,
+							 lane, wa, f0);
+			// The warp's reads of the stage are done (wgmma waited
+			// for; ldmatrix ordered by the arrival's release).
+			__syncwarp();
+			if (lane == 0)
+				mbar_arrive(eb + 8 * s);
 		}
 
 		// The tile's sums where the other ranks read them (float4 j =
