@@ -750,6 +750,188 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		cluster_sync();  // the other block may still arrive on ours
 }
 
+
+// --- the skinny forward with x streamed (k_fwd_skinny_st): bf16, 17 to 64
+// rows, a block a tile of LNL_SKINNY_ST_BW = 64 rows of W' over all of K,
+// no slices, no clusters, no reduction between blocks. The ring carries
+// each k-tile of W' (64 rows, the wgmma's A) and of x (MP rows, its B) by
+// TMA from the producer warp. Two warpgroups take the k-tiles in turn
+// (even, odd), each with its own sums: a warpgroup shifts its k-tile of x
+// in shared memory (x~ = x - c, 0 past K), summing the rows' statistics
+// as it goes, and multiplies it (m64nMPk16, both operands in shared
+// memory) while it shifts its next one; at the end the second warpgroup's
+// sums are added to the first's in that order (the same bits every run).
+// Every block sums all MP rows' statistics again: x is MP K bf16 from L2,
+// W' the bytes that come from DRAM. As cuBLASLt's skinny kernels do, it
+// takes as many blocks as W' has tiles (two an SM fit), each one stream
+// of W' from start to end; the x-resident kernel (skinny.cuh) cuts K into
+// slices instead and adds them through DSMEM at each tile's end.
+#define ST_BW LNL_SKINNY_ST_BW
+#define ST_THREADS 288  // two warpgroups, then the producer warp
+
+template <int MP>
+__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
+{
+	if constexpr (MP == 64)
+		wgmma_m64n64k16_ss(d, da, db);
+	else
+		wgmma_m64n32k16_ss(d, da, db);
+}
+
+template <int MP>
+__device__ __forceinline__ void
+skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
+	       const float *__restrict__ sW, const float *__restrict__ bf,
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+{
+	constexpr int ST = LNL_SKINNY_ST_STAGES(MP), WB = ST_BW * 128, STAGE = WB + MP * 128;
+	constexpr int TPR = 128 / MP, NA = MP / 2;  // threads a row; accumulators a thread
+	static_assert(MP == 32 || MP == 64, "a warpgroup's B");
+	unsigned char *smem = dyn_smem();
+	__shared__ __align__(8) uint64_t full[ST], empty[ST];
+	__shared__ float2 st_part[2][MP];
+	__shared__ float st_mt[MP], st_rs[MP];
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const long n0 = (long)blockIdx.x * ST_BW;
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 4);  // the consuming warpgroup's warps
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+	if (w == 8) {
+		// The producer warp: W''s and x's k-tile kt into stage kt % ST
+		// once the warpgroup before has done with what it held (zeros
+		// past K, wrows and M).
+		if (lane == 0)
+			for (int kt = 0; kt < KT; kt++) {
+				const int s = kt % ST;
+				const uint32_t sa = ring + s * STAGE;
+
+				if (kt >= ST)
+					mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
+				mbar_expect(fb + 8 * s, STAGE);
+				tma_load(sa, tw, kt * LNL_KTILE, (int)n0, fb + 8 * s);
+				tma_load(sa + WB, tx, kt * LNL_KTILE, 0, fb + 8 * s);
+			}
+		return;
+	}
+
+	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its row r of each x
+	// k-tile is shifted and summed by TPR adjacent threads, 8 / TPR
+	// 16-byte chunks each.
+	const int wg = w >> 2, wt = tid & 127, r = wt / TPR, sub = wt % TPR;
+	const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
+	const __nv_bfloat162 cc = __halves2bfloat162(c, c);
+	const uint32_t cu = *(const uint32_t *)&cc;
+	float a1 = 0.f, a2 = 0.f, d[NA];
+
+	auto shift = [&](int kt) {
+		const uint32_t sx = ring + (kt % ST) * STAGE + WB;
+
+		mbar_wait(fb + 8 * (kt % ST), kt / ST & 1);
+#pragma unroll
+		for (int i = 0; i < 8 / TPR; i++) {
+			const int ch = sub + i * TPR;
+			uint4 *p = (uint4 *)(smem + (sx - sbase) + r * 128 + ((ch ^ (r & 7)) << 4));
+
+			if (kt * LNL_KTILE + ch * 8 < K) {
+				uint4 v = *p;
+
+				v.x = bsub2(v.x, cu);
+				v.y = bsub2(v.y, cu);
+				v.z = bsub2(v.z, cu);
+				v.w = bsub2(v.w, cu);
+				stats2(v.x, a1, a2);
+				stats2(v.y, a1, a2);
+				stats2(v.z, a1, a2);
+				stats2(v.w, a1, a2);
+				*p = v;
+			} else {
+				*p = make_uint4(0, 0, 0, 0);
+			}
+		}
+		fence_proxy_async();  // x~ is read by wgmma, through the async proxy
+	};
+
+#pragma unroll
+	for (int i = 0; i < NA; i++)
+		d[i] = 0.f;
+	// Warpgroup wg's own barrier (constant ids: named barriers 1 and 2).
+	auto wg_sync = [&]() {
+		if (wg == 0)
+			bar_sync(1, 128);
+		else
+			bar_sync(2, 128);
+	};
+
+	if (wg < KT)
+		shift(wg);
+	wg_sync();
+	for (int kt = wg; kt < KT; kt += 2) {
+		const uint32_t sa = ring + (kt % ST) * STAGE;
+
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			wg_fence_operand(d[i]);
+		wg_arrive();
+#pragma unroll
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sa + WB + ks * 32));
+		wg_commit();
+		if (kt + 2 < KT)
+			shift(kt + 2);  // while the tensor cores multiply kt
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			wg_fence_operand(d[i]);
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(eb + 8 * (kt % ST));
+		wg_sync();  // k-tile kt + 2 shifted by every warp
+	}
+
+	// The rows' sums: the TPR threads', then warpgroup 0's + 1's.
+#pragma unroll
+	for (int o = 1; o < TPR; o <<= 1) {
+		a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
+		a2 += __shfl_xor_sync(FP_FULL_MASK, a2, o);
+	}
+	if (sub == 0)
+		st_part[wg][r] = make_float2(a1, a2);
+	// The second warpgroup's accumulators through the ring (every stage
+	// consumed: both warpgroups are past their loops).
+	float *const red = (float *)(smem + (ring - sbase));
+
+	bar_sync(3, 256);
+	if (wg == 1) {
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			red[i * 128 + wt] = d[i];
+	}
+	bar_sync(3, 256);
+	if (wg == 1)
+		return;
+	if (sub == 0)
+		shifted_stats(st_part[0][r].x + st_part[1][r].x, st_part[0][r].y + st_part[1][r].y,
+			      K, &st_mt[r], &st_rs[r]);
+#pragma unroll
+	for (int i = 0; i < NA; i++)
+		d[i] += red[i * 128 + wt];
+	bar_sync(1, 128);
+#pragma unroll
+	for (int j = 0; j < MP / 8; j++)
+		sk_store(y, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]),
+			 n0 + 16 * w + (lane >> 2), 8 * j + 2 * (lane & 3), M, N, wrows, wperm, sW, bf,
+			 st_mt, st_rs);
+}
+
 #endif  // the architecture guard
 
 // 1 where this build has the Hopper kernels for the device it runs on.
@@ -796,6 +978,63 @@ const void *fwd_skinny_wg_kernel(int mp)
 {
 	return mp == 32 ? (const void *)k_fwd_skinny_wg<32>
 			: mp == 64 ? (const void *)k_fwd_skinny_wg<64> : NULL;
+}
+
+// k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an SM.
+template <int MP>
+__global__ void __launch_bounds__(ST_THREADS, 2)
+k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm)
+{
+	SM90A_ONLY((skinny_st_body<MP>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+}
+
+int fwd_skinny_st_setup(void)
+{
+	static int done;
+
+	if (done)
+		return 0;
+	if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<32>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)lnl_skinny_st_smem(32))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)lnl_skinny_st_smem(64))))
+		return -1;
+	done = 1;
+	return 0;
+}
+
+int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int mp = lnl_skinny_res_mp(op->M);
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	CUtensorMap tx, tw;
+	cudaLaunchConfig_t cfg = {};
+
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
+		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
+			     op->M);
+	if (fwd_skinny_st_setup() || lnl_tma_map(&tx, x, op->K, op->M, mp) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, ST_BW))
+		return -1;
+	cfg.gridDim = dim3((unsigned)((wrows + ST_BW - 1) / ST_BW));
+	cfg.blockDim = dim3(ST_THREADS);
+	cfg.dynamicSmemBytes = lnl_skinny_st_smem(mp);
+	cfg.stream = st;
+	if (mp == 32)
+		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny_st<32>, tx, tw, x,
+						     (const float *)op->sW, (const float *)op->bf,
+						     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K,
+						     (int)op->N, wrows, op->wperm));
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny_st<64>, tx, tw, x,
+					     (const float *)op->sW, (const float *)op->bf,
+					     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K, (int)op->N,
+					     wrows, op->wperm));
 }
 
 int fwd_wgmma_setup(int *have)

@@ -138,12 +138,16 @@ enum lnl_fwd_kernel {
 	FK_SKINNY_RES, /* k_fwd_skinny_res (bf16, 17 to 64 rows): the same
 	                  with x's slice resident, W' alone in the ring
 	                  (TMA) */
+	FK_SKINNY_ST,  /* k_fwd_skinny_st (bf16, 17 to 64 rows, sm_90a): a
+	                  block a 64-row tile of W' over all of K, x
+	                  streamed beside it */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
 enum {
-	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA
+	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
+	OPT_SKINNY_X
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -152,6 +156,7 @@ enum { SPLIT_AUTO, SPLIT_OFF };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
+enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -290,6 +295,8 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
 /* fwd_wgmma.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
 const void *fwd_skinny_wg_kernel(int mp);
+/* fwd_wgmma.cu: the x-streamed skinny forward (FK_SKINNY_ST). */
+int fwd_skinny_st_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

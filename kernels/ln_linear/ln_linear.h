@@ -278,6 +278,18 @@ static inline size_t lnl_skinny_res_smem(int mp, int kchunk)
 int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
 		       size_t smem_max, int *slices, int *groups);
 
+/* ---- the skinny forward with x streamed (fwd_wgmma.cu) -----------------
+ * bf16, LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows on Hopper:
+ * k_fwd_skinny_st, a block a tile of LNL_SKINNY_ST_BW rows of W' over all of
+ * K, x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of
+ * LNL_SKINNY_ST_STAGES(mp) stages, two blocks an SM. */
+#define LNL_SKINNY_ST_BW 64
+#define LNL_SKINNY_ST_STAGES(mp) ((mp) > 32 ? 6 : 8)
+static inline size_t lnl_skinny_st_smem(int mp)
+{
+	return 1024 + (size_t)LNL_SKINNY_ST_STAGES(mp) * (LNL_SKINNY_ST_BW + mp) * 128;
+}
+
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where
  * auto takes it, else lnl_fwd_splits; what the library sizes its

@@ -120,6 +120,10 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 				op->wperm = perm;
 				return 0;
 			}
+		} else if (op->ko.v[OPT_SKINNY_X] == SKX_STREAM) {
+			op->fk = FK_SKINNY_ST;
+			op->wperm = perm;
+			return 0;
 		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
 					       &op->sgroups)) {
 			op->fk = FK_SKINNY_RES;
@@ -189,6 +193,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	case FK_SKINNY:
 	case FK_SKINNY_RES:
 		return fwd_skinny_launch(op, x, st);
+	case FK_SKINNY_ST:
+		return fwd_skinny_st_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
@@ -282,6 +288,10 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 "cluster, reduced through DSMEM", op->swg ? "wgmma" : "mma.sync",
 			 LNL_SKINNY_RES_BW, op->sgroups, op->splits);
 		break;
+	case FK_SKINNY_ST:
+		snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block, all "
+			 "of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
+		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
 		break;
@@ -309,6 +319,7 @@ static const char *const split_values[] = { "auto", "off", NULL };
 static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
+static const char *const skinny_x_values[] = { "auto", "resident", "stream", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -341,6 +352,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "ldmatrix'd fragments (sync) or wgmma reading W' and x~ from shared memory (wgmma); "
 	  "auto: wgmma (2-8 % faster from 17 to 64 rows)",
 	  "sync" },
+	{ "skinny_x", skinny_x_values,
+	  "x in the skinny kernel from 17 to 64 bf16 rows: a slice of K resident in each "
+	  "block of a cluster, W' streamed past it and the slices added through DSMEM "
+	  "(resident), or a block a 64-row tile of W' over all of K with x's k-tiles "
+	  "streamed beside it (stream); auto: resident",
+	  "stream" },
 	{ NULL, NULL, NULL },
 };
 
