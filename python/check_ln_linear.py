@@ -17,7 +17,9 @@ With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
 -> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
 to 8 rows, bf16 up to two, where decode=auto takes it), bf16 up to 16 rows
 on Hopper the skinny kernel (k_fwd_skinny, skinny=auto) and from 17 to 64
-its x-resident form (k_fwd_skinny_res), or the split-K
+its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto;
+skinny_x=auto streams x instead only where W' has 0.9 64-row tiles an SM
+or more, none of these shapes), or the split-K
 kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -158,12 +160,12 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
         # decode=auto: fp32 up to 8 rows, bf16 up to two; skinny=auto:
-        # bf16 up to 64 rows on Hopper (ln_linear.h; from 17 rows
-        # k_fwd_skinny_res)
+        # bf16 up to 64 rows on Hopper (ln_linear.h; from 17 rows the
+        # x-resident kernel on wgmma, k_fwd_skinny_wg)
         gemv = rows <= (8 if x.dtype == torch.float32 else 2)
         skinny = (not gemv and x.dtype == torch.bfloat16 and rows <= 64 and
                   torch.cuda.get_device_capability()[0] == 9)
-        want = ("k_fwd_gemv" if gemv else "k_fwd_skinny_res" if skinny and rows > 16
+        want = ("k_fwd_gemv" if gemv else "k_fwd_skinny_wg" if skinny and rows > 16
                 else "k_fwd_skinny" if skinny else "k_fwd_split_reduce")
         ok = names is not None and want in names
         fails += not ok

@@ -715,6 +715,25 @@ static void test_skinny_res(void)
 	       "sweep)\n");
 }
 
+/* skinny_x=auto on 132 SMs: x streamed where W' has 119 64-row tiles or
+ * more, not from 133 to 197 at 33 to 64 rows, never outside 17 to 64 rows. */
+static void test_skinny_st(void)
+{
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(32, 9216, 132), 1);   /* 144 tiles */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 9216, 132), 0);   /* 144: some SMs two */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 8192, 132), 1);   /* 128: one each */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 14336, 132), 1);  /* 224 */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(33, 12608, 132), 0);  /* 197 */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(33, 12672, 132), 1);  /* 198 */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(17, 7616, 132), 1);   /* 119 */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(17, 7552, 132), 0);   /* 118 */
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 2048, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(16, 9216, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(65, 9216, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_st_auto(32, 9216, 0), 0);
+	printf("ok   streamed skinny forward's auto rule\n");
+}
+
 /* The decode forward's plans (lnl_fwd_gemv) at the zoo's decode shapes and
  * the tests' (the plans the comment over LNL_TESTS in workload.cu names)
  * on 132 SMs, where it does not serve, and its invariants over a sweep:
@@ -834,6 +853,7 @@ int main(void)
 	test_split();
 	test_skinny();
 	test_skinny_res();
+	test_skinny_st();
 	test_gemv();
 	return 0;
 }

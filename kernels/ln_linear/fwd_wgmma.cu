@@ -1,7 +1,9 @@
 // fwd_wgmma.cu - the LayerNorm+Linear bf16 fused forward on Hopper: the
 // wgmma kernel (k_fwd_fused_wgmma), then the warp-specialized persistent
 // one (k_fwd_fused_ws: TMA, mbarriers, setmaxnreg, clusters multicasting
-// W'). The one file of the folder built for sm_90a (local.mk): wgmma,
+// W'), and the skinny kernels' wgmma forms (k_fwd_skinny_wg: skinny.cuh's
+// x-resident body; k_fwd_skinny_st: x streamed beside W', a block a tile
+// over all of K). The one file of the folder built for sm_90a (local.mk): wgmma,
 // setmaxnreg and the cluster instructions exist only there. See internal.h
 // for the numerics and fwd_mma.cu for the data path both kernels build on.
 #include "config.h"

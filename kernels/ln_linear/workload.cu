@@ -120,7 +120,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 				op->wperm = perm;
 				return 0;
 			}
-		} else if (op->ko.v[OPT_SKINNY_X] == SKX_STREAM) {
+		} else if (op->ko.v[OPT_SKINNY_X] == SKX_STREAM ||
+			   (op->ko.v[OPT_SKINNY_X] == SKX_AUTO &&
+			    lnl_fwd_skinny_st_auto(op->M, Nw, op->sms))) {
 			op->fk = FK_SKINNY_ST;
 			op->wperm = perm;
 			return 0;
@@ -356,7 +358,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "x in the skinny kernel from 17 to 64 bf16 rows: a slice of K resident in each "
 	  "block of a cluster, W' streamed past it and the slices added through DSMEM "
 	  "(resident), or a block a 64-row tile of W' over all of K with x's k-tiles "
-	  "streamed beside it (stream); auto: resident",
+	  "streamed beside it (stream); auto: stream where W' has 0.9 such tiles an SM or "
+	  "more (at 33 to 64 rows not from 1 to 1.5 an SM, where SMs with two blocks finish "
+	  "last)",
 	  "stream" },
 	{ NULL, NULL, NULL },
 };
