@@ -843,21 +843,7 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			const int ch = sub + i * TPR;
 			uint4 *p = (uint4 *)(smem + (sx - sbase) + r * 128 + ((ch ^ (r & 7)) << 4));
 
-			if (kt * LNL_KTILE + ch * 8 < K) {
-				uint4 v = *p;
-
-				v.x = bsub2(v.x, cu);
-				v.y = bsub2(v.y, cu);
-				v.z = bsub2(v.z, cu);
-				v.w = bsub2(v.w, cu);
-				stats2(v.x, a1, a2);
-				stats2(v.y, a1, a2);
-				stats2(v.z, a1, a2);
-				stats2(v.w, a1, a2);
-				*p = v;
-			} else {
-				*p = make_uint4(0, 0, 0, 0);
-			}
+			sk_shift_chunk(p, kt * LNL_KTILE + ch * 8 < K, cu, a1, a2);
 		}
 		fence_proxy_async();  // x~ is read by wgmma, through the async proxy
 	};

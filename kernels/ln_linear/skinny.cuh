@@ -41,6 +41,29 @@ __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__res
 	}
 }
 
+// A 16-byte chunk of a row of x in shared memory, shifted in place by the
+// row's pivot (cu: c twice, x~ = x - c) and summed into its statistics (a1,
+// a2) where it lies before K (ok), else zeroed.
+__device__ __forceinline__ void sk_shift_chunk(uint4 *p, bool ok, uint32_t cu, float &a1,
+					       float &a2)
+{
+	if (ok) {
+		uint4 v = *p;
+
+		v.x = bsub2(v.x, cu);
+		v.y = bsub2(v.y, cu);
+		v.z = bsub2(v.z, cu);
+		v.w = bsub2(v.w, cu);
+		stats2(v.x, a1, a2);
+		stats2(v.y, a1, a2);
+		stats2(v.z, a1, a2);
+		stats2(v.w, a1, a2);
+		*p = v;
+	} else {
+		*p = make_uint4(0, 0, 0, 0);
+	}
+}
+
 // The float4 at red in each of the cluster's C blocks, added in rank order
 // (every load in flight first): the same bits every run.
 __device__ __forceinline__ float4 sk_slices_sum(cg::cluster_group &cl, const float4 *red, int C)
@@ -306,21 +329,7 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 			uint4 *p = (uint4 *)(smem + (xs - sbase) + lk * MP * 128 + r * 128 +
 					     ((ch ^ (r & 7)) << 4));
 
-			if ((kb + lk) * LNL_KTILE + ch * 8 < K) {
-				uint4 v = *p;
-
-				v.x = bsub2(v.x, cu);
-				v.y = bsub2(v.y, cu);
-				v.z = bsub2(v.z, cu);
-				v.w = bsub2(v.w, cu);
-				stats2(v.x, a1, a2);
-				stats2(v.y, a1, a2);
-				stats2(v.z, a1, a2);
-				stats2(v.w, a1, a2);
-				*p = v;
-			} else {
-				*p = make_uint4(0, 0, 0, 0);
-			}
+			sk_shift_chunk(p, (kb + lk) * LNL_KTILE + ch * 8 < K, cu, a1, a2);
 		}
 #pragma unroll
 		for (int o = 1; o < TPR; o <<= 1) {
