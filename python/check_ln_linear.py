@@ -14,12 +14,13 @@ compared with PyTorch's float64 too: the two references must agree to
 1e-12. The forward runs a second time on the same inputs and must give
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
--> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
+-> 9216, and 32 at 3072 -> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
 to 8 rows, bf16 up to two, where decode=auto takes it), bf16 up to 16 rows
 on Hopper the skinny kernel (k_fwd_skinny, skinny=auto) and from 17 to 64
-its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto;
-skinny_x=auto streams x instead only where W' has 0.9 64-row tiles an SM
-or more, none of these shapes), or the split-K
+its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto) or, where
+W' has 0.9 64-row tiles an SM or more (skinny_x=auto; at 33 to 64 rows
+not 1 to 1.5 an SM), the x-streamed one (k_fwd_skinny_st: 32 rows of 3072
+-> 9216, through the library's fold in perm32's order), or the split-K
 kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -59,7 +60,8 @@ SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((37,), 1000, 300
           ((1,), 2048, 40), ((2048,), 768, 256), ((16384,), 768, 256),
           ((4096,), 4096, 1024)]
 FULL = [((16384,), 4096, 16384)]
-DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 2, 8, 64)]
+DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 2, 8, 64)] + [
+    ((32,), 3072, 9216)]
 
 _lib.SIGNATURES.update({
     "fpk_ref_ln_linear_fwd": (ctypes.c_int, [ctypes.c_void_p] * 6 + [ctypes.c_long] * 3),
@@ -165,7 +167,13 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         gemv = rows <= (8 if x.dtype == torch.float32 else 2)
         skinny = (not gemv and x.dtype == torch.bfloat16 and rows <= 64 and
                   torch.cuda.get_device_capability()[0] == 9)
-        want = ("k_fwd_gemv" if gemv else "k_fwd_skinny_wg" if skinny and rows > 16
+        # skinny_x=auto (lnl_fwd_skinny_st_auto; N a multiple of 32 here)
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        tiles = (N + 63) // 64
+        stream = (10 * tiles >= 9 * sms and
+                  not (rows > 32 and sms < tiles and 2 * tiles < 3 * sms))
+        want = ("k_fwd_gemv" if gemv else
+                ("k_fwd_skinny_st" if stream else "k_fwd_skinny_wg") if skinny and rows > 16
                 else "k_fwd_skinny" if skinny else "k_fwd_split_reduce")
         ok = names is not None and want in names
         fails += not ok
@@ -193,7 +201,8 @@ def main():
                     help="D1,...,K,N: x of [D1, ..., K] into N outputs (repeatable; "
                     "replaces the default shapes)")
     ap.add_argument("--decode", action="store_true",
-                    help="the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072 -> 9216) "
+                    help="the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072 -> 9216, "
+                    "32 at 3072 -> 9216) "
                     "instead of the default ones; their forward must take the decode "
                     "kernel or split-K")
     ap.add_argument("--dtype", choices=["fp32", "bf16", "both"], default="both")
