@@ -18,9 +18,10 @@ With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
 to 8 rows, bf16 up to two, where decode=auto takes it), bf16 up to 16 rows
 on Hopper the skinny kernel (k_fwd_skinny, skinny=auto) and from 17 to 64
 its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto) or, where
-W' has 0.9 64-row tiles an SM or more (skinny_x=auto; at 33 to 64 rows
-not 1 to 1.5 an SM), the x-streamed one (k_fwd_skinny_st: 32 rows of 3072
--> 9216, through the library's fold in perm32's order), or the split-K
+W' has 0.9 64-row tiles an SM or more (skinny_x=auto), an x-streamed one
+(k_fwd_skinny_st: 32 rows of 3072 -> 9216; k_fwd_skinny_xa where 33 to 64
+rows would make 1 to 1.5 such tiles an SM: 64 rows of 3072 -> 9216; both
+through the library's fold in perm32's order), or the split-K
 kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -167,13 +168,14 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         gemv = rows <= (8 if x.dtype == torch.float32 else 2)
         skinny = (not gemv and x.dtype == torch.bfloat16 and rows <= 64 and
                   torch.cuda.get_device_capability()[0] == 9)
-        # skinny_x=auto (lnl_fwd_skinny_st_auto; N a multiple of 32 here)
+        # skinny_x=auto (lnl_fwd_skinny_x; N a multiple of 32 here)
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count
         tiles = (N + 63) // 64
-        stream = (10 * tiles >= 9 * sms and
-                  not (rows > 32 and sms < tiles and 2 * tiles < 3 * sms))
-        want = ("k_fwd_gemv" if gemv else
-                ("k_fwd_skinny_st" if stream else "k_fwd_skinny_wg") if skinny and rows > 16
+        resident = "k_fwd_skinny_wg"
+        if 10 * tiles >= 9 * sms:
+            zone = rows > 32 and sms < tiles and 2 * tiles < 3 * sms
+            resident = "k_fwd_skinny_xa" if zone else "k_fwd_skinny_st"
+        want = ("k_fwd_gemv" if gemv else resident if skinny and rows > 16
                 else "k_fwd_skinny" if skinny else "k_fwd_split_reduce")
         ok = names is not None and want in names
         fails += not ok

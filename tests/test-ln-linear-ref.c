@@ -716,21 +716,33 @@ static void test_skinny_res(void)
 }
 
 /* skinny_x=auto on 132 SMs: x streamed where W' has 119 64-row tiles or
- * more, not from 133 to 197 at 33 to 64 rows, never outside 17 to 64 rows. */
-static void test_skinny_st(void)
+ * more, in 72- or 96-row tiles from 133 to 197 at 33 to 64 rows (no more
+ * blocks than SMs), never outside 17 to 64 rows. */
+static void test_skinny_x(void)
 {
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(32, 9216, 132), 1);   /* 144 tiles */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 9216, 132), 0);   /* 144: some SMs two */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 8192, 132), 1);   /* 128: one each */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 14336, 132), 1);  /* 224 */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(33, 12608, 132), 0);  /* 197 */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(33, 12672, 132), 1);  /* 198 */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(17, 7616, 132), 1);   /* 119 */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(17, 7552, 132), 0);   /* 118 */
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(64, 2048, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(16, 9216, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(65, 9216, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_st_auto(32, 9216, 0), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(32, 9216, 132), 64);   /* 144 tiles, 32 rows */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 9216, 132), 72);   /* 144: 128 of 72 rows */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 9504, 132), 72);   /* 132 of 72 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 9512, 132), 96);   /* 133 of 72: 100 of 96 */
+	ASSERT_EQ(lnl_fwd_skinny_x(33, 12608, 132), 96);  /* 197 of 64, 132 of 96 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 8448, 132), 64);   /* 132: one each */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 8456, 132), 72);   /* 133 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 8192, 132), 64);   /* 128 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 14336, 132), 64);  /* 224 */
+	ASSERT_EQ(lnl_fwd_skinny_x(33, 12672, 132), 64);  /* 198 */
+	ASSERT_EQ(lnl_fwd_skinny_x(17, 7616, 132), 64);   /* 119 */
+	ASSERT_EQ(lnl_fwd_skinny_x(17, 7552, 132), 0);    /* 118 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 2048, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(16, 9216, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(65, 9216, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(32, 9216, 0), 0);
+	/* the x-as-A tiles never make more blocks than SMs */
+	for (long N = 1; N <= 40000; N += 8) {
+		const int bn = lnl_fwd_skinny_x(48, N, 132);
+
+		ASSERT(bn == 0 || bn == 64 || bn == 72 || bn == 96);
+		ASSERT(bn <= 64 || (N + bn - 1) / bn <= 132);
+	}
 	printf("ok   streamed skinny forward's auto rule\n");
 }
 
@@ -853,7 +865,7 @@ int main(void)
 	test_split();
 	test_skinny();
 	test_skinny_res();
-	test_skinny_st();
+	test_skinny_x();
 	test_gemv();
 	return 0;
 }

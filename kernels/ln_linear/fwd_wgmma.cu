@@ -142,6 +142,43 @@ __device__ __forceinline__ void fence_proxy_async(void)
 	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// d (this warpgroup's 64 x N, N / 2 floats a thread) += a (64 x 16, this
+// thread's fragment in registers, mma.sync's m16n8k16 layout) b (16 x N,
+// shared memory through its descriptor): N = 72 and 96, the x-as-A
+// skinny kernel's tiles of W'.
+__device__ __forceinline__ void wgmma_m64n72k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35}, "
+		     "{%36, %37, %38, %39}, %40, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n96k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+		     "{%48, %49, %50, %51}, %52, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
 // d (this warpgroup's 64 x 32, 16 floats a thread) += a (64 x 16) b
 // (16 x 32), both from shared memory through their descriptors.
 __device__ __forceinline__ void wgmma_m64n32k16_ss(float *d, uint64_t da, uint64_t db)
@@ -216,10 +253,10 @@ struct SkWgmma {
 // row0 + 15 of the swizzled x tile at sa) loaded, shifted by the rows'
 // pivots and, with SUMS, summed into their statistics (s1, s2: rows
 // row0 + g and row0 + g + 8; columns from kleft on are past K), then its
-// warpgroup's four wgmmas against the W' tile at sb queued. Returns once
-// the previous k-tile's wgmmas are done: their A registers and ring stage
-// are free.
-template <bool SUMS>
+// warpgroup's four wgmmas against the W' tile at sb (BN rows: 256, or 72
+// or 96 for the x-as-A skinny kernel) queued. Returns once the previous
+// k-tile's wgmmas are done: their A registers and ring stage are free.
+template <bool SUMS, int BN = 256>
 __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int lane,
 					 int kleft, const uint32_t *piv,
 					 uint32_t (&a)[LNL_KTILE / 16][4], float *s1, float *s2,
@@ -248,17 +285,24 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 			stats2(a[ks][3], s1[1], s2[1]);
 		}
 	}
+	static_assert(BN == 256 || BN == 72 || BN == 96, "a wgmma we have");
 #pragma unroll
-	for (int i = 0; i < 128; i++)
+	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(acc[i]);
 	wg_arrive();
 #pragma unroll
-	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
-		wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
+		if constexpr (BN == 256)
+			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 96)
+			wgmma_m64n96k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else
+			wgmma_m64n72k16(acc, a[ks], wg_desc(sb + ks * 32));
+	}
 	wg_commit();
 	wg_wait<1>();
 #pragma unroll
-	for (int i = 0; i < 128; i++)
+	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(acc[i]);
 }
 
@@ -920,6 +964,158 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			 st_mt, st_rs);
 }
 
+// --- the x-as-A form (k_fwd_skinny_xa<BN>): 33 to 64 rows where W' has
+// more 64-row tiles than SMs but under 1.5 an SM (k_fwd_skinny_st would
+// leave some SMs two blocks and most one: they finish last). A block a
+// tile of BN = 72 or 96 rows of W' (as many blocks as SMs or fewer, one
+// each), x as the wgmma's A (64 rows, zeros past M) and W''s tile as its B
+// (wgmma's N is any multiple of 8; its M is 64): two warpgroups take the
+// k-tiles in turn as the warp-specialized kernel's math warps do
+// (wg_ktile: A ldmatrix'd, shifted and summed in registers, the next
+// k-tile's A prepared while one k-tile's wgmmas run), the second one's
+// sums added to the first's at the end.
+#define XA_STAGES 6
+
+template <int BN>
+__device__ __forceinline__ void
+skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
+	       const float *__restrict__ sW, const float *__restrict__ bf,
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+{
+	constexpr int ST = XA_STAGES, XB = 64 * 128, STAGE = XB + BN * 128;
+	static_assert(STAGE % 1024 == 0, "stages 1024-aligned");
+	unsigned char *smem = dyn_smem();
+	__shared__ __align__(8) uint64_t full[ST], empty[ST];
+	__shared__ float2 st_part[64];
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int g = lane >> 2, t = lane & 3;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const long n0 = (long)blockIdx.x * BN;
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 4);  // the consuming warpgroup's warps
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+	if (w == 8) {
+		// The producer warp: x's and W''s k-tile kt into stage kt % ST
+		// once the warpgroup before has done with what it held.
+		if (lane == 0)
+			for (int kt = 0; kt < KT; kt++) {
+				const int s = kt % ST;
+				const uint32_t sa = ring + s * STAGE;
+
+				if (kt >= ST)
+					mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
+				mbar_expect(fb + 8 * s, STAGE);
+				tma_load(sa, tx, kt * LNL_KTILE, 0, fb + 8 * s);
+				tma_load(sa + XB, tw, kt * LNL_KTILE, (int)n0, fb + 8 * s);
+			}
+		return;
+	}
+
+	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its warp w & 3 rows
+	// row0 .. row0 + 15 of x.
+	const int wg = w >> 2, row0 = 16 * (w & 3);
+	uint32_t a0[LNL_KTILE / 16][4], a1[LNL_KTILE / 16][4], piv[2];
+	float s1[2] = { 0.f, 0.f }, s2[2] = { 0.f, 0.f }, d[BN / 2];
+	int prev = -1;  // the stage of this warpgroup's k-tile in flight
+
+	auto step = [&](int kt, uint32_t (&a)[LNL_KTILE / 16][4]) {
+		const int s = kt % ST;
+		const uint32_t sa = ring + s * STAGE;
+
+		mbar_wait(fb + 8 * s, kt / ST & 1);
+		wg_ktile<true, BN>(sa, sa + XB, row0, lane, K - kt * LNL_KTILE, piv, a, s1, s2, d);
+		if (prev >= 0 && lane == 0)  // its wgmmas are done: free its stage
+			mbar_arrive(eb + 8 * prev);
+		prev = s;
+	};
+
+	wg_pivots(x, row0 + g, M, K, piv);
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		d[i] = 0.f;
+	int kt = wg;
+
+	for (; kt + 2 < KT; kt += 4) {
+		step(kt, a0);
+		step(kt + 2, a1);
+	}
+	if (kt < KT)
+		step(kt, a0);
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(d[i]);
+	if (prev >= 0 && lane == 0)
+		mbar_arrive(eb + 8 * prev);
+
+	// The rows' sums over the quad, then warpgroup 0's + 1's; the second
+	// warpgroup's accumulators through the ring (every stage consumed:
+	// both warpgroups are past their loops).
+	float *const red = (float *)(smem + (ring - sbase));
+
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+#pragma unroll
+		for (int o = 1; o < 4; o <<= 1) {
+			s1[h] += __shfl_xor_sync(FP_FULL_MASK, s1[h], o);
+			s2[h] += __shfl_xor_sync(FP_FULL_MASK, s2[h], o);
+		}
+	bar_sync(3, 256);
+	if (wg == 1) {
+		if (t == 0) {
+			st_part[row0 + g] = make_float2(s1[0], s2[0]);
+			st_part[row0 + g + 8] = make_float2(s1[1], s2[1]);
+		}
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++)
+			red[i * 128 + (tid & 127)] = d[i];
+	}
+	bar_sync(3, 256);
+	if (wg == 1)
+		return;
+
+	// Epilogue: y = rstd (acc - (mean - c) s) + b'; d[4 j + 2 h + e] is x
+	// row row0 + g + 8 h, W' row n0 + 8 j + 2 t + e (column perm32 of it
+	// where wperm says).
+	float mt[2], rs[2];
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const float2 p = st_part[row0 + g + 8 * h];
+
+		shifted_stats(s1[h] + p.x, s2[h] + p.y, K, &mt[h], &rs[h]);
+	}
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const long wr = n0 + 8 * j + 2 * t + e;
+			const long col = wperm ? perm32(wr) : wr;
+
+			if (wr >= wrows || col >= N)
+				continue;
+			const float sc = sW[col], bc = bf[col];
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int m = row0 + g + 8 * h, i = 4 * j + 2 * h + e;
+
+				if (m < M)
+					y[(long)m * N + col] = __float2bfloat16_rn(
+						rs[h] * (d[i] + red[i * 128 + tid] - mt[h] * sc) + bc);
+			}
+		}
+	}
+}
+
 #endif  // the architecture guard
 
 // 1 where this build has the Hopper kernels for the device it runs on.
@@ -1023,6 +1219,51 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K, (int)op->N,
 					     wrows, op->wperm));
+}
+
+// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM.
+template <int BN>
+__global__ void __launch_bounds__(ST_THREADS, 1)
+k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm)
+{
+	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+}
+
+#define XA_SMEM(BN) (1024 + XA_STAGES * (64 + (BN)) * 128)
+
+int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	static int ready;
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int bn = op->xbn;
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	CUtensorMap tx, tw;
+	cudaLaunchConfig_t cfg = {};
+
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || (bn != 72 && bn != 96))
+		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
+			     "in %d-row tiles", op->M, bn);
+	if (!ready && (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<72>,
+						       cudaFuncAttributeMaxDynamicSharedMemorySize,
+						       XA_SMEM(72))) ||
+		       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<96>,
+						       cudaFuncAttributeMaxDynamicSharedMemorySize,
+						       XA_SMEM(96)))))
+		return -1;
+	ready = 1;
+	if (lnl_tma_map(&tx, x, op->K, op->M, 64) || lnl_tma_map(&tw, op->Wf, op->K, wrows, bn))
+		return -1;
+	cfg.gridDim = dim3((unsigned)((wrows + bn - 1) / bn));
+	cfg.blockDim = dim3(ST_THREADS);
+	cfg.dynamicSmemBytes = XA_SMEM(bn);
+	cfg.stream = st;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, bn == 72 ? k_fwd_skinny_xa<72> : k_fwd_skinny_xa<96>,
+					     tx, tw, x, (const float *)op->sW,
+					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
 }
 
 int fwd_wgmma_setup(int *have)

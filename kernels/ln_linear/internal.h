@@ -141,6 +141,8 @@ enum lnl_fwd_kernel {
 	FK_SKINNY_ST,  /* k_fwd_skinny_st (bf16, 17 to 64 rows, sm_90a): a
 	                  block a 64-row tile of W' over all of K, x
 	                  streamed beside it */
+	FK_SKINNY_XA,  /* k_fwd_skinny_xa (the same with x as the wgmma's
+	                  A, W' tiles of op->xbn = 72 or 96 rows) */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
@@ -156,7 +158,7 @@ enum { SPLIT_AUTO, SPLIT_OFF };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
-enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM };
+enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -234,6 +236,7 @@ struct lnl_op {
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
+	int xbn;             // FK_SKINNY_XA: rows of W' a block (72, 96)
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
@@ -295,8 +298,9 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
 /* fwd_wgmma.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
 const void *fwd_skinny_wg_kernel(int mp);
-/* fwd_wgmma.cu: the x-streamed skinny forward (FK_SKINNY_ST). */
+/* fwd_wgmma.cu: the x-streamed skinny forwards (FK_SKINNY_ST, FK_SKINNY_XA). */
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+int fwd_skinny_xa_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

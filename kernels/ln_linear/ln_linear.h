@@ -289,15 +289,18 @@ static inline size_t lnl_skinny_st_smem(int mp)
 {
 	return 1024 + (size_t)LNL_SKINNY_ST_STAGES(mp) * (LNL_SKINNY_ST_BW + mp) * 128;
 }
-/* skinny_x=auto's choice for M rows of W' with Nw rows on sms SMs: 1 (x
- * streamed) where W' has at least 0.9 tiles an SM, unless 33 to 64 rows
- * leave some SMs with two blocks and most with one (more tiles than SMs,
- * fewer than 1.5 an SM), else 0 (x resident). Measured on an H100
- * (bench/RESULTS.md, "the skinny forward with x streamed"): fewer blocks
- * do not pull DRAM's bandwidth (32 at 2048 -> 2048: 1.9x the resident
- * kernel's time), and at 64 rows an SM's two blocks finish last (144
- * tiles of 9216: 1.03x) where 128 or 224 take 0.88x and 0.85x. */
-int lnl_fwd_skinny_st_auto(long M, long Nw, int sms);
+/* skinny_x=auto's choice for M rows of W' with Nw rows on sms SMs, as the
+ * rows of W' a block of the x-streamed kernels takes: 64 (k_fwd_skinny_st)
+ * where W' has at least 0.9 such tiles an SM, but at 33 to 64 rows where
+ * that would leave some SMs two blocks and most one (more tiles than SMs,
+ * fewer than 1.5 an SM) 72 or 96 (k_fwd_skinny_xa: the least of the two
+ * that makes no more blocks than SMs); 0 (x resident) elsewhere. Measured
+ * on an H100 (bench/RESULTS.md, "the skinny forward with x streamed"):
+ * fewer blocks do not pull DRAM's bandwidth (32 at 2048 -> 2048: 1.9x the
+ * resident kernel's time), and at 64 rows an SM's two blocks finish last
+ * (144 tiles of 9216: 1.03x the resident kernel) where 128 or 224 take
+ * 0.88x and 0.85x. */
+int lnl_fwd_skinny_x(long M, long Nw, int sms);
 
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -55,13 +55,15 @@ static int split_pick(long small, int slots, int KT, int smax)
 	return best;
 }
 
-int lnl_fwd_skinny_st_auto(long M, long Nw, int sms)
+int lnl_fwd_skinny_x(long M, long Nw, int sms)
 {
 	const long tiles = (Nw + LNL_SKINNY_ST_BW - 1) / LNL_SKINNY_ST_BW;
 
 	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || sms < 1 || 10 * tiles < 9L * sms)
 		return 0;
-	return !(lnl_skinny_res_mp(M) > 32 && tiles > sms && 2 * tiles < 3L * sms);
+	if (lnl_skinny_res_mp(M) <= 32 || tiles <= sms || 2 * tiles >= 3L * sms)
+		return LNL_SKINNY_ST_BW;
+	return (Nw + 71) / 72 <= sms ? 72 : 96;  /* Nw < 96 sms here */
 }
 
 int lnl_few_big_tiles(long M, long N, int sms)

@@ -74,6 +74,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->ws_pairs = op->ws_pass = 0;
 	op->splits = 1;
 	op->swg = 0;
+	op->xbn = 0;
 	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
 		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
@@ -120,10 +121,18 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 				op->wperm = perm;
 				return 0;
 			}
-		} else if (op->ko.v[OPT_SKINNY_X] == SKX_STREAM ||
-			   (op->ko.v[OPT_SKINNY_X] == SKX_AUTO &&
-			    lnl_fwd_skinny_st_auto(op->M, Nw, op->sms))) {
-			op->fk = FK_SKINNY_ST;
+		} else if (op->ko.v[OPT_SKINNY_X] != SKX_RESIDENT &&
+			   (op->ko.v[OPT_SKINNY_X] != SKX_AUTO ||
+			    lnl_fwd_skinny_x(op->M, Nw, op->sms))) {
+			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as
+			// A, the least of 72 and 96 rows that makes no more
+			// blocks than SMs (else 96)
+			const int v = op->ko.v[OPT_SKINNY_X];
+
+			op->xbn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
+				  : v == SKX_STREAM_XA ? ((Nw + 71) / 72 <= op->sms ? 72 : 96)
+				  : lnl_fwd_skinny_x(op->M, Nw, op->sms);
+			op->fk = op->xbn > LNL_SKINNY_ST_BW ? FK_SKINNY_XA : FK_SKINNY_ST;
 			op->wperm = perm;
 			return 0;
 		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
@@ -197,6 +206,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		return fwd_skinny_launch(op, x, st);
 	case FK_SKINNY_ST:
 		return fwd_skinny_st_launch(op, x, st);
+	case FK_SKINNY_XA:
+		return fwd_skinny_xa_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
@@ -294,6 +305,10 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block, all "
 			 "of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
 		break;
+	case FK_SKINNY_XA:
+		snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' as B "
+			 "(%d rows a block, all of K), both by TMA", op->xbn);
+		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
 		break;
@@ -321,7 +336,8 @@ static const char *const split_values[] = { "auto", "off", NULL };
 static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
-static const char *const skinny_x_values[] = { "auto", "resident", "stream", NULL };
+static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
+						  NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -357,11 +373,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "skinny_x", skinny_x_values,
 	  "x in the skinny kernel from 17 to 64 bf16 rows: a slice of K resident in each "
 	  "block of a cluster, W' streamed past it and the slices added through DSMEM "
-	  "(resident), or a block a 64-row tile of W' over all of K with x's k-tiles "
-	  "streamed beside it (stream); auto: stream where W' has 0.9 such tiles an SM or "
-	  "more (at 33 to 64 rows not from 1 to 1.5 an SM, where SMs with two blocks finish "
-	  "last)",
-	  "stream" },
+	  "(resident), or a block a tile of W' over all of K with x's k-tiles streamed "
+	  "beside it: 64 rows of W' as wgmma's A (stream), or 72 or 96 with x as A "
+	  "(stream_xa); auto: stream where W' has 0.9 64-row tiles an SM or more, but "
+	  "stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
+	  "blocks would finish last), else resident",
+	  "stream,stream_xa" },
 	{ NULL, NULL, NULL },
 };
 
@@ -847,7 +864,8 @@ static int poison_run(struct lnl_op *op)
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
-	if (op->bwd || (op->fk != FK_MMA_SPLIT && op->fk != FK_SKINNY && op->fk != FK_SKINNY_RES))
+	if (op->bwd || (op->fk != FK_MMA_SPLIT && op->fk != FK_SKINNY && op->fk != FK_SKINNY_RES &&
+			op->fk != FK_SKINNY_ST && op->fk != FK_SKINNY_XA))
 		return 0;
 	return same_bits_again(op);
 }
