@@ -299,7 +299,8 @@ static inline size_t lnl_skinny_st_smem(int mp)
  * fewer blocks do not pull DRAM's bandwidth (32 at 2048 -> 2048: 1.9x the
  * resident kernel's time), and at 64 rows an SM's two blocks finish last
  * (144 tiles of 9216: 1.03x the resident kernel) where 128 or 224 take
- * 0.88x and 0.85x. */
+ * 0.88x and 0.85x; 128 tiles of 72 rows there take 0.86x ("the x-as-A
+ * skinny forward"). */
 int lnl_fwd_skinny_x(long M, long Nw, int sms);
 
 /* The slices of K whose partials the fused forward writes with its

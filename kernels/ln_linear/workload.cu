@@ -104,7 +104,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// B, slices of K in a cluster (Hopper's: where the sm_90a code is);
 	// from 17 rows with x's slice resident in shared memory, multiplied on
 	// wgmma unless skinny_mma=sync (wgmma 2-8 % faster from 17 to 64 rows:
-	// bench/RESULTS.md, "the resident skinny kernel on wgmma").
+	// bench/RESULTS.md, "the resident skinny kernel on wgmma"), or, where W'
+	// has about a 64-row tile an SM or more, x streamed beside W' through
+	// a block a tile over all of K, no slices (skinny_x, lnl_fwd_skinny_x).
 	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
 	    op->M <= LNL_SKINNY_RES_MAX_M &&
 	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms))) {
