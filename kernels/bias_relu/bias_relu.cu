@@ -856,7 +856,8 @@ struct br_ref {
 	double *bias;       // N, rounded to dt
 	long nrows, *rows;  // rows compared (all unless M x N is large)
 	double *ref;        // nrows x N: y or dx of rows[s] at s N
-	double *dbias;      // backward: N, over every row
+	double *dbias;      // backward: N, over every row, then the N sums of
+	                    // the squares of its terms (cmp_rel's sq_floor)
 };
 
 static void br_ref_free(void *p)
@@ -929,14 +930,16 @@ static void ref_rows(size_t lo, size_t hi, void *arg)
 	free(db);
 }
 
-// dbias of columns [lo, hi) over every row, in row order.
+// dbias of columns [lo, hi) over every row, in row order, and the sums of
+// its terms' squares (a column whose terms cancel is judged by the rounding
+// its terms carry: cmp_rel).
 static void ref_dbias(size_t lo, size_t hi, void *arg)
 {
 	const struct br_job *j = (const struct br_job *)arg;
 	const struct fp_op *op = j->op;
 	const size_t w = hi - lo;
 	double *x = (double *)xmalloc(2 * w * sizeof *x), *dy = x + w;
-	double *db = (double *)xcalloc(w, sizeof *db);
+	double *db = (double *)xcalloc(2 * w, sizeof *db), *sq = db + w;
 
 	for (long i = 0; i < op->M; i++) {
 		const size_t at = ((size_t)i * op->N + lo) * op->es;
@@ -944,10 +947,13 @@ static void ref_dbias(size_t lo, size_t hi, void *arg)
 		check_decode(x, j->e->x + at, op->dt, w);
 		check_decode(dy, j->e->dy + at, op->dt, w);
 		for (size_t k = 0; k < w; k++)
-			if (x[k] + j->e->bias[lo + k] > 0)
+			if (x[k] + j->e->bias[lo + k] > 0) {
 				db[k] += dy[k];
+				sq[k] += dy[k] * dy[k];
+			}
 	}
 	memcpy(j->e->dbias + lo, db, w * sizeof *db);
+	memcpy(j->e->dbias + op->N + lo, sq, w * sizeof *sq);
 	free(x);
 	free(db);
 }
@@ -1000,11 +1006,11 @@ static struct br_ref *br_reference(const struct fp_op *op, int profile,
 	e->ref = (double *)xmalloc((size_t)e->nrows * N * sizeof *e->ref);
 	par_for((size_t)e->nrows, grain, ref_rows, &job);
 	if (op->bwd) {
-		e->dbias = (double *)xmalloc((size_t)N * sizeof *e->dbias);
+		e->dbias = (double *)xmalloc(2 * (size_t)N * sizeof *e->dbias);
 		par_for((size_t)N, 64, ref_dbias, &job);
 	}
 	refcache_keep(&key, e, E * op->es * (op->bwd ? 2 : 1) +
-		      ((size_t)e->nrows + 2) * N * sizeof(double), br_ref_free);
+		      ((size_t)e->nrows + 3) * N * sizeof(double), br_ref_free);
 	return e;
 }
 
@@ -1061,6 +1067,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 			goto out_free;
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias, (size_t)N);
+		for (long j = 0; j < N; j++)
+			c.sq_floor += e->dbias[N + j];
 		check_output(r, "dbias", &c);
 		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
 			goto out_free;

@@ -1062,9 +1062,12 @@ struct bda_ref {
 	uint64_t pseed;       // the Philox seed of the check
 	long nrows, *rows;    // rows compared (all unless M x N is large)
 	double *ref;          // nrows x N: y or dx of rows[s] at s N
+	double *floor;        // forward: nrows, the sums of the squares of y's
+	                      // two terms (dropout(x + bias), residual) a row
 	unsigned char *mask;  // nrows x N: the mask of those rows
-	double *dbias;        // backward: N, over every row: 2 N, the second
-	                      // half the sums of dx rounded to dt (unfused's)
+	double *dbias;        // backward: N, over every row: 3 N, then the sums
+	                      // of dx rounded to dt (unfused's), then the sums
+	                      // of dx's squares (the floors: cmp_rel)
 };
 
 static void bda_ref_free(void *p)
@@ -1076,6 +1079,7 @@ static void bda_ref_free(void *p)
 	free(e->bias);
 	free(e->rows);
 	free(e->ref);
+	free(e->floor);
 	free(e->mask);
 	free(e->dbias);
 	free(e);
@@ -1134,6 +1138,21 @@ static void ref_rows(size_t lo, size_t hi, void *arg)
 		}
 		bda_ref_mask(e->pseed, op->drop, (uint64_t)row * N, (size_t)N,
 			     e->mask + s * N);
+		if (!op->bwd) {
+			// y = d + residual: where the two cancel, y's error is
+			// the rounding d carries (the unfused variant stores
+			// x + bias and d in dt), not a fraction of y.
+			double f = 0;
+
+			for (long k = 0; k < N; k++) {
+				const double d = e->mask[s * N + k] ? (a[k] + e->bias[k]) *
+								      bda_scale(op->drop)
+								    : 0;
+
+				f += d * d + b[k] * b[k];
+			}
+			e->floor[s] = f;
+		}
 	}
 	free(a);
 	free(db);
@@ -1153,7 +1172,7 @@ static void ref_dbias(size_t lo, size_t hi, void *arg)
 	const struct fp_op *op = j->op;
 	const size_t w = hi - lo;
 	double *dy = (double *)xmalloc(2 * w * sizeof *dy), *dx = dy + w;
-	double *db = (double *)xcalloc(2 * w, sizeof *db), *dbr = db + w;
+	double *db = (double *)xcalloc(3 * w, sizeof *db), *dbr = db + w, *sq = dbr + w;
 
 	for (long i = 0; i < op->M; i++) {
 		check_decode(dy, j->e->a + ((size_t)i * op->N + lo) * op->es, op->dt, w);
@@ -1162,6 +1181,7 @@ static void ref_dbias(size_t lo, size_t hi, void *arg)
 
 			dx[k] = dropout_keep(j->e->pseed, op->t, el) ? dy[k] * bda_scale(op->drop) : 0;
 			db[k] += dx[k];
+			sq[k] += dx[k] * dx[k];
 		}
 		host_round(dx, w, op->dt);
 		for (size_t k = 0; k < w; k++)
@@ -1169,6 +1189,7 @@ static void ref_dbias(size_t lo, size_t hi, void *arg)
 	}
 	memcpy(j->e->dbias + lo, db, w * sizeof *db);
 	memcpy(j->e->dbias + op->N + lo, dbr, w * sizeof *dbr);
+	memcpy(j->e->dbias + 2 * op->N + lo, sq, w * sizeof *sq);
 	free(dy);
 	free(db);
 }
@@ -1221,13 +1242,16 @@ static struct bda_ref *bda_reference(const struct fp_op *op, int profile,
 	e->nrows = check_sample_rows(M, (double)N, seed ^ 0x94d049bb133111ebull, &e->rows);
 	e->ref = (double *)xmalloc((size_t)e->nrows * N * sizeof *e->ref);
 	e->mask = (unsigned char *)xmalloc((size_t)e->nrows * N);
+	if (!op->bwd)
+		e->floor = (double *)xmalloc((size_t)e->nrows * sizeof *e->floor);
 	par_for((size_t)e->nrows, grain, ref_rows, &job);
 	if (op->bwd) {
-		e->dbias = (double *)xmalloc(2 * (size_t)N * sizeof *e->dbias);
+		e->dbias = (double *)xmalloc(3 * (size_t)N * sizeof *e->dbias);
 		par_for((size_t)N, 64, ref_dbias, &job);
 	}
 	refcache_keep(&key, e, E * op->es * (op->bwd ? 1 : 2) +
-		      (size_t)e->nrows * N * (sizeof(double) + 1) + 3 * N * sizeof(double),
+		      (size_t)e->nrows * (N * (sizeof(double) + 1) + sizeof(double)) +
+			      4 * N * sizeof(double),
 		      bda_ref_free);
 	return e;
 }
@@ -1314,6 +1338,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		goto out_free;
 	check_begin(r, seed, op->dt == FP_BF16 ? 1e-2 : 1e-5);
 	check_compare_rows(&c, got, op->dt, N, e->rows, e->nrows, e->ref);
+	for (long s = 0; !op->bwd && s < e->nrows; s++)
+		c.sq_floor += e->floor[s];
 	check_output(r, op->bwd ? "dx" : "y", &c);
 	if (op->bwd) {
 		db = (double *)xmalloc((size_t)N * sizeof *db);
@@ -1321,6 +1347,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 			goto out_free;
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias + (op->variant == BDA_UNFUSED ? N : 0), (size_t)N);
+		for (long j = 0; j < N; j++)
+			c.sq_floor += e->dbias[2 * N + j];
 		check_output(r, "dbias", &c);
 		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
 			goto out_free;

@@ -742,7 +742,9 @@ struct lg_ref {
 	long nrows;        // rows of y / dx compared (all unless M x N is large)
 	long *rows;
 	double *ref;       // nrows x N: y or dx of rows[s] at s N
-	double *dgb;       // backward: dgamma then dbeta (2 N), over every row
+	double *dgb;       // backward: dgamma then dbeta (2 N), over every row,
+	                   // then the sums of their terms' squares (2 N: the
+	                   // floors of cmp_rel, for columns whose terms cancel)
 };
 
 static void lg_ref_free(void *p)
@@ -767,7 +769,8 @@ struct lg_job {
 	uint64_t base;     // the stream of the tensor drawn
 	char *dst;         // the tensor drawn
 	size_t grain;      // the reference's chunk of rows
-	double *part;      // backward: per chunk, its dgamma and dbeta sums (2 N)
+	double *part;      // backward: per chunk, its dgamma and dbeta sums and
+	                   // their terms' squares' (4 N)
 };
 
 // Rows [lo, hi) of a tensor, each from its own stream of base, rounded to
@@ -797,8 +800,8 @@ static void ref_rows(size_t lo, size_t hi, void *arg)
 	const struct lg_ref *e = j->e;
 	const long N = j->op->N;
 	const size_t es = j->op->es;
-	double *xr = (double *)xmalloc(3 * (size_t)N * sizeof *xr);
-	double *dyr = xr + N, *dx = dyr + N;
+	double *xr = (double *)xmalloc(5 * (size_t)N * sizeof *xr);
+	double *dyr = xr + N, *dx = dyr + N, *tg = dx + N, *tb = tg + N;
 
 	if (!j->op->bwd) {
 		for (size_t s = lo; s < hi; s++) {
@@ -807,19 +810,27 @@ static void ref_rows(size_t lo, size_t hi, void *arg)
 			ln_gelu_ref_fwd(xr, e->g, e->b, e->ref + s * N, 1, N, j->op->erf);
 		}
 	} else {
-		double *dg = j->part + (lo / j->grain) * 2 * N, *db = dg + N;
+		double *dg = j->part + (lo / j->grain) * 4 * N, *db = dg + N;
+		double *sg = db + N, *sb = sg + N;
 		long s = 0;
 
 		while (s < e->nrows && e->rows[s] < (long)lo)
 			s++;
-		memset(dg, 0, 2 * (size_t)N * sizeof *dg);
+		memset(dg, 0, 4 * (size_t)N * sizeof *dg);
 		for (size_t row = lo; row < hi; row++) {
 			const int kept = s < e->nrows && e->rows[s] == (long)row;
 
 			check_decode(xr, e->x + row * N * es, j->op->dt, (size_t)N);
 			check_decode(dyr, e->dy + row * N * es, j->op->dt, (size_t)N);
+			memset(tg, 0, 2 * (size_t)N * sizeof *tg);
 			ln_gelu_ref_bwd(dyr, xr, e->g, e->b, kept ? e->ref + s * N : dx,
-					dg, db, 1, N, j->op->erf);
+					tg, tb, 1, N, j->op->erf);
+			for (long k = 0; k < N; k++) {
+				dg[k] += tg[k];
+				db[k] += tb[k];
+				sg[k] += tg[k] * tg[k];
+				sb[k] += tb[k] * tb[k];
+			}
 			s += kept;
 		}
 	}
@@ -890,16 +901,16 @@ static struct lg_ref *lg_reference(const struct fp_op *op, int profile,
 
 		job.grain = g2 > grain ? g2 : grain;
 		nc = par_chunks((size_t)M, job.grain);
-		job.part = (double *)xmalloc(nc * 2 * N * sizeof *job.part);
+		job.part = (double *)xmalloc(nc * 4 * N * sizeof *job.part);
 		par_for((size_t)M, job.grain, ref_rows, &job);
-		e->dgb = (double *)xcalloc(2 * (size_t)N, sizeof *e->dgb);
+		e->dgb = (double *)xcalloc(4 * (size_t)N, sizeof *e->dgb);
 		for (size_t c = 0; c < nc; c++)
-			for (long k = 0; k < 2 * N; k++)
-				e->dgb[k] += job.part[c * 2 * N + k];
+			for (long k = 0; k < 4 * N; k++)
+				e->dgb[k] += job.part[c * 4 * N + k];
 		free(job.part);
 	}
 	refcache_keep(&key, e, E * op->es * (op->bwd ? 2 : 1) +
-		      ((size_t)e->nrows + 4) * N * sizeof(double), lg_ref_free);
+		      ((size_t)e->nrows + 6) * N * sizeof(double), lg_ref_free);
 	return e;
 }
 
@@ -951,12 +962,13 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		dgb = (double *)xmalloc(2 * (size_t)N * sizeof *dgb);
 		if (dev_download(dgb, op->dgb, dt, 2 * (size_t)N))
 			goto out_free;
-		cmp_init(&c);
-		cmp_add(&c, dgb, e->dgb, (size_t)N);
-		check_output(res, "dgamma", &c);
-		cmp_init(&c);
-		cmp_add(&c, dgb + N, e->dgb + N, (size_t)N);
-		check_output(res, "dbeta", &c);
+		for (int h = 0; h < 2; h++) {
+			cmp_init(&c);
+			cmp_add(&c, dgb + h * N, e->dgb + h * N, (size_t)N);
+			for (long k = 0; k < N; k++)
+				c.sq_floor += e->dgb[(2 + h) * N + k];
+			check_output(res, h ? "dbeta" : "dgamma", &c);
+		}
 	}
 	check_note_rows(res, e->nrows, M);
 	rc = 0;
