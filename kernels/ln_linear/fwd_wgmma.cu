@@ -824,6 +824,44 @@ __device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
 		wgmma_m64n32k16_ss(d, da, db);
 }
 
+// The x-streamed kernels' ring: ST stages of STAGE bytes from ring, each
+// the k-tile of the wgmma's A at its start and of its B at BOFF, with full
+// barriers (fb: one arrival and the bytes) and empty ones (eb: the four
+// warps of the warpgroup that consumed the stage). stream_ring_init: the
+// barriers, by thread 0, then the block's barrier.
+template <int ST>
+__device__ __forceinline__ void stream_ring_init(uint32_t fb, uint32_t eb)
+{
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 4);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+}
+
+// The producer warp's lane 0: k-tile kt of ta (rows from ra) and of tb
+// (from rb) into stage kt % ST once the warpgroup before has released it
+// (zeros past K and the tensors' rows).
+template <int ST, int STAGE, int BOFF>
+__device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, const CUtensorMap *tb,
+					       int rb, uint32_t ring, uint32_t fb, uint32_t eb,
+					       int KT)
+{
+	for (int kt = 0; kt < KT; kt++) {
+		const int s = kt % ST;
+		const uint32_t sa = ring + s * STAGE;
+
+		if (kt >= ST)
+			mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
+		mbar_expect(fb + 8 * s, STAGE);
+		tma_load(sa, ta, kt * LNL_KTILE, ra, fb + 8 * s);
+		tma_load(sa + BOFF, tb, kt * LNL_KTILE, rb, fb + 8 * s);
+	}
+}
+
 template <int MP>
 __device__ __forceinline__ void
 skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
@@ -843,29 +881,10 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 
-	if (tid == 0) {
-		for (int s = 0; s < ST; s++) {
-			mbar_init(fb + 8 * s, 1);
-			mbar_init(eb + 8 * s, 4);  // the consuming warpgroup's warps
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	__syncthreads();
-	if (w == 8) {
-		// The producer warp: W''s and x's k-tile kt into stage kt % ST
-		// once the warpgroup before has done with what it held (zeros
-		// past K, wrows and M).
+	stream_ring_init<ST>(fb, eb);
+	if (w == 8) {  // the producer warp: W' as A, x as B
 		if (lane == 0)
-			for (int kt = 0; kt < KT; kt++) {
-				const int s = kt % ST;
-				const uint32_t sa = ring + s * STAGE;
-
-				if (kt >= ST)
-					mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
-				mbar_expect(fb + 8 * s, STAGE);
-				tma_load(sa, tw, kt * LNL_KTILE, (int)n0, fb + 8 * s);
-				tma_load(sa + WB, tx, kt * LNL_KTILE, 0, fb + 8 * s);
-			}
+			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, KT);
 		return;
 	}
 
@@ -994,28 +1013,10 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 
-	if (tid == 0) {
-		for (int s = 0; s < ST; s++) {
-			mbar_init(fb + 8 * s, 1);
-			mbar_init(eb + 8 * s, 4);  // the consuming warpgroup's warps
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	__syncthreads();
-	if (w == 8) {
-		// The producer warp: x's and W''s k-tile kt into stage kt % ST
-		// once the warpgroup before has done with what it held.
+	stream_ring_init<ST>(fb, eb);
+	if (w == 8) {  // the producer warp: x as A, W' as B
 		if (lane == 0)
-			for (int kt = 0; kt < KT; kt++) {
-				const int s = kt % ST;
-				const uint32_t sa = ring + s * STAGE;
-
-				if (kt >= ST)
-					mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
-				mbar_expect(fb + 8 * s, STAGE);
-				tma_load(sa, tx, kt * LNL_KTILE, 0, fb + 8 * s);
-				tma_load(sa + XB, tw, kt * LNL_KTILE, (int)n0, fb + 8 * s);
-			}
+			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, KT);
 		return;
 	}
 
