@@ -380,12 +380,6 @@ ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, 
  * memory, free by then). Needs N a multiple of V (rows 16-byte aligned).
  * MASK gives bits(e): the V keep bits of the vector at element e. */
 
-__device__ __forceinline__ void ew_mbar_expect(uint32_t bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-		     :: "r"(bar), "r"(bytes) : "memory");
-}
-
 /* bytes (a multiple of 16) from global src (16-byte aligned) to shared
  * dst, completing on bar; pol an L2 policy (dy is read once). */
 __device__ __forceinline__ void ew_bulk_load(uint32_t dst, const void *src, uint32_t bytes,
@@ -409,7 +403,7 @@ __device__ __forceinline__ void ew_bulk_fill(unsigned char *ring, uint32_t bar0,
 	const uint32_t bar = bar0 + 8 * s;
 
 	if (lane == 0)
-		ew_mbar_expect(bar, (uint32_t)n * w16);
+		mbar_expect(bar, (uint32_t)n * w16);
 	__syncwarp();
 	if (lane < n)
 		ew_bulk_load(smem_u32(ring + (s * EW_BULK_ROWS + lane) * EW_BULK_PITCH),

@@ -65,7 +65,6 @@
 // products therefore go to a fresh partial whose truncation is relative
 // to itself, and plain fp32 adds (round to nearest) take the partials
 // into the accumulator.
-
 // cp.async of one k-tile of ROWS rows of a row-major tensor (rows r0..,
 // each K long) into the swizzled tile at dst: the eight 16-byte chunks from
 // column k0 of each row, zero-filled past row lim and column K.

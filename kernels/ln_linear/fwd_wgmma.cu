@@ -207,6 +207,17 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float *d, uint64_t da, uint64
 		     : "l"(da), "l"(db), "r"(1));
 }
 
+// d += a b, m64nMPk16 from shared memory (MP = 32, 64: the skinny
+// kernels' x rows as the wgmma's N).
+template <int MP>
+__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
+{
+	if constexpr (MP == 64)
+		wgmma_m64n64k16_ss(d, da, db);
+	else
+		wgmma_m64n32k16_ss(d, da, db);
+}
+
 // The x-resident skinny kernel's multiply of one k-tile on wgmma
 // (skinny.cuh's body; NAF = XS = 1: warp w's 16 rows of W' are rows
 // 16 (w % 4) of its warpgroup's 64, w / 4 the warpgroup): the warpgroup's
@@ -235,12 +246,8 @@ struct SkWgmma {
 			wg_fence_operand(d[i]);
 		wg_arrive();
 #pragma unroll
-		for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
-			if constexpr (MP == 64)
-				wgmma_m64n64k16_ss(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
-			else
-				wgmma_m64n32k16_ss(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
-		}
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
 		wg_commit();
 		wg_wait<0>();
 #pragma unroll
@@ -815,15 +822,6 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 #define ST_BW LNL_SKINNY_ST_BW
 #define ST_THREADS 288  // two warpgroups, then the producer warp
 
-template <int MP>
-__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
-{
-	if constexpr (MP == 64)
-		wgmma_m64n64k16_ss(d, da, db);
-	else
-		wgmma_m64n32k16_ss(d, da, db);
-}
-
 // The x-streamed kernels' ring: ST stages of STAGE bytes from ring, each
 // the k-tile of the wgmma's A at its start and of its B at BOFF, with full
 // barriers (fb: one arrival and the bytes) and empty ones (eb: the four
@@ -1176,7 +1174,21 @@ k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 	SM90A_ONLY((skinny_st_body<MP>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
 }
 
-int fwd_skinny_st_setup(void)
+// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM.
+template <int BN>
+__global__ void __launch_bounds__(ST_THREADS, 1)
+k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm)
+{
+	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+}
+
+#define XA_SMEM(BN) (1024 + XA_STAGES * (64 + (BN)) * 128)
+
+// The x-streamed kernels' dynamic shared memory, once a process.
+static int stream_setup(void)
 {
 	static int done;
 
@@ -1187,7 +1199,13 @@ int fwd_skinny_st_setup(void)
 					    (int)lnl_skinny_st_smem(32))) ||
 	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
 					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    (int)lnl_skinny_st_smem(64))))
+					    (int)lnl_skinny_st_smem(64))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<72>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    XA_SMEM(72))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<96>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    XA_SMEM(96))))
 		return -1;
 	done = 1;
 	return 0;
@@ -1204,40 +1222,21 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
 		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
 			     op->M);
-	if (fwd_skinny_st_setup() || lnl_tma_map(&tx, x, op->K, op->M, mp) ||
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, mp) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, ST_BW))
 		return -1;
 	cfg.gridDim = dim3((unsigned)((wrows + ST_BW - 1) / ST_BW));
 	cfg.blockDim = dim3(ST_THREADS);
 	cfg.dynamicSmemBytes = lnl_skinny_st_smem(mp);
 	cfg.stream = st;
-	if (mp == 32)
-		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny_st<32>, tx, tw, x,
-						     (const float *)op->sW, (const float *)op->bf,
-						     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K,
-						     (int)op->N, wrows, op->wperm));
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_skinny_st<64>, tx, tw, x,
-					     (const float *)op->sW, (const float *)op->bf,
-					     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K, (int)op->N,
-					     wrows, op->wperm));
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>,
+					     tx, tw, x, (const float *)op->sW,
+					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
 }
-
-// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM.
-template <int BN>
-__global__ void __launch_bounds__(ST_THREADS, 1)
-k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
-		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
-		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm)
-{
-	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
-}
-
-#define XA_SMEM(BN) (1024 + XA_STAGES * (64 + (BN)) * 128)
 
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
-	static int ready;
 	const long wrows = op->wperm ? op->Np : op->N;
 	const int bn = op->xbn;
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
@@ -1247,15 +1246,8 @@ int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || (bn != 72 && bn != 96))
 		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
 			     "in %d-row tiles", op->M, bn);
-	if (!ready && (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<72>,
-						       cudaFuncAttributeMaxDynamicSharedMemorySize,
-						       XA_SMEM(72))) ||
-		       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<96>,
-						       cudaFuncAttributeMaxDynamicSharedMemorySize,
-						       XA_SMEM(96)))))
-		return -1;
-	ready = 1;
-	if (lnl_tma_map(&tx, x, op->K, op->M, 64) || lnl_tma_map(&tw, op->Wf, op->K, wrows, bn))
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, 64) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, bn))
 		return -1;
 	cfg.gridDim = dim3((unsigned)((wrows + bn - 1) / bn));
 	cfg.blockDim = dim3(ST_THREADS);

@@ -302,6 +302,9 @@ static inline size_t lnl_skinny_st_smem(int mp)
  * 0.88x and 0.85x; 128 tiles of 72 rows there take 0.86x ("the x-as-A
  * skinny forward"). */
 int lnl_fwd_skinny_x(long M, long Nw, int sms);
+/* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
+ * that makes no more blocks than SMs, else 96. */
+int lnl_skinny_xa_rows(long Nw, int sms);
 
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where

@@ -63,7 +63,12 @@ int lnl_fwd_skinny_x(long M, long Nw, int sms)
 		return 0;
 	if (lnl_skinny_res_mp(M) <= 32 || tiles <= sms || 2 * tiles >= 3L * sms)
 		return LNL_SKINNY_ST_BW;
-	return (Nw + 71) / 72 <= sms ? 72 : 96;  /* Nw < 96 sms here */
+	return lnl_skinny_xa_rows(Nw, sms);  /* Nw < 96 sms here: 96 fits */
+}
+
+int lnl_skinny_xa_rows(long Nw, int sms)
+{
+	return (Nw + 71) / 72 <= sms ? 72 : 96;
 }
 
 int lnl_few_big_tiles(long M, long N, int sms)

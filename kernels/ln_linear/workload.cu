@@ -42,11 +42,15 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //   LNL_SKINNY_MAX_M rows on Hopper MMA's A operand, x as its B, slices of
 //   where the 128 x 256 tiles fill  K in a cluster reduced through DSMEM,
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
-//   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu): x's
-//   to LNL_SKINNY_RES_MAX_M rows    slice of K resident, W' alone in the
+//   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu; on
+//   to LNL_SKINNY_RES_MAX_M rows    wgmma k_fwd_skinny_wg, skinny_mma=): x's
+//                                   slice of K resident, W' alone in the
 //                                   ring (TMA), tiles dealt round to
-//                                   clusters
-//                                   (lnl_fwd_skinny_res)
+//                                   clusters (lnl_fwd_skinny_res)
+//   the same where W' has about a   k_fwd_skinny_st, k_fwd_skinny_xa
+//   64-row tile an SM or more       (fwd_wgmma.cu): a block a tile of W'
+//   (skinny_x=)                     over all of K, x streamed beside it
+//                                   (lnl_fwd_skinny_x)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -126,13 +130,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		} else if (op->ko.v[OPT_SKINNY_X] != SKX_RESIDENT &&
 			   (op->ko.v[OPT_SKINNY_X] != SKX_AUTO ||
 			    lnl_fwd_skinny_x(op->M, Nw, op->sms))) {
-			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as
-			// A, the least of 72 and 96 rows that makes no more
-			// blocks than SMs (else 96)
+			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A
 			const int v = op->ko.v[OPT_SKINNY_X];
 
 			op->xbn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
-				  : v == SKX_STREAM_XA ? ((Nw + 71) / 72 <= op->sms ? 72 : 96)
+				  : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
 				  : lnl_fwd_skinny_x(op->M, Nw, op->sms);
 			op->fk = op->xbn > LNL_SKINNY_ST_BW ? FK_SKINNY_XA : FK_SKINNY_ST;
 			op->wperm = perm;
