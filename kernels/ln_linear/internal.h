@@ -10,8 +10,15 @@
  *   fwd_simt.cu    the naive forward, the weight fold, the first fused
  *                  kernel (the path for rows without aligned 16-byte chunks)
  *   fwd_mma.cu     the fused forward on mma.sync (bf16, and fp32 as 3xTF32)
+ *   wgmma.cuh      the wgmma primitives and the sm_90a guard of the next two
  *   fwd_wgmma.cu   the fused forward on Hopper: wgmma, then warp-specialized
- *                  with TMA and clusters (the one file built for sm_90a)
+ *                  with TMA and clusters (built for sm_90a)
+ *   skinny.cuh     the skinny forward's shared device pieces and the
+ *                  x-resident kernel's body
+ *   fwd_skinny.cu  the skinny forward up to 16 rows, the x-resident one on
+ *                  mma.sync, their plans and launchers
+ *   fwd_skinny_wg.cu  the skinny forward on wgmma: the x-resident body, the
+ *                  x-streamed kernels (built for sm_90a)
  *   bwd.cu         the backward's kernels and its launcher
  *   cublaslt.cu    the cuBLASLt plumbing of the unfused variants
  *   check.cu       the checks' host side: the sampled double references
@@ -296,9 +303,9 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
  * swizzle; reads past its edges give zeros. The driver's encoder is found
  * once through the runtime (nothing links libcuda). */
 int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
-/* fwd_wgmma.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
+/* fwd_skinny_wg.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
 const void *fwd_skinny_wg_kernel(int mp);
-/* fwd_wgmma.cu: the x-streamed skinny forwards (FK_SKINNY_ST, FK_SKINNY_XA). */
+/* fwd_skinny_wg.cu: the x-streamed skinny forwards (FK_SKINNY_ST, FK_SKINNY_XA). */
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the

@@ -278,7 +278,7 @@ static inline size_t lnl_skinny_res_smem(int mp, int kchunk)
 int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
 		       size_t smem_max, int *slices, int *groups);
 
-/* ---- the skinny forward with x streamed (fwd_wgmma.cu) -----------------
+/* ---- the skinny forward with x streamed (fwd_skinny_wg.cu) -------------
  * bf16, LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows on Hopper:
  * k_fwd_skinny_st, a block a tile of LNL_SKINNY_ST_BW rows of W' over all of
  * K, x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of

@@ -1,5 +1,5 @@
 // skinny.cuh - the skinny forward's device pieces that its kernels share
-// (fwd_skinny.cu; the wgmma form of the resident kernel in fwd_wgmma.cu):
+// (fwd_skinny.cu; the wgmma form of the resident kernel in fwd_skinny_wg.cu):
 // the k-tile copy, the slices' sum and the epilogue's store, the split
 // cluster barrier, and the x-resident kernel's body over a multiply policy
 // (mma.sync here; wgmma where sm_90a is built). See fwd_skinny.cu for

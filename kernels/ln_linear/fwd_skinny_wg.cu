@@ -1,0 +1,493 @@
+// fwd_skinny_wg.cu - the skinny LayerNorm+Linear forward's kernels on
+// wgmma (bf16, 17 to 64 rows, Hopper): the x-resident kernel's body
+// (skinny.cuh) with wgmma as its multiply (k_fwd_skinny_wg), and the
+// x-streamed kernels (k_fwd_skinny_st: W' as wgmma's A; k_fwd_skinny_xa: x
+// as A). Built for sm_90a (local.mk), with the primitives of wgmma.cuh;
+// lnl_fwd_choose (workload.cu) says which runs where, fwd_skinny.cu has the
+// kernels of fewer rows and the resident kernel on mma.sync.
+#include "config.h"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "internal.h"
+#include "skinny.cuh"
+#include "wgmma.cuh"
+
+#if SM90A_CODE
+// d += a b, m64nMPk16 from shared memory (MP = 32, 64: the skinny
+// kernels' x rows as the wgmma's N).
+template <int MP>
+__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
+{
+	if constexpr (MP == 64)
+		wgmma_m64n64k16_ss(d, da, db);
+	else
+		wgmma_m64n32k16_ss(d, da, db);
+}
+
+// The x-resident skinny kernel's multiply of one k-tile on wgmma
+// (skinny.cuh's body; NAF = XS = 1: warp w's 16 rows of W' are rows
+// 16 (w % 4) of its warpgroup's 64, w / 4 the warpgroup): the warpgroup's
+// 64 rows of the W' stage at sw against all MP rows of the resident x~
+// k-tile at sx, four k-steps, both operands read by the tensor cores from
+// shared memory (no ldmatrix, no fragments in registers). The
+// accumulators are mma.sync's fragments in the same order (d[4 j + e] is
+// acc[0][j][e]: rows g, g + 8, columns 8 j + 2 t, + 1), so the body's
+// exchange and epilogue serve both.
+struct SkWgmma {
+	static constexpr bool ASYNC_PROXY = true;  // x~ is read through it
+
+	template <int MP, int XS, int NAF>
+	__device__ __forceinline__ static void ktile(float (&acc)[NAF][MP / 8 / XS][4],
+						     uint32_t sw, uint32_t sx, int lane, int wa,
+						     int f0)
+	{
+		static_assert(XS == 1 && NAF == 1 && (MP == 32 || MP == 64), "warpgroup shape");
+		float *d = &acc[0][0][0];
+		const uint32_t sa = sw + (wa >> 2) * 64 * 128;
+
+		(void)lane;
+		(void)f0;
+#pragma unroll
+		for (int i = 0; i < MP / 2; i++)
+			wg_fence_operand(d[i]);
+		wg_arrive();
+#pragma unroll
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
+		wg_commit();
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < MP / 2; i++)
+			wg_fence_operand(d[i]);
+	}
+};
+
+// --- the skinny forward with x streamed (k_fwd_skinny_st): bf16, 17 to 64
+// rows, a block a tile of LNL_SKINNY_ST_BW = 64 rows of W' over all of K,
+// no slices, no clusters, no reduction between blocks. The ring carries
+// each k-tile of W' (64 rows, the wgmma's A) and of x (MP rows, its B) by
+// TMA from the producer warp. Two warpgroups take the k-tiles in turn
+// (even, odd), each with its own sums: a warpgroup shifts its k-tile of x
+// in shared memory (x~ = x - c, 0 past K), summing the rows' statistics
+// as it goes, and multiplies it (m64nMPk16, both operands in shared
+// memory) while it shifts its next one; at the end the second warpgroup's
+// sums are added to the first's in that order (the same bits every run).
+// Every block sums all MP rows' statistics again: x is MP K bf16 from L2,
+// W' the bytes that come from DRAM. As cuBLASLt's skinny kernels do, it
+// takes as many blocks as W' has tiles (two an SM fit), each one stream
+// of W' from start to end; the x-resident kernel (skinny.cuh) cuts K into
+// slices instead and adds them through DSMEM at each tile's end.
+#define ST_BW LNL_SKINNY_ST_BW
+#define ST_THREADS 288  // two warpgroups, then the producer warp
+
+// The x-streamed kernels' ring: ST stages of STAGE bytes from ring, each
+// the k-tile of the wgmma's A at its start and of its B at BOFF, with full
+// barriers (fb: one arrival and the bytes) and empty ones (eb: the four
+// warps of the warpgroup that consumed the stage). stream_ring_init: the
+// barriers, by thread 0, then the block's barrier.
+template <int ST>
+__device__ __forceinline__ void stream_ring_init(uint32_t fb, uint32_t eb)
+{
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 4);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+}
+
+// The producer warp's lane 0: k-tile kt of ta (rows from ra) and of tb
+// (from rb) into stage kt % ST once the warpgroup before has released it
+// (zeros past K and the tensors' rows).
+template <int ST, int STAGE, int BOFF>
+__device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, const CUtensorMap *tb,
+					       int rb, uint32_t ring, uint32_t fb, uint32_t eb,
+					       int KT)
+{
+	for (int kt = 0; kt < KT; kt++) {
+		const int s = kt % ST;
+		const uint32_t sa = ring + s * STAGE;
+
+		if (kt >= ST)
+			mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
+		mbar_expect(fb + 8 * s, STAGE);
+		tma_load(sa, ta, kt * LNL_KTILE, ra, fb + 8 * s);
+		tma_load(sa + BOFF, tb, kt * LNL_KTILE, rb, fb + 8 * s);
+	}
+}
+
+template <int MP>
+__device__ __forceinline__ void
+skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
+	       const float *__restrict__ sW, const float *__restrict__ bf,
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+{
+	constexpr int ST = LNL_SKINNY_ST_STAGES(MP), WB = ST_BW * 128, STAGE = WB + MP * 128;
+	constexpr int TPR = 128 / MP, NA = MP / 2;  // threads a row; accumulators a thread
+	static_assert(MP == 32 || MP == 64, "a warpgroup's B");
+	unsigned char *smem = dyn_smem();
+	__shared__ __align__(8) uint64_t full[ST], empty[ST];
+	__shared__ float2 st_part[2][MP];
+	__shared__ float st_mt[MP], st_rs[MP];
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const long n0 = (long)blockIdx.x * ST_BW;
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	stream_ring_init<ST>(fb, eb);
+	if (w == 8) {  // the producer warp: W' as A, x as B
+		if (lane == 0)
+			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, KT);
+		return;
+	}
+
+	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its row r of each x
+	// k-tile is shifted and summed by TPR adjacent threads, 8 / TPR
+	// 16-byte chunks each.
+	const int wg = w >> 2, wt = tid & 127, r = wt / TPR, sub = wt % TPR;
+	const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
+	const __nv_bfloat162 cc = __halves2bfloat162(c, c);
+	const uint32_t cu = *(const uint32_t *)&cc;
+	float a1 = 0.f, a2 = 0.f, d[NA];
+
+	auto shift = [&](int kt) {
+		const uint32_t sx = ring + (kt % ST) * STAGE + WB;
+
+		mbar_wait(fb + 8 * (kt % ST), kt / ST & 1);
+#pragma unroll
+		for (int i = 0; i < 8 / TPR; i++) {
+			const int ch = sub + i * TPR;
+			uint4 *p = (uint4 *)(smem + (sx - sbase) + r * 128 + ((ch ^ (r & 7)) << 4));
+
+			sk_shift_chunk(p, kt * LNL_KTILE + ch * 8 < K, cu, a1, a2);
+		}
+		fence_proxy_async();  // x~ is read by wgmma, through the async proxy
+	};
+
+#pragma unroll
+	for (int i = 0; i < NA; i++)
+		d[i] = 0.f;
+	// Warpgroup wg's own barrier (constant ids: named barriers 1 and 2).
+	auto wg_sync = [&]() {
+		if (wg == 0)
+			bar_sync(1, 128);
+		else
+			bar_sync(2, 128);
+	};
+
+	if (wg < KT)
+		shift(wg);
+	wg_sync();
+	for (int kt = wg; kt < KT; kt += 2) {
+		const uint32_t sa = ring + (kt % ST) * STAGE;
+
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			wg_fence_operand(d[i]);
+		wg_arrive();
+#pragma unroll
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sa + WB + ks * 32));
+		wg_commit();
+		if (kt + 2 < KT)
+			shift(kt + 2);  // while the tensor cores multiply kt
+		wg_wait<0>();
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			wg_fence_operand(d[i]);
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(eb + 8 * (kt % ST));
+		wg_sync();  // k-tile kt + 2 shifted by every warp
+	}
+
+	// The rows' sums: the TPR threads', then warpgroup 0's + 1's.
+#pragma unroll
+	for (int o = 1; o < TPR; o <<= 1) {
+		a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
+		a2 += __shfl_xor_sync(FP_FULL_MASK, a2, o);
+	}
+	if (sub == 0)
+		st_part[wg][r] = make_float2(a1, a2);
+	// The second warpgroup's accumulators through the ring (every stage
+	// consumed: both warpgroups are past their loops).
+	float *const red = (float *)(smem + (ring - sbase));
+
+	bar_sync(3, 256);
+	if (wg == 1) {
+#pragma unroll
+		for (int i = 0; i < NA; i++)
+			red[i * 128 + wt] = d[i];
+	}
+	bar_sync(3, 256);
+	if (wg == 1)
+		return;
+	if (sub == 0)
+		shifted_stats(st_part[0][r].x + st_part[1][r].x, st_part[0][r].y + st_part[1][r].y,
+			      K, &st_mt[r], &st_rs[r]);
+#pragma unroll
+	for (int i = 0; i < NA; i++)
+		d[i] += red[i * 128 + wt];
+	bar_sync(1, 128);
+#pragma unroll
+	for (int j = 0; j < MP / 8; j++)
+		sk_store(y, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]),
+			 n0 + 16 * w + (lane >> 2), 8 * j + 2 * (lane & 3), M, N, wrows, wperm, sW, bf,
+			 st_mt, st_rs);
+}
+
+// --- the x-as-A form (k_fwd_skinny_xa<BN>): 33 to 64 rows where W' has
+// more 64-row tiles than SMs but under 1.5 an SM (k_fwd_skinny_st would
+// leave some SMs two blocks and most one: they finish last). A block a
+// tile of BN = 72 or 96 rows of W' (as many blocks as SMs or fewer, one
+// each), x as the wgmma's A (64 rows, zeros past M) and W''s tile as its B
+// (wgmma's N is any multiple of 8; its M is 64): two warpgroups take the
+// k-tiles in turn as the warp-specialized kernel's math warps do
+// (wg_ktile: A ldmatrix'd, shifted and summed in registers, the next
+// k-tile's A prepared while one k-tile's wgmmas run), the second one's
+// sums added to the first's at the end.
+#define XA_STAGES 6
+
+template <int BN>
+__device__ __forceinline__ void
+skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
+	       const float *__restrict__ sW, const float *__restrict__ bf,
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+{
+	constexpr int ST = XA_STAGES, XB = 64 * 128, STAGE = XB + BN * 128;
+	static_assert(STAGE % 1024 == 0, "stages 1024-aligned");
+	unsigned char *smem = dyn_smem();
+	__shared__ __align__(8) uint64_t full[ST], empty[ST];
+	__shared__ float2 st_part[64];
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int g = lane >> 2, t = lane & 3;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const long n0 = (long)blockIdx.x * BN;
+	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	stream_ring_init<ST>(fb, eb);
+	if (w == 8) {  // the producer warp: x as A, W' as B
+		if (lane == 0)
+			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, KT);
+		return;
+	}
+
+	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its warp w & 3 rows
+	// row0 .. row0 + 15 of x.
+	const int wg = w >> 2, row0 = 16 * (w & 3);
+	uint32_t a0[LNL_KTILE / 16][4], a1[LNL_KTILE / 16][4], piv[2];
+	float s1[2] = { 0.f, 0.f }, s2[2] = { 0.f, 0.f }, d[BN / 2];
+	int prev = -1;  // the stage of this warpgroup's k-tile in flight
+
+	auto step = [&](int kt, uint32_t (&a)[LNL_KTILE / 16][4]) {
+		const int s = kt % ST;
+		const uint32_t sa = ring + s * STAGE;
+
+		mbar_wait(fb + 8 * s, kt / ST & 1);
+		wg_ktile<true, BN>(sa, sa + XB, row0, lane, K - kt * LNL_KTILE, piv, a, s1, s2, d);
+		if (prev >= 0 && lane == 0)  // its wgmmas are done: free its stage
+			mbar_arrive(eb + 8 * prev);
+		prev = s;
+	};
+
+	wg_pivots(x, row0 + g, M, K, piv);
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		d[i] = 0.f;
+	int kt = wg;
+
+	for (; kt + 2 < KT; kt += 4) {
+		step(kt, a0);
+		step(kt + 2, a1);
+	}
+	if (kt < KT)
+		step(kt, a0);
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(d[i]);
+	if (prev >= 0 && lane == 0)
+		mbar_arrive(eb + 8 * prev);
+
+	// The rows' sums over the quad, then warpgroup 0's + 1's; the second
+	// warpgroup's accumulators through the ring (every stage consumed:
+	// both warpgroups are past their loops).
+	float *const red = (float *)(smem + (ring - sbase));
+
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+#pragma unroll
+		for (int o = 1; o < 4; o <<= 1) {
+			s1[h] += __shfl_xor_sync(FP_FULL_MASK, s1[h], o);
+			s2[h] += __shfl_xor_sync(FP_FULL_MASK, s2[h], o);
+		}
+	bar_sync(3, 256);
+	if (wg == 1) {
+		if (t == 0) {
+			st_part[row0 + g] = make_float2(s1[0], s2[0]);
+			st_part[row0 + g + 8] = make_float2(s1[1], s2[1]);
+		}
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++)
+			red[i * 128 + (tid & 127)] = d[i];
+	}
+	bar_sync(3, 256);
+	if (wg == 1)
+		return;
+
+	// Epilogue: y = rstd (acc - (mean - c) s) + b'; d[4 j + 2 h + e] is x
+	// row row0 + g + 8 h, W' row n0 + 8 j + 2 t + e (column perm32 of it
+	// where wperm says).
+	float mt[2], rs[2];
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const float2 p = st_part[row0 + g + 8 * h];
+
+		shifted_stats(s1[h] + p.x, s2[h] + p.y, K, &mt[h], &rs[h]);
+	}
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const long wr = n0 + 8 * j + 2 * t + e;
+			const long col = wperm ? perm32(wr) : wr;
+
+			if (wr >= wrows || col >= N)
+				continue;
+			const float sc = sW[col], bc = bf[col];
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int m = row0 + g + 8 * h, i = 4 * j + 2 * h + e;
+
+				if (m < M)
+					y[(long)m * N + col] = __float2bfloat16_rn(
+						rs[h] * (d[i] + red[i * 128 + tid] - mt[h] * sc) + bc);
+			}
+		}
+	}
+}
+
+#endif  // SM90A_CODE
+
+// k_fwd_skinny_wg: skinny.cuh's x-resident body on wgmma (MP = 32, 64).
+template <int MP>
+__global__ void __launch_bounds__(SR_THREADS(1, 1), 1)
+k_fwd_skinny_wg(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int kchunk, int tiles, int wperm, const __grid_constant__ CUtensorMap tw)
+{
+	SM90A_ONLY((skinny_res_body<MP, 1, 1, SkWgmma>(x, sW, bf, y, M, K, N, wrows, kchunk, tiles,
+							wperm, &tw)));
+}
+
+const void *fwd_skinny_wg_kernel(int mp)
+{
+	return mp == 32 ? (const void *)k_fwd_skinny_wg<32>
+			: mp == 64 ? (const void *)k_fwd_skinny_wg<64> : NULL;
+}
+
+// k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an SM.
+template <int MP>
+__global__ void __launch_bounds__(ST_THREADS, 2)
+k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm)
+{
+	SM90A_ONLY((skinny_st_body<MP>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+}
+
+// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM.
+template <int BN>
+__global__ void __launch_bounds__(ST_THREADS, 1)
+k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm)
+{
+	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+}
+
+#define XA_SMEM(BN) (1024 + XA_STAGES * (64 + (BN)) * 128)
+
+// The x-streamed kernels' dynamic shared memory, once a process.
+static int stream_setup(void)
+{
+	static int done;
+
+	if (done)
+		return 0;
+	if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<32>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)lnl_skinny_st_smem(32))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)lnl_skinny_st_smem(64))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<72>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    XA_SMEM(72))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<96>,
+					    cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    XA_SMEM(96))))
+		return -1;
+	done = 1;
+	return 0;
+}
+
+int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int mp = lnl_skinny_res_mp(op->M);
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	CUtensorMap tx, tw;
+	cudaLaunchConfig_t cfg = {};
+
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
+		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
+			     op->M);
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, mp) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, ST_BW))
+		return -1;
+	cfg.gridDim = dim3((unsigned)((wrows + ST_BW - 1) / ST_BW));
+	cfg.blockDim = dim3(ST_THREADS);
+	cfg.dynamicSmemBytes = lnl_skinny_st_smem(mp);
+	cfg.stream = st;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>,
+					     tx, tw, x, (const float *)op->sW,
+					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
+}
+
+int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int bn = op->xbn;
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	CUtensorMap tx, tw;
+	cudaLaunchConfig_t cfg = {};
+
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || (bn != 72 && bn != 96))
+		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
+			     "in %d-row tiles", op->M, bn);
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, 64) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, bn))
+		return -1;
+	cfg.gridDim = dim3((unsigned)((wrows + bn - 1) / bn));
+	cfg.blockDim = dim3(ST_THREADS);
+	cfg.dynamicSmemBytes = XA_SMEM(bn);
+	cfg.stream = st;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, bn == 72 ? k_fwd_skinny_xa<72> : k_fwd_skinny_xa<96>,
+					     tx, tw, x, (const float *)op->sW,
+					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
+}

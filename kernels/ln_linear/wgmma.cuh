@@ -1,0 +1,274 @@
+// wgmma.cuh - the wgmma primitives of the Hopper forward kernels
+// (fwd_wgmma.cu, fwd_skinny_wg.cu; both built for sm_90a, local.mk):
+// descriptors, the wgmma forms they issue, the fences and waits around
+// them, and the math warps' k-tile of x as A (shifted and summed in
+// registers) that the warp-specialized kernel and the x-as-A skinny kernel
+// share.
+//
+// The architecture guard: a device pass for any target but sm_90a
+// compiles none of the Hopper code (SM90A_CODE 0), and its kernels trap
+// (SM90A_ONLY: they are never launched there: fwd_wgmma_setup's probe says
+// 0 and lnl_fwd_choose picks the mma.sync kernels). The host pass sees
+// everything.
+#ifndef FUSEPROF_LNL_WGMMA_CUH
+#define FUSEPROF_LNL_WGMMA_CUH
+
+#include <cuda_bf16.h>
+
+#include "internal.h"
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SM90A_CODE 0
+#define SM90A_ONLY(call) __trap()
+#else
+#define SM90A_CODE 1
+#define SM90A_ONLY(call) call
+#endif
+
+#if SM90A_CODE
+// wgmma's descriptor of a K-major tile with 128-byte swizzle: start
+// address, stride of 1024 bytes between 8-row atoms, swizzle mode 1 (the
+// leading offset is unused for this layout).
+__device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
+{
+	return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(1024 >> 4) << 32 |
+	       (uint64_t)1 << 62;
+}
+
+__device__ __forceinline__ void wg_fence_operand(float &r)
+{
+	asm volatile("" : "+f"(r) :: "memory");
+}
+
+// d (this warpgroup's 64 x 256, 128 floats a thread) += a (64 x 16, 4
+// registers a thread) b (16 x 256 from the descriptor).
+__device__ __forceinline__ void wgmma_m64n256k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+		     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+		     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+		     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+		     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+		     "{%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		       "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		       "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wg_arrive(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wg_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void wg_wait(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}
+
+// cp.async wrote through the generic proxy; wgmma reads through the async
+// one.
+__device__ __forceinline__ void fence_proxy_async(void)
+{
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// d (this warpgroup's 64 x N, N / 2 floats a thread) += a (64 x 16, this
+// thread's fragment in registers, mma.sync's m16n8k16 layout) b (16 x N,
+// shared memory through its descriptor): N = 72 and 96, the x-as-A
+// skinny kernel's tiles of W'.
+__device__ __forceinline__ void wgmma_m64n72k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35}, "
+		     "{%36, %37, %38, %39}, %40, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n96k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+		     "{%48, %49, %50, %51}, %52, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+// d (this warpgroup's 64 x 32, 16 floats a thread) += a (64 x 16) b
+// (16 x 32), both from shared memory through their descriptors.
+__device__ __forceinline__ void wgmma_m64n32k16_ss(float *d, uint64_t da, uint64_t db)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+		     "%16, %17, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		     : "l"(da), "l"(db), "r"(1));
+}
+
+// d (this warpgroup's 64 x 64, 32 floats a thread) += a (64 x 16) b
+// (16 x 64), both from shared memory through their descriptors.
+__device__ __forceinline__ void wgmma_m64n64k16_ss(float *d, uint64_t da, uint64_t db)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+		     "%32, %33, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "l"(da), "l"(db), "r"(1));
+}
+
+// One k-tile of a wgmma kernel's math warp: its A fragments (rows row0..
+// row0 + 15 of the swizzled x tile at sa) loaded, shifted by the rows'
+// pivots and, with SUMS, summed into their statistics (s1, s2: rows
+// row0 + g and row0 + g + 8; columns from kleft on are past K), then its
+// warpgroup's four wgmmas against the W' tile at sb (BN rows: 256, or 72
+// or 96 for the x-as-A skinny kernel) queued. Returns once the previous
+// k-tile's wgmmas are done: their A registers and ring stage are free.
+template <bool SUMS, int BN = 256>
+__device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int lane,
+					 int kleft, const uint32_t *piv,
+					 uint32_t (&a)[LNL_KTILE / 16][4], float *s1, float *s2,
+					 float *acc)
+{
+	const int t = lane & 3;
+
+#pragma unroll
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
+		const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
+		const int kc = ks * 16 + 2 * t;
+
+		ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
+			a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
+		a[ks][0] = bsub2(a[ks][0], piv[0]);
+		a[ks][1] = bsub2(a[ks][1], piv[1]);
+		a[ks][2] = bsub2(a[ks][2], piv[0]);
+		a[ks][3] = bsub2(a[ks][3], piv[1]);
+		// Past K the tile is zero, so x~ = -c there: masked.
+		if (SUMS && kc < kleft) {
+			stats2(a[ks][0], s1[0], s2[0]);
+			stats2(a[ks][1], s1[1], s2[1]);
+		}
+		if (SUMS && kc + 8 < kleft) {
+			stats2(a[ks][2], s1[0], s2[0]);
+			stats2(a[ks][3], s1[1], s2[1]);
+		}
+	}
+	static_assert(BN == 256 || BN == 72 || BN == 96, "a wgmma we have");
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+	wg_arrive();
+#pragma unroll
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
+		if constexpr (BN == 256)
+			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 96)
+			wgmma_m64n96k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else
+			wgmma_m64n72k16(acc, a[ks], wg_desc(sb + ks * 32));
+	}
+	wg_commit();
+	wg_wait<1>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+}
+
+// A wgmma kernel's k loop: the accumulators zeroed, step(kt, a) for every
+// k-tile with the A registers alternating between a0 and a1 (a k-tile's
+// wgmmas still read its set while the next one's is prepared), then every
+// wgmma drained.
+template <typename Step>
+__device__ __forceinline__ void wg_kloop(int KT, Step &step, uint32_t (&a0)[LNL_KTILE / 16][4],
+					 uint32_t (&a1)[LNL_KTILE / 16][4], float *acc)
+{
+	int kt = 0;
+
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		acc[i] = 0.f;
+	for (; kt + 1 < KT; kt += 2) {
+		step(kt, a0);
+		step(kt + 1, a1);
+	}
+	if (kt < KT)
+		step(kt, a0);
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		wg_fence_operand(acc[i]);
+}
+
+// Rows r and r + 8 of x: their pivots (first elements, twice each), 0
+// past M.
+__device__ __forceinline__ void wg_pivots(const __nv_bfloat16 *__restrict__ x, long r,
+					  long M, int K, uint32_t *piv)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++, r += 8) {
+		__nv_bfloat16 c = r < M ? x[r * K] : __float2bfloat16_rn(0.f);
+		__nv_bfloat162 cc = __halves2bfloat162(c, c);
+
+		piv[h] = *(const uint32_t *)&cc;
+	}
+}
+
+// A row's mean - c and rstd from sums spread over the 4 lanes of a quad;
+// every lane of the quad gets them.
+__device__ __forceinline__ void quad_stats(float s1, float s2, int K, float *mt, float *rs)
+{
+	s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+	s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
+	s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+	s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
+	shifted_stats(s1, s2, K, mt, rs);
+}
+
+#endif  // SM90A_CODE
+
+#endif
