@@ -12,6 +12,8 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "error.h"
 #include "internal.h"
 #include "layernorm/layernorm.h"
@@ -450,8 +452,15 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		// Whole tiles (the common case) store unchecked.
 		const long r0 = m0 + row0 + g;
 		__nv_bfloat16 *yr = y + r0 * N + n0 + 8 * t;
+		// With N a multiple of 8 a thread's 8 columns lie wholly in y or
+		// wholly past N, so a tile that crosses M or N stores the same
+		// way, each 16 bytes checked (CHECK); the scalar stores below,
+		// which had served those tiles, took 22 of the 59 us at 2000 x
+		// 1000 -> 3000 (bench/RESULTS.md, "the warp-specialized
+		// kernel's epilogue").
+		auto store16 = [&](auto check) {
+			constexpr bool CHECK = decltype(check)::value;
 
-		if (vec8 && m0 + BM <= M && n0 + BN <= N) {
 #pragma unroll
 			for (int b = 0; b < BN / 32; b++) {
 				const float4 *sp = (const float4 *)&ep_s[buf][32 * b + 8 * t];
@@ -459,6 +468,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 				const float4 s0 = sp[0], s1 = sp[1], b0 = bp[0], b1 = bp[1];
 				const float sc[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
 				const float bc[8] = { b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w };
+				const bool in_n = !CHECK || n0 + 32 * b + 8 * t < N;
 
 #pragma unroll
 				for (int h = 0; h < 2; h++) {
@@ -473,10 +483,18 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 
 						v[u] = *(const uint32_t *)&pr;
 					}
-					*(uint4 *)(yr + 8L * h * N + 32 * b) =
-						make_uint4(v[0], v[1], v[2], v[3]);
+					if (!CHECK || (in_n && r0 + 8 * h < M))
+						*(uint4 *)(yr + 8L * h * N + 32 * b) =
+							make_uint4(v[0], v[1], v[2], v[3]);
 				}
 			}
+		};
+
+		if (vec8) {
+			if (m0 + BM <= M && n0 + BN <= N)
+				store16(std::false_type());
+			else
+				store16(std::true_type());
 			continue;
 		}
 #pragma unroll
