@@ -394,6 +394,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		const int kleft = K - kt * LNL_KTILE;
 
 		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
+		if (!PASS && kt == 0)
+			wg_pivots_smem(sa, row0 + g, piv);
 		wg_ktile<!PASS>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
 		if (kt > 0)
 			release(it - 1);
@@ -426,8 +428,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 				rs[h] = r < M ? stats[2 * M + r] : 0.f;
 			}
 		} else {
-			wg_pivots(x, m0 + row0 + g, M, K, piv);
-			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;
+			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
 		}
 		wg_kloop(KT, step, a0, a1, acc);
 		release(it - 1);

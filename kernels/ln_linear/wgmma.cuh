@@ -258,6 +258,20 @@ __device__ __forceinline__ void wg_pivots(const __nv_bfloat16 *__restrict__ x, l
 	}
 }
 
+// The same from the first k-tile of x as the TMA leaves it in shared
+// memory at sa (rows r and r + 8 of the tile, 128-byte swizzled: chunk 0
+// of row r at (r % 8) 16 bytes; zeros past M): no trip to global memory
+// before the tile's first wgmma.
+__device__ __forceinline__ void wg_pivots_smem(uint32_t sa, int r, uint32_t *piv)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++, r += 8) {
+		const uint32_t w = lds_u32(sa + r * 128 + ((r & 7) << 4)) & 0xffffu;
+
+		piv[h] = w | w << 16;
+	}
+}
+
 // A row's mean - c and rstd from sums spread over the 4 lanes of a quad;
 // every lane of the quad gets them.
 __device__ __forceinline__ void quad_stats(float s1, float s2, int K, float *mt, float *rs)
