@@ -746,6 +746,38 @@ static void test_skinny_x(void)
 	printf("ok   streamed skinny forward's auto rule\n");
 }
 
+/* The warp-specialized forward's tile width (lnl_ws_bn) on an H100's 66
+ * pairs: 192 at the shapes whose 256-wide units leave the last round
+ * of the SMs far from full, 256 at the zoo's training shapes; and the
+ * units it counts. */
+static void test_ws_bn(void)
+{
+	ASSERT_EQ(lnl_ws_units(2000, 3008, 2, 256), 96);   /* 8 pairs x 12 */
+	ASSERT_EQ(lnl_ws_units(2000, 3008, 2, 192), 128);  /* 8 x 16 */
+	ASSERT_EQ(lnl_ws_units(2000, 3008, 1, 256), 192);
+	ASSERT_EQ(lnl_ws_units(129, 32, 2, 192), 1);
+	ASSERT_EQ(lnl_ws_bn(2000, 3008, 2, 66), 192);      /* 2 rounds either way */
+	ASSERT_EQ(lnl_ws_bn(3000, 2048, 2, 66), 192);
+	ASSERT_EQ(lnl_ws_bn(16384, 4096, 2, 66), 256);     /* 16 rounds vs 22 */
+	ASSERT_EQ(lnl_ws_bn(16384, 3072, 2, 66), 256);     /* 12 x 256 = 16 x 192 */
+	ASSERT_EQ(lnl_ws_bn(8192, 8192, 2, 66), 256);      /* within 5 % */
+	ASSERT_EQ(lnl_ws_bn(4096, 28672, 2, 66), 256);
+	ASSERT_EQ(lnl_ws_bn(1000, 4096, 2, 66), 256);      /* one round of 256 */
+	ASSERT_EQ(lnl_ws_bn(16384, 2048, 2, 66), 256);
+	ASSERT_EQ(lnl_ws_bn(2000, 3008, 2, 0), 256);
+	/* 192 only where its rounds take under 0.95 of 256's time */
+	for (long M = 128; M <= 20000; M += 371)
+		for (long Np = 32; Np <= 30000; Np += 928) {
+			const long r256 = (lnl_ws_units(M, Np, 2, 256) + 65) / 66;
+			const long r192 = (lnl_ws_units(M, Np, 2, 192) + 65) / 66;
+			const int bn = lnl_ws_bn(M, Np, 2, 66);
+
+			ASSERT(bn == 256 || bn == 192);
+			ASSERT((bn == 192) == (100 * 192 * r192 < 95 * 256 * r256));
+		}
+	printf("ok   warp-specialized forward's tile width\n");
+}
+
 /* The decode forward's plans (lnl_fwd_gemv) at the zoo's decode shapes and
  * the tests' (the plans the comment over LNL_TESTS in workload.cu names)
  * on 132 SMs, where it does not serve, and its invariants over a sweep:
@@ -866,6 +898,7 @@ int main(void)
 	test_skinny();
 	test_skinny_res();
 	test_skinny_x();
+	test_ws_bn();
 	test_gemv();
 	return 0;
 }

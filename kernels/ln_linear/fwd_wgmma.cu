@@ -30,7 +30,7 @@
 #define WS_THREADS 384
 #define WS_STAGES 4
 #define WS_GROUP 16
-#define WS_SMEM (WS_STAGES * (128 + 256) * 128 + 1024)
+#define WS_SMEM(BN) (WS_STAGES * (128 + (BN)) * 128 + 1024)
 
 // The architecture guard (wgmma.cuh): the Hopper code below is compiled in
 // the host pass and the sm_90a device pass only.
@@ -294,14 +294,13 @@ __device__ __forceinline__ void regs_inc(void)
 // rows). A stage is free once both blocks' math warps released it (the
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
-template <bool PASS, int CL>
+template <bool PASS, int CL, int BN>
 __device__ __forceinline__ void
-ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
-	const __nv_bfloat16 *__restrict__ x, const float *__restrict__ stats,
+ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	const float *__restrict__ sW, const float *__restrict__ bf,
 	__nv_bfloat16 *__restrict__ y, long M, int K, int N)
 {
-	constexpr int BM = 128, BN = 256, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
+	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
 	__shared__ __align__(16) float ep_s[2][BN], ep_b[2][BN];  // s, b' of a tile
@@ -374,7 +373,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 	const bool vec8 = (N & 7) == 0;  // rows of y 16-byte aligned
 	int nt = 0;                // tiles this block has done
 	uint32_t a0[LNL_KTILE / 16][4], a1[LNL_KTILE / 16][4], piv[2];
-	float s1[2], s2[2], acc[128];
+	float s1[2], s2[2], acc[BN / 2];
 	int it = 0;
 
 	auto release = [&](int i) {
@@ -396,7 +395,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
 		if (!PASS && kt == 0)
 			wg_pivots_smem(sa, row0 + g, piv);
-		wg_ktile<!PASS>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
+		wg_ktile<!PASS, BN>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
 		if (kt > 0)
 			release(it - 1);
 		it++;
@@ -411,7 +410,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		// The tile's s and b', one column a math thread: loaded now,
 		// kept in registers through the k loop, shared for the epilogue.
 		const long mc = n0 + mi;
-		const float my_s = mc < N ? sW[mc] : 0.f, my_b = mc < N ? bf[mc] : 0.f;
+		const bool mine = mi < BN && mc < N;
+		const float my_s = mine ? sW[mc] : 0.f, my_b = mine ? bf[mc] : 0.f;
 		const int buf = nt++ & 1;
 
 		if constexpr (PASS) {
@@ -430,7 +430,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
 		}
-		wg_kloop(KT, step, a0, a1, acc);
+		wg_kloop<BN / 2>(KT, step, a0, a1, acc);
 		release(it - 1);
 		if constexpr (!PASS) {
 #pragma unroll
@@ -441,8 +441,10 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw,
 		// Two buffers: a warpgroup writes this tile's while the other
 		// may still read the last one's; the one before that is free,
 		// since both passed the barrier below since.
-		ep_s[buf][mi] = my_s;
-		ep_b[buf][mi] = my_b;
+		if (mi < BN) {
+			ep_s[buf][mi] = my_s;
+			ep_b[buf][mi] = my_b;
+		}
 		bar_sync(1, 256);
 
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
@@ -540,15 +542,32 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	SM90A_ONLY(wgmma_body(x, Wf, sW, bf, y, M, K, N));
 }
 
-template <bool PASS, int CL>
+template <bool PASS, int CL, int BN>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
-	       const __grid_constant__ CUtensorMap tw,
-	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ stats,
+	       const __grid_constant__ CUtensorMap tw, const float *__restrict__ stats,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
 	       __nv_bfloat16 *__restrict__ y, long M, int K, int N)
 {
-	SM90A_ONLY((ws_body<PASS, CL>(&tx, &tw, x, stats, sW, bf, y, M, K, N)));
+	SM90A_ONLY((ws_body<PASS, CL, BN>(&tx, &tw, stats, sW, bf, y, M, K, N)));
+}
+
+// Its dynamic shared memory, once a process, for each of its forms.
+template <int BN>
+static int ws_setup(void)
+{
+	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN))) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 1, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN))) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 2, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN))) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 2, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN))) ? -1 : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -562,14 +581,7 @@ int fwd_wgmma_setup(int *have)
 	if (!done) {
 		if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, WS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 1>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, WS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 2>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, WS_SMEM)) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 2>,
-				cudaFuncAttributeMaxDynamicSharedMemorySize, WS_SMEM)) ||
+		    ws_setup<256>() || ws_setup<192>() ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
 		k_wgmma_probe<<<1, 1>>>(d);
@@ -618,44 +630,55 @@ int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_row
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// One launch of k_fwd_fused_ws<PASS, CL> on grid blocks, in clusters of CL.
-template <bool PASS, int CL>
+// One launch of k_fwd_fused_ws<PASS, CL, BN> on grid blocks, in clusters
+// of CL.
+template <bool PASS, int CL, int BN>
 static int ws_run(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
-		  const __nv_bfloat16 *x, unsigned grid, cudaStream_t st)
+		  unsigned grid, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at;
 
-	cluster_config(&cfg, &at, CL, grid, WS_THREADS, WS_SMEM, st);
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL>, tx, tw, x,
+	cluster_config(&cfg, &at, CL, grid, WS_THREADS, WS_SMEM(BN), st);
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL, BN>, tx, tw,
 					     (const float *)(PASS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
 					     (int)op->N));
 }
 
+template <int BN>
+static int ws_run_bn(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
+		     unsigned grid, cudaStream_t st)
+{
+	if (op->ws_pass)
+		return op->ws_cl == 2 ? ws_run<true, 2, BN>(op, tx, tw, grid, st)
+				      : ws_run<true, 1, BN>(op, tx, tw, grid, st);
+	return op->ws_cl == 2 ? ws_run<false, 2, BN>(op, tx, tw, grid, st)
+			      : ws_run<false, 1, BN>(op, tx, tw, grid, st);
+}
+
 // The warp-specialized kernel: a persistent grid, one block per SM (as many
 // two-block clusters as fit at once with ws_cl = 2), at most one a tile (a
-// pair of tiles); with ws_pass, the rows' statistics pass first.
+// pair of tiles) of 128 x ws_bn; with ws_pass, the rows' statistics pass
+// first.
 int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
-	const long M = op->M, tiles_m = (M + 127) / 128, tiles_n = (op->Np + 255) / 256;
-	const int K = (int)op->K, cl = op->ws_cl;
-	const long units = (tiles_m + cl - 1) / cl * tiles_n;
+	const int K = (int)op->K, cl = op->ws_cl, bn = op->ws_bn;
+	const long units = lnl_ws_units(op->M, op->Np, cl, bn);
 	const long most = cl == 2 ? op->ws_pairs : op->sms;
 	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
 	CUtensorMap tx, tw;
 
-	if (lnl_tma_map(&tx, x, K, M, 128) || lnl_tma_map(&tw, op->Wf, K, op->Np, 256 / cl))
+	if (bn != 256 && bn != 192)
+		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles", bn);
+	if (lnl_tma_map(&tx, x, K, op->M, 128) || lnl_tma_map(&tw, op->Wf, K, op->Np, bn / cl))
 		return -1;
-	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, M, K, st))
+	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, op->M, K, st))
 		return -1;
-	if (op->ws_pass)
-		return cl == 2 ? ws_run<true, 2>(op, tx, tw, x, grid, st)
-			       : ws_run<true, 1>(op, tx, tw, x, grid, st);
-	return cl == 2 ? ws_run<false, 2>(op, tx, tw, x, grid, st)
-		       : ws_run<false, 1>(op, tx, tw, x, grid, st);
+	return bn == 192 ? ws_run_bn<192>(op, tx, tw, grid, st)
+			 : ws_run_bn<256>(op, tx, tw, grid, st);
 }
 
 int ws_pairs_resident(int sms, int *n)
@@ -664,6 +687,6 @@ int ws_pairs_resident(int sms, int *n)
 	cudaLaunchAttribute at;
 
 	*n = 0;
-	cluster_config(&cfg, &at, 2, 2u * (unsigned)sms, WS_THREADS, WS_SMEM, 0);
-	return CUDA_CHECK(cudaOccupancyMaxActiveClusters(n, k_fwd_fused_ws<false, 2>, &cfg));
+	cluster_config(&cfg, &at, 2, 2u * (unsigned)sms, WS_THREADS, WS_SMEM(256), 0);
+	return CUDA_CHECK(cudaOccupancyMaxActiveClusters(n, k_fwd_fused_ws<false, 2, 256>, &cfg));
 }

@@ -156,7 +156,7 @@ enum lnl_fwd_kernel {
  * the default, is "auto" for each). */
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
-	OPT_SKINNY_X
+	OPT_SKINNY_X, OPT_WS_TILE
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -166,6 +166,7 @@ enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
+enum { WST_AUTO, WST_256, WST_192 };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
  * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
@@ -240,6 +241,7 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
+	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)

@@ -306,6 +306,18 @@ int lnl_fwd_skinny_x(long M, long Nw, int sms);
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);
 
+/* The warp-specialized forward's work units for M rows and Np rows of W'
+ * (N rounded up to 32) in 128 x bn tiles, pairs of them along M where cl
+ * is 2. */
+long lnl_ws_units(long M, long Np, int cl, int bn);
+/* Its tile width, 256 or 192, for the units of cl blocks that slots
+ * places hold at once: the persistent grid takes ceil(units / slots)
+ * rounds of tiles whose time goes about as their width, so 192 where
+ * its rounds times 192 come to under 0.95 of 256's (1.45 rounds of 256
+ * at 2000 x 1000 -> 3000 are 2 of 192 with the last one as full, where
+ * 256 took 2 with one half empty), else 256. */
+int lnl_ws_bn(long M, long Np, int cl, long slots);
+
 /* The slices of K whose partials the fused forward writes with its
  * default options (decode=auto, split_k=auto): the decode forward's where
  * auto takes it, else lnl_fwd_splits; what the library sizes its

@@ -71,6 +71,22 @@ int lnl_skinny_xa_rows(long Nw, int sms)
 	return (Nw + 71) / 72 <= sms ? 72 : 96;
 }
 
+long lnl_ws_units(long M, long Np, int cl, int bn)
+{
+	return ((M + 127) / 128 + cl - 1) / cl * ((Np + bn - 1) / bn);
+}
+
+int lnl_ws_bn(long M, long Np, int cl, long slots)
+{
+	long r256, r192;
+
+	if (slots < 1 || M < 1 || Np < 1)
+		return 256;
+	r256 = (lnl_ws_units(M, Np, cl, 256) + slots - 1) / slots;
+	r192 = (lnl_ws_units(M, Np, cl, 192) + slots - 1) / slots;
+	return 100 * 192 * r192 < 95 * 256 * r256 ? 192 : 256;
+}
+
 int lnl_few_big_tiles(long M, long N, int sms)
 {
 	return 2 * (((M + 127) / 128) * ((N + 255) / 256)) < sms;

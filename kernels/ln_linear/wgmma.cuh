@@ -100,7 +100,8 @@ __device__ __forceinline__ void fence_proxy_async(void)
 // d (this warpgroup's 64 x N, N / 2 floats a thread) += a (64 x 16, this
 // thread's fragment in registers, mma.sync's m16n8k16 layout) b (16 x N,
 // shared memory through its descriptor): N = 72 and 96, the x-as-A
-// skinny kernel's tiles of W'.
+// skinny kernel's tiles of W', and 192, the warp-specialized kernel's
+// narrower tile.
 __device__ __forceinline__ void wgmma_m64n72k16(float *d, const uint32_t *a, uint64_t desc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
@@ -131,6 +132,32 @@ __device__ __forceinline__ void wgmma_m64n96k16(float *d, const uint32_t *a, uin
 		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
 		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
 		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n192k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+		     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+		     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+		     "{%96, %97, %98, %99}, %100, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
 
@@ -198,7 +225,7 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 			stats2(a[ks][3], s1[1], s2[1]);
 		}
 	}
-	static_assert(BN == 256 || BN == 72 || BN == 96, "a wgmma we have");
+	static_assert(BN == 256 || BN == 192 || BN == 72 || BN == 96, "a wgmma we have");
 #pragma unroll
 	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(acc[i]);
@@ -207,6 +234,8 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 	for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
 		if constexpr (BN == 256)
 			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 192)
+			wgmma_m64n192k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else if constexpr (BN == 96)
 			wgmma_m64n96k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else
@@ -219,18 +248,18 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 		wg_fence_operand(acc[i]);
 }
 
-// A wgmma kernel's k loop: the accumulators zeroed, step(kt, a) for every
-// k-tile with the A registers alternating between a0 and a1 (a k-tile's
-// wgmmas still read its set while the next one's is prepared), then every
-// wgmma drained.
-template <typename Step>
+// A wgmma kernel's k loop: the NACC accumulators zeroed, step(kt, a) for
+// every k-tile with the A registers alternating between a0 and a1 (a
+// k-tile's wgmmas still read its set while the next one's is prepared),
+// then every wgmma drained.
+template <int NACC = 128, typename Step>
 __device__ __forceinline__ void wg_kloop(int KT, Step &step, uint32_t (&a0)[LNL_KTILE / 16][4],
 					 uint32_t (&a1)[LNL_KTILE / 16][4], float *acc)
 {
 	int kt = 0;
 
 #pragma unroll
-	for (int i = 0; i < 128; i++)
+	for (int i = 0; i < NACC; i++)
 		acc[i] = 0.f;
 	for (; kt + 1 < KT; kt += 2) {
 		step(kt, a0);
@@ -240,7 +269,7 @@ __device__ __forceinline__ void wg_kloop(int KT, Step &step, uint32_t (&a0)[LNL_
 		step(kt, a0);
 	wg_wait<0>();
 #pragma unroll
-	for (int i = 0; i < 128; i++)
+	for (int i = 0; i < NACC; i++)
 		wg_fence_operand(acc[i]);
 }
 

@@ -65,8 +65,10 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // tile by multicast where W' has more than one tile column, N > 256; they
 // gained at N = 4096 and 16384, nothing at N = 1024 and lost a little at
 // N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
-// side; the bf16 fused forward in block pairs (H100)") and whether the row
-// statistics take a pass of their own (stats_pass=, see WS_PASS_N).
+// side; the bf16 fused forward in block pairs (H100)"), whether the row
+// statistics take a pass of their own (stats_pass=, see WS_PASS_N), and
+// its tiles' width (ws_tile=, lnl_ws_bn: 192 where 256-wide tiles leave
+// the last round of the SMs far from full).
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
@@ -76,6 +78,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
+	op->ws_bn = 256;
 	op->splits = 1;
 	op->swg = 0;
 	op->xbn = 0;
@@ -179,6 +182,10 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		if (op->ws_pairs < 1)
 			op->ws_cl = 1;  // no room for a pair: one block a cluster
 	}
+	op->ws_bn = op->ko.v[OPT_WS_TILE] == WST_256 ? 256
+		    : op->ko.v[OPT_WS_TILE] == WST_192 ? 192
+		    : lnl_ws_bn(op->M, op->Np, op->ws_cl,
+				op->ws_cl == 2 ? op->ws_pairs : op->sms);
 	return 0;
 }
 
@@ -317,7 +324,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "wgmma 128x256");
 		break;
 	case FK_WS:
-		snprintf(buf, n, "wgmma warp-specialized 128x256, clusters of %d%s",
+		snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d%s", op->ws_bn,
 			 op->ws_cl, op->ws_pass ? ", statistics pass" : "");
 		break;
 	case FK_GEMV:
@@ -342,6 +349,7 @@ static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  NULL };
+static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -383,6 +391,11 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
 	  "blocks would finish last), else resident",
 	  "stream,stream_xa" },
+	{ "ws_tile", ws_tile_values,
+	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
+	  "tiles come in fewer whole rounds of the SMs; auto: 192 where its rounds times "
+	  "192 are under 0.95 of 256's (lnl_ws_bn)",
+	  "192" },
 	{ NULL, NULL, NULL },
 };
 
