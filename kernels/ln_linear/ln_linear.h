@@ -312,10 +312,13 @@ int lnl_skinny_xa_rows(long Nw, int sms);
 long lnl_ws_units(long M, long Np, int cl, int bn);
 /* Its tile width, 256 or 192, for the units of cl blocks that slots
  * places hold at once: the persistent grid takes ceil(units / slots)
- * rounds of tiles whose time goes about as their width, so 192 where
- * its rounds times 192 come to under 0.95 of 256's (1.45 rounds of 256
- * at 2000 x 1000 -> 3000 are 2 of 192 with the last one as full, where
- * 256 took 2 with one half empty), else 256. */
+ * rounds of tiles, so 192 where its rounds times 192 come to under 0.85
+ * of 256's rounds times 256, else 256. Measured on an H100 (bench/
+ * RESULTS.md, "128 x 192 tiles"): 1.45 rounds of 256 at 2000 x 1000 ->
+ * 3000 are 2 of 192 (0.75 of the columns a block: 0.90x the time), 3000 x
+ * 2048 -> 2048 likewise (0.87x); where the rounds come to the same
+ * columns 192 is slower (16384 x 768 -> 3072: 1.18x), its fixed costs a
+ * tile more often paid. */
 int lnl_ws_bn(long M, long Np, int cl, long slots);
 
 /* The slices of K whose partials the fused forward writes with its

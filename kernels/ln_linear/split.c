@@ -84,7 +84,7 @@ int lnl_ws_bn(long M, long Np, int cl, long slots)
 		return 256;
 	r256 = (lnl_ws_units(M, Np, cl, 256) + slots - 1) / slots;
 	r192 = (lnl_ws_units(M, Np, cl, 192) + slots - 1) / slots;
-	return 100 * 192 * r192 < 95 * 256 * r256 ? 192 : 256;
+	return 100 * 192 * r192 < 85 * 256 * r256 ? 192 : 256;
 }
 
 int lnl_few_big_tiles(long M, long N, int sms)

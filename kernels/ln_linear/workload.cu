@@ -394,7 +394,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
 	  "tiles come in fewer whole rounds of the SMs; auto: 192 where its rounds times "
-	  "192 are under 0.95 of 256's (lnl_ws_bn)",
+	  "192 are under 0.85 of 256's (lnl_ws_bn)",
 	  "192" },
 	{ NULL, NULL, NULL },
 };
