@@ -202,6 +202,7 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // M, N and K arrive as zeros) and gives its registers to the other two
 // with setmaxnreg (40 a thread there, 232 in the math warpgroups: a
 // 64 x 256 accumulator is 128 of them, two sets of A fragments 32 more).
+// A block's tile is 128 x BN, BN = 256 or 192.
 // Every ring stage has a "full" mbarrier the copies complete and an
 // "empty" one each math warp arrives on when its wgmmas are done with it.
 // The grid is persistent: each block walks tiles blockIdx.x, + gridDim.x,
@@ -230,7 +231,12 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // from N = 1024 on, no better at N = 256 ("fuseprof run times a case's
 // variants side by side; the bf16 fused forward in block pairs (H100)"),
 // so pairs serve from N = 512 on (lnl_fwd_choose in workload.cu, option
-// clusters). The launcher takes the kernel from K = WS_MIN_K on.
+// clusters). At short K ("the warp-specialized kernel's epilogue", H100)
+// the tiles that cross M or N store 16 bytes at a time too, checked, and a
+// tile's pivots come from its first k-tile in shared memory; tiles of
+// 128 x 192 (BN, option ws_tile, lnl_ws_bn) serve where 256-wide ones
+// would leave the last round of the SMs far from full. The launcher takes
+// the kernel from K = WS_MIN_K on.
 
 // The same box into shared memory at dst in every block of the cluster
 // that mask names, completing on the barrier at bar's offset in each.

@@ -60,7 +60,8 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //                                   the library sizes its workspace by it)
 //   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 (3xTF32 in fp32)
 //   fused bf16 on Hopper            k_fwd_fused_wgmma below K = WS_MIN_K,
-//                                   k_fwd_fused_ws from there (gemm=)
+//                                   k_fwd_fused_ws from there (gemm=),
+//                                   128 x 256 or 128 x 192 (ws_tile=)
 // For k_fwd_fused_ws also the cluster size (clusters=: pairs sharing each W'
 // tile by multicast where W' has more than one tile column, N > 256; they
 // gained at N = 4096 and 16384, nothing at N = 1024 and lost a little at
