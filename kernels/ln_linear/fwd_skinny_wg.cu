@@ -299,21 +299,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	};
 
 	wg_pivots(x, row0 + g, M, K, piv);
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		d[i] = 0.f;
-	int kt = wg;
-
-	for (; kt + 2 < KT; kt += 4) {
-		step(kt, a0);
-		step(kt + 2, a1);
-	}
-	if (kt < KT)
-		step(kt, a0);
-	wg_wait<0>();
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		wg_fence_operand(d[i]);
+	wg_kloop<BN / 2>(wg, 2, KT, step, a0, a1, d);
 	if (prev >= 0 && lane == 0)
 		mbar_arrive(eb + 8 * prev);
 

@@ -156,7 +156,7 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 	static_assert(BN == WG_THREADS, "one column a thread");
 	st_s[tid] = n0 + tid < N ? sW[n0 + tid] : 0.f;
 	st_b[tid] = n0 + tid < N ? bf[n0 + tid] : 0.f;
-	wg_kloop(KT, step, a0, a1, acc);
+	wg_kloop(0, 1, KT, step, a0, a1, acc);
 	cp_async_wait<0>();
 
 #pragma unroll
@@ -436,7 +436,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
 		}
-		wg_kloop<BN / 2>(KT, step, a0, a1, acc);
+		wg_kloop<BN / 2>(0, 1, KT, step, a0, a1, acc);
 		release(it - 1);
 		if constexpr (!PASS) {
 #pragma unroll

@@ -249,21 +249,23 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 }
 
 // A wgmma kernel's k loop: the NACC accumulators zeroed, step(kt, a) for
-// every k-tile with the A registers alternating between a0 and a1 (a
-// k-tile's wgmmas still read its set while the next one's is prepared),
-// then every wgmma drained.
+// the k-tiles k0, k0 + ks, ... below KT with the A registers alternating
+// between a0 and a1 (a k-tile's wgmmas still read its set while the next
+// one's is prepared), then every wgmma drained. ks = 2 where two
+// warpgroups take the k-tiles in turn.
 template <int NACC = 128, typename Step>
-__device__ __forceinline__ void wg_kloop(int KT, Step &step, uint32_t (&a0)[LNL_KTILE / 16][4],
+__device__ __forceinline__ void wg_kloop(int k0, int ks, int KT, Step &step,
+					 uint32_t (&a0)[LNL_KTILE / 16][4],
 					 uint32_t (&a1)[LNL_KTILE / 16][4], float *acc)
 {
-	int kt = 0;
+	int kt = k0;
 
 #pragma unroll
 	for (int i = 0; i < NACC; i++)
 		acc[i] = 0.f;
-	for (; kt + 1 < KT; kt += 2) {
+	for (; kt + ks < KT; kt += 2 * ks) {
 		step(kt, a0);
-		step(kt + 1, a1);
+		step(kt + ks, a1);
 	}
 	if (kt < KT)
 		step(kt, a0);
