@@ -296,7 +296,7 @@ __device__ __forceinline__ void regs_inc(void)
 // CL = 2: launched in clusters of two blocks (consecutive in x) that walk
 // the same tiles of W' side by side, on x's row tiles 2p and 2p + 1: each
 // block's producer loads half of each W' tile and multicasts it to both, so
-// that W' crosses from L2 to the SMs once a pair (tw's box is then 128
+// that W' crosses from L2 to the SMs once a pair (tw's box is then BN / 2
 // rows). A stage is free once both blocks' math warps released it (the
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
@@ -687,6 +687,8 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 			 : ws_run_bn<256>(op, tx, tw, grid, st);
 }
 
+// (Measured with the 256-column form, which has the most shared memory:
+// the 192-column one fits wherever it does.)
 int ws_pairs_resident(int sms, int *n)
 {
 	cudaLaunchConfig_t cfg;
