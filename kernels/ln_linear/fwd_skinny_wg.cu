@@ -430,50 +430,50 @@ static int stream_setup(void)
 	return 0;
 }
 
-int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+// The streamed kernels' common signature, and one launch of k on a block
+// a tile of W' (wbox rows each; x's boxes xbox rows), smem bytes a block.
+typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
+			      const float *, __nv_bfloat16 *, int, int, int, long, int);
+
+static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel k,
+			 int xbox, int wbox, size_t smem, cudaStream_t st)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
-	const int mp = lnl_skinny_res_mp(op->M);
-	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
 	CUtensorMap tx, tw;
 	cudaLaunchConfig_t cfg = {};
 
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
-		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
-			     op->M);
-	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, mp) ||
-	    lnl_tma_map(&tw, op->Wf, op->K, wrows, ST_BW))
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
 		return -1;
-	cfg.gridDim = dim3((unsigned)((wrows + ST_BW - 1) / ST_BW));
+	cfg.gridDim = dim3((unsigned)((wrows + wbox - 1) / wbox));
 	cfg.blockDim = dim3(ST_THREADS);
-	cfg.dynamicSmemBytes = lnl_skinny_st_smem(mp);
+	cfg.dynamicSmemBytes = smem;
 	cfg.stream = st;
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>,
-					     tx, tw, x, (const float *)op->sW,
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, tx, tw, x, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
 					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
 }
 
+int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	const int mp = lnl_skinny_res_mp(op->M);
+
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
+		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
+			     op->M);
+	return stream_launch(op, (const __nv_bfloat16 *)xv,
+			     mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>, mp, ST_BW,
+			     lnl_skinny_st_smem(mp), st);
+}
+
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
-	const long wrows = op->wperm ? op->Np : op->N;
 	const int bn = op->xbn;
-	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
-	CUtensorMap tx, tw;
-	cudaLaunchConfig_t cfg = {};
 
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || (bn != 72 && bn != 96))
 		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
 			     "in %d-row tiles", op->M, bn);
-	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, 64) ||
-	    lnl_tma_map(&tw, op->Wf, op->K, wrows, bn))
-		return -1;
-	cfg.gridDim = dim3((unsigned)((wrows + bn - 1) / bn));
-	cfg.blockDim = dim3(ST_THREADS);
-	cfg.dynamicSmemBytes = XA_SMEM(bn);
-	cfg.stream = st;
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, bn == 72 ? k_fwd_skinny_xa<72> : k_fwd_skinny_xa<96>,
-					     tx, tw, x, (const float *)op->sW,
-					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
-					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
+	return stream_launch(op, (const __nv_bfloat16 *)xv,
+			     bn == 72 ? k_fwd_skinny_xa<72> : k_fwd_skinny_xa<96>, 64, bn,
+			     XA_SMEM(bn), st);
 }
