@@ -309,7 +309,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
-	__shared__ __align__(16) float ep_s[2][BN], ep_b[2][BN];  // s, b' of a tile
+	// s and b' of a tile, each math warpgroup's own copy (two buffers)
+	__shared__ __align__(16) float ep_s[2][2][BN], ep_b[2][2][BN];
 
 	const int tid = threadIdx.x;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
@@ -413,11 +414,20 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		float mt[2], rs[2];
 
 		tile_of(q, &m0, &n0);
-		// The tile's s and b', one column a math thread: loaded now,
-		// kept in registers through the k loop, shared for the epilogue.
-		const long mc = n0 + mi;
-		const bool mine = mi < BN && mc < N;
-		const float my_s = mine ? sW[mc] : 0.f, my_b = mine ? bf[mc] : 0.f;
+		// The tile's s and b', two columns a math thread of each
+		// warpgroup: loaded now, kept in registers through the k loop,
+		// shared in the warpgroup for the epilogue.
+		const int wgi = cw >> 2, li = mi & 127;
+		float my_s[2], my_b[2];
+
+#pragma unroll
+		for (int c = 0; c < 2; c++) {
+			const long mc = n0 + li + 128 * c;
+			const bool mine = li + 128 * c < BN && mc < N;
+
+			my_s[c] = mine ? sW[mc] : 0.f;
+			my_b[c] = mine ? bf[mc] : 0.f;
+		}
 		const int buf = nt++ & 1;
 
 		if constexpr (PASS) {
@@ -444,14 +454,22 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 				quad_stats(s1[h], s2[h], K, &mt[h], &rs[h]);
 		}
 
-		// Two buffers: a warpgroup writes this tile's while the other
-		// may still read the last one's; the one before that is free,
-		// since both passed the barrier below since.
-		if (mi < BN) {
-			ep_s[buf][mi] = my_s;
-			ep_b[buf][mi] = my_b;
-		}
-		bar_sync(1, 256);
+		// Each warpgroup its own s and b' and its own barrier, so
+		// that neither waits for the other between tiles (one's
+		// epilogue may overlap the other's wgmmas). Two buffers: a
+		// warp writes this tile's while another of its warpgroup may
+		// still read the last one's; the one before that is free,
+		// since all its warps passed the barrier below since.
+#pragma unroll
+		for (int c = 0; c < 2; c++)
+			if (li + 128 * c < BN) {
+				ep_s[wgi][buf][li + 128 * c] = my_s[c];
+				ep_b[wgi][buf][li + 128 * c] = my_b[c];
+			}
+		if (wgi)
+			bar_sync(3, 128);
+		else
+			bar_sync(2, 128);
 
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
 		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h, tile
@@ -472,8 +490,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 #pragma unroll
 			for (int b = 0; b < BN / 32; b++) {
-				const float4 *sp = (const float4 *)&ep_s[buf][32 * b + 8 * t];
-				const float4 *bp = (const float4 *)&ep_b[buf][32 * b + 8 * t];
+				const float4 *sp = (const float4 *)&ep_s[wgi][buf][32 * b + 8 * t];
+				const float4 *bp = (const float4 *)&ep_b[wgi][buf][32 * b + 8 * t];
 				const float4 s0 = sp[0], s1 = sp[1], b0 = bp[0], b1 = bp[1];
 				const float sc[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
 				const float bc[8] = { b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w };
@@ -509,8 +527,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
 			const int cl = 32 * (j / 4) + 8 * t + 2 * (j % 4);  // in the tile
-			const float2 sc = *(const float2 *)&ep_s[buf][cl];
-			const float2 bc = *(const float2 *)&ep_b[buf][cl];
+			const float2 sc = *(const float2 *)&ep_s[wgi][buf][cl];
+			const float2 bc = *(const float2 *)&ep_b[wgi][buf][cl];
 
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
