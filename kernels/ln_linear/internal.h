@@ -168,11 +168,11 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
 
-/* The warp-specialized kernel takes over from K = WS_MIN_K (8 k-tiles):
- * faster from K = 256, checked from 512 (bench/RESULTS.md, "LayerNorm+
- * Linear bf16 fused forward: statistics pass, shared-memory s and b',
- * 16-byte stores (H200, H100)"). */
-#define WS_MIN_K 512
+/* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
+ * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it
+ * was timed at (bench/RESULTS.md, "The warp-specialized kernel from one
+ * k-tile (H100)"; it had served from K = 512). */
+#define WS_MIN_K 64
 /* It takes the rows' statistics from a pass of their own from N = WS_PASS_N
  * (a row meets N / 256 tiles, each of which would sum it again) where
  * K >= WS_PASS_K (the pass was measured at K = 4096 only; same section). */

@@ -354,7 +354,7 @@ static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
-	  "only), mma (mma.sync); auto: wgmma-ws from K = 512, wgmma below, mma off Hopper; "
+	  "only), mma (mma.sync); auto: wgmma-ws from K = 64, wgmma below, mma off Hopper; "
 	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel" },
 	{ "clusters", clusters_values,
 	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
