@@ -235,7 +235,14 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // the tiles that cross M or N store 16 bytes at a time too, checked, and a
 // tile's pivots come from its first k-tile in shared memory; tiles of
 // 128 x 192 (BN, option ws_tile, lnl_ws_bn) serve where 256-wide ones
-// would leave the last round of the SMs far from full. The launcher takes
+// would leave the last round of the SMs far from full. Each math
+// warpgroup has its own s, b' and barrier between tiles, so neither waits
+// for the other there (0.7-3.2 %, "each math warpgroup its own barrier
+// between tiles"). Tried at short K and not kept ("short K: what the
+// warp-specialized kernel's time is not, and what it is"): A from shared
+// memory without the pivot (no faster), y's stores as whole lines (0-1 %),
+// and the halves of a tile by turns, pingpong (1.2-1.4x slower: one
+// warpgroup alone does not keep the tensor cores busy). The launcher takes
 // the kernel from K = WS_MIN_K on.
 
 // The same box into shared memory at dst in every block of the cluster
