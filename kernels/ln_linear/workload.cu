@@ -938,11 +938,14 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // N past the last row block and K's last chunk short, in 4 slices (5 x
 // 1000 -> 300), 2 rows in 11 slices of 3 chunks (2 x 4096 -> 130), and 8
 // rows in 1080 row blocks, 8 warps taking 33 chunks, the last short (8 x
-// 4104 -> 4300).
+// 4104 -> 4300). K under one k-tile with enough tiles (4000 x 40 -> 520)
+// is where the bf16 forward on Hopper still takes k_fwd_fused_wgmma
+// (WS_MIN_K); 4000 x 200 -> 520 takes the warp-specialized kernel through
+// a partial last k-tile.
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
-	"M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
+	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
