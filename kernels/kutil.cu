@@ -225,6 +225,12 @@ extern "C" void cmp_add(struct fp_cmp *c, const double *out, const double *ref,
 	}
 }
 
+extern "C" void cmp_add_floor(struct fp_cmp *c, const double *sq, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		c->sq_floor += sq[i];
+}
+
 extern "C" void cmp_merge(struct fp_cmp *into, const struct fp_cmp *part)
 {
 	into->sq_err += part->sq_err;

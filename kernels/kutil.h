@@ -107,6 +107,9 @@ struct fp_cmp {
 };
 void cmp_init(struct fp_cmp *c);
 void cmp_add(struct fp_cmp *c, const double *out, const double *ref, size_t n);
+/* Add n terms' squared sizes sq[0..n) (a reference's, in order) into c's
+ * sq_floor (see cmp_rel). */
+void cmp_add_floor(struct fp_cmp *c, const double *sq, size_t n);
 /* Append part, the comparison of the elements that follow into's, to into
  * (as if cmp_add had seen them after into's): how a check split over
  * threads (parallel_for) combines its parts, in part order. */

@@ -1067,8 +1067,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 			goto out_free;
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias, (size_t)N);
-		for (long j = 0; j < N; j++)
-			c.sq_floor += e->dbias[N + j];
+		cmp_add_floor(&c, e->dbias + N, (size_t)N);
 		check_output(r, "dbias", &c);
 		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
 			goto out_free;

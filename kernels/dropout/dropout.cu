@@ -1338,8 +1338,8 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 		goto out_free;
 	check_begin(r, seed, op->dt == FP_BF16 ? 1e-2 : 1e-5);
 	check_compare_rows(&c, got, op->dt, N, e->rows, e->nrows, e->ref);
-	for (long s = 0; !op->bwd && s < e->nrows; s++)
-		c.sq_floor += e->floor[s];
+	if (!op->bwd)
+		cmp_add_floor(&c, e->floor, (size_t)e->nrows);
 	check_output(r, op->bwd ? "dx" : "y", &c);
 	if (op->bwd) {
 		db = (double *)xmalloc((size_t)N * sizeof *db);
@@ -1347,8 +1347,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 			goto out_free;
 		cmp_init(&c);
 		cmp_add(&c, db, e->dbias + (op->variant == BDA_UNFUSED ? N : 0), (size_t)N);
-		for (long j = 0; j < N; j++)
-			c.sq_floor += e->dbias[2 * N + j];
+		cmp_add_floor(&c, e->dbias + 2 * N, (size_t)N);
 		check_output(r, "dbias", &c);
 		if (ew_check_repeat(op, op->dbias, (size_t)N * op->es, relaunch, r))
 			goto out_free;

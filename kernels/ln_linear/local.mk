@@ -29,12 +29,12 @@ $(lnl_objects): kernels/ln_linear/internal.h kernels/ln_linear/ln_linear.h \
 lnl_comma = ,
 lnl_gencode = $(sort $(patsubst -gencode=arch=compute_90$(lnl_comma)code=sm_90,\
 	-gencode=arch=compute_90a$(lnl_comma)code=sm_90a,$(NVCC_GENCODE)))
+lnl_sm90a_compile = $(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS)) \
+	$(lnl_gencode) $(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
 kernels/ln_linear/fwd_wgmma.$(OBJEXT): kernels/ln_linear/fwd_wgmma.cu
-	$(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS)) $(lnl_gencode) \
-		$(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
+	$(lnl_sm90a_compile)
 kernels/ln_linear/fwd_skinny_wg.$(OBJEXT): kernels/ln_linear/fwd_skinny_wg.cu
-	$(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS)) $(lnl_gencode) \
-		$(DEFS) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
+	$(lnl_sm90a_compile)
 
 TESTS += tests/test-ln-linear-ref
 check_PROGRAMS += tests/test-ln-linear-ref

@@ -9,6 +9,11 @@
 
 #include "ln_linear.h"
 
+static long ceil_div(long a, long b)
+{
+	return (a + b - 1) / b;
+}
+
 int lnl_split_max(long M, long K, enum fp_dtype dt)
 {
 	const long es = (long)fp_dtype_size(dt), kt = lnl_ktiles(K, dt);
@@ -57,7 +62,7 @@ static int split_pick(long small, int slots, int KT, int smax)
 
 int lnl_fwd_skinny_x(long M, long Nw, int sms)
 {
-	const long tiles = (Nw + LNL_SKINNY_ST_BW - 1) / LNL_SKINNY_ST_BW;
+	const long tiles = ceil_div(Nw, LNL_SKINNY_ST_BW);
 
 	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || sms < 1 || 10 * tiles < 9L * sms)
 		return 0;
@@ -68,12 +73,12 @@ int lnl_fwd_skinny_x(long M, long Nw, int sms)
 
 int lnl_skinny_xa_rows(long Nw, int sms)
 {
-	return (Nw + 71) / 72 <= sms ? 72 : 96;
+	return ceil_div(Nw, 72) <= sms ? 72 : 96;
 }
 
 long lnl_ws_units(long M, long Np, int cl, int bn)
 {
-	return ((M + 127) / 128 + cl - 1) / cl * ((Np + bn - 1) / bn);
+	return ceil_div(ceil_div(M, 128), cl) * ceil_div(Np, bn);
 }
 
 int lnl_ws_bn(long M, long Np, int cl, long slots)
@@ -82,8 +87,8 @@ int lnl_ws_bn(long M, long Np, int cl, long slots)
 
 	if (slots < 1 || M < 1 || Np < 1)
 		return 256;
-	r256 = (lnl_ws_units(M, Np, cl, 256) + slots - 1) / slots;
-	r192 = (lnl_ws_units(M, Np, cl, 192) + slots - 1) / slots;
+	r256 = ceil_div(lnl_ws_units(M, Np, cl, 256), slots);
+	r192 = ceil_div(lnl_ws_units(M, Np, cl, 192), slots);
 	return 100 * 192 * r192 < 85 * 256 * r256 ? 192 : 256;
 }
 
@@ -102,11 +107,6 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms)
 		return 1;
 	smax = lnl_split_max(M, K, dt);
 	return smax < 2 ? 1 : split_pick(small, 2 * sms, lnl_ktiles(K, dt), smax);
-}
-
-static long ceil_div(long a, long b)
-{
-	return (a + b - 1) / b;
 }
 
 /* The plan: rows a row block from LNL_GEMV_SUMS / mp down, halving while

@@ -48,7 +48,7 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //                                   ring (TMA), tiles dealt round to
 //                                   clusters (lnl_fwd_skinny_res)
 //   the same where W' has about a   k_fwd_skinny_st, k_fwd_skinny_xa
-//   64-row tile an SM or more       (fwd_wgmma.cu): a block a tile of W'
+//   64-row tile an SM or more       (fwd_skinny_wg.cu): a block a tile of W'
 //   (skinny_x=)                     over all of K, x streamed beside it
 //                                   (lnl_fwd_skinny_x)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the

@@ -851,8 +851,7 @@ static int op_check(struct fp_op *op, int profile, unsigned long long seed,
 	check_begin(res, seed, dt == FP_BF16 ? 1e-2 : 1e-5);
 	check_compare_rows(&c, got, dt, N, e->rows, e->nrows, e->ref);
 	if (op->bwd)
-		for (long s = 0; s < e->nrows; s++)
-			c.sq_floor += e->floor[s];
+		cmp_add_floor(&c, e->floor, (size_t)e->nrows);
 	check_output(res, op->bwd ? "dx" : "y", &c);
 	if (op->bwd) {
 		dg = (double *)xmalloc((size_t)N * sizeof *dg);
