@@ -31,11 +31,12 @@
 //   fixed order after the loop: deterministic.
 // * The epilogue y = rstd (acc - (mean - c) s) + b' goes through shared
 //   memory and leaves as 16-byte row-contiguous stores.
-// Tiles: 128 x 256 (one block per SM, 192 KB of ring) when there are
-// enough of them for half the SMs, else 64 x 128 (two blocks per SM), so
-// small M still spreads. At M = 16384, N = 256 a block owns whole rows of y
-// and reads its rows of x exactly once; W' (0.4 / 2 MB) comes from L2 for
-// every block: 2 bytes of W' per byte of x through L2.
+// Tiles: 128 x 256 (one block per SM, 192 KB of ring) when there are enough
+// of them for half the SMs, or 128 x 192 where those come in fewer whole
+// rounds of the SMs (option mma_tile, lnl_ws_bn's rule), else 64 x 128 (two
+// blocks per SM), so small M still spreads. At M = 16384, N = 256 a block
+// owns whole rows of y and reads its rows of x exactly once; W' (0.4 / 2 MB)
+// comes from L2 for every block: 2 bytes of W' per byte of x through L2.
 // Measured in bench/RESULTS.md, "LayerNorm+Linear forward, tensor-core
 // fused kernel, H200": ncu found it issue-bound around the mma.sync stream,
 // so the bf16 128 x 256 tile now runs as k_fwd_fused_wgmma where sm_90a code
@@ -391,7 +392,11 @@ int fwd_mma_setup(void)
 	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 128, 256>,
 			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 256))) ||
 	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 64, 128>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(64, 128))))
+			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(64, 128))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 128, 192>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 192))) ||
+	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 128, 192>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 192))))
 		return -1;
 	done = 1;
 	return 0;
@@ -410,6 +415,13 @@ static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st
 
 		k_fwd_fused_mma<T, 64, 128><<<(unsigned)small, MMA_THREADS, MMA_SMEM(64, 128), st>>>(
 			x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
+		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
+	}
+	if (op->mma_bn == 192) {
+		const long tiles = ((M + 127) / 128) * ((N + 191) / 192);
+
+		k_fwd_fused_mma<T, 128, 192><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(128, 192),
+					       st>>>(x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
 		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 	}
 	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);

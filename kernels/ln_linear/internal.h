@@ -156,7 +156,7 @@ enum lnl_fwd_kernel {
  * the default, is "auto" for each). */
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
-	OPT_SKINNY_X, OPT_WS_TILE
+	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -173,6 +173,13 @@ enum { WST_AUTO, WST_256, WST_192 };
  * was timed at (bench/RESULTS.md, "The warp-specialized kernel from one
  * k-tile (H100)"; it had served from K = 512). */
 #define WS_MIN_K 64
+/* Its blocks pair up in clusters (W' tiles multicast to both) only above
+ * K = WS_SOLO_MAX_K: at K <= 512 single blocks were 0.9-1.5 % faster at
+ * 16384 rows (N = 4096) and 8.5 % at 2000 x 128 -> 3000, in two sessions;
+ * from K = 1000 pairs won up to 1.25x (2000 x 1000 -> 3000) with one loss
+ * (4096 x 1024 -> 2048, 3.9 %) (bench/RESULTS.md, "Clusters by K, the
+ * mma.sync kernel's 192-column tiles (H100)"). */
+#define WS_SOLO_MAX_K 512
 /* It takes the rows' statistics from a pass of their own from N = WS_PASS_N
  * (a row meets N / 256 tiles, each of which would sum it again) where
  * K >= WS_PASS_K (the pass was measured at K = 4096 only; same section). */
@@ -242,6 +249,7 @@ struct lnl_op {
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
+	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)

@@ -58,15 +58,17 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 //                                   (split_k=); the slices aim at two
 //                                   blocks an SM (lnl_fwd_splits, split.c:
 //                                   the library sizes its workspace by it)
-//   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 (3xTF32 in fp32)
+//   fused fp32, or no sm_90a code   k_fwd_fused_mma 128 x 256 or 128 x 192
+//                                   (mma_tile=; 3xTF32 in fp32)
 //   fused bf16 on Hopper            k_fwd_fused_wgmma below K = WS_MIN_K,
 //                                   k_fwd_fused_ws from there (gemm=),
 //                                   128 x 256 or 128 x 192 (ws_tile=)
 // For k_fwd_fused_ws also the cluster size (clusters=: pairs sharing each W'
-// tile by multicast where W' has more than one tile column, N > 256; they
-// gained at N = 4096 and 16384, nothing at N = 1024 and lost a little at
-// N = 256: bench/RESULTS.md, "fuseprof run times a case's variants side by
-// side; the bf16 fused forward in block pairs (H100)"), whether the row
+// tile by multicast where W' has more than one tile column, N > 256, and
+// K > WS_SOLO_MAX_K; they gained at N = 4096 and 16384, nothing at N =
+// 1024 and lost a little at N = 256: bench/RESULTS.md, "fuseprof run times
+// a case's variants side by side; the bf16 fused forward in block pairs
+// (H100)"; and lost at K <= 512, WS_SOLO_MAX_K), whether the row
 // statistics take a pass of their own (stats_pass=, see WS_PASS_N), and
 // its tiles' width (ws_tile=, lnl_ws_bn: 192 where 256-wide tiles leave
 // the last round of the SMs far from full).
@@ -80,6 +82,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
 	op->ws_bn = 256;
+	op->mma_bn = 256;
 	op->splits = 1;
 	op->swg = 0;
 	op->xbn = 0;
@@ -166,6 +169,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	}
 	if (op->dt != FP_BF16 || !hopper || gemm == GEMM_MMA) {
 		op->fk = FK_MMA;
+		op->mma_bn = op->ko.v[OPT_MMA_TILE] == WST_256 ? 256
+			     : op->ko.v[OPT_MMA_TILE] == WST_192 ? 192
+			     : lnl_ws_bn(op->M, op->N, 1, op->sms);
 		return 0;
 	}
 	if (gemm == GEMM_WGMMA || (gemm == GEMM_AUTO && op->K < WS_MIN_K)) {
@@ -175,7 +181,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->fk = FK_WS;
 	op->ws_pass = fwd_pass_possible(&sh, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
-	op->ws_cl = clusters == CLUSTERS_AUTO ? (op->N > 256 ? 2 : 1)
+	op->ws_cl = clusters == CLUSTERS_AUTO ? (op->N > 256 && op->K > WS_SOLO_MAX_K ? 2 : 1)
 						: clusters == CLUSTERS_2 ? 2 : 1;
 	if (op->ws_cl == 2) {
 		if (ws_pairs_resident(op->sms, &op->ws_pairs))
@@ -300,7 +306,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 tf, op->splits);
 		break;
 	case FK_MMA:
-		snprintf(buf, n, "%smma.sync 128x256", tf);
+		snprintf(buf, n, "%smma.sync 128x%d", tf, op->mma_bn);
 		break;
 	case FK_SKINNY:
 		snprintf(buf, n, "skinny: mma.sync with W' as A (%d rows a block) and x as B, "
@@ -358,7 +364,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel" },
 	{ "clusters", clusters_values,
 	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
-	  "(1 where no pair fits); auto: 2 where N > 256" },
+	  "(1 where no pair fits); auto: 2 where N > 256 and K > 512" },
 	{ "stats_pass", pass_values,
 	  "row statistics of the warp-specialized kernel from a pass of their own (on) or "
 	  "summed from its tiles (off); bf16 from K = 2048 only; auto: on from N = 2048" },
@@ -396,6 +402,11 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
 	  "tiles come in fewer whole rounds of the SMs; auto: 192 where its rounds times "
 	  "192 are under 0.85 of 256's (lnl_ws_bn)",
+	  "192" },
+	{ "mma_tile", ws_tile_values,
+	  "columns of the mma.sync kernel's 128-row tiles (fp32, and bf16 off Hopper or "
+	  "with gemm=mma): 256, or 192 where the tiles come in fewer whole rounds of the "
+	  "SMs; auto: the rule of ws_tile, one block an SM (lnl_ws_bn)",
 	  "192" },
 	{ NULL, NULL, NULL },
 };
