@@ -767,7 +767,7 @@ static void test_ws_bn(void)
 	ASSERT_EQ(lnl_ws_bn(16384, 2048, 2, 66), 256);
 	ASSERT_EQ(lnl_ws_bn(2000, 3008, 2, 0), 256);
 	/* the mma.sync kernel's, one block an SM of 132: fp32 2000 x 1000 ->
-	 * 3000 is 192 tiles of 256 (2 rounds, the second 60 % full) or 256
+	 * 3000 is 192 tiles of 256 (2 rounds, the second 45 % full) or 256
 	 * of 192 (2 rounds) */
 	ASSERT_EQ(lnl_ws_bn(2000, 3000, 1, 132), 192);
 	ASSERT_EQ(lnl_ws_bn(16384, 4096, 1, 132), 256);    /* 16 rounds vs 22 */
