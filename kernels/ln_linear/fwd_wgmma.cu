@@ -230,8 +230,9 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // barrier before each and made the first cluster versions slow): faster
 // from N = 1024 on, no better at N = 256 ("fuseprof run times a case's
 // variants side by side; the bf16 fused forward in block pairs (H100)"),
-// so pairs serve from N = 512 on (lnl_fwd_choose in workload.cu, option
-// clusters). At short K ("the warp-specialized kernel's epilogue", H100)
+// so pairs serve from N = 512 on, and above K = 512, where single blocks
+// won (WS_SOLO_MAX_K; lnl_fwd_choose in workload.cu, option clusters). At
+// short K ("the warp-specialized kernel's epilogue", H100)
 // the tiles that cross M or N store 16 bytes at a time too, checked, and a
 // tile's pivots come from its first k-tile in shared memory; tiles of
 // 128 x 192 (BN, option ws_tile, lnl_ws_bn) serve where 256-wide ones
