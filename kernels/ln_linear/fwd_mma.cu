@@ -378,6 +378,15 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 // ---------------------------------------------------------------------------
 // Launchers
 
+// The dynamic shared memory limit of one instance.
+template <typename T, int BM, int BN>
+static int mma_smem_limit(void)
+{
+	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<T, BM, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       MMA_SMEM(BM, BN)));
+}
+
 // The dynamic shared memory limits of every instance, raised once a process.
 int fwd_mma_setup(void)
 {
@@ -385,50 +394,34 @@ int fwd_mma_setup(void)
 
 	if (done)
 		return 0;
-	if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 128, 256>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 256))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 64, 128>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(64, 128))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 128, 256>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 256))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 64, 128>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(64, 128))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<__nv_bfloat16, 128, 192>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 192))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_mma<float, 128, 192>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM(128, 192))))
+	if (mma_smem_limit<__nv_bfloat16, 128, 256>() || mma_smem_limit<__nv_bfloat16, 64, 128>() ||
+	    mma_smem_limit<float, 128, 256>() || mma_smem_limit<float, 64, 128>() ||
+	    mma_smem_limit<__nv_bfloat16, 128, 192>() || mma_smem_limit<float, 128, 192>())
 		return -1;
 	done = 1;
 	return 0;
 }
 
-template <typename T>
-static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st)
+// One block a BM x BN tile of y, all of K.
+template <typename T, int BM, int BN>
+static int mma_tiles(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
 	const long M = op->M;
 	const int K = (int)op->K, N = (int)op->N;
-	const T *Wf = (const T *)op->Wf;
-	T *y = (T *)op->y;
+	const long tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
 
-	if (!big) {
-		const long small = ((M + 63) / 64) * ((N + 127) / 128);
-
-		k_fwd_fused_mma<T, 64, 128><<<(unsigned)small, MMA_THREADS, MMA_SMEM(64, 128), st>>>(
-			x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
-		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
-	}
-	if (op->mma_bn == 192) {
-		const long tiles = ((M + 127) / 128) * ((N + 191) / 192);
-
-		k_fwd_fused_mma<T, 128, 192><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(128, 192),
-					       st>>>(x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
-		return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
-	}
-	const long tiles = ((M + 127) / 128) * ((N + 255) / 256);
-
-	k_fwd_fused_mma<T, 128, 256><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(128, 256), st>>>(
-		x, Wf, op->sW, op->bf, y, M, K, N, nullptr, 0, 0);
+	k_fwd_fused_mma<T, BM, BN><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(BM, BN), st>>>(
+		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, nullptr, 0, 0);
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
+}
+
+template <typename T>
+static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st)
+{
+	if (!big)
+		return mma_tiles<T, 64, 128>(op, x, st);
+	return op->mma_bn == 192 ? mma_tiles<T, 128, 192>(op, x, st)
+				 : mma_tiles<T, 128, 256>(op, x, st);
 }
 
 template <typename T>

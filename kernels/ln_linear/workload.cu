@@ -27,6 +27,13 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // ---------------------------------------------------------------------------
 // The forward's kernel choice and the launch
 
+// A tile's columns under option value opt (ws_tile, mma_tile): as asked,
+// or lnl_ws_bn's choice for units of cl blocks over slots at once.
+static int tile_bn(int opt, long M, long Np, int cl, long slots)
+{
+	return opt == WST_256 ? 256 : opt == WST_192 ? 192 : lnl_ws_bn(M, Np, cl, slots);
+}
+
 // The forward's kernel, chosen once per instance from the variant, the
 // rows' alignment, the tile count against the SMs, the device and the
 // options; an option that cannot serve falls back as described in its help
@@ -169,9 +176,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	}
 	if (op->dt != FP_BF16 || !hopper || gemm == GEMM_MMA) {
 		op->fk = FK_MMA;
-		op->mma_bn = op->ko.v[OPT_MMA_TILE] == WST_256 ? 256
-			     : op->ko.v[OPT_MMA_TILE] == WST_192 ? 192
-			     : lnl_ws_bn(op->M, op->N, 1, op->sms);
+		op->mma_bn = tile_bn(op->ko.v[OPT_MMA_TILE], op->M, op->N, 1, op->sms);
 		return 0;
 	}
 	if (gemm == GEMM_WGMMA || (gemm == GEMM_AUTO && op->K < WS_MIN_K)) {
@@ -189,10 +194,8 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		if (op->ws_pairs < 1)
 			op->ws_cl = 1;  // no room for a pair: one block a cluster
 	}
-	op->ws_bn = op->ko.v[OPT_WS_TILE] == WST_256 ? 256
-		    : op->ko.v[OPT_WS_TILE] == WST_192 ? 192
-		    : lnl_ws_bn(op->M, op->Np, op->ws_cl,
-				op->ws_cl == 2 ? op->ws_pairs : op->sms);
+	op->ws_bn = tile_bn(op->ko.v[OPT_WS_TILE], op->M, op->Np, op->ws_cl,
+			    op->ws_cl == 2 ? op->ws_pairs : op->sms);
 	return 0;
 }
 
