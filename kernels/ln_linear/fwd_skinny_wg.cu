@@ -252,8 +252,16 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // k-tiles in turn as the warp-specialized kernel's math warps do
 // (wg_ktile: A ldmatrix'd, shifted and summed in registers, the next
 // k-tile's A prepared while one k-tile's wgmmas run), the second one's
-// sums added to the first's at the end.
-#define XA_STAGES 6
+// sums added to the first's at the end. One block an SM, so its ring
+// takes as many stages as an SM's shared memory holds (XA_STAGES: 13 of
+// 72 rows, 11 of 96): the kernel waits on DRAM's latency, not on its
+// math, and 6 stages had it 6-7 % slower at 33-64 x 3072 -> 9216 and
+// 4096 -> 8192, 4-5 % at 4096 -> 14336 (bench/RESULTS.md, "the x-as-A
+// skinny kernel's ring as deep as shared memory allows"). Tried there and
+// not kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
+// kernel at 64 x 3072 -> 9216 runs in pairs): 4-11 % slower but at K =
+// 1000, where it gained 7-9 %.
+#define XA_STAGES(BN) ((227 * 1024 - 1024 - 1024) / ((64 + (BN)) * 128))
 
 template <int BN>
 __device__ __forceinline__ void
@@ -261,7 +269,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	       const float *__restrict__ sW, const float *__restrict__ bf,
 	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
 {
-	constexpr int ST = XA_STAGES, XB = 64 * 128, STAGE = XB + BN * 128;
+	constexpr int ST = XA_STAGES(BN), XB = 64 * 128, STAGE = XB + BN * 128;
 	static_assert(STAGE % 1024 == 0, "stages 1024-aligned");
 	unsigned char *smem = dyn_smem();
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
@@ -404,7 +412,7 @@ k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
 }
 
-#define XA_SMEM(BN) (1024 + XA_STAGES * (64 + (BN)) * 128)
+#define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
 // The x-streamed kernels' dynamic shared memory, once a process.
 static int stream_setup(void)
