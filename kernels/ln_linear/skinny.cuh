@@ -93,13 +93,19 @@ __device__ __forceinline__ void sk_merge_stats(cg::cluster_group &cl, float2 *st
 					       int tid, float *st_mt, float *st_rs)
 {
 	for (int r = tid; r < MP; r += NT) {
+		float2 p[LNL_SKINNY_MAX_SPLITS];
 		float a1 = 0.f, a2 = 0.f;
 
-		for (int q = 0; q < C; q++) {
-			const float2 p = *cl.map_shared_rank(st_sum + r, q);
-
-			a1 += p.x;
-			a2 += p.y;
+#pragma unroll
+		for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
+			if (q < C)
+				p[q] = *cl.map_shared_rank(st_sum + r, q);
+#pragma unroll
+		for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
+			if (q < C) {
+				a1 += p[q].x;
+				a2 += p[q].y;
+			}
 		}
 		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
 	}
@@ -216,8 +222,8 @@ struct SkMmaSync {
 // there: bench/RESULTS.md, sessions 21 and 22). Each block's consumers
 // first load its slice of x (MP rows, zeros past M and K), shift it in
 // place (x~ = x - c, 0 past K) and sum it, TPR threads a row, while the
-// ring fills; the ranks' sums meet once, in rank
-// order. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
+// ring fills, and multiply as soon as that is done; the ranks' sums meet
+// once, in rank order, where the first tile is reduced. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
 // A fragments (16 rows of W' each) from row 16 NAF (w % NA) of the tile
 // against x group w / NA (MP / XS rows, NFW B fragments, ldmatrix'd from
 // the resident slice as they are). At a tile's end each block leaves its
@@ -291,7 +297,6 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 			for (; step < min(ST, S); step++)
 				load_w(step);
 		__syncwarp();
-		cl.sync();
 		for (int i = 0; i < ntile; i++) {
 			if (lane == 0)
 				for (; step < (i + 1) * NKT; step++) {
@@ -308,7 +313,11 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 		cluster_wait();
 		return;
 	}
-	// The consumers: x's slice (cp.async), while the ring fills.
+	// The consumers: x's slice (cp.async), while the ring fills, and the
+	// pivot of the row each thread shifts (its load in flight meanwhile).
+	const int r = tid / TPR, sub = tid % TPR;
+	const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
+
 	for (int lk = 0; lk < NKT; lk++)
 		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
 	cp_async_commit();
@@ -318,8 +327,6 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	// x~ = x - c in place (0 past K), and the slice's sums: TPR threads a
 	// row, adjacent lanes, added in a fixed order.
 	{
-		const int r = tid / TPR, sub = tid % TPR;
-		const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
 		const __nv_bfloat162 cc = __halves2bfloat162(c, c);
 		const uint32_t cu = *(const uint32_t *)&cc;
 		float a1 = 0.f, a2 = 0.f;
@@ -341,15 +348,25 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	}
 	if constexpr (Mma::ASYNC_PROXY)  // x~ written through the generic proxy
 		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-	cl.sync();
-	sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
+	bar_sync(1, NT);  // every warp's x~ before any multiply reads it
 
 	// This rank's share of tile ti's sums: the C slices added in rank
-	// order, then the epilogue.
+	// order, then the epilogue. The rows' statistics are first needed
+	// here: the ranks' sums meet at the first reduction, past a cluster
+	// barrier that every rank arrived on after writing its st_sum, so no
+	// cluster barrier stands between the shift and the multiply (it and
+	// the pivot's load there cost 2-3 µs of 10 at 64 x 2048 -> 2048).
+	bool merged = false;
 	auto reduce = [&](int ti) {
 		const float4 *const red = red0 + (ti & 1) * NJ * NT;
 		const long n0 = (long)(grp + ti * G) * SR_BW;
 		const int U = NJ * NT, lo = rank * U / C, hi = (rank + 1) * U / C;
+
+		if (!merged) {
+			sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
+			bar_sync(1, NT);
+			merged = true;
+		}
 
 		for (int u = lo + tid; u < hi; u += NT) {
 			const int to = u % NT, j = u / NT, lo_ = to & 31, wo = to >> 5;
