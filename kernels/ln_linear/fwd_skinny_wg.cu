@@ -252,16 +252,17 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // k-tiles in turn as the warp-specialized kernel's math warps do
 // (wg_ktile: A ldmatrix'd, shifted and summed in registers, the next
 // k-tile's A prepared while one k-tile's wgmmas run), the second one's
-// sums added to the first's at the end. One block an SM, so its ring
-// takes as many stages as an SM's shared memory holds (XA_STAGES: 13 of
-// 72 rows, 11 of 96): the kernel waits on DRAM's latency, not on its
-// math, and 6 stages had it 6-7 % slower at 33-64 x 3072 -> 9216 and
-// 4096 -> 8192, 4-5 % at 4096 -> 14336 (bench/RESULTS.md, "the x-as-A
-// skinny kernel's ring as deep as shared memory allows"). Tried there and
-// not kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
+// sums added to the first's at the end. One block an SM, and its ring
+// about as deep as an SM's shared memory allows (XA_STAGES: 12 stages of
+// 72 rows, 11 of 96, the most that fit): the kernel waits on DRAM's
+// latency, not on its math, and 6 stages had it 5-7 % slower at 33-64 x
+// 3072 -> 9216, 4096 -> 8192 and 4096 -> 14336; 13 of 72 rows fit too
+// but were 1 % slower than 12 (bench/RESULTS.md, "the x-as-A skinny
+// kernel's ring as deep as shared memory allows"). Tried there and not
+// kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
 // kernel at 64 x 3072 -> 9216 runs in pairs): 4-11 % slower but at K =
 // 1000, where it gained 7-9 %.
-#define XA_STAGES(BN) ((227 * 1024 - 1024 - 1024) / ((64 + (BN)) * 128))
+#define XA_STAGES(BN) ((BN) == 72 ? 12 : 11)
 
 template <int BN>
 __device__ __forceinline__ void
