@@ -257,8 +257,8 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // 72 rows, 11 of 96, the most that fit): the kernel waits on DRAM's
 // latency, not on its math, and 6 stages had it 5-7 % slower at 33-64 x
 // 3072 -> 9216, 4096 -> 8192 and 4096 -> 14336; 13 of 72 rows fit too
-// but were 1 % slower than 12 (bench/RESULTS.md, "the x-as-A skinny
-// kernel's ring as deep as shared memory allows"). Tried there and not
+// but were 1 % slower than 12 (bench/RESULTS.md, "the skinny forwards
+// at 17-64 rows: a deeper x-as-A ring, ..."). Tried there and not
 // kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
 // kernel at 64 x 3072 -> 9216 runs in pairs): 4-11 % slower but at K =
 // 1000, where it gained 7-9 %.

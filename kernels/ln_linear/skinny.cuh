@@ -354,8 +354,13 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	// order, then the epilogue. The rows' statistics are first needed
 	// here: the ranks' sums meet at the first reduction, past a cluster
 	// barrier that every rank arrived on after writing its st_sum, so no
-	// cluster barrier stands between the shift and the multiply (it and
-	// the pivot's load there cost 2-3 µs of 10 at 64 x 2048 -> 2048).
+	// cluster barrier stands between the shift and the multiply: there
+	// it waited 1.4-2.6 µs of 9.5 at 64 x 2048 -> 2048 with every W' stage
+	// already landed; without it (and with the pivots' loads moved ahead)
+	// the kernel is 3-14 % faster from 17 to 64 rows (bench/RESULTS.md,
+	// "the skinny forwards at 17-64 rows: ..."). Shifting each k-tile as
+	// it lands instead of the whole slice first (two block barriers a
+	// k-tile) was 2-24 % slower.
 	bool merged = false;
 	auto reduce = [&](int ti) {
 		const float4 *const red = red0 + (ti & 1) * NJ * NT;
