@@ -64,25 +64,36 @@ __device__ __forceinline__ void sk_shift_chunk(uint4 *p, bool ok, uint32_t cu, f
 	}
 }
 
-// The float4 at red in each of the cluster's C blocks, added in rank order
-// (every load in flight first): the same bits every run.
-__device__ __forceinline__ float4 sk_slices_sum(cg::cluster_group &cl, const float4 *red, int C)
+__device__ __forceinline__ void sk_add(float4 &v, float4 p)
 {
-	float4 v = make_float4(0.f, 0.f, 0.f, 0.f), pq[LNL_SKINNY_MAX_SPLITS];
+	v.x += p.x;
+	v.y += p.y;
+	v.z += p.z;
+	v.w += p.w;
+}
+
+__device__ __forceinline__ void sk_add(float2 &v, float2 p)
+{
+	v.x += p.x;
+	v.y += p.y;
+}
+
+// The value at p (a float4 of a tile's sums, a float2 of a row's
+// statistics) in each of the cluster's C blocks, added in rank order
+// (every load in flight first): the same bits every run.
+template <typename V>
+__device__ __forceinline__ V sk_slices_sum(cg::cluster_group &cl, const V *p, int C)
+{
+	V v = {}, pq[LNL_SKINNY_MAX_SPLITS];
 
 #pragma unroll
 	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
 		if (q < C)
-			pq[q] = *cl.map_shared_rank(red, q);
+			pq[q] = *cl.map_shared_rank(p, q);
 #pragma unroll
-	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
-		if (q < C) {
-			v.x += pq[q].x;
-			v.y += pq[q].y;
-			v.z += pq[q].z;
-			v.w += pq[q].w;
-		}
-	}
+	for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
+		if (q < C)
+			sk_add(v, pq[q]);
 	return v;
 }
 
@@ -93,21 +104,9 @@ __device__ __forceinline__ void sk_merge_stats(cg::cluster_group &cl, float2 *st
 					       int tid, float *st_mt, float *st_rs)
 {
 	for (int r = tid; r < MP; r += NT) {
-		float2 p[LNL_SKINNY_MAX_SPLITS];
-		float a1 = 0.f, a2 = 0.f;
+		const float2 a = sk_slices_sum(cl, st_sum + r, C);
 
-#pragma unroll
-		for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++)
-			if (q < C)
-				p[q] = *cl.map_shared_rank(st_sum + r, q);
-#pragma unroll
-		for (int q = 0; q < LNL_SKINNY_MAX_SPLITS; q++) {
-			if (q < C) {
-				a1 += p[q].x;
-				a2 += p[q].y;
-			}
-		}
-		shifted_stats(a1, a2, K, &st_mt[r], &st_rs[r]);
+		shifted_stats(a.x, a.y, K, &st_mt[r], &st_rs[r]);
 	}
 }
 
@@ -223,8 +222,9 @@ struct SkMmaSync {
 // first load its slice of x (MP rows, zeros past M and K), shift it in
 // place (x~ = x - c, 0 past K) and sum it, TPR threads a row, while the
 // ring fills, and multiply as soon as that is done; the ranks' sums meet
-// once, in rank order, where the first tile is reduced. A block of NA XS warps (NA = SR_BW / 16 / NAF): warp w takes NAF
-// A fragments (16 rows of W' each) from row 16 NAF (w % NA) of the tile
+// once, in rank order, where the first tile is reduced. A block of NA XS
+// warps (NA = SR_BW / 16 / NAF): warp w takes NAF A fragments (16 rows
+// of W' each) from row 16 NAF (w % NA) of the tile
 // against x group w / NA (MP / XS rows, NFW B fragments, ldmatrix'd from
 // the resident slice as they are). At a tile's end each block leaves its
 // sums in one of two buffers and arrives on the cluster barrier; it waits
