@@ -98,6 +98,28 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p)
 	return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* Programmatic dependent launch (sm_90). A kernel launched with the
+ * attribute cudaLaunchAttributeProgrammaticStreamSerialization may be
+ * scheduled while the kernel before it on its stream still runs:
+ * grid_dep_wait() holds its threads until that kernel has ended and its
+ * writes are visible, and grid_dep_launch(), called by every block of the
+ * kernel before (or implied by a block's exit), is what lets the
+ * dependent kernel be scheduled. Without such a launch, and before sm_90,
+ * neither does anything. */
+__device__ __forceinline__ void grid_dep_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void grid_dep_launch(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 /* 16 bytes global -> shared (dst a shared address), bypassing L1; only the
  * first src_bytes (0 or 16) are read, the rest zero-filled: a tile's tail
  * rows and columns load as zeros without a branch. */

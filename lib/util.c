@@ -286,6 +286,38 @@ double median_of(const double *v, size_t n)
 	return m;
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+	uint64_t x = ((const struct span *)a)->start, y = ((const struct span *)b)->start;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t busy_time(struct span *v, size_t n)
+{
+	uint64_t busy = 0, lo = 0, hi = 0;
+	int open = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_span);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].end <= v[i].start)
+			continue;
+		if (open && v[i].start <= hi) {
+			if (v[i].end > hi)
+				hi = v[i].end;
+			continue;
+		}
+		if (open)
+			busy += hi - lo;
+		lo = v[i].start;
+		hi = v[i].end;
+		open = 1;
+	}
+	return open ? busy + hi - lo : busy;
+}
+
 void utc_now_iso(char *buf, size_t n)
 {
 	time_t t = time(NULL);

@@ -74,6 +74,17 @@ size_t fmt_g(char *buf, double v, int digits);
 /* Median of n doubles (sorts a copy); NaN when n == 0. */
 double median_of(const double *v, size_t n);
 
+/* A stretch of time [start, end) in ns: a kernel's run. */
+struct span {
+	uint64_t start, end;
+};
+
+/* The time covered by at least one of n spans: the sum of their lengths
+ * where none overlap, a stretch several cover counted once (a kernel
+ * launched programmatically starts while its predecessor runs). Sorts v in
+ * place by start; 0 when n == 0. An empty or reversed span covers nothing. */
+uint64_t busy_time(struct span *v, size_t n);
+
 /* Wall-clock time now as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into buf (>= 21 bytes). */
 void utc_now_iso(char *buf, size_t n);
 

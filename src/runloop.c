@@ -500,6 +500,7 @@ static int op_finish(struct run_state *rs, struct meas *m)
 	struct store_kernel *sk = NULL;
 	struct kslot *slots = NULL;
 	double *time_ns = NULL, *span_ns = NULL, *cvals = NULL, clk;
+	struct span *spans = NULL;
 	int *slot_of = NULL, k = m->k, reps = m->reps, nslots = 0, rc;
 
 	nvtxRangePushA(op->key);
@@ -524,9 +525,9 @@ static int op_finish(struct run_state *rs, struct meas *m)
 		slots[s].launches++;
 		slot_of[j] = s;
 	}
+	spans = xcalloc((size_t)k, sizeof *spans);
 	for (int r = 0; r < reps; r++) {
 		uint64_t lo = UINT64_MAX, hi = 0;
-		double sum = 0;
 
 		for (int j = 0; j < k; j++) {
 			const struct kernel_rec *kr = &m->recs[(size_t)r * k + j];
@@ -538,13 +539,16 @@ static int op_finish(struct run_state *rs, struct meas *m)
 				goto store;
 			}
 			sl->dur[sl->ndur++] = (double)(kr->end - kr->start);
-			sum += (double)(kr->end - kr->start);
+			spans[j] = (struct span){ kr->start, kr->end };
 			if (kr->start < lo)
 				lo = kr->start;
 			if (kr->end > hi)
 				hi = kr->end;
 		}
-		time_ns[r] = sum;
+		/* The kernels' durations added, but a stretch where two run
+		 * at once (a programmatic launch waiting on its predecessor)
+		 * once: the GPU time the op took, its launch gaps left out. */
+		time_ns[r] = (double)busy_time(spans, (size_t)k);
 		span_ns[r] = (double)(hi - lo);
 	}
 
@@ -704,6 +708,7 @@ store:
 	free(cvals);
 	free(time_ns);
 	free(span_ns);
+	free(spans);
 	free(m->recs);
 	m->recs = NULL;
 	return rc;

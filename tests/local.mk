@@ -89,6 +89,12 @@ TESTS += tests/test-format
 tests_test_format_SOURCES = tests/test-format.c
 tests_test_format_LDADD = $(test_core_libs)
 
+### an op's time from kernels that may overlap ###############################
+check_PROGRAMS += tests/test-busy
+TESTS += tests/test-busy
+tests_test_busy_SOURCES = tests/test-busy.c
+tests_test_busy_LDADD = $(test_core_libs)
+
 ### a process's rank from its launcher, per-process file names ###############
 check_PROGRAMS += tests/test-launcher
 TESTS += tests/test-launcher

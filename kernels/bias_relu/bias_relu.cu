@@ -227,6 +227,8 @@ bwd_rows_kernel(const T *__restrict__ dy, const T *__restrict__ y,
 	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float acc[V];
 
+	grid_dep_launch();  // the column sum may be scheduled (ew_colsum)
+
 #pragma unroll
 	for (int k = 0; k < V; k++)
 		acc[k] = 0.f;
@@ -308,6 +310,7 @@ struct fp_op {
 	size_t es, mnp;        // bytes of one M x N tensor, padded: a set's stride
 	struct ew_plan plan;
 	int bulk;              // backward: fused_bitmask on the bulk kernel
+	bool pdl;              // backward: the column sum launched programmatically
 	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
 	char *x, *bias;        // forward inputs, nsets each
 	char *dy;              // backward input, nsets
@@ -424,8 +427,8 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 					  op->partial, op->M, op->N, st);
 			if (CUDA_CHECK_LAUNCH("fused_bitmask bulk backward"))
 				return -1;
-			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
-			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
+					     (T *)op->dbias, op->pdl, st);
 		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
@@ -439,8 +442,8 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	}
 	if (CUDA_CHECK_LAUNCH("bias_relu backward"))
 		return -1;
-	ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, st);
-	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl,
+			     st);
 }
 
 template <typename T>
@@ -512,6 +515,7 @@ extern "C" int bias_relu_fused_bwd(enum fp_dtype dt, const void *dy, const uint3
 	// bwd_kernel's default; its partial rows fit ew_plan_cols'
 	// (bias_relu_partials)
 	op.bulk = ew_bulk_use(EW_BWD_AUTO, dt, N, op.es);
+	op.pdl = ew_colsum_pdl(EW_CS_AUTO);
 	if (op.bulk)
 		op.bplan = ew_plan_bulk(M, N, op.es);
 	op.dy = (char *)dy;
@@ -576,6 +580,7 @@ enum { P_NORMAL, P_EDGE, P_LARGE };
 
 static const struct fp_kopt bwd_kopts[] = {
 	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_bitmask)" },
+	{ "colsum", ew_colsum_values, EW_COLSUM_HELP " (every variant)", "pdl" },
 	{ NULL, NULL, NULL }
 };
 
@@ -736,10 +741,11 @@ static void op_destroy(struct fp_op *op)
 	free(op);
 }
 
-// bwdk: the backward's option bwd_kernel (an EW_BWD_ value).
+// bwdk, csk: the backward's options bwd_kernel (an EW_BWD_ value) and
+// colsum (an EW_CS_ value).
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed, int bwdk)
+		     unsigned long long seed, int bwdk, int csk)
 {
 	struct fp_op *op;
 	size_t z[3], elems, nbp;
@@ -753,6 +759,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			     variant, nsets);
 	if (bwdk < 0 || bwdk >= EW_BWD_NVALUES)
 		return error("bias_relu: kernel option bwd_kernel: no value %d", bwdk);
+	if (csk < 0 || csk >= EW_CS_NVALUES)
+		return error("bias_relu: kernel option colsum: no value %d", csk);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
 	op->bwd = bwd;
 	op->variant = variant;
@@ -764,6 +772,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
 		       : ew_plan_rows(op->M, op->N, op->es);
 	op->bulk = bwd && variant == BR_FUSED_BITMASK && ew_bulk_use(bwdk, dt, op->N, op->es);
+	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
@@ -820,14 +829,15 @@ static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO);
+	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO, EW_CS_AUTO);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO);
+	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO,
+			 ko ? ko->v[1] : EW_CS_AUTO);
 }
 
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
@@ -839,13 +849,12 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			 "unaligned rows)");
 	else if (op->bulk)
 		snprintf(buf, n, "bulk: dy by bulk copies, %d stages of %d rows, blocks "
-			 "32x8 of %ld rows, grid %ux%u; column partials summed in order",
-			 EW_BULK_STAGES, EW_BULK_ROWS, op->bplan.brows, op->bplan.gx,
-			 op->bplan.gy);
+			 "32x8 of %ld rows, grid %ux%u; %s", EW_BULK_STAGES, EW_BULK_ROWS,
+			 op->bplan.brows, op->bplan.gx, op->bplan.gy, ew_colsum_desc(op->pdl));
 	else
-		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s",
+		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s",
 			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
-			 op->bwd ? "; column partials summed in order" : "");
+			 op->bwd ? "; " : "", op->bwd ? ew_colsum_desc(op->pdl) : "");
 }
 
 // What one case's check computes on the CPU, kept in the reference cache:

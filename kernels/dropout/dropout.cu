@@ -356,6 +356,8 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 	const long step = (long)gridDim.y * blockDim.y * EW_UNROLL;
 	float acc[V];
 
+	grid_dep_launch();  // the column sum may be scheduled (ew_colsum)
+
 #pragma unroll
 	for (int k = 0; k < V; k++)
 		acc[k] = 0.f;
@@ -473,6 +475,7 @@ struct fp_op {
 	uint64_t *seeds;       // the Philox seed of each set (bda_seed)
 	struct ew_plan plan;
 	int bulk;              // backward: the fused variants on the bulk kernel
+	bool pdl;              // backward: the column sum launched programmatically
 	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
 	char *x, *res, *bias;  // forward inputs, nsets each
 	char *dy;              // backward input, nsets
@@ -591,8 +594,8 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 					  (T *)op->out, op->partial, op->M, op->N, st);
 			if (CUDA_CHECK_LAUNCH("fused_mask bulk backward"))
 				return -1;
-			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
-			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
+					     (T *)op->dbias, op->pdl, st);
 		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, false><<<grid, block, 0, st>>>(
@@ -612,8 +615,8 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 					  st);
 			if (CUDA_CHECK_LAUNCH("fused_regen bulk backward"))
 				return -1;
-			ew_colsum<T>(op->partial, op->bplan.prows, op->N, (T *)op->dbias, st);
-			return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
+					     (T *)op->dbias, op->pdl, st);
 		}
 		if (p->vec)
 			bwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
@@ -627,8 +630,8 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 			return -1;
 		break;
 	}
-	ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, st);
-	return CUDA_CHECK_LAUNCH("ew_colsum_kernel");
+	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl,
+			     st);
 }
 
 /* The fused_regen kernels on a caller's pointers (dropout.h): the mask of
@@ -654,6 +657,7 @@ static void bda_api_op(struct fp_op *op, int bwd, enum fp_dtype dt, long M, long
 	op->plan = bwd ? ew_plan_cols(M, N, op->es) : ew_plan_rows(M, N, op->es);
 	// bwd_kernel's default; its partial rows fit ew_plan_cols' (bda_partials)
 	op->bulk = bwd && ew_bulk_use(EW_BWD_AUTO, dt, N, op->es);
+	op->pdl = ew_colsum_pdl(EW_CS_AUTO);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(M, N, op->es);
 }
@@ -759,6 +763,7 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 
 static const struct fp_kopt bwd_kopts[] = {
 	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_mask, fused_regen)" },
+	{ "colsum", ew_colsum_values, EW_COLSUM_HELP " (every variant)", "pdl" },
 	{ NULL, NULL, NULL }
 };
 
@@ -928,10 +933,11 @@ static void op_destroy(struct fp_op *op)
 	free(op);
 }
 
-// bwdk: the backward's option bwd_kernel (an EW_BWD_ value).
+// bwdk, csk: the backward's options bwd_kernel (an EW_BWD_ value) and
+// colsum (an EW_CS_ value).
 static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 		     enum fp_dtype dt, int variant, int nsets,
-		     unsigned long long seed, int bwdk)
+		     unsigned long long seed, int bwdk, int csk)
 {
 	struct fp_op *op;
 	size_t z[5], elems, nbp;
@@ -945,6 +951,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 			     variant, nsets);
 	if (bwdk < 0 || bwdk >= EW_BWD_NVALUES)
 		return error("bias_dropout_add: kernel option bwd_kernel: no value %d", bwdk);
+	if (csk < 0 || csk >= EW_CS_NVALUES)
+		return error("bias_dropout_add: kernel option colsum: no value %d", csk);
 	op = (struct fp_op *)xcalloc(1, sizeof *op);
 	op->bwd = bwd;
 	op->variant = variant;
@@ -959,6 +967,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->plan = bwd ? ew_plan_cols(op->M, op->N, op->es)
 		       : ew_plan_rows(op->M, op->N, op->es);
 	op->bulk = bwd && variant != BDA_UNFUSED && ew_bulk_use(bwdk, dt, op->N, op->es);
+	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
 	elems = (size_t)op->M * op->N;
@@ -1019,14 +1028,15 @@ static int fwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO);
+	return op_create(0, op, s, dt, variant, nsets, seed, EW_BWD_AUTO, EW_CS_AUTO);
 }
 
 static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 		      enum fp_dtype dt, int variant, int nsets,
 		      unsigned long long seed, const struct fp_kopts *ko)
 {
-	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO);
+	return op_create(1, op, s, dt, variant, nsets, seed, ko ? ko->v[0] : EW_BWD_AUTO,
+			 ko ? ko->v[1] : EW_CS_AUTO);
 }
 
 // workload->kernel(): which row kernel the shape picked.
@@ -1044,13 +1054,12 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			 "unaligned rows)");
 	else if (op->bulk)
 		snprintf(buf, n, "bulk: dy by bulk copies, %d stages of %d rows, blocks "
-			 "32x8 of %ld rows, grid %ux%u; column partials summed in order",
-			 EW_BULK_STAGES, EW_BULK_ROWS, op->bplan.brows, op->bplan.gx,
-			 op->bplan.gy);
+			 "32x8 of %ld rows, grid %ux%u; %s", EW_BULK_STAGES, EW_BULK_ROWS,
+			 op->bplan.brows, op->bplan.gx, op->bplan.gy, ew_colsum_desc(op->pdl));
 	else
-		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s",
+		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s",
 			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
-			 op->bwd ? "; column partials summed in order" : "");
+			 op->bwd ? "; " : "", op->bwd ? ew_colsum_desc(op->pdl) : "");
 }
 
 // What one case's check computes on the CPU, kept in the reference cache
@@ -1378,7 +1387,7 @@ extern "C" int bda_probe(int bwd, int variant, long M, long N, long drop,
 	s.v[0] = M;
 	s.v[1] = N;
 	s.v[2] = drop;
-	if (op_create(bwd, &op, &s, FP_F32, variant, 1, seed, EW_BWD_AUTO))
+	if (op_create(bwd, &op, &s, FP_F32, variant, 1, seed, EW_BWD_AUTO, EW_CS_AUTO))
 		return -1;
 	if (bwd) {
 		fill_kernel<float><<<g, EW_THREADS>>>((float *)op->dy, E, 1.f);

@@ -2,8 +2,8 @@
  * of the bias-elementwise workloads (ewmask.cuh): CUDA source that
  * ewmask.cuh compiles for the GPU and tests/test-colsum-emu.cc for the CPU
  * (tests/cuda-emu.h runs a block's threads as threads). It uses no more of
- * CUDA than that file defines; the includer provides from_f and
- * FP_FULL_MASK (device.cuh, or the test). */
+ * CUDA than that file defines; the includer provides from_f,
+ * FP_FULL_MASK and grid_dep_wait (device.cuh, or the test). */
 #ifndef FP_EW_COLSUM_CUH
 #define FP_EW_COLSUM_CUH
 
@@ -17,7 +17,8 @@
  * flight and lane 0 adding 32 sums one after another it took 2.5-2.9 µs
  * at 256 x 4096 partials, 1.9 at 256 x 768 (H100), 2.5-2.9 % of the bf16
  * mask backwards (bench/RESULTS.md, session 18). Grid: ceil(N /
- * EW_CS_COLS). */
+ * EW_CS_COLS). Launched programmatically (ew_colsum), its blocks wait
+ * for the rows kernel that wrote the partial rows before reading them. */
 #define EW_CS_COLS 32
 #define EW_CS_LANES 32
 #define EW_CS_INFLIGHT 8
@@ -33,6 +34,7 @@ ew_colsum_kernel(const float *__restrict__ partial, long prows, long N,
 	const long jw = (long)blockIdx.x * EW_CS_COLS + threadIdx.y;
 	float s = 0.f, t;
 
+	grid_dep_wait();
 	if (j < N) {
 		long p = threadIdx.y;
 

@@ -312,15 +312,61 @@ __device__ __forceinline__ void ew_block_partial(const float *acc, float *__rest
 
 #include "ewmask/colsum.cuh"
 
-/* The second pass's launch on stream st. */
-template <typename T>
-static inline void ew_colsum(const float *partial, long prows, long N, T *dbias,
-			     cudaStream_t st)
-{
-	const dim3 block(EW_CS_COLS, EW_CS_LANES);
+/* The backwards' option colsum (values[0] the default): how the second
+ * pass is launched. plain: after the kernel that wrote the partial rows
+ * has ended, as any launch on its stream. pdl: programmatically (sm_90):
+ * the rows kernels call grid_dep_launch as they start, so the column
+ * sum's blocks are scheduled while the rows kernel's last blocks run and
+ * wait on the GPU for its end (grid_dep_wait) instead of the launch
+ * following it. auto: ew_colsum_auto_pdl. Measured (bench/RESULTS.md,
+ * session 27, H100): pdl ends the fused ops 0.7-2.6 µs sooner (their
+ * span: no launch gap), but the column sum still runs 1.7-2.6 µs past
+ * the rows kernel's end, about its time launched plainly, so the op's GPU
+ * time is the same; and the column sum's record then spans 4-13.5 µs,
+ * its wait included, which a profile shows as the kernel's time. So auto
+ * is plain. */
+enum { EW_CS_AUTO, EW_CS_PLAIN, EW_CS_PDL, EW_CS_NVALUES };
+static const char *const ew_colsum_values[] = { "auto", "plain", "pdl", NULL };
+#define EW_COLSUM_HELP "the column sum's launch (dbias's second kernel): plain " \
+	"(after the rows kernel ends), pdl (programmatic dependent launch: " \
+	"scheduled while the rows kernel's last blocks run, waiting for its end " \
+	"on the GPU); auto: plain"
+static const int ew_colsum_auto_pdl = 0;
 
-	ew_colsum_kernel<T><<<(unsigned)((N + EW_CS_COLS - 1) / EW_CS_COLS), block, 0, st>>>(
-		partial, prows, N, dbias);
+/* Whether option value opt (an EW_CS_ value) launches the column sum
+ * programmatically. */
+static inline bool ew_colsum_pdl(int opt)
+{
+	return opt == EW_CS_PDL || (opt == EW_CS_AUTO && ew_colsum_auto_pdl);
+}
+
+/* The second pass as the backwards' kernel() line says it. */
+static inline const char *ew_colsum_desc(bool pdl)
+{
+	return pdl ? "column partials summed in order (a programmatic launch)"
+		   : "column partials summed in order";
+}
+
+/* The second pass's launch on stream st, programmatic under pdl. Returns
+ * 0, or -1 if the launch failed (reported). */
+template <typename T>
+static inline int ew_colsum(const float *partial, long prows, long N, T *dbias,
+			    bool pdl, cudaStream_t st)
+{
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+
+	cfg.gridDim = dim3((unsigned)((N + EW_CS_COLS - 1) / EW_CS_COLS));
+	cfg.blockDim = dim3(EW_CS_COLS, EW_CS_LANES);
+	cfg.stream = st;
+	if (pdl) {
+		at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		at[0].val.programmaticStreamSerializationAllowed = 1;
+		cfg.attrs = at;
+		cfg.numAttrs = 1;
+	}
+	return cuda_check(cudaLaunchKernelEx(&cfg, ew_colsum_kernel<T>, partial, prows, N, dbias),
+			  "launch of ew_colsum_kernel", __FILE__, __LINE__);
 }
 
 /* Column partials of g (an M x N tensor, the dx of an unfused backward)
@@ -336,6 +382,8 @@ ew_colpart_kernel(const T *__restrict__ g, float *__restrict__ partial, long M, 
 	const long r0 = (long)blockIdx.y * blockDim.y + threadIdx.y;
 	const long rs = (long)gridDim.y * blockDim.y;
 	float acc[V];
+
+	grid_dep_launch();  // the column sum may be scheduled (ew_colsum)
 
 #pragma unroll
 	for (int k = 0; k < V; k++)
@@ -432,6 +480,7 @@ ew_bulk_bwd_kernel(const T *__restrict__ dy, MASK mask, float scale, T *__restri
 	const uint64_t e8 = 8 * (uint64_t)N;
 	float acc[V];
 
+	grid_dep_launch();  // the column sum may be scheduled (ew_colsum)
 #pragma unroll
 	for (int j = 0; j < V; j++)
 		acc[j] = 0.f;
