@@ -717,32 +717,53 @@ static void test_skinny_res(void)
 
 /* skinny_x=auto on 132 SMs: x streamed where W' has 119 64-row tiles or
  * more, in 72- or 96-row tiles from 133 to 197 at 33 to 64 rows (no more
- * blocks than SMs), never outside 17 to 64 rows. */
+ * blocks than SMs), and below 119 in 32- or 48-row tiles at short K
+ * (lnl_skinny_xa_narrow), never outside 17 to 64 rows. */
 static void test_skinny_x(void)
 {
-	ASSERT_EQ(lnl_fwd_skinny_x(32, 9216, 132), 64);   /* 144 tiles, 32 rows */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 9216, 132), 72);   /* 144: 128 of 72 rows */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 9504, 132), 72);   /* 132 of 72 */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 9512, 132), 96);   /* 133 of 72: 100 of 96 */
-	ASSERT_EQ(lnl_fwd_skinny_x(33, 12608, 132), 96);  /* 197 of 64, 132 of 96 */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 8448, 132), 64);   /* 132: one each */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 8456, 132), 72);   /* 133 */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 8192, 132), 64);   /* 128 */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 14336, 132), 64);  /* 224 */
-	ASSERT_EQ(lnl_fwd_skinny_x(33, 12672, 132), 64);  /* 198 */
-	ASSERT_EQ(lnl_fwd_skinny_x(17, 7616, 132), 64);   /* 119 */
-	ASSERT_EQ(lnl_fwd_skinny_x(17, 7552, 132), 0);    /* 118 */
-	ASSERT_EQ(lnl_fwd_skinny_x(64, 2048, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_x(16, 9216, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_x(65, 9216, 132), 0);
-	ASSERT_EQ(lnl_fwd_skinny_x(32, 9216, 0), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(32, 3072, 9216, FP_BF16, 132), 64);   /* 144 tiles, 32 rows */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 9216, FP_BF16, 132), 72);   /* 144: 128 of 72 rows */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 9504, FP_BF16, 132), 72);   /* 132 of 72 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 9512, FP_BF16, 132), 96);   /* 133 of 72: 100 of 96 */
+	ASSERT_EQ(lnl_fwd_skinny_x(33, 3072, 12608, FP_BF16, 132), 96);  /* 197 of 64, 132 of 96 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 8448, FP_BF16, 132), 64);   /* 132: one each */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 8456, FP_BF16, 132), 72);   /* 133 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 8192, FP_BF16, 132), 64);   /* 128 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 14336, FP_BF16, 132), 64);  /* 224 */
+	ASSERT_EQ(lnl_fwd_skinny_x(33, 3072, 12672, FP_BF16, 132), 64);  /* 198 */
+	ASSERT_EQ(lnl_fwd_skinny_x(17, 3072, 7616, FP_BF16, 132), 64);   /* 119 */
+	ASSERT_EQ(lnl_fwd_skinny_x(17, 3072, 7552, FP_BF16, 132), 0);    /* 118 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 3072, 2048, FP_BF16, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(16, 3072, 9216, FP_BF16, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(65, 3072, 9216, FP_BF16, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(32, 3072, 9216, FP_BF16, 0), 0);
+	/* Narrow x-as-A tiles below 119 64-row tiles: 32 rows up to 132
+	 * blocks, then 48; short K (8 k-tiles to 32 rows, 16 above), or 32
+	 * k-tiles above 32 rows where W' has 119 32-row tiles or more; at
+	 * least 60 blocks. */
+	ASSERT_EQ(lnl_fwd_skinny_x(24, 512, 2048, FP_BF16, 132), 32);    /* 8 k-tiles, 64 blocks */
+	ASSERT_EQ(lnl_fwd_skinny_x(24, 520, 2048, FP_BF16, 132), 0);     /* 9 */
+	ASSERT_EQ(lnl_fwd_skinny_x(32, 512, 5120, FP_BF16, 132), 48);    /* 160 of 32, 107 of 48 */
+	ASSERT_EQ(lnl_fwd_skinny_x(33, 1024, 2048, FP_BF16, 132), 32);   /* 16 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 1088, 3072, FP_BF16, 132), 0);    /* 17, 96 tiles of 32 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 2048, 4096, FP_BF16, 132), 32);   /* 32, 128 tiles */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 2048, 3776, FP_BF16, 132), 0);    /* 118 tiles */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 2112, 4096, FP_BF16, 132), 0);    /* 33 k-tiles */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 1536, 6336, FP_BF16, 132), 48);   /* 132 of 48 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 1536, 6344, FP_BF16, 132), 0);    /* 133 of 48 */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 512, 1888, FP_BF16, 132), 0);     /* 59 blocks */
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 512, 1920, FP_BF16, 132), 32);    /* 60 */
+	ASSERT_EQ(lnl_fwd_skinny_x(16, 512, 2048, FP_BF16, 132), 0);
+	ASSERT_EQ(lnl_fwd_skinny_x(64, 2048, 2048, FP_BF16, 132), 0);    /* the zoo's */
 	/* the x-as-A tiles never make more blocks than SMs */
-	for (long N = 1; N <= 40000; N += 8) {
-		const int bn = lnl_fwd_skinny_x(48, N, 132);
+	for (long K = 64; K <= 4096; K += 448)
+		for (long N = 1; N <= 40000; N += 8) {
+			const int bn = lnl_fwd_skinny_x(48, K, N, FP_BF16, 132);
 
-		ASSERT(bn == 0 || bn == 64 || bn == 72 || bn == 96);
-		ASSERT(bn <= 64 || (N + bn - 1) / bn <= 132);
-	}
+			ASSERT(bn == 0 || bn == 32 || bn == 48 || bn == 64 || bn == 72 ||
+			       bn == 96);
+			ASSERT(bn == 0 || bn == 64 || (N + bn - 1) / bn <= 132);
+		}
 	printf("ok   streamed skinny forward's auto rule\n");
 }
 

@@ -262,7 +262,7 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
 // kernel at 64 x 3072 -> 9216 runs in pairs): 4-11 % slower but at K =
 // 1000, where it gained 7-9 %.
-#define XA_STAGES(BN) ((BN) == 72 ? 12 : 11)
+#define XA_STAGES(BN) ((BN) == 72 ? 12 : (BN) == 96 ? 11 : 200 * 1024 / ((64 + (BN)) * 128))
 
 template <int BN>
 __device__ __forceinline__ void
@@ -415,6 +415,10 @@ k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 
 #define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
+#define XA_SETUP(BN) CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<BN>, \
+						  cudaFuncAttributeMaxDynamicSharedMemorySize, \
+						  XA_SMEM(BN)))
+
 // The x-streamed kernels' dynamic shared memory, once a process.
 static int stream_setup(void)
 {
@@ -428,12 +432,8 @@ static int stream_setup(void)
 	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
 					    cudaFuncAttributeMaxDynamicSharedMemorySize,
 					    (int)lnl_skinny_st_smem(64))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<72>,
-					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    XA_SMEM(72))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<96>,
-					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    XA_SMEM(96))))
+	    XA_SETUP(16) || XA_SETUP(32) || XA_SETUP(48) || XA_SETUP(64) || XA_SETUP(72) ||
+	    XA_SETUP(96))
 		return -1;
 	done = 1;
 	return 0;
@@ -478,11 +478,12 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const int bn = op->xbn;
+	stream_kernel k = bn == 16 ? k_fwd_skinny_xa<16> : bn == 32 ? k_fwd_skinny_xa<32>
+			  : bn == 48 ? k_fwd_skinny_xa<48> : bn == 64 ? k_fwd_skinny_xa<64>
+			  : bn == 72 ? k_fwd_skinny_xa<72> : bn == 96 ? k_fwd_skinny_xa<96> : NULL;
 
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || (bn != 72 && bn != 96))
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k)
 		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
 			     "in %d-row tiles", op->M, bn);
-	return stream_launch(op, (const __nv_bfloat16 *)xv,
-			     bn == 72 ? k_fwd_skinny_xa<72> : k_fwd_skinny_xa<96>, 64, bn,
-			     XA_SMEM(bn), st);
+	return stream_launch(op, (const __nv_bfloat16 *)xv, k, 64, bn, XA_SMEM(bn), st);
 }

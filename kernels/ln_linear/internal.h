@@ -149,14 +149,14 @@ enum lnl_fwd_kernel {
 	                  block a 64-row tile of W' over all of K, x
 	                  streamed beside it */
 	FK_SKINNY_XA,  /* k_fwd_skinny_xa (the same with x as the wgmma's
-	                  A, W' tiles of op->xbn = 72 or 96 rows) */
+	                  A, W' tiles of op->xbn = 16 to 96 rows) */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
-	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE
+	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -167,6 +167,7 @@ enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
+enum { XAT_AUTO, XAT_16, XAT_32, XAT_48, XAT_64, XAT_72, XAT_96 };
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
  * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it
@@ -253,7 +254,7 @@ struct lnl_op {
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
-	int xbn;             // FK_SKINNY_XA: rows of W' a block (72, 96)
+	int xbn;             // FK_SKINNY_XA: rows of W' a block (16 to 96)
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:

@@ -289,19 +289,34 @@ static inline size_t lnl_skinny_st_smem(int mp)
 {
 	return 1024 + (size_t)LNL_SKINNY_ST_STAGES(mp) * (LNL_SKINNY_ST_BW + mp) * 128;
 }
-/* skinny_x=auto's choice for M rows of W' with Nw rows on sms SMs, as the
- * rows of W' a block of the x-streamed kernels takes: 64 (k_fwd_skinny_st)
+/* skinny_x=auto's choice for M rows of x, K columns, W' of Nw rows on sms
+ * SMs, as the rows of W' a block of the x-streamed kernels takes: 64
+ * (k_fwd_skinny_st)
  * where W' has at least 0.9 such tiles an SM, but at 33 to 64 rows where
  * that would leave some SMs two blocks and most one (more tiles than SMs,
  * fewer than 1.5 an SM) 72 or 96 (k_fwd_skinny_xa: the least of the two
- * that makes no more blocks than SMs); 0 (x resident) elsewhere. Measured
- * on an H100 (bench/RESULTS.md, "the skinny forward with x streamed"):
- * fewer blocks do not pull DRAM's bandwidth (32 at 2048 -> 2048: 1.9x the
- * resident kernel's time), and at 64 rows an SM's two blocks finish last
- * (144 tiles of 9216: 1.03x the resident kernel) where 128 or 224 take
- * 0.88x and 0.85x; 128 tiles of 72 rows there take 0.86x ("the x-as-A
- * skinny forward"). */
-int lnl_fwd_skinny_x(long M, long Nw, int sms);
+ * that makes no more blocks than SMs); below 0.9 64-row tiles an SM,
+ * k_fwd_skinny_xa in narrow tiles (lnl_skinny_xa_narrow); 0 (x resident)
+ * elsewhere. Measured on an H100 (bench/RESULTS.md, "the skinny forward
+ * with x streamed"): fewer blocks do not pull DRAM's bandwidth (32 at 2048
+ * -> 2048: 1.9x the resident kernel's time), and at 64 rows an SM's two
+ * blocks finish last (144 tiles of 9216: 1.03x the resident kernel) where
+ * 128 or 224 take 0.88x and 0.85x; 128 tiles of 72 rows there take 0.86x
+ * ("the x-as-A skinny forward"). */
+int lnl_fwd_skinny_x(long M, long K, long Nw, enum fp_dtype dt, int sms);
+/* k_fwd_skinny_xa in tiles of 32 rows of W' (48 where 32 would make more
+ * blocks than SMs, 0 where 48 would too) for M rows of x, K columns and
+ * Nw rows of W' on sms SMs, where its blocks' chains of k-tiles are short
+ * enough to beat the resident kernel's slices of K: up to 8 k-tiles at 17
+ * to 32 rows, 16 at 33 to 64 and 32 there where W' has 0.9 32-row tiles an
+ * SM or more; and its blocks at least 0.45 an SM. Elsewhere 0. Each block
+ * shifts and sums every k-tile of x (64 rows) for the few W' rows it
+ * multiplies, so its time grows with K more than with the tile: on an
+ * H100 (bench/RESULTS.md, "the x-as-A skinny kernel in narrow tiles"), of
+ * 48 shapes (24, 48, 64 rows; K 512 to 2048; N 2048 to 5120) the 28 inside
+ * the rule took 0.75-0.99x the resident kernel's time, and at the 20
+ * outside it the best narrow tile took 1.01-1.51x. */
+int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

@@ -60,12 +60,27 @@ static int split_pick(long small, int slots, int KT, int smax)
 	return best;
 }
 
-int lnl_fwd_skinny_x(long M, long Nw, int sms)
+int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms)
+{
+	const long t32 = ceil_div(Nw, 32), kt = lnl_ktiles(K, dt);
+	const int bn = t32 <= sms ? 32 : ceil_div(Nw, 48) <= sms ? 48 : 0;
+
+	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || sms < 1 || !bn ||
+	    20 * ceil_div(Nw, bn) < 9L * sms)
+		return 0;
+	if (M <= 32 ? kt <= 8 : kt <= 16 || (kt <= 32 && 10 * t32 >= 9L * sms))
+		return bn;
+	return 0;
+}
+
+int lnl_fwd_skinny_x(long M, long K, long Nw, enum fp_dtype dt, int sms)
 {
 	const long tiles = ceil_div(Nw, LNL_SKINNY_ST_BW);
 
-	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || sms < 1 || 10 * tiles < 9L * sms)
+	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || sms < 1)
 		return 0;
+	if (10 * tiles < 9L * sms)
+		return lnl_skinny_xa_narrow(M, K, Nw, dt, sms);
 	if (lnl_skinny_res_mp(M) <= 32 || tiles <= sms || 2 * tiles >= 3L * sms)
 		return LNL_SKINNY_ST_BW;
 	return lnl_skinny_xa_rows(Nw, sms);  /* Nw < 96 sms here: 96 fits */

@@ -161,6 +161,56 @@ __device__ __forceinline__ void wgmma_m64n192k16(float *d, const uint32_t *a, ui
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
 
+// The same for the x-as-A skinny kernel's narrow tiles of W' (N = 16, 32,
+// 48, 64: N / 2 floats a thread).
+__device__ __forceinline__ void wgmma_m64n16k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7"
+		     "}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n32k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+		     "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n48k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23"
+		     "}, {%24, %25, %26, %27}, %28, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n64k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+		     "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
 // d (this warpgroup's 64 x 32, 16 floats a thread) += a (64 x 16) b
 // (16 x 32), both from shared memory through their descriptors.
 __device__ __forceinline__ void wgmma_m64n32k16_ss(float *d, uint64_t da, uint64_t db)
@@ -225,7 +275,9 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 			stats2(a[ks][3], s1[1], s2[1]);
 		}
 	}
-	static_assert(BN == 256 || BN == 192 || BN == 72 || BN == 96, "a wgmma we have");
+	static_assert(BN == 256 || BN == 192 || BN == 96 || BN == 72 || BN == 64 || BN == 48 ||
+			      BN == 32 || BN == 16,
+		      "a wgmma we have");
 #pragma unroll
 	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(acc[i]);
@@ -238,8 +290,16 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 			wgmma_m64n192k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else if constexpr (BN == 96)
 			wgmma_m64n96k16(acc, a[ks], wg_desc(sb + ks * 32));
-		else
+		else if constexpr (BN == 72)
 			wgmma_m64n72k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 64)
+			wgmma_m64n64k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 48)
+			wgmma_m64n48k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 32)
+			wgmma_m64n32k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else
+			wgmma_m64n16k16(acc, a[ks], wg_desc(sb + ks * 32));
 	}
 	wg_commit();
 	wg_wait<1>();

@@ -143,14 +143,18 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 			}
 		} else if (op->ko.v[OPT_SKINNY_X] != SKX_RESIDENT &&
 			   (op->ko.v[OPT_SKINNY_X] != SKX_AUTO ||
-			    lnl_fwd_skinny_x(op->M, Nw, op->sms))) {
-			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A
-			const int v = op->ko.v[OPT_SKINNY_X];
+			    lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
+			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A,
+			// in tiles of xa_tile rows of W'
+			static const int xat_rows[] = { 0, 16, 32, 48, 64, 72, 96 };
+			const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
+			const int bn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
+				       : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
+				       : lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms);
 
-			op->xbn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
-				  : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
-				  : lnl_fwd_skinny_x(op->M, Nw, op->sms);
-			op->fk = op->xbn > LNL_SKINNY_ST_BW ? FK_SKINNY_XA : FK_SKINNY_ST;
+			op->fk = v == SKX_STREAM || (v == SKX_AUTO && bn == LNL_SKINNY_ST_BW)
+					 ? FK_SKINNY_ST : FK_SKINNY_XA;
+			op->xbn = op->fk == FK_SKINNY_ST || xt == XAT_AUTO ? bn : xat_rows[xt];
 			op->wperm = perm;
 			return 0;
 		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
@@ -360,6 +364,8 @@ static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL }
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  NULL };
 static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
+static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "72", "96",
+					      NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -396,10 +402,11 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "x in the skinny kernel from 17 to 64 bf16 rows: a slice of K resident in each "
 	  "block of a cluster, W' streamed past it and the slices added through DSMEM "
 	  "(resident), or a block a tile of W' over all of K with x's k-tiles streamed "
-	  "beside it: 64 rows of W' as wgmma's A (stream), or 72 or 96 with x as A "
-	  "(stream_xa); auto: stream where W' has 0.9 64-row tiles an SM or more, but "
-	  "stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
-	  "blocks would finish last), else resident",
+	  "beside it: 64 rows of W' as wgmma's A (stream), or 16 to 96 with x as A "
+	  "(stream_xa, xa_tile); auto: stream where W' has 0.9 64-row tiles an SM or more, "
+	  "but stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
+	  "blocks would finish last); below, stream_xa in 32- or 48-row tiles at short K "
+	  "(lnl_skinny_xa_narrow); else resident",
 	  "stream,stream_xa" },
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
@@ -411,6 +418,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "with gemm=mma): 256, or 192 where the tiles come in fewer whole rounds of the "
 	  "SMs; auto: the rule of ws_tile, one block an SM (lnl_ws_bn)",
 	  "192" },
+	{ "xa_tile", xa_tile_values,
+	  "rows of W' a block of the x-as-A skinny kernel (skinny_x=stream_xa, or where "
+	  "auto picks it): 16 to 96; auto: as skinny_x=auto picks them (32 or 48 at short "
+	  "K below 0.9 64-row tiles an SM, lnl_skinny_xa_narrow), else 72, or 96 where "
+	  "72-row tiles would outnumber the SMs (lnl_skinny_xa_rows)",
+	  "16,32,48,64" },
 	{ NULL, NULL, NULL },
 };
 
@@ -955,11 +968,14 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // 4104 -> 4300). K under one k-tile with enough tiles (4000 x 40 -> 520)
 // is where the bf16 forward on Hopper still takes k_fwd_fused_wgmma
 // (WS_MIN_K); 4000 x 200 -> 520 takes the warp-specialized kernel through
-// a partial last k-tile.
+// a partial last k-tile. 40 x 1000 -> 2100 and 20 x 300 -> 5000 take the
+// x-as-A skinny kernel in 32- and 48-row tiles (lnl_skinny_xa_narrow), K
+// and N past whole tiles, M past whole 16-row fragments.
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
-	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384"
+	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
+	"M=40,K=1000,N=2100;M=20,K=300,N=5000"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
