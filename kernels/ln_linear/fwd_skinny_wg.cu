@@ -245,8 +245,10 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 
 // --- the x-as-A form (k_fwd_skinny_xa<BN>): 33 to 64 rows where W' has
 // more 64-row tiles than SMs but under 1.5 an SM (k_fwd_skinny_st would
-// leave some SMs two blocks and most one: they finish last). A block a
-// tile of BN = 72 or 96 rows of W' (as many blocks as SMs or fewer, one
+// leave some SMs two blocks and most one: they finish last), in tiles of
+// BN = 72 or 96 rows of W'; and 17 to 64 rows at short K where W' has
+// fewer, in tiles of 32 or 48 (lnl_skinny_xa_narrow; 16 and 64 by
+// xa_tile only). A block a tile (as many blocks as SMs or fewer, one
 // each), x as the wgmma's A (64 rows, zeros past M) and W''s tile as its B
 // (wgmma's N is any multiple of 8; its M is 64): two warpgroups take the
 // k-tiles in turn as the warp-specialized kernel's math warps do
@@ -261,7 +263,9 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // at 17-64 rows: a deeper x-as-A ring, ..."). Tried there and not
 // kept: pairs of blocks sharing x's k-tiles by multicast (cuBLASLt's
 // kernel at 64 x 3072 -> 9216 runs in pairs): 4-11 % slower but at K =
-// 1000, where it gained 7-9 %.
+// 1000, where it gained 7-9 %; nor, for the narrow tiles, clusters of 2,
+// 4 or 8 sharing x: slower the larger the cluster (wip/xa-narrow-cl).
+// Narrow tiles take as many stages as 200 KB hold (12 to 20).
 #define XA_STAGES(BN) ((BN) == 72 ? 12 : (BN) == 96 ? 11 : 200 * 1024 / ((64 + (BN)) * 128))
 
 template <int BN>
