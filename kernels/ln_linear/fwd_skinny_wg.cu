@@ -419,9 +419,18 @@ k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 
 #define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
-#define XA_SETUP(BN) CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_xa<BN>, \
-						  cudaFuncAttributeMaxDynamicSharedMemorySize, \
-						  XA_SMEM(BN)))
+// The streamed kernels' common signature.
+typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
+			      const float *, __nv_bfloat16 *, int, int, int, long, int);
+
+// k_fwd_skinny_xa's instances: rows of W' a block, the kernel.
+static const struct {
+	int bn;
+	stream_kernel k;
+} xa_kernels[] = {
+	{ 16, k_fwd_skinny_xa<16> }, { 32, k_fwd_skinny_xa<32> }, { 48, k_fwd_skinny_xa<48> },
+	{ 64, k_fwd_skinny_xa<64> }, { 72, k_fwd_skinny_xa<72> }, { 96, k_fwd_skinny_xa<96> },
+};
 
 // The x-streamed kernels' dynamic shared memory, once a process.
 static int stream_setup(void)
@@ -435,19 +444,18 @@ static int stream_setup(void)
 					    (int)lnl_skinny_st_smem(32))) ||
 	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
 					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    (int)lnl_skinny_st_smem(64))) ||
-	    XA_SETUP(16) || XA_SETUP(32) || XA_SETUP(48) || XA_SETUP(64) || XA_SETUP(72) ||
-	    XA_SETUP(96))
+					    (int)lnl_skinny_st_smem(64))))
 		return -1;
+	for (const auto &xa : xa_kernels)
+		if (CUDA_CHECK(cudaFuncSetAttribute(xa.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    XA_SMEM(xa.bn))))
+			return -1;
 	done = 1;
 	return 0;
 }
 
-// The streamed kernels' common signature, and one launch of k on a block
-// a tile of W' (wbox rows each; x's boxes xbox rows), smem bytes a block.
-typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
-			      const float *, __nv_bfloat16 *, int, int, int, long, int);
-
+// One launch of k on a block a tile of W' (wbox rows each; x's boxes
+// xbox rows), smem bytes a block.
 static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel k,
 			 int xbox, int wbox, size_t smem, cudaStream_t st)
 {
@@ -482,9 +490,11 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const int bn = op->xbn;
-	stream_kernel k = bn == 16 ? k_fwd_skinny_xa<16> : bn == 32 ? k_fwd_skinny_xa<32>
-			  : bn == 48 ? k_fwd_skinny_xa<48> : bn == 64 ? k_fwd_skinny_xa<64>
-			  : bn == 72 ? k_fwd_skinny_xa<72> : bn == 96 ? k_fwd_skinny_xa<96> : NULL;
+	stream_kernel k = NULL;
+
+	for (const auto &xa : xa_kernels)
+		if (xa.bn == bn)
+			k = xa.k;
 
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k)
 		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "

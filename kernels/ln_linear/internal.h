@@ -167,7 +167,7 @@ enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
-enum { XAT_AUTO, XAT_16, XAT_32, XAT_48, XAT_64, XAT_72, XAT_96 };
+enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
  * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it

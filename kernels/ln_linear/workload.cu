@@ -27,6 +27,11 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // ---------------------------------------------------------------------------
 // The forward's kernel choice and the launch
 
+// Option xa_tile's values (fwd_kopts below): rows of W' a block, as
+// numbers but auto.
+static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "72", "96",
+					      NULL };
+
 // A tile's columns under option value opt (ws_tile, mma_tile): as asked,
 // or lnl_ws_bn's choice for units of cl blocks over slots at once.
 static int tile_bn(int opt, long M, long Np, int cl, long slots)
@@ -146,7 +151,6 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 			    lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
 			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A,
 			// in tiles of xa_tile rows of W'
-			static const int xat_rows[] = { 0, 16, 32, 48, 64, 72, 96 };
 			const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
 			const int bn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
 				       : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
@@ -154,7 +158,8 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 			op->fk = v == SKX_STREAM || (v == SKX_AUTO && bn == LNL_SKINNY_ST_BW)
 					 ? FK_SKINNY_ST : FK_SKINNY_XA;
-			op->xbn = op->fk == FK_SKINNY_ST || xt == XAT_AUTO ? bn : xat_rows[xt];
+			op->xbn = op->fk == FK_SKINNY_ST || xt == XAT_AUTO ? bn
+				  : atoi(xa_tile_values[xt]);
 			op->wperm = perm;
 			return 0;
 		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
@@ -364,8 +369,6 @@ static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL }
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  NULL };
 static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
-static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "72", "96",
-					      NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
