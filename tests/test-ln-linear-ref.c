@@ -767,6 +767,53 @@ static void test_skinny_x(void)
 	printf("ok   streamed skinny forward's auto rule\n");
 }
 
+/* The x-as-A kernel over slices of K (lnl_skinny_xa_plan) with an H100's
+ * cluster capacities as the device reported them: one wave, the fewest
+ * k-tiles a block with a slicing counted as 12 more, ties to more blocks,
+ * then wider tiles. The picks the grid measured (bench/RESULTS.md). */
+static void test_xa_plan(void)
+{
+	static const int caps[] = { 0, 132, 66, 42, 30, 26, 21, 15, 15 };
+	int bn = 0, s = 0;
+
+	ASSERT(lnl_skinny_xa_plan(64, 2048, 2048, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 96 && s == 5);   /* 22 clusters of 5, 7 k-tiles a block */
+	ASSERT(lnl_skinny_xa_plan(64, 8192, 2048, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 96 && s == 5);   /* 26 k-tiles; 72 in 4 slices take 32 */
+	ASSERT(lnl_skinny_xa_plan(48, 4096, 1024, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 72 && s == 8);   /* 15 clusters of 8; 96 ties with fewer blocks */
+	ASSERT(lnl_skinny_xa_plan(64, 1024, 4096, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 32 && s == 1);   /* 16 k-tiles whole beat 8 sliced (+12) */
+	ASSERT(lnl_skinny_xa_plan(64, 2048, 4096, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 64 && s == 2);
+	ASSERT(lnl_skinny_xa_plan(64, 3072, 9216, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 72 && s == 1);   /* 128 blocks over all of K */
+	ASSERT(lnl_skinny_xa_plan(64, 2048, 8192, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 64 && s == 1);   /* 128 blocks: more than 96's 86 */
+	/* no tile in one wave: 171 of 96 rows */
+	ASSERT(!lnl_skinny_xa_plan(64, 2048, 16384, FP_BF16, caps, 0, &bn, &s));
+	/* the tile chosen elsewhere, its slices here */
+	ASSERT(lnl_skinny_xa_plan(24, 4096, 4096, FP_BF16, caps, 64, &bn, &s));
+	ASSERT(bn == 64 && s == 2);
+	ASSERT(!lnl_skinny_xa_plan(24, 4096, 4096, FP_BF16, caps, 0, &bn, &s));  /* 32 rows */
+	ASSERT(!lnl_skinny_xa_plan(16, 4096, 4096, FP_BF16, caps, 64, &bn, &s));
+	ASSERT(!lnl_skinny_xa_plan(65, 4096, 4096, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(!lnl_skinny_xa_plan(64, 4096, 4096, FP_F32, caps, 0, &bn, &s));
+	/* every plan: one wave, s slices none empty, a candidate tile */
+	for (long K = 8; K <= 9000; K += 376)
+		for (long N = 1; N <= 20000; N += 333) {
+			const int kt = lnl_ktiles(K, FP_BF16);
+
+			if (!lnl_skinny_xa_plan(40, K, N, FP_BF16, caps, 0, &bn, &s))
+				continue;
+			ASSERT(bn == 32 || bn == 48 || bn == 64 || bn == 72 || bn == 96);
+			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
+			ASSERT((N + bn - 1) / bn <= caps[s]);
+			ASSERT((kt + (kt + s - 1) / s - 1) / ((kt + s - 1) / s) == s);
+		}
+	printf("ok   x-as-A slices of K: the auto rule\n");
+}
+
 /* The warp-specialized forward's tile width (lnl_ws_bn) on an H100's 66
  * pairs: 192 at the shapes whose 256-wide units leave the last round
  * of the SMs far from full, 256 at the zoo's training shapes; and the
@@ -925,6 +972,7 @@ int main(void)
 	test_skinny();
 	test_skinny_res();
 	test_skinny_x();
+	test_xa_plan();
 	test_ws_bn();
 	test_gemv();
 	return 0;

@@ -102,13 +102,14 @@ __device__ __forceinline__ void stream_ring_init(uint32_t fb, uint32_t eb)
 	__syncthreads();
 }
 
-// The producer warp's lane 0: k-tile kt of ta (rows from ra) and of tb
-// (from rb) into stage kt % ST once the warpgroup before has released it
-// (zeros past K and the tensors' rows).
+// The producer warp's lane 0: the KT k-tiles from k-tile k0 on, the
+// block's kt-th of ta (rows from ra) and of tb (from rb) into stage kt %
+// ST once the warpgroup before has released it (zeros past K and the
+// tensors' rows).
 template <int ST, int STAGE, int BOFF>
 __device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, const CUtensorMap *tb,
 					       int rb, uint32_t ring, uint32_t fb, uint32_t eb,
-					       int KT)
+					       int k0, int KT)
 {
 	for (int kt = 0; kt < KT; kt++) {
 		const int s = kt % ST;
@@ -117,8 +118,8 @@ __device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, co
 		if (kt >= ST)
 			mbar_wait(eb + 8 * s, (kt / ST - 1) & 1);
 		mbar_expect(fb + 8 * s, STAGE);
-		tma_load(sa, ta, kt * LNL_KTILE, ra, fb + 8 * s);
-		tma_load(sa + BOFF, tb, kt * LNL_KTILE, rb, fb + 8 * s);
+		tma_load(sa, ta, (k0 + kt) * LNL_KTILE, ra, fb + 8 * s);
+		tma_load(sa + BOFF, tb, (k0 + kt) * LNL_KTILE, rb, fb + 8 * s);
 	}
 }
 
@@ -144,7 +145,7 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	stream_ring_init<ST>(fb, eb);
 	if (w == 8) {  // the producer warp: W' as A, x as B
 		if (lane == 0)
-			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, KT);
+			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, 0, KT);
 		return;
 	}
 
@@ -266,22 +267,101 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // 1000, where it gained 7-9 %; nor, for the narrow tiles, clusters of 2,
 // 4 or 8 sharing x: slower the larger the cluster (wip/xa-narrow-cl).
 // Narrow tiles take as many stages as 200 KB hold (12 to 20).
+// Slices of K (option xa_split, lnl_skinny_xa_plan): the C blocks of a
+// cluster along y take one tile over C slices of kchunk k-tiles (rank z
+// the z-th), leave their sums in shared memory and, past a cluster
+// barrier, each adds its 1/C of the tile over the slices in rank order
+// through DSMEM (the same bits every run) and stores it: where W' has few
+// tiles and K is long, a block a tile over all of K leaves most SMs idle.
+// As partials in global memory with a reduction kernel after, the
+// reduction alone took 2.3-8 us (bench/RESULTS.md, "the x-as-A kernel over
+// slices of K").
 #define XA_STAGES(BN) ((BN) == 72 ? 12 : (BN) == 96 ? 11 : 200 * 1024 / ((64 + (BN)) * 128))
 
+// The x-as-A kernel's end over C > 1 slices in a cluster (every consumer
+// thread; red holds warpgroup 1's accumulators, st_part its rows' sums):
+// warpgroup 0 leaves the block's sums in shared memory (red2[(2 j + h)
+// 128 + thread] = d[4 j + 2 h], d[4 j + 2 h + 1]; st_sum), then past a
+// cluster barrier the rows' statistics and this rank's 1/C of the tile's
+// float2s are added over the ranks in rank order (sk_slices_sum) and
+// stored; a second barrier keeps every rank's shared memory until all
+// have read it.
 template <int BN>
+__device__ __forceinline__ void
+xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
+	       const float2 *st_part, float2 *st_sum, float *st_mt, float *st_rs, int wg, int tid,
+	       int C, int rank, long n0, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+	       long wrows, int wperm, const float *__restrict__ sW, const float *__restrict__ bf)
+{
+	cg::cluster_group cl = cg::this_cluster();
+	float2 *const red2 = (float2 *)(red + 64 * BN);
+	constexpr int U = BN / 4 * 128;  // float2s of a tile
+	const int lo = rank * U / C, hi = (rank + 1) * U / C;
+
+	if (wg == 0) {
+		const int lane = tid & 31, g = lane >> 2, row0 = 16 * (tid >> 5);
+
+#pragma unroll
+		for (int q = 0; q < BN / 4; q++)
+			red2[q * 128 + tid] = make_float2(d[2 * q] + red[2 * q * 128 + tid],
+							  d[2 * q + 1] + red[(2 * q + 1) * 128 + tid]);
+		if ((lane & 3) == 0) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const float2 p = st_part[row0 + g + 8 * h];
+
+				st_sum[row0 + g + 8 * h] = make_float2(s1[h] + p.x, s2[h] + p.y);
+			}
+		}
+	}
+	cluster_arrive();
+	cluster_wait();
+	sk_merge_stats<64, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
+	bar_sync(3, 256);
+	for (int u = lo + tid; u < hi; u += 256) {
+		// float2 u: thread to = u % 128 of warpgroup 0 (warp to / 32,
+		// lane lq), pair q = u / 128 = 2 j + h
+		const int to = u & 127, q = u >> 7, lq = to & 31;
+		const int m = 16 * (to >> 5) + (lq >> 2) + 8 * (q & 1);
+		const long wr = n0 + 8 * (q >> 1) + 2 * (lq & 3);
+		const float2 v = sk_slices_sum(cl, red2 + u, C);
+		const float e[2] = { v.x, v.y };
+
+		if (m >= M)
+			continue;
+#pragma unroll
+		for (int c = 0; c < 2; c++) {
+			const long col = wperm ? perm32(wr + c) : wr + c;
+
+			if (wr + c < wrows && col < N)
+				y[(long)m * N + col] = __float2bfloat16_rn(
+					st_rs[m] * (e[c] - st_mt[m] * sW[col]) + bf[col]);
+		}
+	}
+	cluster_arrive();
+	cluster_wait();
+}
+
+template <int BN, bool SLICED>
 __device__ __forceinline__ void
 skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
-	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm,
+	       int kchunk)
 {
 	constexpr int ST = XA_STAGES(BN), XB = 64 * 128, STAGE = XB + BN * 128;
 	static_assert(STAGE % 1024 == 0, "stages 1024-aligned");
 	unsigned char *smem = dyn_smem();
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
-	__shared__ float2 st_part[64];
+	__shared__ float2 st_part[64], st_sum[64];
+	__shared__ float st_mt[64], st_rs[64];
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
-	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const int C = SLICED ? (int)cluster_nctarank() : 1;
+	const int rank = SLICED ? (int)cluster_ctarank() : 0;
+	const int KA = (K + LNL_KTILE - 1) / LNL_KTILE;  // k-tiles of K
+	const int kb = C > 1 ? rank * kchunk : 0;  // this block's first
+	const int KT = C > 1 ? min(KA, kb + kchunk) - kb : KA;  // and how many
 	const long n0 = (long)blockIdx.x * BN;
 	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
@@ -289,7 +369,14 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	stream_ring_init<ST>(fb, eb);
 	if (w == 8) {  // the producer warp: x as A, W' as B
 		if (lane == 0)
-			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, KT);
+			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, kb, KT);
+		if (C > 1) {  // the consumers' two cluster barriers
+			__syncwarp();
+			cluster_arrive();
+			cluster_wait();
+			cluster_arrive();
+			cluster_wait();
+		}
 		return;
 	}
 
@@ -305,7 +392,8 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		const uint32_t sa = ring + s * STAGE;
 
 		mbar_wait(fb + 8 * s, kt / ST & 1);
-		wg_ktile<true, BN>(sa, sa + XB, row0, lane, K - kt * LNL_KTILE, piv, a, s1, s2, d);
+		wg_ktile<true, BN>(sa, sa + XB, row0, lane, K - (kb + kt) * LNL_KTILE, piv, a, s1,
+				   s2, d);
 		if (prev >= 0 && lane == 0)  // its wgmmas are done: free its stage
 			mbar_arrive(eb + 8 * prev);
 		prev = s;
@@ -339,6 +427,11 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			red[i * 128 + (tid & 127)] = d[i];
 	}
 	bar_sync(3, 256);
+	if (C > 1) {
+		xa_cluster_sum<BN>(red, d, s1, s2, st_part, st_sum, st_mt, st_rs, wg, tid, C, rank,
+				   n0, y, M, K, N, wrows, wperm, sW, bf);
+		return;
+	}
 	if (wg == 1)
 		return;
 
@@ -406,30 +499,39 @@ k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 	SM90A_ONLY((skinny_st_body<MP>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
 }
 
-// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM.
-template <int BN>
+// k_fwd_skinny_xa: the x-as-A skinny body, one block an SM; SLICED: in
+// clusters along y, slices of kchunk k-tiles (an instance of its own, so
+// that the one over all of K is the code it was: with the slices' code
+// beside it, it took 2-4 % longer at 33-64 x 1024 -> 4096).
+template <int BN, bool SLICED>
 __global__ void __launch_bounds__(ST_THREADS, 1)
 k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm)
+		long wrows, int wperm, int kchunk)
 {
-	SM90A_ONLY((skinny_xa_body<BN>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+	SM90A_ONLY((skinny_xa_body<BN, SLICED>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
+						kchunk)));
 }
 
 #define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
-// The streamed kernels' common signature.
-typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
-			      const float *, __nv_bfloat16 *, int, int, int, long, int);
+// The streamed kernels' signature: the x-as-A kernel's adds its slices'
+// k-tiles (Extra) to the x-streamed one's.
+template <typename... Extra>
+using stream_kernel = void (*)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
+			       const float *, __nv_bfloat16 *, int, int, int, long, int, Extra...);
+typedef stream_kernel<int> xa_kernel;
 
-// k_fwd_skinny_xa's instances: rows of W' a block, the kernel.
+// k_fwd_skinny_xa's instances: rows of W' a block, the kernel over all of
+// K and over slices.
+#define XA_KERNELS(BN) { BN, k_fwd_skinny_xa<BN, false>, k_fwd_skinny_xa<BN, true> }
 static const struct {
 	int bn;
-	stream_kernel k;
+	xa_kernel k, ks;
 } xa_kernels[] = {
-	{ 16, k_fwd_skinny_xa<16> }, { 32, k_fwd_skinny_xa<32> }, { 48, k_fwd_skinny_xa<48> },
-	{ 64, k_fwd_skinny_xa<64> }, { 72, k_fwd_skinny_xa<72> }, { 96, k_fwd_skinny_xa<96> },
+	XA_KERNELS(16), XA_KERNELS(32), XA_KERNELS(48),
+	XA_KERNELS(64), XA_KERNELS(72), XA_KERNELS(96),
 };
 
 // The x-streamed kernels' dynamic shared memory, once a process.
@@ -448,31 +550,68 @@ static int stream_setup(void)
 		return -1;
 	for (const auto &xa : xa_kernels)
 		if (CUDA_CHECK(cudaFuncSetAttribute(xa.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    XA_SMEM(xa.bn))) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(xa.ks, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						    XA_SMEM(xa.bn))))
 			return -1;
 	done = 1;
 	return 0;
 }
 
+int fwd_skinny_xa_caps(const int **caps)
+{
+	static int have[LNL_SKINNY_MAX_SPLITS + 1], done;
+
+	if (done) {
+		*caps = have;
+		return 0;
+	}
+	if (stream_setup())
+		return -1;
+	// Every instance takes an SM's shared memory (XA_SMEM): the widest
+	// speaks for all.
+	for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS; c++) {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute attr;
+
+		cluster_config(&cfg, &attr, 1, 1, ST_THREADS, XA_SMEM(96), 0);
+		cfg.gridDim.y = (unsigned)c;
+		attr.val.clusterDim.y = (unsigned)c;
+		if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&have[c], k_fwd_skinny_xa<96, true>,
+							      &cfg)))
+			return -1;
+	}
+	done = 1;
+	*caps = have;
+	return 0;
+}
+
 // One launch of k on a block a tile of W' (wbox rows each; x's boxes
-// xbox rows), smem bytes a block.
-static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel k,
-			 int xbox, int wbox, size_t smem, cudaStream_t st)
+// xbox rows) times `slices` of K in clusters along y (none for one),
+// smem bytes a block,
+// extra: k's own arguments after the common ones.
+template <typename... Extra>
+static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel<Extra...> k,
+			 int xbox, int wbox, size_t smem, int slices, cudaStream_t st, Extra... extra)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
 	CUtensorMap tx, tw;
-	cudaLaunchConfig_t cfg = {};
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute attr;
 
 	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
 		return -1;
-	cfg.gridDim = dim3((unsigned)((wrows + wbox - 1) / wbox));
-	cfg.blockDim = dim3(ST_THREADS);
-	cfg.dynamicSmemBytes = smem;
-	cfg.stream = st;
+	cluster_config(&cfg, &attr, 1, (unsigned)((wrows + wbox - 1) / wbox), ST_THREADS, smem, st);
+	cfg.gridDim.y = (unsigned)slices;
+	attr.val.clusterDim.y = (unsigned)slices;
+	if (slices < 2)
+		cfg.numAttrs = 0;  // no cluster: launched as clusters of one it took
+				   // 0.3-0.5 us longer at 33-64 x 1024 -> 4096
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, tx, tw, x, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
-					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm));
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm,
+					     extra...));
 }
 
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
@@ -484,20 +623,24 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 			     op->M);
 	return stream_launch(op, (const __nv_bfloat16 *)xv,
 			     mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>, mp, ST_BW,
-			     lnl_skinny_st_smem(mp), st);
+			     lnl_skinny_st_smem(mp), 1, st);
 }
 
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
-	const int bn = op->xbn;
-	stream_kernel k = NULL;
+	const int bn = op->xbn, KT = lnl_ktiles(op->K, op->dt);
+	const int kchunk = (KT + op->splits - 1) / op->splits;
+	const int slices = (KT + kchunk - 1) / kchunk;  // none empty
+	xa_kernel k = NULL;
 
 	for (const auto &xa : xa_kernels)
 		if (xa.bn == bn)
-			k = xa.k;
+			k = slices > 1 ? xa.ks : xa.k;
 
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k)
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k ||
+	    op->splits > LNL_SKINNY_MAX_SPLITS)
 		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
-			     "in %d-row tiles", op->M, bn);
-	return stream_launch(op, (const __nv_bfloat16 *)xv, k, 64, bn, XA_SMEM(bn), st);
+			     "in %d-row tiles over %d slices of K", op->M, bn, op->splits);
+	return stream_launch(op, (const __nv_bfloat16 *)xv, k, 64, bn, XA_SMEM(bn), slices, st,
+			     kchunk);
 }

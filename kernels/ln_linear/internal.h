@@ -149,14 +149,16 @@ enum lnl_fwd_kernel {
 	                  block a 64-row tile of W' over all of K, x
 	                  streamed beside it */
 	FK_SKINNY_XA,  /* k_fwd_skinny_xa (the same with x as the wgmma's
-	                  A, W' tiles of op->xbn = 16 to 96 rows) */
+	                  A, W' tiles of op->xbn = 16 to 96 rows), over
+	                  op->splits slices of K with k_fwd_split_reduce
+	                  after it where they are more than one */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
  * the default, is "auto" for each). */
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
-	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE
+	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -168,6 +170,7 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
+enum { XAS_AUTO };  // xa_split: the other values are slices of K
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
  * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it
@@ -251,7 +254,8 @@ struct lnl_op {
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
-	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES): slices of K
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES), FK_SKINNY_XA:
+	                     // slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
 	int xbn;             // FK_SKINNY_XA: rows of W' a block (16 to 96)
@@ -297,6 +301,10 @@ int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st
  * gemv.cuh), over `splits` slices of partials in op->fpart (the split-K
  * forward's layout, lnl_part_bytes). */
 int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st);
+/* fwd_skinny_wg.cu: clusters of k_fwd_skinny_xa the device holds at once,
+ * (*caps)[s] for s = 1 .. LNL_SKINNY_MAX_SPLITS blocks (asked once a
+ * process). 0, or -1 (reported). */
+int fwd_skinny_xa_caps(const int **caps);
 /* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);

@@ -317,6 +317,26 @@ int lnl_fwd_skinny_x(long M, long K, long Nw, enum fp_dtype dt, int sms);
  * the rule took 0.75-0.99x the resident kernel's time, and at the 20
  * outside it the best narrow tile took 1.01-1.51x. */
 int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms);
+/* k_fwd_skinny_xa over slices of K (clusters of up to LNL_SKINNY_MAX_SPLITS
+ * blocks a tile, added through DSMEM) for M rows of x, K columns and Nw
+ * rows of W', where caps[s] clusters of s blocks fit on the device at once
+ * (s = 1 .. LNL_SKINNY_MAX_SPLITS): the tile (32, 48, 64, 72 or 96 rows of
+ * W', or bn_only where it is not 0) and slices whose blocks run in one
+ * wave with the fewest k-tiles each, a slicing counted as
+ * LNL_SKINNY_XA_SPLIT_COST k-tiles more; ties to more blocks, then the
+ * wider tile. 1 with *bn and *slices set, or 0 where no tile runs in one
+ * wave (or, choosing the tile, at LNL_SKINNY_XA_SPLIT_MIN_M rows or fewer:
+ * there the x-resident kernel, whose x~ is 32 rows, not the x-as-A
+ * kernel's 64, was faster at every shape of the grid below). Measured on
+ * an H100 (bench/RESULTS.md, "the x-as-A kernel over slices of K"): of 30
+ * shapes at 48 and 64 rows (K 1024 to 8192, N 1024 to 9216) the rule's
+ * pick took 1.00-1.03x the time of the best of 40 tile and slice
+ * choices; slicing with no cost counted took 1.09-1.12x at 1024 -> 4096,
+ * where 32-row tiles over all of K beat 64-row tiles in 2 slices. */
+#define LNL_SKINNY_XA_SPLIT_COST 12
+#define LNL_SKINNY_XA_SPLIT_MIN_M 32
+int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int bn_only,
+		       int *bn, int *slices);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

@@ -86,6 +86,41 @@ int lnl_fwd_skinny_x(long M, long K, long Nw, enum fp_dtype dt, int sms)
 	return lnl_skinny_xa_rows(Nw, sms);  /* Nw < 96 sms here: 96 fits */
 }
 
+int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int bn_only,
+		       int *bn, int *slices)
+{
+	static const int tiles_of[] = { 32, 48, 64, 72, 96 };
+	const int kt = lnl_ktiles(K, dt);
+	long best = -1, best_blocks = 0;
+
+	if (dt != FP_BF16 || M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || K < 1 ||
+	    Nw < 1 || (!bn_only && M <= LNL_SKINNY_XA_SPLIT_MIN_M))
+		return 0;
+	for (size_t i = 0; i < sizeof tiles_of / sizeof tiles_of[0]; i++) {
+		const int b = bn_only ? bn_only : tiles_of[i];
+		const long tiles = ceil_div(Nw, b);
+
+		for (int s = 1; s <= LNL_SKINNY_MAX_SPLITS && s <= kt; s++) {
+			const int kc = (int)ceil_div(kt, s);
+			long cost;
+
+			if (ceil_div(kt, kc) != s || tiles > caps[s])
+				continue;  /* not s slices, or not one wave */
+			cost = kc + (s > 1 ? LNL_SKINNY_XA_SPLIT_COST : 0);
+			/* ties: more blocks, then wider tiles (later in tiles_of) */
+			if (best < 0 || cost < best || (cost == best && tiles * s >= best_blocks)) {
+				best = cost;
+				best_blocks = tiles * s;
+				*bn = b;
+				*slices = s;
+			}
+		}
+		if (bn_only)
+			break;
+	}
+	return best >= 0;
+}
+
 int lnl_skinny_xa_rows(long Nw, int sms)
 {
 	return ceil_div(Nw, 72) <= sms ? 72 : 96;

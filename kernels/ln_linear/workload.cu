@@ -31,12 +31,76 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt);
 // numbers but auto.
 static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "72", "96",
 					      NULL };
+// Option xa_split's: slices of K of the x-as-A kernel, as numbers but auto.
+static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8",
+					       NULL };
+
+// The x-as-A kernel's slices of K for op in tiles of op->xbn rows of Nw:
+// xa_split's, or auto's (lnl_skinny_xa_plan for that tile; 1 where it
+// runs in one wave in no slicing), at most a k-tile a slice, as the
+// launch cuts them (none empty). 0, or -1 (reported).
+static int xa_slices(struct lnl_op *op, long Nw, const int *caps)
+{
+	const int v = op->ko.v[OPT_XA_SPLIT], kt = lnl_ktiles(op->K, op->dt);
+	int s = 1, bn;
+
+	if (v != XAS_AUTO)
+		s = atoi(xa_split_values[v]);
+	else if (!lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, op->xbn, &bn, &s))
+		s = 1;
+	if (s > kt)
+		s = kt;
+	op->splits = s < 2 ? 1 : (kt + (kt + s - 1) / s - 1) / ((kt + s - 1) / s);
+	return 0;
+}
 
 // A tile's columns under option value opt (ws_tile, mma_tile): as asked,
 // or lnl_ws_bn's choice for units of cl blocks over slots at once.
 static int tile_bn(int opt, long M, long Np, int cl, long slots)
 {
 	return opt == WST_256 ? 256 : opt == WST_192 ? 192 : lnl_ws_bn(M, Np, cl, slots);
+}
+
+// The skinny forward from LNL_SKINNY_MAX_M + 1 rows (skinny_x): the
+// x-as-A kernel over slices of K wherever auto finds a tile that runs in
+// one wave (lnl_skinny_xa_plan, from 33 rows), else the x-streamed
+// kernels as lnl_fwd_skinny_x says, else the x-resident kernel. 1 where
+// one is chosen, 0 where none serves, -1 (reported).
+static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
+{
+	const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
+	const int want = xt == XAT_AUTO ? 0 : atoi(xa_tile_values[xt]);
+	const int *caps;
+	int pbn = 0, psl = 1;
+
+	if (fwd_skinny_xa_caps(&caps))
+		return -1;
+	op->wperm = perm;
+	if (v == SKX_AUTO && lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, want, &pbn, &psl)) {
+		op->fk = FK_SKINNY_XA;
+		op->xbn = pbn;
+		return xa_slices(op, Nw, caps) ? -1 : 1;
+	}
+	if (v != SKX_RESIDENT &&
+	    (v != SKX_AUTO || lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
+		// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A, in tiles
+		// of xa_tile rows of W'
+		const int bn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
+			       : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
+			       : lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms);
+
+		op->fk = v == SKX_STREAM || (v == SKX_AUTO && bn == LNL_SKINNY_ST_BW) ? FK_SKINNY_ST
+										     : FK_SKINNY_XA;
+		op->xbn = op->fk == FK_SKINNY_ST || !want ? bn : want;
+		return op->fk == FK_SKINNY_XA && xa_slices(op, Nw, caps) ? -1 : 1;
+	}
+	if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits, &op->sgroups)) {
+		op->fk = FK_SKINNY_RES;
+		op->swg = op->ko.v[OPT_SKINNY_MMA] != SKMMA_SYNC;
+		return 1;
+	}
+	op->wperm = 0;
+	return 0;
 }
 
 // The forward's kernel, chosen once per instance from the variant, the
@@ -63,6 +127,9 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 //   64-row tile an SM or more       (fwd_skinny_wg.cu): a block a tile of W'
 //   (skinny_x=)                     over all of K, x streamed beside it
 //                                   (lnl_fwd_skinny_x)
+//   the same from 33 rows where a   k_fwd_skinny_xa over slices of K in a
+//   tile of W' runs in one wave     cluster, added through DSMEM (xa_tile=,
+//                                   xa_split=; lnl_skinny_xa_plan)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -146,28 +213,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 				op->wperm = perm;
 				return 0;
 			}
-		} else if (op->ko.v[OPT_SKINNY_X] != SKX_RESIDENT &&
-			   (op->ko.v[OPT_SKINNY_X] != SKX_AUTO ||
-			    lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
-			// skinny_x=stream: 64 rows, W' as A; stream_xa: x as A,
-			// in tiles of xa_tile rows of W'
-			const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
-			const int bn = v == SKX_STREAM ? LNL_SKINNY_ST_BW
-				       : v == SKX_STREAM_XA ? lnl_skinny_xa_rows(Nw, op->sms)
-				       : lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms);
+		} else {
+			const int r = skinny_x_choose(op, Nw, perm);
 
-			op->fk = v == SKX_STREAM || (v == SKX_AUTO && bn == LNL_SKINNY_ST_BW)
-					 ? FK_SKINNY_ST : FK_SKINNY_XA;
-			op->xbn = op->fk == FK_SKINNY_ST || xt == XAT_AUTO ? bn
-				  : atoi(xa_tile_values[xt]);
-			op->wperm = perm;
-			return 0;
-		} else if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits,
-					       &op->sgroups)) {
-			op->fk = FK_SKINNY_RES;
-			op->wperm = perm;
-			op->swg = op->ko.v[OPT_SKINNY_MMA] != SKMMA_SYNC;
-			return 0;
+			if (r)
+				return r < 0 ? -1 : 0;
 		}
 	}
 	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
@@ -336,8 +386,13 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 "of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
 		break;
 	case FK_SKINNY_XA:
-		snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' as B "
-			 "(%d rows a block, all of K), both by TMA", op->xbn);
+		if (op->splits > 1)
+			snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' "
+				 "as B (%d rows a block), both by TMA, over %d slices of K in a "
+				 "cluster, reduced through DSMEM", op->xbn, op->splits);
+		else
+			snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' "
+				 "as B (%d rows a block, all of K), both by TMA", op->xbn);
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -406,7 +461,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "block of a cluster, W' streamed past it and the slices added through DSMEM "
 	  "(resident), or a block a tile of W' over all of K with x's k-tiles streamed "
 	  "beside it: 64 rows of W' as wgmma's A (stream), or 16 to 96 with x as A "
-	  "(stream_xa, xa_tile); auto: stream where W' has 0.9 64-row tiles an SM or more, "
+	  "(stream_xa, xa_tile, xa_split); auto: from 33 rows stream_xa over slices of K "
+	  "wherever a tile runs in one wave (lnl_skinny_xa_plan), else stream where W' has "
+	  "0.9 64-row tiles an SM or more, "
 	  "but stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
 	  "blocks would finish last); below, stream_xa in 32- or 48-row tiles at short K "
 	  "(lnl_skinny_xa_narrow); else resident",
@@ -423,10 +480,18 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "192" },
 	{ "xa_tile", xa_tile_values,
 	  "rows of W' a block of the x-as-A skinny kernel (skinny_x=stream_xa, or where "
-	  "auto picks it): 16 to 96; auto: as skinny_x=auto picks them (32 or 48 at short "
-	  "K below 0.9 64-row tiles an SM, lnl_skinny_xa_narrow), else 72, or 96 where "
-	  "72-row tiles would outnumber the SMs (lnl_skinny_xa_rows)",
+	  "auto picks it): 16 to 96; auto: as skinny_x=auto picks them (from 33 rows the "
+	  "tile of 32 to 96 rows and its slices of K that run in one wave with the fewest "
+	  "k-tiles a block, lnl_skinny_xa_plan; else 32 or 48 at short K below 0.9 64-row "
+	  "tiles an SM, lnl_skinny_xa_narrow), else 72, or 96 where 72-row tiles would "
+	  "outnumber the SMs (lnl_skinny_xa_rows)",
 	  "16,32,48,64" },
+	{ "xa_split", xa_split_values,
+	  "slices of K of the x-as-A skinny kernel (where it runs): a cluster of that many "
+	  "blocks a tile, their sums added in rank order through DSMEM (1: a block a tile "
+	  "over all of K); auto: the slices of its tile that run in one wave with the fewest "
+	  "k-tiles a block, a slicing counted as 12 k-tiles more (lnl_skinny_xa_plan)",
+	  "3" },
 	{ NULL, NULL, NULL },
 };
 
@@ -973,12 +1038,14 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // (WS_MIN_K); 4000 x 200 -> 520 takes the warp-specialized kernel through
 // a partial last k-tile. 40 x 1000 -> 2100 and 20 x 300 -> 5000 take the
 // x-as-A skinny kernel in 32- and 48-row tiles (lnl_skinny_xa_narrow), K
-// and N past whole tiles, M past whole 16-row fragments.
+// and N past whole tiles, M past whole 16-row fragments; 50 x 4104 -> 999
+// and 33 x 3000 -> 520 take it over slices of K in a cluster
+// (lnl_skinny_xa_plan: 8 slices on an H100), K's last k-tile partial.
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
-	"M=40,K=1000,N=2100;M=20,K=300,N=5000"
+	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
