@@ -76,9 +76,9 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 	if (fwd_skinny_xa_caps(&caps))
 		return -1;
 	op->wperm = perm;
-	if (v == SKX_AUTO && lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, want, &pbn, &psl)) {
+	if (v == SKX_AUTO && lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, 0, &pbn, &psl)) {
 		op->fk = FK_SKINNY_XA;
-		op->xbn = pbn;
+		op->xbn = want ? want : pbn;  // a tile asked for: its own slices
 		return xa_slices(op, Nw, caps) ? -1 : 1;
 	}
 	if (v != SKX_RESIDENT &&
