@@ -588,8 +588,7 @@ int fwd_skinny_xa_caps(const int **caps)
 
 // One launch of k on a block a tile of W' (wbox rows each; x's boxes
 // xbox rows) times `slices` of K in clusters along y (none for one),
-// smem bytes a block,
-// extra: k's own arguments after the common ones.
+// smem bytes a block, extra: k's own arguments after the common ones.
 template <typename... Extra>
 static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel<Extra...> k,
 			 int xbox, int wbox, size_t smem, int slices, cudaStream_t st, Extra... extra)

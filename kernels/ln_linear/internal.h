@@ -150,8 +150,8 @@ enum lnl_fwd_kernel {
 	                  streamed beside it */
 	FK_SKINNY_XA,  /* k_fwd_skinny_xa (the same with x as the wgmma's
 	                  A, W' tiles of op->xbn = 16 to 96 rows), over
-	                  op->splits slices of K with k_fwd_split_reduce
-	                  after it where they are more than one */
+	                  op->splits slices of K in a cluster where they
+	                  are more than one */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],

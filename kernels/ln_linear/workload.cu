@@ -35,11 +35,11 @@ static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "7
 static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8",
 					       NULL };
 
-// The x-as-A kernel's slices of K for op in tiles of op->xbn rows of Nw:
-// xa_split's, or auto's (lnl_skinny_xa_plan for that tile; 1 where it
-// runs in one wave in no slicing), at most a k-tile a slice, as the
-// launch cuts them (none empty). 0, or -1 (reported).
-static int xa_slices(struct lnl_op *op, long Nw, const int *caps)
+// op->splits: the x-as-A kernel's slices of K for op in tiles of op->xbn
+// rows of Nw: xa_split's, or auto's (lnl_skinny_xa_plan for that tile; 1
+// where no slicing of it runs in one wave), at most a k-tile a slice, as
+// the launch cuts them (none empty).
+static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 {
 	const int v = op->ko.v[OPT_XA_SPLIT], kt = lnl_ktiles(op->K, op->dt);
 	int s = 1, bn;
@@ -51,7 +51,6 @@ static int xa_slices(struct lnl_op *op, long Nw, const int *caps)
 	if (s > kt)
 		s = kt;
 	op->splits = s < 2 ? 1 : (kt + (kt + s - 1) / s - 1) / ((kt + s - 1) / s);
-	return 0;
 }
 
 // A tile's columns under option value opt (ws_tile, mma_tile): as asked,
@@ -79,7 +78,8 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 	if (v == SKX_AUTO && lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, 0, &pbn, &psl)) {
 		op->fk = FK_SKINNY_XA;
 		op->xbn = want ? want : pbn;  // a tile asked for: its own slices
-		return xa_slices(op, Nw, caps) ? -1 : 1;
+		xa_slices(op, Nw, caps);
+		return 1;
 	}
 	if (v != SKX_RESIDENT &&
 	    (v != SKX_AUTO || lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
@@ -92,7 +92,9 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 		op->fk = v == SKX_STREAM || (v == SKX_AUTO && bn == LNL_SKINNY_ST_BW) ? FK_SKINNY_ST
 										     : FK_SKINNY_XA;
 		op->xbn = op->fk == FK_SKINNY_ST || !want ? bn : want;
-		return op->fk == FK_SKINNY_XA && xa_slices(op, Nw, caps) ? -1 : 1;
+		if (op->fk == FK_SKINNY_XA)
+			xa_slices(op, Nw, caps);
+		return 1;
 	}
 	if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits, &op->sgroups)) {
 		op->fk = FK_SKINNY_RES;
