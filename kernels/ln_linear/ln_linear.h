@@ -112,6 +112,11 @@ void lnl_widen(float *dst, const void *src, enum fp_dtype dt, size_t n);
 #define LNL_SPLIT_MAX 16
 #define LNL_SPLIT_MIN_KT 2
 
+/* The slices s asked-for slices of kt k-tiles come to as the kernels cut
+ * them: ceil(kt / s) k-tiles each, none empty (1 where s < 2; kt where s
+ * > kt). */
+int lnl_even_slices(int kt, int s);
+
 /* The 128-byte k-tiles of a row of K elements of dt: what the tensor-core
  * kernels step through (64 bf16 or 32 fp32 a tile). */
 static inline int lnl_ktiles(long K, enum fp_dtype dt)

@@ -14,6 +14,15 @@ static long ceil_div(long a, long b)
 	return (a + b - 1) / b;
 }
 
+int lnl_even_slices(int kt, int s)
+{
+	if (s < 2 || kt < 1)
+		return 1;
+	if (s > kt)
+		s = kt;
+	return (int)ceil_div(kt, ceil_div(kt, s));
+}
+
 int lnl_split_max(long M, long K, enum fp_dtype dt)
 {
 	const long es = (long)fp_dtype_size(dt), kt = lnl_ktiles(K, dt);
@@ -101,12 +110,11 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 		const long tiles = ceil_div(Nw, b);
 
 		for (int s = 1; s <= LNL_SKINNY_MAX_SPLITS && s <= kt; s++) {
-			const int kc = (int)ceil_div(kt, s);
 			long cost;
 
-			if (ceil_div(kt, kc) != s || tiles > caps[s])
+			if (lnl_even_slices(kt, s) != s || tiles > caps[s])
 				continue;  /* not s slices, or not one wave */
-			cost = kc + (s > 1 ? LNL_SKINNY_XA_SPLIT_COST : 0);
+			cost = ceil_div(kt, s) + (s > 1 ? LNL_SKINNY_XA_SPLIT_COST : 0);
 			/* ties: more blocks, then wider tiles (later in tiles_of) */
 			if (best < 0 || cost < best || (cost == best && tiles * s >= best_blocks)) {
 				best = cost;
@@ -238,7 +246,7 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
 	if (s < 1)
 		s = 1;
 	/* slices of equal k-tiles, none empty (as the kernel cuts them) */
-	*splits = (int)ceil_div(kt, ceil_div(kt, s));
+	*splits = lnl_even_slices(kt, (int)s);
 	return 1;
 }
 

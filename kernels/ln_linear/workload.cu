@@ -48,9 +48,7 @@ static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 		s = atoi(xa_split_values[v]);
 	else if (!lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, op->xbn, &bn, &s))
 		s = 1;
-	if (s > kt)
-		s = kt;
-	op->splits = s < 2 ? 1 : (kt + (kt + s - 1) / s - 1) / ((kt + s - 1) / s);
+	op->splits = lnl_even_slices(kt, s);
 }
 
 // A tile's columns under option value opt (ws_tile, mma_tile): as asked,
