@@ -814,6 +814,42 @@ static void test_xa_plan(void)
 	printf("ok   x-as-A slices of K: the auto rule\n");
 }
 
+/* The x-streamed kernel's slices of K (lnl_skinny_st_plan) on an H200's
+ * capacities for its clusters (two blocks an SM) and 132 SMs: the picks the
+ * sweep measured best, one wave always. */
+static void test_st_plan(void)
+{
+	static const int caps[] = { 0, 264, 132, 79, 62, 47, 39, 32, 30 };
+	int s = 0;
+
+	ASSERT(lnl_skinny_st_plan(24, 8192, 2048, FP_BF16, caps, 132, &s));
+	ASSERT_EQ(s, 7);  /* 224 blocks of 19 k-tiles; 8 slices: 32 tiles > 30 */
+	ASSERT(lnl_skinny_st_plan(24, 6144, 4096, FP_BF16, caps, 132, &s));
+	ASSERT_EQ(s, 2);  /* 128 blocks of 48; 3 slices: two blocks of 32 an SM */
+	ASSERT(lnl_skinny_st_plan(17, 6144, 3072, FP_BF16, caps, 132, &s));
+	ASSERT_EQ(s, 4);  /* 192 blocks of 24 beat 96 of 48 */
+	ASSERT(lnl_skinny_st_plan(32, 8192, 1024, FP_BF16, caps, 132, &s));
+	ASSERT_EQ(s, 8);  /* 128 blocks, one an SM */
+	ASSERT(lnl_skinny_st_plan(24, 128, 1024, FP_BF16, caps, 132, &s));
+	ASSERT_EQ(s, 2);  /* no more slices than k-tiles */
+	ASSERT(!lnl_skinny_st_plan(16, 8192, 2048, FP_BF16, caps, 132, &s));
+	ASSERT(!lnl_skinny_st_plan(33, 8192, 2048, FP_BF16, caps, 132, &s));
+	ASSERT(!lnl_skinny_st_plan(24, 8192, 2048, FP_F32, caps, 132, &s));
+	ASSERT(!lnl_skinny_st_plan(24, 8191, 2048, FP_BF16, caps, 132, &s));  /* rows unaligned */
+	ASSERT(!lnl_skinny_st_plan(24, 8192, 64 * 265, FP_BF16, caps, 132, &s));
+	for (long K = 8; K <= 20000; K += 488)
+		for (long N = 1; N <= 17000; N += 331) {
+			const int kt = lnl_ktiles(K, FP_BF16);
+
+			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, 132, &s))
+				continue;
+			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
+			ASSERT((N + 63) / 64 <= caps[s]);
+			ASSERT_EQ(lnl_even_slices(kt, s), s);
+		}
+	printf("ok   x-streamed slices of K: the auto rule\n");
+}
+
 /* The warp-specialized forward's tile width (lnl_ws_bn) on an H100's 66
  * pairs: 192 at the shapes whose 256-wide units leave the last round
  * of the SMs far from full, 256 at the zoo's training shapes; and the
@@ -900,6 +936,16 @@ static void test_gemv(void)
 	/* decode=auto's rule: fp32 up to 8 rows, bf16 up to two */
 	ASSERT(lnl_fwd_gemv_auto(8, FP_F32) && !lnl_fwd_gemv_auto(9, FP_F32));
 	ASSERT(lnl_fwd_gemv_auto(2, FP_BF16) && !lnl_fwd_gemv_auto(3, FP_BF16));
+	/* bf16 decode rows on 132 SMs: the decode kernel up to 80 KiB of W' an
+	 * SM (520 x 8500: 66.9 KiB), the skinny kernel beyond (1536 x 4096:
+	 * 95.3 KiB) */
+	ASSERT(!lnl_fwd_gemv_bf16_big(2048, 2048, 132));
+	ASSERT(!lnl_fwd_gemv_bf16_big(520, 8500, 132));
+	ASSERT(!lnl_fwd_gemv_bf16_big(1000, 3000, 132));
+	ASSERT(lnl_fwd_gemv_bf16_big(1536, 4096, 132));
+	ASSERT(lnl_fwd_gemv_bf16_big(3072, 9216, 132));
+	ASSERT(!lnl_fwd_gemv_bf16_big(3072, 9216, 0));  /* no device known */
+	ASSERT(!lnl_fwd_gemv_bf16_big(1024, 5120, 132) && lnl_fwd_gemv_bf16_big(1024, 5120, 63));
 	ASSERT_EQ(lnl_fwd_part_slices(8, 3072, 9216, FP_BF16, 132),
 		  lnl_fwd_splits(8, 3072, 9216, FP_BF16, 132));
 	ASSERT(!lnl_fwd_gemv(9, 2048, 2048, FP_BF16, 132, &g));
@@ -973,6 +1019,7 @@ int main(void)
 	test_skinny_res();
 	test_skinny_x();
 	test_xa_plan();
+	test_st_plan();
 	test_ws_bn();
 	test_gemv();
 	return 0;

@@ -123,21 +123,26 @@ __device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, co
 	}
 }
 
-template <int MP>
+template <int MP, bool SLICED>
 __device__ __forceinline__ void
 skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
-	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm)
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm,
+	       int kchunk)
 {
 	constexpr int ST = LNL_SKINNY_ST_STAGES(MP), WB = ST_BW * 128, STAGE = WB + MP * 128;
 	constexpr int TPR = 128 / MP, NA = MP / 2;  // threads a row; accumulators a thread
 	static_assert(MP == 32 || MP == 64, "a warpgroup's B");
 	unsigned char *smem = dyn_smem();
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
-	__shared__ float2 st_part[2][MP];
+	__shared__ float2 st_part[2][MP], st_sum[MP];
 	__shared__ float st_mt[MP], st_rs[MP];
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const int C = SLICED ? (int)cluster_nctarank() : 1;
+	const int rank = SLICED ? (int)cluster_ctarank() : 0;
+	const int KA = (K + LNL_KTILE - 1) / LNL_KTILE;  // k-tiles of K
+	const int kb = C > 1 ? rank * kchunk : 0;  // this block's first
+	const int KT = C > 1 ? min(KA, kb + kchunk) - kb : KA;  // and how many
 	const long n0 = (long)blockIdx.x * ST_BW;
 	const uint32_t sbase = smem_u32(smem), ring = (sbase + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
@@ -145,7 +150,14 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	stream_ring_init<ST>(fb, eb);
 	if (w == 8) {  // the producer warp: W' as A, x as B
 		if (lane == 0)
-			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, 0, KT);
+			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, kb, KT);
+		if (C > 1) {  // the consumers' two cluster barriers
+			__syncwarp();
+			cluster_arrive();
+			cluster_wait();
+			cluster_arrive();
+			cluster_wait();
+		}
 		return;
 	}
 
@@ -167,7 +179,7 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			const int ch = sub + i * TPR;
 			uint4 *p = (uint4 *)(smem + (sx - sbase) + r * 128 + ((ch ^ (r & 7)) << 4));
 
-			sk_shift_chunk(p, kt * LNL_KTILE + ch * 8 < K, cu, a1, a2);
+			sk_shift_chunk(p, (kb + kt) * LNL_KTILE + ch * 8 < K, cu, a1, a2);
 		}
 		fence_proxy_async();  // x~ is read by wgmma, through the async proxy
 	};
@@ -228,6 +240,41 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			red[i * 128 + wt] = d[i];
 	}
 	bar_sync(3, 256);
+	if (C > 1) {
+		// Slices in a cluster: the block's sums (warpgroup 0's plus
+		// 1's) as float4 j of thread wt at red4[j 128 + wt] past red,
+		// then each rank's 1/C of the tile over the ranks in rank order.
+		cg::cluster_group cl = cg::this_cluster();
+		float4 *const red4 = (float4 *)(red + NA * 128);
+		constexpr int U = MP / 8 * 128;
+		const int lo = rank * U / C, hi = (rank + 1) * U / C;
+
+		if (wg == 0) {
+#pragma unroll
+			for (int j = 0; j < MP / 8; j++)
+				red4[j * 128 + wt] = make_float4(
+					d[4 * j] + red[4 * j * 128 + wt],
+					d[4 * j + 1] + red[(4 * j + 1) * 128 + wt],
+					d[4 * j + 2] + red[(4 * j + 2) * 128 + wt],
+					d[4 * j + 3] + red[(4 * j + 3) * 128 + wt]);
+			if (sub == 0)
+				st_sum[r] = make_float2(st_part[0][r].x + st_part[1][r].x,
+							st_part[0][r].y + st_part[1][r].y);
+		}
+		cluster_arrive();
+		cluster_wait();
+		sk_merge_stats<MP, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
+		bar_sync(3, 256);
+		for (int u = lo + tid; u < hi; u += 256) {
+			const int to = u & 127, j = u >> 7, lq = to & 31;
+
+			sk_store(y, sk_slices_sum(cl, red4 + u, C), n0 + 16 * (to >> 5) + (lq >> 2),
+				 8 * j + 2 * (lq & 3), M, N, wrows, wperm, sW, bf, st_mt, st_rs);
+		}
+		cluster_arrive();
+		cluster_wait();
+		return;
+	}
 	if (wg == 1)
 		return;
 	if (sub == 0)
@@ -488,15 +535,18 @@ const void *fwd_skinny_wg_kernel(int mp)
 			: mp == 64 ? (const void *)k_fwd_skinny_wg<64> : NULL;
 }
 
-// k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an SM.
-template <int MP>
+// k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an
+// SM; SLICED: in clusters along y, slices of kchunk k-tiles, added through
+// DSMEM as k_fwd_skinny_xa's are.
+template <int MP, bool SLICED>
 __global__ void __launch_bounds__(ST_THREADS, 2)
 k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm)
+		long wrows, int wperm, int kchunk)
 {
-	SM90A_ONLY((skinny_st_body<MP>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm)));
+	SM90A_ONLY((skinny_st_body<MP, SLICED>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
+						kchunk)));
 }
 
 // k_fwd_skinny_xa: the x-as-A skinny body, one block an SM; SLICED: in
@@ -516,22 +566,22 @@ k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 
 #define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
-// The streamed kernels' signature: the x-as-A kernel's adds its slices'
-// k-tiles (Extra) to the x-streamed one's.
-template <typename... Extra>
-using stream_kernel = void (*)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
-			       const float *, __nv_bfloat16 *, int, int, int, long, int, Extra...);
-typedef stream_kernel<int> xa_kernel;
+// The streamed kernels' signature (the last argument: k-tiles a slice).
+typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
+			      const float *, __nv_bfloat16 *, int, int, int, long, int, int);
 
-// k_fwd_skinny_xa's instances: rows of W' a block, the kernel over all of
-// K and over slices.
+// Their instances: rows of W' a block (k_fwd_skinny_xa) or of x
+// (k_fwd_skinny_st), the kernel over all of K and over slices.
 #define XA_KERNELS(BN) { BN, k_fwd_skinny_xa<BN, false>, k_fwd_skinny_xa<BN, true> }
-static const struct {
-	int bn;
-	xa_kernel k, ks;
+static const struct stream_kernels {
+	int rows;
+	stream_kernel k, ks;
 } xa_kernels[] = {
 	XA_KERNELS(16), XA_KERNELS(32), XA_KERNELS(48),
 	XA_KERNELS(64), XA_KERNELS(72), XA_KERNELS(96),
+}, st_kernels[] = {
+	{ 32, k_fwd_skinny_st<32, false>, k_fwd_skinny_st<32, true> },
+	{ 64, k_fwd_skinny_st<64, false>, k_fwd_skinny_st<64, true> },
 };
 
 // The x-streamed kernels' dynamic shared memory, once a process.
@@ -541,63 +591,78 @@ static int stream_setup(void)
 
 	if (done)
 		return 0;
-	if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<32>,
-					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    (int)lnl_skinny_st_smem(32))) ||
-	    CUDA_CHECK(cudaFuncSetAttribute(k_fwd_skinny_st<64>,
-					    cudaFuncAttributeMaxDynamicSharedMemorySize,
-					    (int)lnl_skinny_st_smem(64))))
-		return -1;
+	for (const auto &st : st_kernels)
+		if (CUDA_CHECK(cudaFuncSetAttribute(st.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    (int)lnl_skinny_st_smem(st.rows))) ||
+		    CUDA_CHECK(cudaFuncSetAttribute(st.ks, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    (int)lnl_skinny_st_smem(st.rows))))
+			return -1;
 	for (const auto &xa : xa_kernels)
 		if (CUDA_CHECK(cudaFuncSetAttribute(xa.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    XA_SMEM(xa.bn))) ||
+						    XA_SMEM(xa.rows))) ||
 		    CUDA_CHECK(cudaFuncSetAttribute(xa.ks, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    XA_SMEM(xa.bn))))
+						    XA_SMEM(xa.rows))))
 			return -1;
 	done = 1;
 	return 0;
 }
 
-int fwd_skinny_xa_caps(const int **caps)
+int fwd_skinny_stream_caps(int which, const int **caps)
 {
-	static int have[LNL_SKINNY_MAX_SPLITS + 1], done;
+	// [0]: k_fwd_skinny_xa (every instance takes an SM's shared memory,
+	// XA_SMEM: the widest speaks for all); [1], [2]: k_fwd_skinny_st of
+	// 32 and 64 rows of x (two blocks an SM)
+	static int have[3][LNL_SKINNY_MAX_SPLITS + 1], done[3];
+	const stream_kernel k = which == 0 ? k_fwd_skinny_xa<96, true>
+				: which == 1 ? k_fwd_skinny_st<32, true> : k_fwd_skinny_st<64, true>;
+	const size_t smem = which == 0 ? XA_SMEM(96) : lnl_skinny_st_smem(which == 1 ? 32 : 64);
 
-	if (done) {
-		*caps = have;
-		return 0;
-	}
-	if (stream_setup())
-		return -1;
-	// Every instance takes an SM's shared memory (XA_SMEM): the widest
-	// speaks for all.
-	for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS; c++) {
-		cudaLaunchConfig_t cfg;
-		cudaLaunchAttribute attr;
-
-		cluster_config(&cfg, &attr, 1, 1, ST_THREADS, XA_SMEM(96), 0);
-		cfg.gridDim.y = (unsigned)c;
-		attr.val.clusterDim.y = (unsigned)c;
-		if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&have[c], k_fwd_skinny_xa<96, true>,
-							      &cfg)))
+	if (which < 0 || which > 2)
+		return error("ln_linear_fwd: no streamed skinny kernel %d", which);
+	if (!done[which]) {
+		if (stream_setup())
 			return -1;
+		for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS; c++) {
+			cudaLaunchConfig_t cfg;
+			cudaLaunchAttribute attr;
+
+			cluster_config(&cfg, &attr, 1, 1, ST_THREADS, smem, 0);
+			cfg.gridDim.y = (unsigned)c;
+			attr.val.clusterDim.y = (unsigned)c;
+			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&have[which][c], k, &cfg)))
+				return -1;
+		}
+		done[which] = 1;
 	}
-	done = 1;
-	*caps = have;
+	*caps = have[which];
 	return 0;
 }
 
-// One launch of k on a block a tile of W' (wbox rows each; x's boxes
-// xbox rows) times `slices` of K in clusters along y (none for one),
-// smem bytes a block, extra: k's own arguments after the common ones.
-template <typename... Extra>
-static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream_kernel<Extra...> k,
-			 int xbox, int wbox, size_t smem, int slices, cudaStream_t st, Extra... extra)
+// One launch of the instance of ks for `rows` (k over all of K, ks over
+// slices) on a block a tile of W' (wbox rows each; x's boxes xbox rows)
+// times op->splits slices of K (as many clusters along y, none for one;
+// slices of equal k-tiles, none empty), smem bytes a block; what names
+// the kernel in an error.
+static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
+			 const struct stream_kernels *ks, size_t nks, int rows, int xbox, int wbox,
+			 size_t smem, cudaStream_t st, const char *what)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
+	const int KT = lnl_ktiles(op->K, op->dt);
+	const int kchunk = (KT + op->splits - 1) / op->splits;
+	const int slices = (KT + kchunk - 1) / kchunk;
+	stream_kernel k = NULL;
 	CUtensorMap tx, tw;
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr;
 
+	for (size_t i = 0; i < nks; i++)
+		if (ks[i].rows == rows)
+			k = slices > 1 ? ks[i].ks : ks[i].k;
+	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k || op->splits < 1 ||
+	    op->splits > LNL_SKINNY_MAX_SPLITS)
+		return error("ln_linear_fwd: no %s skinny kernel for %ld rows of this dtype in "
+			     "%d-row tiles over %d slices of K", what, op->M, rows, op->splits);
 	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
 		return -1;
@@ -609,36 +674,21 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x, stream
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, tx, tw, x, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
 					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm,
-					     extra...));
+					     kchunk));
 }
 
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const int mp = lnl_skinny_res_mp(op->M);
 
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || mp < 32)
-		return error("ln_linear_fwd: no x-streamed skinny kernel for %ld rows of this dtype",
-			     op->M);
-	return stream_launch(op, (const __nv_bfloat16 *)xv,
-			     mp == 32 ? k_fwd_skinny_st<32> : k_fwd_skinny_st<64>, mp, ST_BW,
-			     lnl_skinny_st_smem(mp), 1, st);
+	return stream_launch(op, (const __nv_bfloat16 *)xv, st_kernels,
+			     sizeof st_kernels / sizeof st_kernels[0], mp, mp, ST_BW,
+			     lnl_skinny_st_smem(mp), st, "x-streamed");
 }
 
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
-	const int bn = op->xbn, KT = lnl_ktiles(op->K, op->dt);
-	const int kchunk = (KT + op->splits - 1) / op->splits;
-	const int slices = (KT + kchunk - 1) / kchunk;  // none empty
-	xa_kernel k = NULL;
-
-	for (const auto &xa : xa_kernels)
-		if (xa.bn == bn)
-			k = slices > 1 ? xa.ks : xa.k;
-
-	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k ||
-	    op->splits > LNL_SKINNY_MAX_SPLITS)
-		return error("ln_linear_fwd: no x-as-A skinny kernel for %ld rows of this dtype "
-			     "in %d-row tiles over %d slices of K", op->M, bn, op->splits);
-	return stream_launch(op, (const __nv_bfloat16 *)xv, k, 64, bn, XA_SMEM(bn), slices, st,
-			     kchunk);
+	return stream_launch(op, (const __nv_bfloat16 *)xv, xa_kernels,
+			     sizeof xa_kernels / sizeof xa_kernels[0], op->xbn, 64, op->xbn,
+			     XA_SMEM(op->xbn), st, "x-as-A");
 }

@@ -158,7 +158,7 @@ enum lnl_fwd_kernel {
  * the default, is "auto" for each). */
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
-	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT
+	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -170,7 +170,7 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
-enum { XAS_AUTO };  // xa_split: the other values are slices of K
+enum { XAS_AUTO };  // xa_split, st_split: the other values are slices of K
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
  * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it
@@ -254,7 +254,7 @@ struct lnl_op {
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
-	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES), FK_SKINNY_XA:
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA):
 	                     // slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
@@ -301,10 +301,13 @@ int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st
  * gemv.cuh), over `splits` slices of partials in op->fpart (the split-K
  * forward's layout, lnl_part_bytes). */
 int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st);
-/* fwd_skinny_wg.cu: clusters of k_fwd_skinny_xa the device holds at once,
- * (*caps)[s] for s = 1 .. LNL_SKINNY_MAX_SPLITS blocks (asked once a
- * process). 0, or -1 (reported). */
-int fwd_skinny_xa_caps(const int **caps);
+/* fwd_skinny_wg.cu: clusters of a streamed skinny kernel the device holds
+ * at once, (*caps)[s] for s = 1 .. LNL_SKINNY_MAX_SPLITS blocks (asked once
+ * a process): which 0 for k_fwd_skinny_xa, 1 and 2 for k_fwd_skinny_st of
+ * 32 and 64 rows of x (FWD_CAPS_XA, FWD_CAPS_ST(mp)). 0, or -1 (reported). */
+int fwd_skinny_stream_caps(int which, const int **caps);
+#define FWD_CAPS_XA 0
+#define FWD_CAPS_ST(mp) ((mp) > 32 ? 2 : 1)
 /* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);

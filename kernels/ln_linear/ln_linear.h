@@ -220,6 +220,17 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
  * at 3072 -> 9216, 26.3 unfused). */
 #define LNL_GEMV_AUTO_BF16 2
 int lnl_fwd_gemv_auto(long M, enum fp_dtype dt);
+/* Whether decode=auto leaves bf16 decode rows of K -> N on a device of sms
+ * multiprocessors to the skinny kernel (k_fwd_skinny, where that serves:
+ * Hopper, few big tiles): where W' (K N bf16) is over LNL_GEMV_BF16_SM_W
+ * bytes an SM. The decode kernel streams W' at a lower rate (at one row
+ * of 3072 -> 9216 2.5 TB/s against 3.1), the skinny kernel's clusters
+ * cost more to start. Measured on an H200 (bench/RESULTS.md, "decode rows:
+ * the decode kernel or the skinny kernel"): up to 67 KiB an SM decode=on
+ * took 0.73-0.94x the skinny kernel's time, from 95 KiB (12.6 MB) 0.96x
+ * at one row and 1.06x at two, from 127 KiB (16.8 MB) 1.02-1.49x. */
+#define LNL_GEMV_BF16_SM_W (80L << 10)
+int lnl_fwd_gemv_bf16_big(long K, long N, int sms);
 /* ---- the skinny forward (split.c) -----------------------------------------
  * bf16, up to LNL_SKINNY_MAX_M rows: k_fwd_skinny (fwd_skinny.cu) takes
  * W' (Nw rows: N, or N rounded up to 32 in the library's fold order) as
@@ -286,7 +297,8 @@ int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clu
 /* ---- the skinny forward with x streamed (fwd_skinny_wg.cu) -------------
  * bf16, LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows on Hopper:
  * k_fwd_skinny_st, a block a tile of LNL_SKINNY_ST_BW rows of W' over all of
- * K, x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of
+ * K (or a cluster of blocks a tile over slices of K, lnl_skinny_st_plan),
+ * x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of
  * LNL_SKINNY_ST_STAGES(mp) stages, two blocks an SM. */
 #define LNL_SKINNY_ST_BW 64
 #define LNL_SKINNY_ST_STAGES(mp) ((mp) > 32 ? 6 : 8)
@@ -342,6 +354,26 @@ int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms);
 #define LNL_SKINNY_XA_SPLIT_MIN_M 32
 int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int bn_only,
 		       int *bn, int *slices);
+/* k_fwd_skinny_st over slices of K (clusters of up to LNL_SKINNY_MAX_SPLITS
+ * blocks a 64-row tile of W', added through DSMEM) for M rows of x (17 to
+ * 32), K columns and Nw rows of W' on sms SMs, where caps[s] clusters of s
+ * blocks fit on the device at once: the slices whose blocks run in one
+ * wave with the fewest k-tiles an SM, an SM with two blocks counted as
+ * LNL_SKINNY_ST_PAIR_COST / 10 of one block's k-tiles for both (two
+ * blocks' rings hide each other's latency); ties to more blocks. 1 with
+ * *slices set, 0 where it does not serve. skinny_x=auto takes it from
+ * LNL_SKINNY_ST_SPLIT_MIN_KT k-tiles of K, and where the x-resident kernel
+ * does not serve. Measured on an H200 (bench/RESULTS.md, "the x-streamed
+ * kernel over slices of K"): of 60 shapes at 17, 24 and 32 rows (K 1536
+ * to 16384, N 1024 to 6144) the pick took 1.00-1.09x (mean 1.007x) the
+ * best of slices 2 to 8; from K = 7168 it beat the x-resident kernel
+ * (0.66-0.95x) but at N = 1024 and 3072 (1.03-1.06x), at K = 5120 and
+ * 6144 the two were within 5 % but for N = 6144 (0.85-0.95x), below 5120
+ * the x-resident kernel was faster (0.91-0.99x the pick). */
+#define LNL_SKINNY_ST_PAIR_COST 16
+#define LNL_SKINNY_ST_SPLIT_MIN_KT 96
+int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int sms,
+		       int *slices);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

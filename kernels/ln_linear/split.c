@@ -129,6 +129,32 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 	return best >= 0;
 }
 
+int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int sms,
+		       int *slices)
+{
+	const int kt = lnl_ktiles(K, dt);
+	const long tiles = ceil_div(Nw, LNL_SKINNY_ST_BW);
+	long best = -1, best_blocks = 0;
+
+	if (dt != FP_BF16 || M <= LNL_SKINNY_MAX_M || lnl_skinny_res_mp(M) > 32 || K < 1 ||
+	    Nw < 1 || sms < 1 || lnl_vec_width(K, dt) == 1)
+		return 0;
+	for (int s = 1; s <= LNL_SKINNY_MAX_SPLITS && s <= kt; s++) {
+		const long blocks = tiles * s;
+		long cost;
+
+		if (lnl_even_slices(kt, s) != s || tiles > caps[s])
+			continue;  /* not s slices, or not one wave */
+		cost = ceil_div(kt, s) * (blocks > sms ? LNL_SKINNY_ST_PAIR_COST : 10);
+		if (best < 0 || cost < best || (cost == best && blocks > best_blocks)) {
+			best = cost;
+			best_blocks = blocks;
+			*slices = s;
+		}
+	}
+	return best >= 0;
+}
+
 int lnl_skinny_xa_rows(long Nw, int sms)
 {
 	return ceil_div(Nw, 72) <= sms ? 72 : 96;
@@ -215,6 +241,11 @@ int lnl_fwd_gemv(long M, long K, long N, enum fp_dtype dt, int sms, struct lnl_g
 int lnl_fwd_gemv_auto(long M, enum fp_dtype dt)
 {
 	return M <= (dt == FP_BF16 ? LNL_GEMV_AUTO_BF16 : LNL_GEMV_MAX_M);
+}
+
+int lnl_fwd_gemv_bf16_big(long K, long N, int sms)
+{
+	return sms > 0 && 2.0 * (double)K * (double)N > (double)LNL_GEMV_BF16_SM_W * sms;
 }
 
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)

@@ -51,6 +51,53 @@ static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 	op->splits = lnl_even_slices(kt, s);
 }
 
+// op->splits: the x-streamed kernel's (W' as A) slices of K for op and Nw
+// rows of W': st_split's, or auto's (lnl_skinny_st_plan at 17 to 32 rows,
+// else 1), at most a k-tile a slice, as the launch cuts them (none empty).
+// 0, or -1 (reported).
+static int st_slices(struct lnl_op *op, long Nw)
+{
+	const int v = op->ko.v[OPT_ST_SPLIT], kt = lnl_ktiles(op->K, op->dt);
+	const int mp = lnl_skinny_res_mp(op->M);
+	const int *caps;
+	int s = 1;
+
+	if (v != XAS_AUTO) {
+		s = atoi(xa_split_values[v]);
+	} else if (mp <= 32) {
+		if (fwd_skinny_stream_caps(FWD_CAPS_ST(mp), &caps))
+			return -1;
+		if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, op->sms, &s))
+			s = 1;
+	}
+	op->splits = lnl_even_slices(kt, s);
+	return 0;
+}
+
+// skinny_x=auto at 17 to 32 rows: the x-streamed kernel over
+// lnl_skinny_st_plan's slices of K (or st_split's) from
+// LNL_SKINNY_ST_SPLIT_MIN_KT k-tiles of K, and where the x-resident kernel
+// does not serve. 1 where it takes op (op->fk, xbn, splits set), 0 where
+// not, -1 (reported).
+static int st_auto(struct lnl_op *op, long Nw)
+{
+	const int kt = lnl_ktiles(op->K, op->dt), mp = lnl_skinny_res_mp(op->M);
+	const int *caps;
+	int s, rs, rg;
+
+	if (mp > 32)
+		return 0;
+	if (fwd_skinny_stream_caps(FWD_CAPS_ST(mp), &caps))
+		return -1;
+	if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, op->sms, &s) ||
+	    (kt < LNL_SKINNY_ST_SPLIT_MIN_KT &&
+	     fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &rs, &rg)))
+		return 0;
+	op->fk = FK_SKINNY_ST;
+	op->xbn = LNL_SKINNY_ST_BW;
+	return st_slices(op, Nw) ? -1 : 1;
+}
+
 // A tile's columns under option value opt (ws_tile, mma_tile): as asked,
 // or lnl_ws_bn's choice for units of cl blocks over slots at once.
 static int tile_bn(int opt, long M, long Np, int cl, long slots)
@@ -60,8 +107,10 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 
 // The skinny forward from LNL_SKINNY_MAX_M + 1 rows (skinny_x): the
 // x-as-A kernel over slices of K wherever auto finds a tile that runs in
-// one wave (lnl_skinny_xa_plan, from 33 rows), else the x-streamed
-// kernels as lnl_fwd_skinny_x says, else the x-resident kernel. 1 where
+// one wave (lnl_skinny_xa_plan, from 33 rows), the x-streamed kernel (W'
+// as A) over slices of K at 17 to 32 rows from LNL_SKINNY_ST_SPLIT_MIN_KT
+// k-tiles (st_auto), else the x-streamed kernels as lnl_fwd_skinny_x
+// says, else the x-resident kernel. 1 where
 // one is chosen, 0 where none serves, -1 (reported).
 static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 {
@@ -70,7 +119,7 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 	const int *caps;
 	int pbn = 0, psl = 1;
 
-	if (fwd_skinny_xa_caps(&caps))
+	if (fwd_skinny_stream_caps(FWD_CAPS_XA, &caps))
 		return -1;
 	op->wperm = perm;
 	if (v == SKX_AUTO && lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, 0, &pbn, &psl)) {
@@ -78,6 +127,12 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 		op->xbn = want ? want : pbn;  // a tile asked for: its own slices
 		xa_slices(op, Nw, caps);
 		return 1;
+	}
+	if (v == SKX_AUTO) {
+		const int r = st_auto(op, Nw);
+
+		if (r)
+			return r;
 	}
 	if (v != SKX_RESIDENT &&
 	    (v != SKX_AUTO || lnl_fwd_skinny_x(op->M, op->K, Nw, op->dt, op->sms))) {
@@ -92,6 +147,8 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 		op->xbn = op->fk == FK_SKINNY_ST || !want ? bn : want;
 		if (op->fk == FK_SKINNY_XA)
 			xa_slices(op, Nw, caps);
+		else if (st_slices(op, Nw))
+			return -1;
 		return 1;
 	}
 	if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits, &op->sgroups)) {
@@ -113,7 +170,9 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   up to LNL_GEMV_MAX_M, bf16 up   on CUDA cores, over slices of K with a
 //   to LNL_GEMV_AUTO_BF16; decode=) reduction where its blocks are fewer
 //                                   than twice the SMs (plan: lnl_fwd_gemv,
-//                                   split.c; rule: lnl_fwd_gemv_auto)
+//                                   split.c; rules: lnl_fwd_gemv_auto,
+//                                   for bf16 on Hopper also
+//                                   lnl_fwd_gemv_bf16_big)
 //   fused bf16, up to               k_fwd_skinny (fwd_skinny.cu): W' as the
 //   LNL_SKINNY_MAX_M rows on Hopper MMA's A operand, x as its B, slices of
 //   where the 128 x 256 tiles fill  K in a cluster reduced through DSMEM,
@@ -156,7 +215,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
 	const int pass = op->ko.v[OPT_STATS_PASS];
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
-	int hopper = 0, perm;
+	int hopper = 0, perm, skinny_big;
 
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
@@ -181,8 +240,15 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// the 64 x 128 kernel without slices does not, so there the warp-
 	// specialized kernel serves few rows too.
 	perm = ws_every_m && lnl_fold_perm(op->K, op->dt, hopper);
+	// bf16 decode rows: the skinny kernel where W' is big and it serves
+	// (lnl_fwd_gemv_bf16_big; k_fwd_skinny serves every shape the decode
+	// kernel does, so the partials the library sized for decode go unused)
+	skinny_big = op->dt == FP_BF16 && hopper && op->ko.v[OPT_SKINNY] != SKINNY_OFF &&
+		     op->M <= LNL_SKINNY_MAX_M && lnl_few_big_tiles(op->M, op->N, op->sms) &&
+		     lnl_fwd_gemv_bf16_big(op->K, op->N, op->sms);
 	if (op->ko.v[OPT_DECODE] != DECODE_OFF &&
-	    (op->ko.v[OPT_DECODE] == DECODE_ON || lnl_fwd_gemv_auto(op->M, op->dt)) &&
+	    (op->ko.v[OPT_DECODE] == DECODE_ON ||
+	     (lnl_fwd_gemv_auto(op->M, op->dt) && !skinny_big)) &&
 	    lnl_fwd_gemv(op->M, op->K, op->N, op->dt, op->sms, &op->gv) &&
 	    (op->gv.splits == 1 || op->fpart)) {
 		op->fk = FK_GEMV;
@@ -442,7 +508,8 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "up to 8 rows with aligned 16-byte chunks: W' streamed once across the SMs on CUDA "
 	  "cores, x~ in registers, slices of K where its blocks are fewer than twice the SMs "
 	  "(on), or the mma.sync kernels above (off); auto: on for fp32 up to 8 rows and "
-	  "bf16 up to two rows, where it was measured faster",
+	  "bf16 up to two rows, where it was measured faster (bf16 on Hopper only where W' "
+	  "is at most 80 KiB an SM, lnl_fwd_gemv_bf16_big; else the skinny kernel)",
 	  "on,off" },
 	{ "skinny", skinny_values,
 	  "bf16 up to 64 rows (Hopper): W' as the MMA's A operand and x as its B (8 rows a "
@@ -462,7 +529,9 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "(resident), or a block a tile of W' over all of K with x's k-tiles streamed "
 	  "beside it: 64 rows of W' as wgmma's A (stream), or 16 to 96 with x as A "
 	  "(stream_xa, xa_tile, xa_split); auto: from 33 rows stream_xa over slices of K "
-	  "wherever a tile runs in one wave (lnl_skinny_xa_plan), else stream where W' has "
+	  "wherever a tile runs in one wave (lnl_skinny_xa_plan); at 17 to 32 rows stream "
+	  "over slices of K from K = 6144, or where resident does not serve "
+	  "(lnl_skinny_st_plan); else stream where W' has "
 	  "0.9 64-row tiles an SM or more, "
 	  "but stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
 	  "blocks would finish last); below, stream_xa in 32- or 48-row tiles at short K "
@@ -491,6 +560,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "blocks a tile, their sums added in rank order through DSMEM (1: a block a tile "
 	  "over all of K); auto: the slices of its tile that run in one wave with the fewest "
 	  "k-tiles a block, a slicing counted as 12 k-tiles more (lnl_skinny_xa_plan)",
+	  "3" },
+	{ "st_split", xa_split_values,
+	  "slices of K of the x-streamed skinny kernel with W' as A (skinny_x=stream, or "
+	  "where auto picks it): a cluster of that many blocks a 64-row tile of W', their "
+	  "sums added in rank order through DSMEM; auto: at 17 to 32 rows the slices that run "
+	  "in one wave with the fewest k-tiles an SM (lnl_skinny_st_plan), else 1",
 	  "3" },
 	{ NULL, NULL, NULL },
 };
@@ -1045,7 +1120,8 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
-	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520"
+	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
+	"M=20,K=6152,N=700;M=2,K=1544,N=4100"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
