@@ -15,13 +15,15 @@ compared with PyTorch's float64 too: the two references must agree to
 the same bits (the split-K reduction adds its slices in a fixed order).
 With --decode, the decode shapes (M = 1, 2, 8, 64 at 2048 -> 2048 and 3072
 -> 9216, and 32 at 3072 -> 9216), whose forward must take the decode kernel (k_fwd_gemv: fp32 up
-to 8 rows, bf16 up to two, where decode=auto takes it), bf16 up to 16 rows
-on Hopper the skinny kernel (k_fwd_skinny, skinny=auto) and from 17 to 64
-its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto) or, where
-W' has 0.9 64-row tiles an SM or more (skinny_x=auto), an x-streamed one
-(k_fwd_skinny_st: 32 rows of 3072 -> 9216; k_fwd_skinny_xa where 33 to 64
-rows would make 1 to 1.5 such tiles an SM: 64 rows of 3072 -> 9216; both
-through the library's fold in perm32's order), or the split-K
+to 8 rows, bf16 up to two where W' is small, where decode=auto takes it), bf16 up to 16 rows
+on Hopper the skinny kernel (k_fwd_skinny, skinny=auto: at one and two
+rows where W' is over 80 KiB an SM) and from 17 to 64
+its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto) or, as
+skinny_x=auto picks, an x-streamed one (from 33 rows k_fwd_skinny_xa
+wherever a tile of W' runs in one wave: 64 rows of both shapes; at 17 to
+32 rows k_fwd_skinny_st where W' has 0.9 64-row tiles an SM or more, or
+K >= 6144: 32 rows of 3072 -> 9216; both through the library's fold in
+perm32's order), or the split-K
 kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -162,17 +164,29 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         with torch.no_grad():
             names, why = fwd_kernels(lambda: fpt.ln_linear(x, g, b, W, bias))
         rows = x.numel() // K
-        # decode=auto: fp32 up to 8 rows, bf16 up to two; skinny=auto:
-        # bf16 up to 64 rows on Hopper (ln_linear.h; from 17 rows the
+        # decode=auto: fp32 up to 8 rows, bf16 up to two (on Hopper only
+        # where W' is at most 80 KiB an SM, lnl_fwd_gemv_bf16_big); skinny=
+        # auto: bf16 up to 64 rows on Hopper (ln_linear.h; from 17 rows the
         # x-resident kernel on wgmma, k_fwd_skinny_wg)
-        gemv = rows <= (8 if x.dtype == torch.float32 else 2)
-        skinny = (not gemv and x.dtype == torch.bfloat16 and rows <= 64 and
-                  torch.cuda.get_device_capability()[0] == 9)
-        # skinny_x=auto (lnl_fwd_skinny_x; N a multiple of 32 here)
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        hopper = torch.cuda.get_device_capability()[0] == 9
+        bf16 = x.dtype == torch.bfloat16
+        gemv = rows <= (2 if bf16 else 8) and not (
+            bf16 and hopper and 2 * K * N > (80 << 10) * sms)
+        skinny = not gemv and bf16 and rows <= 64 and hopper
+        # skinny_x=auto (lnl_fwd_skinny_x; N a multiple of 32 here): from
+        # 33 rows the x-as-A kernel wherever a tile of W' runs in one wave
+        # (lnl_skinny_xa_plan: one block an SM, so 96-row tiles over all
+        # of K do where they are no more than the SMs); at 17 to 32 rows
+        # the x-streamed kernel over slices of K from K = 6144
+        # (lnl_skinny_st_plan), else as lnl_fwd_skinny_x
         tiles = (N + 63) // 64
         resident = "k_fwd_skinny_wg"
-        if 10 * tiles >= 9 * sms:
+        if rows > 32 and (N + 95) // 96 <= sms:
+            resident = "k_fwd_skinny_xa"
+        elif rows <= 32 and K >= 6081:
+            resident = "k_fwd_skinny_st"
+        elif 10 * tiles >= 9 * sms:
             zone = rows > 32 and sms < tiles and 2 * tiles < 3 * sms
             resident = "k_fwd_skinny_xa" if zone else "k_fwd_skinny_st"
         want = ("k_fwd_gemv" if gemv else resident if skinny and rows > 16
