@@ -102,6 +102,19 @@ __device__ __forceinline__ void stream_ring_init(uint32_t fb, uint32_t eb)
 	__syncthreads();
 }
 
+// The producer warp, done: in a cluster of C > 1 blocks it joins the
+// consumers' two cluster barriers (their sums shared, then read).
+__device__ __forceinline__ void stream_producer_join(int C)
+{
+	if (C > 1) {
+		__syncwarp();
+		cluster_arrive();
+		cluster_wait();
+		cluster_arrive();
+		cluster_wait();
+	}
+}
+
 // The producer warp's lane 0: the KT k-tiles from k-tile k0 on, the
 // block's kt-th of ta (rows from ra) and of tb (from rb) into stage kt %
 // ST once the warpgroup before has released it (zeros past K and the
@@ -151,13 +164,7 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	if (w == 8) {  // the producer warp: W' as A, x as B
 		if (lane == 0)
 			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, kb, KT);
-		if (C > 1) {  // the consumers' two cluster barriers
-			__syncwarp();
-			cluster_arrive();
-			cluster_wait();
-			cluster_arrive();
-			cluster_wait();
-		}
+		stream_producer_join(C);
 		return;
 	}
 
@@ -417,13 +424,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	if (w == 8) {  // the producer warp: x as A, W' as B
 		if (lane == 0)
 			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, kb, KT);
-		if (C > 1) {  // the consumers' two cluster barriers
-			__syncwarp();
-			cluster_arrive();
-			cluster_wait();
-			cluster_arrive();
-			cluster_wait();
-		}
+		stream_producer_join(C);
 		return;
 	}
 
