@@ -215,7 +215,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
 	const int pass = op->ko.v[OPT_STATS_PASS];
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
-	int hopper = 0, perm, skinny_big;
+	int hopper = 0, perm, skinny, skinny_big;
 
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
@@ -240,11 +240,16 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// the 64 x 128 kernel without slices does not, so there the warp-
 	// specialized kernel serves few rows too.
 	perm = ws_every_m && lnl_fold_perm(op->K, op->dt, hopper);
+	// The skinny kernels (below) serve bf16 up to 64 rows where the big
+	// tiles would not fill the SMs, or wherever they can with skinny=on.
+	skinny = op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
+		 op->M <= LNL_SKINNY_RES_MAX_M &&
+		 (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms));
 	// bf16 decode rows: the skinny kernel where W' is big and it serves
 	// (lnl_fwd_gemv_bf16_big; k_fwd_skinny serves every shape the decode
 	// kernel does, so the partials the library sized for decode go unused)
-	skinny_big = op->dt == FP_BF16 && hopper && op->ko.v[OPT_SKINNY] != SKINNY_OFF &&
-		     op->M <= LNL_SKINNY_MAX_M && lnl_few_big_tiles(op->M, op->N, op->sms) &&
+	skinny_big = skinny && op->M <= LNL_SKINNY_MAX_M &&
+		     lnl_few_big_tiles(op->M, op->N, op->sms) &&
 		     lnl_fwd_gemv_bf16_big(op->K, op->N, op->sms);
 	if (op->ko.v[OPT_DECODE] != DECODE_OFF &&
 	    (op->ko.v[OPT_DECODE] == DECODE_ON ||
@@ -263,9 +268,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// bench/RESULTS.md, "the resident skinny kernel on wgmma"), or, where W'
 	// has about a 64-row tile an SM or more, x streamed beside W' through
 	// a block a tile over all of K, no slices (skinny_x, lnl_fwd_skinny_x).
-	if (op->ko.v[OPT_SKINNY] != SKINNY_OFF && hopper && op->dt == FP_BF16 &&
-	    op->M <= LNL_SKINNY_RES_MAX_M &&
-	    (op->ko.v[OPT_SKINNY] == SKINNY_ON || lnl_few_big_tiles(op->M, op->N, op->sms))) {
+	if (skinny) {
 		const long Nw = perm ? op->Np : op->N;
 		long slots;
 
