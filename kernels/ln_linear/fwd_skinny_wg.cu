@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "internal.h"
+#include "layernorm/layernorm.h"
 #include "skinny.cuh"
 #include "wgmma.cuh"
 
@@ -332,6 +333,20 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // slices of K").
 #define XA_STAGES(BN) ((BN) == 72 ? 12 : (BN) == 96 ? 11 : 200 * 1024 / ((64 + (BN)) * 128))
 
+// Row m's statistics from the statistics pass (layernorm_stats: the mean
+// in two parts, hi at stats[m] and lo at stats[M + m], rstd at stats[2 M +
+// m]), in the shifted form the epilogue takes (mt = mean - c, c the row's
+// first element; rs = rstd), once the pass has ended (grid_dep_wait: the
+// kernel may be launched while it runs); rows past M 0.
+__device__ __forceinline__ void xa_pass_stats(const __nv_bfloat16 *__restrict__ x,
+					      const float *__restrict__ stats, int m, int M, int K,
+					      float *mt, float *rs)
+{
+	grid_dep_wait();
+	*mt = m < M ? stats[m] - __bfloat162float(x[(long)m * K]) + stats[M + m] : 0.f;
+	*rs = m < M ? stats[2 * M + m] : 0.f;
+}
+
 // The x-as-A kernel's end over C > 1 slices in a cluster (every consumer
 // thread; red holds warpgroup 1's accumulators, st_part its rows' sums):
 // warpgroup 0 leaves the block's sums in shared memory (red2[(2 j + h)
@@ -340,12 +355,13 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 // float2s are added over the ranks in rank order (sk_slices_sum) and
 // stored; a second barrier keeps every rank's shared memory until all
 // have read it.
-template <int BN>
+template <int BN, bool PASS>
 __device__ __forceinline__ void
 xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 	       const float2 *st_part, float2 *st_sum, float *st_mt, float *st_rs, int wg, int tid,
 	       int C, int rank, long n0, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-	       long wrows, int wperm, const float *__restrict__ sW, const float *__restrict__ bf)
+	       long wrows, int wperm, const float *__restrict__ sW, const float *__restrict__ bf,
+	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ stats)
 {
 	cg::cluster_group cl = cg::this_cluster();
 	float2 *const red2 = (float2 *)(red + 64 * BN);
@@ -359,7 +375,7 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 		for (int q = 0; q < BN / 4; q++)
 			red2[q * 128 + tid] = make_float2(d[2 * q] + red[2 * q * 128 + tid],
 							  d[2 * q + 1] + red[(2 * q + 1) * 128 + tid]);
-		if ((lane & 3) == 0) {
+		if (!PASS && (lane & 3) == 0) {
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				const float2 p = st_part[row0 + g + 8 * h];
@@ -370,7 +386,12 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 	}
 	cluster_arrive();
 	cluster_wait();
-	sk_merge_stats<64, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
+	if constexpr (PASS) {
+		if (tid < 64)
+			xa_pass_stats(x, stats, tid, M, K, &st_mt[tid], &st_rs[tid]);
+	} else {
+		sk_merge_stats<64, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
+	}
 	bar_sync(3, 256);
 	for (int u = lo + tid; u < hi; u += 256) {
 		// float2 u: thread to = u % 128 of warpgroup 0 (warp to / 32,
@@ -396,12 +417,12 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 	cluster_wait();
 }
 
-template <int BN, bool SLICED>
+template <int BN, bool SLICED, bool PASS>
 __device__ __forceinline__ void
 skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
 	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm,
-	       int kchunk)
+	       int kchunk, const float *__restrict__ stats)
 {
 	constexpr int ST = XA_STAGES(BN), XB = 64 * 128, STAGE = XB + BN * 128;
 	static_assert(STAGE % 1024 == 0, "stages 1024-aligned");
@@ -440,8 +461,8 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		const uint32_t sa = ring + s * STAGE;
 
 		mbar_wait(fb + 8 * s, kt / ST & 1);
-		wg_ktile<true, BN>(sa, sa + XB, row0, lane, K - (kb + kt) * LNL_KTILE, piv, a, s1,
-				   s2, d);
+		wg_ktile<!PASS, BN>(sa, sa + XB, row0, lane, K - (kb + kt) * LNL_KTILE, piv, a, s1,
+				    s2, d);
 		if (prev >= 0 && lane == 0)  // its wgmmas are done: free its stage
 			mbar_arrive(eb + 8 * prev);
 		prev = s;
@@ -476,8 +497,8 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	}
 	bar_sync(3, 256);
 	if (C > 1) {
-		xa_cluster_sum<BN>(red, d, s1, s2, st_part, st_sum, st_mt, st_rs, wg, tid, C, rank,
-				   n0, y, M, K, N, wrows, wperm, sW, bf);
+		xa_cluster_sum<BN, PASS>(red, d, s1, s2, st_part, st_sum, st_mt, st_rs, wg, tid, C,
+					 rank, n0, y, M, K, N, wrows, wperm, sW, bf, x, stats);
 		return;
 	}
 	if (wg == 1)
@@ -492,7 +513,10 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	for (int h = 0; h < 2; h++) {
 		const float2 p = st_part[row0 + g + 8 * h];
 
-		shifted_stats(s1[h] + p.x, s2[h] + p.y, K, &mt[h], &rs[h]);
+		if constexpr (PASS)
+			xa_pass_stats(x, stats, row0 + g + 8 * h, M, K, &mt[h], &rs[h]);
+		else
+			shifted_stats(s1[h] + p.x, s2[h] + p.y, K, &mt[h], &rs[h]);
 	}
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++) {
@@ -544,8 +568,9 @@ __global__ void __launch_bounds__(ST_THREADS, 2)
 k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm, int kchunk)
+		long wrows, int wperm, int kchunk, const float *__restrict__ stats)
 {
+	(void)stats;
 	SM90A_ONLY((skinny_st_body<MP, SLICED>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
 						kchunk)));
 }
@@ -554,35 +579,42 @@ k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 // clusters along y, slices of kchunk k-tiles (an instance of its own, so
 // that the one over all of K is the code it was: with the slices' code
 // beside it, it took 2-4 % longer at 33-64 x 1024 -> 4096).
-template <int BN, bool SLICED>
+template <int BN, bool SLICED, bool PASS>
 __global__ void __launch_bounds__(ST_THREADS, 1)
 k_fwd_skinny_xa(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm, int kchunk)
+		long wrows, int wperm, int kchunk, const float *__restrict__ stats)
 {
-	SM90A_ONLY((skinny_xa_body<BN, SLICED>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
-						kchunk)));
+	SM90A_ONLY((skinny_xa_body<BN, SLICED, PASS>(&tx, &tw, x, sW, bf, y, M, K, N, wrows,
+						      wperm, kchunk, stats)));
 }
 
 #define XA_SMEM(BN) (1024 + XA_STAGES(BN) * (64 + (BN)) * 128)
 
 // The streamed kernels' signature (the last argument: k-tiles a slice).
 typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, const float *,
-			      const float *, __nv_bfloat16 *, int, int, int, long, int, int);
+			      const float *, __nv_bfloat16 *, int, int, int, long, int, int,
+			      const float *);
 
 // Their instances: rows of W' a block (k_fwd_skinny_xa) or of x
 // (k_fwd_skinny_st), the kernel over all of K and over slices.
-#define XA_KERNELS(BN) { BN, k_fwd_skinny_xa<BN, false>, k_fwd_skinny_xa<BN, true> }
+// With the rows' statistics from a pass (kp, kps: the x-as-A kernel's
+// tiles of 48 rows and more), none for the x-streamed kernel.
+#define XA_KERNELS(BN) { BN, k_fwd_skinny_xa<BN, false, false>, k_fwd_skinny_xa<BN, true, false>, \
+			 NULL, NULL }
+#define XA_KERNELS_PASS(BN) { BN, k_fwd_skinny_xa<BN, false, false>, \
+			      k_fwd_skinny_xa<BN, true, false>, k_fwd_skinny_xa<BN, false, true>, \
+			      k_fwd_skinny_xa<BN, true, true> }
 static const struct stream_kernels {
 	int rows;
-	stream_kernel k, ks;
+	stream_kernel k, ks, kp, kps;
 } xa_kernels[] = {
-	XA_KERNELS(16), XA_KERNELS(32), XA_KERNELS(48),
-	XA_KERNELS(64), XA_KERNELS(72), XA_KERNELS(96),
+	XA_KERNELS(16), XA_KERNELS(32), XA_KERNELS_PASS(48),
+	XA_KERNELS_PASS(64), XA_KERNELS_PASS(72), XA_KERNELS_PASS(96),
 }, st_kernels[] = {
-	{ 32, k_fwd_skinny_st<32, false>, k_fwd_skinny_st<32, true> },
-	{ 64, k_fwd_skinny_st<64, false>, k_fwd_skinny_st<64, true> },
+	{ 32, k_fwd_skinny_st<32, false>, k_fwd_skinny_st<32, true>, NULL, NULL },
+	{ 64, k_fwd_skinny_st<64, false>, k_fwd_skinny_st<64, true>, NULL, NULL },
 };
 
 // The x-streamed kernels' dynamic shared memory, once a process.
@@ -599,11 +631,11 @@ static int stream_setup(void)
 						    (int)lnl_skinny_st_smem(st.rows))))
 			return -1;
 	for (const auto &xa : xa_kernels)
-		if (CUDA_CHECK(cudaFuncSetAttribute(xa.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    XA_SMEM(xa.rows))) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(xa.ks, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    XA_SMEM(xa.rows))))
-			return -1;
+		for (stream_kernel k : { xa.k, xa.ks, xa.kp, xa.kps })
+			if (k && CUDA_CHECK(cudaFuncSetAttribute(
+					 k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 XA_SMEM(xa.rows))))
+				return -1;
 	done = 1;
 	return 0;
 }
@@ -614,7 +646,7 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 	// XA_SMEM: the widest speaks for all); [1], [2]: k_fwd_skinny_st of
 	// 32 and 64 rows of x (two blocks an SM)
 	static int have[3][LNL_SKINNY_MAX_SPLITS + 1], done[3];
-	const stream_kernel k = which == 0 ? k_fwd_skinny_xa<96, true>
+	const stream_kernel k = which == 0 ? k_fwd_skinny_xa<96, true, false>
 				: which == 1 ? k_fwd_skinny_st<32, true> : k_fwd_skinny_st<64, true>;
 	const size_t smem = which == 0 ? XA_SMEM(96) : lnl_skinny_st_smem(which == 1 ? 32 : 64);
 
@@ -640,13 +672,16 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 }
 
 // One launch of the instance of ks for `rows` (k over all of K, ks over
-// slices) on a block a tile of W' (wbox rows each; x's boxes xbox rows)
-// times op->splits slices of K (as many clusters along y, none for one;
-// slices of equal k-tiles, none empty), smem bytes a block; what names
-// the kernel in an error.
+// slices; with pass, kp and kps, which take the rows' statistics from
+// op->stats, written by layernorm_stats launched here first: the kernel
+// launched programmatically, so that it streams W' while the pass runs) on
+// a block a tile of W' (wbox rows each; x's boxes xbox rows) times
+// op->splits slices of K (as many clusters along y, none for one; slices
+// of equal k-tiles, none empty), smem bytes a block; what names the kernel
+// in an error.
 static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 			 const struct stream_kernels *ks, size_t nks, int rows, int xbox, int wbox,
-			 size_t smem, cudaStream_t st, const char *what)
+			 size_t smem, int pass, cudaStream_t st, const char *what)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
 	const int KT = lnl_ktiles(op->K, op->dt);
@@ -655,27 +690,37 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 	stream_kernel k = NULL;
 	CUtensorMap tx, tw;
 	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute attr;
+	cudaLaunchAttribute attr[2];
 
 	for (size_t i = 0; i < nks; i++)
 		if (ks[i].rows == rows)
-			k = slices > 1 ? ks[i].ks : ks[i].k;
+			k = pass ? (slices > 1 ? ks[i].kps : ks[i].kp)
+				 : (slices > 1 ? ks[i].ks : ks[i].k);
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k || op->splits < 1 ||
-	    op->splits > LNL_SKINNY_MAX_SPLITS)
+	    op->splits > LNL_SKINNY_MAX_SPLITS || (pass && !op->stats))
 		return error("ln_linear_fwd: no %s skinny kernel for %ld rows of this dtype in "
-			     "%d-row tiles over %d slices of K", what, op->M, rows, op->splits);
+			     "%d-row tiles over %d slices of K%s", what, op->M, rows, op->splits,
+			     pass ? " with a statistics pass" : "");
 	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
 		return -1;
-	cluster_config(&cfg, &attr, 1, (unsigned)((wrows + wbox - 1) / wbox), ST_THREADS, smem, st);
+	if (pass && layernorm_stats(FP_BF16, x, op->stats, op->M, op->K, st))
+		return -1;
+	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + wbox - 1) / wbox), ST_THREADS, smem,
+		       st);
 	cfg.gridDim.y = (unsigned)slices;
-	attr.val.clusterDim.y = (unsigned)slices;
+	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)
 		cfg.numAttrs = 0;  // one slice: no cluster, as it was launched
+	if (pass) {
+		attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+		cfg.numAttrs++;
+	}
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, tx, tw, x, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
 					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm,
-					     kchunk));
+					     kchunk, (const float *)(pass ? op->stats : NULL)));
 }
 
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
@@ -684,12 +729,12 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 
 	return stream_launch(op, (const __nv_bfloat16 *)xv, st_kernels,
 			     sizeof st_kernels / sizeof st_kernels[0], mp, mp, ST_BW,
-			     lnl_skinny_st_smem(mp), st, "x-streamed");
+			     lnl_skinny_st_smem(mp), 0, st, "x-streamed");
 }
 
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	return stream_launch(op, (const __nv_bfloat16 *)xv, xa_kernels,
 			     sizeof xa_kernels / sizeof xa_kernels[0], op->xbn, 64, op->xbn,
-			     XA_SMEM(op->xbn), st, "x-as-A");
+			     XA_SMEM(op->xbn), op->xa_pass, st, "x-as-A");
 }

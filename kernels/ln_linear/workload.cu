@@ -224,6 +224,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->splits = 1;
 	op->swg = 0;
 	op->xbn = 0;
+	op->xa_pass = 0;
 	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
 		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
@@ -285,6 +286,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		} else {
 			const int r = skinny_x_choose(op, Nw, perm);
 
+			// xa_pass: the x-as-A kernel's statistics from a pass
+			// of their own where its buffer is (bf16 from K =
+			// WS_PASS_K) and its tile has an instance for it
+			op->xa_pass = r > 0 && op->fk == FK_SKINNY_XA &&
+				      op->ko.v[OPT_XA_PASS] == PASS_ON && op->stats && op->xbn >= 48;
 			if (r)
 				return r < 0 ? -1 : 0;
 		}
@@ -458,10 +464,12 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		if (op->splits > 1)
 			snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' "
 				 "as B (%d rows a block), both by TMA, over %d slices of K in a "
-				 "cluster, reduced through DSMEM", op->xbn, op->splits);
+				 "cluster, reduced through DSMEM%s", op->xbn, op->splits,
+				 op->xa_pass ? ", statistics pass" : "");
 		else
 			snprintf(buf, n, "skinny, x streamed: wgmma with x's k-tiles as A and W' "
-				 "as B (%d rows a block, all of K), both by TMA", op->xbn);
+				 "as B (%d rows a block, all of K), both by TMA%s", op->xbn,
+				 op->xa_pass ? ", statistics pass" : "");
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -570,6 +578,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "sums added in rank order through DSMEM; auto: at 17 to 32 rows the slices that run "
 	  "in one wave with the fewest k-tiles an SM (lnl_skinny_st_plan), else 1",
 	  "3" },
+	{ "xa_pass", pass_values,
+	  "the x-as-A skinny kernel's row statistics (tiles of 48 rows and more, bf16 from "
+	  "K = 2048): from a pass of their own, the kernel launched programmatically so that "
+	  "it streams W' meanwhile and reads them at its end (on), or summed in every block "
+	  "(off); auto: off",
+	  "on" },
 	{ NULL, NULL, NULL },
 };
 
