@@ -253,6 +253,12 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
 
+	// A kernel launched programmatically after the statistics pass may be
+	// scheduled now (the x-as-A LayerNorm+Linear kernel streams W' while
+	// the statistics are summed); it waits (grid_dep_wait) to read them.
+	if constexpr (MODE == FWD_STATS)
+		grid_dep_launch();
+
 	for (long row = blockIdx.x; row < M; row += gridDim.x) {
 		const T *xr = x + row * N;
 		float hi, lo, rstd;
@@ -312,6 +318,12 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const float n = (float)N;
+
+	// A kernel launched programmatically after the statistics pass may be
+	// scheduled now (the x-as-A LayerNorm+Linear kernel streams W' while
+	// the statistics are summed); it waits (grid_dep_wait) to read them.
+	if constexpr (MODE == FWD_STATS)
+		grid_dep_launch();
 
 	// The loop bound is the same for the whole block: barriers stay matched.
 	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {

@@ -190,6 +190,13 @@ enum { XAS_AUTO };  // xa_split, st_split: the other values are slices of K
  * K >= WS_PASS_K (the pass was measured at K = 4096 only; same section). */
 #define WS_PASS_N 2048
 #define WS_PASS_K 2048
+/* The x-as-A skinny kernel (k_fwd_skinny_xa) takes them from such a pass
+ * (option xa_pass, auto) in tiles of up to LNL_XA_PASS_MAX_BN rows of W',
+ * where the statistics each block sums are the largest share of its work:
+ * on an H200, 0.89-0.99x the time in 64-row tiles at 33-64 rows, 1.00-1.12x
+ * in tiles of 72 and 96 rows, whose pass costs more than it saves
+ * (bench/RESULTS.md, "The x-as-A kernel's statistics from a pass"). */
+#define LNL_XA_PASS_MAX_BN 64
 
 /* The k-tile of the tensor-core kernels: 64 columns, 128 bytes of bf16. */
 #define LNL_KTILE 64

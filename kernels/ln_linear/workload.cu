@@ -214,6 +214,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
 	const int pass = op->ko.v[OPT_STATS_PASS];
+	const int xa_pass = op->ko.v[OPT_XA_PASS];
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
 	int hopper = 0, perm, skinny, skinny_big;
 
@@ -288,9 +289,12 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 			// xa_pass: the x-as-A kernel's statistics from a pass
 			// of their own where its buffer is (bf16 from K =
-			// WS_PASS_K) and its tile has an instance for it
-			op->xa_pass = r > 0 && op->fk == FK_SKINNY_XA &&
-				      op->ko.v[OPT_XA_PASS] == PASS_ON && op->stats && op->xbn >= 48;
+			// WS_PASS_K) and its tile has an instance for it (48
+			// rows and more); auto: in tiles of up to
+			// LNL_XA_PASS_MAX_BN rows
+			op->xa_pass = r > 0 && op->fk == FK_SKINNY_XA && op->stats &&
+				      op->xbn >= 48 && xa_pass != PASS_OFF &&
+				      (xa_pass == PASS_ON || op->xbn <= LNL_XA_PASS_MAX_BN);
 			if (r)
 				return r < 0 ? -1 : 0;
 		}
@@ -582,7 +586,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "the x-as-A skinny kernel's row statistics (tiles of 48 rows and more, bf16 from "
 	  "K = 2048): from a pass of their own, the kernel launched programmatically so that "
 	  "it streams W' meanwhile and reads them at its end (on), or summed in every block "
-	  "(off); auto: off",
+	  "(off); auto: on in tiles of up to 64 rows",
 	  "on" },
 	{ NULL, NULL, NULL },
 };
