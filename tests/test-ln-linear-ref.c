@@ -668,38 +668,56 @@ static void test_skinny_res(void)
 	int c = -1, g = -1;
 
 	/* 64 rows of 3072 -> 9216: 72 tiles of 128 rows, 48 k-tiles; 8 slices
-	 * of 6 k-tiles on 15 clusters (5 tiles each: 5 x 7 = 35) beat 4 of 12
-	 * on 30 (3 x 13 = 39); 3 of 16 (2 x 17) leave x no room */
-	ASSERT_EQ(lnl_fwd_skinny_res(64, 3072, 9216, FP_BF16, h100, smax, &c, &g), 1);
+	 * of 6 k-tiles on 15 clusters (5 tiles each: 5 x (6 + 4) = 50) beat 7
+	 * of 7 (5 x 11) and 6 of 8 on 17 (5 x 12); fewer leave x no room.
+	 * Each tile costs LNL_SKINNY_RES_ROUND = 4 k-tiles more. */
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 1);
 	ASSERT_EQ(c, 8);
 	ASSERT_EQ(g, 15);
 	/* 32 rows: x's slice is half as tall, and 3 slices fit */
-	ASSERT_EQ(lnl_fwd_skinny_res(32, 3072, 9216, FP_BF16, h100, smax, &c, &g), 1);
+	ASSERT_EQ(lnl_fwd_skinny_res(32, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 1);
 	ASSERT_EQ(c, 3);
 	ASSERT_EQ(g, 39);
 	/* 2048 -> 2048: 16 tiles, one a cluster of 6 slices of 6 k-tiles on
-	 * 16 clusters (7 x 1); 8 slices of 4 have room for 15 clusters, one
-	 * of which takes two tiles (5 x 2) */
-	ASSERT_EQ(lnl_fwd_skinny_res(64, 2048, 2048, FP_BF16, h100, smax, &c, &g), 1);
+	 * 16 clusters (1 x 10); 8 slices of 4 have room for 15 clusters, one
+	 * of which takes two tiles (2 x 8) */
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 2048, 2048, FP_BF16, h100, smax, 0, &c, &g), 1);
 	ASSERT_EQ(c, 6);
 	ASSERT_EQ(g, 16);
+	/* 24 rows of 2048 -> 5120, 40 tiles: 2 slices of 16 on 40 clusters,
+	 * a tile each (1 x 20), not 8 of 4 on 15 (3 x 8; measured on an H200
+	 * 1.13x the time, bench/RESULTS.md, "The x-resident kernel's slices");
+	 * asked for, 8 slices (res_split), and none where x's slice does not
+	 * fit (1 slice: all of K) */
+	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 0, &c, &g), 1);
+	ASSERT_EQ(c, 2);
+	ASSERT_EQ(g, 40);
+	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 8, &c, &g), 1);
+	ASSERT_EQ(c, 8);
+	ASSERT_EQ(g, 15);
+	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 1, &c, &g), 0);
+	/* 4096 -> 5120 (64 k-tiles): 2 slices do not fit; 5 of 13 on 22 (2 x
+	 * 17) beat 8 of 8 on 15 (3 x 12) */
+	ASSERT_EQ(lnl_fwd_skinny_res(24, 4096, 5120, FP_BF16, h100, smax, 0, &c, &g), 1);
+	ASSERT_EQ(c, 5);
+	ASSERT_EQ(g, 22);
 	/* x's slice must fit: 64 rows of K = 4104 (65 k-tiles, 9 a slice at
 	 * most 8 slices: 72 KB of x beside a 96 KB ring and 64 KB of sums) do
 	 * not; 32 rows do */
-	ASSERT_EQ(lnl_fwd_skinny_res(64, 4104, 4300, FP_BF16, h100, smax, &c, &g), 0);
-	ASSERT_EQ(lnl_fwd_skinny_res(32, 4104, 4300, FP_BF16, h100, smax, &c, &g), 1);
+	ASSERT_EQ(lnl_fwd_skinny_res(64, 4104, 4300, FP_BF16, h100, smax, 0, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(32, 4104, 4300, FP_BF16, h100, smax, 0, &c, &g), 1);
 	/* 17 to 64 bf16 rows of aligned K only */
-	ASSERT_EQ(lnl_fwd_skinny_res(16, 3072, 9216, FP_BF16, h100, smax, &c, &g), 0);
-	ASSERT_EQ(lnl_fwd_skinny_res(65, 3072, 9216, FP_BF16, h100, smax, &c, &g), 0);
-	ASSERT_EQ(lnl_fwd_skinny_res(33, 3072, 9216, FP_F32, h100, smax, &c, &g), 0);
-	ASSERT_EQ(lnl_fwd_skinny_res(33, 3076, 9216, FP_BF16, h100, smax, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(16, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(65, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(33, 3072, 9216, FP_F32, h100, smax, 0, &c, &g), 0);
+	ASSERT_EQ(lnl_fwd_skinny_res(33, 3076, 9216, FP_BF16, h100, smax, 0, &c, &g), 0);
 	for (long M = 17; M <= 64; M += 47) {
 		for (long K = 8; K <= 20000; K += K < 600 ? 8 : 776) {
 			for (long N = 1; N <= 30000; N = N * 5 + 3) {
 				const int kt = lnl_ktiles(K, FP_BF16);
 				int kc;
 
-				if (!lnl_fwd_skinny_res(M, K, N, FP_BF16, h100, smax, &c, &g))
+				if (!lnl_fwd_skinny_res(M, K, N, FP_BF16, h100, smax, 0, &c, &g))
 					continue;
 				ASSERT(c >= 1 && c <= LNL_SKINNY_MAX_SPLITS && c <= kt);
 				kc = (kt + c - 1) / c;

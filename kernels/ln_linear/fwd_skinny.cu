@@ -308,9 +308,10 @@ int fwd_skinny_slots(long M, int sms, long *slots)
 	return 0;
 }
 
-int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, int *groups)
+int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int want, int *slices,
+			int *groups)
 {
-	return lnl_fwd_skinny_res(M, K, Nw, dt, sr_clusters, sr_smem_max, slices, groups);
+	return lnl_fwd_skinny_res(M, K, Nw, dt, sr_clusters, sr_smem_max, want, slices, groups);
 }
 
 // One launch over slices of K in clusters along y, as either kernel cuts

@@ -159,7 +159,7 @@ enum lnl_fwd_kernel {
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
-	OPT_XA_PASS
+	OPT_XA_PASS, OPT_RES_SPLIT
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -171,7 +171,7 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
 enum { WST_AUTO, WST_256, WST_192 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
-enum { XAS_AUTO };  // xa_split, st_split: the other values are slices of K
+enum { XAS_AUTO };  // xa_split, st_split, res_split: the other values are slices of K
 
 /* The warp-specialized kernel takes over from K = WS_MIN_K (one k-tile):
  * 1.04-1.63x faster than k_fwd_fused_wgmma at every K from 64 to 512 it
@@ -328,7 +328,8 @@ int fwd_skinny_setup(void);
 /* The blocks of the skinny kernel for M rows the device holds at once. */
 int fwd_skinny_slots(long M, int sms, long *slots);
 /* lnl_fwd_skinny_res with the device's limits (after fwd_skinny_setup). */
-int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int *slices, int *groups);
+int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int want, int *slices,
+			int *groups);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu: a TMA descriptor of a row-major bf16 tensor (rows x cols,
  * cols % 8 == 0) copied in boxes of box_rows x 64 with the 128-byte

@@ -264,15 +264,21 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
  * streams W' alone (TMA) through a ring of LNL_SKINNY_RES_STAGES(mp)
  * stages of LNL_SKINNY_RES_BW rows, one tile after another: K in `slices` slices
  * (one cluster's blocks, one an SM), W''s tiles dealt round to `groups`
- * clusters. The plan: the least (tiles a group) x (k-tiles a slice + 1)
- * with the clusters the device runs at once (clusters[c] for c blocks a
+ * clusters. The plan: the least (tiles a group) x (k-tiles a slice +
+ * LNL_SKINNY_RES_ROUND, a tile's own cost in k-tiles: its pipeline's fill,
+ * the slices' sums added, its stores) with the clusters the device runs at once (clusters[c] for c blocks a
  * cluster, c = 1 .. LNL_SKINNY_MAX_SPLITS) and the slice of x fitting
  * beside the ring in smem_max bytes; at least LNL_SPLIT_MIN_KT k-tiles a
  * slice. Measured on an H100 (bench/RESULTS.md, session 21): 0.79x the
  * split-K kernel's time at 64 rows of 3072 -> 9216, 0.56x at 4096 -> 14336,
  * still 1.37x and 1.30x LayerNorm + cuBLASLt there. 1 and the plan where
- * it serves M x K -> Nw of dt, else 0. */
+ * it serves M x K -> Nw of dt, else 0. want: 0, or that many slices
+ * only (option res_split). */
 #define LNL_SKINNY_RES_MAX_M 64
+/* 4: at 17-32 rows on an H200 every value from 2 to 12 picks the fastest of
+ * 1-8 slices at 18 shapes, 1 missed it at 6 (up to 1.13x: 8 slices where 2
+ * fit; bench/RESULTS.md, "The x-resident kernel's slices"). */
+#define LNL_SKINNY_RES_ROUND 4
 #define LNL_SKINNY_RES_BW 128
 static inline int lnl_skinny_res_mp(long M)
 {
@@ -292,7 +298,7 @@ static inline size_t lnl_skinny_res_smem(int mp, int kchunk)
 	       (size_t)kchunk * mp * 128 + (size_t)mp * 1024;
 }
 int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
-		       size_t smem_max, int *slices, int *groups);
+		       size_t smem_max, int want, int *slices, int *groups);
 
 /* ---- the skinny forward with x streamed (fwd_skinny_wg.cu) -------------
  * bf16, LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows on Hopper:

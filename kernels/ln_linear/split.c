@@ -282,7 +282,7 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
 }
 
 int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clusters,
-		       size_t smem_max, int *slices, int *groups)
+		       size_t smem_max, int want, int *slices, int *groups)
 {
 	const int kt = lnl_ktiles(K, dt), mp = lnl_skinny_res_mp(M);
 	const long tiles = ceil_div(Nw, LNL_SKINNY_RES_BW);
@@ -297,11 +297,11 @@ int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clu
 
 		if (ce > 1 && kc < LNL_SPLIT_MIN_KT)
 			break;
-		if (lnl_skinny_res_smem(mp, kc) > smem_max || g < 1)
+		if ((want > 0 && c != want) || lnl_skinny_res_smem(mp, kc) > smem_max || g < 1)
 			continue;
 		if (g > tiles)
 			g = tiles;
-		cost = ceil_div(tiles, g) * (kc + 1);
+		cost = ceil_div(tiles, g) * (kc + LNL_SKINNY_RES_ROUND);
 		if (best < 0 || cost < best) {  /* ties: fewer slices */
 			best = cost;
 			*slices = ce;

@@ -91,7 +91,7 @@ static int st_auto(struct lnl_op *op, long Nw)
 		return -1;
 	if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, op->sms, &s) ||
 	    (kt < LNL_SKINNY_ST_SPLIT_MIN_KT &&
-	     fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &rs, &rg)))
+	     fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, 0, &rs, &rg)))
 		return 0;
 	op->fk = FK_SKINNY_ST;
 	op->xbn = LNL_SKINNY_ST_BW;
@@ -116,6 +116,8 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 {
 	const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
 	const int want = xt == XAT_AUTO ? 0 : atoi(xa_tile_values[xt]);
+	const int rs = op->ko.v[OPT_RES_SPLIT];
+	const int rsv = rs == XAS_AUTO ? 0 : atoi(xa_split_values[rs]);
 	const int *caps;
 	int pbn = 0, psl = 1;
 
@@ -151,7 +153,9 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 			return -1;
 		return 1;
 	}
-	if (fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, &op->splits, &op->sgroups)) {
+	// res_split: that many slices where they fit, else auto's
+	if ((rsv && fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, rsv, &op->splits, &op->sgroups)) ||
+	    fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, 0, &op->splits, &op->sgroups)) {
 		op->fk = FK_SKINNY_RES;
 		op->swg = op->ko.v[OPT_SKINNY_MMA] != SKMMA_SYNC;
 		return 1;
@@ -588,6 +592,13 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "it streams W' meanwhile and reads them at its end (on), or summed in every block "
 	  "(off); auto: on in tiles of up to 64 rows",
 	  "on" },
+	{ "res_split", xa_split_values,
+	  "slices of K of the x-resident skinny kernel (17 to 64 rows where it serves): a "
+	  "cluster of that many blocks, the 128-row tiles of W' dealt round to as many clusters as "
+	  "run at once, where x's slice fits (else auto's); auto: the plan of "
+	  "lnl_fwd_skinny_res (the fewest k-tiles an SM, each tile costing "
+	  "LNL_SKINNY_RES_ROUND more)",
+	  "2" },
 	{ NULL, NULL, NULL },
 };
 
