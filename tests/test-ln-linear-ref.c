@@ -655,52 +655,57 @@ static void test_skinny(void)
 	printf("ok   skinny forward slices (H100 shapes, where it does not serve, a sweep)\n");
 }
 
-/* The resident skinny forward's plans on an H100's limits (clusters of c
- * blocks at once, one block an SM: 132 / 66 / 39 / 30 / 22 / 17 / 15 / 15
- * as cudaOccupancyMaxActiveClusters gave them, bench/RESULTS.md session
- * 21; 232448 bytes less 2048 of static shared memory), the rows it serves,
- * and a sweep: the plan's slices cut K as the kernel does, none empty, at
- * most the portable cluster, its shared memory within the limit. */
+/* An H100's limits for the resident skinny forward: clusters of c blocks
+ * at once, one block an SM (132 / 66 / 39 / 30 / 22 / 17 / 15 / 15 as
+ * cudaOccupancyMaxActiveClusters gave them, bench/RESULTS.md session 21;
+ * an H200 ran 39 / 30 / 22 / 17 / 15 / 15 for 3 to 8 too, session 30), and
+ * 232448 bytes of shared memory less 2048 of static. */
+static const int res_h100[LNL_SKINNY_MAX_SPLITS + 1] = { 0, 132, 66, 39, 30, 22, 17, 15, 15 };
+static const size_t res_smax = 232448 - 2048;
+
+/* The resident plan of M x K -> N bf16 (want slices, or 0) on those
+ * limits is c slices on g clusters. */
+static void res_plan_is(long M, long K, long N, int want, int c, int g)
+{
+	int pc = -1, pg = -1;
+
+	ASSERT_EQ(lnl_fwd_skinny_res(M, K, N, FP_BF16, res_h100, res_smax, want, &pc, &pg), 1);
+	ASSERT_EQ(pc, c);
+	ASSERT_EQ(pg, g);
+}
+
+/* The resident skinny forward's plans on those limits, the rows it
+ * serves, and a sweep: the plan's slices cut K as the kernel does, none
+ * empty, at most the portable cluster, its shared memory within the
+ * limit. */
 static void test_skinny_res(void)
 {
-	static const int h100[LNL_SKINNY_MAX_SPLITS + 1] = { 0, 132, 66, 39, 30, 22, 17, 15, 15 };
-	const size_t smax = 232448 - 2048;
+	const int *const h100 = res_h100;
+	const size_t smax = res_smax;
 	int c = -1, g = -1;
 
 	/* 64 rows of 3072 -> 9216: 72 tiles of 128 rows, 48 k-tiles; 8 slices
 	 * of 6 k-tiles on 15 clusters (5 tiles each: 5 x (6 + 4) = 50) beat 7
 	 * of 7 (5 x 11) and 6 of 8 on 17 (5 x 12); fewer leave x no room.
 	 * Each tile costs LNL_SKINNY_RES_ROUND = 4 k-tiles more. */
-	ASSERT_EQ(lnl_fwd_skinny_res(64, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 1);
-	ASSERT_EQ(c, 8);
-	ASSERT_EQ(g, 15);
+	res_plan_is(64, 3072, 9216, 0, 8, 15);
 	/* 32 rows: x's slice is half as tall, and 3 slices fit */
-	ASSERT_EQ(lnl_fwd_skinny_res(32, 3072, 9216, FP_BF16, h100, smax, 0, &c, &g), 1);
-	ASSERT_EQ(c, 3);
-	ASSERT_EQ(g, 39);
+	res_plan_is(32, 3072, 9216, 0, 3, 39);
 	/* 2048 -> 2048: 16 tiles, one a cluster of 6 slices of 6 k-tiles on
 	 * 16 clusters (1 x 10); 8 slices of 4 have room for 15 clusters, one
 	 * of which takes two tiles (2 x 8) */
-	ASSERT_EQ(lnl_fwd_skinny_res(64, 2048, 2048, FP_BF16, h100, smax, 0, &c, &g), 1);
-	ASSERT_EQ(c, 6);
-	ASSERT_EQ(g, 16);
+	res_plan_is(64, 2048, 2048, 0, 6, 16);
 	/* 24 rows of 2048 -> 5120, 40 tiles: 2 slices of 16 on 40 clusters,
 	 * a tile each (1 x 20), not 8 of 4 on 15 (3 x 8; measured on an H200
 	 * 1.13x the time, bench/RESULTS.md, "The x-resident kernel's slices");
 	 * asked for, 8 slices (res_split), and none where x's slice does not
 	 * fit (1 slice: all of K) */
-	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 0, &c, &g), 1);
-	ASSERT_EQ(c, 2);
-	ASSERT_EQ(g, 40);
-	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 8, &c, &g), 1);
-	ASSERT_EQ(c, 8);
-	ASSERT_EQ(g, 15);
+	res_plan_is(24, 2048, 5120, 0, 2, 40);
+	res_plan_is(24, 2048, 5120, 8, 8, 15);
 	ASSERT_EQ(lnl_fwd_skinny_res(24, 2048, 5120, FP_BF16, h100, smax, 1, &c, &g), 0);
 	/* 4096 -> 5120 (64 k-tiles): 2 slices do not fit; 5 of 13 on 22 (2 x
 	 * 17) beat 8 of 8 on 15 (3 x 12) */
-	ASSERT_EQ(lnl_fwd_skinny_res(24, 4096, 5120, FP_BF16, h100, smax, 0, &c, &g), 1);
-	ASSERT_EQ(c, 5);
-	ASSERT_EQ(g, 22);
+	res_plan_is(24, 4096, 5120, 0, 5, 22);
 	/* x's slice must fit: 64 rows of K = 4104 (65 k-tiles, 9 a slice at
 	 * most 8 slices: 72 KB of x beside a 96 KB ring and 64 KB of sums) do
 	 * not; 32 rows do */
