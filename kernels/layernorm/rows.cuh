@@ -228,6 +228,17 @@ __device__ __forceinline__ void wide_stats(const T *__restrict__ xr, long N,
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
+// The statistics pass (FWD_STATS) lets a kernel launched programmatically
+// after it be scheduled as it starts (the x-as-A LayerNorm+Linear kernel
+// streams W' while the statistics are summed); that kernel waits
+// (grid_dep_wait) before it reads them. Other modes: nothing.
+template <int MODE>
+__device__ __forceinline__ void stats_let_dependents(void)
+{
+	if constexpr (MODE == FWD_STATS)
+		grid_dep_launch();
+}
+
 // Kernel 1: LayerNorm (and GELU) of rows of any width, one block per row,
 // scalar accesses, the row re-read from global memory for each pass:
 // pass 1 sum(x) -> hi; pass 2 sum(x - hi), sum((x - hi)^2) -> lo, rstd;
@@ -253,11 +264,7 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr bool FAST = sizeof(T) == 2;
 	__shared__ float sh[WIDE_THREADS / 32 * 2];
 
-	// A kernel launched programmatically after the statistics pass may be
-	// scheduled now (the x-as-A LayerNorm+Linear kernel streams W' while
-	// the statistics are summed); it waits (grid_dep_wait) to read them.
-	if constexpr (MODE == FWD_STATS)
-		grid_dep_launch();
+	stats_let_dependents<MODE>();
 
 	for (long row = blockIdx.x; row < M; row += gridDim.x) {
 		const T *xr = x + row * N;
@@ -319,11 +326,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const float n = (float)N;
 
-	// A kernel launched programmatically after the statistics pass may be
-	// scheduled now (the x-as-A LayerNorm+Linear kernel streams W' while
-	// the statistics are summed); it waits (grid_dep_wait) to read them.
-	if constexpr (MODE == FWD_STATS)
-		grid_dep_launch();
+	stats_let_dependents<MODE>();
 
 	// The loop bound is the same for the whole block: barriers stay matched.
 	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {

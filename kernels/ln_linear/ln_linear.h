@@ -266,8 +266,9 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
  * (one cluster's blocks, one an SM), W''s tiles dealt round to `groups`
  * clusters. The plan: the least (tiles a group) x (k-tiles a slice +
  * LNL_SKINNY_RES_ROUND, a tile's own cost in k-tiles: its pipeline's fill,
- * the slices' sums added, its stores) with the clusters the device runs at once (clusters[c] for c blocks a
- * cluster, c = 1 .. LNL_SKINNY_MAX_SPLITS) and the slice of x fitting
+ * the slices' sums added, its stores) with the clusters the device runs at
+ * once (clusters[c] for c blocks a cluster, c = 1 ..
+ * LNL_SKINNY_MAX_SPLITS) and the slice of x fitting
  * beside the ring in smem_max bytes; at least LNL_SPLIT_MIN_KT k-tiles a
  * slice. Measured on an H100 (bench/RESULTS.md, session 21): 0.79x the
  * split-K kernel's time at 64 rows of 3072 -> 9216, 0.56x at 4096 -> 14336,

@@ -35,18 +35,25 @@ static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "7
 static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8",
 					       NULL };
 
+// The slices of K option opt (xa_split, st_split, res_split) asks for, 0
+// for auto.
+static int slices_asked(const struct lnl_op *op, int opt)
+{
+	const int v = op->ko.v[opt];
+
+	return v == XAS_AUTO ? 0 : atoi(xa_split_values[v]);
+}
+
 // op->splits: the x-as-A kernel's slices of K for op in tiles of op->xbn
 // rows of Nw: xa_split's, or auto's (lnl_skinny_xa_plan for that tile; 1
 // where no slicing of it runs in one wave), at most a k-tile a slice, as
 // the launch cuts them (none empty).
 static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 {
-	const int v = op->ko.v[OPT_XA_SPLIT], kt = lnl_ktiles(op->K, op->dt);
-	int s = 1, bn;
+	const int kt = lnl_ktiles(op->K, op->dt);
+	int s = slices_asked(op, OPT_XA_SPLIT), bn;
 
-	if (v != XAS_AUTO)
-		s = atoi(xa_split_values[v]);
-	else if (!lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, op->xbn, &bn, &s))
+	if (!s && !lnl_skinny_xa_plan(op->M, op->K, Nw, op->dt, caps, op->xbn, &bn, &s))
 		s = 1;
 	op->splits = lnl_even_slices(kt, s);
 }
@@ -57,13 +64,13 @@ static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 // 0, or -1 (reported).
 static int st_slices(struct lnl_op *op, long Nw)
 {
-	const int v = op->ko.v[OPT_ST_SPLIT], kt = lnl_ktiles(op->K, op->dt);
-	const int mp = lnl_skinny_res_mp(op->M);
+	const int kt = lnl_ktiles(op->K, op->dt), mp = lnl_skinny_res_mp(op->M);
+	const int asked = slices_asked(op, OPT_ST_SPLIT);
 	const int *caps;
 	int s = 1;
 
-	if (v != XAS_AUTO) {
-		s = atoi(xa_split_values[v]);
+	if (asked) {
+		s = asked;
 	} else if (mp <= 32) {
 		if (fwd_skinny_stream_caps(FWD_CAPS_ST(mp), &caps))
 			return -1;
@@ -116,8 +123,7 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 {
 	const int v = op->ko.v[OPT_SKINNY_X], xt = op->ko.v[OPT_XA_TILE];
 	const int want = xt == XAT_AUTO ? 0 : atoi(xa_tile_values[xt]);
-	const int rs = op->ko.v[OPT_RES_SPLIT];
-	const int rsv = rs == XAS_AUTO ? 0 : atoi(xa_split_values[rs]);
+	const int rsv = slices_asked(op, OPT_RES_SPLIT);
 	const int *caps;
 	int pbn = 0, psl = 1;
 
