@@ -143,15 +143,25 @@
 	" FROM l8 WHERE cls = 'memory'" \
 	" WINDOW c AS (" OPPS_STREAM ", " seq " " OPPS_ORDER " " OPPS_WHOLE ")"
 
+/* The lowest pointer of the launch or the one before above pointer p:
+ * the end of p's buffer where one allocation holds several (a program's
+ * or fuseprof's own arena), NULL if none. */
+#define OPPS_NEXT_PTR(p) "(SELECT min(q) FROM" \
+	" (SELECT json_extract(value, '$[0]') AS q FROM json_each(ptrs) WHERE type = 'array'" \
+	" UNION ALL SELECT json_extract(value, '$[0]') FROM json_each(p_ptrs)" \
+	" WHERE type = 'array') WHERE q > " p ")"
 /* The buffers a launch shares with the launch before it (both with their
  * pointers read: launches.ptrs) that hold at most one tensor of the size
- * i (the bytes from the pointer to its allocation's end at most i and
- * the slack): a buffer holding more (a packed input whose halves two
+ * i: the bytes from the pointer to its allocation's end, or to the next
+ * pointer either launch holds above it where that is nearer, at most i
+ * and the slack. A buffer holding more (a packed input whose halves two
  * kernels read) is no evidence that one tensor is read twice. */
 #define OPPS_SHARED(i) "(SELECT count(DISTINCT json_extract(a.value, '$[0]'))" \
 	" FROM json_each(ptrs) a JOIN json_each(p_ptrs) b" \
 	" ON json_extract(b.value, '$[0]') = json_extract(a.value, '$[0]')" \
-	" WHERE a.type = 'array' AND json_extract(a.value, '$[1]')" \
+	" WHERE a.type = 'array' AND min(json_extract(a.value, '$[1]')," \
+	" coalesce(" OPPS_NEXT_PTR("json_extract(a.value, '$[0]')") \
+	" - json_extract(a.value, '$[0]'), json_extract(a.value, '$[1]')))" \
 	" <= (1 + " FP_OPPS_TENSOR_SLACK ") * " i ")"
 
 /* Whether a launch's pointer list p was read whole: one pointer at least,

@@ -570,8 +570,9 @@ extern const char fp_v_runs_live_sql[];
  * Where both launches' pointer arguments were read (launches.ptrs,
  * `profile --metrics`), a consumer sharing n >= 2 buffers with its
  * producer, each holding at most one tensor of size i (the bytes from
- * the pointer to its allocation's end at most (1 + FP_OPPS_TENSOR_SLACK)
- * i), is taken to read n - 1 tensors of size i again (the intermediate
+ * the pointer to its allocation's end, or to the next pointer either
+ * launch holds above it where that is nearer, as in an arena, at most
+ * (1 + FP_OPPS_TENSOR_SLACK) i), is taken to read n - 1 tensors of size i again (the intermediate
  * is one of the n; at most its reads beyond i), read once fused: dy and
  * e in softplus's backward in two kernels, x in a LayerNorm+GELU
  * backward. A larger buffer is no evidence: SwiGLU's kernels share a

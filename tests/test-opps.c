@@ -334,11 +334,32 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 	t += 1000, inst++;
 	{
 		/* buffers: the packed input (2 NB), s, y */
-		static const uint64_t k1[] = { 0x7f0020000000, 0x7f0024000000, 0 },
-			k2[] = { 0x7f0028000000, 0x7f0020000000, 0x7f0024000000, 0 };
+		static const uint64_t k1[] = { 0x7f0020000000, 0x7f0028000000, 0 },
+			k2[] = { 0x7f002c000000, 0x7f0020000000, 0x7f0028000000, 0 };
 		static const double b1[] = { 2 * NB, NB }, b2[] = { NB, 2 * NB, NB };
 
 		ptr_pair("Q/swiglu", inst, t, &qsilu, 50, k1, b1, &qmul, 60, k2, b2);
+	}
+	t += 1000, inst++;
+	{
+		/* T and U: P's and Q's buffers carved from one allocation each
+		 * (an arena, as fuseprof's own input sets are): every pointer's
+		 * bytes to the allocation's end span the tensors above it, and
+		 * only the next pointer bounds a buffer. T: e, dy, x, de, dx;
+		 * U: the packed input (2 NB), s, y. */
+		static const uint64_t k1[] = { 0x7f0104000000, 0x7f0100000000,
+					       0x7f010c000000, 0 },
+			k2[] = { 0x7f0110000000, 0x7f0104000000, 0x7f0108000000,
+				 0x7f0100000000, 0x7f010c000000, 0 },
+			k3[] = { 0x7f0120000000, 0x7f0128000000, 0 },
+			k4[] = { 0x7f012c000000, 0x7f0120000000, 0x7f0128000000, 0 };
+		static const double b1[] = { 4 * NB, 5 * NB, 2 * NB },
+			b2[] = { NB, 4 * NB, 3 * NB, 5 * NB, 2 * NB },
+			b3[] = { 4 * NB, 2 * NB }, b4[] = { NB, 4 * NB, 2 * NB };
+
+		ptr_pair("T/arena", inst, t, &plog, 50, k1, b1, &pexp, 90, k2, b2);
+		t += 1000, inst++;
+		ptr_pair("U/packed", inst, t, &qsilu, 50, k3, b3, &qmul, 60, k4, b4);
 	}
 	t += 1000, inst++;
 	{
@@ -391,6 +412,8 @@ static long long make_run(const char *db, const char *tag, int with_counters)
 			{ "P/softplus", &pexp }, { "Q/swiglu", &qsilu },
 			{ "Q/swiglu", &qmul }, { "R/noflow", &rf1 },
 			{ "R/noflow", &rf2 }, { "S/offset", &so1 }, { "S/offset", &so2 },
+			{ "T/arena", &plog }, { "T/arena", &pexp },
+			{ "U/packed", &qsilu }, { "U/packed", &qmul },
 			{ "out_a", &o1 }, { "out_b", &o2 },
 		};
 
@@ -707,6 +730,20 @@ static void check_pointers(void)
 	 * buffer holds two tensors (2 NB): its halves are read once each,
 	 * both read fused */
 	c = find("chain", "Q/swiglu", "sw_silu > sw_mul");
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_NEAR(c->fused_rd, 2 * NB, 1e-9);
+	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	/* The same two in arenas: dy and e, each bounded by the pointer
+	 * above it, are read again; the packed input, 2 NB up to s, is not */
+	c = find("chain", "T/arena", "sp_log1p_bwd > sp_exp_bwd");
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_NEAR(c->fused_rd, 3 * NB, 1e-9);
+	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	c = find("chain", "U/packed", "sw_silu > sw_mul");
 	if (!c)
 		dump();
 	ASSERT(c != NULL);
