@@ -56,17 +56,17 @@ grep -q "only 'opportunities' takes a run" "$tmp/err" || fail "usage: $(cat "$tm
 out=$tmp/rep
 expect_exit 0 "$FUSEPROF" report --db "$db" -r synthetic --no-plots -o "$out"
 grep -q '^## Fusion opportunities' "$out/report.md" || fail "no section in report.md"
-grep -q '^18 candidate chains, predicted to save' "$out/report.md" ||
+grep -q '^20 candidate chains, predicted to save' "$out/report.md" ||
 	fail "section's first line: $(grep -A2 '^## Fusion opportunities' "$out/report.md")"
 grep -q '| 1 | chain | A/chain | ew_a_kernel > ew_b_kernel > ew_c_kernel |' "$out/report.md" ||
 	fail "rank 1 row missing in report.md"
 grep -q '<h2>Fusion opportunities</h2>' "$out/report.html" || fail "no section in report.html"
-[ "$(wc -l <"$out/opportunities.csv")" = 22 ] ||
-	fail "opportunities.csv: $(wc -l <"$out/opportunities.csv") lines, wanted 22"
+[ "$(wc -l <"$out/opportunities.csv")" = 24 ] ||
+	fail "opportunities.csv: $(wc -l <"$out/opportunities.csv") lines, wanted 24"
 grep -q '"opportunities_notice": null' "$out/report.json" || fail "json notice"
 grep -A1 '"opportunities": \[' "$out/report.json" | tail -n 1 | grep -q '^ *{"run_id": 2, "rank": 1, "kind": "chain"' ||
 	fail "json array: $(grep -A1 '"opportunities": \[' "$out/report.json" | cut -c1-100)"
-grep -q '^fusion opportunities: 18 chains' "$tmp/out" || fail "summary: $(cat "$tmp/out")"
+grep -q '^fusion opportunities: 20 chains' "$tmp/out" || fail "summary: $(cat "$tmp/out")"
 
 # The run without counters, into the same folder: the notice, no csv.
 expect_exit 0 "$FUSEPROF" report --db "$db" -r timing --no-plots -o "$out"

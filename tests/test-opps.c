@@ -712,53 +712,45 @@ static void check_outputs(void)
 	ASSERT_NEAR(o->pred_ach, o->pred, 1e-6);
 }
 
+/* The chain of kind "chain" at path with these kernels, which must be
+ * listed (the whole view is printed if not), reading rd and writing wr
+ * bytes fused. */
+static const struct cand *expect_chain(const char *path, const char *kernels,
+				       double rd, double wr)
+{
+	const struct cand *c = find("chain", path, kernels);
+
+	if (!c)
+		dump();
+	ASSERT(c != NULL);
+	ASSERT_NEAR(c->fused_rd, rd, 1e-9);
+	ASSERT_NEAR(c->fused_wr, wr, 1e-9);
+	return c;
+}
+
 /* Pointers read (profile --metrics). Softplus: the second kernel shares three
  * buffers of one tensor each with the first, de (the intermediate) and dy
  * and e (read again), so a fused kernel reads dy, e and x once each and
  * writes dx; from the bytes alone it would read dy and e twice (5 NB). */
 static void check_pointers(void)
 {
-	const struct cand *c = find("chain", "P/softplus", "sp_log1p_bwd > sp_exp_bwd");
+	const struct cand *c;
 
-	if (!c)
-		dump();
-	ASSERT(c != NULL);
-	ASSERT_NEAR(c->fused_rd, 3 * NB, 1e-9);
-	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	c = expect_chain("P/softplus", "sp_log1p_bwd > sp_exp_bwd", 3 * NB, NB);
 	ASSERT_NEAR(c->dram, 8 * NB, 1e-9);
 	/* SwiGLU: the two kernels share the packed input's pointer, but that
 	 * buffer holds two tensors (2 NB): its halves are read once each,
 	 * both read fused */
-	c = find("chain", "Q/swiglu", "sw_silu > sw_mul");
-	if (!c)
-		dump();
-	ASSERT(c != NULL);
-	ASSERT_NEAR(c->fused_rd, 2 * NB, 1e-9);
-	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	expect_chain("Q/swiglu", "sw_silu > sw_mul", 2 * NB, NB);
 	/* The same two in arenas: dy and e, each bounded by the pointer
 	 * above it, are read again; the packed input, 2 NB up to s, is not */
-	c = find("chain", "T/arena", "sp_log1p_bwd > sp_exp_bwd");
-	if (!c)
-		dump();
-	ASSERT(c != NULL);
-	ASSERT_NEAR(c->fused_rd, 3 * NB, 1e-9);
-	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
-	c = find("chain", "U/packed", "sw_silu > sw_mul");
-	if (!c)
-		dump();
-	ASSERT(c != NULL);
-	ASSERT_NEAR(c->fused_rd, 2 * NB, 1e-9);
-	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	expect_chain("T/arena", "sp_log1p_bwd > sp_exp_bwd", 3 * NB, NB);
+	expect_chain("U/packed", "sw_silu > sw_mul", 2 * NB, NB);
 	/* No allocation in common: no data flow, so no chain, though the
 	 * bytes and the launches match; a view at an offset into the
 	 * producer's output is the same allocation: a chain, y gone. */
 	ASSERT_EQ(holding(NULL, "rf_"), 0);
-	c = find("chain", "S/offset", "so_first > so_second");
-	if (!c)
-		dump();
-	ASSERT(c != NULL);
-	ASSERT_NEAR(c->fused_rd, NB, 1e-9);
-	ASSERT_NEAR(c->fused_wr, NB, 1e-9);
+	c = expect_chain("S/offset", "so_first > so_second", NB, NB);
 	ASSERT_STR_EQ(c->before, "range start");
 }
 
