@@ -572,31 +572,35 @@ extern const char fp_v_runs_live_sql[];
  * producer, each holding at most one tensor of size i (the bytes from
  * the pointer to its allocation's end, or to the next pointer either
  * launch holds above it where that is nearer, as in an arena, at most
- * (1 + FP_OPPS_TENSOR_SLACK) i), is taken to read n - 1 tensors of size i again (the intermediate
- * is one of the n; at most its reads beyond i), read once fused: dy and
- * e in softplus's backward in two kernels, x in a LayerNorm+GELU
- * backward. A larger buffer is no evidence: SwiGLU's kernels share a
- * packed input's pointer and read its two halves apart. How
- * wrong it can be: an intermediate that L2 held never reaches DRAM
- * counters, so small ones are invisible (the link then rests on the
- * shape); without pointers, a consumer that reads a tensor the chain read
- * before, with no reduction between (x in max(x, 0) + log1p(exp(-|x|)) in
- * three kernels), is counted as reading a new one; with them, only a
- * buffer the producer also holds counts (not one of a kernel before it),
- * a view at an offset into a buffer is another pointer, and the re-read's
- * size is the intermediate's; one that reads a new tensor of a
- * reduced input's size after a reduction as reading that input again: the
- * counters cannot tell the two apart; a consumer reading two producers, or
- * a producer's output that a consumer does not read while it reads as
- * much of other tensors (two gradients of one input), is matched by size
- * alone; an intermediate that a kernel after the chain reads as well is
- * taken as gone, though a fused kernel must still write it once.
+ * (1 + FP_OPPS_TENSOR_SLACK) i), is taken to read n - 1 tensors of size
+ * i again (the intermediate is one of the n; at most its reads beyond
+ * i), read once fused: dy and e in softplus's backward in two kernels,
+ * x in a LayerNorm+GELU backward. A larger buffer is no evidence:
+ * SwiGLU's kernels share a packed input's pointer and read its two
+ * halves apart. How wrong it can be: an intermediate that L2 held never
+ * reaches DRAM counters, so small ones are invisible (the link then rests
+ * on the shape); without pointers, a consumer that reads a tensor the
+ * chain read before, with no reduction between (x in max(x, 0) +
+ * log1p(exp(-|x|)) in three kernels), is counted as reading a new one;
+ * with them, only a buffer the producer also holds counts (not one of a
+ * kernel before it), a view at an offset into a buffer is another
+ * pointer, the re-read's size is the intermediate's, and a view's pointer
+ * bounds the buffer below it, so a larger buffer reached through its
+ * start and a view into it can pass for one tensor; one that reads a new
+ * tensor of a reduced input's size after a reduction as reading that
+ * input again: the counters cannot tell the two apart; a consumer reading
+ * two producers, or a producer's output that a consumer does not read
+ * while it reads as much of other tensors (two gradients of one input),
+ * is matched by size alone; an intermediate that a kernel after the chain
+ * reads as well is taken as gone, though a fused kernel must still write
+ * it once.
  *
  * Predicted time: the fused bytes at the DRAM roof of the fused mix
  * (FP_DRAM_BW_SQL's interpolation at f = fused writes / fused bytes), and,
  * less optimistic, at the chain's own bandwidth: its kernels' achieved
  * bandwidths (bytes / median time) weighted by their bytes, held to the
- * roof (a fused kernel does what its parts did, at best the roof). Measured time: the sum of its kernels' medians over their
+ * roof (a fused kernel does what its parts did, at best the roof).
+ * Measured time: the sum of its kernels' medians over their
  * launches (kernels.dur_ns), one chain instance. A GEMM next to an
  * elementwise kernel that reads its output (epilogue) or writes its input
  * (prologue), linked as above and writing at least FP_OPPS_EPILOGUE_FRAC

@@ -393,8 +393,10 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 			T *yr = out + row * N;
 			// xhat = ((x - hi) - lo) rstd as one FMA on v = x - hi:
 			// v rstd + (-lo rstd), lo the mean's small remainder, so
-			// one rounding fewer than the subtraction and the product
-			// (an instruction an element: bf16 1.5-2.4 % faster, H200)
+			// one rounding fewer than the subtraction and the product,
+			// and an instruction an element fewer (bench/RESULTS.md,
+			// "Why the fused LayerNorm+GELU forward is slow in small
+			// bf16 rows")
 			const float nlr = -lo * rstd;
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
