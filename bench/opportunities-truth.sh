@@ -18,7 +18,10 @@
 #      launches less the fused ones but one), and the bytes the
 #      prediction assumes (the range's DRAM bytes less the chains' saved
 #      bytes) over the fused variant's model bytes, which tells a miss of
-#      the bytes from one of the bandwidth. Pairing, by data: a fused
+#      the bytes from one of the bandwidth (column miss: 'bytes', or the
+#      bandwidth's two sides, 'fused slower than its parts' where the
+#      fused kernel runs below the bandwidth its parts reached, 'parts
+#      slower than their fusion' where they ran below it). Pairing, by data: a fused
 #      variant is a twin when it keeps for the backward what the unfused
 #      one keeps (model_saved_bytes equal), or when no fused variant of
 #      the workload does; any other runs another algorithm (a bitmask, a
@@ -111,6 +114,10 @@ truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
 	round(roof_ns / f_ns, 3) AS ratio_roof,
 	round(pred_bytes / fbytes, 3) AS bytes_ratio,
 	CASE WHEN abs(pred_ns / f_ns - 1) <= 0.15 THEN 'yes' ELSE 'NO' END AS within_15pct,
+	CASE WHEN abs(pred_ns / f_ns - 1) <= 0.15 THEN ''
+	 WHEN abs(pred_bytes / fbytes - 1) > 0.15 THEN 'bytes'
+	 WHEN pred_ns < f_ns THEN 'fused slower than its parts'
+	 ELSE 'parts slower than their fusion' END AS miss,
 	coalesce(ck, 0) || ' of ' || pl AS candidate_kernels, pl - fl + 1 AS replaced,
 	CASE WHEN coalesce(ck, 0) = pl - fl + 1 THEN 'yes' ELSE 'NO' END AS kernels_match,
 	coalesce(chains, 0) AS chains, kernels
@@ -125,6 +132,7 @@ echo "(c) predicted fused time (profiled unfused range - gain of its chains) aga
 	AS within_15pct_roof,
 	sum(within_15pct = 'NO' AND abs(bytes_ratio - 1) > 0.15) AS missed_bytes,
 	sum(within_15pct = 'NO' AND abs(bytes_ratio - 1) <= 0.15) AS missed_bandwidth,
+	sum(miss = 'fused slower than its parts') AS fused_slower,
 	sum(kernels_match = 'yes') AS kernels_match,
 	round(min(ratio), 3) AS min_ratio, round(max(ratio), 3) AS max_ratio
 	FROM ($truth) GROUP BY pairing ORDER BY pairing DESC"
