@@ -21,11 +21,15 @@
 #      the bytes from one of the bandwidth (column miss: 'bytes', or the
 #      bandwidth's two sides, 'fused slower than its parts' where the
 #      fused kernel runs below the bandwidth its parts reached, 'parts
-#      slower than their fusion' where they ran below it). Pairing, by data: a fused
-#      variant is a twin when it keeps for the backward what the unfused
-#      one keeps (model_saved_bytes equal), or when no fused variant of
-#      the workload does; any other runs another algorithm (a bitmask, a
-#      recomputation) and is listed apart, outside the target.
+#      slower than their fusion' where they ran below it). Pairing: a fused
+#      variant is a twin when the unfused one declares it its twin (the
+#      same kernels as one, the same tensors kept for the backward:
+#      `fuseprof list workloads --variants`); where it declares none, by
+#      data, when it keeps for the backward as many bytes as the unfused
+#      one (model_saved_bytes equal), or when no fused variant of the
+#      workload does; any other runs another algorithm (a bitmask, a
+#      recomputation, another saved tensor) and is listed apart, outside
+#      the target.
 #
 #   sh ../bench/opportunities-truth.sh [WORKLOAD,...]
 #
@@ -82,8 +86,15 @@ prof=$("$fuseprof" query --db "$db" --format csv \
 "$fuseprof" query --db "$db" opportunities "$prof" >"$out/opportunities.txt"
 echo "(b) candidates of run $prof: $(($(wc -l <"$out/opportunities.txt") - 2)) rows in $out/opportunities.txt"
 
-# (c) the table.
-truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
+# (c) the table. The declared twins as rows of tw (workload, variant,
+# twin); names are identifiers, so they go into the SQL as they are.
+tw=$("$fuseprof" list workloads --variants --format csv | tr -d '\r' |
+	tail -n +2 | cut -d, -f1,2,4 | grep -E '^[a-z0-9_]+,[a-z0-9_]+,[a-z0-9_]+$' |
+	sed "s/^\([^,]*\),\([^,]*\),\(.*\)\$/('\1', '\2', '\3')/" | paste -sd, -)
+[ -n "$tw" ] && tw="VALUES $tw" || tw="SELECT NULL, NULL, NULL WHERE 0"
+echo "declared twins: $(echo "$tw" | grep -o "(" | wc -l)"
+truth="WITH tw(workload, variant, twin) AS ($tw),
+ u AS (SELECT workload, variant, dtype, shape, time_ns,
 	model_saved_bytes AS saved FROM v_ops
 	WHERE run_id = $run AND role = 'unfused' AND status = 'ok'),
  f AS (SELECT workload, variant, dtype, shape, time_ns, launches,
@@ -101,8 +112,11 @@ truth="WITH u AS (SELECT workload, variant, dtype, shape, time_ns,
 	p.dram_bytes - coalesce(c.saved_bytes, 0) AS pred_bytes,
 	p.time_ns - coalesce(c.gain_ach, 0) AS pred_ns,
 	p.time_ns - coalesce(c.gain, 0) AS roof_ns,
-	(f.saved IS u.saved OR NOT EXISTS (SELECT 1 FROM f f2 WHERE f2.workload = u.workload
-	 AND f2.dtype = u.dtype AND f2.shape = u.shape AND f2.saved IS u.saved)) AS twin
+	CASE WHEN EXISTS (SELECT 1 FROM tw WHERE tw.workload = u.workload
+	 AND tw.variant = u.variant) THEN EXISTS (SELECT 1 FROM tw WHERE
+	 tw.workload = u.workload AND tw.variant = u.variant AND tw.twin = f.variant)
+	 ELSE (f.saved IS u.saved OR NOT EXISTS (SELECT 1 FROM f f2 WHERE f2.workload = u.workload
+	 AND f2.dtype = u.dtype AND f2.shape = u.shape AND f2.saved IS u.saved)) END AS twin
 	FROM u JOIN p ON p.path = u.workload || '/' || u.variant || '/' || u.dtype || '/' || u.shape
 	JOIN f ON f.workload = u.workload AND f.dtype = u.dtype AND f.shape = u.shape
 	LEFT JOIN c ON c.op_id = p.op_id)

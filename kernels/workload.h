@@ -55,6 +55,16 @@ struct fp_variant {
 	                         workload->suite; NULL: the workload's. For a
 	                         variant too slow for the big shapes (the naive
 	                         ones); `run --quick` and `run --shape` ignore it */
+	const char *twin;     /* an FP_UNFUSED variant's fusion: the FP_FUSED
+	                         variant of the same workload that runs these
+	                         kernels as one, reading the same inputs and
+	                         writing the same outputs and saved tensors,
+	                         the intermediates kept on chip ("unfused3" ->
+	                         "fused_tape"). What a prediction of fusing
+	                         this variant's kernels is checked against
+	                         (bench/opportunities-truth.sh); NULL where
+	                         no fused variant is one (the fused ones then
+	                         pair by saved bytes) */
 };
 
 /* The napkin math of one op. Bytes are DRAM bytes. */

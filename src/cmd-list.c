@@ -25,11 +25,16 @@ static void help(void)
 	       "naive ones: the smallest shape). With --options, the workloads' kernel\n"
 	       "options instead: one row per option with its allowed values ('*' marks\n"
 	       "the default) and what it does; 'fuseprof run --kernel-opt KEY=VALUE'\n"
-	       "sets them.\n"
+	       "sets them. With --variants, the variants instead: one row per variant\n"
+	       "with its role (fused, unfused, naive), its twin (for an unfused\n"
+	       "variant, the fused variant that runs the same kernels as one, keeping\n"
+	       "the same tensors for the backward: what a predicted fusion of them is\n"
+	       "checked against) and what its kernels do.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db PATH        database file (default: $FUSEPROF_DB or fuseprof.db)\n"
 	       "  -o, --options        workloads: list the kernel options\n"
+	       "      --variants       workloads: list the variants\n"
 	       "  -f, --format FMT     table (default), csv, json or md\n"
 	       "  -h, --help           show this help and exit\n"
 	       "\n"
@@ -37,7 +42,8 @@ static void help(void)
 	       "  fuseprof list runs\n"
 	       "  fuseprof list runs --format json --db nightly.db\n"
 	       "  fuseprof list workloads\n"
-	       "  fuseprof list workloads --options\n");
+	       "  fuseprof list workloads --options\n"
+	       "  fuseprof list workloads --variants --format csv\n");
 }
 
 static int list_runs(const char *db, enum table_format fmt)
@@ -111,6 +117,30 @@ static int list_kopts(enum table_format fmt)
 	return EXIT_OK;
 }
 
+/* One row per variant: workload, variant, role, twin (empty where it
+ * declares none), its own default suite (empty: the workload's), summary. */
+static int list_variants(enum table_format fmt)
+{
+	static const char *const hdr[] = {
+		"workload", "variant", "role", "twin", "suite", "summary"
+	};
+	struct table t;
+
+	table_init(&t, 6, hdr);
+	for (const struct workload *const *w = fp_workloads; *w; w++)
+		for (const struct fp_variant *v = (*w)->variants; v->name; v++) {
+			table_add_text(&t, (*w)->name);
+			table_add_text(&t, v->name);
+			table_add_text(&t, fp_role_name(v->role));
+			table_add_text(&t, v->twin ? v->twin : "");
+			table_add_text(&t, v->suite ? v->suite : "");
+			table_add_text(&t, v->summary);
+		}
+	table_print(&t, fmt, stdout);
+	table_release(&t);
+	return EXIT_OK;
+}
+
 /* One row per workload: its variants, dtypes, shape parameters ('[P=d]':
  * optional, default d), the variants that run a default suite of their own
  * instead of the workload's ("naive: M=16384,K=768,N=256"; empty when none
@@ -173,12 +203,13 @@ static int cmd_list(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "options", no_argument, NULL, 'o' },
+		{ "variants", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = default_db_path();
 	enum table_format fmt = TABLE_TEXT;
-	int c, kopts = 0;
+	int c, kopts = 0, variants = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -194,6 +225,9 @@ static int cmd_list(int argc, char **argv)
 		case 'o':
 			kopts = 1;
 			break;
+		case 'V':
+			variants = 1;
+			break;
 		case 'h':
 			help();
 			return EXIT_OK;
@@ -207,14 +241,17 @@ static int cmd_list(int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_error("list", "list: one thing at a time: runs or workloads");
 	if (!strcmp(argv[optind], "runs")) {
-		if (kopts)
-			return usage_error("list", "list: --options is for 'list "
-					   "workloads'");
+		if (kopts || variants)
+			return usage_error("list", "list: --%s is for 'list workloads'",
+					   kopts ? "options" : "variants");
 		return list_runs(db, fmt);
 	}
+	if (kopts && variants)
+		return usage_error("list", "list: --options or --variants, not both");
 	if (!strcmp(argv[optind], "workloads"))
 #ifdef FP_GPU_PROGRAM
-		return kopts ? list_kopts(fmt) : list_workloads(fmt);
+		return kopts ? list_kopts(fmt) : variants ? list_variants(fmt)
+		     : list_workloads(fmt);
 #else
 		return gpu_exec(argc, argv);  /* the registry links CUDA */
 #endif

@@ -3,7 +3,9 @@
  * of a pair itself, and every forward variant with a backward variant of
  * the same name keeps, by both models, the same bytes for it at every
  * shape the workload is tested or run at; every model's saved bytes are
- * finite and not negative. v_save_recompute pairs ops on these promises.
+ * finite and not negative; each declared twin is a fused variant keeping
+ * what its unfused variant keeps. v_save_recompute pairs ops on these
+ * promises, bench/opportunities-truth.sh on the twins.
  * Walks every workload built in, so one added later is covered. */
 #include "config.h"
 
@@ -81,6 +83,55 @@ static void check_models(const struct workload *w)
 		}
 }
 
+/* w's declared twins: each on an unfused variant, naming a fused variant
+ * of w that keeps, by both models, the same bytes for the backward at
+ * every shape and dtype w runs at (a twin writes the same saved tensors);
+ * a forward's variant and its backward's variant of the same name declare
+ * the same twin (one training step's two halves, fused alike). Returns the
+ * number of twins declared. */
+static int check_twins(const struct workload *w)
+{
+	const struct workload *b = w->backward ? workload_find(w->backward) : NULL;
+	struct fp_shape s[MAX_SHAPES];
+	int n = all_shapes(w, s), twins = 0;
+
+	for (int v = 0; w->variants[v].name; v++) {
+		const struct fp_variant *fv = &w->variants[v];
+		int t, bv = b ? workload_variant(b, fv->name) : -1;
+
+		if (bv >= 0 && (!fv->twin != !b->variants[bv].twin ||
+				(fv->twin && strcmp(fv->twin, b->variants[bv].twin))))
+			FAIL("%s/%s's twin is %s, %s/%s's %s", w->name, fv->name,
+			     fv->twin ? fv->twin : "none", b->name, fv->name,
+			     b->variants[bv].twin ? b->variants[bv].twin : "none");
+		if (!fv->twin)
+			continue;
+		twins++;
+		if (fv->role != FP_UNFUSED)
+			FAIL("%s/%s: a %s variant declares a twin (%s)", w->name,
+			     fv->name, fp_role_name(fv->role), fv->twin);
+		t = workload_variant(w, fv->twin);
+		if (t < 0 || w->variants[t].role != FP_FUSED)
+			FAIL("%s/%s: its twin %s is no fused variant of %s", w->name,
+			     fv->name, fv->twin, w->name);
+		for (int i = 0; i < n; i++)
+			for (int d = 0; d < FP_NDTYPES; d++) {
+				struct fp_model um, tm;
+
+				if (!valid(w, &s[i], (enum fp_dtype)d))
+					continue;
+				w->model(&s[i], (enum fp_dtype)d, v, &um);
+				w->model(&s[i], (enum fp_dtype)d, t, &tm);
+				if (um.saved_bytes != tm.saved_bytes)
+					FAIL("%s/%s/%s keeps %.17g bytes for the backward, "
+					     "its twin %s %.17g", w->name, fv->name,
+					     fp_dtype_name((enum fp_dtype)d),
+					     um.saved_bytes, fv->twin, tm.saved_bytes);
+			}
+	}
+	return twins;
+}
+
 /* The pair f -> f->backward; returns the number of forward variants, shapes
  * and dtypes whose saved bytes were compared. */
 static int check_pair(const struct workload *f)
@@ -143,10 +194,11 @@ static int check_pair(const struct workload *f)
 
 int main(void)
 {
-	int pairs = 0, compared = 0;
+	int pairs = 0, compared = 0, twins = 0;
 
 	for (const struct workload *const *w = fp_workloads; *w; w++) {
 		check_models(*w);
+		twins += check_twins(*w);
 		if (!(*w)->backward)
 			continue;
 		pairs++;
@@ -158,7 +210,11 @@ int main(void)
 	if (!pairs || !compared)
 		FAIL("%d forwards with a backward, %d variant models compared: "
 		     "nothing to pair", pairs, compared);
+	/* the built-in softplus chain declares unfused3's twin, fused_tape,
+	 * in both directions: none would mean the field went unread */
+	if (!twins)
+		FAIL("no workload declares a twin");
 	printf("%d forward/backward pairs, %d forward variant, dtype and shape "
-	       "models compared\n", pairs, compared);
+	       "models compared, %d twins\n", pairs, compared, twins);
 	return 0;
 }

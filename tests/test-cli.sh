@@ -49,6 +49,35 @@ one_line_error "runs or workloads"
 expect_exit 2 "$FUSEPROF" list frobs
 one_line_error "unknown list 'frobs'"
 
+# The variants, one row each: a role, and a twin only on an unfused
+# variant, naming a fused variant of the same workload (the built-in
+# softplus chain's unfused3 declares fused_tape, both directions).
+expect_exit 2 "$FUSEPROF" list runs --variants
+one_line_error "--variants" "list workloads"
+expect_exit 2 "$FUSEPROF" list workloads --variants --options
+one_line_error "not both"
+expect_exit 0 "$FUSEPROF" list workloads --variants --format csv
+tr -d '\r' <"$tmp/out" >"$tmp/variants"
+head -n 1 "$tmp/variants" | grep -qx 'workload,variant,role,twin,suite,summary' ||
+	fail "list workloads --variants: header $(head -n 1 "$tmp/variants")"
+# the first four columns never hold a comma: cut reads them
+tail -n +2 "$tmp/variants" | cut -d, -f1-4 >"$tmp/v4"
+"$FUSEPROF" list workloads --format csv | tr -d '\r' | tail -n +2 | cut -d, -f1 >"$tmp/wl"
+[ "$(cut -d, -f1 "$tmp/v4" | sort -u)" = "$(sort -u "$tmp/wl")" ] ||
+	fail "--variants lists other workloads than 'list workloads'"
+twins=0
+while IFS=, read -r wl v role twin; do
+	case $role in fused|unfused|naive) ;; *) fail "$wl/$v: role '$role'" ;; esac
+	[ -n "$twin" ] || continue
+	twins=$((twins + 1))
+	[ "$role" = unfused ] || fail "$wl/$v: a $role variant with twin $twin"
+	grep -qx "$wl,$twin,fused," "$tmp/v4" ||
+		fail "$wl/$v: twin $twin is no fused variant of $wl"
+done <"$tmp/v4"
+grep -qx 'softplus_chain_bwd,unfused3,unfused,fused_tape' "$tmp/v4" ||
+	fail "softplus_chain_bwd/unfused3 does not name its twin fused_tape"
+[ "$twins" -ge 2 ] || fail "$twins twins listed"
+
 # A missing database is a failure (1) naming the file, and is not created.
 expect_exit 1 "$FUSEPROF" list runs --db "$tmp/none.db"
 one_line_error "$tmp/none.db" "No such file"

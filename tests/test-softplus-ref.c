@@ -143,7 +143,8 @@ static void check_grad(uint64_t seed)
 static void check_saved_chains(uint64_t seed)
 {
 	enum { N = 257 };
-	double x[N], dy[N], e[N], s[N], de[N], want[N], dxs[N], dxe[N], sr[N];
+	double x[N], dy[N], e[N], s[N], de[N], want[N], dxs[N], dxe[N], dxt[N];
+	double sr[N];
 	struct fp_rng r;
 
 	rng_seed(&r, seed ^ 0x5a5a);
@@ -158,9 +159,11 @@ static void check_saved_chains(uint64_t seed)
 		softplus_ref_bwd_s(dy, s, dxs, N);
 		softplus_ref_bwd_de(dy, e, de, N);
 		softplus_ref_bwd_e(dy, x, e, de, dxe, N);
+		softplus_ref_bwd_xe(dy, x, e, dxt, N);
 		for (int k = 0; k < N; k++) {
 			ASSERT_NEAR(dxs[k], want[k], 1e-15 * fabs(want[k]) + 1e-300);
 			ASSERT_NEAR(dxe[k], want[k], 1e-15 * fabs(dy[k]) + 1e-300);
+			ASSERT_NEAR(dxt[k], want[k], 1e-15 * fabs(want[k]) + 1e-300);
 		}
 		memcpy(sr, s, sizeof s);
 		host_round(sr, N, FP_BF16);
@@ -222,25 +225,26 @@ static void check_profiles(uint64_t seed)
 }
 
 /* The model, device bytes and saved bytes of every variant by hand, in
- * tensors T of M N elements: forward x + w + (e, l | s | -), backward
- * x + dy + dx + (e, de | s | -). */
+ * tensors T of M N elements: forward x + w + (e, l | s | - | e), backward
+ * x + dy + dx + (e, de | s | - | e). */
 static void check_models(void)
 {
 	const struct workload *f = &wl_softplus_chain_fwd, *b = &wl_softplus_chain_bwd;
 	/* bytes moved, device tensors, saved tensors: unfused3, fused_save,
-	 * fused_recompute */
-	const double fmoved[] = { 7, 3, 2 }, bmoved[] = { 8, 3, 3 };
-	const size_t fdev[] = { 4, 3, 2 }, bdev[] = { 5, 4, 3 };
-	const double saved[] = { 1, 1, 0 };
+	 * fused_recompute, fused_tape (unfused3's bytes less l's write and
+	 * read, de's) */
+	const double fmoved[] = { 7, 3, 2, 3 }, bmoved[] = { 8, 3, 3, 4 };
+	const size_t fdev[] = { 4, 3, 2, 3 }, bdev[] = { 5, 4, 3, 4 };
+	const double saved[] = { 1, 1, 0, 1 };
 	struct fp_shape s, s2;
 	char why[256];
 
-	ASSERT_EQ(workload_nvariants(f), 3);
+	ASSERT_EQ(workload_nvariants(f), 4);
 	ASSERT_EQ(workload_parse_shape(f, "M=16384,N=4096", &s, why, sizeof why), 0);
 	for (int dt = 0; dt < FP_NDTYPES; dt++) {
 		const double E = 16384.0 * 4096, T = E * (double)fp_dtype_size(dt);
 
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			struct fp_model mf, mb;
 			size_t one;
 
@@ -294,7 +298,7 @@ static void check_models(void)
 	ASSERT_EQ(b->device_bytes(&s, FP_BF16, 0, 1), 5 * 512);
 	ASSERT_EQ(b->device_bytes(&s, FP_F32, 2, 1), 3 * 512);
 	for (long n = 1; n < 5000; n += 37) {
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			size_t a, c;
 
 			s2 = s;
@@ -341,6 +345,12 @@ static void check_contract(const struct workload *w)
 	ASSERT_EQ(workload_variant(w, "fused_save"), 1);
 	ASSERT_EQ(w->variants[0].role, FP_UNFUSED);
 	ASSERT(w->variants[1].role == FP_FUSED && w->variants[2].role == FP_FUSED);
+	/* unfused3's twin: fused_tape, its kernels fused, keeping its e */
+	ASSERT_EQ(workload_variant(w, "fused_tape"), 3);
+	ASSERT_EQ(w->variants[3].role, FP_FUSED);
+	ASSERT_STR_EQ(w->variants[0].twin, "fused_tape");
+	for (int v = 1; v < workload_nvariants(w); v++)
+		ASSERT(w->variants[v].twin == NULL);
 	ASSERT_STR_EQ(f->backward, "softplus_chain_bwd");
 	ASSERT(workload_find(f->backward) == b);
 	ASSERT(b->backward == NULL);

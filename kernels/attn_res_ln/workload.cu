@@ -667,10 +667,10 @@ static const char *const arl_profiles[] = {
 static const struct fp_variant arl_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "5 kernels: cuBLAS batched Q K^T (scores in DRAM), scaled masked softmax in place, "
-	  "cuBLAS batched P V, residual add, LayerNorm" },
+	  "cuBLAS batched P V, residual add, LayerNorm", NULL, "fused" },
 	{ "flash_then_ln", FP_UNFUSED,
 	  "2 kernels: flash attention (online softmax, scores on chip) writing o, then "
-	  "residual+LayerNorm" },
+	  "residual+LayerNorm", NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: a cluster of CTAs splits the heads of 64 query rows, keeps their "
 	  "outputs on chip, adds x and normalises across the cluster" },

@@ -410,8 +410,9 @@ enum { P_NORMAL, P_OFFSET, P_CONSTANT, P_SPIKY };
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
-	  "3 kernels: row mean/rstd; normalize+affine to h; GELU(h)" },
-	{ "unfused2", FP_UNFUSED, "2 kernels: LayerNorm to h; GELU(h)" },
+	  "3 kernels: row mean/rstd; normalize+affine to h; GELU(h)", NULL, "fused" },
+	{ "unfused2", FP_UNFUSED, "2 kernels: LayerNorm to h; GELU(h)", NULL,
+	  "fused" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: row read once into registers, LayerNorm+GELU, written once" },
 	{ NULL, FP_UNFUSED, NULL }
@@ -420,7 +421,7 @@ static const struct fp_variant fwd_variants[] = {
 static const struct fp_variant bwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "3 kernels: dh = dy*GELU'(LN(x)) with stats; LayerNorm backward to dx "
-	  "and dgamma/dbeta partials; partial sum" },
+	  "and dgamma/dbeta partials; partial sum", NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "2 kernels: dx and dgamma/dbeta partials in one pass over dy and x; "
 	  "partial sum" },

@@ -1172,7 +1172,8 @@ static const struct fp_variant fwd_variants[] = {
 	  "1 kernel, one thread per row: statistics and all N outputs of the row, no tiling",
 	  LNL_SUITE_SMALL },
 	{ "unfused", FP_UNFUSED,
-	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue" },
+	  "2 kernels: LayerNorm writes h = LN(x) (dtype), cuBLASLt h W^T with the bias in its epilogue",
+	  NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: tiled GEMM on x - c against W' = W o gamma (folded in create; bf16 on "
 	  "wgmma or mma.sync, fp32 as 3xTF32 on mma.sync), row statistics from the same tiles "
@@ -1210,7 +1211,7 @@ static const struct fp_variant bwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "7 kernels: LayerNorm recompute h (with row statistics), cuBLASLt dW = dy^T h and "
 	  "dh = dy W, LayerNorm backward (dx and dgamma/dbeta partials, reduced in order), "
-	  "db by column sums of dy (deterministic)" },
+	  "db by column sums of dy (deterministic)", NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "6 kernels: dh = dy W, then one pass over x and dh recomputes the statistics, writes h "
 	  "and does the LayerNorm backward (x read once), dW = dy^T h, db column sums" },

@@ -569,7 +569,8 @@ static const char *const sm_profiles[] = {
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused4", FP_UNFUSED,
-	  "4 kernels: row max, exp(x - max), row sum, divide; e = exp(x - max) in DRAM" },
+	  "4 kernels: row max, exp(x - max), row sum, divide; e = exp(x - max) in DRAM",
+	  NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: row in registers (online max/sum and a shared-memory stash for wide rows)" },
 	{ NULL, FP_UNFUSED, NULL },
@@ -635,7 +636,7 @@ extern "C" const struct workload wl_softmax_masked_fwd = {
 
 static const struct fp_variant bwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
-	  "2 kernels: s = rowsum(dy*y) to DRAM, then dx = y*(dy - s)" },
+	  "2 kernels: s = rowsum(dy*y) to DRAM, then dx = y*(dy - s)", NULL, "fused" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: y and dy read once, row dot product on chip, dx written once" },
 	{ NULL, FP_UNFUSED, NULL },

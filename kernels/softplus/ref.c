@@ -59,6 +59,13 @@ void softplus_ref_bwd_e(const double *dy, const double *x, const double *e,
 		dx[i] = x[i] >= 0 ? dy[i] - e[i] * de[i] : e[i] * de[i];
 }
 
+void softplus_ref_bwd_xe(const double *dy, const double *x, const double *e,
+			 double *dx, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dx[i] = dy[i] * (x[i] >= 0 ? 1.0 : e[i]) / (1.0 + e[i]);
+}
+
 /* The switch points of SP_EDGES (see softplus.h), each drawn as often. */
 static const double edges[] = {
 	0.0, 17.0, -17.0, 88.72, -88.72, -87.34, -103.97, 709.78, -709.78,

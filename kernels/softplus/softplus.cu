@@ -1,9 +1,9 @@
 // softplus.cu - the softplus chain workloads: w = log(exp(x) + 1) over an
 // M x N tensor written as three elementwise ops, the AD chapter's running
 // example (softplus_chain_fwd), and its gradient dx = dy sigmoid(x)
-// (softplus_chain_bwd): unfused (the chain's three kernels), fused saving
-// what the backward needs, and fused saving nothing; fp32 and bf16 (bf16
-// storage, fp32 math).
+// (softplus_chain_bwd): unfused (the chain's three kernels), the chain
+// fused as it is (its tape saved), fused saving what the backward needs,
+// and fused saving nothing; fp32 and bf16 (bf16 storage, fp32 math).
 //
 // The room: ref.c (the CPU reference and input profiles), this file
 // (kernels simplest first, launchers), workload.cu (the contract).
@@ -33,6 +33,12 @@
 //                     is out (inf above 88.72); saving e = exp(-|x|) would
 //                     need x as well for the sign: 4 tensors moved where s
 //                     moves 3, at the same saved bytes.
+//   fused_tape        e, as unfused3: its kernels fused and nothing
+//                     else changed (l and de stay on chip), so it reads
+//                     and writes what the chain does less the
+//                     intermediates: the twin a prediction of fusing
+//                     unfused3 is checked against (forward x in, w and e
+//                     out; backward dy, x and e in, dx out).
 //   fused_recompute   nothing: the backward recomputes e from x (one exp
 //                     and one reciprocal an element, free next to the
 //                     bytes).
@@ -232,6 +238,19 @@ struct op_bwd_exp {
 	}
 };
 
+// fused_tape forward: w and the chain's tape e = exp(-|x|) from one e.
+struct op_fwd_tape {
+	static constexpr int NIN = 1, NOUT = 2;
+	template <bool FAST>
+	__device__ static void f(const float *in, float *out)
+	{
+		const float x = in[0], e = sp_exp_neg_abs<FAST>(x);
+
+		out[0] = fmaxf(x, 0.0f) + sp_log1p<FAST>(e);
+		out[1] = e;
+	}
+};
+
 // fused_save backward: dx = dy s; in: dy, s.
 struct op_bwd_save {
 	static constexpr int NIN = 2, NOUT = 1;
@@ -251,6 +270,18 @@ struct op_bwd_recompute {
 		const float x = in[1];
 
 		out[0] = in[0] * sp_sigmoid<FAST>(x, sp_exp_neg_abs<FAST>(x));
+	}
+};
+
+// fused_tape backward: unfused3's two backward ops in one, de on chip:
+// dx = dy [x >= 0] - sgn(x) e dy / (1 + e), which is dy sigmoid(x) from
+// the saved e; in: dy, x, e.
+struct op_bwd_tape {
+	static constexpr int NIN = 3, NOUT = 1;
+	template <bool FAST>
+	__device__ static void f(const float *in, float *out)
+	{
+		out[0] = in[0] * sp_sigmoid<FAST>(in[1], in[2]);
 	}
 };
 
@@ -440,6 +471,10 @@ extern "C" int sp_launch_op(enum sp_kop k, enum fp_dtype dt, int vectors,
 		return launch<op_bwd_save>(dt, u, in, out, n, st);
 	case SP_K_BWD_RECOMPUTE:
 		return launch<op_bwd_recompute>(dt, u, in, out, n, st);
+	case SP_K_FWD_TAPE:
+		return launch<op_fwd_tape>(dt, u, in, out, n, st);
+	case SP_K_BWD_TAPE:
+		return launch<op_bwd_tape>(dt, u, in, out, n, st);
 	}
 	return error("softplus: unknown kernel %d", (int)k);
 }

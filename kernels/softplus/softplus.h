@@ -41,6 +41,8 @@ void softplus_ref_bwd(const double *dy, const double *x, double *dx, size_t n);
  *        backward)
  *   _e:  dx = dy [x >= 0] - sgn(x) e de, sgn(0) = +1, from the stored e
  *        and de (unfused3, the backward of exp(-|x|) and max(x, 0))
+ *   _xe: dx = dy (x >= 0 ? 1 : e) / (1 + e), from the stored e
+ *        (fused_tape: unfused3's two ops, de unrounded)
  * With the exact e and s, each chain gives softplus_ref_bwd's dx. */
 void softplus_ref_bwd_s(const double *dy, const double *s, double *dx,
 			size_t n);
@@ -48,6 +50,8 @@ void softplus_ref_bwd_de(const double *dy, const double *e, double *de,
 			 size_t n);
 void softplus_ref_bwd_e(const double *dy, const double *x, const double *e,
 			const double *de, double *dx, size_t n);
+void softplus_ref_bwd_xe(const double *dy, const double *x, const double *e,
+			 double *dx, size_t n);
 
 /* Input profiles of x (dy is always N(0, 1)). Index i is the workloads'
  * profiles[i]:

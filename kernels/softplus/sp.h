@@ -22,10 +22,13 @@ extern "C" {
  *   SP_K_BWD_LOG1P      dy, e -> de           unfused3 backward, 1 of 2
  *   SP_K_BWD_EXP        dy, x, e, de -> dx    unfused3 backward, 2 of 2
  *   SP_K_BWD_SAVE       dy, s -> dx           fused_save backward
- *   SP_K_BWD_RECOMPUTE  dy, x -> dx           fused_recompute backward */
+ *   SP_K_BWD_RECOMPUTE  dy, x -> dx           fused_recompute backward
+ *   SP_K_FWD_TAPE       x -> w, e             fused_tape forward
+ *   SP_K_BWD_TAPE       dy, x, e -> dx        fused_tape backward */
 enum sp_kop {
 	SP_K_EXP, SP_K_LOG1P, SP_K_ADD, SP_K_FWD, SP_K_FWD_SAVE,
 	SP_K_BWD_LOG1P, SP_K_BWD_EXP, SP_K_BWD_SAVE, SP_K_BWD_RECOMPUTE,
+	SP_K_FWD_TAPE, SP_K_BWD_TAPE,
 };
 
 /* The 16-byte vectors of each input a thread of kernel k over dt takes,

@@ -1,6 +1,6 @@
 // workload.cu - the softplus chain workloads' contract: softplus_chain_fwd
-// and softplus_chain_bwd, variants unfused3, fused_save and
-// fused_recompute, fp32 and bf16 (bf16 storage, fp32 math): shapes, the
+// and softplus_chain_bwd, variants unfused3, fused_save, fused_recompute
+// and fused_tape, fp32 and bf16 (bf16 storage, fp32 math): shapes, the
 // models (napkin math and what each variant keeps for the backward: see
 // softplus.cu's header), the instances' lifecycle and the check against
 // the CPU reference (ref.c).
@@ -22,7 +22,7 @@
 #include "softplus/sp.h"
 #include "util.h"
 
-enum { V_UNFUSED3, V_FUSED_SAVE, V_FUSED_RECOMPUTE };
+enum { V_UNFUSED3, V_FUSED_SAVE, V_FUSED_RECOMPUTE, V_FUSED_TAPE };
 
 // Everything one instance holds. Each set's buffers are carved out of two
 // blocks, inputs (ibuf) and what a launch writes (wbuf), in sp_sizes'
@@ -38,7 +38,7 @@ struct fp_op {
 	size_t iset, wset;
 	char *x;        // inputs: x; backward also dy and what the forward saved
 	char *dy;
-	char *saved;    // backward: e (unfused3) or s (fused_save)
+	char *saved;    // backward: e (unfused3, fused_tape) or s (fused_save)
 	char *out;      // written: w (forward) or dx (backward)
 	char *keep;     // forward: what it saves for the backward, e or s
 	char *mid;      // unfused3: l (forward) or de (backward)
@@ -52,6 +52,12 @@ struct sp_sizes {
 static int saves(int variant)
 {
 	return variant != V_FUSED_RECOMPUTE;
+}
+
+// Whether what it saves is e = exp(-|x|) (the chain's tape), not s.
+static int saves_e(int variant)
+{
+	return variant == V_UNFUSED3 || variant == V_FUSED_TAPE;
 }
 
 // Fills *z; returns the padded bytes of one set's inputs in *iset and of
@@ -113,6 +119,8 @@ static int forward(const struct fp_op *v, const void *x, void *w_out,
 		       run(SP_K_ADD, v, x, mid, NULL, NULL, w_out, NULL, st) ? -1 : 0;
 	case V_FUSED_SAVE:
 		return run(SP_K_FWD_SAVE, v, x, NULL, NULL, NULL, w_out, keep, st);
+	case V_FUSED_TAPE:
+		return run(SP_K_FWD_TAPE, v, x, NULL, NULL, NULL, w_out, keep, st);
 	default:
 		return run(SP_K_FWD, v, x, NULL, NULL, NULL, w_out, NULL, st);
 	}
@@ -120,14 +128,15 @@ static int forward(const struct fp_op *v, const void *x, void *w_out,
 
 // A backward instance's saved input of set v (a set_view): what the
 // forward of the same variant saves, made by its kernels (unfused3's
-// first; fused_save's, with w going to the set's dx as scratch).
+// first; fused_save's and fused_tape's, with w going to the set's dx as
+// scratch).
 static int make_saved(const struct fp_op *v, cudaStream_t st)
 {
 	if (v->variant == V_UNFUSED3)
 		return run(SP_K_EXP, v, v->x, NULL, NULL, NULL, v->saved, NULL, st);
-	if (v->variant == V_FUSED_SAVE)
-		return run(SP_K_FWD_SAVE, v, v->x, NULL, NULL, NULL, v->out,
-			   v->saved, st);
+	if (v->variant == V_FUSED_SAVE || v->variant == V_FUSED_TAPE)
+		return run(v->variant == V_FUSED_SAVE ? SP_K_FWD_SAVE : SP_K_FWD_TAPE,
+			   v, v->x, NULL, NULL, NULL, v->out, v->saved, st);
 	return 0;
 }
 
@@ -148,6 +157,9 @@ static int sp_launch(struct fp_op *op, int set, cudaStream_t st)
 			   NULL, st) ? -1 : 0;
 	case V_FUSED_SAVE:
 		return run(SP_K_BWD_SAVE, &v, v.dy, v.saved, NULL, NULL, v.out,
+			   NULL, st);
+	case V_FUSED_TAPE:
+		return run(SP_K_BWD_TAPE, &v, v.dy, v.x, v.saved, NULL, v.out,
 			   NULL, st);
 	default:
 		return run(SP_K_BWD_RECOMPUTE, &v, v.dy, v.x, NULL, NULL, v.out,
@@ -237,6 +249,10 @@ static void fwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->saved_bytes = T;        // s
 		m->executed_flops = 8 * E; // and s: a reciprocal, times e or 1
 		break;
+	case V_FUSED_TAPE:
+		m->variant_bytes = 3 * T;  // x in, w and e out
+		m->saved_bytes = T;        // e
+		break;
 	default:
 		m->variant_bytes = 2 * T;
 		break;
@@ -267,6 +283,11 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 		m->saved_bytes = T;
 		m->executed_flops = E;     // dy s
 		break;
+	case V_FUSED_TAPE:
+		m->variant_bytes = 4 * T;  // dy, x and e in, dx out
+		m->saved_bytes = T;
+		m->executed_flops = 4 * E; // 1 + e, reciprocal, times e or 1, times dy
+		break;
 	default:
 		m->variant_bytes = 3 * T;  // dy and x in, dx out
 		break;
@@ -296,10 +317,11 @@ static const struct fp_kopt sp_kopts[] = {
 // kernels takes, "1 vector a thread" or "2, 2, 1 vectors a thread".
 static void sp_kernel_desc(const struct fp_op *op, char *buf, size_t n)
 {
-	static const enum sp_kop ks[2][3][3] = {
-		{ { SP_K_EXP, SP_K_LOG1P, SP_K_ADD }, { SP_K_FWD_SAVE }, { SP_K_FWD } },
+	static const enum sp_kop ks[2][4][3] = {
+		{ { SP_K_EXP, SP_K_LOG1P, SP_K_ADD }, { SP_K_FWD_SAVE }, { SP_K_FWD },
+		  { SP_K_FWD_TAPE } },
 		{ { SP_K_BWD_LOG1P, SP_K_BWD_EXP }, { SP_K_BWD_SAVE },
-		  { SP_K_BWD_RECOMPUTE } },
+		  { SP_K_BWD_RECOMPUTE }, { SP_K_BWD_TAPE } },
 	};
 	const int nk = op->variant != V_UNFUSED3 ? 1 : op->bwd ? 2 : 3;
 	size_t len = 0;
@@ -328,7 +350,7 @@ static int sp_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	*out = NULL;
 	if (sp_validate(s, dt, why, sizeof why))
 		return error("softplus: %s", why);
-	if (nsets < 1 || variant < V_UNFUSED3 || variant > V_FUSED_RECOMPUTE)
+	if (nsets < 1 || variant < V_UNFUSED3 || variant > V_FUSED_TAPE)
 		return error("softplus: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
 	if (ko && ko->v[0] > 3)
@@ -417,7 +439,7 @@ static void sp_ref_free(void *p)
 }
 
 // What a chunk of rows computes (par_for).
-enum { J_DRAW, J_W, J_DX, J_E, J_S, J_DX_S, J_DE, J_DX_E };
+enum { J_DRAW, J_W, J_DX, J_E, J_S, J_DX_S, J_DE, J_DX_E, J_DX_XE };
 struct sp_job {
 	int what;
 	enum fp_dtype dt;
@@ -436,7 +458,7 @@ struct sp_job {
 // kernel's store rounds it: w, dx from x (J_DX), e = exp(-|x|), s =
 // sigmoid(x), and the backward from what the forward saved: dx = dy s
 // (J_DX_S, t1 = s), de = dy / (1 + e) (J_DE, t1 = e), dx from e and de
-// (J_DX_E, t1 = e, t2 = de).
+// (J_DX_E, t1 = e, t2 = de), dx from e alone (J_DX_XE, t1 = e).
 static void sp_rows(size_t lo, size_t hi, void *arg)
 {
 	const struct sp_job *j = (const struct sp_job *)arg;
@@ -489,6 +511,9 @@ static void sp_rows(size_t lo, size_t hi, void *arg)
 			break;
 		case J_DE:
 			softplus_ref_bwd_de(b, c, ref, N);
+			break;
+		case J_DX_XE:
+			softplus_ref_bwd_xe(b, a, c, ref, N);
 			break;
 		default:
 			softplus_ref_bwd_e(b, a, c, d, ref, N);
@@ -594,7 +619,8 @@ static void compare(struct fp_check *r, const char *name,
 //   backward  fused_recompute: dx from dy and x; fused_save: the saved s
 //             from x, dx from dy and the saved s; unfused3: the saved e
 //             from x, de from dy and the saved e, dx from dy, x, e and the
-//             de the first kernel stored
+//             de the first kernel stored; fused_tape: the saved e from x,
+//             dx from dy, x and the saved e
 // So each kernel is held to what it was given, and what it was given to
 // the double reference.
 static int sp_check(struct fp_op *op, int profile, unsigned long long seed,
@@ -626,7 +652,7 @@ static int sp_check(struct fp_op *op, int profile, unsigned long long seed,
 	if (!op->bwd) {
 		compare(r, "w", op, got, e, e->ref);
 		if (op->keep) {
-			const int ve = op->variant == V_UNFUSED3;
+			const int ve = saves_e(op->variant);
 
 			ref = rows_ref(op, e, ve ? J_E : J_S, NULL, NULL);
 			compare(r, ve ? "saved e" : "saved s", op, sv, e, ref);
@@ -634,16 +660,18 @@ static int sp_check(struct fp_op *op, int profile, unsigned long long seed,
 	} else if (op->saved) {
 		// the saved input held to the double reference first, so that
 		// the references built on it stand on checked values
-		const int ve = op->variant == V_UNFUSED3;
+		const int ve = saves_e(op->variant);
 
 		ref = rows_ref(op, e, ve ? J_E : J_S, NULL, NULL);
 		compare(r, ve ? "saved e" : "saved s", op, sv, e, ref);
 		free(ref);
-		if (ve) {
+		if (op->variant == V_UNFUSED3) {
 			ref = rows_ref(op, e, J_DE, sv, NULL);
 			compare(r, "de", op, mid, e, ref);
 			free(ref);
 			ref = rows_ref(op, e, J_DX_E, sv, mid);
+		} else if (ve) {
+			ref = rows_ref(op, e, J_DX_XE, sv, NULL);
 		} else {
 			ref = rows_ref(op, e, J_DX_S, sv, NULL);
 		}
@@ -686,21 +714,27 @@ static const char *const sp_profiles[] = {
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
 	  "3 kernels: e = exp(-|x|); l = log1p(e); w = max(x,0) + l; e and l in "
-	  "DRAM, e kept for the backward" },
+	  "DRAM, e kept for the backward", NULL, "fused_tape" },
 	{ "fused_save", FP_FUSED,
 	  "1 kernel: w, and s = sigmoid(x) kept for the backward" },
 	{ "fused_recompute", FP_FUSED,
 	  "1 kernel: w only; the backward recomputes from x" },
+	{ "fused_tape", FP_FUSED,
+	  "1 kernel: unfused3 fused: w, and e = exp(-|x|) kept for the backward "
+	  "(l on chip)" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
 static const struct fp_variant bwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
 	  "2 kernels: de = dy/(1+e) (log1p's backward) to DRAM; dx = dy[x>=0] - "
-	  "sgn(x) e de (exp's and max's), reading the saved e" },
+	  "sgn(x) e de (exp's and max's), reading the saved e", NULL, "fused_tape" },
 	{ "fused_save", FP_FUSED, "1 kernel: dx = dy s, reading the saved s" },
 	{ "fused_recompute", FP_FUSED,
 	  "1 kernel: dx = dy sigmoid(x), e = exp(-|x|) recomputed from x" },
+	{ "fused_tape", FP_FUSED,
+	  "1 kernel: unfused3 fused: dx = dy (x>=0 ? 1 : e)/(1+e) from dy, x and "
+	  "the saved e (de on chip)" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
