@@ -67,8 +67,14 @@
 // Per storage type: the backward copies its next row into shared memory
 // while it computes the current one (1) or loads each row when it starts
 // it (0); see ln_rows_bwd. Staging pays in bf16, where the kernel is
-// short of issue slots, and costs in fp32, where it waits on memory.
+// short of issue slots, and in fp32 rows of up to BWD_NARROW_F32 threads
+// (N <= 2048: BWD_STAGE_F32_NARROW), whose three block-wide sums a row
+// leave the loads idle longest against the row's bytes; it costs in wider
+// fp32 rows, where the kernel waits on memory (bench/RESULTS.md, "The
+// fp32 LayerNorm+GELU backward in narrow rows").
 #define BWD_STAGE_F32 0
+#define BWD_STAGE_F32_NARROW 1
+#define BWD_NARROW_F32 128
 #define BWD_STAGE_BF16 1
 #define ROW_BLOCK 256      // threads per block when rows need <= 256 threads
 #define WIDE_THREADS 512   // threads per row (and block) of the wide-row kernels
@@ -547,8 +553,13 @@ struct bwd_shape {
 	static constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
 	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
-	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : BWD_STAGE_F32) &&
+	static constexpr bool NARROW = sizeof(T) == 4 && TPR <= BWD_NARROW_F32;
+	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : NARROW ?
+				       BWD_STAGE_F32_NARROW : BWD_STAGE_F32) &&
 				      MODE != BWD_DH;
+	// blocks an SM its registers are budgeted for (__launch_bounds__)
+	static constexpr int MIN_BLOCKS = TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ?
+		BWD_MIN_BLOCKS_BF16 : BWD_MIN_BLOCKS_F32;
 	static constexpr size_t SMEM = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
 };
 
@@ -577,9 +588,8 @@ struct bwd_shape {
 // GELU' and row sums) and "LayerNorm+GELU and softmax on an H100, measured
 // by fuseprof".
 template <typename T, int TPR, int MODE, int ERF>
-__global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
-				  (TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ? BWD_MIN_BLOCKS_BF16
-									: BWD_MIN_BLOCKS_F32))
+__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE>::BLOCK,
+				  bwd_shape<T, TPR, MODE>::MIN_BLOCKS)
 ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
