@@ -319,13 +319,16 @@ static void test_contract(void)
 
 		ASSERT(w != NULL);
 		nv = workload_nvariants(w);
-		ASSERT_EQ(nv, 2);
+		/* the masked forward adds fused_dense, its unfused chain's
+		 * twin (every score read, masked in registers) */
+		ASSERT_EQ(nv, i == 1 ? 3 : 2);
 		ASSERT_EQ(workload_nprofiles(w), 4);
 		ASSERT_STR_EQ(w->profiles[0], "normal");
 		ASSERT(w->dtypes == (FP_DTYPE_BIT(FP_F32) | FP_DTYPE_BIT(FP_BF16)));
 		for (int v = 0; v < nv; v++)
 			ASSERT_EQ(w->variants[v].role,
-				  !strcmp(w->variants[v].name, "fused") ? FP_FUSED : FP_UNFUSED);
+				  !strncmp(w->variants[v].name, "fused", 5) ? FP_FUSED
+				  : FP_UNFUSED);
 		assert_shapes_run(w, w->suite, 2);
 		assert_shapes_run(w, w->quick, 1);
 		assert_shapes_run(w, w->tests, 5);
@@ -381,6 +384,23 @@ static void test_contract(void)
 			d3 = w->device_bytes(&s, (enum fp_dtype)dt, 1, 3);
 			ASSERT_EQ(d1, (i == 2 ? 3 : 2) * (size_t)(E * es));
 			ASSERT_EQ(d3, 3 * d1);
+			if (i == 1) {
+				/* fused_dense: the unfused chain's bytes less
+				 * t's write and read, the whole of x read */
+				int dv = workload_variant(w, "fused_dense");
+				struct fp_model md;
+
+				ASSERT_EQ(dv, 2);
+				w->model(&s, (enum fp_dtype)dt, dv, &md);
+				ASSERT_NEAR(md.variant_bytes, 2 * E * es, 1e-12);
+				ASSERT_NEAR(m0.variant_bytes - md.variant_bytes,
+					    2 * E * es, 1e-12);
+				ASSERT(md.variant_bytes > m1.variant_bytes);
+				ASSERT_NEAR(md.saved_bytes, m0.saved_bytes, 0);
+				ASSERT_EQ(w->device_bytes(&s, (enum fp_dtype)dt, dv, 1),
+					  2 * (size_t)(E * es));
+				ASSERT_STR_EQ(w->variants[0].twin, "fused_dense");
+			}
 		}
 		/* the forward's textbook form moves three times the bytes */
 		if (i == 0) {

@@ -603,7 +603,7 @@ FPK_EXPORT int fpk_softmax_fwd(const void *x, void *y, long M, long N, float sca
 	CHECK(check_ptr("x", x));
 	CHECK(check_ptr("y", y));
 	if (sm_setup(&op, causal ? SM_MASKED : SM_FWD, dt, M, N) ||
-	    sm_fused_fwd(&op, x, y, causal, scale, stream))
+	    sm_fused_fwd(&op, x, y, causal ? SM_MASK_SKIP : SM_MASK_NONE, scale, stream))
 		return FPK_ECUDA;
 	return FPK_OK;
 }

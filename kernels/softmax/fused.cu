@@ -39,8 +39,10 @@ namespace cg = cooperative_groups;
 // place, so no exp is computed twice); rows narrower than a warp's 4 slots
 // pack 128 / (32*WPR) rows per block. Every kernel multiplies by the scale
 // (softmax_fwd's 1 leaves x exact; the library, kernels/api, passes any);
-// MASKED applies the causal rule, reading only the kept columns (masked
-// ones never leave DRAM) and writing zeros for the others.
+// MASK (enum sm_mask) applies the causal rule: SM_MASK_SKIP reads only the
+// kept columns (masked ones never leave DRAM), SM_MASK_DENSE reads every
+// column and sets the masked ones to -inf in registers (the masked chain
+// fused as it is); both write zeros for the masked columns.
 // Expected at 16384 x 4096: 537 MB fp32, 268 MB bf16, the copy of as many
 // bytes. Measured at the copy bandwidth, ncu seeing exactly the input read:
 // bench/RESULTS.md, "Softmax, H100". Other shapes (the warps and slots
@@ -49,7 +51,24 @@ namespace cg = cooperative_groups;
 // slots a thread. The masked form reads about half the row and takes about
 // three quarters of the time.
 
-template <typename T, int WPR, int VPT, bool MASKED>
+// SM_MASK_DENSE: the values of slot k of a row (W of them, the row
+// starting off elements into its first slot) whose column is keep or more
+// become -inf. One compare a slot where it lies wholly on one side of
+// keep; only the slot keep falls in goes element by element.
+template <int W>
+__device__ __forceinline__ void mask_slot(float (&v)[W], int k, int off, int keep)
+{
+	const int j0 = k * W - off;
+
+	if (j0 + W <= keep)
+		return;
+#pragma unroll
+	for (int e = 0; e < W; e++)
+		if (j0 + e >= keep)
+			v[e] = -INFINITY;
+}
+
+template <typename T, int WPR, int VPT, int MASK>
 __global__ void __launch_bounds__(WPR * 32 < 128 ? 128 : WPR * 32)
 softmax_fused_reg(const T *__restrict__ x, T *__restrict__ y, long M, int N,
 		  float scale)
@@ -62,7 +81,8 @@ softmax_fused_reg(const T *__restrict__ x, T *__restrict__ y, long M, int N,
 	const bool live = row < M;  // a dead row still joins the barriers
 	const size_t start = live ? (size_t)row * N : 0;
 	const int off = (int)(start % W), nst = live ? N : 0;
-	const int nld = !live ? 0 : MASKED ? (int)(row % N) + 1 : N;
+	const int keep = live ? (int)(row % N) + 1 : 0;
+	const int nld = !live ? 0 : MASK == SM_MASK_SKIP ? keep : N;
 	const size_t base = start - off;
 	uint4 raw[VPT];
 	float v[VPT][W], m = -INFINITY, s = 0;
@@ -73,6 +93,8 @@ softmax_fused_reg(const T *__restrict__ x, T *__restrict__ y, long M, int N,
 #pragma unroll
 	for (int i = 0; i < VPT; i++) {
 		vec<T>::unpack(raw[i], v[i]);
+		if constexpr (MASK == SM_MASK_DENSE)
+			mask_slot<W>(v[i], i * TPR + t, off, keep);
 #pragma unroll
 		for (int e = 0; e < W; e++) {
 			v[i][e] *= scale;  // exact where scale is 1
@@ -177,7 +199,7 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 #define WIDE_WARPS (WIDE_THREADS / 32)
 #define WIDE_UNROLL 4
 
-template <typename T, bool MASKED>
+template <typename T, int MASK>
 __global__ void __launch_bounds__(WIDE_THREADS)
 softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 		   float scale, int chunk, int stash_slots)
@@ -192,7 +214,8 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 	const size_t start = (size_t)row * N;
 	const int off = (int)(start % W), t = threadIdx.x;
 	const int lane = t & 31, warp = t >> 5;
-	const int nld = MASKED ? (int)(row % N) + 1 : N;
+	const int keep = (int)(row % N) + 1;
+	const int nld = MASK == SM_MASK_SKIP ? keep : N;
 	const int sld = row_slots<T>(off, nld), sst = row_slots<T>(off, N);
 	const int lo = rank * chunk, hld = min(sld, lo + chunk), hst = min(sst, lo + chunk);
 	const size_t base = start - off;
@@ -215,6 +238,8 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 			if (k < hld && k - lo < stash_slots)
 				stash[k - lo] = raw[u];
 			vec<T>::unpack(raw[u], v);
+			if constexpr (MASK == SM_MASK_DENSE)
+				mask_slot<W>(v, k, off, keep);
 #pragma unroll
 			for (int e = 0; e < W; e++) {
 				v[e] *= scale;
@@ -284,6 +309,8 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 			if (k >= hst)
 				break;
 			vec<T>::unpack(raw[u], v);
+			if constexpr (MASK == SM_MASK_DENSE)
+				mask_slot<W>(v, k, off, keep);
 #pragma unroll
 			for (int e = 0; e < W; e++)
 				v[e] = exp2f((v[e] * scale - mz) * LOG2E) * inv;
@@ -450,7 +477,7 @@ static void wide_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
 	cluster_config(cfg, attr, (unsigned)C, (unsigned)(M * C), WIDE_THREADS, smem, st);
 }
 
-template <typename T, bool MASKED>
+template <typename T, int MASK>
 static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 			    float scale, cudaStream_t st)
 {
@@ -463,7 +490,7 @@ static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 
 		wide_config(&cfg, &attr, M, op->cluster_fwd, (size_t)op->stash_fwd * 16, st);
 
-		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_fused_wide<T, MASKED>,
+		return CUDA_CHECK(cudaLaunchKernelEx(&cfg, softmax_fused_wide<T, MASK>,
 						     x, y, N, scale, op->chunk_fwd,
 						     op->stash_fwd));
 	}
@@ -471,7 +498,7 @@ static int launch_fused_fwd(const struct sm_op *op, const T *x, T *y,
 	const int thr = op->wpr * 32 < 128 ? 128 : op->wpr * 32;
 #define FWD_CASE(W_, V_) \
 	if (op->wpr == W_ && op->vpt == V_) \
-		softmax_fused_reg<T, W_, V_, MASKED><<<g, thr, 0, st>>>(x, y, M, N, scale); else
+		softmax_fused_reg<T, W_, V_, MASK><<<g, thr, 0, st>>>(x, y, M, N, scale); else
 	SM_REG_SHAPES(FWD_CASE)
 		return error("softmax: no register kernel for %d warps x %d slots",
 			     op->wpr, op->vpt);
@@ -527,28 +554,39 @@ static long wide_smem_setup(void)
 	if (CUDA_CHECK(cudaFuncSetAttribute(__VA_ARGS__, \
 			cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail))) \
 		return avail = -1;
-	SET_SMEM(softmax_fused_wide<float, false>)
-	SET_SMEM(softmax_fused_wide<float, true>)
-	SET_SMEM(softmax_fused_wide<__nv_bfloat16, false>)
-	SET_SMEM(softmax_fused_wide<__nv_bfloat16, true>)
+	SET_SMEM(softmax_fused_wide<float, SM_MASK_NONE>)
+	SET_SMEM(softmax_fused_wide<float, SM_MASK_SKIP>)
+	SET_SMEM(softmax_fused_wide<float, SM_MASK_DENSE>)
+	SET_SMEM(softmax_fused_wide<__nv_bfloat16, SM_MASK_NONE>)
+	SET_SMEM(softmax_fused_wide<__nv_bfloat16, SM_MASK_SKIP>)
+	SET_SMEM(softmax_fused_wide<__nv_bfloat16, SM_MASK_DENSE>)
 	SET_SMEM(softmax_bwd_fused_wide<float>)
 	SET_SMEM(softmax_bwd_fused_wide<__nv_bfloat16>)
 #undef SET_SMEM
 	return avail;
 }
 
-int sm_fused_fwd(const struct sm_op *op, const void *x, void *y, int masked,
-		 float scale, cudaStream_t st)
+template <typename T>
+static int launch_fused_fwd_mask(const struct sm_op *op, const void *x, void *y,
+				 enum sm_mask mask, float scale, cudaStream_t st)
+{
+	switch (mask) {
+	case SM_MASK_NONE:
+		return launch_fused_fwd<T, SM_MASK_NONE>(op, (const T *)x, (T *)y, scale, st);
+	case SM_MASK_SKIP:
+		return launch_fused_fwd<T, SM_MASK_SKIP>(op, (const T *)x, (T *)y, scale, st);
+	case SM_MASK_DENSE:
+		return launch_fused_fwd<T, SM_MASK_DENSE>(op, (const T *)x, (T *)y, scale, st);
+	}
+	return error("softmax: unknown mask %d", (int)mask);
+}
+
+int sm_fused_fwd(const struct sm_op *op, const void *x, void *y,
+		 enum sm_mask mask, float scale, cudaStream_t st)
 {
 	if (op->dt == FP_BF16)
-		return masked ? launch_fused_fwd<__nv_bfloat16, true>(op,
-					(const __nv_bfloat16 *)x, (__nv_bfloat16 *)y, scale, st)
-			      : launch_fused_fwd<__nv_bfloat16, false>(op,
-					(const __nv_bfloat16 *)x, (__nv_bfloat16 *)y, scale, st);
-	return masked ? launch_fused_fwd<float, true>(op, (const float *)x, (float *)y,
-						      scale, st)
-		      : launch_fused_fwd<float, false>(op, (const float *)x, (float *)y,
-						       scale, st);
+		return launch_fused_fwd_mask<__nv_bfloat16>(op, x, y, mask, scale, st);
+	return launch_fused_fwd_mask<float>(op, x, y, mask, scale, st);
 }
 
 int sm_fused_bwd(const struct sm_op *op, const void *y, const void *dy, void *dx,

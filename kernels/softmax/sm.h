@@ -15,11 +15,19 @@
 
 enum sm_kind { SM_FWD, SM_MASKED, SM_BWD };
 
+// How the fused forward applies the causal rule (row r of a block of N
+// keeps columns 0..r mod N): not at all; by reading only the kept columns
+// (masked ones never leave DRAM: softmax_masked_fwd/fused); or by reading
+// every column and masking in registers (softmax_masked_fwd/fused_dense:
+// the masked unfused chain's two kernels as one, moving what it moves less
+// its intermediate).
+enum sm_mask { SM_MASK_NONE, SM_MASK_SKIP, SM_MASK_DENSE };
+
 // An instance (struct fp_op is opaque to the run loop; this is its layout).
 struct sm_op {
 	enum sm_kind kind;
 	enum fp_dtype dt;
-	int variant;  // 0: unfused*, 1: fused, for every kind
+	int variant;  // 0: unfused*, 1: fused, for every kind; 2: fused_dense (masked)
 	long M, N;
 	int nsets;
 	struct fp_kopts ko;  // the kernel options it was created with
@@ -62,9 +70,9 @@ int sm_plan(struct sm_op *op, int warps, int slots, int clusters);
 /* The fused kernel sm_plan picked, one line for workload->kernel(). */
 void sm_describe(const struct sm_op *op, char *buf, size_t n);
 /* Enqueue the fused forward over op's M x N: y = softmax(x * scale), with
- * the causal rule when masked. 0 or -1 (reported). */
-int sm_fused_fwd(const struct sm_op *op, const void *x, void *y, int masked,
-		 float scale, cudaStream_t st);
+ * the causal rule applied as mask says. 0 or -1 (reported). */
+int sm_fused_fwd(const struct sm_op *op, const void *x, void *y,
+		 enum sm_mask mask, float scale, cudaStream_t st);
 /* Enqueue the fused backward: dx from y and dy. 0 or -1 (reported). */
 int sm_fused_bwd(const struct sm_op *op, const void *y, const void *dy, void *dx,
 		 cudaStream_t st);

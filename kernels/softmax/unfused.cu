@@ -239,7 +239,7 @@ static int unfused_t(const struct sm_op *op, const void *in0, const void *in1,
 							  (float)SOFTMAX_MASKED_SCALE);
 		if (CUDA_CHECK_LAUNCH("k_scale_mask"))
 			return -1;
-		return sm_fused_fwd(op, tmp, out, 0, 1.f, st);
+		return sm_fused_fwd(op, tmp, out, SM_MASK_NONE, 1.f, st);
 	case SM_BWD:
 		k_row_dot<T><<<M, UF_THREADS, 0, st>>>(a, b, op->rowa, N);
 		if (CUDA_CHECK_LAUNCH("k_row_dot"))

@@ -1,5 +1,6 @@
 // workload.cu - the row softmax workloads' contract: softmax_fwd,
-// softmax_masked_fwd and softmax_bwd, fused and unfused, fp32 and bf16
+// softmax_masked_fwd and softmax_bwd, fused and unfused (and the masked
+// forward's fused_dense), fp32 and bf16
 // (bf16 storage, fp32 math): shapes, napkin math, kernel options, the
 // instances' lifecycle and the check against the CPU reference.
 //
@@ -86,9 +87,10 @@ static int sm_launch(struct fp_op *fop, int set, cudaStream_t st)
 		return sm_unfused(op, in0, in1, st);
 	switch (op->kind) {
 	case SM_FWD:
-		return sm_fused_fwd(op, in0, op->out, 0, 1.f, st);
+		return sm_fused_fwd(op, in0, op->out, SM_MASK_NONE, 1.f, st);
 	case SM_MASKED:
-		return sm_fused_fwd(op, in0, op->out, 1, (float)SOFTMAX_MASKED_SCALE, st);
+		return sm_fused_fwd(op, in0, op->out, op->variant == 2 ? SM_MASK_DENSE
+				    : SM_MASK_SKIP, (float)SOFTMAX_MASKED_SCALE, st);
 	case SM_BWD:
 		return sm_fused_bwd(op, in0, in1, op->out, st);
 	}
@@ -242,6 +244,8 @@ static void masked_model(const struct fp_shape *s, enum fp_dtype dt,
 	m->saved_bytes = E * es;
 	if (variant == 0)  // scale+mask: read E, write E; softmax of t: 2E
 		m->variant_bytes = 4 * E * es + M * wide_reread(s->v[1], dt, 1);
+	else if (variant == 2)  // fused_dense: x read whole, y written
+		m->variant_bytes = 2 * E * es + M * wide_reread(s->v[1], dt, 1);
 	else  // the wide kernel reads kept columns only; bound it by the row
 		m->variant_bytes = m->min_bytes + M * wide_reread(s->v[1], dt, 1);
 }
@@ -295,7 +299,7 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 		free(op);
 		return error("softmax: %s", why);
 	}
-	if (nsets < 1 || variant < 0 || variant > 1) {
+	if (nsets < 1 || variant < 0 || variant > (kind == SM_MASKED ? 2 : 1)) {
 		free(op);
 		return error("softmax: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
@@ -350,7 +354,7 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 			continue;
 		}
 		if (dev_fill_normal(op->out, dt, E, sd, 0.f, 1.f, 0) ||
-		    sm_fused_fwd(op, op->out, in0, 0, 1.f, 0) ||
+		    sm_fused_fwd(op, op->out, in0, SM_MASK_NONE, 1.f, 0) ||
 		    dev_fill_normal(op->in1 + (size_t)i * op->set_bytes, dt, E,
 				    sd ^ 0xd1b54a32d192ed03ull, 0.f, 1.f, 0))
 			goto out_free;
@@ -604,12 +608,20 @@ extern "C" const struct workload wl_softmax_fwd = {
 // fused kernel reads only the kept scores (about half) where a tensor mask
 // would add a full extra input to every variant; the unfused form is the
 // eager framework's masked_fill followed by softmax, which materialises the
-// masked scores in DRAM. The scale is fixed at 1/sqrt(64).
+// masked scores in DRAM; fused_dense is those two kernels as one, as a
+// fusing compiler that knows nothing of the rule's zeros would write it
+// (every score read, masked in registers): the twin a prediction of fusing
+// the unfused chain is checked against, where fused shows what skipping
+// the masked reads adds. The scale is fixed at 1/sqrt(64).
 static const struct fp_variant masked_variants[] = {
 	{ "unfused", FP_UNFUSED,
-	  "2 kernels: t = x*scale with causal -inf fill (in DRAM), then the fused softmax of t" },
+	  "2 kernels: t = x*scale with causal -inf fill (in DRAM), then the fused softmax of t",
+	  NULL, "fused_dense" },
 	{ "fused", FP_FUSED,
 	  "1 kernel: scale, causal mask and softmax; masked scores are never read" },
+	{ "fused_dense", FP_FUSED,
+	  "1 kernel: unfused's two fused: every score read, scaled and masked in "
+	  "registers, softmax, y written once" },
 	{ NULL, FP_UNFUSED, NULL },
 };
 
