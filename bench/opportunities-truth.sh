@@ -32,28 +32,59 @@
 #      the target.
 #
 #   sh ../bench/opportunities-truth.sh [WORKLOAD,...]
+#   sh ../bench/opportunities-truth.sh --from DB
+#
+# --from DB: no GPU; (c) alone over a database an earlier run of this
+# script left (its truth-run and truth-unfused runs), read as it is, with
+# this build's views and twins: a measurement analysed again after the
+# views or the pairing change (examples/h200-truth.db is one).
 #
 # Environment: OUT (default ./truth-out: truth.db, truth.log, truth.csv),
 # REPS (profiled repetitions of each op, default 10), FUSEPROF (default
 # ./fuseprof), FPBENCH (default bench/fpbench). About 3-5 minutes on an
 # H100 for the default list, most of it the profile's counters.
 set -eu
+from=
+if [ "${1:-}" = --from ]; then
+	[ $# -eq 2 ] || { echo "opportunities-truth: --from takes one database and nothing else" >&2; exit 2; }
+	from=$2
+	[ -f "$from" ] || { echo "opportunities-truth: --from $from: no such file" >&2; exit 2; }
+	shift 2
+fi
 out=${OUT:-$PWD/truth-out}
 reps=${REPS:-10}
 fuseprof=${FUSEPROF:-./fuseprof}
 fpbench=${FPBENCH:-bench/fpbench}
 workloads=${1:-softmax_fwd,softmax_masked_fwd,softmax_bwd,ln_gelu_fwd,ln_gelu_bwd,rmsnorm_fwd,rmsnorm_bwd,swiglu_fwd,swiglu_bwd,bias_relu_fwd,bias_relu_bwd,bias_dropout_add_fwd,bias_dropout_add_bwd,softplus_chain_fwd,softplus_chain_bwd}
-db=$out/truth.db
+db=${from:-$out/truth.db}
 log=$out/truth.log
 
 [ -x "$fuseprof" ] || { echo "opportunities-truth: no $fuseprof: run from a build's root after make" >&2; exit 2; }
-[ -x "$fpbench" ] || { echo "opportunities-truth: no $fpbench: run 'make bench' first" >&2; exit 2; }
+[ -n "$from" ] || [ -x "$fpbench" ] || { echo "opportunities-truth: no $fpbench: run 'make bench' first" >&2; exit 2; }
 mkdir -p "$out"
-rm -f "$db" "$db-wal" "$db-shm" "$out/status"
+rm -f "$out/status"
+[ -n "$from" ] || rm -f "$db" "$db-wal" "$db-shm"
+# latest RUN_TAG: the newest run of that tag in the database, or nothing
+latest() {
+	"$fuseprof" query --db "$db" --format csv \
+		"SELECT max(run_id) FROM v_runs WHERE tag = '$1'" | tail -n 1 | tr -d '\r"'
+}
+
+if [ -n "$from" ]; then
+	run=$(latest truth-run 2>/dev/null) || run=
+	prof=$(latest truth-unfused 2>/dev/null) || prof=
+	[ -n "$run" ] && [ -n "$prof" ] || {
+		echo "opportunities-truth: --from $from: no truth-run and truth-unfused runs in it" >&2
+		exit 2
+	}
+fi
 
 {
 set -eu
 echo "# opportunities-truth $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+if [ -n "$from" ]; then
+echo "from $from: runs $run (truth-run) and $prof (truth-unfused)"
+else
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null || true
 git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || true
 echo "workloads: $workloads; profiled repetitions: $reps"
@@ -63,8 +94,7 @@ echo "workloads: $workloads; profiled repetitions: $reps"
 start=$(date +%s)
 "$fuseprof" run --db "$db" --tag truth-run --no-counters --workload "$workloads"
 echo "(a) run: $(( $(date +%s) - start )) s"
-run=$("$fuseprof" query --db "$db" --format csv \
-	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-run'" | tail -n 1 | tr -d '\r')
+run=$(latest truth-run)
 
 # (b) the unfused variants, one fpbench a workload, variant and dtype
 # with its shapes, all under one profile (every process into one run).
@@ -81,8 +111,8 @@ wc -l <"$out/unfused.sh" | sed 's/^/(b) unfused variant groups to profile: /'
 start=$(date +%s)
 "$fuseprof" profile --db "$db" --tag truth-unfused --metrics roofline -- sh "$out/unfused.sh" >"$out/fpbench.txt"
 echo "(b) profile: $(( $(date +%s) - start )) s"
-prof=$("$fuseprof" query --db "$db" --format csv \
-	"SELECT max(run_id) FROM v_runs WHERE tag = 'truth-unfused'" | tail -n 1 | tr -d '\r')
+prof=$(latest truth-unfused)
+fi
 "$fuseprof" query --db "$db" opportunities "$prof" >"$out/opportunities.txt"
 echo "(b) candidates of run $prof: $(($(wc -l <"$out/opportunities.txt") - 2)) rows in $out/opportunities.txt"
 

@@ -63,4 +63,5 @@ EXTRA_DIST += tests/test-report-distrust.sh
 TESTS += tests/test-report-sample.sh tests/test-samples.sh tests/test-profile-sample.sh
 EXTRA_DIST += tests/test-report-sample.sh tests/test-samples.sh tests/test-profile-sample.sh \
 	examples/h100-sample.db examples/h100-profile.db \
-	examples/h200-sample.db examples/h200-block.db examples/README.md
+	examples/h200-sample.db examples/h200-block.db examples/h200-truth.db \
+	examples/README.md

@@ -77,11 +77,12 @@ EXTRA_DIST += tests/test-merge-cli.sh
 ## streams, byte accounting, ranking); the query and the report's section
 ## from the command line; on a GPU, the unfused LayerNorm+GELU profiled.
 check_PROGRAMS += tests/test-opps
-TESTS += tests/test-opps tests/test-opps-cli.sh tests/test-opps-gpu.sh
+TESTS += tests/test-opps tests/test-opps-cli.sh tests/test-opps-gpu.sh \
+	tests/test-truth-from.sh
 tests_test_opps_SOURCES = tests/test-opps.c
 tests_test_opps_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE_CFLAGS)
 tests_test_opps_LDADD = $(test_store_libs)
-EXTRA_DIST += tests/test-opps-cli.sh tests/test-opps-gpu.sh
+EXTRA_DIST += tests/test-opps-cli.sh tests/test-opps-gpu.sh tests/test-truth-from.sh
 
 ### number formatting ########################################################
 check_PROGRAMS += tests/test-format
