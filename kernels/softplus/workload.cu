@@ -128,16 +128,13 @@ static int forward(const struct fp_op *v, const void *x, void *w_out,
 
 // A backward instance's saved input of set v (a set_view): what the
 // forward of the same variant saves, made by its kernels (unfused3's
-// first; fused_save's and fused_tape's, with w going to the set's dx as
+// first; a fused variant's forward, with w going to the set's dx as
 // scratch).
 static int make_saved(const struct fp_op *v, cudaStream_t st)
 {
 	if (v->variant == V_UNFUSED3)
 		return run(SP_K_EXP, v, v->x, NULL, NULL, NULL, v->saved, NULL, st);
-	if (v->variant == V_FUSED_SAVE || v->variant == V_FUSED_TAPE)
-		return run(v->variant == V_FUSED_SAVE ? SP_K_FWD_SAVE : SP_K_FWD_TAPE,
-			   v, v->x, NULL, NULL, NULL, v->out, v->saved, st);
-	return 0;
+	return saves(v->variant) ? forward(v, v->x, v->out, v->saved, NULL, st) : 0;
 }
 
 static int sp_launch(struct fp_op *op, int set, cudaStream_t st)
