@@ -3,11 +3,11 @@
 ## with their CPU reference, and the tests of both.
 
 kernels_libfpkernels_a_SOURCES += kernels/dropout/philox.h kernels/dropout/dropout.h \
-	kernels/dropout/ref.c kernels/dropout/dropout.cu kernels/ewmask/ewmask.cuh \
-	kernels/ewmask/colsum.cuh
+	kernels/dropout/ref.c kernels/dropout/kernels.cuh kernels/dropout/dropout.cu \
+	kernels/ewmask/ewmask.cuh kernels/ewmask/colsum.cuh
 ## nvcc objects get no automatic dependency tracking.
 dropout_headers = kernels/dropout/philox.h kernels/dropout/dropout.h \
-	kernels/ewmask/ewmask.cuh kernels/ewmask/colsum.cuh
+	kernels/dropout/kernels.cuh kernels/ewmask/ewmask.cuh kernels/ewmask/colsum.cuh
 kernels/dropout/dropout.$(OBJEXT): $(dropout_headers) $(kernels_headers)
 
 ## The column sums' second pass, its CUDA source run on the CPU.
