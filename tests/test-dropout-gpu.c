@@ -1,9 +1,9 @@
 /* test-dropout-gpu.c - the dropout masks on the GPU (skips with 77 without
  * one): at about 16M elements the keep rate is within 4 sigma of 1 - p for
- * p = 0, 0.1 and 0.5, and the mask each variant makes (the unfused byte
- * mask, fused_mask's bits, the one fused_regen's output implies, and the
- * zeros of each backward's dx) is the CPU's Philox mask, bit for bit: the
- * forward and the backward agree on it. */
+ * p = 0, 0.1 and 0.5, and the mask each variant makes (the unfused and
+ * fused_bytemask byte masks, fused_mask's bits, the one fused_regen's
+ * output implies, and the zeros of each backward's dx) is the CPU's
+ * Philox mask, bit for bit: the forward and the backward agree on it. */
 #include "config.h"
 
 #include <math.h>
@@ -29,7 +29,9 @@ static void same(const unsigned char *got, const unsigned char *want, size_t n,
 
 int main(void)
 {
-	static const char *const names[3] = { "unfused", "fused_mask", "fused_regen" };
+	static const char *const names[4] = {
+		"unfused", "fused_mask", "fused_regen", "fused_bytemask",
+	};
 	const long M = 4096, N = 4100;  /* 16.8M elements; N % 32 != 0 too below */
 	const long drops[3] = { 0, 100, 500 };
 	const unsigned long long seed = 0xd20d;
@@ -51,7 +53,7 @@ int main(void)
 		double kept = 0;
 
 		bda_ref_mask(bda_seed(seed, 0), drop, 0, E, cpu);
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			char what[64];
 
 			if (bda_probe(0, v, M, N, drop, seed, implied, saved))
@@ -81,7 +83,7 @@ int main(void)
 		const long M2 = 2048, N2 = 4096;
 
 		bda_ref_mask(bda_seed(seed, 0), 100, 0, (size_t)M2 * N2, cpu);
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			if (bda_probe(0, v, M2, N2, 100, seed, implied, saved))
 				return TEST_HARD_ERROR;
 			same(implied, cpu, (size_t)M2 * N2, names[v], 100);

@@ -187,10 +187,15 @@ static void check_contract(const struct workload *w, int bwd)
 	const struct workload *bw = workload_find("bias_dropout_add_bwd");
 
 	ASSERT(w && fw && bw);
-	ASSERT_EQ(workload_nvariants(w), 3);
+	ASSERT_EQ(workload_nvariants(w), 4);
 	ASSERT_STR_EQ(w->variants[BDA_UNFUSED].name, "unfused");
 	ASSERT_STR_EQ(w->variants[BDA_FUSED_MASK].name, "fused_mask");
 	ASSERT_STR_EQ(w->variants[BDA_FUSED_REGEN].name, "fused_regen");
+	ASSERT_STR_EQ(w->variants[BDA_FUSED_BYTEMASK].name, "fused_bytemask");
+	/* unfused's twin: its kernels as one, keeping its byte mask */
+	ASSERT_STR_EQ(w->variants[BDA_UNFUSED].twin, "fused_bytemask");
+	ASSERT(bda_saves_bytes(BDA_UNFUSED) && bda_saves_bytes(BDA_FUSED_BYTEMASK) &&
+	       !bda_saves_bytes(BDA_FUSED_MASK) && !bda_saves_bytes(BDA_FUSED_REGEN));
 	if (!bwd)
 		ASSERT_STR_EQ(w->backward, "bias_dropout_add_bwd");
 	assert_shapes_run(w, w->suite, 2);
@@ -221,14 +226,14 @@ static void check_contract(const struct workload *w, int bwd)
 	for (int dt = 0; dt < FP_NDTYPES; dt++) {
 		const double es = dt == FP_BF16 ? 2 : 4, mn = 96000;
 
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			w->model(&s, (enum fp_dtype)dt, v, &m);
 			(bwd ? fw : bw)->model(&s, (enum fp_dtype)dt, v, &f);
 			ASSERT(m.saved_bytes == f.saved_bytes);  /* the pair agrees */
 			ASSERT(m.variant_bytes >= m.min_bytes);
 			ASSERT(m.flops == (bwd ? 2 : 3) * mn);
 			ASSERT(m.min_bytes == ((bwd ? 2 : 3) * mn + 96) * es);
-			ASSERT(m.saved_bytes == (v == BDA_UNFUSED ? mn :
+			ASSERT(m.saved_bytes == (bda_saves_bytes(v) ? mn :
 						 v == BDA_FUSED_MASK ? 12000 : 0));
 		}
 		w->model(&s, (enum fp_dtype)dt, BDA_UNFUSED, &m);
@@ -237,9 +242,15 @@ static void check_contract(const struct workload *w, int bwd)
 		ASSERT(m.variant_bytes == m.min_bytes);
 		w->model(&s, (enum fp_dtype)dt, BDA_FUSED_MASK, &m);
 		ASSERT(m.variant_bytes == m.min_bytes + 12000);
+		/* the twin: unfused's bytes less h's and d's writes and reads
+		 * (and, backward, dx's read by the column partials) */
+		w->model(&s, (enum fp_dtype)dt, BDA_FUSED_BYTEMASK, &m);
+		ASSERT(m.variant_bytes == m.min_bytes + mn);
+		w->model(&s, (enum fp_dtype)dt, BDA_UNFUSED, &f);
+		ASSERT(f.variant_bytes - m.variant_bytes == (bwd ? 1 : 4) * mn * es);
 	}
 	/* device bytes: grows with sets and shape, fused_regen holds least */
-	for (int v = 0; v < 3; v++) {
+	for (int v = 0; v < 4; v++) {
 		size_t one = w->device_bytes(&s, FP_F32, v, 1);
 		size_t two = w->device_bytes(&s, FP_F32, v, 2);
 
@@ -249,6 +260,12 @@ static void check_contract(const struct workload *w, int bwd)
 	}
 	ASSERT(w->device_bytes(&s, FP_F32, BDA_UNFUSED, 1) >
 	       w->device_bytes(&s, FP_F32, BDA_FUSED_MASK, 1));
+	/* the byte mask in place of the bit mask; the forward without h, d */
+	ASSERT(w->device_bytes(&s, FP_F32, BDA_FUSED_BYTEMASK, 1) >
+	       w->device_bytes(&s, FP_F32, BDA_FUSED_MASK, 1));
+	if (!bwd)
+		ASSERT(w->device_bytes(&s, FP_F32, BDA_UNFUSED, 1) -
+		       w->device_bytes(&s, FP_F32, BDA_FUSED_BYTEMASK, 1) == 2 * 96000 * 4);
 	printf("ok   %s contract\n", w->name);
 }
 

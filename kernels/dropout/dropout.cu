@@ -9,6 +9,9 @@
 // what the forward keeps for the backward (model saved_bytes):
 //   unfused      3 kernels, h = x + b; d = dropout(h) writing a byte mask;
 //                y = d + residual. Saves M N bytes.
+//   fused_bytemask  unfused's kernels as one (h and d on chip), the same
+//                byte mask saved: its twin, what a prediction of fusing
+//                them is checked against.
 //   fused_mask   1 kernel writing y and a 1-bit-per-element mask: saves
 //                ceil(M N / 32) 4 bytes.
 //   fused_regen  1 kernel writing y only: saves nothing but the seed; the
@@ -74,7 +77,7 @@ struct fp_op {
 	size_t wset;
 	char *out;             // y or dx
 	char *h, *d;           // forward unfused: x + bias, dropout(x + bias)
-	uint8_t *bytes;        // forward unfused: the byte mask
+	uint8_t *bytes;        // forward unfused, fused_bytemask: the byte mask
 	uint32_t *words;       // forward fused_mask: the bit mask
 	char *dbias;           // backward
 	float *partial;        // backward: [plan.prows][N]
@@ -126,23 +129,33 @@ static int launch_fwd(const struct fp_op *op, int set, cudaStream_t st)
 		return CUDA_CHECK_LAUNCH("add_kernel");
 	case BDA_FUSED_MASK:
 		if (p->vec && op->N % 32 == 0)
-			fwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
-				x, b, res, (T *)op->out, op->words, op->M, op->N, seed,
-				op->t, op->scale);
+			fwd_rows_kernel<T, V, true, BDA_MASK_BITS><<<grid, block, 0, st>>>(
+				x, b, res, (T *)op->out, op->words, NULL, op->M, op->N,
+				seed, op->t, op->scale);
 		else
 			fwd_flat_kernel<T><<<ew_flat_grid(n, EW_THREADS), EW_THREADS, 0, st>>>(
 				x, b, res, (T *)op->out, op->words, op->M, op->N, seed,
 				op->t, op->scale);
 		return CUDA_CHECK_LAUNCH("fused_mask forward");
+	case BDA_FUSED_BYTEMASK:
+		if (p->vec)
+			fwd_rows_kernel<T, V, true, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
+				x, b, res, (T *)op->out, NULL, op->bytes, op->M, op->N,
+				seed, op->t, op->scale);
+		else
+			fwd_rows_kernel<T, V, false, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
+				x, b, res, (T *)op->out, NULL, op->bytes, op->M, op->N,
+				seed, op->t, op->scale);
+		return CUDA_CHECK_LAUNCH("fused_bytemask forward");
 	default:
 		if (p->vec)
-			fwd_rows_kernel<T, V, true, false><<<grid, block, 0, st>>>(
-				x, b, res, (T *)op->out, NULL, op->M, op->N, seed, op->t,
-				op->scale);
+			fwd_rows_kernel<T, V, true, BDA_MASK_NONE><<<grid, block, 0, st>>>(
+				x, b, res, (T *)op->out, NULL, NULL, op->M, op->N, seed,
+				op->t, op->scale);
 		else
-			fwd_rows_kernel<T, V, false, false><<<grid, block, 0, st>>>(
-				x, b, res, (T *)op->out, NULL, op->M, op->N, seed, op->t,
-				op->scale);
+			fwd_rows_kernel<T, V, false, BDA_MASK_NONE><<<grid, block, 0, st>>>(
+				x, b, res, (T *)op->out, NULL, NULL, op->M, op->N, seed,
+				op->t, op->scale);
 		return CUDA_CHECK_LAUNCH("fused_regen forward");
 	}
 }
@@ -185,14 +198,35 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 					     (T *)op->dbias, op->pdl, st);
 		}
 		if (p->vec)
-			bwd_rows_kernel<T, V, true, false><<<grid, block, 0, st>>>(
-				dy, (const uint32_t *)saved, (T *)op->out, op->partial,
+			bwd_rows_kernel<T, V, true, BDA_MASK_BITS><<<grid, block, 0, st>>>(
+				dy, (const uint32_t *)saved, NULL, (T *)op->out, op->partial,
 				op->M, op->N, seed, op->t, op->scale);
 		else
-			bwd_rows_kernel<T, V, false, false><<<grid, block, 0, st>>>(
-				dy, (const uint32_t *)saved, (T *)op->out, op->partial,
+			bwd_rows_kernel<T, V, false, BDA_MASK_BITS><<<grid, block, 0, st>>>(
+				dy, (const uint32_t *)saved, NULL, (T *)op->out, op->partial,
 				op->M, op->N, seed, op->t, op->scale);
 		if (CUDA_CHECK_LAUNCH("fused_mask backward"))
+			return -1;
+		break;
+	case BDA_FUSED_BYTEMASK:
+		if (op->bulk) {
+			ew_bulk_bwd<T, V>(&op->bplan, dy,
+					  byte_mask<V>{ (const uint8_t *)saved }, op->scale,
+					  (T *)op->out, op->partial, op->M, op->N, st);
+			if (CUDA_CHECK_LAUNCH("fused_bytemask bulk backward"))
+				return -1;
+			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
+					     (T *)op->dbias, op->pdl, st);
+		}
+		if (p->vec)
+			bwd_rows_kernel<T, V, true, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
+				dy, NULL, (const uint8_t *)saved, (T *)op->out, op->partial,
+				op->M, op->N, seed, op->t, op->scale);
+		else
+			bwd_rows_kernel<T, V, false, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
+				dy, NULL, (const uint8_t *)saved, (T *)op->out, op->partial,
+				op->M, op->N, seed, op->t, op->scale);
+		if (CUDA_CHECK_LAUNCH("fused_bytemask backward"))
 			return -1;
 		break;
 	default:
@@ -206,13 +240,13 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 					     (T *)op->dbias, op->pdl, st);
 		}
 		if (p->vec)
-			bwd_rows_kernel<T, V, true, true><<<grid, block, 0, st>>>(
-				dy, NULL, (T *)op->out, op->partial, op->M, op->N, seed,
-				op->t, op->scale);
+			bwd_rows_kernel<T, V, true, BDA_MASK_NONE><<<grid, block, 0, st>>>(
+				dy, NULL, NULL, (T *)op->out, op->partial, op->M, op->N,
+				seed, op->t, op->scale);
 		else
-			bwd_rows_kernel<T, V, false, true><<<grid, block, 0, st>>>(
-				dy, NULL, (T *)op->out, op->partial, op->M, op->N, seed,
-				op->t, op->scale);
+			bwd_rows_kernel<T, V, false, BDA_MASK_NONE><<<grid, block, 0, st>>>(
+				dy, NULL, NULL, (T *)op->out, op->partial, op->M, op->N,
+				seed, op->t, op->scale);
 		if (CUDA_CHECK_LAUNCH("fused_regen backward"))
 			return -1;
 		break;
@@ -304,7 +338,7 @@ static int make_saved(const struct fp_op *op, int set)
 	if (op->variant == BDA_FUSED_REGEN)
 		return 0;
 	mask_kernel<<<ew_flat_grid(n, EW_THREADS), EW_THREADS>>>(
-		op->variant == BDA_UNFUSED ? (uint8_t *)s : NULL,
+		bda_saves_bytes(op->variant) ? (uint8_t *)s : NULL,
 		op->variant == BDA_FUSED_MASK ? (uint32_t *)s : NULL, n,
 		op->seeds[set], op->t);
 	return CUDA_CHECK_LAUNCH("mask_kernel");
@@ -349,30 +383,36 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 	"M=16384,N=768;M=133,N=1000;M=1,N=2048"
 
 static const struct fp_kopt bwd_kopts[] = {
-	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_mask, fused_regen)" },
+	{ "bwd_kernel", ew_bwd_kernel_values,
+	  EW_BWD_KERNEL_HELP " (fused_mask, fused_regen, fused_bytemask)" },
 	{ "colsum", ew_colsum_values, EW_COLSUM_HELP " (every variant)", "pdl" },
 	{ NULL, NULL, NULL }
 };
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
-	  "3 kernels: h = x + bias; d = dropout(h) and a byte mask; y = d + residual" },
+	  "3 kernels: h = x + bias; d = dropout(h) and a byte mask; y = d + residual",
+	  NULL, "fused_bytemask" },
 	{ "fused_mask", FP_FUSED,
 	  "1 kernel: y and a 1-bit-per-element mask for the backward" },
 	{ "fused_regen", FP_FUSED,
 	  "1 kernel: y only; the backward redraws the mask from the seed" },
+	{ "fused_bytemask", FP_FUSED,
+	  "1 kernel: unfused's three as one: y and the byte mask (h and d on chip)" },
 	{ NULL, FP_UNFUSED, NULL }
 };
 
 static const struct fp_variant bwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
 	  "3 kernels: dx = dy * byte mask / (1-p); dbias column partials of dx; "
-	  "partial sum" },
+	  "partial sum", NULL, "fused_bytemask" },
 	{ "fused_mask", FP_FUSED,
 	  "2 kernels: dx from dy and the bit mask with dbias partials; partial sum" },
 	{ "fused_regen", FP_FUSED,
 	  "2 kernels: dx from dy and the mask redrawn from the seed with dbias "
 	  "partials; partial sum" },
+	{ "fused_bytemask", FP_FUSED,
+	  "2 kernels: dx from dy and the byte mask with dbias partials; partial sum" },
 	{ NULL, FP_UNFUSED, NULL }
 };
 
@@ -406,7 +446,7 @@ static int bda_validate(const struct fp_shape *s, enum fp_dtype dt, char *why,
 // the backward reads: a byte or a bit per element, or nothing.
 static size_t saved_size(long M, long N, int variant)
 {
-	if (variant == BDA_UNFUSED)
+	if (bda_saves_bytes(variant))
 		return (size_t)M * (size_t)N;
 	return variant == BDA_FUSED_MASK ? ew_bits_bytes(M, N) : 0;
 }
@@ -425,8 +465,8 @@ static size_t written_bytes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		w[1] = mn;                    // h
 		w[2] = mn;                    // d
 		w[3] = saved_size(M, N, variant);  // byte mask
-	} else if (!bwd && variant == BDA_FUSED_MASK) {
-		w[3] = saved_size(M, N, variant);  // bit mask
+	} else if (!bwd && variant != BDA_FUSED_REGEN) {
+		w[3] = saved_size(M, N, variant);  // bit or byte mask
 	} else if (bwd) {
 		w[1] = (size_t)N * es;        // dbias
 		w[2] = (size_t)ew_plan_cols(M, N, es).prows * N * sizeof(float);
@@ -533,7 +573,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	*out = NULL;
 	if (bda_validate(s, dt, why, sizeof why))
 		return error("bias_dropout_add: %s", why);
-	if (nsets < 1 || variant < 0 || variant > BDA_FUSED_REGEN)
+	if (nsets < 1 || variant < 0 || variant > BDA_FUSED_BYTEMASK)
 		return error("bias_dropout_add: bad instance (variant %d, %d input sets)",
 			     variant, nsets);
 	if (bwdk < 0 || bwdk >= EW_BWD_NVALUES)
@@ -580,7 +620,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	} else {
 		op->h = (char *)dev_carve(&cur, z[1]);
 		op->d = (char *)dev_carve(&cur, z[2]);
-		if (variant == BDA_UNFUSED)
+		if (bda_saves_bytes(variant))
 			op->bytes = (uint8_t *)dev_carve(&cur, z[3]);
 		else
 			op->words = (uint32_t *)dev_carve(&cur, z[3]);
@@ -858,9 +898,9 @@ static int check_saved(const struct fp_op *op, const struct bda_ref *e,
 		       struct fp_check *r)
 {
 	const size_t E = (size_t)op->M * op->N;
-	const size_t bytes = op->variant == BDA_UNFUSED ? E : ew_bits_bytes(op->M, op->N);
+	const size_t bytes = bda_saves_bytes(op->variant) ? E : ew_bits_bytes(op->M, op->N);
 	unsigned char *got = (unsigned char *)xmalloc(bytes);
-	const void *src = op->variant == BDA_UNFUSED ? (const void *)op->bytes
+	const void *src = bda_saves_bytes(op->variant) ? (const void *)op->bytes
 						     : (const void *)op->words;
 	int rc = -1;
 
@@ -869,7 +909,7 @@ static int check_saved(const struct fp_op *op, const struct bda_ref *e,
 	for (long s = 0; s < e->nrows; s++) {
 		for (long j = 0; j < op->N; j++) {
 			const size_t el = (size_t)e->rows[s] * op->N + j;
-			const int g = op->variant == BDA_UNFUSED ? got[el]
+			const int g = bda_saves_bytes(op->variant) ? got[el]
 				: (got[el / 8] >> (el % 8)) & 1;
 
 			if (g != e->mask[s * op->N + j] && r->passed) {
@@ -992,15 +1032,15 @@ extern "C" int bda_probe(int bwd, int variant, long M, long N, long drop,
 	for (size_t e = 0; e < E; e++)
 		implied[e] = out[e] != 0.f;
 	if (!bwd && saved && variant != BDA_FUSED_REGEN) {
-		const size_t n = variant == BDA_UNFUSED ? E : ew_bits_bytes(M, N);
+		const size_t n = bda_saves_bytes(variant) ? E : ew_bits_bytes(M, N);
 
 		raw = (unsigned char *)xmalloc(n);
-		if (CUDA_CHECK(cudaMemcpy(raw, variant == BDA_UNFUSED ? (void *)op->bytes
+		if (CUDA_CHECK(cudaMemcpy(raw, bda_saves_bytes(variant) ? (void *)op->bytes
 							       : (void *)op->words,
 					  n, cudaMemcpyDeviceToHost)))
 			goto out_free;
 		for (size_t e = 0; e < E; e++)
-			saved[e] = variant == BDA_UNFUSED ? raw[e] : (raw[e / 8] >> (e % 8)) & 1;
+			saved[e] = bda_saves_bytes(variant) ? raw[e] : (raw[e / 8] >> (e % 8)) & 1;
 	}
 	rc = 0;
 out_free:

@@ -18,7 +18,14 @@ extern const struct workload wl_bias_dropout_add_fwd;
 extern const struct workload wl_bias_dropout_add_bwd;
 
 /* The variants, in both workloads' order. */
-enum { BDA_UNFUSED, BDA_FUSED_MASK, BDA_FUSED_REGEN };
+enum { BDA_UNFUSED, BDA_FUSED_MASK, BDA_FUSED_REGEN, BDA_FUSED_BYTEMASK };
+
+/* Whether variant keeps a byte an element for the backward (unfused, and
+ * fused_bytemask: its kernels fused as they are). */
+static inline int bda_saves_bytes(int variant)
+{
+	return variant == BDA_UNFUSED || variant == BDA_FUSED_BYTEMASK;
+}
 
 /* The Philox seed of input set `set` of an instance created (or checked)
  * with seed: what create() draws the saved masks of the backward with, so

@@ -40,6 +40,56 @@ __device__ __forceinline__ unsigned keep_bits(uint64_t seed, uint32_t t, uint64_
 	return bits;
 }
 
+// What a fused kernel writes or reads of the mask: nothing (the backward
+// redraws it from the seed), a bit an element (fused_mask) or a byte an
+// element (fused_bytemask, as the unfused variant stores it).
+enum { BDA_MASK_NONE, BDA_MASK_BITS, BDA_MASK_BYTES };
+
+// The V mask bytes of a vector: 4 or 8 bytes, one aligned access.
+template <int V>
+using bda_mask_vec = typename std::conditional<V == 4, unsigned int, uint2>::type;
+
+// The keep bits of the V bytes of a vector at element e (e a multiple of
+// V: an aligned load), streaming.
+template <int V>
+__device__ __forceinline__ unsigned byte_bits(const uint8_t *bytes, uint64_t e)
+{
+	const bda_mask_vec<V> w = __ldcs((const bda_mask_vec<V> *)(bytes + e));
+	uint8_t b[V];
+	unsigned bits = 0;
+
+	memcpy(b, &w, V);
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		bits |= (unsigned)(b[k] != 0) << k;
+	return bits;
+}
+
+// The V bytes of keep bits at element e (e a multiple of V), streaming.
+template <int V>
+__device__ __forceinline__ void store_byte_bits(uint8_t *bytes, uint64_t e, unsigned bits)
+{
+	uint8_t b[V];
+	bda_mask_vec<V> w;
+
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		b[k] = (bits >> k) & 1u;
+	memcpy(&w, b, V);
+	__stcs((bda_mask_vec<V> *)(bytes + e), w);
+}
+
+// The byte mask as the bulk backward reads it.
+template <int V>
+struct byte_mask {
+	const uint8_t *bytes;
+
+	__device__ __forceinline__ unsigned bits(uint64_t e) const
+	{
+		return byte_bits<V>(bytes, e);
+	}
+};
+
 // The mask redrawn from the seed, as the bulk backward reads it.
 template <int V>
 struct regen_mask {
@@ -185,15 +235,17 @@ dropout_bytes_bwd_kernel(const T *__restrict__ dy, const uint8_t *__restrict__ m
 }
 
 // The fused forward, rows under the ewmask plan: x and residual read, bias
-// kept in registers, the mask drawn, y written once; with BITS the 1-bit
-// mask too (the vector path needs N % 32 == 0 then: fwd_flat_kernel takes
-// the rest). EW_UNROLL rows in flight a thread.
-template <typename T, int V, bool VEC, bool BITS>
+// kept in registers, the mask drawn, y written once; with MASK the mask too
+// (BDA_MASK_BITS: into words, the vector path needing N % 32 == 0 then,
+// fwd_flat_kernel taking the rest; BDA_MASK_BYTES: into bytes, a byte an
+// element as the unfused variant stores it). EW_UNROLL rows in flight a
+// thread.
+template <typename T, int V, bool VEC, int MASK>
 __global__ void __launch_bounds__(EW_THREADS)
 fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 		const T *__restrict__ res, T *__restrict__ y,
-		uint32_t *__restrict__ words, long M, long N, uint64_t seed,
-		uint32_t t, float scale)
+		uint32_t *__restrict__ words, uint8_t *__restrict__ bytes, long M,
+		long N, uint64_t seed, uint32_t t, float scale)
 {
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
@@ -256,8 +308,10 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 						  r[u][k];
 				if (c0 < N)
 					st16<true>(y + i * N + c0, v[u]);
-				if (BITS)
+				if (MASK == BDA_MASK_BITS)
 					ew_store_bits<V>(words, e >> 5, bits, c0 < N);
+				if (MASK == BDA_MASK_BYTES && c0 < N)
+					store_byte_bits<V>(bytes, e, bits);
 			} else {
 #pragma unroll
 				for (int k = 0; k < V; k++) {
@@ -268,6 +322,8 @@ fwd_rows_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 
 						y[i * N + c] = from_f<T>(
 							(keep ? (v[u][k] + b[k]) * scale : 0.f) + r[u][k]);
+						if (MASK == BDA_MASK_BYTES)
+							bytes[i * N + c] = (uint8_t)keep;
 					}
 				}
 			}
@@ -309,15 +365,18 @@ fwd_flat_kernel(const T *__restrict__ x, const T *__restrict__ bias,
 }
 
 // The fused backward, rows under the plan: dy read, the mask read from the
-// bits (REGEN 0) or redrawn from the seed (REGEN 1), dx written, the
-// column sums of dx kept per thread, added over the block's rows and
-// written as its partial row (ew_colsum_kernel adds the rows in order).
-template <typename T, int V, bool VEC, bool REGEN>
+// bits (MASK BDA_MASK_BITS) or the bytes (BDA_MASK_BYTES) or redrawn from
+// the seed (BDA_MASK_NONE), dx written, the column sums of dx kept per
+// thread, added over the block's rows and written as its partial row
+// (ew_colsum_kernel adds the rows in order).
+template <typename T, int V, bool VEC, int MASK>
 __global__ void __launch_bounds__(EW_THREADS)
 bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
-		T *__restrict__ dx, float *__restrict__ partial, long M, long N,
-		uint64_t seed, uint32_t t, float scale)
+		const uint8_t *__restrict__ bytes, T *__restrict__ dx,
+		float *__restrict__ partial, long M, long N, uint64_t seed,
+		uint32_t t, float scale)
 {
+	constexpr bool REGEN = MASK == BDA_MASK_NONE;
 	const long c0 = VEC ? ((long)blockIdx.x * blockDim.x + threadIdx.x) * V
 			    : (long)blockIdx.x * blockDim.x * V + threadIdx.x;
 	const long cs = VEC ? 1 : blockDim.x;
@@ -348,8 +407,10 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 			if (VEC) {
 				if (c0 < N) {
 					gr[u] = ew_ldraw<true>(dy + i * N + c0);
-					if (!REGEN)
+					if (MASK == BDA_MASK_BITS)
 						bits[u] = ew_load_bits<V>(words, (uint64_t)i * N + c0);
+					if (MASK == BDA_MASK_BYTES)
+						bits[u] = byte_bits<V>(bytes, (uint64_t)i * N + c0);
 				}
 			} else {
 #pragma unroll
@@ -358,8 +419,10 @@ bwd_rows_kernel(const T *__restrict__ dy, const uint32_t *__restrict__ words,
 						const uint64_t e = (uint64_t)i * N + c0 + k * cs;
 
 						v[u][k] = to_f(dy[e]);
-						if (!REGEN)
+						if (MASK == BDA_MASK_BITS)
 							bits[u] |= ew_load_bit(words, e) << k;
+						if (MASK == BDA_MASK_BYTES)
+							bits[u] |= (unsigned)(bytes[e] != 0) << k;
 					}
 			}
 		}
