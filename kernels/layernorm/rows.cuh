@@ -22,6 +22,14 @@
 //   alone would shift every xhat by up to 5e-4 standard deviations. The mean
 //   is therefore kept as hi + lo (hi the first-pass mean, lo = sum(d) / N),
 //   and xhat = ((x - hi) - lo) rstd, where x - hi is exact (Sterbenz).
+//   The bf16 forward row kernel (ln_rows_fwd) takes one pass instead: hi is
+//   the row's first element, lo = sum(d) / N and var = sum(d^2) / N - lo^2
+//   (d = x - hi, exact: bf16 values as fp32), which cancels only as far as
+//   the first element lies from the mean, at most sqrt(N - 1) standard
+//   deviations, so var keeps about 24 - log2(N) bits, against the 8 a bf16
+//   output keeps; it saves a pass and a row sum, 2-3 % of the kernel's time
+//   (bench/RESULTS.md, "The bf16 LayerNorm forward in one pass"). Its
+//   statistics (FWD_STATS) keep the form hi + lo, which every reader takes.
 // - dgamma and dbeta without float atomics: each block of a persistent grid
 //   accumulates its rows' contributions per thread-owned column in
 //   registers, sums its row groups in
@@ -330,7 +338,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
-	const float n = (float)N;
+	const float rn = 1.0f / (float)N;
 
 	stats_let_dependents<MODE>();
 
@@ -361,15 +369,23 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 				for (int k = 0; k < V; k++)
 					v[c][k] -= hi;
 		} else {
-			float s[1] = { 0.0f }, p[2] = { 0.0f, 0.0f };
+			float p[2] = { 0.0f, 0.0f };
+
+			// hi: the first pass's mean, or in bf16 the row's first
+			// element (one pass and one row sum fewer; see the top)
+			if constexpr (FAST) {
+				hi = live ? to_f(xr[0]) : 0.0f;
+			} else {
+				float s[1] = { 0.0f };
 
 #pragma unroll
-			for (int c = 0; c < CH; c++)
+				for (int c = 0; c < CH; c++)
 #pragma unroll
-				for (int k = 0; k < V; k++)
-					s[0] += v[c][k];
-			row_sum<TPR, 1, false>(s, sh[0]);
-			hi = s[0] / n;
+					for (int k = 0; k < V; k++)
+						s[0] += v[c][k];
+				row_sum<TPR, 1, false>(s, sh[0]);
+				hi = s[0] * rn;
+			}
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				if ((c * TPR + t) * V < N) {  // padding stays 0
@@ -382,8 +398,8 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 				}
 			}
 			row_sum<TPR, 2, false>(p, sh[1]);
-			lo = p[0] / n;
-			rstd = 1.0f / sqrtf(fmaxf(p[1] / n - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
+			lo = p[0] * rn;
+			rstd = rsqrtf(fmaxf(p[1] * rn - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
 			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
 			    live && t == 0) {
 				stats[row] = hi;
