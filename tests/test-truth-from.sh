@@ -3,8 +3,9 @@
 # GPU, over the truth run shipped in examples/h200-truth.db: the table is
 # made again from the database (left as it was), and the pairing follows
 # the declared twins first (softplus's fused_tape and the masked softmax's
-# fused_dense are twins, fused_save and fused, which keep as many bytes or
-# none, another algorithm), the saved-bytes rule where none is declared
+# fused_dense and the dropout's fused_bytemask are twins, fused_save and
+# fused, which keep as many bytes or none, and the dropout's bit-mask and
+# regenerating variants, another algorithm), the saved-bytes rule where none is declared
 # (bias_relu's fused_save_output keeps what save_input keeps, its bitmask
 # does not; RMSNorm's fused keeps nothing where unfused keeps rstd, so with
 # no fused variant keeping as much it is the twin); bad input is refused
@@ -45,6 +46,11 @@ want 4 softmax_masked_fwd unfused fused 'another algorithm'
 want 4 bias_relu_fwd save_input fused_save_output twin
 want 4 bias_relu_fwd save_input fused_bitmask 'another algorithm'
 want 4 rmsnorm_fwd unfused fused twin
+for w in bias_dropout_add_fwd bias_dropout_add_bwd; do
+	want 4 $w unfused fused_bytemask twin
+	want 4 $w unfused fused_mask 'another algorithm'
+	want 4 $w unfused fused_regen 'another algorithm'
+done
 want 6 ln_gelu_fwd unfused2 fused twin
 # the summary counts what the table holds
 twins=$(grep -c ',twin,' "$tmp/t.csv")
