@@ -339,11 +339,17 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	const float rn = 1.0f / (float)N;
+	// The region of the second row sum: fp32's first sum takes sh[0]; bf16
+	// has only the second, so its rows alternate regions, and a row's
+	// barrier orders the one before's reads before the next one's writes.
+	int reg = 1;
 
 	stats_let_dependents<MODE>();
 
 	// The loop bound is the same for the whole block: barriers stay matched.
 	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		if constexpr (FAST)
+			reg ^= 1;
 		const long row = r0 + g;
 		const bool live = row < M;
 		const T *xr = x + row * N;
@@ -397,7 +403,7 @@ ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 					}
 				}
 			}
-			row_sum<TPR, 2, false>(p, sh[1]);
+			row_sum<TPR, 2, false>(p, sh[reg]);
 			lo = p[0] * rn;
 			rstd = rsqrtf(fmaxf(p[1] * rn - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
 			if ((MODE == FWD_STATS || (MODE == FWD_LN && stats)) &&
