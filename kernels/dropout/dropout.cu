@@ -160,6 +160,35 @@ static int launch_fwd(const struct fp_op *op, int set, cudaStream_t st)
 	}
 }
 
+// A fused backward: dx and the dbias partials by the bulk kernel (MK, its
+// mask functor) or the rows kernel (MASK: the bits in words, the bytes, or
+// the mask redrawn from seed), then their column sum. name, bulk_name: what
+// an error says of the launch (as CUDA_CHECK_LAUNCH's).
+template <typename T, int MASK, class MK>
+static int fused_bwd(const struct fp_op *op, const T *dy, MK mk, const uint32_t *words,
+		     const uint8_t *bytes, uint64_t seed, const char *name,
+		     const char *bulk_name, cudaStream_t st)
+{
+	constexpr int V = 16 / sizeof(T);
+	const struct ew_plan *p = op->bulk ? &op->bplan : &op->plan;
+	const dim3 grid(p->gx, p->gy), block(p->tx, p->ty);
+
+	if (op->bulk)
+		ew_bulk_bwd<T, V>(p, dy, mk, op->scale, (T *)op->out, op->partial, op->M,
+				  op->N, st);
+	else if (p->vec)
+		bwd_rows_kernel<T, V, true, MASK><<<grid, block, 0, st>>>(
+			dy, words, bytes, (T *)op->out, op->partial, op->M, op->N, seed,
+			op->t, op->scale);
+	else
+		bwd_rows_kernel<T, V, false, MASK><<<grid, block, 0, st>>>(
+			dy, words, bytes, (T *)op->out, op->partial, op->M, op->N, seed,
+			op->t, op->scale);
+	if (cuda_check(cudaGetLastError(), op->bulk ? bulk_name : name, __FILE__, __LINE__))
+		return -1;
+	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl, st);
+}
+
 template <typename T>
 static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 {
@@ -169,13 +198,15 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	const size_t n = (size_t)op->M * op->N;
 	const T *dy = (const T *)(op->dy + set * op->mnp);
 	const char *saved = op->saved + set * op->saved_set;
+	const uint32_t *words = (const uint32_t *)saved;
+	const uint8_t *bytes = (const uint8_t *)saved;
 	const uint64_t seed = op->seeds[set];
 
 	switch (op->variant) {
 	case BDA_UNFUSED:
 		dropout_bytes_bwd_kernel<T><<<ew_flat_grid(n / V, (size_t)EW_THREADS * EW_UNROLL),
-					     EW_THREADS, 0, st>>>(
-			dy, (const uint8_t *)saved, (T *)op->out, n, op->scale);
+					     EW_THREADS, 0, st>>>(dy, bytes, (T *)op->out, n,
+								  op->scale);
 		if (CUDA_CHECK_LAUNCH("dropout_bytes_bwd_kernel"))
 			return -1;
 		if (p->vec)
@@ -186,73 +217,21 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 				(const T *)op->out, op->partial, op->M, op->N);
 		if (CUDA_CHECK_LAUNCH("ew_colpart_kernel"))
 			return -1;
-		break;
+		return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl,
+				     st);
 	case BDA_FUSED_MASK:
-		if (op->bulk) {
-			ew_bulk_bwd<T, V>(&op->bplan, dy,
-					  ew_mask_words<V>{ (const uint32_t *)saved }, op->scale,
-					  (T *)op->out, op->partial, op->M, op->N, st);
-			if (CUDA_CHECK_LAUNCH("fused_mask bulk backward"))
-				return -1;
-			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
-					     (T *)op->dbias, op->pdl, st);
-		}
-		if (p->vec)
-			bwd_rows_kernel<T, V, true, BDA_MASK_BITS><<<grid, block, 0, st>>>(
-				dy, (const uint32_t *)saved, NULL, (T *)op->out, op->partial,
-				op->M, op->N, seed, op->t, op->scale);
-		else
-			bwd_rows_kernel<T, V, false, BDA_MASK_BITS><<<grid, block, 0, st>>>(
-				dy, (const uint32_t *)saved, NULL, (T *)op->out, op->partial,
-				op->M, op->N, seed, op->t, op->scale);
-		if (CUDA_CHECK_LAUNCH("fused_mask backward"))
-			return -1;
-		break;
+		return fused_bwd<T, BDA_MASK_BITS>(op, dy, ew_mask_words<V>{ words }, words,
+						   NULL, seed, "launch of fused_mask backward",
+						   "launch of fused_mask bulk backward", st);
 	case BDA_FUSED_BYTEMASK:
-		if (op->bulk) {
-			ew_bulk_bwd<T, V>(&op->bplan, dy,
-					  byte_mask<V>{ (const uint8_t *)saved }, op->scale,
-					  (T *)op->out, op->partial, op->M, op->N, st);
-			if (CUDA_CHECK_LAUNCH("fused_bytemask bulk backward"))
-				return -1;
-			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
-					     (T *)op->dbias, op->pdl, st);
-		}
-		if (p->vec)
-			bwd_rows_kernel<T, V, true, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
-				dy, NULL, (const uint8_t *)saved, (T *)op->out, op->partial,
-				op->M, op->N, seed, op->t, op->scale);
-		else
-			bwd_rows_kernel<T, V, false, BDA_MASK_BYTES><<<grid, block, 0, st>>>(
-				dy, NULL, (const uint8_t *)saved, (T *)op->out, op->partial,
-				op->M, op->N, seed, op->t, op->scale);
-		if (CUDA_CHECK_LAUNCH("fused_bytemask backward"))
-			return -1;
-		break;
+		return fused_bwd<T, BDA_MASK_BYTES>(op, dy, byte_mask<V>{ bytes }, NULL, bytes,
+						    seed, "launch of fused_bytemask backward",
+						    "launch of fused_bytemask bulk backward", st);
 	default:
-		if (op->bulk) {
-			ew_bulk_bwd<T, V>(&op->bplan, dy, regen_mask<V>{ seed, op->t },
-					  op->scale, (T *)op->out, op->partial, op->M, op->N,
-					  st);
-			if (CUDA_CHECK_LAUNCH("fused_regen bulk backward"))
-				return -1;
-			return ew_colsum<T>(op->partial, op->bplan.prows, op->N,
-					     (T *)op->dbias, op->pdl, st);
-		}
-		if (p->vec)
-			bwd_rows_kernel<T, V, true, BDA_MASK_NONE><<<grid, block, 0, st>>>(
-				dy, NULL, NULL, (T *)op->out, op->partial, op->M, op->N,
-				seed, op->t, op->scale);
-		else
-			bwd_rows_kernel<T, V, false, BDA_MASK_NONE><<<grid, block, 0, st>>>(
-				dy, NULL, NULL, (T *)op->out, op->partial, op->M, op->N,
-				seed, op->t, op->scale);
-		if (CUDA_CHECK_LAUNCH("fused_regen backward"))
-			return -1;
-		break;
+		return fused_bwd<T, BDA_MASK_NONE>(op, dy, regen_mask<V>{ seed, op->t }, NULL,
+						   NULL, seed, "launch of fused_regen backward",
+						   "launch of fused_regen bulk backward", st);
 	}
-	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl,
-			     st);
 }
 
 /* The fused_regen kernels on a caller's pointers (dropout.h): the mask of

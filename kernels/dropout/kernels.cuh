@@ -112,8 +112,7 @@ dropout_bytes_kernel(const T *__restrict__ h, T *__restrict__ d,
 		     uint32_t t, float scale)
 {
 	constexpr int V = 16 / sizeof(T);
-	// the V mask bytes of a vector: 4 or 8 bytes, one aligned access
-	typedef typename std::conditional<V == 4, unsigned int, uint2>::type MaskT;
+	using MaskT = bda_mask_vec<V>;
 	const size_t nvec = n / V;
 	const size_t stride = (size_t)gridDim.x * EW_THREADS * EW_UNROLL;
 
@@ -197,7 +196,7 @@ dropout_bytes_bwd_kernel(const T *__restrict__ dy, const uint8_t *__restrict__ m
 			 T *__restrict__ dx, size_t n, float scale)
 {
 	constexpr int V = 16 / sizeof(T);
-	typedef typename std::conditional<V == 4, unsigned int, uint2>::type MaskT;
+	using MaskT = bda_mask_vec<V>;
 	const size_t nvec = n / V;
 	const size_t stride = (size_t)gridDim.x * EW_THREADS * EW_UNROLL;
 
