@@ -22,10 +22,16 @@
 #include "slots.cuh"
 
 // ---------------------------------------------------------------------------
-// Kernels: one block of UF_THREADS per row, grid = M rows. These are
-// the textbook expansion, each kernel as good as it can be on its own
-// (16-byte slots, 4 loads in flight per thread); what they lose is the
-// intermediates' round trips through DRAM.
+// Kernels: blocks of UF_THREADS, each taking UF_THREADS / TPR rows of TPR
+// threads (uf_tpr(): the fewest, 32 to 256, that give each thread at most
+// UF_SLOTS 16-byte slots of its row; one block a row from 1024 slots, 8192
+// bf16 or 4096 fp32 elements). These are the textbook expansion, each
+// kernel as good as it can be on its own (16-byte slots, several loads in
+// flight per thread); what they lose is the intermediates' round trips
+// through DRAM. A block a row of 256 threads left narrow rows' kernels
+// waiting on latency: at 16384 x 1024 bf16 each thread had one slot, and
+// the chain ran at two thirds of the fused kernel's bandwidth
+// (bench/RESULTS.md, "The unfused softmax in row groups").
 //
 // softmax_fwd/unfused4 at M x N: row_max reads E, exp_sub reads E and writes
 // E, row_sum reads E, div reads E and writes E: 6*E*es (+16*M for the row
@@ -35,219 +41,277 @@
 // fused kernel, as predicted (bench/RESULTS.md, "Softmax, H100").
 
 #define UF_THREADS 256
-#define UF_WARPS (UF_THREADS / 32)
+#define UF_SLOTS 4
+
+// A row group's place: its row (live: below M), the thread's index in it,
+// and the row's slots (none past M, so a dead group loops zero times but
+// still reaches its reductions' barrier).
+template <typename T, int TPR>
+struct uf_row {
+	long row;
+	int t, off, S;
+	bool live;
+
+	__device__ __forceinline__ uf_row(long M, int N)
+	{
+		row = (long)blockIdx.x * (UF_THREADS / TPR) + threadIdx.x / TPR;
+		t = threadIdx.x % TPR;
+		live = row < M;
+		off = live ? (int)(((size_t)row * N) % vec<T>::W) : 0;
+		S = live ? row_slots<T>(off, N) : 0;
+	}
+	__device__ __forceinline__ size_t base(int N) const
+	{
+		return (size_t)row * N - off;
+	}
+};
+
+// Sum (or max) over a row's TPR threads; every thread of the block calls
+// it. red: UF_THREADS / 32 floats.
+template <int TPR, bool MAX>
+__device__ __forceinline__ float uf_reduce(float v, float *red)
+{
+	constexpr int WPR = TPR / 32;
+
+	return group_reduce<WPR, MAX>(v, red + threadIdx.x / TPR * WPR,
+				      threadIdx.x % TPR);
+}
 
 // max over each row -> mx[row] (fp32).
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
-k_row_max(const T *__restrict__ x, float *__restrict__ mx, int N)
+k_row_max(const T *__restrict__ x, float *__restrict__ mx, long M, int N)
 {
-	__shared__ float red[UF_WARPS + 1];
+	__shared__ float red[UF_THREADS / 32];
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const T *a = x + (size_t)row * N - off;
+	const uf_row<T, TPR> r(M, N);
+	const T *a = x + r.base(N);
 	float m = -INFINITY;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float v[W];
-		vec<T>::unpack(load_slot<T, false>(a, k, off, N, -INFINITY), v);
+		vec<T>::unpack(load_slot<T, false>(a, k, r.off, N, -INFINITY), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			m = fmaxf(m, v[e]);
 	}
-	m = block_reduce<UF_WARPS, true>(m, red);
-	if (threadIdx.x == 0)
-		mx[row] = m;
+	m = uf_reduce<TPR, true>(m, red);
+	if (r.live && r.t == 0)
+		mx[r.row] = m;
 }
 
 // e = exp(x - mx[row]) in the storage dtype (an all -inf row gives zeros).
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
 k_exp_sub(const T *__restrict__ x, const float *__restrict__ mx,
-	  T *__restrict__ ex, int N)
+	  T *__restrict__ ex, long M, int N)
 {
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const size_t base = (size_t)row * N - off;
-	const float m = mx[row], mz = m == -INFINITY ? 0.f : m;
+	const uf_row<T, TPR> r(M, N);
+	const size_t base = r.base(N);
+	const float m = r.live ? mx[r.row] : 0.f, mz = m == -INFINITY ? 0.f : m;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float v[W];
-		vec<T>::unpack(load_slot<T, false>(x + base, k, off, N, -INFINITY), v);
+		vec<T>::unpack(load_slot<T, false>(x + base, k, r.off, N, -INFINITY), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			v[e] = exp2f((v[e] - mz) * LOG2E);
-		store_slot<T>(ex + base, k, off, N, v);
+		store_slot<T>(ex + base, k, r.off, N, v);
 	}
 }
 
 // sum over each row -> sum[row] (fp32).
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
-k_row_sum(const T *__restrict__ x, float *__restrict__ sum, int N)
+k_row_sum(const T *__restrict__ x, float *__restrict__ sum, long M, int N)
 {
-	__shared__ float red[UF_WARPS + 1];
+	__shared__ float red[UF_THREADS / 32];
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const T *a = x + (size_t)row * N - off;
+	const uf_row<T, TPR> r(M, N);
+	const T *a = x + r.base(N);
 	float s = 0;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float v[W];
-		vec<T>::unpack(load_slot<T, false>(a, k, off, N, 0.f), v);
+		vec<T>::unpack(load_slot<T, false>(a, k, r.off, N, 0.f), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			s += v[e];
 	}
-	s = block_reduce<UF_WARPS, false>(s, red);
-	if (threadIdx.x == 0)
-		sum[row] = s;
+	s = uf_reduce<TPR, false>(s, red);
+	if (r.live && r.t == 0)
+		sum[r.row] = s;
 }
 
 // y = e / sum[row] (0 where the sum is 0: an all -inf row).
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
 k_div(const T *__restrict__ ex, const float *__restrict__ sum,
-      T *__restrict__ y, int N)
+      T *__restrict__ y, long M, int N)
 {
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const size_t base = (size_t)row * N - off;
-	const float s = sum[row], inv = s > 0 ? 1.f / s : 0.f;
+	const uf_row<T, TPR> r(M, N);
+	const size_t base = r.base(N);
+	const float s = r.live ? sum[r.row] : 0.f, inv = s > 0 ? 1.f / s : 0.f;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float v[W];
-		vec<T>::unpack(load_slot<T, false>(ex + base, k, off, N, 0.f), v);
+		vec<T>::unpack(load_slot<T, false>(ex + base, k, r.off, N, 0.f), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			v[e] *= inv;
-		store_slot<T>(y + base, k, off, N, v);
+		store_slot<T>(y + base, k, r.off, N, v);
 	}
 }
 
 // softmax_masked_fwd/unfused, kernel 1: t = x * scale where the causal rule
 // keeps the column, -inf elsewhere (a masked_fill: it reads all of x).
 // Kernel 2 is the fused softmax (fused.cu), over t. Bytes: 2*E*es + 2*E*es.
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
-k_scale_mask(const T *__restrict__ x, T *__restrict__ t, int N, float scale)
+k_scale_mask(const T *__restrict__ x, T *__restrict__ t, long M, int N,
+	     float scale)
 {
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const int keep = (int)(row % N) + 1;
-	const size_t base = (size_t)row * N - off;
+	const uf_row<T, TPR> r(M, N);
+	const int keep = (int)(r.row % N) + 1;
+	const size_t base = r.base(N);
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float v[W];
-		vec<T>::unpack(load_slot<T, false>(x + base, k, off, N, 0.f), v);
+		vec<T>::unpack(load_slot<T, false>(x + base, k, r.off, N, 0.f), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
-			v[e] = k * W - off + e < keep ? v[e] * scale : -INFINITY;
-		store_slot<T>(t + base, k, off, N, v);
+			v[e] = k * W - r.off + e < keep ? v[e] * scale : -INFINITY;
+		store_slot<T>(t + base, k, r.off, N, v);
 	}
 }
 
 // softmax_bwd/unfused, kernel 1: s[row] = sum(dy * y). Reads 2*E*es.
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
 k_row_dot(const T *__restrict__ y, const T *__restrict__ dy,
-	  float *__restrict__ sdot, int N)
+	  float *__restrict__ sdot, long M, int N)
 {
-	__shared__ float red[UF_WARPS + 1];
+	__shared__ float red[UF_THREADS / 32];
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const size_t base = (size_t)row * N - off;
+	const uf_row<T, TPR> r(M, N);
+	const size_t base = r.base(N);
 	float s = 0;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float a[W], b[W];
-		vec<T>::unpack(load_slot<T, false>(y + base, k, off, N, 0.f), a);
-		vec<T>::unpack(load_slot<T, false>(dy + base, k, off, N, 0.f), b);
+		vec<T>::unpack(load_slot<T, false>(y + base, k, r.off, N, 0.f), a);
+		vec<T>::unpack(load_slot<T, false>(dy + base, k, r.off, N, 0.f), b);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			s = fmaf(a[e], b[e], s);
 	}
-	s = block_reduce<UF_WARPS, false>(s, red);
-	if (threadIdx.x == 0)
-		sdot[row] = s;
+	s = uf_reduce<TPR, false>(s, red);
+	if (r.live && r.t == 0)
+		sdot[r.row] = s;
 }
 
 // softmax_bwd/unfused, kernel 2: dx = y * (dy - s[row]). Reads 2*E*es,
 // writes E*es: 5*E*es in all against the fused kernel's 3*E*es.
-template <typename T>
+template <typename T, int TPR>
 __global__ void __launch_bounds__(UF_THREADS)
 k_bwd_elem(const T *__restrict__ y, const T *__restrict__ dy,
-	   const float *__restrict__ sdot, T *__restrict__ dx, int N)
+	   const float *__restrict__ sdot, T *__restrict__ dx, long M, int N)
 {
 	constexpr int W = vec<T>::W;
-	const long row = blockIdx.x;
-	const int off = (int)(((size_t)row * N) % W), S = row_slots<T>(off, N);
-	const size_t base = (size_t)row * N - off;
-	const float s = sdot[row];
+	const uf_row<T, TPR> r(M, N);
+	const size_t base = r.base(N);
+	const float s = r.live ? sdot[r.row] : 0.f;
 
 #pragma unroll 4
-	for (int k = threadIdx.x; k < S; k += UF_THREADS) {
+	for (int k = r.t; k < r.S; k += TPR) {
 		float a[W], b[W];
-		vec<T>::unpack(load_slot<T, false>(y + base, k, off, N, 0.f), a);
-		vec<T>::unpack(load_slot<T, false>(dy + base, k, off, N, 0.f), b);
+		vec<T>::unpack(load_slot<T, false>(y + base, k, r.off, N, 0.f), a);
+		vec<T>::unpack(load_slot<T, false>(dy + base, k, r.off, N, 0.f), b);
 #pragma unroll
 		for (int e = 0; e < W; e++)
 			a[e] = a[e] * (b[e] - s);
-		store_slot<T>(dx + base, k, off, N, a);
+		store_slot<T>(dx + base, k, r.off, N, a);
 	}
 }
 
 // ---------------------------------------------------------------------------
 // Launcher
 
-template <typename T>
-static int unfused_t(const struct sm_op *op, const void *in0, const void *in1,
-		     cudaStream_t st)
+// Threads a row: the fewest from 32 to UF_THREADS that leave each at most
+// UF_SLOTS slots (a row of N spans at most N / W + 1).
+static int uf_tpr(long N, int W)
+{
+	const long slots = N / W + 1;
+	int tpr = 32;
+
+	while (tpr < UF_THREADS && (long)tpr * UF_SLOTS < slots)
+		tpr *= 2;
+	return tpr;
+}
+
+template <typename T, int TPR>
+static int unfused_tpr(const struct sm_op *op, const void *in0, const void *in1,
+		       cudaStream_t st)
 {
 	const T *a = (const T *)in0, *b = (const T *)in1;
 	T *out = (T *)op->out, *tmp = (T *)op->tmp;
-	const unsigned M = (unsigned)op->M;
+	const long M = op->M;
 	const int N = (int)op->N;
+	constexpr long RPB = UF_THREADS / TPR;
+	const unsigned grid = (unsigned)((M + RPB - 1) / RPB);
 
 	switch (op->kind) {
 	case SM_FWD:
-		k_row_max<T><<<M, UF_THREADS, 0, st>>>(a, op->rowa, N);
+		k_row_max<T, TPR><<<grid, UF_THREADS, 0, st>>>(a, op->rowa, M, N);
 		if (CUDA_CHECK_LAUNCH("k_row_max"))
 			return -1;
-		k_exp_sub<T><<<M, UF_THREADS, 0, st>>>(a, op->rowa, tmp, N);
+		k_exp_sub<T, TPR><<<grid, UF_THREADS, 0, st>>>(a, op->rowa, tmp, M, N);
 		if (CUDA_CHECK_LAUNCH("k_exp_sub"))
 			return -1;
-		k_row_sum<T><<<M, UF_THREADS, 0, st>>>(tmp, op->rowb, N);
+		k_row_sum<T, TPR><<<grid, UF_THREADS, 0, st>>>(tmp, op->rowb, M, N);
 		if (CUDA_CHECK_LAUNCH("k_row_sum"))
 			return -1;
-		k_div<T><<<M, UF_THREADS, 0, st>>>(tmp, op->rowb, out, N);
+		k_div<T, TPR><<<grid, UF_THREADS, 0, st>>>(tmp, op->rowb, out, M, N);
 		return CUDA_CHECK_LAUNCH("k_div");
 	case SM_MASKED:
-		k_scale_mask<T><<<M, UF_THREADS, 0, st>>>(a, tmp, N,
-							  (float)SOFTMAX_MASKED_SCALE);
+		k_scale_mask<T, TPR><<<grid, UF_THREADS, 0, st>>>(a, tmp, M, N,
+								 (float)SOFTMAX_MASKED_SCALE);
 		if (CUDA_CHECK_LAUNCH("k_scale_mask"))
 			return -1;
 		return sm_fused_fwd(op, tmp, out, SM_MASK_NONE, 1.f, st);
 	case SM_BWD:
-		k_row_dot<T><<<M, UF_THREADS, 0, st>>>(a, b, op->rowa, N);
+		k_row_dot<T, TPR><<<grid, UF_THREADS, 0, st>>>(a, b, op->rowa, M, N);
 		if (CUDA_CHECK_LAUNCH("k_row_dot"))
 			return -1;
-		k_bwd_elem<T><<<M, UF_THREADS, 0, st>>>(a, b, op->rowa, out, N);
+		k_bwd_elem<T, TPR><<<grid, UF_THREADS, 0, st>>>(a, b, op->rowa, out, M, N);
 		return CUDA_CHECK_LAUNCH("k_bwd_elem");
 	}
 	return error("softmax: unknown workload kind %d", (int)op->kind);
+}
+
+template <typename T>
+static int unfused_t(const struct sm_op *op, const void *in0, const void *in1,
+		     cudaStream_t st)
+{
+	switch (uf_tpr(op->N, vec<T>::W)) {
+	case 32:
+		return unfused_tpr<T, 32>(op, in0, in1, st);
+	case 64:
+		return unfused_tpr<T, 64>(op, in0, in1, st);
+	case 128:
+		return unfused_tpr<T, 128>(op, in0, in1, st);
+	default:
+		return unfused_tpr<T, UF_THREADS>(op, in0, in1, st);
+	}
 }
 
 int sm_unfused(const struct sm_op *op, const void *in0, const void *in1,
