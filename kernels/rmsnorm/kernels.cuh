@@ -328,22 +328,33 @@ rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 
 // The unfused backward, as an eager framework runs it: separate reductions
 // and elementwise kernels around the rstd the forward saved.
-// Kernel 5a: d = sum_j dy gamma x per row, a block per row, to DRAM
-// (16-byte loads where rows are aligned, else scalar).
-template <typename T>
+// Kernel 5a: d = sum_j dy gamma x per row, to DRAM (16-byte loads where
+// rows are aligned, else scalar): a block takes ROW_BLOCK / TPR rows of
+// TPR threads, TPR the fewest from 32 to ROW_BLOCK that leave each thread
+// at most RMS_DOT_VECS 16-byte vectors of its row (rms_dot_tpr()). A block
+// of 256 a row left a 768-wide bf16 row's 96 vectors to 96 threads, one
+// load each, waiting on latency (bench/RESULTS.md, "The unfused RMSNorm
+// backward's row dots in row groups").
+#define RMS_DOT_VECS 4
+template <typename T, int TPR>
 __global__ void __launch_bounds__(ROW_BLOCK)
 rms_rowdot(const T *__restrict__ dy, const T *__restrict__ x,
 	   const T *__restrict__ gamma, float *__restrict__ d, long M, long N)
 {
-	constexpr int V = 16 / sizeof(T);
+	constexpr int V = 16 / sizeof(T), RPB = ROW_BLOCK / TPR;
 	__shared__ float sh[ROW_BLOCK / 32];
+	const int t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 
-	for (long row = blockIdx.x; row < M; row += gridDim.x) {
+	// The loop bound is the same for the whole block: barriers stay matched.
+	for (long r0 = (long)blockIdx.x * RPB; r0 < M; r0 += (long)gridDim.x * RPB) {
+		const long row = r0 + g;
+		const bool live = row < M;
 		const T *xr = x + row * N, *dyr = dy + row * N;
 		float s[1] = { 0.0f };
 
-		if (N % V == 0) {
-			for (long j = threadIdx.x * V; j < N; j += ROW_BLOCK * V) {
+		if (live && N % V == 0) {
+#pragma unroll 4
+			for (long j = (long)t * V; j < N; j += TPR * V) {
 				float a[V], b[V], gm[V];
 
 				ld16<true>(xr + j, a);
@@ -353,12 +364,12 @@ rms_rowdot(const T *__restrict__ dy, const T *__restrict__ x,
 				for (int k = 0; k < V; k++)
 					s[0] = fmaf(b[k] * gm[k], a[k], s[0]);
 			}
-		} else {
-			for (long j = threadIdx.x; j < N; j += ROW_BLOCK)
+		} else if (live) {
+			for (long j = t; j < N; j += TPR)
 				s[0] = fmaf(to_f(dyr[j]) * to_f(gamma[j]), to_f(xr[j]), s[0]);
 		}
-		row_sum<ROW_BLOCK, 1>(s, sh);
-		if (threadIdx.x == 0)
+		row_sum<TPR, 1>(s, sh);
+		if (live && t == 0)
 			d[row] = s[0];
 	}
 }

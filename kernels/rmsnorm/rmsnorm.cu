@@ -132,16 +132,52 @@ static long row_chunk(long M)
 	return c > RMS_RCHUNK ? c : RMS_RCHUNK;
 }
 
+// Threads a row of the row-dot kernel: the fewest from 32 to ROW_BLOCK
+// that leave each at most RMS_DOT_VECS vectors of V elements.
+static int rms_dot_tpr(long N, long V)
+{
+	int tpr = 32;
+
+	while (tpr < ROW_BLOCK && (long)tpr * RMS_DOT_VECS * V < N)
+		tpr *= 2;
+	return tpr;
+}
+
+template <typename T, int TPR>
+static int launch_rowdot_t(const T *dy, const T *x, const T *g, float *d,
+			   long M, long N, cudaStream_t st)
+{
+	const long groups = (M + ROW_BLOCK / TPR - 1) / (ROW_BLOCK / TPR);
+
+	rms_rowdot<T, TPR><<<(unsigned)(groups < MAX_GRID ? groups : MAX_GRID),
+			     ROW_BLOCK, 0, st>>>(dy, x, g, d, M, N);
+	return CUDA_CHECK_LAUNCH("rms_rowdot");
+}
+
+template <typename T>
+static int launch_rowdot(int tpr, const T *dy, const T *x, const T *g,
+			 float *d, long M, long N, cudaStream_t st)
+{
+	switch (tpr) {
+	case 32:
+		return launch_rowdot_t<T, 32>(dy, x, g, d, M, N, st);
+	case 64:
+		return launch_rowdot_t<T, 64>(dy, x, g, d, M, N, st);
+	case 128:
+		return launch_rowdot_t<T, 128>(dy, x, g, d, M, N, st);
+	default:
+		return launch_rowdot_t<T, ROW_BLOCK>(dy, x, g, d, M, N, st);
+	}
+}
+
 template <typename T>
 static int unfused_bwd(const struct fp_op *op, const T *dy, const T *x,
 		       const T *g, const float *rstd, cudaStream_t st)
 {
 	const long M = op->M, N = op->N, V = 16 / sizeof(T);
 	T *dx = (T *)op->out;
-	unsigned rows = (unsigned)(M < MAX_GRID ? M : MAX_GRID);
 
-	rms_rowdot<T><<<rows, ROW_BLOCK, 0, st>>>(dy, x, g, op->rowdot, M, N);
-	if (CUDA_CHECK_LAUNCH("rms_rowdot"))
+	if (launch_rowdot(rms_dot_tpr(N, V), dy, x, g, op->rowdot, M, N, st))
 		return -1;
 	if (N % V == 0)
 		rms_dx<T, 16 / sizeof(T)><<<elem_grid((size_t)M * N / V), RMS_ELEM_THREADS, 0, st>>>(
