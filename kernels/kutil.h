@@ -62,6 +62,20 @@ static inline size_t dev_pad(size_t n)
 	return (n + 511) & ~(size_t)511;
 }
 
+/* Threads a row for a row-group kernel (blocks of `most` threads taking
+ * most / tpr rows of tpr each): the fewest, a power of two from 32 to most,
+ * that leave each thread at most per_thread of the row's units (16-byte
+ * vectors). A block a row of `most` threads would leave a narrow row's
+ * kernel one load a thread, waiting on latency. */
+static inline int row_group_threads(long units, int per_thread, int most)
+{
+	int tpr = 32;
+
+	while (tpr < most && (long)tpr * per_thread < units)
+		tpr *= 2;
+	return tpr;
+}
+
 /* cudaMalloc n bytes into *(void **)pp; n = 0 sets NULL and allocates
  * nothing. Returns 0, or -1 (reported) with *pp unchanged. */
 int dev_alloc(void *pp, size_t n);

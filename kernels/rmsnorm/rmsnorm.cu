@@ -132,17 +132,6 @@ static long row_chunk(long M)
 	return c > RMS_RCHUNK ? c : RMS_RCHUNK;
 }
 
-// Threads a row of the row-dot kernel: the fewest from 32 to ROW_BLOCK
-// that leave each at most RMS_DOT_VECS vectors of V elements.
-static int rms_dot_tpr(long N, long V)
-{
-	int tpr = 32;
-
-	while (tpr < ROW_BLOCK && (long)tpr * RMS_DOT_VECS * V < N)
-		tpr *= 2;
-	return tpr;
-}
-
 template <typename T, int TPR>
 static int launch_rowdot_t(const T *dy, const T *x, const T *g, float *d,
 			   long M, long N, cudaStream_t st)
@@ -177,7 +166,8 @@ static int unfused_bwd(const struct fp_op *op, const T *dy, const T *x,
 	const long M = op->M, N = op->N, V = 16 / sizeof(T);
 	T *dx = (T *)op->out;
 
-	if (launch_rowdot(rms_dot_tpr(N, V), dy, x, g, op->rowdot, M, N, st))
+	if (launch_rowdot(row_group_threads((N + V - 1) / V, RMS_DOT_VECS, ROW_BLOCK),
+			  dy, x, g, op->rowdot, M, N, st))
 		return -1;
 	if (N % V == 0)
 		rms_dx<T, 16 / sizeof(T)><<<elem_grid((size_t)M * N / V), RMS_ELEM_THREADS, 0, st>>>(

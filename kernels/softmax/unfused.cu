@@ -23,15 +23,16 @@
 
 // ---------------------------------------------------------------------------
 // Kernels: blocks of UF_THREADS, each taking UF_THREADS / TPR rows of TPR
-// threads (uf_tpr(): the fewest, 32 to 256, that give each thread at most
-// UF_SLOTS 16-byte slots of its row; one block a row from 1024 slots, 8192
-// bf16 or 4096 fp32 elements). These are the textbook expansion, each
-// kernel as good as it can be on its own (16-byte slots, several loads in
-// flight per thread); what they lose is the intermediates' round trips
-// through DRAM. A block a row of 256 threads left narrow rows' kernels
-// waiting on latency: at 16384 x 1024 bf16 each thread had one slot, and
-// the chain ran at two thirds of the fused kernel's bandwidth
-// (bench/RESULTS.md, "The unfused softmax in row groups").
+// threads (row_group_threads(): the fewest, 32 to 256, that give each
+// thread at most UF_SLOTS 16-byte slots of its row; a block a row from 513
+// slots on, rows of 4089 bf16 or 2045 fp32 elements and wider). These are
+// the textbook expansion, each kernel as good as it can be on its own
+// (16-byte slots, several loads in flight per thread); what they lose is
+// the intermediates' round trips through DRAM. A block a row of 256
+// threads left narrow rows' kernels waiting on latency: at 16384 x 1024
+// bf16 half the threads had one slot and the rest none, and the chain ran
+// at two thirds of the fused kernel's bandwidth (bench/RESULTS.md, "The
+// unfused softmax in row groups").
 //
 // softmax_fwd/unfused4 at M x N: row_max reads E, exp_sub reads E and writes
 // E, row_sum reads E, div reads E and writes E: 6*E*es (+16*M for the row
@@ -246,18 +247,6 @@ k_bwd_elem(const T *__restrict__ y, const T *__restrict__ dy,
 // ---------------------------------------------------------------------------
 // Launcher
 
-// Threads a row: the fewest from 32 to UF_THREADS that leave each at most
-// UF_SLOTS slots (a row of N spans at most N / W + 1).
-static int uf_tpr(long N, int W)
-{
-	const long slots = N / W + 1;
-	int tpr = 32;
-
-	while (tpr < UF_THREADS && (long)tpr * UF_SLOTS < slots)
-		tpr *= 2;
-	return tpr;
-}
-
 template <typename T, int TPR>
 static int unfused_tpr(const struct sm_op *op, const void *in0, const void *in1,
 		       cudaStream_t st)
@@ -302,7 +291,8 @@ template <typename T>
 static int unfused_t(const struct sm_op *op, const void *in0, const void *in1,
 		     cudaStream_t st)
 {
-	switch (uf_tpr(op->N, vec<T>::W)) {
+	// a row of N spans at most N / W + 1 slots
+	switch (row_group_threads(op->N / vec<T>::W + 1, UF_SLOTS, UF_THREADS)) {
 	case 32:
 		return unfused_tpr<T, 32>(op, in0, in1, st);
 	case 64:
