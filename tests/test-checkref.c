@@ -2,7 +2,9 @@
  * which rows a large check compares (small outputs: every row), dtype
  * encoding round trips, the row compare gives the same bits on any number
  * of threads and counts what a serial compare counts, and the reference
- * cache finds only an exact key and evicts within its bounds. No GPU. */
+ * cache finds only an exact key and evicts within its bounds; and the
+ * launch arithmetic of kernels/kutil.h that the row-group kernels take
+ * (row_group_threads). No GPU. */
 #include "config.h"
 
 #include <math.h>
@@ -204,6 +206,30 @@ static void test_cache(void)
 	ASSERT(refcache_find(&o) == NULL);
 }
 
+/* row_group_threads: a power of two from 32 to most, the fewest that
+ * leave each thread at most per_thread units, or most where none does. */
+static void test_row_group_threads(void)
+{
+	static const int most[] = { 128, 256, 1024 }, per[] = { 1, 4, 16 };
+
+	for (size_t a = 0; a < sizeof most / sizeof *most; a++)
+		for (size_t b = 0; b < sizeof per / sizeof *per; b++)
+			for (long u = 0; u <= 5000; u++) {
+				const int t = row_group_threads(u, per[b], most[a]);
+
+				ASSERT(t >= 32 && t <= most[a] && (t & (t - 1)) == 0);
+				ASSERT(t == most[a] || (long)t * per[b] >= u);
+				ASSERT(t == 32 || (long)(t / 2) * per[b] < u);
+			}
+	/* the two callers' points: a 768-wide bf16 row is 96 vectors (32
+	 * threads of at most 4), 1024 bf16 with its slot of slack 129 (64),
+	 * 4096 bf16 513 slots (a block of 256) */
+	ASSERT_EQ(row_group_threads(96, 4, 256), 32);
+	ASSERT_EQ(row_group_threads(129, 4, 256), 64);
+	ASSERT_EQ(row_group_threads(513, 4, 256), 256);
+	ASSERT_EQ(row_group_threads(1L << 40, 4, 256), 256);
+}
+
 int main(void)
 {
 	struct fp_rng g;
@@ -213,5 +239,6 @@ int main(void)
 	test_encode(&g);
 	test_compare(&g);
 	test_cache();
+	test_row_group_threads();
 	return 0;
 }
