@@ -65,8 +65,10 @@ static inline size_t dev_pad(size_t n)
 /* Threads a row for a row-group kernel (blocks of `most` threads taking
  * most / tpr rows of tpr each): the fewest, a power of two from 32 to most,
  * that leave each thread at most per_thread of the row's units (16-byte
- * vectors). A block a row of `most` threads would leave a narrow row's
- * kernel one load a thread, waiting on latency. */
+ * vectors, or elements), or most where none does. A block a row of `most`
+ * threads would leave a narrow row's kernel one load a thread, waiting on
+ * latency. LayerNorm's register kernels size their rows by it too
+ * (layernorm_plan). */
 static inline int row_group_threads(long units, int per_thread, int most)
 {
 	int tpr = 32;

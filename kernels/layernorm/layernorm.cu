@@ -27,13 +27,12 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 {
 	const long V = 16 / (long)fp_dtype_size(dt), E = layernorm_per_thread(bwd);
 	const int most = bwd ? 512 : 1024;  // see bwd_kernel()
+	int tpr;
 
 	if (N < 1 || N % V)
 		return 0;
-	for (int tpr = 32; tpr <= most; tpr *= 2)
-		if (tpr * E >= N)
-			return tpr;
-	return 0;
+	tpr = row_group_threads(N, (int)E, most);
+	return tpr * E >= N ? tpr : 0;  // 0: wider than the register kernels
 }
 
 extern "C" int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

@@ -331,10 +331,10 @@ rms_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 // Kernel 5a: d = sum_j dy gamma x per row, to DRAM (16-byte loads where
 // rows are aligned, else scalar): a block takes ROW_BLOCK / TPR rows of
 // TPR threads, TPR the fewest from 32 to ROW_BLOCK that leave each thread
-// at most RMS_DOT_VECS 16-byte vectors of its row (row_group_threads()). A block
-// of 256 a row left a 768-wide bf16 row's 96 vectors to 96 threads, one
-// load each, waiting on latency (bench/RESULTS.md, "The unfused RMSNorm
-// backward's row dots in row groups").
+// at most RMS_DOT_VECS 16-byte vectors of its row (row_group_threads()).
+// A block of 256 a row left a 768-wide bf16 row's 96 vectors to 96
+// threads, one load each, waiting on latency (bench/RESULTS.md, "The
+// unfused RMSNorm backward's row dots in row groups").
 #define RMS_DOT_VECS 4
 template <typename T, int TPR>
 __global__ void __launch_bounds__(ROW_BLOCK)
