@@ -25,6 +25,20 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 	return __float2bfloat16_rn(v);
 }
 
+/* 2^x by the SFU alone: ex2.approx with denormal results flushed to zero
+ * (exp2f's ex2.approx.f32 adds a compare and two multiplies to keep them:
+ * about 4 instructions instead of 1). Its error is exp2f's wherever the
+ * result is normal; a probability under 2^-126 in a row whose largest is 1
+ * changes neither the row's sum nor any output by a representable amount
+ * that matters (the softmax kernels and flash attention use it). */
+__device__ __forceinline__ float exp2_ftz(float x)
+{
+	float y;
+
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 /* Butterfly reduction over the 32 lanes: every lane ends with the same bits
  * (each step adds the same two values in both lanes), so results do not
  * depend on which lane reads them. */

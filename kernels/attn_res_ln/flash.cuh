@@ -244,18 +244,6 @@ __device__ __forceinline__ int fl_key_tiles(int q0, int S, bool causal)
 // sum l updated, the accumulators o rescaled, s turned into the
 // probabilities 2^(s scale_log2 - m), one FMA and the SFU's exp each. EDGE
 // a template argument, so the unmasked tiles carry no compare.
-// 2^x by the SFU alone: ex2.approx with denormal results flushed to zero
-// (exp2f's ex2.approx.f32 adds a compare and two multiplies to keep them).
-// A probability under 2^-126 of a row whose largest is 1 changes neither
-// the row's sum nor its output in fp32.
-__device__ __forceinline__ float fl_exp2(float x)
-{
-	float y;
-
-	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-	return y;
-}
-
 template <bool CAUSAL, bool EDGE>
 __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4], float m[2],
 					   float l[2], int k0, int row0, int t, int S,
@@ -293,7 +281,7 @@ __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4],
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			const float mnew = fmaxf(m[h], mt[h]);
-			const float alpha = fl_exp2(m[h] - (mnew == -INFINITY ? 0.f : mnew));
+			const float alpha = exp2_ftz(m[h] - (mnew == -INFINITY ? 0.f : mnew));
 
 			m[h] = mnew;
 			l[h] *= alpha;
@@ -313,7 +301,7 @@ __device__ __forceinline__ void fl_softmax(float s[FL_NT][4], float o[FL_NT][4],
 		for (int n = 0; n < FL_NT; n++) {
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
-				const float p = fl_exp2(fmaf(s[n][2 * h + e], scale_log2, -base));
+				const float p = exp2_ftz(fmaf(s[n][2 * h + e], scale_log2, -base));
 
 				s[n][2 * h + e] = p;
 				sum += p;

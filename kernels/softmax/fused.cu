@@ -107,7 +107,7 @@ softmax_fused_reg(const T *__restrict__ x, T *__restrict__ y, long M, int N,
 	for (int i = 0; i < VPT; i++)
 #pragma unroll
 		for (int e = 0; e < W; e++) {
-			v[i][e] = exp2f((v[i][e] - mz) * LOG2E);
+			v[i][e] = exp2_ftz((v[i][e] - mz) * LOG2E);
 			s += v[i][e];
 		}
 	s = group_reduce<WPR, false>(s, red[1][rib], t);
@@ -247,10 +247,10 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 			}
 			const float nm = fmaxf(m, vm);
 			if (nm != -INFINITY) {
-				s *= exp2f((m - nm) * LOG2E);
+				s *= exp2_ftz((m - nm) * LOG2E);
 #pragma unroll
 				for (int e = 0; e < W; e++)
-					s += exp2f((v[e] - nm) * LOG2E);
+					s += exp2_ftz((v[e] - nm) * LOG2E);
 				m = nm;
 			}
 		}
@@ -313,7 +313,7 @@ softmax_fused_wide(const T *__restrict__ x, T *__restrict__ y, int N,
 				mask_slot<W>(v, k, off, keep);
 #pragma unroll
 			for (int e = 0; e < W; e++)
-				v[e] = exp2f((v[e] * scale - mz) * LOG2E) * inv;
+				v[e] = exp2_ftz((v[e] * scale - mz) * LOG2E) * inv;
 			store_slot<T>(y + base, k, off, N, v);
 		}
 	}

@@ -12,10 +12,12 @@
 //   start (row r starts at r*N elements) run on the same code, and no byte
 //   outside the row is touched. All buffers are 16-byte aligned (cudaMalloc
 //   plus 512-byte padded input sets), so x, y, dy, dx rows share one layout.
-// - exp(v - max) is computed as exp2f((v - max) * log2(e)). The subtraction
-//   comes first: with inputs around 1e4 it is exact (both operands within a
-//   factor of two), where the fused form fmaf(v, log2e, -max*log2e) would
-//   lose ~1e-3 of the exponent to rounding.
+// - exp(v - max) is computed as 2^((v - max) * log2(e)) by exp2_ftz
+//   (device.cuh: the SFU's one instruction, results under 2^-126 flushed
+//   to zero, where exp2f takes about four). The subtraction comes first:
+//   with inputs around 1e4 it is exact (both operands within a factor of
+//   two), where the fused form fmaf(v, log2e, -max*log2e) would lose ~1e-3
+//   of the exponent to rounding.
 // - A row whose entries are all -inf gives zeros (see softmax_fwd_ref).
 #ifndef FP_SOFTMAX_SLOTS_CUH
 #define FP_SOFTMAX_SLOTS_CUH
@@ -172,7 +174,7 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
 
 	if (mn == -INFINITY)
 		return;
-	s = s * exp2f((m - mn) * LOG2E) + s2 * exp2f((m2 - mn) * LOG2E);
+	s = s * exp2_ftz((m - mn) * LOG2E) + s2 * exp2_ftz((m2 - mn) * LOG2E);
 	m = mn;
 }
 

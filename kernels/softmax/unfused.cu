@@ -119,7 +119,7 @@ k_exp_sub(const T *__restrict__ x, const float *__restrict__ mx,
 		vec<T>::unpack(load_slot<T, false>(x + base, k, r.off, N, -INFINITY), v);
 #pragma unroll
 		for (int e = 0; e < W; e++)
-			v[e] = exp2f((v[e] - mz) * LOG2E);
+			v[e] = exp2_ftz((v[e] - mz) * LOG2E);
 		store_slot<T>(ex + base, k, r.off, N, v);
 	}
 }
