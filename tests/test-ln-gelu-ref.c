@@ -261,9 +261,27 @@ static void check_plan(void)
 				ASSERT((long)tpr * e >= n);
 				/* and the smallest such */
 				ASSERT(tpr == 32 || (long)tpr / 2 * e < n);
+				if (!bwd)
+					continue;
+				/* the backward's threads hold the row in whole
+				 * 16-byte chunks, 3 of them only where fp32 rows
+				 * of 64-256 threads fill no more (N in (8, 12] x
+				 * tpr), 4 elsewhere */
+				int held = layernorm_bwd_held(n, (enum fp_dtype)dt);
+				ASSERT(held % v == 0 && (long)tpr * held >= n);
+				ASSERT_EQ(held, dt == FP_F32 && tpr >= 64 && tpr <= 256 &&
+					  n > 8L * tpr && n <= 12L * tpr ? 12 : e);
 			}
 		}
 	}
+	ASSERT_EQ(layernorm_bwd_held(768, FP_F32), 12);    /* 64 threads a row */
+	ASSERT_EQ(layernorm_bwd_held(1024, FP_F32), 16);
+	ASSERT_EQ(layernorm_bwd_held(1536, FP_F32), 12);   /* 128 */
+	ASSERT_EQ(layernorm_bwd_held(3072, FP_F32), 12);   /* 256 */
+	ASSERT_EQ(layernorm_bwd_held(320, FP_F32), 16);    /* 32: kept at 4 */
+	ASSERT_EQ(layernorm_bwd_held(6144, FP_F32), 16);   /* 512: kept at 4 */
+	ASSERT_EQ(layernorm_bwd_held(768, FP_BF16), 16);
+	ASSERT_EQ(layernorm_bwd_held(50257, FP_F32), 0);   /* the wide kernel */
 	/* the suite's big shape stays in registers */
 	ASSERT(layernorm_plan(0, 4096, FP_F32) > 0 && layernorm_plan(1, 4096, FP_BF16) > 0);
 	ASSERT_EQ(layernorm_plan(0, 50257, FP_F32), 0);

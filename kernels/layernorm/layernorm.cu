@@ -35,6 +35,26 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 	return tpr * E >= N ? tpr : 0;  // 0: wider than the register kernels
 }
 
+// The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
+// so 3 blocks of 256 share an SM instead of 2. Measured (H200, fp32,
+// bench/RESULTS.md, "The fp32 LayerNorm backward's rows in 3 chunks"): the
+// fused LayerNorm+GELU backward 0.86x the time at 3072 (256 threads a
+// row), unchanged at 768 and 1536 (it stages rows through shared memory
+// there), its unfused first kernel 0.92-0.95x at 768-3072; at 32 threads
+// a row (320) 1.5 % slower, so rows of 32 threads keep 4 chunks, and rows
+// of 512 (one block an SM either way) too.
+extern "C" int layernorm_bwd_held(long N, enum fp_dtype dt)
+{
+	const int tpr = layernorm_plan(1, N, dt);
+
+	if (!tpr)
+		return 0;
+	if (dt == FP_F32 && tpr >= 64 && tpr <= ROW_BLOCK && N > 8L * tpr &&
+	    N <= 12L * tpr)
+		return 12;
+	return BWD_PER_THREAD;
+}
+
 extern "C" int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,
 			     const void *beta, void *out, float *stats, long M,
 			     long N, cudaStream_t st)

@@ -34,6 +34,14 @@ int layernorm_plan(int bwd, long N, enum fp_dtype dt);
  * vector width): threads per row * this >= N whenever layernorm_plan() > 0. */
 int layernorm_per_thread(int bwd);
 
+/* Elements of a row of N each thread of the backward's register kernel
+ * holds: layernorm_per_thread(1), or 12 for fp32 rows of 64 to 256
+ * threads that fill no more than 3 of a thread's 4 16-byte chunks (N in
+ * (8, 12] x the threads a row: 768, 1536, 3072), which take an instance
+ * that keeps fewer registers; 0 where the row goes to the wide-row
+ * kernel. Touches no GPU. */
+int layernorm_bwd_held(long N, enum fp_dtype dt);
+
 /* out = LayerNorm(x; gamma, beta), M rows of N (x, out M N values; gamma,
  * beta N); the statistics are written to stats unless it is NULL. */
 int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

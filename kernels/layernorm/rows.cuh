@@ -72,6 +72,9 @@
 // more, and the kernel is short of issue slots.
 #define BWD_MIN_BLOCKS_F32 1
 #define BWD_MIN_BLOCKS_BF16 2
+// fp32 rows of 3 chunks a thread (layernorm_bwd_held): 80 registers, 3
+// blocks an SM, no spills.
+#define BWD_MIN_BLOCKS_F32_3 3
 // Per storage type: the backward copies its next row into shared memory
 // while it computes the current one (1) or loads each row when it starts
 // it (0); see ln_rows_bwd. Staging pays in bf16, where the kernel is
@@ -570,9 +573,9 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 // to 2 blocks per SM (see BWD_MIN_BLOCKS_*). STAGE: the next row of x and dy is
 // copied into shared memory (cp.async, [2][RPB][CH][TPR] 16-byte chunks,
 // each thread its own) while the current one is computed.
-template <typename T, int TPR, int MODE>
+template <typename T, int TPR, int MODE, int CHN = BWD_PER_THREAD / (16 / sizeof(T))>
 struct bwd_shape {
-	static constexpr int V = 16 / sizeof(T), CH = BWD_PER_THREAD / V;
+	static constexpr int V = 16 / sizeof(T), CH = CHN;
 	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
 	static constexpr bool NARROW = sizeof(T) == 4 && TPR <= BWD_NARROW_F32;
@@ -581,7 +584,8 @@ struct bwd_shape {
 				      MODE != BWD_DH;
 	// blocks an SM its registers are budgeted for (__launch_bounds__)
 	static constexpr int MIN_BLOCKS = TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ?
-		BWD_MIN_BLOCKS_BF16 : BWD_MIN_BLOCKS_F32;
+		BWD_MIN_BLOCKS_BF16 : CH < BWD_PER_THREAD / V ? BWD_MIN_BLOCKS_F32_3 :
+		BWD_MIN_BLOCKS_F32;
 	static constexpr size_t SMEM = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
 };
 
@@ -609,15 +613,16 @@ struct bwd_shape {
 // "LayerNorm+GELU and softmax, H200" (with the gain from STAGE, the leaner
 // GELU' and row sums) and "LayerNorm+GELU and softmax on an H100, measured
 // by fuseprof".
-template <typename T, int TPR, int MODE, int ERF>
-__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE>::BLOCK,
-				  bwd_shape<T, TPR, MODE>::MIN_BLOCKS)
+template <typename T, int TPR, int MODE, int ERF,
+	  int CHN = BWD_PER_THREAD / (16 / sizeof(T))>
+__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE, CHN>::BLOCK,
+				  bwd_shape<T, TPR, MODE, CHN>::MIN_BLOCKS)
 ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	    const T *__restrict__ gamma, const T *__restrict__ beta,
 	    T *__restrict__ out, float *__restrict__ stats,
 	    float *__restrict__ partial, long M, long Nl, T *__restrict__ aux)
 {
-	using S = bwd_shape<T, TPR, MODE>;
+	using S = bwd_shape<T, TPR, MODE, CHN>;
 	constexpr bool FAST = sizeof(T) == 2, STAGE = S::STAGE;
 	constexpr int V = S::V, CH = S::CH, BLOCK = S::BLOCK, RPB = S::RPB, CAP = S::CAP;
 	// One region per row_sum call of an iteration (see row_sum); BWD_LN
@@ -863,10 +868,19 @@ struct kcfg {
 	case TPR: return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,       \
 			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
 			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+#define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
+	return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF, CH>,              \
+		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
+		 bwd_shape<T, TPR, MODE, CH>::SMEM }
+// chunks: the 16-byte chunks of a row each thread holds (see
+// layernorm_bwd_held); fp32 rows of 3 at 64-256 threads take an instance
+// of their own.
 #define BWD_CASE(TPR, T, MODE, ERF)                                           \
-	case TPR: return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF>,       \
-			   bwd_shape<T, TPR, MODE>::BLOCK, bwd_shape<T, TPR, MODE>::RPB, \
-			   bwd_shape<T, TPR, MODE>::SMEM }
+	case TPR:                                                             \
+		if constexpr (sizeof(T) == 4 && TPR >= 64 && TPR <= ROW_BLOCK) \
+			if (chunks == 3)                                      \
+				BWD_CASE_CH(TPR, T, MODE, ERF, 3);            \
+		BWD_CASE_CH(TPR, T, MODE, ERF, BWD_PER_THREAD / (16 / sizeof(T)))
 
 template <typename T, int MODE, int ERF>
 static struct kcfg fwd_kernel(int tpr)
@@ -885,7 +899,7 @@ static struct kcfg fwd_kernel(int tpr)
 // No 1024-thread backward: at 1024 threads a thread gets 64 registers, and
 // x, dy and the two accumulators alone take 64 (it spilled).
 template <typename T, int MODE, int ERF>
-static struct kcfg bwd_kernel(int tpr)
+static struct kcfg bwd_kernel(int tpr, int chunks)
 {
 	switch (tpr) {
 	BWD_CASE(32, T, MODE, ERF);
@@ -930,9 +944,10 @@ template <int MODE, int ERF>
 static struct kcfg bwd_pick(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(1, N, dt);
+	const int chunks = layernorm_bwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
 
-	return dt == FP_BF16 ? bwd_kernel<__nv_bfloat16, MODE, ERF>(tpr)
-			     : bwd_kernel<float, MODE, ERF>(tpr);
+	return dt == FP_BF16 ? bwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks)
+			     : bwd_kernel<float, MODE, ERF>(tpr, chunks);
 }
 
 // Blocks of a plain (non-persistent) grid: one per row group, grid-stride

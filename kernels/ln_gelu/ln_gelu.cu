@@ -402,11 +402,13 @@ enum { P_NORMAL, P_OFFSET, P_CONSTANT, P_SPIKY };
 #define LN_GELU_QUICK "M=4096,N=768;M=2048,N=4096"
 // Awkward widths (1, odd, prime-ish, a vocabulary) take the wide-row
 // kernels; the rest hit every register-kernel block shape, a partial last
-// block (M=5, N=4096: two rows per block) and many rows per persistent
-// block (M=1000, M=16384).
+// block (M=5, N=4096: two rows per block), many rows per persistent
+// block (M=1000, M=16384) and the fp32 backward's 3-chunk rows (768,
+// 1536 and 2600: 64, 128 and 256 threads a row; at 2600 the last chunk
+// part full).
 #define LN_GELU_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023,erf=1;M=16384,N=768;" \
 	"M=4,N=50257;M=7,N=64,erf=1;M=5,N=4096;M=3,N=16384,erf=1;" \
-	"M=2,N=32768;M=1000,N=1024"
+	"M=2,N=32768;M=1000,N=1024;M=37,N=1536,erf=1;M=5,N=2600"
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
@@ -707,6 +709,9 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			       WIDE_THREADS);
 	if (tpr && rpb > 1 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d rows a block", rpb);
+	if (tpr && op->bwd && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", %d values a thread",
+				layernorm_bwd_held(op->N, op->dt));
 	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
 			 op->pgrid);
