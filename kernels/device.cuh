@@ -39,6 +39,18 @@ __device__ __forceinline__ float exp2_ftz(float x)
 	return y;
 }
 
+/* 1 / x by the SFU alone (rcp.approx, 1 ulp), denormal results and inputs
+ * flushed to zero: where x is known to be a normal float between 1 and
+ * 2^126, one instruction where 1.0f / x or __fdividef wrap it in range
+ * checks. */
+__device__ __forceinline__ float rcp_ftz(float x)
+{
+	float y;
+
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 /* Butterfly reduction over the 32 lanes: every lane ends with the same bits
  * (each step adds the same two values in both lanes), so results do not
  * depend on which lane reads them. */

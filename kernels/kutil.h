@@ -78,6 +78,25 @@ static inline int row_group_threads(long units, int per_thread, int most)
 	return tpr;
 }
 
+/* The rows of blocks a grid of gx x gy blocks keeps when it is made
+ * resident: its blocks' grid-stride loop takes bands of `band` rows out of
+ * `rows`, and per blocks an SM fit on sms SMs. gy where they all fit at
+ * once (or the limits are unknown, per or sms < 1); otherwise the fewest
+ * rows of blocks that give each block the least number of bands any
+ * resident grid can, ceil(bands / fit) with fit = per sms / gx rows of
+ * blocks: no last partial wave, and no block a band longer than the rest
+ * need be. */
+static inline long resident_rows(long gx, long gy, long rows, long band, int per, int sms)
+{
+	const long fit = (long)per * sms / gx, bands = (rows + band - 1) / band;
+	long steps;
+
+	if (per < 1 || sms < 1 || fit < 1 || fit >= gy)
+		return gy;
+	steps = (bands + fit - 1) / fit;
+	return (bands + steps - 1) / steps;
+}
+
 /* cudaMalloc n bytes into *(void **)pp; n = 0 sets NULL and allocates
  * nothing. Returns 0, or -1 (reported) with *pp unchanged. */
 int dev_alloc(void *pp, size_t n);

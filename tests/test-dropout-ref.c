@@ -269,6 +269,47 @@ static void check_contract(const struct workload *w, int bwd)
 	printf("ok   %s contract\n", w->name);
 }
 
+/* resident_rows (kutil.h), the fused byte- and bit-mask backwards' grid:
+ * over grids, row counts, bands and device limits, the rows it keeps are
+ * the plan's where every block fits at once (or the limits are unknown);
+ * otherwise they fit, no block takes more bands than the fewest any
+ * resident grid allows, and one row of blocks fewer would take more. */
+static void check_resident(void)
+{
+	static const long gxs[] = { 1, 3, 6, 16, 32, 129 };
+	static const long rowss[] = { 1, 31, 32, 33, 1000, 16384, 16385, 100000 };
+	static const int pers[] = { 0, 1, 4, 5, 8 };
+	static const int smss[] = { 0, 1, 78, 132 };
+	long n = 0;
+
+	for (size_t a = 0; a < sizeof gxs / sizeof *gxs; a++)
+	for (size_t b = 0; b < sizeof rowss / sizeof *rowss; b++)
+	for (long band = 8; band <= 32; band += 24)
+	for (size_t c = 0; c < sizeof pers / sizeof *pers; c++)
+	for (size_t d = 0; d < sizeof smss / sizeof *smss; d++) {
+		const long gx = gxs[a], rows = rowss[b], bands = (rows + band - 1) / band;
+		const long gy = (bands + 1) / 2 < 1024 ? (bands + 1) / 2 : 1024;  /* 2 bands a block */
+		const int per = pers[c], sms = smss[d];
+		const long fit = (long)per * sms / gx;
+		const long r = resident_rows(gx, gy, rows, band, per, sms);
+
+		if (per < 1 || sms < 1 || fit < 1 || fit >= gy) {
+			ASSERT(r == gy);
+		} else {
+			const long least = (bands + fit - 1) / fit;
+
+			ASSERT(r >= 1 && r <= fit && r < gy);
+			ASSERT((bands + r - 1) / r == least);
+			ASSERT(r == 1 || (bands + r - 2) / (r - 1) > least);
+		}
+		n++;
+	}
+	/* 16384 x 768 bf16 on 132 SMs at 4 blocks an SM: 3 column strips,
+	 * 512 bands of 32 rows, 176 rows of blocks fit: 3 bands each */
+	ASSERT(resident_rows(3, 256, 16384, 32, 4, 132) == 171);
+	printf("ok   resident grid rows (%ld cases)\n", n);
+}
+
 int main(void)
 {
 	struct fp_rng g;
@@ -283,6 +324,7 @@ int main(void)
 	check_grad(&g, 3, 7, 0);
 	check_grad(&g, 5, 13, 500);
 	check_grad(&g, 4, 33, 999);
+	check_resident();
 	check_contract(workload_find("bias_dropout_add_fwd"), 0);
 	check_contract(workload_find("bias_dropout_add_bwd"), 1);
 	return 0;

@@ -67,6 +67,8 @@ struct fp_op {
 	int bulk;              // backward: the fused variants on the bulk kernel
 	bool pdl;              // backward: the column sum launched programmatically
 	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
+	unsigned gy;           // backward: the rows kernel's grid rows (ew_resident_gy
+	                       // with a saved mask, plan.gy otherwise)
 	char *x, *res, *bias;  // forward inputs, nsets each
 	char *dy;              // backward input, nsets
 	char *saved;           // backward: what the forward saved, nsets
@@ -171,7 +173,8 @@ static int fused_bwd(const struct fp_op *op, const T *dy, MK mk, const uint32_t 
 {
 	constexpr int V = 16 / sizeof(T);
 	const struct ew_plan *p = op->bulk ? &op->bplan : &op->plan;
-	const dim3 grid(p->gx, p->gy), block(p->tx, p->ty);
+	const unsigned gy = op->bulk ? p->gy : op->gy;
+	const dim3 grid(p->gx, gy), block(p->tx, p->ty);
 
 	if (op->bulk)
 		ew_bulk_bwd<T, V>(p, dy, mk, op->scale, (T *)op->out, op->partial, op->M,
@@ -186,7 +189,22 @@ static int fused_bwd(const struct fp_op *op, const T *dy, MK mk, const uint32_t 
 			op->t, op->scale);
 	if (cuda_check(cudaGetLastError(), op->bulk ? bulk_name : name, __FILE__, __LINE__))
 		return -1;
-	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl, st);
+	return ew_colsum<T>(op->partial, op->bulk ? p->prows : (long)gy, op->N,
+			    (T *)op->dbias, op->pdl, st);
+}
+
+// The fused backward's rows kernel for dt, the vector path or not, and a
+// mask kind (BDA_MASK_*): what ew_resident_gy asks the occupancy of.
+template <typename T>
+static const void *bwd_rows_fn(int vec, int mask)
+{
+	constexpr int V = 16 / sizeof(T);
+
+	if (mask == BDA_MASK_BITS)
+		return vec ? (const void *)bwd_rows_kernel<T, V, true, BDA_MASK_BITS>
+			   : (const void *)bwd_rows_kernel<T, V, false, BDA_MASK_BITS>;
+	return vec ? (const void *)bwd_rows_kernel<T, V, true, BDA_MASK_BYTES>
+		   : (const void *)bwd_rows_kernel<T, V, false, BDA_MASK_BYTES>;
 }
 
 template <typename T>
@@ -353,13 +371,16 @@ enum { P_NORMAL, P_LARGE, P_CANCEL };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; p = 0, 0.5 and 0.999 the
-// threshold's ends; M = 16384 the performance shapes' rows; with
+// threshold's ends; M = 16384 the performance shapes' rows (at N = 768
+// the fused byte- and bit-mask backwards' resident grid on a large GPU:
+// ew_resident_gy), M = 20001, N = 1030 that grid over a last band of one
+// row, the scalar path (N not a multiple of 8 or 4); with
 // bwd_kernel=bulk, M = 133, N = 1000 a last column strip of 29 (bf16) or 26
 // (fp32) vectors and a last stage and block of few rows, M = 1 a block of
 // one row.
 #define BDA_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;" \
 	"M=64,N=100,drop=0;M=1024,N=4096,drop=500;M=3,N=65536,drop=999;" \
-	"M=16384,N=768;M=133,N=1000;M=1,N=2048"
+	"M=16384,N=768;M=133,N=1000;M=1,N=2048;M=20001,N=1030"
 
 static const struct fp_kopt bwd_kopts[] = {
 	{ "bwd_kernel", ew_bwd_kernel_values,
@@ -576,6 +597,14 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
+	op->gy = op->plan.gy;
+	if (bwd && !op->bulk && (variant == BDA_FUSED_MASK || variant == BDA_FUSED_BYTEMASK)) {
+		const int mk = variant == BDA_FUSED_MASK ? BDA_MASK_BITS : BDA_MASK_BYTES;
+
+		op->gy = ew_resident_gy(&op->plan, op->M,
+					dt == FP_BF16 ? bwd_rows_fn<__nv_bfloat16>(op->plan.vec, mk)
+						      : bwd_rows_fn<float>(op->plan.vec, mk));
+	}
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
@@ -663,8 +692,10 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			 "32x8 of %ld rows, grid %ux%u; %s", EW_BULK_STAGES, EW_BULK_ROWS,
 			 op->bplan.brows, op->bplan.gx, op->bplan.gy, ew_colsum_desc(op->pdl));
 	else
-		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s",
-			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
+		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s%s",
+			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx,
+			 op->bwd ? op->gy : p->gy,
+			 op->bwd && op->gy != p->gy ? " (resident)" : "",
 			 op->bwd ? "; " : "", op->bwd ? ew_colsum_desc(op->pdl) : "");
 }
 

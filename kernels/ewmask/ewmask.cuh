@@ -141,6 +141,30 @@ static inline struct ew_plan ew_plan_bulk(long M, long N, size_t es)
 	return p;
 }
 
+/* The rows of a fused backward's grid under plan p (ew_plan_cols) for M
+ * rows, its kernel fn: resident_rows on the current device, bands of ty
+ * EW_UNROLL rows (the kernel's row loop is grid-stride): the grid is
+ * resident, no last partial wave, every block as long as the next within
+ * a band, and fewer partial rows for the column sum. The plan's prows
+ * stay the bound its buffer is sized for (the model counts no partial
+ * bytes). Where the device cannot be asked, gy. Measured (bench/
+ * RESULTS.md, "The byte-mask backward on a resident grid"): 0.93x the
+ * fused byte-mask backward's time at 16384 x 768 bf16; the bit mask's
+ * too; redrawing the mask (Philox) runs better on the plan's grid. */
+static inline unsigned ew_resident_gy(const struct ew_plan *p, long M, const void *fn)
+{
+	int dev = 0, sms = 0, per = 0;
+
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+	    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, (int)(p->tx * p->ty), 0) !=
+		    cudaSuccess) {
+		(void)cudaGetLastError();  // not for the next launch check to find
+		return p->gy;
+	}
+	return (unsigned)resident_rows(p->gx, p->gy, M, (long)p->ty * EW_UNROLL, per, sms);
+}
+
 /* The blocks of a flat kernel over n items, per items a block: at least
  * 1, at most 2^20 (a kernel past that loops over the rest). */
 static inline unsigned ew_flat_grid(size_t n, size_t per)

@@ -39,10 +39,12 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 // so 3 blocks of 256 share an SM instead of 2. Measured (H200, fp32,
 // bench/RESULTS.md, "The fp32 LayerNorm backward's rows in 3 chunks"): the
 // fused LayerNorm+GELU backward 0.86x the time at 3072 (256 threads a
-// row), unchanged at 768 and 1536 (it stages rows through shared memory
-// there), its unfused first kernel 0.92-0.95x at 768-3072; at 32 threads
+// row), its unfused first kernel 0.92-0.95x at 768-3072; at 32 threads
 // a row (320) 1.5 % slower, so rows of 32 threads keep 4 chunks, and rows
-// of 512 (one block an SM either way) too.
+// of 512 (one block an SM either way) too. The instance does not stage
+// its rows through shared memory as the 4-chunk one does at up to 128
+// threads a row: 0.94x the fused backward's time at 768, 1536 unchanged
+// ("The fp32 LayerNorm+GELU backward's 3-chunk rows unstaged").
 extern "C" int layernorm_bwd_held(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(1, N, dt);

@@ -73,13 +73,18 @@
 #define BWD_MIN_BLOCKS_F32 1
 #define BWD_MIN_BLOCKS_BF16 2
 // fp32 rows of 3 chunks a thread (layernorm_bwd_held): 80 registers, 3
-// blocks an SM, no spills.
+// blocks an SM, no spills; and no staging (bwd_shape's STAGE): with 12
+// rows an SM in flight the other blocks hide a row's loads, and the copy
+// cost more than it hid (768: 0.94x the fused backward's time unstaged,
+// 1536 unchanged; bench/RESULTS.md, "The fp32 LayerNorm+GELU backward's
+// 3-chunk rows unstaged").
 #define BWD_MIN_BLOCKS_F32_3 3
 // Per storage type: the backward copies its next row into shared memory
 // while it computes the current one (1) or loads each row when it starts
 // it (0); see ln_rows_bwd. Staging pays in bf16, where the kernel is
 // short of issue slots, and in fp32 rows of up to BWD_NARROW_F32 threads
-// (N <= 2048: BWD_STAGE_F32_NARROW), whose three block-wide sums a row
+// held in 4 chunks (N <= 2048: BWD_STAGE_F32_NARROW; the 3-chunk instance
+// does not stage, see above), whose three block-wide sums a row
 // leave the loads idle longest against the row's bytes; it costs in wider
 // fp32 rows, where the kernel waits on memory (bench/RESULTS.md, "The
 // fp32 LayerNorm+GELU backward in narrow rows").
@@ -105,6 +110,7 @@ enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
 #define GELU_KC15 0.05351611220445019f   // 1.5 GELU_K GELU_C
 #define RSQRT2 0.7071067811865476f
 #define RSQRT2PI 0.3989422804014327f
+#define LOG2E 1.4426950408889634f
 
 template <bool FAST>
 __device__ __forceinline__ float dev_exp(float z)
@@ -146,11 +152,17 @@ __device__ __forceinline__ float gelu(float h, int erf)
 
 // GELU'(h). fp32: with s = sigmoid(2u), 1 - s = e s (e = exp(-2u)), so
 // d/dh [h s] = s (1 + 2 h u' e s): no 1 - s cancellation in either tail.
-// e comes from __expf (ex2.approx) of -2u clamped at 80: its error,
-// about |2u| 2^-24 relative, stays near 1e-6 where GELU' is not already
-// negligible, against a 1e-5 bound. expf instead was measured hardly more
-// accurate and not faster (fp32 waits on memory more than on issue slots),
-// so the cheaper form stays.
+// e = 2^(-2u log2 e) from the SFU alone (exp2_ftz, the log2 e folded into
+// the constants), the exponent clamped at 115.4 (80 / ln 2: 1 + e stays a
+// normal float, and so does its reciprocal), s = 1 / (1 + e) by rcp_ftz:
+// __expf and __fdividef took a multiply, a compare and two scalings each
+// more to keep denormal results, which here only ever become e = 0 or s =
+// 1 exactly. The error, about |2u| 2^-24 relative from the exponent's
+// rounding, stays near 1e-6 where GELU' is not already negligible, against
+// a 1e-5 bound; expf instead was measured hardly more accurate and not
+// faster. 4 instructions an element fewer: the fused fp32 backward 1-2 %
+// faster (bench/RESULTS.md, "The fp32 LayerNorm+GELU backward's 3-chunk
+// rows unstaged").
 // bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
 // constants folded so that it takes 7 instructions and a MUFU op (was 11).
 template <bool FAST>
@@ -168,9 +180,10 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 
 		return fmaf(hdu, fmaf(-t, t, 1.0f), fmaf(0.5f, t, 0.5f));
 	}
-	float m2u = h * fmaf(-2.0f * GELU_KC, h2, -2.0f * GELU_K);  // -2u
-	float e = __expf(fminf(m2u, 80.0f));
-	float s = __fdividef(1.0f, 1.0f + e);
+	// -2u log2 e
+	float m2u = h * fmaf(-2.0f * GELU_KC * LOG2E, h2, -2.0f * GELU_K * LOG2E);
+	float e = exp2_ftz(fminf(m2u, 80.0f * LOG2E));
+	float s = rcp_ftz(1.0f + e);
 	float hdu2 = h * fmaf(6.0f * GELU_KC, h2, 2.0f * GELU_K);  // 2 h u'
 
 	return s * fmaf(hdu2, e * s, 1.0f);
@@ -579,9 +592,10 @@ struct bwd_shape {
 	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
 	static constexpr bool NARROW = sizeof(T) == 4 && TPR <= BWD_NARROW_F32;
+	// The 3-chunk fp32 instance never stages (see BWD_MIN_BLOCKS_F32_3).
 	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : NARROW ?
 				       BWD_STAGE_F32_NARROW : BWD_STAGE_F32) &&
-				      MODE != BWD_DH;
+				      MODE != BWD_DH && CH == BWD_PER_THREAD / V;
 	// blocks an SM its registers are budgeted for (__launch_bounds__)
 	static constexpr int MIN_BLOCKS = TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ?
 		BWD_MIN_BLOCKS_BF16 : CH < BWD_PER_THREAD / V ? BWD_MIN_BLOCKS_F32_3 :
