@@ -312,6 +312,8 @@ struct fp_op {
 	int bulk;              // backward: fused_bitmask on the bulk kernel
 	bool pdl;              // backward: the column sum launched programmatically
 	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
+	unsigned gy;           // backward: the rows kernels' grid rows (ew_resident_gy
+	                       // for fused_bitmask's, plan.gy otherwise)
 	char *x, *bias;        // forward inputs, nsets each
 	char *dy;              // backward input, nsets
 	char *saved;           // backward: h, y or the bit mask, nsets
@@ -393,7 +395,7 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 {
 	constexpr int V = 16 / sizeof(T);
 	const struct ew_plan *p = &op->plan;
-	const dim3 grid(p->gx, p->gy), block(p->tx, p->ty);
+	const dim3 grid(p->gx, op->gy), block(p->tx, p->ty);
 	const size_t n = (size_t)op->M * op->N;
 	const T *dy = (const T *)(op->dy + set * op->mnp);
 	const char *saved = op->saved + set * op->saved_set;
@@ -442,8 +444,19 @@ static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 	}
 	if (CUDA_CHECK_LAUNCH("bias_relu backward"))
 		return -1;
-	return ew_colsum<T>(op->partial, p->prows, op->N, (T *)op->dbias, op->pdl,
+	return ew_colsum<T>(op->partial, (long)op->gy, op->N, (T *)op->dbias, op->pdl,
 			     st);
+}
+
+// fused_bitmask's backward rows kernel for dt, the vector path or not:
+// what ew_resident_gy asks the occupancy of.
+static const void *bitmask_bwd_fn(enum fp_dtype dt, int vec)
+{
+	if (dt == FP_BF16)
+		return vec ? (const void *)bwd_rows_kernel<__nv_bfloat16, 8, true, true>
+			   : (const void *)bwd_rows_kernel<__nv_bfloat16, 8, false, true>;
+	return vec ? (const void *)bwd_rows_kernel<float, 4, true, true>
+		   : (const void *)bwd_rows_kernel<float, 4, false, true>;
 }
 
 template <typename T>
@@ -572,11 +585,14 @@ enum { P_NORMAL, P_EDGE, P_LARGE };
 // N = 1 and odd N take the scalar row kernels (and the flattened bit-mask
 // kernel, whose words straddle rows); N = 36 and 100 are 16-byte rows in
 // fp32 but not in bf16, and not whole words; M = 16384 many rows per
-// thread row; N = 65536 the widest grid; with bwd_kernel=bulk, M = 133,
-// N = 1000 a last column strip of 29 (bf16) or 26 (fp32) vectors and a
-// last stage and block of few rows, M = 1 a block of one row.
+// thread row (at N = 768 fused_bitmask's resident backward grid on a
+// large GPU: ew_resident_gy), M = 20001, N = 1030 that grid over a last
+// band of one row, the scalar path; N = 65536 the widest grid; with
+// bwd_kernel=bulk, M = 133, N = 1000 a last column strip of 29 (bf16) or
+// 26 (fp32) vectors and a last stage and block of few rows, M = 1 a block
+// of one row.
 #define BR_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023;M=7,N=3;M=5,N=36;M=64,N=100;" \
-	"M=1024,N=4096;M=3,N=65536;M=16384,N=768;M=133,N=1000;M=1,N=2048"
+	"M=1024,N=4096;M=3,N=65536;M=16384,N=768;M=133,N=1000;M=1,N=2048;M=20001,N=1030"
 
 static const struct fp_kopt bwd_kopts[] = {
 	{ "bwd_kernel", ew_bwd_kernel_values, EW_BWD_KERNEL_HELP " (fused_bitmask)" },
@@ -718,8 +734,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->min_bytes = (2 * mn + N) * es + mn / 8;
 	m->saved_bytes = (double)saved_size(s->v[0], s->v[1], dt, variant);
 	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
-	// ew_plan_cols) are written and read
-	// back at once; they are expected to stay in L2 and are not counted.
+	// ew_plan_cols; fewer on a resident grid, ew_resident_gy) are written
+	// and read back at once; they are expected to stay in L2 and are not
+	// counted.
 	if (variant == BR_SAVE_INPUT)
 		// relu': h, dy in, dx out; the column partials read dx again
 		m->variant_bytes = (4 * mn + N) * es;
@@ -775,6 +792,9 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
+	op->gy = bwd && !op->bulk && variant == BR_FUSED_BITMASK
+			 ? ew_resident_gy(&op->plan, op->M, bitmask_bwd_fn(dt, op->plan.vec))
+			 : op->plan.gy;
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
@@ -852,8 +872,10 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			 "32x8 of %ld rows, grid %ux%u; %s", EW_BULK_STAGES, EW_BULK_ROWS,
 			 op->bplan.brows, op->bplan.gx, op->bplan.gy, ew_colsum_desc(op->pdl));
 	else
-		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s",
-			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx, p->gy,
+		snprintf(buf, n, "rows %s, blocks %ux%u, grid %ux%u%s%s%s",
+			 p->vec ? "16-byte" : "scalar", p->tx, p->ty, p->gx,
+			 op->bwd ? op->gy : p->gy,
+			 op->bwd && op->gy != p->gy ? " (resident)" : "",
 			 op->bwd ? "; " : "", op->bwd ? ew_colsum_desc(op->pdl) : "");
 }
 

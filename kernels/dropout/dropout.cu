@@ -536,8 +536,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 	m->min_bytes = (2 * mn + N) * es;
 	m->saved_bytes = saved;
 	// The dbias partials (a row per block, M / 64 x N fp32 up to 1024 x N:
-	// ew_plan_cols) are written and read
-	// back at once; they are expected to stay in L2 and are not counted.
+	// ew_plan_cols; fewer on a resident grid, ew_resident_gy) are written
+	// and read back at once; they are expected to stay in L2 and are not
+	// counted.
 	if (variant == BDA_UNFUSED)
 		// dx kernel: dy and the byte mask in, dx out; the column
 		// partials read dx again

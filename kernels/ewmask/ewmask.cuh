@@ -147,10 +147,15 @@ static inline struct ew_plan ew_plan_bulk(long M, long N, size_t es)
  * resident, no last partial wave, every block as long as the next within
  * a band, and fewer partial rows for the column sum. The plan's prows
  * stay the bound its buffer is sized for (the model counts no partial
- * bytes). Where the device cannot be asked, gy. Measured (bench/
- * RESULTS.md, "The byte-mask backward on a resident grid"): 0.93x the
- * fused byte-mask backward's time at 16384 x 768 bf16; the bit mask's
- * too; redrawing the mask (Philox) runs better on the plan's grid. */
+ * bytes). Where the device cannot be asked, gy. The fused backwards
+ * that read a saved mask take it (bias_dropout_add's fused_mask and
+ * fused_bytemask, bias_relu's fused_bitmask); redrawing the mask (Philox,
+ * fused_regen) runs better on the plan's grid, up to 1.10x slower
+ * resident, and the unfused chains keep the plan too. Measured (bench/
+ * RESULTS.md, "The saved-mask backwards on a resident grid"), on a
+ * 132-SM H200: 0.93-0.95x the fused byte- and bit-mask backwards' time in
+ * bf16 at 16384 x 768 and 4096, 0.95-0.97x fp32 at 4096, fp32 at 768
+ * unchanged. */
 static inline unsigned ew_resident_gy(const struct ew_plan *p, long M, const void *fn)
 {
 	int dev = 0, sms = 0, per = 0;
