@@ -44,7 +44,8 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 // of 512 (one block an SM either way) too. The instance does not stage
 // its rows through shared memory as the 4-chunk one does at up to 128
 // threads a row: 0.94x the fused backward's time at 768, 1536 unchanged
-// ("The fp32 LayerNorm+GELU backward's 3-chunk rows unstaged").
+// ("The saved-mask backwards on a resident grid, the fp32 LayerNorm
+// backward's 3-chunk rows unstaged").
 extern "C" int layernorm_bwd_held(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(1, N, dt);

@@ -76,8 +76,8 @@
 // blocks an SM, no spills; and no staging (bwd_shape's STAGE): with 12
 // rows an SM in flight the other blocks hide a row's loads, and the copy
 // cost more than it hid (768: 0.94x the fused backward's time unstaged,
-// 1536 unchanged; bench/RESULTS.md, "The fp32 LayerNorm+GELU backward's
-// 3-chunk rows unstaged").
+// 1536 unchanged; bench/RESULTS.md, "The saved-mask backwards on a
+// resident grid, the fp32 LayerNorm backward's 3-chunk rows unstaged").
 #define BWD_MIN_BLOCKS_F32_3 3
 // Per storage type: the backward copies its next row into shared memory
 // while it computes the current one (1) or loads each row when it starts
@@ -161,8 +161,8 @@ __device__ __forceinline__ float gelu(float h, int erf)
 // rounding, stays near 1e-6 where GELU' is not already negligible, against
 // a 1e-5 bound; expf instead was measured hardly more accurate and not
 // faster. 4 instructions an element fewer: the fused fp32 backward 1-2 %
-// faster (bench/RESULTS.md, "The fp32 LayerNorm+GELU backward's 3-chunk
-// rows unstaged").
+// faster (bench/RESULTS.md, "The saved-mask backwards on a resident grid,
+// the fp32 LayerNorm backward's 3-chunk rows unstaged").
 // bf16: 0.5 (1 + t) + 0.5 h u' (1 - t^2) with the hardware tanh, the
 // constants folded so that it takes 7 instructions and a MUFU op (was 11).
 template <bool FAST>
