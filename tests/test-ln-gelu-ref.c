@@ -261,8 +261,17 @@ static void check_plan(void)
 				ASSERT((long)tpr * e >= n);
 				/* and the smallest such */
 				ASSERT(tpr == 32 || (long)tpr / 2 * e < n);
-				if (!bwd)
+				if (!bwd) {
+					/* the forward's likewise: 3 chunks (24 bf16)
+					 * where bf16 rows of 32-256 threads fill no
+					 * more (N in (16, 24] x tpr), 4 (32 values)
+					 * elsewhere */
+					int held = layernorm_fwd_held(n, (enum fp_dtype)dt);
+					ASSERT(held % v == 0 && (long)tpr * held >= n);
+					ASSERT_EQ(held, dt == FP_BF16 && tpr <= 256 &&
+						  n > 16L * tpr && n <= 24L * tpr ? 24 : e);
 					continue;
+				}
 				/* the backward's threads hold the row in whole
 				 * 16-byte chunks, 3 of them only where fp32 rows
 				 * of 64-256 threads fill no more (N in (8, 12] x
@@ -282,6 +291,15 @@ static void check_plan(void)
 	ASSERT_EQ(layernorm_bwd_held(6144, FP_F32), 16);   /* 512: kept at 4 */
 	ASSERT_EQ(layernorm_bwd_held(768, FP_BF16), 16);
 	ASSERT_EQ(layernorm_bwd_held(50257, FP_F32), 0);   /* the wide kernel */
+	ASSERT_EQ(layernorm_fwd_held(768, FP_BF16), 24);   /* 32 threads a row */
+	ASSERT_EQ(layernorm_fwd_held(520, FP_BF16), 24);
+	ASSERT_EQ(layernorm_fwd_held(512, FP_BF16), 32);   /* 16 a thread: 2 chunks, kept at 4 */
+	ASSERT_EQ(layernorm_fwd_held(1024, FP_BF16), 32);
+	ASSERT_EQ(layernorm_fwd_held(1536, FP_BF16), 24);  /* 64 */
+	ASSERT_EQ(layernorm_fwd_held(6144, FP_BF16), 24);  /* 256 */
+	ASSERT_EQ(layernorm_fwd_held(12288, FP_BF16), 32); /* 512: kept at 4 */
+	ASSERT_EQ(layernorm_fwd_held(768, FP_F32), 32);
+	ASSERT_EQ(layernorm_fwd_held(50257, FP_BF16), 0);  /* the wide kernel */
 	/* the suite's big shape stays in registers */
 	ASSERT(layernorm_plan(0, 4096, FP_F32) > 0 && layernorm_plan(1, 4096, FP_BF16) > 0);
 	ASSERT_EQ(layernorm_plan(0, 50257, FP_F32), 0);

@@ -42,6 +42,12 @@ int layernorm_per_thread(int bwd);
  * kernel. Touches no GPU. */
 int layernorm_bwd_held(long N, enum fp_dtype dt);
 
+/* Elements of a row of N the forward's register kernel has each thread
+ * hold: layernorm_per_thread(0), or 24 for bf16 rows of 32 to 256
+ * threads that fill no more than 3 of a thread's 4 16-byte chunks (N in
+ * (16, 24] x the threads a row); 0 where layernorm_plan(0, ...) is 0. */
+int layernorm_fwd_held(long N, enum fp_dtype dt);
+
 /* out = LayerNorm(x; gamma, beta), M rows of N (x, out M N values; gamma,
  * beta N); the statistics are written to stats unless it is NULL. */
 int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

@@ -335,7 +335,9 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // statistics passes and the output pass run on registers, so x is read
 // from DRAM exactly once and y written once. TPR threads per row, the
 // fewest that hold it at 32 values each (layernorm_plan(): one warp up to
-// N = 1024, 128 threads at 4096); with TPR < 256 a block of 256 threads
+// N = 1024, 128 threads at 4096), in CHN 16-byte chunks a thread: 3 for
+// bf16 rows that fill no more (layernorm_fwd_held), 32 / V otherwise;
+// with TPR < 256 a block of 256 threads
 // takes 256 / TPR rows, and a warp-per-row reduction needs no barrier at
 // all. Same MODEs as kernel 1.
 // Napkin (FWD_FUSED, 16384 x 4096 fp32): 537 MB, the floor is the copy
@@ -343,14 +345,14 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // "LayerNorm+GELU and softmax on an H100, measured by fuseprof" (fused
 // forward at the copy bandwidth). GELU as a template parameter made bf16
 // faster (see the launchers' ERF).
-template <typename T, int TPR, int MODE, int ERF>
+template <typename T, int TPR, int MODE, int ERF, int CHN = FWD_PER_THREAD / (16 / sizeof(T))>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK)
 ln_rows_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 	    const T *__restrict__ beta, T *__restrict__ out,
 	    float *__restrict__ stats, long M, long Nl)
 {
 	constexpr bool FAST = sizeof(T) == 2;
-	constexpr int V = 16 / sizeof(T), CH = FWD_PER_THREAD / V;
+	constexpr int V = 16 / sizeof(T), CH = CHN;
 	constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
@@ -882,6 +884,17 @@ struct kcfg {
 	case TPR: return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,       \
 			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
 			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+// chunks: the 16-byte chunks of a row each thread holds (see
+// layernorm_fwd_held); bf16 rows of 3 at 32-256 threads take an instance
+// of their own.
+#define FWD_CASE3(TPR, T, MODE, ERF)                                          \
+	case TPR:                                                             \
+		if constexpr (sizeof(T) == 2)                                 \
+			if (chunks == 3)                                      \
+				return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF, 3>, \
+					 ROW_BLOCK, ROW_BLOCK / TPR, 0 };     \
+		return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,         \
+			 ROW_BLOCK, ROW_BLOCK / TPR, 0 }
 #define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
 	return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF, CH>,              \
 		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
@@ -897,13 +910,13 @@ struct kcfg {
 		BWD_CASE_CH(TPR, T, MODE, ERF, BWD_PER_THREAD / (16 / sizeof(T)))
 
 template <typename T, int MODE, int ERF>
-static struct kcfg fwd_kernel(int tpr)
+static struct kcfg fwd_kernel(int tpr, int chunks)
 {
 	switch (tpr) {
-	FWD_CASE(32, T, MODE, ERF);
-	FWD_CASE(64, T, MODE, ERF);
-	FWD_CASE(128, T, MODE, ERF);
-	FWD_CASE(256, T, MODE, ERF);
+	FWD_CASE3(32, T, MODE, ERF);
+	FWD_CASE3(64, T, MODE, ERF);
+	FWD_CASE3(128, T, MODE, ERF);
+	FWD_CASE3(256, T, MODE, ERF);
 	FWD_CASE(512, T, MODE, ERF);
 	FWD_CASE(1024, T, MODE, ERF);
 	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
@@ -949,9 +962,10 @@ template <int MODE, int ERF>
 static struct kcfg fwd_pick(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(0, N, dt);
+	const int chunks = layernorm_fwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
 
-	return dt == FP_BF16 ? fwd_kernel<__nv_bfloat16, MODE, ERF>(tpr)
-			     : fwd_kernel<float, MODE, ERF>(tpr);
+	return dt == FP_BF16 ? fwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks)
+			     : fwd_kernel<float, MODE, ERF>(tpr, chunks);
 }
 
 template <int MODE, int ERF>

@@ -403,12 +403,15 @@ enum { P_NORMAL, P_OFFSET, P_CONSTANT, P_SPIKY };
 // Awkward widths (1, odd, prime-ish, a vocabulary) take the wide-row
 // kernels; the rest hit every register-kernel block shape, a partial last
 // block (M=5, N=4096: two rows per block), many rows per persistent
-// block (M=1000, M=16384) and the fp32 backward's 3-chunk rows (768,
+// block (M=1000, M=16384), the fp32 backward's 3-chunk rows (768,
 // 1536 and 2600: 64, 128 and 256 threads a row; at 2600 the last chunk
-// part full).
+// part full) and the bf16 forward's (768 and 520 at 32 threads a row, at
+// 520 one thread's third chunk only; 1536 at 64, 2600 at 128, 6144 at
+// 256).
 #define LN_GELU_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023,erf=1;M=16384,N=768;" \
 	"M=4,N=50257;M=7,N=64,erf=1;M=5,N=4096;M=3,N=16384,erf=1;" \
-	"M=2,N=32768;M=1000,N=1024;M=37,N=1536,erf=1;M=5,N=2600"
+	"M=2,N=32768;M=1000,N=1024;M=37,N=1536,erf=1;M=5,N=2600;M=9,N=520;" \
+	"M=3,N=6144"
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
