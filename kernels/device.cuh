@@ -25,6 +25,8 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 	return __float2bfloat16_rn(v);
 }
 
+#define LOG2E 1.4426950408889634f  // log2(e): exp(z) = 2^(z LOG2E)
+
 /* 2^x by the SFU alone: ex2.approx with denormal results flushed to zero
  * (exp2f's ex2.approx.f32 adds a compare and two multiplies to keep them:
  * about 4 instructions instead of 1). Its error is exp2f's wherever the

@@ -31,8 +31,6 @@
 
 namespace cg = cooperative_groups;
 
-#define LOG2E 1.4426950408889634f
-
 // ---------------------------------------------------------------------------
 // The unfused chain's kernels.
 //

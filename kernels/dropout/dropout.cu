@@ -67,8 +67,8 @@ struct fp_op {
 	int bulk;              // backward: the fused variants on the bulk kernel
 	bool pdl;              // backward: the column sum launched programmatically
 	struct ew_plan bplan;  // its plan (ew_plan_bulk) where bulk
-	unsigned gy;           // backward: the rows kernel's grid rows (ew_resident_gy
-	                       // with a saved mask, plan.gy otherwise)
+	unsigned gy;           // backward: the fused kernels' grid rows (ew_resident_gy
+	                       // with a saved mask, the plan's otherwise)
 	char *x, *res, *bias;  // forward inputs, nsets each
 	char *dy;              // backward input, nsets
 	char *saved;           // backward: what the forward saved, nsets
@@ -173,8 +173,7 @@ static int fused_bwd(const struct fp_op *op, const T *dy, MK mk, const uint32_t 
 {
 	constexpr int V = 16 / sizeof(T);
 	const struct ew_plan *p = op->bulk ? &op->bplan : &op->plan;
-	const unsigned gy = op->bulk ? p->gy : op->gy;
-	const dim3 grid(p->gx, gy), block(p->tx, p->ty);
+	const dim3 grid(p->gx, op->gy), block(p->tx, p->ty);
 
 	if (op->bulk)
 		ew_bulk_bwd<T, V>(p, dy, mk, op->scale, (T *)op->out, op->partial, op->M,
@@ -189,8 +188,7 @@ static int fused_bwd(const struct fp_op *op, const T *dy, MK mk, const uint32_t 
 			op->t, op->scale);
 	if (cuda_check(cudaGetLastError(), op->bulk ? bulk_name : name, __FILE__, __LINE__))
 		return -1;
-	return ew_colsum<T>(op->partial, op->bulk ? p->prows : (long)gy, op->N,
-			    (T *)op->dbias, op->pdl, st);
+	return ew_colsum<T>(op->partial, (long)op->gy, op->N, (T *)op->dbias, op->pdl, st);
 }
 
 // The fused backward's rows kernel for dt, the vector path or not, and a
@@ -598,7 +596,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
-	op->gy = op->plan.gy;
+	op->gy = op->bulk ? op->bplan.gy : op->plan.gy;  // prows = gy in both plans
 	if (bwd && !op->bulk && (variant == BDA_FUSED_MASK || variant == BDA_FUSED_BYTEMASK)) {
 		const int mk = variant == BDA_FUSED_MASK ? BDA_MASK_BITS : BDA_MASK_BYTES;
 

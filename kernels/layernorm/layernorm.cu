@@ -35,6 +35,24 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 	return tpr * E >= N ? tpr : 0;  // 0: wider than the register kernels
 }
 
+// The elements a thread of the register kernel of direction bwd holds in
+// rows of N: 3 of its 4 16-byte chunks where rows of dtype `three` and of
+// `least` to ROW_BLOCK threads fill no more than that (N in (2, 3] chunks
+// x the threads a row), all 4 otherwise; 0 where the row goes to the
+// wide-row kernel. The rule of layernorm_fwd_held and layernorm_bwd_held.
+static int held(int bwd, long N, enum fp_dtype dt, enum fp_dtype three, int least)
+{
+	const int tpr = layernorm_plan(bwd, N, dt);
+	const long E = layernorm_per_thread(bwd), chunk = E / 4;
+
+	if (!tpr)
+		return 0;
+	if (dt == three && tpr >= least && tpr <= ROW_BLOCK && N > 2 * chunk * tpr &&
+	    N <= 3 * chunk * tpr)
+		return (int)(3 * chunk);
+	return (int)E;
+}
+
 // The forward's 3-chunk instance drops the fourth chunk's guards, zeroing
 // and registers (48 instead of 64 at 32 threads a row: 5 blocks an SM
 // instead of 4; 592 instructions instead of 776 by cubin text size).
@@ -45,13 +63,7 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 // short of issue slots, and keep them.
 extern "C" int layernorm_fwd_held(long N, enum fp_dtype dt)
 {
-	const int tpr = layernorm_plan(0, N, dt);
-
-	if (!tpr)
-		return 0;
-	if (dt == FP_BF16 && tpr <= ROW_BLOCK && N > 16L * tpr && N <= 24L * tpr)
-		return 24;
-	return FWD_PER_THREAD;
+	return held(0, N, dt, FP_BF16, 32);
 }
 
 // The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
@@ -67,14 +79,7 @@ extern "C" int layernorm_fwd_held(long N, enum fp_dtype dt)
 // backward's 3-chunk rows unstaged").
 extern "C" int layernorm_bwd_held(long N, enum fp_dtype dt)
 {
-	const int tpr = layernorm_plan(1, N, dt);
-
-	if (!tpr)
-		return 0;
-	if (dt == FP_F32 && tpr >= 64 && tpr <= ROW_BLOCK && N > 8L * tpr &&
-	    N <= 12L * tpr)
-		return 12;
-	return BWD_PER_THREAD;
+	return held(1, N, dt, FP_F32, 64);
 }
 
 extern "C" int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

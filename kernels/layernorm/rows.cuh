@@ -110,7 +110,6 @@ enum { BWD_DH, BWD_LN, BWD_FUSED, BWD_LNH };
 #define GELU_KC15 0.05351611220445019f   // 1.5 GELU_K GELU_C
 #define RSQRT2 0.7071067811865476f
 #define RSQRT2PI 0.3989422804014327f
-#define LOG2E 1.4426950408889634f
 
 template <bool FAST>
 __device__ __forceinline__ float dev_exp(float z)
@@ -880,21 +879,18 @@ struct kcfg {
 	size_t smem;
 };
 
-#define FWD_CASE(TPR, T, MODE, ERF)                                           \
-	case TPR: return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,       \
-			   TPR > ROW_BLOCK ? TPR : ROW_BLOCK,                  \
-			   TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+#define FWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
+	return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF, CH>,              \
+		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_fwd_held); bf16 rows of 3 at 32-256 threads take an instance
 // of their own.
-#define FWD_CASE3(TPR, T, MODE, ERF)                                          \
+#define FWD_CASE(TPR, T, MODE, ERF)                                           \
 	case TPR:                                                             \
-		if constexpr (sizeof(T) == 2)                                 \
+		if constexpr (sizeof(T) == 2 && TPR <= ROW_BLOCK)             \
 			if (chunks == 3)                                      \
-				return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF, 3>, \
-					 ROW_BLOCK, ROW_BLOCK / TPR, 0 };     \
-		return { (const void *)ln_rows_fwd<T, TPR, MODE, ERF>,         \
-			 ROW_BLOCK, ROW_BLOCK / TPR, 0 }
+				FWD_CASE_CH(TPR, T, MODE, ERF, 3);            \
+		FWD_CASE_CH(TPR, T, MODE, ERF, FWD_PER_THREAD / (16 / sizeof(T)))
 #define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
 	return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF, CH>,              \
 		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
@@ -913,10 +909,10 @@ template <typename T, int MODE, int ERF>
 static struct kcfg fwd_kernel(int tpr, int chunks)
 {
 	switch (tpr) {
-	FWD_CASE3(32, T, MODE, ERF);
-	FWD_CASE3(64, T, MODE, ERF);
-	FWD_CASE3(128, T, MODE, ERF);
-	FWD_CASE3(256, T, MODE, ERF);
+	FWD_CASE(32, T, MODE, ERF);
+	FWD_CASE(64, T, MODE, ERF);
+	FWD_CASE(128, T, MODE, ERF);
+	FWD_CASE(256, T, MODE, ERF);
 	FWD_CASE(512, T, MODE, ERF);
 	FWD_CASE(1024, T, MODE, ERF);
 	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };

@@ -29,8 +29,6 @@
 
 #include "device.cuh"
 
-#define LOG2E 1.4426950408889634f
-
 template <typename T> struct vec;
 
 template <> struct vec<float> {
