@@ -712,9 +712,10 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			       WIDE_THREADS);
 	if (tpr && rpb > 1 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d rows a block", rpb);
-	if (tpr && op->bwd && len >= 0 && (size_t)len < n)
+	if (tpr && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d values a thread",
-				layernorm_bwd_held(op->N, op->dt));
+				op->bwd ? layernorm_bwd_held(op->N, op->dt)
+					: layernorm_fwd_held(op->N, op->dt));
 	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
 			 op->pgrid);
