@@ -270,6 +270,10 @@ static void check_plan(void)
 					ASSERT(held % v == 0 && (long)tpr * held >= n);
 					ASSERT_EQ(held, dt == FP_BF16 && tpr <= 256 &&
 						  n > 16L * tpr && n <= 24L * tpr ? 24 : e);
+					/* the full-row instance: rows of exactly
+					 * the values held, up to 256 threads */
+					ASSERT_EQ(layernorm_fwd_full(n, (enum fp_dtype)dt),
+						  tpr <= 256 && (long)tpr * held == n);
 					continue;
 				}
 				/* the backward's threads hold the row in whole
@@ -300,6 +304,14 @@ static void check_plan(void)
 	ASSERT_EQ(layernorm_fwd_held(12288, FP_BF16), 32); /* 512: kept at 4 */
 	ASSERT_EQ(layernorm_fwd_held(768, FP_F32), 32);
 	ASSERT_EQ(layernorm_fwd_held(50257, FP_BF16), 0);  /* the wide kernel */
+	ASSERT(layernorm_fwd_full(768, FP_BF16));   /* 32 threads x 24 */
+	ASSERT(layernorm_fwd_full(1024, FP_BF16));  /* 32 x 32 */
+	ASSERT(layernorm_fwd_full(4096, FP_BF16));  /* 128 x 32 */
+	ASSERT(layernorm_fwd_full(1024, FP_F32));   /* 32 x 32 */
+	ASSERT(!layernorm_fwd_full(768, FP_F32));   /* 32 x 32 holds 1024 */
+	ASSERT(!layernorm_fwd_full(1000, FP_BF16));
+	ASSERT(!layernorm_fwd_full(16384, FP_BF16)); /* 512 threads a row */
+	ASSERT(!layernorm_fwd_full(50257, FP_F32));
 	/* the suite's big shape stays in registers */
 	ASSERT(layernorm_plan(0, 4096, FP_F32) > 0 && layernorm_plan(1, 4096, FP_BF16) > 0);
 	ASSERT_EQ(layernorm_plan(0, 50257, FP_F32), 0);

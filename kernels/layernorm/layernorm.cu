@@ -66,6 +66,18 @@ extern "C" int layernorm_fwd_held(long N, enum fp_dtype dt)
 	return held(0, N, dt, FP_BF16, 32);
 }
 
+// Measured (H200, bench/RESULTS.md, "Full rows: the LayerNorm forward with
+// N a constant"): the fused LayerNorm+GELU forward 0.97x the time at 1024
+// (bf16 and fp32) and 4096 (bf16), 0.99x at 768 bf16, unfused2's
+// LayerNorm 0.98-0.99x; wider rows (512 and 1024 threads, one block a row)
+// keep the general instance.
+extern "C" int layernorm_fwd_full(long N, enum fp_dtype dt)
+{
+	const int tpr = layernorm_plan(0, N, dt);
+
+	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * layernorm_fwd_held(N, dt);
+}
+
 // The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
 // so 3 blocks of 256 share an SM instead of 2. Measured (H200, fp32,
 // bench/RESULTS.md, "The fp32 LayerNorm backward's rows in 3 chunks"): the

@@ -48,6 +48,12 @@ int layernorm_bwd_held(long N, enum fp_dtype dt);
  * (16, 24] x the threads a row); 0 where layernorm_plan(0, ...) is 0. */
 int layernorm_fwd_held(long N, enum fp_dtype dt);
 
+/* Whether rows of N take the forward's full-row instance: rows of exactly
+ * the values its threads hold (N = layernorm_plan(0, ...) x
+ * layernorm_fwd_held(), up to 256 threads a row), compiled with N a
+ * constant. Touches no GPU. */
+int layernorm_fwd_full(long N, enum fp_dtype dt);
+
 /* out = LayerNorm(x; gamma, beta), M rows of N (x, out M N values; gamma,
  * beta N); the statistics are written to stats unless it is NULL. */
 int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

@@ -407,11 +407,12 @@ enum { P_NORMAL, P_OFFSET, P_CONSTANT, P_SPIKY };
 // 1536 and 2600: 64, 128 and 256 threads a row; at 2600 the last chunk
 // part full) and the bf16 forward's (768 and 520 at 32 threads a row, at
 // 520 one thread's third chunk only; 1536 at 64, 2600 at 128, 6144 at
-// 256).
+// 256), and the full-row instances (rows of exactly the threads' chunks,
+// N a constant: 768-6144, 512 and 2048 among them, at tails of M).
 #define LN_GELU_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023,erf=1;M=16384,N=768;" \
 	"M=4,N=50257;M=7,N=64,erf=1;M=5,N=4096;M=3,N=16384,erf=1;" \
 	"M=2,N=32768;M=1000,N=1024;M=37,N=1536,erf=1;M=5,N=2600;M=9,N=520;" \
-	"M=3,N=6144"
+	"M=3,N=6144;M=33,N=2048;M=5,N=512;M=3,N=3072"
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
@@ -713,9 +714,11 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 	if (tpr && rpb > 1 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d rows a block", rpb);
 	if (tpr && len >= 0 && (size_t)len < n)
-		len += snprintf(buf + len, n - (size_t)len, ", %d values a thread",
+		len += snprintf(buf + len, n - (size_t)len, ", %d values a thread%s",
 				op->bwd ? layernorm_bwd_held(op->N, op->dt)
-					: layernorm_fwd_held(op->N, op->dt));
+					: layernorm_fwd_held(op->N, op->dt),
+				!op->bwd && layernorm_fwd_full(op->N, op->dt) ?
+				" (rows full: N a constant)" : "");
 	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
 			 op->pgrid);
