@@ -22,6 +22,16 @@
 //   alone would shift every xhat by up to 5e-4 standard deviations. The mean
 //   is therefore kept as hi + lo (hi the first-pass mean, lo = sum(d) / N),
 //   and xhat = ((x - hi) - lo) rstd, where x - hi is exact (Sterbenz).
+//   hi is rounded on its own (__fmul_rn): written s * (1 / N), ptxas may
+//   contract the product into each x - hi (an FMA with the product
+//   unrounded), and a kernel that writes hi for another to read
+//   (FWD_STATS, FWD_LN, BWD_DH) would then have summed its lo about
+//   another mean than the hi it writes. ptxas did so in fp32 rows of 32
+//   threads and in full rows (16 of the 244 kernels of ln_gelu.cu and
+//   layernorm.cu change their code with the rounding); the backward's
+//   full rows, not kept, failed the offset and constant profiles in
+//   the unfused chain, most likely by it (bench/RESULTS.md, "The truth
+//   at fbf5337: full LayerNorm rows, and three tries at the misses").
 //   The bf16 forward row kernel (ln_rows_fwd) takes one pass instead: hi is
 //   the row's first element, lo = sum(d) / N and var = sum(d^2) / N - lo^2
 //   (d = x - hi, exact: bf16 values as fp32), which cancels only as far as
@@ -410,7 +420,7 @@ ln_rows_fwd_body(const T *__restrict__ x, const T *__restrict__ gamma,
 					for (int k = 0; k < V; k++)
 						s[0] += v[c][k];
 				row_sum<TPR, 1, false>(s, sh[0]);
-				hi = s[0] * rn;
+				hi = __fmul_rn(s[0], rn);  // rounded: see the top
 			}
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
@@ -768,7 +778,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				for (int k = 0; k < V; k++)
 					s[0] += xv[c][k];
 			row_sum<TPR, 1, false>(s, sh[0]);
-			hi = s[0] * inv_n;
+			hi = __fmul_rn(s[0], inv_n);  // rounded: see the top
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				if ((c * TPR + t) * V < N) {
