@@ -368,7 +368,7 @@ ln_rows_fwd_body(const T *__restrict__ x, const T *__restrict__ gamma,
 	constexpr int NF = TPR * CH * V;
 	__shared__ float sh[2][BLOCK / 32 * 2];  // two regions: see row_sum
 	const int N = FULL ? NF : (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
-	const float rn = FULL ? 1.0f / (float)NF : 1.0f / (float)N;
+	const float rn = 1.0f / (float)N;  // a constant in FULL
 	// The region of the second row sum: fp32's first sum takes sh[0]; bf16
 	// has only the second, so its rows alternate regions, and a row's
 	// barrier orders the one before's reads before the next one's writes.
