@@ -284,6 +284,8 @@ static void check_plan(void)
 				ASSERT(held % v == 0 && (long)tpr * held >= n);
 				ASSERT_EQ(held, dt == FP_F32 && tpr >= 64 && tpr <= 256 &&
 					  n > 8L * tpr && n <= 12L * tpr ? 12 : e);
+				ASSERT_EQ(layernorm_bwd_full(n, (enum fp_dtype)dt),
+					  tpr <= 256 && (long)tpr * held == n);
 			}
 		}
 	}
@@ -312,6 +314,13 @@ static void check_plan(void)
 	ASSERT(!layernorm_fwd_full(1000, FP_BF16));
 	ASSERT(!layernorm_fwd_full(16384, FP_BF16)); /* 512 threads a row */
 	ASSERT(!layernorm_fwd_full(50257, FP_F32));
+	ASSERT(layernorm_bwd_full(768, FP_F32));    /* 64 threads x 12 */
+	ASSERT(layernorm_bwd_full(1024, FP_F32));   /* 64 x 16 */
+	ASSERT(layernorm_bwd_full(1024, FP_BF16));  /* 64 x 16 */
+	ASSERT(layernorm_bwd_full(4096, FP_BF16));  /* 256 x 16 */
+	ASSERT(!layernorm_bwd_full(768, FP_BF16));  /* 64 x 16 holds 1024 */
+	ASSERT(!layernorm_bwd_full(8192, FP_F32));  /* 512 threads a row */
+	ASSERT(!layernorm_bwd_full(1000, FP_F32));
 	/* the suite's big shape stays in registers */
 	ASSERT(layernorm_plan(0, 4096, FP_F32) > 0 && layernorm_plan(1, 4096, FP_BF16) > 0);
 	ASSERT_EQ(layernorm_plan(0, 50257, FP_F32), 0);

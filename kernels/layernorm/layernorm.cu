@@ -78,6 +78,18 @@ extern "C" int layernorm_fwd_full(long N, enum fp_dtype dt)
 	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * layernorm_fwd_held(N, dt);
 }
 
+// Measured (H200, bench/RESULTS.md, "Full rows in the backward"): the
+// fused LayerNorm+GELU backward 0.92x the time at 1024 fp32, 0.94x at
+// 2048 fp32, 0.96x at 1024 and 2048 bf16, 0.97-0.98x at 4096; its unfused
+// chain 0.88-0.97x at those widths; 0.98-1.0x elsewhere. Rows of 512
+// threads a row keep the general instance, as the forward's.
+extern "C" int layernorm_bwd_full(long N, enum fp_dtype dt)
+{
+	const int tpr = layernorm_plan(1, N, dt);
+
+	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * layernorm_bwd_held(N, dt);
+}
+
 // The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
 // so 3 blocks of 256 share an SM instead of 2. Measured (H200, fp32,
 // bench/RESULTS.md, "The fp32 LayerNorm backward's rows in 3 chunks"): the

@@ -54,6 +54,10 @@ int layernorm_fwd_held(long N, enum fp_dtype dt);
  * constant. Touches no GPU. */
 int layernorm_fwd_full(long N, enum fp_dtype dt);
 
+/* The backward's likewise: N = layernorm_plan(1, ...) x
+ * layernorm_bwd_held(), up to 256 threads a row. Touches no GPU. */
+int layernorm_bwd_full(long N, enum fp_dtype dt);
+
 /* out = LayerNorm(x; gamma, beta), M rows of N (x, out M N values; gamma,
  * beta N); the statistics are written to stats unless it is NULL. */
 int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

@@ -29,9 +29,9 @@
 //   another mean than the hi it writes. ptxas did so in fp32 rows of 32
 //   threads and in full rows (16 of the 244 kernels of ln_gelu.cu and
 //   layernorm.cu change their code with the rounding); the backward's
-//   full rows, not kept, failed the offset and constant profiles in
-//   the unfused chain, most likely by it (bench/RESULTS.md, "The truth
-//   at fbf5337: full LayerNorm rows, and three tries at the misses").
+//   full rows failed the offset and constant profiles in the unfused
+//   chain without it and pass with it (bench/RESULTS.md, "Full rows in
+//   the backward").
 //   The bf16 forward row kernel (ln_rows_fwd) takes one pass instead: hi is
 //   the row's first element, lo = sum(d) / N and var = sum(d^2) / N - lo^2
 //   (d = x - hi, exact: bf16 values as fp32), which cancels only as far as
@@ -640,6 +640,13 @@ struct bwd_shape {
 	static constexpr int MIN_BLOCKS = TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ?
 		BWD_MIN_BLOCKS_BF16 : CH < BWD_PER_THREAD / V ? BWD_MIN_BLOCKS_F32_3 :
 		BWD_MIN_BLOCKS_F32;
+	// blocks an SM the full-row instance (ln_rows_bwd_full) is capped
+	// to: those the general instance reaches with the registers it takes
+	// (112 in fp32 rows of 4 chunks: 2; BWD_DH, without dgamma and dbeta,
+	// 3, or 4 in fp32 rows of 3 chunks)
+	static constexpr int FULL_BLOCKS = MODE == BWD_DH ?
+		(sizeof(T) == 4 && CH < BWD_PER_THREAD / V ? 4 : 3) :
+		MIN_BLOCKS > 2 ? MIN_BLOCKS : 2;
 	static constexpr size_t SMEM = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
 };
 
@@ -667,14 +674,17 @@ struct bwd_shape {
 // "LayerNorm+GELU and softmax, H200" (with the gain from STAGE, the leaner
 // GELU' and row sums) and "LayerNorm+GELU and softmax on an H100, measured
 // by fuseprof".
-template <typename T, int TPR, int MODE, int ERF,
-	  int CHN = BWD_PER_THREAD / (16 / sizeof(T))>
-__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE, CHN>::BLOCK,
-				  bwd_shape<T, TPR, MODE, CHN>::MIN_BLOCKS)
-ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
-	    const T *__restrict__ gamma, const T *__restrict__ beta,
-	    T *__restrict__ out, float *__restrict__ stats,
-	    float *__restrict__ partial, long M, long Nl, T *__restrict__ aux)
+//
+// FULL: rows of exactly TPR CH V elements (layernorm_bwd_full), every
+// chunk in the row: N a constant, no guards, no padding (see
+// ln_rows_bwd_full).
+#define BWD_ARGS                                                              \
+	const T *__restrict__ dy, const T *__restrict__ x,                    \
+	const T *__restrict__ gamma, const T *__restrict__ beta,              \
+	T *__restrict__ out, float *__restrict__ stats,                       \
+	float *__restrict__ partial, long M, long Nl, T *__restrict__ aux
+template <typename T, int TPR, int MODE, int ERF, int CHN, bool FULL>
+__device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 {
 	using S = bwd_shape<T, TPR, MODE, CHN>;
 	constexpr bool FAST = sizeof(T) == 2, STAGE = S::STAGE;
@@ -683,7 +693,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 	// makes one call only, and guards it.
 	__shared__ float sh[3][BLOCK / 32 * 2];
 	extern __shared__ __align__(16) unsigned char dsm[];
-	const int N = (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
+	const int N = FULL ? CAP : (int)Nl, t = threadIdx.x % TPR, g = threadIdx.x / TPR;
 	// Multiplying by 1/N instead of dividing (1 ulp more, a few
 	// instructions less per row sum: the row's fixed costs are spread
 	// over only BWD_PER_THREAD elements per thread).
@@ -699,7 +709,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			const T *xs = x + row * N + t * V, *ds = dy + row * N + t * V;
 #pragma unroll
 			for (int c = 0; c < CH; c++)
-				if ((c * TPR + t) * V < N) {
+				if (FULL || (c * TPR + t) * V < N) {
 					cp_async16_hint(smem_u32(stx + c * TPR), xs + c * TPR * V, pol);
 					cp_async16_hint(smem_u32(sty + c * TPR), ds + c * TPR * V, pol);
 				}
@@ -719,7 +729,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 		const long first = (long)blockIdx.x * RPB + g;
 #pragma unroll
 		for (int c = 0; c < CH; c++)
-			if (first >= M || (c * TPR + t) * V >= N)
+			if (first >= M || (!FULL && (c * TPR + t) * V >= N))
 				stx[c * TPR] = sty[c * TPR] = make_uint4(0, 0, 0, 0);
 		stage(first);
 	}
@@ -750,7 +760,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				const int j = (c * TPR + t) * V;
-				if (live && j < N) {
+				if (live && (FULL || j < N)) {
 					ld16<true>(xr + j, xv[c]);
 					ld16<true>(dyr + j, gv[c]);
 				} else {
@@ -781,7 +791,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			hi = __fmul_rn(s[0], inv_n);  // rounded: see the top
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
-				if ((c * TPR + t) * V < N) {
+				if (FULL || (c * TPR + t) * V < N) {
 #pragma unroll
 					for (int k = 0; k < V; k++) {
 						xv[c][k] -= hi;
@@ -805,7 +815,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 		for (int c = 0; c < CH; c++) {
 			const int j = (c * TPR + t) * V;
-			if (j < N) {
+			if (FULL || j < N) {
 				float gm[V], bt[V], dh[V];
 
 				ld16<false>(gamma + j, gm);
@@ -843,7 +853,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 				for (int c = 0; c < CH; c++) {
 					const int j = (c * TPR + t) * V;
-					if (j < N)
+					if (FULL || j < N)
 						st16<false>(out + row * N + j, gv[c]);
 				}
 			continue;
@@ -856,7 +866,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				const int j = (c * TPR + t) * V;
-				if (j < N) {
+				if (FULL || j < N) {
 					float d[V];
 #pragma unroll
 					for (int k = 0; k < V; k++)
@@ -873,7 +883,7 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
 				const int j = (c * TPR + t) * V;
-				if (j < N)
+				if (FULL || j < N)
 #pragma unroll
 					for (int k = 0; k < V; k += 4) {
 						st16<false>(pg + j + k, &ag[c][k]);
@@ -902,6 +912,32 @@ ln_rows_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 		}
 	}
 }
+
+template <typename T, int TPR, int MODE, int ERF,
+	  int CHN = BWD_PER_THREAD / (16 / sizeof(T))>
+__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE, CHN>::BLOCK,
+				  bwd_shape<T, TPR, MODE, CHN>::MIN_BLOCKS)
+ln_rows_bwd(BWD_ARGS)
+{
+	ln_rows_bwd_body<T, TPR, MODE, ERF, CHN, false>(dy, x, gamma, beta, out, stats,
+							 partial, M, Nl, aux);
+}
+
+// Rows of exactly TPR CH V elements (layernorm_bwd_full): the same kernel
+// with N a constant, as the forward's ln_rows_fwd_full. Knowing every load
+// in range, ptxas hoists more of them and would take more registers than
+// the general instance; the cap keeps its blocks an SM
+// (bwd_shape::FULL_BLOCKS).
+template <typename T, int TPR, int MODE, int ERF,
+	  int CHN = BWD_PER_THREAD / (16 / sizeof(T))>
+__global__ void __launch_bounds__(bwd_shape<T, TPR, MODE, CHN>::BLOCK,
+				  bwd_shape<T, TPR, MODE, CHN>::FULL_BLOCKS)
+ln_rows_bwd_full(BWD_ARGS)
+{
+	ln_rows_bwd_body<T, TPR, MODE, ERF, CHN, true>(dy, x, gamma, beta, out, stats,
+							partial, M, Nl, aux);
+}
+#undef BWD_ARGS
 
 /* ------------------------------------------------------------------------ */
 /* Picking an instance                                                      */
@@ -950,10 +986,29 @@ static inline const void *fwd_fn()
 			if (chunks == 3)                                      \
 				FWD_CASE_CH(TPR, T, MODE, ERF, 3);            \
 		FWD_CASE_CH(TPR, T, MODE, ERF, FWD_PER_THREAD / (16 / sizeof(T)))
-#define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
-	return { (const void *)ln_rows_bwd<T, TPR, MODE, ERF, CH>,              \
+// The general or the full-row backward instance.
+template <typename T, int TPR, int MODE, int ERF, int CH, bool FULL>
+static inline const void *bwd_fn()
+{
+	if constexpr (FULL)
+		return (const void *)ln_rows_bwd_full<T, TPR, MODE, ERF, CH>;
+	else
+		return (const void *)ln_rows_bwd<T, TPR, MODE, ERF, CH>;
+}
+
+#define BWD_CASE_F(TPR, T, MODE, ERF, CH, FULL)                               \
+	return { bwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
 		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
 		 bwd_shape<T, TPR, MODE, CH>::SMEM }
+// full: rows of exactly TPR CH V elements take the FULL instance
+// (layernorm_bwd_full), up to ROW_BLOCK threads a row.
+#define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
+	do {                                                                  \
+		if constexpr (TPR <= ROW_BLOCK)                                 \
+			if (full)                                             \
+				BWD_CASE_F(TPR, T, MODE, ERF, CH, true);       \
+		BWD_CASE_F(TPR, T, MODE, ERF, CH, false);                     \
+	} while (0)
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_bwd_held); fp32 rows of 3 at 64-256 threads take an instance
 // of their own.
@@ -981,7 +1036,7 @@ static struct kcfg fwd_kernel(int tpr, int chunks, bool full)
 // No 1024-thread backward: at 1024 threads a thread gets 64 registers, and
 // x, dy and the two accumulators alone take 64 (it spilled).
 template <typename T, int MODE, int ERF>
-static struct kcfg bwd_kernel(int tpr, int chunks)
+static struct kcfg bwd_kernel(int tpr, int chunks, bool full)
 {
 	switch (tpr) {
 	BWD_CASE(32, T, MODE, ERF);
@@ -1030,9 +1085,10 @@ static struct kcfg bwd_pick(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(1, N, dt);
 	const int chunks = layernorm_bwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
+	const bool full = layernorm_bwd_full(N, dt);
 
-	return dt == FP_BF16 ? bwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks)
-			     : bwd_kernel<float, MODE, ERF>(tpr, chunks);
+	return dt == FP_BF16 ? bwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks, full)
+			     : bwd_kernel<float, MODE, ERF>(tpr, chunks, full);
 }
 
 // Blocks of a plain (non-persistent) grid: one per row group, grid-stride

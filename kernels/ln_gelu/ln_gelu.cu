@@ -717,7 +717,8 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d values a thread%s",
 				op->bwd ? layernorm_bwd_held(op->N, op->dt)
 					: layernorm_fwd_held(op->N, op->dt),
-				!op->bwd && layernorm_fwd_full(op->N, op->dt) ?
+				(op->bwd ? layernorm_bwd_full(op->N, op->dt)
+					 : layernorm_fwd_full(op->N, op->dt)) ?
 				" (rows full: N a constant)" : "");
 	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
