@@ -207,8 +207,21 @@ __device__ __forceinline__ float gelu_grad(float h, int erf)
 // thread of the block must call it (it has barriers). GUARD puts a barrier
 // first, so that the previous call's readers of sh are done before this
 // call's writers; a kernel that cycles through two or more sh regions
+// leaves it out, the barriers of the calls between ordering them.
+// GROUP: the barriers are the row group's own (group_sync), so that a
+// block's rows do not wait on one another; the slots of sh a group writes
+// and reads are its own warps', so its own barriers order them.
+template <int TPR, bool GROUP>
+__device__ __forceinline__ void group_sync()
+{
+	if constexpr (GROUP && TPR < ROW_BLOCK)  // barrier 0 is __syncthreads'
+		asm volatile("bar.sync %0, %1;" ::"r"(1 + (int)threadIdx.x / TPR), "r"(TPR)
+			     : "memory");
+	else
+		__syncthreads();
+}
 
-template <int TPR, int NV, bool GUARD = true>
+template <int TPR, int NV, bool GUARD = true, bool GROUP = false>
 __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 {
 #pragma unroll
@@ -220,12 +233,12 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], float *sh)
 		const int from = threadIdx.x / TPR * WPR + (threadIdx.x & (WPR - 1));
 
 		if constexpr (GUARD)
-			__syncthreads();
+			group_sync<TPR, GROUP>();
 		if ((threadIdx.x & 31) == 0)
 #pragma unroll
 			for (int i = 0; i < NV; i++)
 				sh[warp * NV + i] = v[i];
-		__syncthreads();
+		group_sync<TPR, GROUP>();
 #pragma unroll
 		for (int i = 0; i < NV; i++) {
 			float s = sh[from * NV + i];
@@ -678,6 +691,14 @@ struct bwd_shape {
 // FULL: rows of exactly TPR CH V elements (layernorm_bwd_full), every
 // chunk in the row: N a constant, no guards, no padding (see
 // ln_rows_bwd_full).
+// The row sums synchronise the row's own threads only (row_sum's GROUP:
+// a named barrier per row group where a block holds several rows), so
+// that a row waits on no other row's three sums: 0.93-0.95x the fused
+// LayerNorm+GELU backward's time at 1024 (fp32, bf16), 0.96x at 768 and
+// 2048, the unfused chain 0.92-0.99x (H200, bench/RESULTS.md, "Row sums
+// on the row's own barrier"). The forward keeps __syncthreads: with
+// its one or two row sums a row, the named barrier cost it 1-2 % at bf16
+// 2048 and 4096, as it did RMSNorm's backward at bf16 4096.
 #define BWD_ARGS                                                              \
 	const T *__restrict__ dy, const T *__restrict__ x,                    \
 	const T *__restrict__ gamma, const T *__restrict__ beta,              \
@@ -787,7 +808,7 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 #pragma unroll
 				for (int k = 0; k < V; k++)
 					s[0] += xv[c][k];
-			row_sum<TPR, 1, false>(s, sh[0]);
+			row_sum<TPR, 1, false, true>(s, sh[0]);
 			hi = __fmul_rn(s[0], inv_n);  // rounded: see the top
 #pragma unroll
 			for (int c = 0; c < CH; c++) {
@@ -800,7 +821,7 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 					}
 				}
 			}
-			row_sum<TPR, 2, false>(p, sh[1]);
+			row_sum<TPR, 2, false, true>(p, sh[1]);
 			lo = p[0] * inv_n;
 			rstd = rsqrtf(fmaxf(p[1] * inv_n - lo * lo, 0.0f) + (float)LAYERNORM_EPS);
 			p[0] = p[1] = 0.0f;
@@ -858,7 +879,7 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 				}
 			continue;
 		} else {
-			row_sum<TPR, 2, MODE == BWD_LN>(p, sh[2]);
+			row_sum<TPR, 2, MODE == BWD_LN, true>(p, sh[2]);
 			const float a = p[0] * inv_n, b = p[1] * inv_n;
 
 			if (!live)
