@@ -53,6 +53,16 @@ static int held(int bwd, long N, enum fp_dtype dt, enum fp_dtype three, int leas
 	return (int)E;
 }
 
+// Whether rows of N take direction bwd's full-row instance, its threads
+// holding h values each: rows of exactly tpr h values, up to ROW_BLOCK
+// threads a row. The rule of layernorm_fwd_full and layernorm_bwd_full.
+static int full_rows(int bwd, long N, enum fp_dtype dt, int h)
+{
+	const int tpr = layernorm_plan(bwd, N, dt);
+
+	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * h;
+}
+
 // The forward's 3-chunk instance drops the fourth chunk's guards, zeroing
 // and registers (48 instead of 64 at 32 threads a row: 5 blocks an SM
 // instead of 4; 592 instructions instead of 776 by cubin text size).
@@ -73,21 +83,7 @@ extern "C" int layernorm_fwd_held(long N, enum fp_dtype dt)
 // keep the general instance.
 extern "C" int layernorm_fwd_full(long N, enum fp_dtype dt)
 {
-	const int tpr = layernorm_plan(0, N, dt);
-
-	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * layernorm_fwd_held(N, dt);
-}
-
-// Measured (H200, bench/RESULTS.md, "Full rows in the backward"): the
-// fused LayerNorm+GELU backward 0.92x the time at 1024 fp32, 0.94x at
-// 2048 fp32, 0.96x at 1024 and 2048 bf16, 0.97-0.98x at 4096; its unfused
-// chain 0.88-0.97x at those widths; 0.98-1.0x elsewhere. Rows of 512
-// threads a row keep the general instance, as the forward's.
-extern "C" int layernorm_bwd_full(long N, enum fp_dtype dt)
-{
-	const int tpr = layernorm_plan(1, N, dt);
-
-	return tpr && tpr <= ROW_BLOCK && N == (long)tpr * layernorm_bwd_held(N, dt);
+	return full_rows(0, N, dt, layernorm_fwd_held(N, dt));
 }
 
 // The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
@@ -104,6 +100,16 @@ extern "C" int layernorm_bwd_full(long N, enum fp_dtype dt)
 extern "C" int layernorm_bwd_held(long N, enum fp_dtype dt)
 {
 	return held(1, N, dt, FP_F32, 64);
+}
+
+// Measured (H200, bench/RESULTS.md, "Full rows in the backward"): the
+// fused LayerNorm+GELU backward 0.92x the time at 1024 fp32, 0.94x at
+// 2048 fp32, 0.96x at 1024 and 2048 bf16, 0.97-0.98x at 4096; its unfused
+// chain 0.88-0.97x at those widths; 0.98-1.0x elsewhere. Rows of 512
+// threads a row keep the general instance, as the forward's.
+extern "C" int layernorm_bwd_full(long N, enum fp_dtype dt)
+{
+	return full_rows(1, N, dt, layernorm_bwd_held(N, dt));
 }
 
 extern "C" int layernorm_fwd(enum fp_dtype dt, const void *x, const void *gamma,

@@ -694,8 +694,8 @@ struct bwd_shape {
 // The row sums synchronise the row's own threads only (row_sum's GROUP:
 // a named barrier per row group where a block holds several rows), so
 // that a row waits on no other row's three sums: 0.93-0.95x the fused
-// LayerNorm+GELU backward's time at 1024 (fp32, bf16), 0.96x at 768 and
-// 2048, the unfused chain 0.92-0.99x (H200, bench/RESULTS.md, "Row sums
+// LayerNorm+GELU backward's time at 1024 (fp32, bf16), 0.96-0.99x at 768
+// and 2048, the unfused chain 0.92-0.99x (H200, bench/RESULTS.md, "Row sums
 // on the row's own barrier"). The forward keeps __syncthreads: with
 // its one or two row sums a row, the named barrier cost it 1-2 % at bf16
 // 2048 and 4096, as it did RMSNorm's backward at bf16 4096.
