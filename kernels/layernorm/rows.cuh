@@ -989,14 +989,15 @@ static inline const void *fwd_fn()
 #define FWD_CASE_F(TPR, T, MODE, ERF, CH, FULL)                               \
 	return { fwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
 		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
-// full: rows of exactly TPR CH V elements take the FULL instance
-// (layernorm_fwd_full), up to ROW_BLOCK threads a row.
-#define FWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
+// DIR FWD or BWD. full: rows of exactly TPR CH V elements take the FULL
+// instance (layernorm_fwd_full, layernorm_bwd_full), up to ROW_BLOCK
+// threads a row.
+#define CASE_CH(DIR, TPR, T, MODE, ERF, CH)                                   \
 	do {                                                                  \
 		if constexpr (TPR <= ROW_BLOCK)                                 \
 			if (full)                                             \
-				FWD_CASE_F(TPR, T, MODE, ERF, CH, true);       \
-		FWD_CASE_F(TPR, T, MODE, ERF, CH, false);                     \
+				DIR##_CASE_F(TPR, T, MODE, ERF, CH, true);     \
+		DIR##_CASE_F(TPR, T, MODE, ERF, CH, false);                   \
 	} while (0)
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_fwd_held); bf16 rows of 3 at 32-256 threads take an instance
@@ -1005,8 +1006,9 @@ static inline const void *fwd_fn()
 	case TPR:                                                             \
 		if constexpr (sizeof(T) == 2 && TPR <= ROW_BLOCK)             \
 			if (chunks == 3)                                      \
-				FWD_CASE_CH(TPR, T, MODE, ERF, 3);            \
-		FWD_CASE_CH(TPR, T, MODE, ERF, FWD_PER_THREAD / (16 / sizeof(T)))
+				CASE_CH(FWD, TPR, T, MODE, ERF, 3);          \
+		CASE_CH(FWD, TPR, T, MODE, ERF, FWD_PER_THREAD / (16 / sizeof(T)))
+
 // The general or the full-row backward instance.
 template <typename T, int TPR, int MODE, int ERF, int CH, bool FULL>
 static inline const void *bwd_fn()
@@ -1021,15 +1023,6 @@ static inline const void *bwd_fn()
 	return { bwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
 		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
 		 bwd_shape<T, TPR, MODE, CH>::SMEM }
-// full: rows of exactly TPR CH V elements take the FULL instance
-// (layernorm_bwd_full), up to ROW_BLOCK threads a row.
-#define BWD_CASE_CH(TPR, T, MODE, ERF, CH)                                    \
-	do {                                                                  \
-		if constexpr (TPR <= ROW_BLOCK)                                 \
-			if (full)                                             \
-				BWD_CASE_F(TPR, T, MODE, ERF, CH, true);       \
-		BWD_CASE_F(TPR, T, MODE, ERF, CH, false);                     \
-	} while (0)
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_bwd_held); fp32 rows of 3 at 64-256 threads take an instance
 // of their own.
@@ -1037,8 +1030,8 @@ static inline const void *bwd_fn()
 	case TPR:                                                             \
 		if constexpr (sizeof(T) == 4 && TPR >= 64 && TPR <= ROW_BLOCK) \
 			if (chunks == 3)                                      \
-				BWD_CASE_CH(TPR, T, MODE, ERF, 3);            \
-		BWD_CASE_CH(TPR, T, MODE, ERF, BWD_PER_THREAD / (16 / sizeof(T)))
+				CASE_CH(BWD, TPR, T, MODE, ERF, 3);          \
+		CASE_CH(BWD, TPR, T, MODE, ERF, BWD_PER_THREAD / (16 / sizeof(T)))
 
 template <typename T, int MODE, int ERF>
 static struct kcfg fwd_kernel(int tpr, int chunks, bool full)
