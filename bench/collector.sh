@@ -20,7 +20,7 @@ make -j"$(nproc)" fuseprof bench tests/test-probes-gpu >"$out/build.log" 2>&1 ||
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader |
 	tee "$out/device.txt"
 ncu --version | tail -n 1 | tee -a "$out/device.txt"
-git -C "$src" rev-parse --short HEAD 2>/dev/null | tee -a "$out/device.txt"
+git -C "$src" describe --always --dirty --abbrev=7 2>/dev/null | tee -a "$out/device.txt"
 
 wls="ln_gelu_fwd ln_gelu_bwd softmax_fwd softmax_masked_fwd softmax_bwd"
 metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum

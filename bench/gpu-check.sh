@@ -30,7 +30,7 @@ cd "$build" || exit 1
 t0=$(date +%s)
 make -j"$(nproc)" fuseprof fuseprof-gpu tests/test-workloads bench/fpbench \
 	>"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s; $(git -C "$src" rev-parse --short HEAD 2>/dev/null);" \
+echo "build: $(( $(date +%s) - t0 )) s; $(git -C "$src" describe --always --dirty --abbrev=7 2>/dev/null);" \
 	"HGMMA instructions in the kernels: $(cuobjdump -sass kernels/libfpkernels.a 2>/dev/null | grep -c HGMMA)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 

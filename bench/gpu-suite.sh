@@ -15,7 +15,7 @@ cd "$build"
 "$src/configure" -q >/dev/null
 make -j"$(nproc)" fuseprof >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/device.txt"
-git -C "$src" rev-parse --short HEAD 2>/dev/null | tee -a "$out/device.txt" || true
+git -C "$src" describe --always --dirty --abbrev=7 2>/dev/null | tee -a "$out/device.txt" || true
 
 start=$(date +%s)
 ./fuseprof run --quick --tag quick --db "$out/quick.db" >"$out/quick.txt" 2>"$out/quick.err" || echo "quick run exit $?"

@@ -86,7 +86,7 @@ if [ -n "$from" ]; then
 echo "from $from: runs $run (truth-run) and $prof (truth-unfused)"
 else
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null || true
-git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || true
+git -C "$(dirname "$0")" describe --always --dirty --abbrev=7 2>/dev/null || true
 echo "workloads: $workloads; profiled repetitions: $reps"
 
 # (a) every variant at the suite's shapes, timed (no counters: only the
