@@ -314,6 +314,13 @@ static void check_plan(void)
 	ASSERT(!layernorm_fwd_full(1000, FP_BF16));
 	ASSERT(!layernorm_fwd_full(16384, FP_BF16)); /* 512 threads a row */
 	ASSERT(!layernorm_fwd_full(50257, FP_F32));
+	/* the looped grid and staged gamma, beta: full bf16 rows of a warp */
+	ASSERT(layernorm_fwd_looped(768, FP_BF16));
+	ASSERT(layernorm_fwd_looped(1024, FP_BF16));
+	ASSERT(!layernorm_fwd_looped(1024, FP_F32));   /* fp32 lost */
+	ASSERT(!layernorm_fwd_looped(2048, FP_BF16));  /* 64 threads a row */
+	ASSERT(!layernorm_fwd_looped(1000, FP_BF16));  /* not full */
+	ASSERT(!layernorm_fwd_looped(512, FP_BF16));   /* 32 x 32 holds 1024 */
 	ASSERT(layernorm_bwd_full(768, FP_F32));    /* 64 threads x 12 */
 	ASSERT(layernorm_bwd_full(1024, FP_F32));   /* 64 x 16 */
 	ASSERT(layernorm_bwd_full(1024, FP_BF16));  /* 64 x 16 */

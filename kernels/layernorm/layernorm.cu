@@ -86,6 +86,13 @@ extern "C" int layernorm_fwd_full(long N, enum fp_dtype dt)
 	return full_rows(0, N, dt, layernorm_fwd_held(N, dt));
 }
 
+// The instances this names are FWD_CASE_F's and GBS's in rows.cuh (full,
+// bf16, 32 threads a row), which say why.
+extern "C" int layernorm_fwd_looped(long N, enum fp_dtype dt)
+{
+	return dt == FP_BF16 && layernorm_fwd_full(N, dt) && layernorm_plan(0, N, dt) == 32;
+}
+
 // The 3-chunk instance needs 80 registers where the 4-chunk one takes 112,
 // so 3 blocks of 256 share an SM instead of 2. Measured (H200, fp32,
 // bench/RESULTS.md, "The fp32 LayerNorm backward's rows in 3 chunks"): the

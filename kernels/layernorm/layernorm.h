@@ -54,6 +54,12 @@ int layernorm_fwd_held(long N, enum fp_dtype dt);
  * constant. Touches no GPU. */
 int layernorm_fwd_full(long N, enum fp_dtype dt);
 
+/* Whether the forward's rows of N run on a grid of a few blocks an SM,
+ * each looping over row groups, with gamma and beta staged in shared
+ * memory once a block where it normalizes (FWD_LN, FWD_FUSED): full bf16
+ * rows of one warp (768, 1024). Touches no GPU. */
+int layernorm_fwd_looped(long N, enum fp_dtype dt);
+
 /* The backward's likewise: N = layernorm_plan(1, ...) x
  * layernorm_bwd_held(), up to 256 threads a row. Touches no GPU. */
 int layernorm_bwd_full(long N, enum fp_dtype dt);

@@ -386,6 +386,34 @@ ln_rows_fwd_body(const T *__restrict__ x, const T *__restrict__ gamma,
 	// has only the second, so its rows alternate regions, and a row's
 	// barrier orders the one before's reads before the next one's writes.
 	int reg = 1;
+	// GBS: gamma and beta unpacked to fp32 in shared memory once a block,
+	// where a warp takes a whole bf16 row of exactly its values (768 and
+	// 1024; FWD_LN, FWD_FUSED): its 8 rows then read them as float4s
+	// instead of each loading and unpacking both vectors, about two
+	// instructions an element fewer: the fused forward 0.97-0.98x the
+	// time, FWD_LN 0.99x. At 64 threads a row and more (4 rows a block
+	// or fewer) the staging cost more than it saved (2048: 1.025x, 4096:
+	// 1.064x), and FWD_NORM, which sums nothing, did not gain
+	// (bench/RESULTS.md, "gamma and beta staged for rows of a warp").
+	// Element j of the row lies at gbs[(j % 8) / 4][j / 8 * 4 + j % 4]
+	// (gamma; beta in gbs[2 + ...]), so a thread's 8 values are two
+	// float4s 16 bytes from its neighbours' (no bank conflicts).
+	constexpr bool GBS = FULL && FAST && TPR == 32 &&
+			     (MODE == FWD_LN || MODE == FWD_FUSED);
+	__shared__ __align__(16) float gbs[GBS ? 4 : 1][GBS ? NF / 2 : 1];
+	if constexpr (GBS) {
+		for (int q = threadIdx.x; q < NF / V; q += BLOCK) {
+			float gq[V], bq[V];
+
+			ld16<false>(gamma + q * V, gq);
+			ld16<false>(beta + q * V, bq);
+			*(float4 *)&gbs[0][q * 4] = make_float4(gq[0], gq[1], gq[2], gq[3]);
+			*(float4 *)&gbs[1][q * 4] = make_float4(gq[4], gq[5], gq[6], gq[7]);
+			*(float4 *)&gbs[2][q * 4] = make_float4(bq[0], bq[1], bq[2], bq[3]);
+			*(float4 *)&gbs[3][q * 4] = make_float4(bq[4], bq[5], bq[6], bq[7]);
+		}
+		__syncthreads();
+	}
 
 	stats_let_dependents<MODE>();
 
@@ -475,8 +503,21 @@ ln_rows_fwd_body(const T *__restrict__ x, const T *__restrict__ gamma,
 				if (FULL || j < N) {
 					float gm[V], bt[V];
 
-					ld16<false>(gamma + j, gm);
-					ld16<false>(beta + j, bt);
+					if constexpr (GBS) {
+						const int q = (c * TPR + t) * 4;
+						const float4 g0 = *(const float4 *)&gbs[0][q];
+						const float4 g1 = *(const float4 *)&gbs[1][q];
+						const float4 b0 = *(const float4 *)&gbs[2][q];
+						const float4 b1 = *(const float4 *)&gbs[3][q];
+
+						gm[0] = g0.x; gm[1] = g0.y; gm[2] = g0.z; gm[3] = g0.w;
+						gm[4] = g1.x; gm[5] = g1.y; gm[6] = g1.z; gm[7] = g1.w;
+						bt[0] = b0.x; bt[1] = b0.y; bt[2] = b0.z; bt[3] = b0.w;
+						bt[4] = b1.x; bt[5] = b1.y; bt[6] = b1.z; bt[7] = b1.w;
+					} else {
+						ld16<false>(gamma + j, gm);
+						ld16<false>(beta + j, bt);
+					}
 #pragma unroll
 					for (int k = 0; k < V; k++) {
 						float h = fmaf(fmaf(v[c][k], rstd, nlr), gm[k], bt[k]);
@@ -973,6 +1014,7 @@ struct kcfg {
 	const void *fn;
 	int block, rpb;
 	size_t smem;
+	int per_sm;  // forward: most blocks an SM the grid holds (0: no cap)
 };
 
 // The general or the full-row instance (only the one asked for is
@@ -986,9 +1028,19 @@ static inline const void *fwd_fn()
 		return (const void *)ln_rows_fwd<T, TPR, MODE, ERF, CH>;
 }
 
+// Full bf16 rows of a warp (768, 1024) run on a grid of FWD_LOOP_BLOCKS
+// blocks an SM, twice the 4 that fit at once (ln_rows_fwd_full's launch
+// bounds), each looping over row groups, instead of a block a row group:
+// fewer blocks to start and, where gamma and beta are staged (GBS), fewer
+// stagings. The fused forward 0.96x the time at 768, 0.99x at 1024, the
+// unfused chains' LayerNorm kernels 0.98-1.0x; fp32 rows of a warp lost
+// (1.01-1.03x) and keep a block a row group (bench/RESULTS.md, "gamma
+// and beta staged for rows of a warp").
+#define FWD_LOOP_BLOCKS 8
 #define FWD_CASE_F(TPR, T, MODE, ERF, CH, FULL)                               \
 	return { fwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
-		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0 }
+		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0, \
+		 FULL && sizeof(T) == 2 && TPR == 32 ? FWD_LOOP_BLOCKS : 0 }
 // DIR FWD or BWD. full: rows of exactly TPR CH V elements take the FULL
 // instance (layernorm_fwd_full, layernorm_bwd_full), up to ROW_BLOCK
 // threads a row.
@@ -1022,7 +1074,7 @@ static inline const void *bwd_fn()
 #define BWD_CASE_F(TPR, T, MODE, ERF, CH, FULL)                               \
 	return { bwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
 		 bwd_shape<T, TPR, MODE, CH>::BLOCK, bwd_shape<T, TPR, MODE, CH>::RPB, \
-		 bwd_shape<T, TPR, MODE, CH>::SMEM }
+		 bwd_shape<T, TPR, MODE, CH>::SMEM, 0 }
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_bwd_held); fp32 rows of 3 at 64-256 threads take an instance
 // of their own.
@@ -1043,7 +1095,7 @@ static struct kcfg fwd_kernel(int tpr, int chunks, bool full)
 	FWD_CASE(256, T, MODE, ERF);
 	FWD_CASE(512, T, MODE, ERF);
 	FWD_CASE(1024, T, MODE, ERF);
-	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
+	default: return { (const void *)ln_wide_fwd<T, MODE, ERF>, WIDE_THREADS, 1, 0, 0 };
 	}
 }
 
@@ -1060,9 +1112,9 @@ static struct kcfg bwd_kernel(int tpr, int chunks, bool full)
 	BWD_CASE(512, T, MODE, ERF);
 	default:
 		if constexpr (MODE == BWD_LNH)  // no wide-row form: fn NULL
-			return { NULL, 0, 1, 0 };
+			return { NULL, 0, 1, 0, 0 };
 		else
-			return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0 };
+			return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0, 0 };
 	}
 }
 
@@ -1142,8 +1194,18 @@ static inline int launch_fwd(const struct kcfg *k, const void *x, const void *g,
 			     cudaStream_t st)
 {
 	void *args[] = { &x, &g, &b, &out, &stats, &M, &N };
+	unsigned grid = row_grid(k, M);
 
-	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(row_grid(k, M)), dim3(k->block),
+	if (k->per_sm) {
+		int dev, sms;
+
+		if (CUDA_CHECK(cudaGetDevice(&dev)) ||
+		    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)))
+			return -1;
+		if ((long)grid > (long)sms * k->per_sm)
+			grid = (unsigned)(sms * k->per_sm);
+	}
+	return CUDA_CHECK(cudaLaunchKernel(k->fn, dim3(grid), dim3(k->block),
 					   args, k->smem, st));
 }
 
