@@ -361,7 +361,9 @@ ln_wide_fwd(const T *__restrict__ x, const T *__restrict__ gamma,
 // bf16 rows that fill no more (layernorm_fwd_held), 32 / V otherwise;
 // with TPR < 256 a block of 256 threads
 // takes 256 / TPR rows, and a warp-per-row reduction needs no barrier at
-// all. Same MODEs as kernel 1.
+// all; full bf16 rows of a warp stage gamma and beta in shared memory and
+// loop over row groups on a grid of FWD_LOOP_BLOCKS blocks an SM (GBS
+// below, layernorm_fwd_looped). Same MODEs as kernel 1.
 // Napkin (FWD_FUSED, 16384 x 4096 fp32): 537 MB, the floor is the copy
 // of as many bytes. Measured: bench/RESULTS.md, "LayerNorm+GELU, H100" and
 // "LayerNorm+GELU and softmax on an H100, measured by fuseprof" (fused
