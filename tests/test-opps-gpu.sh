@@ -1,7 +1,7 @@
 #!/bin/sh
 # test-opps-gpu.sh - fusion opportunities on a GPU (skips with 77 without
-# one, without bench/fpbench (make bench), or while `fuseprof profile` has
-# no --metrics): the unfused LayerNorm+GELU forward (three kernels:
+# one, without bench/fpbench, which make check builds, or while `fuseprof
+# profile` has no --metrics): the unfused LayerNorm+GELU forward (three kernels:
 # statistics, normalize, GELU) profiled with counters through fpbench -n
 # yields one candidate chain in its range holding its three kernels, whose
 # fused bytes are the fused kernel's: x read once, y written once.
