@@ -720,10 +720,13 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 				(op->bwd ? layernorm_bwd_full(op->N, op->dt)
 					 : layernorm_fwd_full(op->N, op->dt)) ?
 				" (rows full: N a constant)" : "");
+	// unfused3's normalizing kernel reads the statistics: it stages
+	// nothing (rows.cuh, GBS)
 	if (!op->bwd && layernorm_fwd_looped(op->N, op->dt) && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len,
-				"; %d blocks an SM looping over rows, gamma and beta "
-				"staged once a block", FWD_LOOP_BLOCKS);
+				"; %d blocks an SM looping over rows%s", FWD_LOOP_BLOCKS,
+				op->variant == V_FWD_UNFUSED3 ? "" :
+				", gamma and beta staged once a block");
 	if (op->bwd && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "; persistent grid of %d blocks",
 			 op->pgrid);
