@@ -1030,19 +1030,9 @@ static inline const void *fwd_fn()
 		return (const void *)ln_rows_fwd<T, TPR, MODE, ERF, CH>;
 }
 
-// Full bf16 rows of a warp (768, 1024) run on a grid of FWD_LOOP_BLOCKS
-// blocks an SM, twice the 4 that fit at once (ln_rows_fwd_full's launch
-// bounds), each looping over row groups, instead of a block a row group:
-// fewer blocks to start and, where gamma and beta are staged (GBS), fewer
-// stagings. The fused forward 0.96x the time at 768, 0.99x at 1024, the
-// unfused chains' LayerNorm kernels 0.98-1.0x; fp32 rows of a warp lost
-// (1.01-1.03x) and keep a block a row group (bench/RESULTS.md, "gamma
-// and beta staged for rows of a warp").
-#define FWD_LOOP_BLOCKS 8
 #define FWD_CASE_F(TPR, T, MODE, ERF, CH, FULL)                               \
 	return { fwd_fn<T, TPR, MODE, ERF, CH, FULL>(),                         \
-		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0, \
-		 FULL && sizeof(T) == 2 && TPR == 32 ? FWD_LOOP_BLOCKS : 0 }
+		 TPR > ROW_BLOCK ? TPR : ROW_BLOCK, TPR > ROW_BLOCK ? 1 : ROW_BLOCK / TPR, 0, 0 }
 // DIR FWD or BWD. full: rows of exactly TPR CH V elements take the FULL
 // instance (layernorm_fwd_full, layernorm_bwd_full), up to ROW_BLOCK
 // threads a row.
@@ -1130,6 +1120,15 @@ static inline int kcfg_ready(const struct kcfg *k)
 					       (int)k->smem));
 }
 
+// Full bf16 rows of a warp (768, 1024; layernorm_fwd_looped) run on a
+// grid of FWD_LOOP_BLOCKS blocks an SM, twice the 4 that fit at once
+// (ln_rows_fwd_full's launch bounds), each looping over row groups,
+// instead of a block a row group: fewer blocks to start and, where gamma
+// and beta are staged (GBS), fewer stagings. The fused forward 0.96x the
+// time at 768, 0.99x at 1024, the unfused chains' LayerNorm kernels
+// 0.98-1.0x; fp32 rows of a warp lost (1.01-1.03x) and keep a block a row
+// group (bench/RESULTS.md, "gamma and beta staged for rows of a warp").
+#define FWD_LOOP_BLOCKS 8
 
 // The kernel of MODE (and GELU form ERF) for rows of N of dtype dt: the
 // register kernel of layernorm_plan()'s width, or the wide-row one. The
@@ -1141,11 +1140,12 @@ static struct kcfg fwd_pick(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(0, N, dt);
 	const int chunks = layernorm_fwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
-
 	const bool full = layernorm_fwd_full(N, dt);
+	struct kcfg k = dt == FP_BF16 ? fwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks, full)
+				      : fwd_kernel<float, MODE, ERF>(tpr, chunks, full);
 
-	return dt == FP_BF16 ? fwd_kernel<__nv_bfloat16, MODE, ERF>(tpr, chunks, full)
-			     : fwd_kernel<float, MODE, ERF>(tpr, chunks, full);
+	k.per_sm = layernorm_fwd_looped(N, dt) ? FWD_LOOP_BLOCKS : 0;
+	return k;
 }
 
 template <int MODE, int ERF>
@@ -1168,16 +1168,24 @@ static inline unsigned row_grid(const struct kcfg *k, long M)
 	return (unsigned)(groups < MAX_GRID ? groups : MAX_GRID);
 }
 
+// The current device's SMs in *sms; 0 or -1 (reported).
+static inline int device_sms(int *sms)
+{
+	int dev;
+
+	return CUDA_CHECK(cudaGetDevice(&dev)) ||
+	       CUDA_CHECK(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev)) ? -1 : 0;
+}
+
 // The persistent grid of the kernel writing partials: as many blocks as
 // fit on the device at once, at most one per row group, at most
 // MAX_PARTIALS.
 static inline int persistent_grid(const struct kcfg *k, long M, int *grid)
 {
-	int dev, sms, per_sm;
+	int sms, per_sm;
 	long g;
 
-	if (CUDA_CHECK(cudaGetDevice(&dev)) ||
-	    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
+	if (device_sms(&sms) ||
 	    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn,
 								      k->block, k->smem)))
 		return -1;
@@ -1199,10 +1207,9 @@ static inline int launch_fwd(const struct kcfg *k, const void *x, const void *g,
 	unsigned grid = row_grid(k, M);
 
 	if (k->per_sm) {
-		int dev, sms;
+		int sms;
 
-		if (CUDA_CHECK(cudaGetDevice(&dev)) ||
-		    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)))
+		if (device_sms(&sms))
 			return -1;
 		if ((long)grid > (long)sms * k->per_sm)
 			grid = (unsigned)(sms * k->per_sm);
