@@ -281,25 +281,29 @@ static void test_kopts(const struct workload *w)
 	struct fp_kopts ko;
 	char why[256], buf[128];
 
-	ASSERT_EQ(workload_nkopts(w), 3);
+	ASSERT_EQ(workload_nkopts(w), 4);
 	ASSERT(w->kernel != NULL);
 	for (int i = 0; w->kopts[i].name; i++) {
 		int nv = 0;
 
 		ASSERT_STR_EQ(w->kopts[i].values[0], "auto");
 		ASSERT(w->kopts[i].help && *w->kopts[i].help);
-		for (nv = 1; w->kopts[i].values[nv]; nv++)
-			ASSERT(atoi(w->kopts[i].values[nv]) > 0);
+		for (nv = 1; w->kopts[i].values[nv]; nv++)  /* stash=0: none */
+			ASSERT(atoi(w->kopts[i].values[nv]) > 0 ||
+			       (!strcmp(w->kopts[i].name, "stash") &&
+				(!strcmp(w->kopts[i].values[nv], "0") ||
+				 !strcmp(w->kopts[i].values[nv], "all"))));
 		ASSERT(nv <= FP_MAX_KOPT_VALUES);
 	}
 	memset(&ko, 0, sizeof ko);
 	workload_format_kopts(w, &ko, buf, sizeof buf);
-	ASSERT_STR_EQ(buf, "warps=auto,slots=auto,clusters=auto");
-	ASSERT_EQ(workload_parse_kopts(w, "clusters=4,warps=8", &ko, why, sizeof why), 0);
+	ASSERT_STR_EQ(buf, "warps=auto,slots=auto,clusters=auto,stash=auto");
+	ASSERT_EQ(workload_parse_kopts(w, "clusters=4,warps=8,stash=0", &ko, why, sizeof why), 0);
 	workload_format_kopts(w, &ko, buf, sizeof buf);
-	ASSERT_STR_EQ(buf, "warps=8,slots=auto,clusters=4");
-	ASSERT_EQ(workload_parse_kopts(w, "clusters=3", &ko, why, sizeof why), -1);
-	ASSERT(strstr(why, "auto, 1, 2, 4, 8") != NULL);
+	ASSERT_STR_EQ(buf, "warps=8,slots=auto,clusters=4,stash=0");
+	ASSERT_EQ(workload_parse_kopts(w, "clusters=9", &ko, why, sizeof why), -1);
+	ASSERT(strstr(why, "auto, 1, 2, 3, 4, 5, 6, 7, 8") != NULL);
+	ASSERT_EQ(workload_parse_kopts(w, "stash=12", &ko, why, sizeof why), -1);
 }
 
 static void test_contract(void)

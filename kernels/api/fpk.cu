@@ -582,7 +582,7 @@ static int sm_setup(struct sm_op *op, enum sm_kind kind, enum fp_dtype dt, long 
 	op->M = M;
 	op->N = N;
 	op->nsets = 1;
-	return sm_plan(op, 0, 0, 0);
+	return sm_plan(op, 0, 0, 0, SM_STASH_AUTO);
 }
 
 FPK_EXPORT int fpk_softmax_fwd(const void *x, void *y, long M, long N, float scale,

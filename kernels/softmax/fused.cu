@@ -192,8 +192,16 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 // 2048 x 50257: the best keep about 50 KB of stash per block (3142 slots
 // forward, 1571 of each input backward), so the cluster has the fewest
 // blocks (1, 2, 4 or 8) that leave each at most WIDE_BLOCK_STASH bytes of
-// stash. Rows whose part exceeds the shared memory a block may have (over
-// ~460k fp32 elements) re-read the rest from global memory in pass 2.
+// stash. Then the stash was capped (sm.h, WIDE_STASH_*: option stash),
+// the rest of a block's part read again in pass 2, from L2, where the
+// row is still (the DRAM bytes stay the same): the cap's smaller blocks
+// fit more of them on an SM (5 backward instead of 4 at 50 KB, the
+// phases of more rows overlapping), and that gained more than L2 costs:
+// the backward 0.86-0.93x the time at 2048 x 50257 and 1024 x 128256
+// (H200, bench/RESULTS.md "The wide softmax's stash capped"), no change
+// where the part fits the cap. Rows whose part exceeds the shared memory
+// a block may have (over ~460k fp32 elements) re-read the rest in pass 2
+// likewise, most of it from DRAM.
 
 #define WIDE_THREADS 256
 #define WIDE_WARPS (WIDE_THREADS / 32)
@@ -618,10 +626,10 @@ static int fit_warps(int v, long S)
 	return 0;
 }
 
-int sm_plan(struct sm_op *op, int warps, int slots, int clusters)
+int sm_plan(struct sm_op *op, int warps, int slots, int clusters, int stash_kb)
 {
 	const long S = sm_max_row_slots(op->N, op->dt == FP_BF16 ? 8 : 4);
-	long avail;
+	long avail, cap_fwd, cap_bwd;
 
 	if (sm_pick_reg(op->N, op->dt, &op->wpr, &op->vpt) == 0) {
 		// A shape asked for that is not compiled or cannot hold the
@@ -641,14 +649,24 @@ int sm_plan(struct sm_op *op, int warps, int slots, int clusters)
 	op->wpr = op->vpt = 0;
 	if ((avail = wide_smem_setup()) < 0)
 		return -1;
-	if (clusters != 1 && clusters != 2 && clusters != 4 && clusters != 8)
+	if (clusters < 1 || clusters > WIDE_CLUSTER)
 		clusters = 0;
 	op->cluster_fwd = clusters ? clusters : sm_wide_cluster(S, 1);
 	op->cluster_bwd = clusters ? clusters : sm_wide_cluster(S, 2);
 	op->chunk_fwd = (int)((S + op->cluster_fwd - 1) / op->cluster_fwd);
 	op->chunk_bwd = (int)((S + op->cluster_bwd - 1) / op->cluster_bwd);
-	op->stash_fwd = (int)(op->chunk_fwd < avail / 16 ? op->chunk_fwd : avail / 16);
-	op->stash_bwd = (int)(op->chunk_bwd < avail / 32 ? op->chunk_bwd : avail / 32);
+	cap_fwd = cap_bwd = avail;
+	if (stash_kb >= 0) {
+		cap_fwd = cap_bwd = (long)stash_kb * 1024;
+	} else if (stash_kb == SM_STASH_AUTO) {
+		cap_fwd = op->kind == SM_MASKED && op->variant == 1 ? WIDE_STASH_SKIP
+								      : WIDE_STASH_FWD;
+		cap_bwd = WIDE_STASH_BWD;
+	}
+	cap_fwd = cap_fwd < avail ? cap_fwd : avail;
+	cap_bwd = cap_bwd < avail ? cap_bwd : avail;
+	op->stash_fwd = (int)(op->chunk_fwd < cap_fwd / 16 ? op->chunk_fwd : cap_fwd / 16);
+	op->stash_bwd = (int)(op->chunk_bwd < cap_bwd / 32 ? op->chunk_bwd : cap_bwd / 32);
 	return 0;
 }
 

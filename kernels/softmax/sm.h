@@ -11,7 +11,18 @@
 #include "workload.h"
 
 #define WIDE_CLUSTER 8         // most blocks per row (the portable cluster limit)
-#define WIDE_BLOCK_STASH 51200 // most stash bytes per block before the cluster grows
+#define WIDE_BLOCK_STASH 51200 // most bytes of row per block before the cluster grows
+
+// Most of its part of the row a wide block stashes; pass 2 reads the rest
+// again, from L2 while the row is fresh there. A smaller stash fits more
+// blocks on an SM (shared memory bounds them): 4 forward, 5 backward, 6 in
+// the masked forward that reads only the kept columns (fused.cu says why).
+#define WIDE_STASH_FWD 49152
+#define WIDE_STASH_BWD 40960
+#define WIDE_STASH_SKIP 32768
+
+#define SM_STASH_AUTO (-1)  // sm_plan's stash_kb: the WIDE_STASH_* caps
+#define SM_STASH_ALL (-2)   // sm_plan's stash_kb: as much as a block may have
 
 enum sm_kind { SM_FWD, SM_MASKED, SM_BWD };
 
@@ -64,9 +75,11 @@ int sm_wide_cluster(long S, int arrays);
 /* Pick the fused kernels for op's shape and dtype (op->wpr ... stash_bwd).
  * warps, slots (register rows) and clusters (wide rows) ask for a kernel
  * shape, 0 for the automatic one; a shape that is not compiled or cannot
- * serve the row width falls back to the automatic one. Lets the wide
- * kernels have their shared memory. 0, or -1 (reported). */
-int sm_plan(struct sm_op *op, int warps, int slots, int clusters);
+ * serve the row width falls back to the automatic one. stash_kb caps the
+ * KB a wide block stashes (the rest is read again in pass 2), or is
+ * SM_STASH_AUTO or SM_STASH_ALL. Lets the wide kernels have their shared
+ * memory. 0, or -1 (reported). */
+int sm_plan(struct sm_op *op, int warps, int slots, int clusters, int stash_kb);
 /* The fused kernel sm_plan picked, one line for workload->kernel(). */
 void sm_describe(const struct sm_op *op, char *buf, size_t n);
 /* Enqueue the fused forward over op's M x N: y = softmax(x * scale), with

@@ -102,10 +102,11 @@ static int sm_launch(struct fp_op *fop, int set, cudaStream_t st)
 // a value that cannot serve at a shape falls back to auto, and kernel()
 // says what ran. The unfused variants' own kernels have no choice (the
 // masked one ends with the fused kernel, which the options steer).
-enum { KO_WARPS, KO_SLOTS, KO_CLUSTERS, SM_NKOPTS };
+enum { KO_WARPS, KO_SLOTS, KO_CLUSTERS, KO_STASH, SM_NKOPTS };
 static const char *const warps_values[] = { "auto", "1", "2", "4", "8", "16", "32", NULL };
 static const char *const slots_values[] = { "auto", "1", "2", "4", "8", NULL };
-static const char *const clusters_values[] = { "auto", "1", "2", "4", "8", NULL };
+static const char *const clusters_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8", NULL };
+static const char *const stash_values[] = { "auto", "all", "0", "8", "16", "24", "32", "40", "48", "64", NULL };
 static const struct fp_kopt sm_kopts[] = {
 	{ "warps", warps_values,
 	  "rows held in registers: warps per row (auto: the fewest that hold it at "
@@ -114,8 +115,13 @@ static const struct fp_kopt sm_kopts[] = {
 	  "rows held in registers: 16-byte slots per thread (auto: see warps; "
 	  "with warps=auto, the fewest warps that hold the row)" },
 	{ "clusters", clusters_values,
-	  "wide rows: blocks per row, a cluster (auto: the fewest that stash at "
-	  "most 50 KB each)" },
+	  "wide rows: blocks per row, a cluster (auto: the fewest that leave "
+	  "each at most 50 KB of the row)", "3" },
+	{ "stash", stash_values,
+	  "wide rows: most KB a block keeps of its part of the row in shared "
+	  "memory, the rest read again (from L2) in pass 2 (auto: 48 forward, "
+	  "40 backward, 32 in the masked fused forward; all: as much as a "
+	  "block may have)", "all,0" },
 	{ NULL, NULL, NULL },
 };
 
@@ -285,6 +291,16 @@ static int kopt_number(const struct fp_kopts *ko, int i)
 	return ko && ko->v[i] ? atoi(sm_kopts[i].values[ko->v[i]]) : 0;
 }
 
+// The stash option as sm_plan takes it: KB, SM_STASH_AUTO or SM_STASH_ALL.
+static int kopt_stash(const struct fp_kopts *ko)
+{
+	if (!ko || !ko->v[KO_STASH])
+		return SM_STASH_AUTO;
+	if (!strcmp(sm_kopts[KO_STASH].values[ko->v[KO_STASH]], "all"))
+		return SM_STASH_ALL;
+	return kopt_number(ko, KO_STASH);
+}
+
 static int sm_create(enum sm_kind kind, struct fp_op **out,
 		     const struct fp_shape *s, enum fp_dtype dt, int variant,
 		     int nsets, unsigned long long seed, const struct fp_kopts *ko)
@@ -327,7 +343,8 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 	op->set_bytes = dev_pad(E * fp_dtype_size(dt));
 	rowv = dev_pad((size_t)op->M * sizeof(float));
 	if (sm_plan(op, kopt_number(ko, KO_WARPS), kopt_number(ko, KO_SLOTS),
-		    kopt_number(ko, KO_CLUSTERS)))
+		    kopt_number(ko, KO_CLUSTERS),
+		    kopt_stash(ko)))
 		goto out_free;
 	op->wset_bytes = written_bytes(kind, op->set_bytes, rowv, variant);
 	if (dev_alloc(&op->in0, (size_t)nsets * op->set_bytes) ||
