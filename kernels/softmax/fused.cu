@@ -192,11 +192,11 @@ softmax_bwd_fused_reg(const T *__restrict__ y, const T *__restrict__ dy,
 // 2048 x 50257: the best keep about 50 KB of stash per block (3142 slots
 // forward, 1571 of each input backward), so the cluster has the fewest
 // blocks (1, 2, 4 or 8) that leave each at most WIDE_BLOCK_STASH bytes of
-// stash. Then the stash was capped (sm.h, WIDE_STASH_*: option stash),
-// the rest of a block's part read again in pass 2, from L2, where the
-// row is still (the DRAM bytes stay the same): the cap's smaller blocks
-// fit more of them on an SM (5 backward instead of 4 at 50 KB, the
-// phases of more rows overlapping), and that gained more than L2 costs:
+// stash. Then the stash was capped (sm.h, WIDE_STASH_*: option stash)
+// where the cap fits more blocks on an SM, the rest of a block's part
+// read again in pass 2, from L2, where the row is still (the DRAM bytes
+// stay the same): 5 blocks an SM backward instead of 4 at 50 KB, the
+// phases of more rows overlapping, gained more than L2 costs:
 // the backward 0.86-0.93x the time at 2048 x 50257 and 1024 x 128256
 // (H200, bench/RESULTS.md "The wide softmax's stash capped"), no change
 // where the part fits the cap. Rows whose part exceeds the shared memory
@@ -545,17 +545,29 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 
 // Let the wide kernels take as much shared memory as a block may have, once
 // per process and kernel; returns that amount in bytes, or -1.
+// Also notes what bounds the wide blocks an SM holds (wide_blocks).
+static long wide_sm_bytes, wide_block_extra, wide_sm_blocks;
+
 static long wide_smem_setup(void)
 {
 	static long avail = -2;
-	int dev, optin;
+	int dev, optin, per_sm, reserved, threads;
 
 	if (avail != -2)
 		return avail;
 	if (CUDA_CHECK(cudaGetDevice(&dev)) ||
 	    CUDA_CHECK(cudaDeviceGetAttribute(&optin,
-			cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)))
+			cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) ||
+	    CUDA_CHECK(cudaDeviceGetAttribute(&per_sm,
+			cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)) ||
+	    CUDA_CHECK(cudaDeviceGetAttribute(&reserved,
+			cudaDevAttrReservedSharedMemoryPerBlock, dev)) ||
+	    CUDA_CHECK(cudaDeviceGetAttribute(&threads,
+			cudaDevAttrMaxThreadsPerMultiProcessor, dev)))
 		return -1;
+	wide_sm_bytes = per_sm;
+	wide_block_extra = reserved + 256;  // and the kernels' static arrays
+	wide_sm_blocks = threads / WIDE_THREADS;
 	// Leave room for the kernels' static shared memory (< 300 bytes).
 	avail = ((long)optin - 1024) & ~15L;
 #define SET_SMEM(...) \
@@ -626,6 +638,26 @@ static int fit_warps(int v, long S)
 	return 0;
 }
 
+// Wide blocks of `bytes` stash each that an SM holds at once.
+static long wide_blocks(long bytes)
+{
+	long b = wide_sm_bytes / (bytes + wide_block_extra);
+
+	return b < wide_sm_blocks ? b : wide_sm_blocks;
+}
+
+// The stash of a block whose part of the row is `part` bytes: all of it
+// that fits, or at most `cap` where that puts more blocks on an SM (the
+// automatic rule; a cap that adds none would only add re-reads).
+static long stash_bytes(long part, long cap, int automatic, long avail)
+{
+	const long all = part < avail ? part : avail;
+
+	if (cap >= all || (automatic && wide_blocks(cap) <= wide_blocks(all)))
+		return all;
+	return cap;
+}
+
 int sm_plan(struct sm_op *op, int warps, int slots, int clusters, int stash_kb)
 {
 	const long S = sm_max_row_slots(op->N, op->dt == FP_BF16 ? 8 : 4);
@@ -663,10 +695,10 @@ int sm_plan(struct sm_op *op, int warps, int slots, int clusters, int stash_kb)
 								      : WIDE_STASH_FWD;
 		cap_bwd = WIDE_STASH_BWD;
 	}
-	cap_fwd = cap_fwd < avail ? cap_fwd : avail;
-	cap_bwd = cap_bwd < avail ? cap_bwd : avail;
-	op->stash_fwd = (int)(op->chunk_fwd < cap_fwd / 16 ? op->chunk_fwd : cap_fwd / 16);
-	op->stash_bwd = (int)(op->chunk_bwd < cap_bwd / 32 ? op->chunk_bwd : cap_bwd / 32);
+	op->stash_fwd = (int)(stash_bytes(op->chunk_fwd * 16L, cap_fwd,
+					  stash_kb == SM_STASH_AUTO, avail) / 16);
+	op->stash_bwd = (int)(stash_bytes(op->chunk_bwd * 32L, cap_bwd,
+					  stash_kb == SM_STASH_AUTO, avail) / 32);
 	return 0;
 }
 

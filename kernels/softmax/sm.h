@@ -13,10 +13,11 @@
 #define WIDE_CLUSTER 8         // most blocks per row (the portable cluster limit)
 #define WIDE_BLOCK_STASH 51200 // most bytes of row per block before the cluster grows
 
-// Most of its part of the row a wide block stashes; pass 2 reads the rest
-// again, from L2 while the row is fresh there. A smaller stash fits more
-// blocks on an SM (shared memory bounds them): 4 forward, 5 backward, 6 in
-// the masked forward that reads only the kept columns (fused.cu says why).
+// Most of its part of the row a wide block stashes where that fits more
+// blocks on an SM than stashing all of it (shared memory bounds them);
+// pass 2 reads the rest again, from L2 while the row is fresh there: 4
+// blocks forward, 5 backward, 6 in the masked forward that reads only the
+// kept columns (fused.cu says why).
 #define WIDE_STASH_FWD 49152
 #define WIDE_STASH_BWD 40960
 #define WIDE_STASH_SKIP 32768
