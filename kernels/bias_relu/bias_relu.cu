@@ -481,6 +481,17 @@ static int op_launch(struct fp_op *base, int set, cudaStream_t st)
 				  : launch_fwd<float>(&view, set, st);
 }
 
+// The backward's grid rows (op->gy) for op's variant and bulk choice,
+// set: fused_bitmask's rows kernel on a resident grid, the rest on the
+// plan's. The workload's backward ops and the library's
+// (bias_relu_fused_bwd) take it from here.
+static unsigned bwd_grid_rows(const struct fp_op *op)
+{
+	if (op->bulk || op->variant != BR_FUSED_BITMASK)
+		return op->plan.gy;
+	return ew_resident_gy(&op->plan, op->M, bitmask_bwd_fn(op->dt, op->plan.vec));
+}
+
 /* The fused_bitmask kernels on a caller's pointers (bias_relu.h). */
 extern "C" size_t bias_relu_bits_bytes(long M, long N)
 {
@@ -531,6 +542,7 @@ extern "C" int bias_relu_fused_bwd(enum fp_dtype dt, const void *dy, const uint3
 	op.pdl = ew_colsum_pdl(EW_CS_AUTO);
 	if (op.bulk)
 		op.bplan = ew_plan_bulk(M, N, op.es);
+	op.gy = bwd_grid_rows(&op);
 	op.dy = (char *)dy;
 	op.saved = (char *)words;
 	op.out = (char *)dx;
@@ -792,9 +804,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
-	op->gy = bwd && !op->bulk && variant == BR_FUSED_BITMASK
-			 ? ew_resident_gy(&op->plan, op->M, bitmask_bwd_fn(dt, op->plan.vec))
-			 : op->plan.gy;
+	op->gy = bwd ? bwd_grid_rows(op) : op->plan.gy;
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);

@@ -205,6 +205,24 @@ static const void *bwd_rows_fn(int vec, int mask)
 		   : (const void *)bwd_rows_kernel<T, V, false, BDA_MASK_BYTES>;
 }
 
+// The backward's grid rows (op->gy) for op's variant, plans and bulk
+// choice, set: the saved-mask rows kernels on a resident grid, the rest
+// on their plan's (prows = gy in both plans). Every backward op, the
+// workload's and the library's (bda_api_op), takes it from here.
+static unsigned bwd_grid_rows(const struct fp_op *op)
+{
+	int mk;
+
+	if (op->bulk)
+		return op->bplan.gy;
+	if (op->variant != BDA_FUSED_MASK && op->variant != BDA_FUSED_BYTEMASK)
+		return op->plan.gy;
+	mk = op->variant == BDA_FUSED_MASK ? BDA_MASK_BITS : BDA_MASK_BYTES;
+	return ew_resident_gy(&op->plan, op->M,
+			      op->dt == FP_BF16 ? bwd_rows_fn<__nv_bfloat16>(op->plan.vec, mk)
+						: bwd_rows_fn<float>(op->plan.vec, mk));
+}
+
 template <typename T>
 static int launch_bwd(const struct fp_op *op, int set, cudaStream_t st)
 {
@@ -276,6 +294,8 @@ static void bda_api_op(struct fp_op *op, int bwd, enum fp_dtype dt, long M, long
 	op->pdl = ew_colsum_pdl(EW_CS_AUTO);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(M, N, op->es);
+	if (bwd)
+		op->gy = bwd_grid_rows(op);
 }
 
 extern "C" int bda_fused_fwd(enum fp_dtype dt, const void *x, const void *bias,
@@ -596,14 +616,7 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->pdl = bwd && ew_colsum_pdl(csk);
 	if (op->bulk)
 		op->bplan = ew_plan_bulk(op->M, op->N, op->es);
-	op->gy = op->bulk ? op->bplan.gy : op->plan.gy;  // prows = gy in both plans
-	if (bwd && !op->bulk && (variant == BDA_FUSED_MASK || variant == BDA_FUSED_BYTEMASK)) {
-		const int mk = variant == BDA_FUSED_MASK ? BDA_MASK_BITS : BDA_MASK_BYTES;
-
-		op->gy = ew_resident_gy(&op->plan, op->M,
-					dt == FP_BF16 ? bwd_rows_fn<__nv_bfloat16>(op->plan.vec, mk)
-						      : bwd_rows_fn<float>(op->plan.vec, mk));
-	}
+	op->gy = bwd ? bwd_grid_rows(op) : op->plan.gy;
 	elems = (size_t)op->M * op->N;
 	op->mnp = dev_pad(elems * op->es);
 	nbp = dev_pad((size_t)op->N * op->es);
