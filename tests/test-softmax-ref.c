@@ -306,6 +306,59 @@ static void test_kopts(const struct workload *w)
 	ASSERT_EQ(workload_parse_kopts(w, "stash=12", &ko, why, sizeof why), -1);
 }
 
+/* The wide kernels' stash rule on an H100's or H200's SM (228 KB of shared
+ * memory an SM, a 1 KB reserve a block, 2048 threads: 8 blocks of 256; a
+ * block may have 227 KB less 1 KB kept for static arrays). The parts are
+ * the cluster rule's (each block at most 50 KB of the row): the picks
+ * measured in bench/RESULTS.md, "The wide softmax's stash capped". */
+static void test_wide_stash(struct fp_rng *g)
+{
+	const struct sm_wide_sm h = { 233472, 1024 + 256, 8, 231424 };
+	const long bwd = softmax_wide_cap(1, 0), fwd = softmax_wide_cap(0, 0),
+		   skip = softmax_wide_cap(0, 1);
+
+	ASSERT(skip < bwd && bwd < fwd);
+	ASSERT_EQ(softmax_wide_blocks(&h, 0), 8);
+	ASSERT_EQ(softmax_wide_blocks(&h, 50272), 4);
+	/* 2048 x 50257 bf16 backward: 4 blocks a row of 1571 slots of y and dy:
+	 * the cap, 5 blocks an SM instead of 4 */
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, bwd, 1), bwd);
+	ASSERT_EQ(softmax_wide_blocks(&h, bwd), 5);
+	/* its forward, 2 blocks of 3142 slots: a 48 KB cap leaves 4 an SM, so
+	 * the whole part; fp32 1024 x 128256, 8 blocks of 4008 slots: 3 -> 4 */
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, fwd, 1), 50272);
+	ASSERT_EQ(softmax_wide_stash(&h, 64128, fwd, 1), fwd);
+	/* the masked forward that skips: 6 blocks an SM */
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, skip, 1), skip);
+	ASSERT_EQ(softmax_wide_blocks(&h, skip), 6);
+	/* 3000 x 40000 bf16 backward: a part of 40000 bytes fits the cap */
+	ASSERT_EQ(softmax_wide_stash(&h, 40000, bwd, 1), 40000);
+	/* an explicit cap holds whether or not it adds a block; none: 0 */
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, fwd, 0), fwd);
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, 0, 0), 0);
+	ASSERT_EQ(softmax_wide_stash(&h, 50272, 65536, 0), 50272);
+	/* a part past what a block may have: the block's most */
+	ASSERT_EQ(softmax_wide_stash(&h, 400000, h.block_max, 0), h.block_max);
+	ASSERT_EQ(softmax_wide_stash(&h, 400000, bwd, 1), bwd);
+	for (int i = 0; i < 100000; i++) {
+		const long part = (long)(rng_uniform(g) * 300000),
+			   cap = (long)(rng_uniform(g) * 300000);
+		const int automatic = (int)(rng_next(g) & 1);
+		const long all = part < h.block_max ? part : h.block_max;
+		const long r = softmax_wide_stash(&h, part, cap, automatic);
+
+		ASSERT(r == all || (r == cap && cap < all));
+		if (!automatic)
+			ASSERT_EQ(r, cap < all ? cap : all);
+		else if (r < all)  /* capped only for another block */
+			ASSERT(softmax_wide_blocks(&h, r) > softmax_wide_blocks(&h, all));
+		else if (cap < all)
+			ASSERT(softmax_wide_blocks(&h, cap) == softmax_wide_blocks(&h, all));
+	}
+	printf("ok   wide stash rule: caps %ld / %ld / %ld bytes (backward / forward / "
+	       "masked skip), 100000 random parts\n", bwd, fwd, skip);
+}
+
 static void test_contract(void)
 {
 	static const char *const names[] = {
@@ -503,6 +556,7 @@ int main(void)
 	test_causal(&g);
 	test_profiles(seed);
 	test_contract();
+	test_wide_stash(&g);
 	test_cmp_merge(&g);
 	test_cmp_floor();
 	return 0;

@@ -545,8 +545,8 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 
 // Let the wide kernels take as much shared memory as a block may have, once
 // per process and kernel; returns that amount in bytes, or -1.
-// Also notes what bounds the wide blocks an SM holds (wide_blocks).
-static long wide_sm_bytes, wide_block_extra, wide_sm_blocks;
+// Also notes what bounds the wide blocks an SM holds (softmax_wide_blocks).
+static struct sm_wide_sm wide_sm;
 
 static long wide_smem_setup(void)
 {
@@ -565,11 +565,12 @@ static long wide_smem_setup(void)
 	    CUDA_CHECK(cudaDeviceGetAttribute(&threads,
 			cudaDevAttrMaxThreadsPerMultiProcessor, dev)))
 		return -1;
-	wide_sm_bytes = per_sm;
-	wide_block_extra = reserved + 256;  // and the kernels' static arrays
-	wide_sm_blocks = threads / WIDE_THREADS;
+	wide_sm.sm_bytes = per_sm;
+	wide_sm.block_extra = reserved + 256;  // and the kernels' static arrays
+	wide_sm.max_blocks = threads / WIDE_THREADS;
 	// Leave room for the kernels' static shared memory (< 300 bytes).
 	avail = ((long)optin - 1024) & ~15L;
+	wide_sm.block_max = avail;
 #define SET_SMEM(...) \
 	if (CUDA_CHECK(cudaFuncSetAttribute(__VA_ARGS__, \
 			cudaFuncAttributeMaxDynamicSharedMemorySize, (int)avail))) \
@@ -638,22 +639,25 @@ static int fit_warps(int v, long S)
 	return 0;
 }
 
-// Wide blocks of `bytes` stash each that an SM holds at once.
-static long wide_blocks(long bytes)
+long softmax_wide_blocks(const struct sm_wide_sm *d, long bytes)
 {
-	long b = wide_sm_bytes / (bytes + wide_block_extra);
+	long b = d->sm_bytes / (bytes + d->block_extra);
 
-	return b < wide_sm_blocks ? b : wide_sm_blocks;
+	return b < d->max_blocks ? b : d->max_blocks;
 }
 
-// The stash of a block whose part of the row is `part` bytes: all of it
-// that fits, or at most `cap` where that puts more blocks on an SM (the
-// automatic rule; a cap that adds none would only add re-reads).
-static long stash_bytes(long part, long cap, int automatic, long avail)
+long softmax_wide_cap(int bwd, int skip)
 {
-	const long all = part < avail ? part : avail;
+	return bwd ? WIDE_STASH_BWD : skip ? WIDE_STASH_SKIP : WIDE_STASH_FWD;
+}
 
-	if (cap >= all || (automatic && wide_blocks(cap) <= wide_blocks(all)))
+long softmax_wide_stash(const struct sm_wide_sm *d, long part, long cap,
+			int automatic)
+{
+	const long all = part < d->block_max ? part : d->block_max;
+
+	if (cap >= all || (automatic && softmax_wide_blocks(d, cap) <=
+					softmax_wide_blocks(d, all)))
 		return all;
 	return cap;
 }
@@ -691,14 +695,13 @@ int sm_plan(struct sm_op *op, int warps, int slots, int clusters, int stash_kb)
 	if (stash_kb >= 0) {
 		cap_fwd = cap_bwd = (long)stash_kb * 1024;
 	} else if (stash_kb == SM_STASH_AUTO) {
-		cap_fwd = op->kind == SM_MASKED && op->variant == 1 ? WIDE_STASH_SKIP
-								      : WIDE_STASH_FWD;
-		cap_bwd = WIDE_STASH_BWD;
+		cap_fwd = softmax_wide_cap(0, op->kind == SM_MASKED && op->variant == 1);
+		cap_bwd = softmax_wide_cap(1, 0);
 	}
-	op->stash_fwd = (int)(stash_bytes(op->chunk_fwd * 16L, cap_fwd,
-					  stash_kb == SM_STASH_AUTO, avail) / 16);
-	op->stash_bwd = (int)(stash_bytes(op->chunk_bwd * 32L, cap_bwd,
-					  stash_kb == SM_STASH_AUTO, avail) / 32);
+	op->stash_fwd = (int)(softmax_wide_stash(&wide_sm, op->chunk_fwd * 16L, cap_fwd,
+						 stash_kb == SM_STASH_AUTO) / 16);
+	op->stash_bwd = (int)(softmax_wide_stash(&wide_sm, op->chunk_bwd * 32L, cap_bwd,
+						 stash_kb == SM_STASH_AUTO) / 32);
 	return 0;
 }
 

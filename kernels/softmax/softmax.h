@@ -63,6 +63,28 @@ void softmax_gen_row(double *xr, long r, long N, enum sm_profile p,
 /* Count of kept (unmasked) entries over all M rows under the causal rule. */
 double softmax_causal_kept(long M, long N);
 
+/* The wide-row kernels' stash rule (kernels/softmax/fused.cu applies it to
+ * the device it runs on; exposed for tests). An SM as it bounds the wide
+ * blocks: shared memory an SM has, the bytes a block takes beside its
+ * stash (the reserve and its static arrays), the blocks its threads allow,
+ * and the most stash a block may have. */
+struct sm_wide_sm {
+	long sm_bytes, block_extra, max_blocks, block_max;
+};
+/* Wide blocks of `bytes` stash each that an SM holds at once. */
+long softmax_wide_blocks(const struct sm_wide_sm *d, long bytes);
+/* The automatic stash cap, bytes a block: the backward's (bwd), the
+ * masked forward's that reads only the kept columns (skip), else the
+ * forward's. */
+long softmax_wide_cap(int bwd, int skip);
+/* The stash of a block whose part of the row is `part` bytes, under a cap
+ * of `cap` bytes: all of the part that a block may have, or the cap where
+ * the cap is smaller and, when `automatic`, puts more blocks on an SM (a
+ * cap that adds none would only add re-reads); an explicit cap always
+ * holds. */
+long softmax_wide_stash(const struct sm_wide_sm *d, long part, long cap,
+			int automatic);
+
 #ifdef __cplusplus
 }
 #endif
