@@ -543,11 +543,12 @@ static int launch_fused_bwd(const struct sm_op *op, const T *y, const T *dy,
 	return CUDA_CHECK_LAUNCH("softmax_bwd_fused_reg");
 }
 
-// Let the wide kernels take as much shared memory as a block may have, once
-// per process and kernel; returns that amount in bytes, or -1.
-// Also notes what bounds the wide blocks an SM holds (softmax_wide_blocks).
+// What bounds the wide blocks an SM of this device holds (softmax_wide_blocks),
+// noted by wide_smem_setup.
 static struct sm_wide_sm wide_sm;
 
+// Let the wide kernels take as much shared memory as a block may have, once
+// per process and kernel; returns that amount in bytes, or -1.
 static long wide_smem_setup(void)
 {
 	static long avail = -2;
