@@ -447,14 +447,18 @@ __device__ __forceinline__ uint32_t bsub2(uint32_t a, uint32_t c)
 	return *(const uint32_t *)&r;
 }
 
-// The statistics' sums of two shifted bf16 in a register.
+// The statistics' sums of two shifted bf16 in a register. A bf16 is the
+// high half of its float, so each half widens in one integer operation
+// (__bfloat1622float2 left the compiler splitting and re-packing the
+// register with byte permutes first, which the wgmma kernels' math warps,
+// whose k-tiles this paces, could not afford).
 __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 {
-	float2 f = __bfloat1622float2(*(const __nv_bfloat162 *)&v);
+	const float lo = __uint_as_float(v << 16), hi = __uint_as_float(v & 0xffff0000u);
 
-	s1 += f.x + f.y;
-	s2 = fmaf(f.x, f.x, s2);
-	s2 = fmaf(f.y, f.y, s2);
+	s1 += lo + hi;
+	s2 = fmaf(lo, lo, s2);
+	s2 = fmaf(hi, hi, s2);
 }
 
 // The tensor-core kernels' last step: the output tile staged in shared

@@ -15,6 +15,8 @@
 
 #include <cuda_bf16.h>
 
+#include <type_traits>
+
 #include "internal.h"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -253,28 +255,41 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 					 float *acc)
 {
 	const int t = lane & 3;
-
+	// The fragments, shifted and summed. Past K the tile is zero, so x~ =
+	// -c there: masked out of the sums (MASK), which only K's last k-tile
+	// needs; every other one takes the form without a test, so that the
+	// four 16-wide steps interleave freely (a test an element had put a
+	// branch and its reconvergence around every register's sums, a third
+	// of the math warps' stalls at 16384 x 1024 -> 4096).
+	auto load = [&](auto masked) {
 #pragma unroll
-	for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
-		const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
-		const int kc = ks * 16 + 2 * t;
+		for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
+			const int r = row0 + (lane & 15), ch = ks * 2 + (lane >> 4);
 
-		ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
-			a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
-		a[ks][0] = bsub2(a[ks][0], piv[0]);
-		a[ks][1] = bsub2(a[ks][1], piv[1]);
-		a[ks][2] = bsub2(a[ks][2], piv[0]);
-		a[ks][3] = bsub2(a[ks][3], piv[1]);
-		// Past K the tile is zero, so x~ = -c there: masked.
-		if (SUMS && kc < kleft) {
-			stats2(a[ks][0], s1[0], s2[0]);
-			stats2(a[ks][1], s1[1], s2[1]);
+			ldsm_x4(sa + r * 128 + ((ch ^ (r & 7)) << 4),
+				a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
+			a[ks][0] = bsub2(a[ks][0], piv[0]);
+			a[ks][1] = bsub2(a[ks][1], piv[1]);
+			a[ks][2] = bsub2(a[ks][2], piv[0]);
+			a[ks][3] = bsub2(a[ks][3], piv[1]);
+			if constexpr (SUMS) {
+				constexpr bool MASK = decltype(masked)::value;
+				const int kc = ks * 16 + 2 * t;
+				const uint32_t m0 = !MASK || kc < kleft ? ~0u : 0u;
+				const uint32_t m1 = !MASK || kc + 8 < kleft ? ~0u : 0u;
+
+				stats2(a[ks][0] & m0, s1[0], s2[0]);
+				stats2(a[ks][1] & m0, s1[1], s2[1]);
+				stats2(a[ks][2] & m1, s1[0], s2[0]);
+				stats2(a[ks][3] & m1, s1[1], s2[1]);
+			}
 		}
-		if (SUMS && kc + 8 < kleft) {
-			stats2(a[ks][2], s1[0], s2[0]);
-			stats2(a[ks][3], s1[1], s2[1]);
-		}
-	}
+	};
+
+	if (!SUMS || kleft >= LNL_KTILE)
+		load(std::false_type());
+	else
+		load(std::true_type());
 	static_assert(BN == 256 || BN == 192 || BN == 96 || BN == 72 || BN == 64 || BN == 48 ||
 			      BN == 32 || BN == 16,
 		      "a wgmma we have");
