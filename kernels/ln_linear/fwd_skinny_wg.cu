@@ -353,14 +353,14 @@ __device__ __forceinline__ void xa_pass_stats(const __nv_bfloat16 *__restrict__ 
 // 128 + thread] = d[4 j + 2 h], d[4 j + 2 h + 1]; st_sum), then past a
 // cluster barrier the rows' statistics and this rank's 1/C of the tile's
 // float2s are added over the ranks in rank order (sk_slices_sum) and
-// stored; a second barrier keeps every rank's shared memory until all
-// have read it.
+// stored (s and b' from the block's staged ep_s, ep_b); a second barrier
+// keeps every rank's shared memory until all have read it.
 template <int BN, bool PASS>
 __device__ __forceinline__ void
 xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 	       const float2 *st_part, float2 *st_sum, float *st_mt, float *st_rs, int wg, int tid,
 	       int C, int rank, long n0, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-	       long wrows, int wperm, const float *__restrict__ sW, const float *__restrict__ bf,
+	       long wrows, int wperm, const float *ep_s, const float *ep_b,
 	       const __nv_bfloat16 *__restrict__ x, const float *__restrict__ stats)
 {
 	cg::cluster_group cl = cg::this_cluster();
@@ -410,7 +410,8 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 
 			if (wr + c < wrows && col < N)
 				y[(long)m * N + col] = __float2bfloat16_rn(
-					st_rs[m] * (e[c] - st_mt[m] * sW[col]) + bf[col]);
+					st_rs[m] * (e[c] - st_mt[m] * ep_s[wr + c - n0]) +
+					ep_b[wr + c - n0]);
 		}
 	}
 	cluster_arrive();
@@ -430,6 +431,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
 	__shared__ float2 st_part[64], st_sum[64];
 	__shared__ float st_mt[64], st_rs[64];
+	__shared__ float ep_s[BN], ep_b[BN];  // s and b' of the tile's W' rows
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
 	const int C = SLICED ? (int)cluster_nctarank() : 1;
@@ -447,6 +449,18 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 			stream_produce<ST, STAGE, XB>(tx, 0, tw, (int)n0, ring, fb, eb, kb, KT);
 		stream_producer_join(C);
 		return;
+	}
+
+	// s and b' of the tile's rows of W', staged now (read in the epilogue
+	// past the barriers that end the k loop): loaded there, column by
+	// column, each multiply-add of the block's last stores waited on a
+	// global load, 12 % of the kernel's warp samples at 64 x 3072 -> 9216.
+	if (tid < BN) {
+		const long wr = n0 + tid, col = wperm ? perm32(wr) : wr;
+		const bool ok = wr < wrows && col < N;
+
+		ep_s[tid] = ok ? sW[col] : 0.f;
+		ep_b[tid] = ok ? bf[col] : 0.f;
 	}
 
 	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its warp w & 3 rows
@@ -498,7 +512,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	bar_sync(3, 256);
 	if (C > 1) {
 		xa_cluster_sum<BN, PASS>(red, d, s1, s2, st_part, st_sum, st_mt, st_rs, wg, tid, C,
-					 rank, n0, y, M, K, N, wrows, wperm, sW, bf, x, stats);
+					 rank, n0, y, M, K, N, wrows, wperm, ep_s, ep_b, x, stats);
 		return;
 	}
 	if (wg == 1)
@@ -527,7 +541,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 
 			if (wr >= wrows || col >= N)
 				continue;
-			const float sc = sW[col], bc = bf[col];
+			const float sc = ep_s[wr - n0], bc = ep_b[wr - n0];
 
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
