@@ -245,7 +245,14 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // and what it is"): A from shared memory without the pivot (no faster), y's
 // stores as whole lines (0-1 %), and the halves of a tile by turns,
 // pingpong (1.2-1.4x slower: one warpgroup alone does not keep the tensor
-// cores busy). The launcher takes the kernel from K = WS_MIN_K on.
+// cores busy). What did pace it at short K was the math warps' own k-tile
+// (wg_ktile, wgmma.cuh): ncu's warp samples put 80 % of their time there
+// with the tensor pipe 61 % busy at 16384 x 1024 -> 4096, on a branch and
+// a reconvergence around every register's sums and byte permutes that
+// split and re-packed each shifted register; without them the kernel is
+// 0.89-0.90x at K = 768-1000 and the pipe 71 % busy (bench/RESULTS.md,
+// "The math warps' k-tile without a branch an element"). The launcher
+// takes the kernel from K = WS_MIN_K on.
 
 // The same box into shared memory at dst in every block of the cluster
 // that mask names, completing on the barrier at bar's offset in each.
