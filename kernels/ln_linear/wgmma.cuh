@@ -259,8 +259,8 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 	// -c there: masked out of the sums (MASK), which only K's last k-tile
 	// needs; every other one takes the form without a test, so that the
 	// four 16-wide steps interleave freely (a test an element had put a
-	// branch and its reconvergence around every register's sums, a third
-	// of the math warps' stalls at 16384 x 1024 -> 4096).
+	// branch and its reconvergence around every register's sums, a fifth
+	// of the math warps' samples at 16384 x 1024 -> 4096).
 	auto load = [&](auto masked) {
 #pragma unroll
 		for (int ks = 0; ks < LNL_KTILE / 16; ks++) {
