@@ -11,5 +11,6 @@ check_DATA += bench/fpbench$(EXEEXT)
 .PHONY: bench
 bench: bench/fpbench$(EXEEXT)
 EXTRA_DIST += bench/gpu-suite.sh bench/lnl-zoo.sh bench/collector.sh bench/writeback.sh bench/ncu-compare.py \
+	bench/ncu-sass.py \
 	bench/opportunities-truth.sh \
 	bench/torch-baselines.py

@@ -146,3 +146,9 @@ check_PROGRAMS += tests/test-checkref
 TESTS += tests/test-checkref
 tests_test_checkref_SOURCES = tests/test-checkref.c
 tests_test_checkref_LDADD = $(test_kernel_libs)
+
+### the benchmark scripts' readers ############################################
+## bench/ncu-sass.py on a small export of ncu's SASS page (skips without
+## python3).
+TESTS += tests/test-ncu-sass.sh
+EXTRA_DIST += tests/test-ncu-sass.sh tests/data/ncu-sass.csv
