@@ -346,8 +346,7 @@ static int sm_create(enum sm_kind kind, struct fp_op **out,
 	op->set_bytes = dev_pad(E * fp_dtype_size(dt));
 	rowv = dev_pad((size_t)op->M * sizeof(float));
 	if (sm_plan(op, kopt_number(ko, KO_WARPS), kopt_number(ko, KO_SLOTS),
-		    kopt_number(ko, KO_CLUSTERS),
-		    kopt_stash(ko)))
+		    kopt_number(ko, KO_CLUSTERS), kopt_stash(ko)))
 		goto out_free;
 	op->wset_bytes = written_bytes(kind, op->set_bytes, rowv, variant);
 	if (dev_alloc(&op->in0, (size_t)nsets * op->set_bytes) ||
