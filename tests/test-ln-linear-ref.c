@@ -792,7 +792,7 @@ static void test_skinny_x(void)
 
 /* The x-as-A kernel over slices of K (lnl_skinny_xa_plan) with an H100's
  * cluster capacities as the device reported them: one wave, the fewest
- * k-tiles a block with a slicing counted as 12 more, ties to more blocks,
+ * k-tiles a block with a slicing counted as 20 more, ties to more blocks,
  * then wider tiles. The picks the grid measured (bench/RESULTS.md). */
 static void test_xa_plan(void)
 {
@@ -806,9 +806,13 @@ static void test_xa_plan(void)
 	ASSERT(lnl_skinny_xa_plan(48, 4096, 1024, FP_BF16, caps, 0, &bn, &s));
 	ASSERT(bn == 72 && s == 8);   /* 15 clusters of 8; 96 ties with fewer blocks */
 	ASSERT(lnl_skinny_xa_plan(64, 1024, 4096, FP_BF16, caps, 0, &bn, &s));
-	ASSERT(bn == 32 && s == 1);   /* 16 k-tiles whole beat 8 sliced (+12) */
+	ASSERT(bn == 32 && s == 1);   /* 16 k-tiles whole beat 8 sliced (+20) */
 	ASSERT(lnl_skinny_xa_plan(64, 2048, 4096, FP_BF16, caps, 0, &bn, &s));
-	ASSERT(bn == 64 && s == 2);
+	ASSERT(bn == 32 && s == 1);   /* 32 k-tiles whole beat 16 sliced (+20) */
+	ASSERT(lnl_skinny_xa_plan(44, 1536, 5120, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 48 && s == 1);   /* 107 blocks over all of K, not 96 in 2 slices */
+	ASSERT(lnl_skinny_xa_plan(36, 3072, 6144, FP_BF16, caps, 0, &bn, &s));
+	ASSERT(bn == 96 && s == 2);   /* 48 k-tiles: 24 sliced (+20) beat 48 whole */
 	ASSERT(lnl_skinny_xa_plan(64, 3072, 9216, FP_BF16, caps, 0, &bn, &s));
 	ASSERT(bn == 72 && s == 1);   /* 128 blocks over all of K */
 	ASSERT(lnl_skinny_xa_plan(64, 2048, 8192, FP_BF16, caps, 0, &bn, &s));

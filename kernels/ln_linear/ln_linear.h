@@ -356,8 +356,15 @@ int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms);
  * shapes at 48 and 64 rows (K 1024 to 8192, N 1024 to 9216) the rule's
  * pick took 1.00-1.03x the time of the best of 40 tile and slice
  * choices; slicing with no cost counted took 1.09-1.12x at 1024 -> 4096,
- * where 32-row tiles over all of K beat 64-row tiles in 2 slices. */
-#define LNL_SKINNY_XA_SPLIT_COST 12
+ * where 32-row tiles over all of K beat 64-row tiles in 2 slices. Since
+ * the kernel stages its s and b' (session 41) a block over all of K got
+ * cheaper against the sliced cluster's two barriers and DSMEM sums: on an
+ * H200 a slicing counted as 12 took 96-row tiles in 2 slices at 33 x 2048
+ * -> 5120 and 44 x 1536 -> 5120 where 48-row tiles over all of K took
+ * 0.88x and 0.80x their time; counted as 20 it takes those, and keeps the
+ * slices from K = 3072 on (bench/RESULTS.md, "The x-as-A plan's slicing
+ * cost"). */
+#define LNL_SKINNY_XA_SPLIT_COST 20
 #define LNL_SKINNY_XA_SPLIT_MIN_M 32
 int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int bn_only,
 		       int *bn, int *slices);

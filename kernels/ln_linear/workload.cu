@@ -584,7 +584,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "slices of K of the x-as-A skinny kernel (where it runs): a cluster of that many "
 	  "blocks a tile, their sums added in rank order through DSMEM (1: a block a tile "
 	  "over all of K); auto: the slices of its tile that run in one wave with the fewest "
-	  "k-tiles a block, a slicing counted as 12 k-tiles more (lnl_skinny_xa_plan)",
+	  "k-tiles a block, a slicing counted as 20 k-tiles more (lnl_skinny_xa_plan)",
 	  "3" },
 	{ "st_split", xa_split_values,
 	  "slices of K of the x-streamed skinny kernel with W' as A (skinny_x=stream, or "
