@@ -359,11 +359,12 @@ int lnl_skinny_xa_narrow(long M, long K, long Nw, enum fp_dtype dt, int sms);
  * where 32-row tiles over all of K beat 64-row tiles in 2 slices. Since
  * the kernel stages its s and b' (session 41) a block over all of K got
  * cheaper against the sliced cluster's two barriers and DSMEM sums: on an
- * H200 a slicing counted as 12 took 96-row tiles in 2 slices at 33 x 2048
- * -> 5120 and 44 x 1536 -> 5120 where 48-row tiles over all of K took
- * 0.88x and 0.80x their time; counted as 20 it takes those, and keeps the
- * slices from K = 3072 on (bench/RESULTS.md, "The x-as-A plan's slicing
- * cost"). */
+ * H200 a slicing counted as 12 took 96-row tiles in 2 slices at 48 x 2048
+ * -> 5120 and 44 x 1536 -> 5120 where 48-row tiles over all of K take
+ * 0.83x and 0.82x their time; counted as 20 it takes those (0.82-0.95x at
+ * 7 of 20 shapes of 33 to 64 rows, 1.03x at 36 x 1536 -> 3072, the rest
+ * unchanged), and keeps the slices from K = 3072 on (bench/RESULTS.md,
+ * "The x-as-A plan's slicing cost"). */
 #define LNL_SKINNY_XA_SPLIT_COST 20
 #define LNL_SKINNY_XA_SPLIT_MIN_M 32
 int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int bn_only,
