@@ -152,3 +152,5 @@ tests_test_checkref_LDADD = $(test_kernel_libs)
 ## python3).
 TESTS += tests/test-ncu-sass.sh
 EXTRA_DIST += tests/test-ncu-sass.sh tests/data/ncu-sass.csv
+TESTS += tests/test-tma-stream.sh
+EXTRA_DIST += tests/test-tma-stream.sh
