@@ -83,6 +83,11 @@ static int parse_load(const char *s, struct load *l)
 			return fail_arg("a box is 8 to 256 columns (a multiple of 8) by 1 to 256 rows", s);
 		if (l->count < 1 || l->count > 16)
 			return fail_arg("1 to 16 boxes a stage", s);
+		// each box lands on its swizzle atom (1024 bytes at 64 columns,
+		// 128-byte swizzled) or on 128 bytes
+		if (l->bc * l->br * 2 % (l->bc == 64 ? 1024 : 128))
+			return fail_arg("a box is whole 1024-byte atoms at 64 columns, else whole "
+					"128 bytes", s);
 		l->bytes = l->bc * l->br * 2 * l->count;
 	} else if (!strncmp(s, "bulk:", 5)) {
 		char tail;

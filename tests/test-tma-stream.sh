@@ -21,6 +21,8 @@ bad() {
 name=box:64x64; bad box:64x64
 name=box:64x64x1:99; bad box:64x64x1:99
 name=box:64x300x1:4; bad box:64x300x1:4
+name=box:64x4x1:4; bad box:64x4x1:4
+name=box:8x4x1:4; bad box:8x4x1:4
 name=box:64x64x1:30; bad box:64x64x1:30
 name=bulk:100:4:80; bad bulk:100:4:80
 name=bulk:16384:12; bad bulk:16384:12
