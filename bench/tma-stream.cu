@@ -77,10 +77,12 @@ static int parse_load(const char *s, struct load *l)
 	if (!strncmp(s, "box:", 4)) {
 		char tail;
 
-		if (sscanf(s + 4, "%dx%dx%d:%d%c", &l->bc, &l->br, &l->count, &l->stages, &tail) != 4)
+		if (sscanf(s + 4, "%dx%dx%d:%d%c", &l->bc, &l->br, &l->count, &l->stages,
+			   &tail) != 4)
 			return fail_arg("not box:COLSxROWSxCOUNT:STAGES", s);
 		if (l->bc < 8 || l->bc > 256 || l->bc % 8 || l->br < 1 || l->br > 256)
-			return fail_arg("a box is 8 to 256 columns (a multiple of 8) by 1 to 256 rows", s);
+			return fail_arg("a box is 8 to 256 columns (a multiple of 8) by 1 to "
+					"256 rows", s);
 		if (l->count < 1 || l->count > 16)
 			return fail_arg("1 to 16 boxes a stage", s);
 		// each box lands on its swizzle atom (1024 bytes at 64 columns,
@@ -96,7 +98,8 @@ static int parse_load(const char *s, struct load *l)
 		if (sscanf(s + 5, "%d:%d:%d%c", &l->bytes, &l->stages, &l->blocks, &tail) != 3)
 			return fail_arg("not bulk:BYTES:STAGES:BLOCKS", s);
 		if (l->bytes < 16 || l->bytes % 16 || l->blocks < 1 || l->blocks > 4096)
-			return fail_arg("bulk copies are a multiple of 16 bytes, 1 to 4096 blocks", s);
+			return fail_arg("bulk copies are a multiple of 16 bytes, 1 to 4096 "
+					"blocks", s);
 	} else {
 		return fail_arg("a load is box:... or bulk:...", s);
 	}
@@ -150,18 +153,21 @@ k_stream(const __grid_constant__ CUtensorMap map, const char *lin, int bulk, int
 			asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
 				     :: "r"(bar), "r"(bytes) : "memory");
 			if (bulk) {
-				asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx"
-					     "::bytes [%0], [%1], %2, [%3];"
-					     :: "r"(dst), "l"(lin + blockIdx.x * share + (long)i * bytes),
-						"r"(bytes), "r"(bar) : "memory");
+				const char *src = lin + blockIdx.x * share + (long)i * bytes;
+
+				asm volatile("cp.async.bulk.shared::cluster.global.mbarrier"
+					     "::complete_tx::bytes [%0], [%1], %2, [%3];"
+					     :: "r"(dst), "l"(src), "r"(bytes), "r"(bar)
+					     : "memory");
 				continue;
 			}
 			for (int j = 0; j < count; j++)
-				asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier"
-					     "::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+				asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global"
+					     ".mbarrier::complete_tx::bytes"
+					     " [%0], [%1, {%2, %3}], [%4];"
 					     :: "r"(dst + j * (bytes / count)), "l"((uint64_t)&map),
-						"r"((i * count + j) * bc), "r"((int)blockIdx.x * br),
-						"r"(bar) : "memory");
+						"r"((i * count + j) * bc),
+						"r"((int)blockIdx.x * br), "r"(bar) : "memory");
 		}
 	} else if (threadIdx.x == 32) {  // the consumer
 		int acc = 0;
@@ -197,7 +203,8 @@ static PFN_cuTensorMapEncodeTiled_v12000 encode;
 
 static void tensor_map(CUtensorMap *m, void *p, long cols, long rows, int bc, int br)
 {
-	cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, stride[1] = { (cuuint64_t)cols * 2 };
+	cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
+	cuuint64_t stride[1] = { (cuuint64_t)cols * 2 };
 	cuuint32_t box[2] = { (cuuint32_t)bc, (cuuint32_t)br }, step[2] = { 1, 1 };
 	CUresult r = encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, p, dim, stride, box, step,
 			    CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -231,8 +238,8 @@ static void run(const struct load *l, char *w, char *flush, int *sink, long rows
 		tensor_map(&map, w, cols, rows, 64, 64);  // unused, but a valid map
 	} else {
 		if (rows % l->br || cols % ((long)l->bc * l->count)) {
-			printf("%-22s skipped: the matrix is not whole blocks of rows and stages of "
-			       "boxes\n", l->text);
+			printf("%-22s skipped: the matrix is not whole blocks of rows and "
+			       "stages of boxes\n", l->text);
 			return;
 		}
 		blocks = (int)(rows / l->br);
@@ -277,10 +284,11 @@ static void run(const struct load *l, char *w, char *flush, int *sink, long rows
 
 int main(int argc, char **argv)
 {
-	static const char *const defaults[] = { "box:64x64x1:24", "box:64x64x2:12", "box:64x64x4:6",
-						"box:64x128x1:12", "box:64x32x1:24", "box:256x64x1:6",
-						"bulk:8192:24:80", "bulk:16384:12:80",
-						"bulk:16384:12:132" };
+	static const char *const defaults[] = {
+		"box:64x64x1:24", "box:64x64x2:12",   "box:64x64x4:6",
+		"box:64x128x1:12", "box:64x32x1:24",  "box:256x64x1:6",
+		"bulk:8192:24:80", "bulk:16384:12:80", "bulk:16384:12:132",
+	};
 	struct load loads[32];
 	long rows = 5120, colv[2] = { 2048, 8192 }, v;
 	int ncols = 2, nl = 0, reps = 20, i, dev, major = 0, minor = 0;
@@ -300,8 +308,9 @@ int main(int argc, char **argv)
 		v = parse_pos(argv[i + 1]);
 		if (v < 1 || (argv[i][1] != 'r' && v > (1L << 24)) ||
 		    (argv[i][1] == 'k' && v % 8) || (argv[i][1] == 'r' && v > 10000))
-			return fail_arg(argv[i][1] == 'k' ? "columns: a multiple of 8, up to 2^24"
-					: argv[i][1] == 'n' ? "rows: 1 to 2^24" : "reps: 1 to 10000",
+			return fail_arg(argv[i][1] == 'k'   ? "columns: a multiple of 8, up to 2^24"
+					: argv[i][1] == 'n' ? "rows: 1 to 2^24"
+							    : "reps: 1 to 10000",
 					argv[i + 1]);
 		if (argv[i][1] == 'n')
 			rows = v;
@@ -326,8 +335,8 @@ int main(int argc, char **argv)
 	CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
 	CK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
 	if (major != 9 || minor != 0) {
-		fprintf(stderr, "tma-stream: needs a Hopper GPU (compute capability 9.0), not %d.%d\n",
-			major, minor);
+		fprintf(stderr, "tma-stream: needs a Hopper GPU (compute capability 9.0), "
+			"not %d.%d\n", major, minor);
 		return 1;
 	}
 	CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
