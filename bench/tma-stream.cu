@@ -235,7 +235,6 @@ static void run(const struct load *l, char *w, char *flush, int *sink, long rows
 		share = (long)(matrix / blocks) / l->bytes * l->bytes;
 		steps = (int)(share / l->bytes);
 		moved = (double)share * blocks;
-		tensor_map(&map, w, cols, rows, 64, 64);  // unused, but a valid map
 	} else {
 		if (rows % l->br || cols % ((long)l->bc * l->count)) {
 			printf("%-22s skipped: the matrix is not whole blocks of rows and "
