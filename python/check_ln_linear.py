@@ -19,11 +19,12 @@ to 8 rows, bf16 up to two where W' is small, where decode=auto takes it), bf16 u
 on Hopper the skinny kernel (k_fwd_skinny, skinny=auto: at one and two
 rows where W' is over 80 KiB an SM) and from 17 to 64
 its x-resident form on wgmma (k_fwd_skinny_wg, skinny_mma=auto) or, as
-skinny_x=auto picks, an x-streamed one (from 33 rows k_fwd_skinny_xa
-wherever a tile of W' runs in one wave: 64 rows of both shapes; at 17 to
+skinny_x=auto picks, the x~ kernel (k_fwd_skinny_xt where its tile of W'
+is over half x's rows: 32 and 64 rows of 3072 -> 9216), or an x-streamed
+one (from 33 rows k_fwd_skinny_xa
+wherever a tile of W' runs in one wave: 64 rows of 2048 -> 2048; at 17 to
 32 rows k_fwd_skinny_st where W' has 0.9 64-row tiles an SM or more, or
-K >= 6144: 32 rows of 3072 -> 9216; both through the library's fold in
-perm32's order), or the split-K
+K >= 6144; all through the library's fold in perm32's order), or the split-K
 kernels (k_fwd_split_reduce; on a GPU of fewer than 73 SMs the largest of
 them fill it without splitting): the
 forward's kernels are listed from torch.profiler, and a decode forward
@@ -189,6 +190,14 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         elif 10 * tiles >= 9 * sms:
             zone = rows > 32 and sms < tiles and 2 * tiles < 3 * sms
             resident = "k_fwd_skinny_xa" if zone else "k_fwd_skinny_st"
+        # from 17 rows, before all of these, the x~ kernel where its tile
+        # (the fewest rows of W', a multiple of 8 from 32 to 88, that make
+        # no more blocks than SMs) is over half x's rows rounded up to 8
+        # (lnl_skinny_xt_auto; the fold's rows are N rounded up to 32)
+        np_ = (N + 31) // 32 * 32
+        xt = next((t for t in range(32, 89, 8) if (np_ + t - 1) // t <= sms), 0)
+        if rows > 16 and xt and (rows + 7) // 8 * 8 < 2 * xt:
+            resident = "k_fwd_skinny_xt"
         want = ("k_fwd_gemv" if gemv else resident if skinny and rows > 16
                 else "k_fwd_skinny" if skinny else "k_fwd_split_reduce")
         ok = names is not None and want in names

@@ -841,6 +841,44 @@ static void test_xa_plan(void)
 	printf("ok   x-as-A slices of K: the auto rule\n");
 }
 
+/* The x~ kernel's tile, stage and auto rule (lnl_skinny_xt_tile, _stage,
+ * _auto) on 132 SMs: the fewest rows a multiple of 8 from 32 to 96 that
+ * make at most one block an SM; 4 k-tiles a stage up to 48 rows; auto from
+ * 17 rows where x~'s rows are fewer than twice the tile's, up to 88. */
+static void test_xt_plan(void)
+{
+	ASSERT_EQ(lnl_skinny_xt_tile(5120, 132), 40);   /* 128 blocks */
+	ASSERT_EQ(lnl_skinny_xt_tile(4096, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_tile(4225, 132), 40);   /* 133 of 32 */
+	ASSERT_EQ(lnl_skinny_xt_tile(9216, 132), 72);
+	ASSERT_EQ(lnl_skinny_xt_tile(12288, 132), 96);
+	ASSERT_EQ(lnl_skinny_xt_tile(12673, 132), 0);   /* 133 of 96 */
+	ASSERT_EQ(lnl_skinny_xt_tile(100, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_stage(32), 4);
+	ASSERT_EQ(lnl_skinny_xt_stage(48), 4);
+	ASSERT_EQ(lnl_skinny_xt_stage(56), 2);
+	ASSERT_EQ(lnl_skinny_xt_stage(96), 2);
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 5120, 132), 40);
+	ASSERT_EQ(lnl_skinny_xt_auto(17, 2048, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(16, 5120, 132), 0);   /* the skinny kernel's */
+	ASSERT_EQ(lnl_skinny_xt_auto(65, 5120, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 132), 0);   /* x~ 64 rows, tile 32 */
+	ASSERT_EQ(lnl_skinny_xt_auto(57, 5120, 132), 40);  /* 64 < 80 */
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 5120, 132), 40);  /* 64 < 2 x 40 */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 12288, 132), 0);  /* 96-row tiles */
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 9216, 132), 72);
+	for (long N = 1; N <= 20000; N += 37)
+		for (int sms = 1; sms <= 160; sms += 13) {
+			const int bn = lnl_skinny_xt_tile(N, sms);
+
+			ASSERT(bn == 0 || (bn % 8 == 0 && bn >= 32 && bn <= 96));
+			ASSERT(bn == 0 || (N + bn - 1) / bn <= sms);
+			ASSERT(bn == 0 || bn == 32 || (N + bn - 9) / (bn - 8) > sms);
+			ASSERT(bn != 0 || (N + 95) / 96 > sms);
+		}
+	printf("ok   x~ kernel: tile, stage and auto rule\n");
+}
+
 /* The x-streamed kernel's slices of K (lnl_skinny_st_plan) on an H200's
  * capacities for its clusters (two blocks an SM) and 132 SMs: the picks the
  * sweep measured best, one wave always. */
@@ -1046,6 +1084,7 @@ int main(void)
 	test_skinny_res();
 	test_skinny_x();
 	test_xa_plan();
+	test_xt_plan();
 	test_st_plan();
 	test_ws_bn();
 	test_gemv();

@@ -258,20 +258,28 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 }
 
 // The forward's workspace, in this order: the rows' statistics where the
-// bf16 statistics pass may run (3 M floats), then, where the launcher
-// splits K on a device of sms multiprocessors (lnl_fwd_part_slices; sms = 0:
-// the device is not known yet, and the partials are left out), the
-// split-K partials of that many slices.
+// bf16 statistics pass or the x~ skinny kernel may run (3 M floats), x~
+// where that kernel may (M x K bf16), then, where the launcher splits K on
+// a device of sms multiprocessors (lnl_fwd_part_slices; sms = 0: the
+// device is not known yet, and the partials are left out), the split-K
+// partials of that many slices.
 static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 {
-	return lnl_fwd_pass_possible(K, dt) ? pad(3 * (size_t)M * sizeof(float)) : 0;
+	return lnl_fwd_pass_possible(K, dt) || lnl_fwd_xt_possible(M, K, dt)
+		       ? pad(3 * (size_t)M * sizeof(float)) : 0;
+}
+
+static size_t fwd_xt_bytes(long M, long K, enum fp_dtype dt)
+{
+	return lnl_fwd_xt_possible(M, K, dt) ? pad((size_t)M * K * 2) : 0;
 }
 
 static size_t fwd_ws_bytes(long M, long K, long N, enum fp_dtype dt, int sms)
 {
 	const int splits = sms > 0 ? lnl_fwd_part_slices(M, K, N, dt, sms) : 1;
 
-	return fwd_stats_bytes(M, K, dt) + pad(lnl_part_bytes(M, N, splits));
+	return fwd_stats_bytes(M, K, dt) + fwd_xt_bytes(M, K, dt) +
+	       pad(lnl_part_bytes(M, N, splits));
 }
 
 // The current device's multiprocessors, or 0 where there is none to ask
@@ -304,7 +312,7 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 {
 	struct lnl_op op;
 	enum fp_dtype dt = FP_F32;
-	size_t sbytes;
+	size_t sbytes, xbytes;
 
 	enter("fpk_ln_linear_fwd");
 	CHECK(lnl_args(M, K, N, dtype, &dt));
@@ -313,17 +321,19 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 	CHECK(check_ptr("y", y));
 	// what every device needs, before any CUDA call; the partials after
 	sbytes = fwd_stats_bytes(M, K, dt);
-	CHECK(check_workspace(workspace, workspace_bytes, sbytes));
+	xbytes = fwd_xt_bytes(M, K, dt);
+	CHECK(check_workspace(workspace, workspace_bytes, sbytes + xbytes));
 	lnl_base(&op, M, K, N, dt);
 	op.variant = FWD_FUSED;
 	op.y = y;
 	op.stats = sbytes ? (float *)workspace : NULL;
+	op.h = xbytes ? (char *)workspace + sbytes : NULL;  // x~
 	fold_view(&op, folded);
 	if (device_sms(&op.sms))
 		return FPK_ECUDA;
 	CHECK(check_workspace(workspace, workspace_bytes, fwd_ws_bytes(M, K, N, dt, op.sms)));
 	if (lnl_fwd_part_slices(M, K, N, dt, op.sms) > 1)
-		op.fpart = (float *)((char *)workspace + sbytes);
+		op.fpart = (float *)((char *)workspace + sbytes + xbytes);
 	if (lnl_fwd_choose(&op, 1))
 		return FPK_ECUDA;
 	if (op.ws_pass && op.stats == NULL)

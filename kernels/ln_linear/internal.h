@@ -152,6 +152,10 @@ enum lnl_fwd_kernel {
 	                  A, W' tiles of op->xbn = 16 to 96 rows), over
 	                  op->splits slices of K in a cluster where they
 	                  are more than one */
+	FK_SKINNY_XT,  /* k_xt_pass (x~ = x - c and the statistics), then
+	                  k_fwd_skinny_xt (bf16, 17 to 64 rows, sm_90a): x~
+	                  as the wgmma's A, W' tiles of op->xbn rows as its
+	                  B, op->xks k-tiles a ring stage */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
@@ -159,7 +163,7 @@ enum lnl_fwd_kernel {
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
-	OPT_XA_PASS, OPT_RES_SPLIT
+	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
@@ -168,7 +172,9 @@ enum { SPLIT_AUTO, SPLIT_OFF };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
-enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA };
+enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA, SKX_STREAM_XT };
+enum { XTT_AUTO };  // xt_tile: the other values are the tile's rows
+enum { XTS_AUTO };  // xt_stage: the other values are k-tiles a stage
 enum { WST_AUTO, WST_256, WST_192 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
 enum { XAS_AUTO };  // xa_split, st_split, res_split: the other values are slices of K
@@ -237,7 +243,9 @@ struct lnl_op {
 	char *wbuf;          // nsets * wset
 	size_t wset;
 	void *y;             // forward output
-	void *h;             // unfused: the normalised x (M x K, dtype)
+	void *h;             // unfused: the normalised x (M x K, dtype); bf16
+	                     // fused forward up to LNL_SKINNY_RES_MAX_M rows:
+	                     // x~ (FK_SKINNY_XT)
 	void *Wf;            // fused forward: W' (Np x K, dtype)
 	long Np;             // N rounded up to 32
 	float *sW, *bf;      // fused forward: s, b'
@@ -269,6 +277,8 @@ struct lnl_op {
 	int xbn;             // FK_SKINNY_XA: rows of W' a block (16 to 96)
 	int xa_pass;         // FK_SKINNY_XA: the rows' statistics from a pass
 	                     // of their own (layernorm_stats into stats)
+	int xks;             // FK_SKINNY_XT: k-tiles a ring stage (1, 2, 4);
+	                     // its tile's rows of W' in xbn (32 to 96)
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
 	                     // fold where the warp-specialized kernel may run)
 	float *fpart;        // fused forward: split-K partials (the workload:
@@ -296,6 +306,9 @@ int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
 /* Whether the bf16 statistics pass may run at K (then the forward needs 3 M
  * floats of statistics). */
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt);
+/* Whether the bf16 x~ skinny kernel (FK_SKINNY_XT) may run at M rows and K
+ * (then the forward needs x~, M x K bf16, and 3 M floats of statistics). */
+int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt);
 
 /* fwd_simt.cu */
 int fold_launch(const struct lnl_op *op, cudaStream_t st);
@@ -341,6 +354,11 @@ const void *fwd_skinny_wg_kernel(int mp);
 /* fwd_skinny_wg.cu: the x-streamed skinny forwards (FK_SKINNY_ST, FK_SKINNY_XA). */
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_skinny_xt.cu: FK_SKINNY_XT's pass and GEMM (op->h, op->stats
+ * written); whether it has an instance of bn rows of W' and ks k-tiles a
+ * stage. */
+int fwd_skinny_xt_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+int lnl_skinny_xt_has(int bn, int ks);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

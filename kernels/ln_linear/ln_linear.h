@@ -389,6 +389,34 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 #define LNL_SKINNY_ST_SPLIT_MIN_KT 96
 int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int sms,
 		       int *slices);
+/* The x~ skinny kernel (k_fwd_skinny_xt: x~ = x - c from a pass, then a
+ * GEMM of x~ and W' with stages of several k-tiles) for M rows of x, Nw
+ * rows of W' on sms SMs.
+ * lnl_skinny_xt_tile: its tile, the fewest rows of W' (a multiple of 8
+ * from 32 to 96) that make no more blocks than SMs (0 where 96 would), so
+ * that as many SMs as can stream W' do, one block each.
+ * lnl_skinny_xt_stage: its ring's k-tiles a stage for a tile of bn rows: 4
+ * up to LNL_SKINNY_XT_KS4_MAX_BN rows (4 stages of 48-56 KB), else 2 (4
+ * would leave 2-3 stages). On an H200 (bench/RESULTS.md, "the x~ kernel"),
+ * 4 took 0.83-0.97x the time of 2 in 32- and 48-row tiles at K = 1536 to
+ * 4096, 1.00-1.03x at K = 8192 and 14336; 2 took 0.96-0.98x the time of 4
+ * in 64- and 72-row tiles (N = 8192, 9216); 1 a stage was slower than 2
+ * everywhere but one shape (1.0-1.35x).
+ * lnl_skinny_xt_auto: the tile where skinny_x=auto takes the kernel, else
+ * 0: from LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows, in tiles of
+ * up to LNL_SKINNY_XT_AUTO_MAX_BN rows, where x~'s rows (M rounded up to
+ * 8), which every block streams beside its tile, are fewer than twice the
+ * tile's. On an H200 at 17 to 64 rows it took 0.85-1.05x the time of
+ * unfused where the kernels before it took 1.07-1.42x (33 x 2048 -> 5120:
+ * 0.98 against 1.39); outside the rule it lost to them: 64 rows in 32-row
+ * tiles (1.05 against 0.95 at 64 x 1024 -> 4096), 96-row tiles (N = 12288:
+ * 1.10-1.30 against 1.02-1.25), and up to 16 rows, where the skinny kernel
+ * with W' as A won 5 of 8 shapes. */
+#define LNL_SKINNY_XT_KS4_MAX_BN 48
+#define LNL_SKINNY_XT_AUTO_MAX_BN 88
+int lnl_skinny_xt_tile(long Nw, int sms);
+int lnl_skinny_xt_stage(int bn);
+int lnl_skinny_xt_auto(long M, long Nw, int sms);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

@@ -5,6 +5,7 @@
 lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
 	kernels/ln_linear/fwd_gemv.cu kernels/ln_linear/fwd_skinny.cu \
 	kernels/ln_linear/fwd_wgmma.cu kernels/ln_linear/fwd_skinny_wg.cu \
+	kernels/ln_linear/fwd_skinny_xt.cu \
 	kernels/ln_linear/bwd.cu \
 	kernels/ln_linear/cublaslt.cu kernels/ln_linear/check.cu \
 	kernels/ln_linear/workload.cu
@@ -21,8 +22,8 @@ $(lnl_objects): kernels/ln_linear/internal.h kernels/ln_linear/ln_linear.h \
 	kernels/ln_linear/wgmma.cuh $(kernels_headers)
 
 ## The Hopper kernels use wgmma, setmaxnreg and cluster multicast, which
-## only the architecture-specific sm_90a target has: fwd_wgmma.cu and
-## fwd_skinny_wg.cu alone are built for sm_90a wherever the configured
+## only the architecture-specific sm_90a target has: fwd_wgmma.cu,
+## fwd_skinny_wg.cu and fwd_skinny_xt.cu alone are built for sm_90a wherever the configured
 ## targets ask for sm_90 (the code runs on the same GPUs; other targets
 ## compile their kernels empty and never launch them, see the guard in
 ## wgmma.cuh).
@@ -34,6 +35,8 @@ lnl_sm90a_compile = $(AM_V_NVCC)$(NVCC) $(filter-out $(NVCC_GENCODE),$(NVCCFLAGS
 kernels/ln_linear/fwd_wgmma.$(OBJEXT): kernels/ln_linear/fwd_wgmma.cu
 	$(lnl_sm90a_compile)
 kernels/ln_linear/fwd_skinny_wg.$(OBJEXT): kernels/ln_linear/fwd_skinny_wg.cu
+	$(lnl_sm90a_compile)
+kernels/ln_linear/fwd_skinny_xt.$(OBJEXT): kernels/ln_linear/fwd_skinny_xt.cu
 	$(lnl_sm90a_compile)
 
 TESTS += tests/test-ln-linear-ref

@@ -155,6 +155,30 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 	return best >= 0;
 }
 
+int lnl_skinny_xt_tile(long Nw, int sms)
+{
+	for (int bn = 32; bn <= 96; bn += 8)
+		if (ceil_div(Nw, bn) <= sms)
+			return bn;
+	return 0;
+}
+
+int lnl_skinny_xt_stage(int bn)
+{
+	return bn <= LNL_SKINNY_XT_KS4_MAX_BN ? 4 : 2;
+}
+
+int lnl_skinny_xt_auto(long M, long Nw, int sms)
+{
+	const int bn = lnl_skinny_xt_tile(Nw, sms);
+	const long mp = (M + 7) / 8 * 8;
+
+	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || !bn ||
+	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp >= 2 * bn)
+		return 0;
+	return bn;
+}
+
 int lnl_skinny_xa_rows(long Nw, int sms)
 {
 	return ceil_div(Nw, 72) <= sms ? 72 : 96;

@@ -34,6 +34,12 @@ static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "7
 // Option xa_split's: slices of K of the x-as-A kernel, as numbers but auto.
 static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8",
 					       NULL };
+// Option xt_stage's: k-tiles a ring stage of the x~ kernel, as numbers but
+// auto.
+static const char *const xt_stage_values[] = { "auto", "1", "2", "4", NULL };
+// Option xt_tile's: rows of W' a block of the x~ kernel, as numbers but auto.
+static const char *const xt_tile_values[] = { "auto", "32", "40", "48", "56", "64", "72", "80",
+					      "88", "96", NULL };
 
 // The slices of K option opt (xa_split, st_split, res_split) asks for, 0
 // for auto.
@@ -112,6 +118,32 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 	return opt == WST_256 ? 256 : opt == WST_192 ? 192 : lnl_ws_bn(M, Np, cl, slots);
 }
 
+// The x~ skinny kernel (FK_SKINNY_XT) where its buffers are there (x~ in
+// op->h, the statistics) and skinny_x asks for it (stream_xt) or auto
+// takes it (lnl_skinny_xt_auto): its tile and stage as xt_tile and
+// xt_stage say, or lnl_skinny_xt_tile's and _stage's. 1 where it takes op,
+// 0 where not.
+static int xt_choose(struct lnl_op *op, long Nw, int perm)
+{
+	const int ts = op->ko.v[OPT_XT_STAGE], tt = op->ko.v[OPT_XT_TILE];
+	const int v = op->ko.v[OPT_SKINNY_X];
+
+	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats)
+		return 0;
+	op->xbn = v == SKX_AUTO ? lnl_skinny_xt_auto(op->M, Nw, op->sms)
+				: lnl_skinny_xt_tile(Nw, op->sms);
+	if (!op->xbn && v == SKX_AUTO)
+		return 0;
+	if (tt != XTT_AUTO)
+		op->xbn = atoi(xt_tile_values[tt]);
+	if (!op->xbn)
+		return 0;
+	op->xks = ts == XTS_AUTO ? lnl_skinny_xt_stage(op->xbn) : atoi(xt_stage_values[ts]);
+	op->wperm = perm;
+	op->fk = FK_SKINNY_XT;
+	return 1;
+}
+
 // The skinny forward from LNL_SKINNY_MAX_M + 1 rows (skinny_x): the
 // x-as-A kernel over slices of K wherever auto finds a tile that runs in
 // one wave (lnl_skinny_xa_plan, from 33 rows), the x-streamed kernel (W'
@@ -187,6 +219,11 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   LNL_SKINNY_MAX_M rows on Hopper MMA's A operand, x as its B, slices of
 //   where the 128 x 256 tiles fill  K in a cluster reduced through DSMEM,
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
+//   the same from 17 rows, in W'    k_xt_pass, then k_fwd_skinny_xt
+//   tiles of up to 88 rows over     (fwd_skinny_xt.cu): x~ = x - c and the
+//   half x's (skinny_x=stream_xt,   statistics from a pass, then a GEMM of
+//   xt_tile=, xt_stage=)            x~ and W' in stages of 2-4 k-tiles
+//                                   (lnl_skinny_xt_auto)
 //   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu; on
 //   to LNL_SKINNY_RES_MAX_M rows    wgmma k_fwd_skinny_wg, skinny_mma=): x's
 //                                   slice of K resident, W' alone in the
@@ -236,6 +273,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->swg = 0;
 	op->xbn = 0;
 	op->xa_pass = 0;
+	op->xks = 0;
 	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
 		op->fk = op->variant == FWD_NAIVE ? FK_NAIVE : FK_UNFUSED;
@@ -286,6 +324,8 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 		if (fwd_skinny_setup())
 			return -1;
+		if (xt_choose(op, Nw, perm))
+			return 0;
 		if (op->M <= LNL_SKINNY_MAX_M) {
 			if (fwd_skinny_slots(op->M, op->sms, &slots))
 				return -1;
@@ -377,6 +417,8 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		return fwd_skinny_st_launch(op, x, st);
 	case FK_SKINNY_XA:
 		return fwd_skinny_xa_launch(op, x, st);
+	case FK_SKINNY_XT:
+		return fwd_skinny_xt_launch(op, x, st);
 	}
 	return error("ln_linear_fwd: no kernel %d", (int)op->fk);
 }
@@ -485,6 +527,11 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 				 "as B (%d rows a block, all of K), both by TMA%s", op->xbn,
 				 op->xa_pass ? ", statistics pass" : "");
 		break;
+	case FK_SKINNY_XT:
+		snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and W' as B "
+			 "(%d rows a block, all of K), both by TMA, %d k-tiles a stage", op->xbn,
+			 op->xks);
+		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
 		break;
@@ -513,7 +560,7 @@ static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
-						  NULL };
+						  "stream_xt", NULL };
 static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
 static const struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
@@ -560,8 +607,12 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "0.9 64-row tiles an SM or more, "
 	  "but stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
 	  "blocks would finish last); below, stream_xa in 32- or 48-row tiles at short K "
-	  "(lnl_skinny_xa_narrow); else resident",
-	  "stream,stream_xa" },
+	  "(lnl_skinny_xa_narrow); else resident; stream_xt (up to 64 rows): x~ = x - c and "
+	  "the statistics from a pass, then a GEMM of x~ as A and W' tiles of xt_tile rows "
+	  "as B, xt_stage k-tiles a ring stage; auto takes stream_xt before all of these "
+	  "from 17 rows in tiles of up to 88 rows where x~'s rows are fewer than twice the "
+	  "tile's (lnl_skinny_xt_auto)",
+	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
 	  "tiles come in fewer whole rounds of the SMs; auto: 192 where its rounds times "
@@ -605,6 +656,15 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "lnl_fwd_skinny_res (the fewest k-tiles an SM, each tile costing "
 	  "LNL_SKINNY_RES_ROUND more)",
 	  "2" },
+	{ "xt_tile", xt_tile_values,
+	  "rows of W' a block of the x~ skinny kernel (skinny_x=stream_xt, or where auto "
+	  "picks it): 32 to 96, a multiple of 8; auto: the fewest that make no more blocks "
+	  "than SMs (lnl_skinny_xt_tile)",
+	  "96" },
+	{ "xt_stage", xt_stage_values,
+	  "k-tiles of x~ and W' a ring stage of the x~ skinny kernel: 1, 2 or 4; auto: 4 in "
+	  "tiles of up to 48 rows, else 2 (lnl_skinny_xt_stage)",
+	  "1" },
 	{ NULL, NULL, NULL },
 };
 
@@ -670,6 +730,11 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt)
 	return dt == FP_BF16 && s->v[1] >= WS_PASS_K;
 }
 
+int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
+{
+	return dt == FP_BF16 && M <= LNL_SKINNY_RES_MAX_M && K % 8 == 0;
+}
+
 // Whether it runs by default (stats_pass=auto), where the warp-specialized
 // kernel serves: only that kernel has the choice, and the pass was measured
 // at K = 4096 only, so below K = WS_PASS_K the sums stay in the load path.
@@ -709,8 +774,12 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
 			z->Wf = dev_pad((N + 31) / 32 * 32 * K * es);
 			z->fold = 2 * dev_pad(N * sizeof(float));
-			if (fwd_pass_possible(s, dt))
+			const int xt = lnl_fwd_xt_possible((long)M, (long)K, dt);
+
+			if (fwd_pass_possible(s, dt) || xt)
 				z->stats = dev_pad(3 * M * sizeof(float));
+			if (xt)  // x~
+				z->h = z->xset;
 			z->fpart = dev_pad(lnl_split_bytes((long)M, (long)K, (long)N, dt));
 		}
 		z->wset = z->y + z->h + z->stats + z->workspace + z->fpart;
@@ -1091,7 +1160,7 @@ static int poison_run(struct lnl_op *op)
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
 	if (op->bwd || (op->fk != FK_MMA_SPLIT && op->fk != FK_SKINNY && op->fk != FK_SKINNY_RES &&
-			op->fk != FK_SKINNY_ST && op->fk != FK_SKINNY_XA))
+			op->fk != FK_SKINNY_ST && op->fk != FK_SKINNY_XA && op->fk != FK_SKINNY_XT))
 		return 0;
 	return same_bits_again(op);
 }

@@ -1,0 +1,350 @@
+// fwd_skinny_xt.cu - the skinny LayerNorm+Linear forward from a pass over
+// x (bf16, 17 to 64 rows, Hopper; skinny_x=stream_xt): k_xt_pass writes x~
+// = x - c (c the row's first element, each difference rounded once to
+// bf16) and the rows' statistics, and k_fwd_skinny_xt, launched
+// programmatically behind it, is a plain GEMM: x~ as wgmma's A and a tile
+// of W' as its B, both read by the tensor cores from shared memory, with
+// no work on x a k-tile. Its ring's stages hold xks k-tiles each: what a
+// TMA ring streams grows with its stage (bench/tma-stream: 1.7 TB/s in
+// 8-KB stages, 3.6 in 32-KB ones), and the other skinny kernels' stages
+// are one k-tile of each operand (12-16 KB). The producer issues the first
+// stages' W' before the pass has ended and their x~ once it has, so W'
+// streams while the pass runs. Built for sm_90a (local.mk) with the
+// primitives of wgmma.cuh; lnl_fwd_choose (workload.cu) says where it runs.
+#include "config.h"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "error.h"
+#include "internal.h"
+#include "wgmma.cuh"
+
+#define XT_PASS_THREADS 128
+#define XT_PASS_UNROLL 4  // 16-byte chunks a thread loads at once
+#define XT_THREADS 160  // one consumer warpgroup, then the producer warp
+// The ring: as many stages of KS k-tiles (a 64-row slot of x~, mp rows of
+// it loaded, and BN rows of W' each) as XT_RING bytes hold, at most 16.
+#define XT_RING (224 * 1024)
+#define XT_STAGE(BN, KS) ((KS) * (64 + (BN)) * 128)
+#define XT_STAGES(BN, KS) (XT_RING / XT_STAGE(BN, KS) < 16 ? XT_RING / XT_STAGE(BN, KS) : 16)
+#define XT_SMEM(BN, KS) (1024 + XT_STAGES(BN, KS) * XT_STAGE(BN, KS))
+
+// The pass: a block a row m. x~ (the GEMM's A, M x K bf16 at xt) and the
+// row's statistics in the shifted form the epilogue takes (stats[m] = mean
+// - c, stats[M + m] = rstd), summed from x~ as the other skinny kernels sum
+// them. Its first act lets the GEMM be scheduled (grid_dep_launch): the
+// GEMM reads x~ and the statistics only past its grid_dep_wait, which
+// waits for this kernel's end.
+__global__ void __launch_bounds__(XT_PASS_THREADS)
+k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
+	  float *__restrict__ stats, int M, int K)
+{
+	__shared__ float2 part[XT_PASS_THREADS / 32];
+	const int m = blockIdx.x, tid = threadIdx.x, lane = tid & 31;
+	const uint4 *src = (const uint4 *)(x + (long)m * K);
+	uint4 *dst = (uint4 *)(xt + (long)m * K);
+	const __nv_bfloat16 c = x[(long)m * K];
+	const __nv_bfloat162 cc = __halves2bfloat162(c, c);
+	const uint32_t cu = *(const uint32_t *)&cc;
+	float a1 = 0.f, a2 = 0.f;
+
+	grid_dep_launch();
+	for (int i0 = tid; i0 < K / 8; i0 += XT_PASS_UNROLL * XT_PASS_THREADS) {
+		uint4 v[XT_PASS_UNROLL];
+
+#pragma unroll
+		for (int u = 0; u < XT_PASS_UNROLL; u++)  // the loads first, together
+			if (i0 + u * XT_PASS_THREADS < K / 8)
+				v[u] = src[i0 + u * XT_PASS_THREADS];
+#pragma unroll
+		for (int u = 0; u < XT_PASS_UNROLL; u++) {
+			if (i0 + u * XT_PASS_THREADS >= K / 8)
+				break;
+			v[u].x = bsub2(v[u].x, cu);
+			v[u].y = bsub2(v[u].y, cu);
+			v[u].z = bsub2(v[u].z, cu);
+			v[u].w = bsub2(v[u].w, cu);
+			stats2(v[u].x, a1, a2);
+			stats2(v[u].y, a1, a2);
+			stats2(v[u].z, a1, a2);
+			stats2(v[u].w, a1, a2);
+			dst[i0 + u * XT_PASS_THREADS] = v[u];
+		}
+	}
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
+		a2 += __shfl_xor_sync(FP_FULL_MASK, a2, o);
+	}
+	if (lane == 0)
+		part[tid >> 5] = make_float2(a1, a2);
+	__syncthreads();
+	if (tid == 0) {
+		float s1 = 0.f, s2 = 0.f, mt, rs;
+
+		for (int i = 0; i < XT_PASS_THREADS / 32; i++) {  // in order: the same bits
+			s1 += part[i].x;
+			s2 += part[i].y;
+		}
+		shifted_stats(s1, s2, K, &mt, &rs);
+		stats[m] = mt;
+		stats[M + m] = rs;
+	}
+}
+
+#if SM90A_CODE
+// d += a b, m64nBNk16, both operands from shared memory.
+template <int BN>
+__device__ __forceinline__ void xt_wgmma(float *d, uint64_t da, uint64_t db)
+{
+	static_assert(BN % 8 == 0 && BN >= 32 && BN <= 96, "a wgmma we have");
+	if constexpr (BN == 32)
+		wgmma_m64n32k16_ss(d, da, db);
+	else if constexpr (BN == 40)
+		wgmma_m64n40k16_ss(d, da, db);
+	else if constexpr (BN == 48)
+		wgmma_m64n48k16_ss(d, da, db);
+	else if constexpr (BN == 56)
+		wgmma_m64n56k16_ss(d, da, db);
+	else if constexpr (BN == 64)
+		wgmma_m64n64k16_ss(d, da, db);
+	else if constexpr (BN == 72)
+		wgmma_m64n72k16_ss(d, da, db);
+	else if constexpr (BN == 80)
+		wgmma_m64n80k16_ss(d, da, db);
+	else if constexpr (BN == 88)
+		wgmma_m64n88k16_ss(d, da, db);
+	else
+		wgmma_m64n96k16_ss(d, da, db);
+}
+
+// The GEMM: a block a tile of BN rows of W' over all of K; warps 0-3 (one
+// warpgroup) multiply, warp 4's lane 0 fills the ring. Stage s holds KS
+// k-tiles: x~'s at ring + s STAGE + j XS (64-row slots of which the first
+// mp rows are loaded: the rows past them only reach rows of the product
+// past M, which are not stored), W''s at + KS XS + j WS. The warpgroup
+// queues a stage's wgmmas, then waits for the stage before's (wait<1>) and
+// frees it; y = rstd (acc - (mean - c) s) + b' at the end. A stage always
+// holds KS k-tiles (those past K load as zeros), so that no branch stands
+// around the wgmmas: with one (the last stage's k-tiles counted) ptxas
+// serialized every wgmma of the kernel (its warning C7520), and the kernel
+// took 1.5-2x as long.
+template <int BN, int KS>
+__device__ __forceinline__ void
+skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
+	       const float *__restrict__ sW, const float *__restrict__ bf,
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm, int mp)
+{
+	constexpr int ST = XT_STAGES(BN, KS), XS = 64 * 128, WS = BN * 128;
+	constexpr int STAGE = XT_STAGE(BN, KS);
+	static_assert(WS % 1024 == 0 && STAGE % 1024 == 0, "slots 1024-aligned");
+	unsigned char *smem = dyn_smem();
+	__shared__ __align__(8) uint64_t full[ST], empty[ST];
+	__shared__ float ep_s[BN], ep_b[BN];  // s and b' of the tile's W' rows
+	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE, NS = (KT + KS - 1) / KS;
+	const long n0 = (long)blockIdx.x * BN;
+	const uint32_t ring = (smem_u32(smem) + 1023) & ~1023u;
+	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
+
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fb + 8 * s, 1);
+			mbar_init(eb + 8 * s, 4);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+	if (w == 4) {
+		if (lane != 0)
+			return;
+		// The first stages' W' now, their x~ once the pass has ended.
+		const int pre = NS < ST ? NS : ST;
+		auto load_x = [&](int st) {
+			const uint32_t sa = ring + (st % ST) * STAGE;
+
+			for (int j = 0; j < KS; j++)
+				tma_load(sa + j * XS, tx, (st * KS + j) * LNL_KTILE, 0,
+					 fb + 8 * (st % ST));
+		};
+
+		for (int st = 0; st < NS; st++) {
+			const int s = st % ST;
+			const uint32_t sa = ring + s * STAGE;
+
+			if (st >= ST)
+				mbar_wait(eb + 8 * s, (st / ST - 1) & 1);
+			mbar_expect(fb + 8 * s, KS * (mp * 128 + WS));
+			for (int j = 0; j < KS; j++)
+				tma_load(sa + KS * XS + j * WS, tw, (st * KS + j) * LNL_KTILE, (int)n0,
+					 fb + 8 * s);
+			if (st >= ST)
+				load_x(st);
+			if (st == pre - 1) {
+				grid_dep_wait();
+				for (int p = 0; p < pre; p++)
+					load_x(p);
+			}
+		}
+		return;
+	}
+
+	if (tid < BN) {
+		const long wr = n0 + tid, col = wperm ? perm32(wr) : wr;
+		const bool ok = wr < wrows && col < N;
+
+		ep_s[tid] = ok ? sW[col] : 0.f;
+		ep_b[tid] = ok ? bf[col] : 0.f;
+	}
+
+	float d[BN / 2];
+
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		d[i] = 0.f;
+	for (int st = 0; st < NS; st++) {
+		const int s = st % ST;
+		const uint32_t sa = ring + s * STAGE;
+
+		mbar_wait(fb + 8 * s, st / ST & 1);
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++)
+			wg_fence_operand(d[i]);
+		wg_arrive();
+#pragma unroll
+		for (int j = 0; j < KS; j++)
+#pragma unroll
+			for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+				xt_wgmma<BN>(d, wg_desc(sa + j * XS + ks * 32),
+					     wg_desc(sa + KS * XS + j * WS + ks * 32));
+		wg_commit();
+		wg_wait<1>();  // the stage before's wgmmas are done: free it
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++)
+			wg_fence_operand(d[i]);
+		if (st > 0 && lane == 0)
+			mbar_arrive(eb + 8 * ((st - 1) % ST));
+	}
+	wg_wait<0>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(d[i]);
+
+	// Epilogue: d[4 j + 2 h + e] is x row 16 w + g + 8 h, W' row n0 + 8 j
+	// + 2 t + e (column perm32 of it where wperm says).
+	const int g = lane >> 2, t = lane & 3;
+	float mt[2], rs[2];
+
+	grid_dep_wait();  // the pass's statistics
+	bar_sync(1, 128);  // ep_s, ep_b staged
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int m = 16 * w + g + 8 * h;
+
+		mt[h] = m < M ? stats[m] : 0.f;
+		rs[h] = m < M ? stats[M + m] : 0.f;
+	}
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const long wr = n0 + 8 * j + 2 * t + e;
+			const long col = wperm ? perm32(wr) : wr;
+
+			if (wr >= wrows || col >= N)
+				continue;
+			const float sc = ep_s[wr - n0], bc = ep_b[wr - n0];
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int m = 16 * w + g + 8 * h;
+
+				if (m < M)
+					y[(long)m * N + col] = __float2bfloat16_rn(
+						rs[h] * (d[4 * j + 2 * h + e] - mt[h] * sc) + bc);
+			}
+		}
+	}
+}
+#endif  // SM90A_CODE
+
+template <int BN, int KS>
+__global__ void __launch_bounds__(XT_THREADS, 1)
+k_fwd_skinny_xt(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+		const float *__restrict__ stats, const float *__restrict__ sW,
+		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
+		long wrows, int wperm, int mp)
+{
+	SM90A_ONLY((skinny_xt_body<BN, KS>(&tx, &tw, stats, sW, bf, y, M, K, N, wrows, wperm,
+					    mp)));
+}
+
+typedef void (*xt_kernel)(CUtensorMap, CUtensorMap, const float *, const float *, const float *,
+			  __nv_bfloat16 *, int, int, int, long, int, int);
+
+#define XT_INSTANCE(BN, KS) { BN, KS, k_fwd_skinny_xt<BN, KS>, XT_SMEM(BN, KS) }
+#define XT_INSTANCES(BN) XT_INSTANCE(BN, 1), XT_INSTANCE(BN, 2), XT_INSTANCE(BN, 4)
+static const struct xt_instance {
+	int bn, ks;
+	xt_kernel k;
+	int smem;
+} xt_instances[] = {
+	XT_INSTANCES(32), XT_INSTANCES(40), XT_INSTANCES(48), XT_INSTANCES(56), XT_INSTANCES(64),
+	XT_INSTANCES(72), XT_INSTANCES(80), XT_INSTANCES(88), XT_INSTANCES(96),
+};
+
+int lnl_skinny_xt_has(int bn, int ks)
+{
+	for (const auto &in : xt_instances)
+		if (in.bn == bn && in.ks == ks)
+			return 1;
+	return 0;
+}
+
+int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
+{
+	static int ready;
+	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
+	const long wrows = op->wperm ? op->Np : op->N;
+	const int mp = (int)((op->M + 7) / 8 * 8);
+	const struct xt_instance *in = NULL;
+	CUtensorMap tx, tw;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute attr;
+
+	for (const auto &i : xt_instances)
+		if (i.bn == op->xbn && i.ks == op->xks)
+			in = &i;
+	if (!in || op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !op->h || !op->stats ||
+	    op->K % 8)
+		return error("ln_linear_fwd: no x~ skinny kernel for %ld x %ld of this dtype in "
+			     "%d-row tiles of %d k-tiles a stage", op->M, op->K, op->xbn, op->xks);
+	if (!ready) {
+		for (const auto &i : xt_instances)
+			if (CUDA_CHECK(cudaFuncSetAttribute(
+				    i.k, cudaFuncAttributeMaxDynamicSharedMemorySize, i.smem)))
+				return -1;
+		ready = 1;
+	}
+	if (lnl_tma_map(&tx, op->h, op->K, op->M, mp) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, wrows, op->xbn))
+		return -1;
+	k_xt_pass<<<(unsigned)op->M, XT_PASS_THREADS, 0, st>>>(x, (__nv_bfloat16 *)op->h,
+							       op->stats, (int)op->M, (int)op->K);
+	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
+		return -1;
+	cfg.gridDim = dim3((unsigned)((wrows + op->xbn - 1) / op->xbn));
+	cfg.blockDim = dim3(XT_THREADS);
+	cfg.dynamicSmemBytes = (size_t)in->smem;
+	cfg.stream = st;
+	attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr.val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, in->k, tx, tw, (const float *)op->stats,
+					     (const float *)op->sW, (const float *)op->bf,
+					     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K,
+					     (int)op->N, wrows, op->wperm, mp));
+}
