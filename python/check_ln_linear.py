@@ -193,10 +193,12 @@ def check(lead, K, N, dt, cpu_max, gen, split=False):
         # from 17 rows, before all of these, the x~ kernel where its tile
         # (the fewest rows of W', a multiple of 8 from 32 to 88, that make
         # no more blocks than SMs) is over half x's rows rounded up to 8
+        # and, up to 32 rows, its blocks are 0.9 an SM or more
         # (lnl_skinny_xt_auto; the fold's rows are N rounded up to 32)
         np_ = (N + 31) // 32 * 32
         xt = next((t for t in range(32, 89, 8) if (np_ + t - 1) // t <= sms), 0)
-        if rows > 16 and xt and (rows + 7) // 8 * 8 < 2 * xt:
+        if rows > 16 and xt and (rows + 7) // 8 * 8 < 2 * xt and (
+                rows > 32 or 10 * ((np_ + xt - 1) // xt) >= 9 * sms):
             resident = "k_fwd_skinny_xt"
         want = ("k_fwd_gemv" if gemv else resident if skinny and rows > 16
                 else "k_fwd_skinny" if skinny else "k_fwd_split_reduce")

@@ -844,7 +844,8 @@ static void test_xa_plan(void)
 /* The x~ kernel's tile, stage and auto rule (lnl_skinny_xt_tile, _stage,
  * _auto) on 132 SMs: the fewest rows a multiple of 8 from 32 to 96 that
  * make at most one block an SM; 4 k-tiles a stage up to 48 rows; auto from
- * 17 rows where x~'s rows are fewer than twice the tile's, up to 88. */
+ * 17 rows where x~'s rows are fewer than twice the tile's, up to 88, and
+ * to 32 rows where its blocks are 0.9 an SM. */
 static void test_xt_plan(void)
 {
 	ASSERT_EQ(lnl_skinny_xt_tile(5120, 132), 40);   /* 128 blocks */
@@ -859,7 +860,9 @@ static void test_xt_plan(void)
 	ASSERT_EQ(lnl_skinny_xt_stage(56), 2);
 	ASSERT_EQ(lnl_skinny_xt_stage(96), 2);
 	ASSERT_EQ(lnl_skinny_xt_auto(33, 5120, 132), 40);
-	ASSERT_EQ(lnl_skinny_xt_auto(17, 2048, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(17, 4096, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(17, 3072, 132), 0);   /* 96 blocks: resident */
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 3072, 132), 32);  /* from 33 rows it takes them */
 	ASSERT_EQ(lnl_skinny_xt_auto(16, 5120, 132), 0);   /* the skinny kernel's */
 	ASSERT_EQ(lnl_skinny_xt_auto(65, 5120, 132), 0);
 	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 132), 0);   /* x~ 64 rows, tile 32 */

@@ -174,7 +174,8 @@ int lnl_skinny_xt_auto(long M, long Nw, int sms)
 	const long mp = (M + 7) / 8 * 8;
 
 	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || !bn ||
-	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp >= 2 * bn)
+	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp >= 2 * bn ||
+	    (M <= LNL_SKINNY_XT_FEW_M && 10 * ceil_div(Nw, bn) < 9 * (long)sms))
 		return 0;
 	return bn;
 }

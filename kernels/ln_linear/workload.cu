@@ -221,9 +221,10 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
 //   the same from 17 rows, in W'    k_xt_pass, then k_fwd_skinny_xt
 //   tiles of up to 88 rows over     (fwd_skinny_xt.cu): x~ = x - c and the
-//   half x's (skinny_x=stream_xt,   statistics from a pass, then a GEMM of
-//   xt_tile=, xt_stage=)            x~ and W' in stages of 2-4 k-tiles
-//                                   (lnl_skinny_xt_auto)
+//   half x's (and up to 32 rows,    statistics from a pass, then a GEMM of
+//   0.9 blocks an SM; skinny_x=     x~ and W' in stages of 2-4 k-tiles
+//   stream_xt, xt_tile=,            (lnl_skinny_xt_auto)
+//   xt_stage=)
 //   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu; on
 //   to LNL_SKINNY_RES_MAX_M rows    wgmma k_fwd_skinny_wg, skinny_mma=): x's
 //                                   slice of K resident, W' alone in the
@@ -611,7 +612,8 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "the statistics from a pass, then a GEMM of x~ as A and W' tiles of xt_tile rows "
 	  "as B, xt_stage k-tiles a ring stage; auto takes stream_xt before all of these "
 	  "from 17 rows in tiles of up to 88 rows where x~'s rows are fewer than twice the "
-	  "tile's (lnl_skinny_xt_auto)",
+	  "tile's (up to 32 rows where its blocks are 0.9 an SM or more: "
+	  "lnl_skinny_xt_auto)",
 	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
