@@ -107,7 +107,7 @@ int fpk_ln_linear_fold(const void *gamma, const void *beta, const void *W,
 /* Workspace bytes of fpk_ln_linear_fwd for this shape on the current
  * device (0 for some): the rows' statistics where the bf16 forward may
  * take them in a pass of their own, x~ (M x K bf16, x less each row's
- * first element) where up to 64 bf16 rows may take a pass over x, and, for
+ * first element) where 17 to 64 bf16 rows may take a pass over x, and, for
  * few rows (decode: the tiles
  * of y fewer than the device's multiprocessors), the fp32 partial sums of
  * the slices of K the forward then splits into. It depends on the

@@ -307,7 +307,8 @@ int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
  * floats of statistics). */
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt);
 /* Whether the bf16 x~ skinny kernel (FK_SKINNY_XT) may run at M rows and K
- * (then the forward needs x~, M x K bf16, and 3 M floats of statistics). */
+ * (17 to 64 rows, 16-byte rows; then the forward needs x~, M x K bf16, and
+ * 3 M floats of statistics). */
 int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt);
 
 /* fwd_simt.cu */

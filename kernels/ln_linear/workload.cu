@@ -608,7 +608,7 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "0.9 64-row tiles an SM or more, "
 	  "but stream_xa at 33 to 64 rows where that would be 1 to 1.5 an SM (SMs with two "
 	  "blocks would finish last); below, stream_xa in 32- or 48-row tiles at short K "
-	  "(lnl_skinny_xa_narrow); else resident; stream_xt (up to 64 rows): x~ = x - c and "
+	  "(lnl_skinny_xa_narrow); else resident; stream_xt (17 to 64 rows): x~ = x - c and "
 	  "the statistics from a pass, then a GEMM of x~ as A and W' tiles of xt_tile rows "
 	  "as B, xt_stage k-tiles a ring stage; auto takes stream_xt before all of these "
 	  "from 17 rows in tiles of up to 88 rows where x~'s rows are fewer than twice the "
@@ -734,7 +734,8 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt)
 
 int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 {
-	return dt == FP_BF16 && M <= LNL_SKINNY_RES_MAX_M && K % 8 == 0;
+	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_SKINNY_RES_MAX_M &&
+	       K % 8 == 0;
 }
 
 // Whether it runs by default (stats_pass=auto), where the warp-specialized
