@@ -398,26 +398,26 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * lnl_skinny_xt_stage: its ring's k-tiles a stage for a tile of bn rows: 4
  * up to LNL_SKINNY_XT_KS4_MAX_BN rows (4 stages of 48-56 KB), else 2 (4
  * would leave 2-3 stages). On an H200 (bench/RESULTS.md, "the x~ kernel"),
- * 4 took 0.83-0.97x the time of 2 in 32- and 48-row tiles at K = 1536 to
- * 4096, 1.00-1.03x at K = 8192 and 14336; 2 took 0.96-0.98x the time of 4
- * in 64- and 72-row tiles (N = 8192, 9216); 1 a stage was slower than 2
- * everywhere but one shape (1.0-1.35x).
+ * 4 took 0.86-1.02x the time of 2 in 32- to 48-row tiles at K = 1024 to
+ * 5120 and 0.95-1.02x at K = 8192 and 14336; 2 took 0.97-0.98x the time
+ * of 4 in 64- and 72-row tiles (N = 8192, 9216); 1 a stage took 0.98-1.29x
+ * the time of 2.
  * lnl_skinny_xt_auto: the tile where skinny_x=auto takes the kernel, else
  * 0: from LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows, in tiles of
  * up to LNL_SKINNY_XT_AUTO_MAX_BN rows, where x~'s rows (M rounded up to
  * 8), which every block streams beside its tile, are fewer than twice the
  * tile's, and, up to LNL_SKINNY_XT_FEW_M rows, where its blocks are at
  * least 0.9 an SM (there the x-resident kernel's slices of K fill every
- * SM). On an H200, of 50 shapes of 17 to 64 rows (bench/RESULTS.md, "the
- * x~ kernel"), it took 0.70-0.97x the time of the kernels before it at 31
- * (33 x 2048 -> 5120: 0.98 of unfused against 1.29; 33 x 4096 -> 4096:
- * 0.87 against 1.25), 0.98-1.02x at 13 and 1.03-1.05x at 4 (64 x 1536 ->
- * 6144, 64 and 48 x 3072 -> 9216, 48 x 1024 -> 4096); outside the rule it
- * lost to them: 64 rows in 32-row tiles (1.05 of unfused against 0.95 at
- * 64 x 1024 -> 4096), 96-row tiles (N = 12288: 1.10-1.30 against
- * 1.02-1.25), 17 and 24 rows in 96 blocks (3072 -> 3072: 0.96-0.98
- * against 0.91-0.92), and up to 16 rows, where the skinny kernel with W'
- * as A won 5 of 8 shapes. */
+ * SM). On an H200, of 44 shapes of 17 to 64 rows in the rule
+ * (bench/RESULTS.md, "the x~ kernel"), it took 0.70-0.97x the time of the
+ * kernels before it at 29 (33 x 2048 -> 5120: 1.01 of unfused against
+ * 1.29; 33 x 4096 -> 4096: 0.87 against 1.25), 0.98-1.02x at 11 and
+ * 1.03-1.05x at 4 (64 x 1536 -> 6144, 64 and 48 x 3072 -> 9216, 48 x 1024
+ * -> 4096); outside the rule it lost to them: 64 rows in 32-row tiles
+ * (1.05 of unfused against 0.95 at 64 x 1024 -> 4096), 96-row tiles (N =
+ * 12288: 1.10-1.30 against 1.02-1.25), 17 and 24 rows in 96 blocks (3072
+ * -> 3072: 0.96-0.98 against 0.91-0.92), and up to 16 rows, where the
+ * skinny kernel with W' as A won 5 of 8 shapes. */
 #define LNL_SKINNY_XT_KS4_MAX_BN 48
 #define LNL_SKINNY_XT_AUTO_MAX_BN 88
 #define LNL_SKINNY_XT_FEW_M 32
