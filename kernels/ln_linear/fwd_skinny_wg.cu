@@ -18,17 +18,6 @@
 #include "wgmma.cuh"
 
 #if SM90A_CODE
-// d += a b, m64nMPk16 from shared memory (MP = 32, 64: the skinny
-// kernels' x rows as the wgmma's N).
-template <int MP>
-__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
-{
-	if constexpr (MP == 64)
-		wgmma_m64n64k16_ss(d, da, db);
-	else
-		wgmma_m64n32k16_ss(d, da, db);
-}
-
 // The x-resident skinny kernel's multiply of one k-tile on wgmma
 // (skinny.cuh's body; NAF = XS = 1: warp w's 16 rows of W' are rows
 // 16 (w % 4) of its warpgroup's 64, w / 4 the warpgroup): the warpgroup's
@@ -452,16 +441,8 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	}
 
 	// s and b' of the tile's rows of W', staged now (read in the epilogue
-	// past the barriers that end the k loop): loaded there, column by
-	// column, each multiply-add of the block's last stores waited on a
-	// global load, 12 % of the kernel's warp samples at 64 x 3072 -> 9216.
-	if (tid < BN) {
-		const long wr = n0 + tid, col = wperm ? perm32(wr) : wr;
-		const bool ok = wr < wrows && col < N;
-
-		ep_s[tid] = ok ? sW[col] : 0.f;
-		ep_b[tid] = ok ? bf[col] : 0.f;
-	}
+	// past the barriers that end the k loop)
+	xa_stage_fold<BN>(ep_s, ep_b, sW, bf, n0, tid, wrows, N, wperm);
 
 	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its warp w & 3 rows
 	// row0 .. row0 + 15 of x.
@@ -518,9 +499,7 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	if (wg == 1)
 		return;
 
-	// Epilogue: y = rstd (acc - (mean - c) s) + b'; d[4 j + 2 h + e] is x
-	// row row0 + g + 8 h, W' row n0 + 8 j + 2 t + e (column perm32 of it
-	// where wperm says).
+	// Epilogue: warpgroup 0's sums plus warpgroup 1's.
 	float mt[2], rs[2];
 
 #pragma unroll
@@ -532,27 +511,8 @@ skinny_xa_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		else
 			shifted_stats(s1[h] + p.x, s2[h] + p.y, K, &mt[h], &rs[h]);
 	}
-#pragma unroll
-	for (int j = 0; j < BN / 8; j++) {
-#pragma unroll
-		for (int e = 0; e < 2; e++) {
-			const long wr = n0 + 8 * j + 2 * t + e;
-			const long col = wperm ? perm32(wr) : wr;
-
-			if (wr >= wrows || col >= N)
-				continue;
-			const float sc = ep_s[wr - n0], bc = ep_b[wr - n0];
-
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int m = row0 + g + 8 * h, i = 4 * j + 2 * h + e;
-
-				if (m < M)
-					y[(long)m * N + col] = __float2bfloat16_rn(
-						rs[h] * (d[i] + red[i * 128 + tid] - mt[h] * sc) + bc);
-			}
-		}
-	}
+	xa_store<BN>(y, [&](int i) { return d[i] + red[i * 128 + tid]; }, mt, rs, row0, lane, n0,
+		     M, N, wrows, wperm, ep_s, ep_b);
 }
 
 #endif  // SM90A_CODE

@@ -62,14 +62,7 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 		for (int u = 0; u < XT_PASS_UNROLL; u++) {
 			if (i0 + u * XT_PASS_THREADS >= K / 8)
 				break;
-			v[u].x = bsub2(v[u].x, cu);
-			v[u].y = bsub2(v[u].y, cu);
-			v[u].z = bsub2(v[u].z, cu);
-			v[u].w = bsub2(v[u].w, cu);
-			stats2(v[u].x, a1, a2);
-			stats2(v[u].y, a1, a2);
-			stats2(v[u].z, a1, a2);
-			stats2(v[u].w, a1, a2);
+			shift_stats4(v[u], cu, a1, a2);
 			dst[i0 + u * XT_PASS_THREADS] = v[u];
 		}
 	}
@@ -95,31 +88,6 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 }
 
 #if SM90A_CODE
-// d += a b, m64nBNk16, both operands from shared memory.
-template <int BN>
-__device__ __forceinline__ void xt_wgmma(float *d, uint64_t da, uint64_t db)
-{
-	static_assert(BN % 8 == 0 && BN >= 32 && BN <= 96, "a wgmma we have");
-	if constexpr (BN == 32)
-		wgmma_m64n32k16_ss(d, da, db);
-	else if constexpr (BN == 40)
-		wgmma_m64n40k16_ss(d, da, db);
-	else if constexpr (BN == 48)
-		wgmma_m64n48k16_ss(d, da, db);
-	else if constexpr (BN == 56)
-		wgmma_m64n56k16_ss(d, da, db);
-	else if constexpr (BN == 64)
-		wgmma_m64n64k16_ss(d, da, db);
-	else if constexpr (BN == 72)
-		wgmma_m64n72k16_ss(d, da, db);
-	else if constexpr (BN == 80)
-		wgmma_m64n80k16_ss(d, da, db);
-	else if constexpr (BN == 88)
-		wgmma_m64n88k16_ss(d, da, db);
-	else
-		wgmma_m64n96k16_ss(d, da, db);
-}
-
 // The GEMM: a block a tile of BN rows of W' over all of K; warps 0-3 (one
 // warpgroup) multiply, warp 4's lane 0 fills the ring. Stage s holds KS
 // k-tiles: x~'s at ring + s STAGE + j XS (64-row slots of which the first
@@ -191,13 +159,7 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 		return;
 	}
 
-	if (tid < BN) {
-		const long wr = n0 + tid, col = wperm ? perm32(wr) : wr;
-		const bool ok = wr < wrows && col < N;
-
-		ep_s[tid] = ok ? sW[col] : 0.f;
-		ep_b[tid] = ok ? bf[col] : 0.f;
-	}
+	xa_stage_fold<BN>(ep_s, ep_b, sW, bf, n0, tid, wrows, N, wperm);
 
 	float d[BN / 2];
 
@@ -217,7 +179,7 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 		for (int j = 0; j < KS; j++)
 #pragma unroll
 			for (int ks = 0; ks < LNL_KTILE / 16; ks++)
-				xt_wgmma<BN>(d, wg_desc(sa + j * XS + ks * 32),
+				wgmma_ss<BN>(d, wg_desc(sa + j * XS + ks * 32),
 					     wg_desc(sa + KS * XS + j * WS + ks * 32));
 		wg_commit();
 		wg_wait<1>();  // the stage before's wgmmas are done: free it
@@ -232,9 +194,8 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(d[i]);
 
-	// Epilogue: d[4 j + 2 h + e] is x row 16 w + g + 8 h, W' row n0 + 8 j
-	// + 2 t + e (column perm32 of it where wperm says).
-	const int g = lane >> 2, t = lane & 3;
+	// Epilogue: warp w's rows 16 w on, the pass's statistics.
+	const int g = lane >> 2;
 	float mt[2], rs[2];
 
 	grid_dep_wait();  // the pass's statistics
@@ -246,27 +207,8 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 		mt[h] = m < M ? stats[m] : 0.f;
 		rs[h] = m < M ? stats[M + m] : 0.f;
 	}
-#pragma unroll
-	for (int j = 0; j < BN / 8; j++) {
-#pragma unroll
-		for (int e = 0; e < 2; e++) {
-			const long wr = n0 + 8 * j + 2 * t + e;
-			const long col = wperm ? perm32(wr) : wr;
-
-			if (wr >= wrows || col >= N)
-				continue;
-			const float sc = ep_s[wr - n0], bc = ep_b[wr - n0];
-
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int m = 16 * w + g + 8 * h;
-
-				if (m < M)
-					y[(long)m * N + col] = __float2bfloat16_rn(
-						rs[h] * (d[4 * j + 2 * h + e] - mt[h] * sc) + bc);
-			}
-		}
-	}
+	xa_store<BN>(y, [&](int i) { return d[i]; }, mt, rs, 16 * w, lane, n0, M, N, wrows, wperm,
+		     ep_s, ep_b);
 }
 #endif  // SM90A_CODE
 
@@ -294,14 +236,6 @@ static const struct xt_instance {
 	XT_INSTANCES(32), XT_INSTANCES(40), XT_INSTANCES(48), XT_INSTANCES(56), XT_INSTANCES(64),
 	XT_INSTANCES(72), XT_INSTANCES(80), XT_INSTANCES(88), XT_INSTANCES(96),
 };
-
-int lnl_skinny_xt_has(int bn, int ks)
-{
-	for (const auto &in : xt_instances)
-		if (in.bn == bn && in.ks == ks)
-			return 1;
-	return 0;
-}
 
 int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {

@@ -244,8 +244,8 @@ struct lnl_op {
 	size_t wset;
 	void *y;             // forward output
 	void *h;             // unfused: the normalised x (M x K, dtype); bf16
-	                     // fused forward up to LNL_SKINNY_RES_MAX_M rows:
-	                     // x~ (FK_SKINNY_XT)
+	                     // fused forward where lnl_fwd_xt_possible: x~
+	                     // (FK_SKINNY_XT)
 	void *Wf;            // fused forward: W' (Np x K, dtype)
 	long Np;             // N rounded up to 32
 	float *sW, *bf;      // fused forward: s, b'
@@ -356,10 +356,8 @@ const void *fwd_skinny_wg_kernel(int mp);
 int fwd_skinny_st_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_skinny_xt.cu: FK_SKINNY_XT's pass and GEMM (op->h, op->stats
- * written); whether it has an instance of bn rows of W' and ks k-tiles a
- * stage. */
+ * written). */
 int fwd_skinny_xt_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
-int lnl_skinny_xt_has(int bn, int ks);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks
@@ -478,6 +476,21 @@ __device__ __forceinline__ void stats2(uint32_t v, float &s1, float &s2)
 	s1 += lo + hi;
 	s2 = fmaf(lo, lo, s2);
 	s2 = fmaf(hi, hi, s2);
+}
+
+// Four registers of bf16 pairs (a 16-byte chunk of a row of x) shifted by
+// the row's pivot (cu: c twice, x~ = x - c) and summed into its
+// statistics (a1, a2).
+__device__ __forceinline__ void shift_stats4(uint4 &v, uint32_t cu, float &a1, float &a2)
+{
+	v.x = bsub2(v.x, cu);
+	v.y = bsub2(v.y, cu);
+	v.z = bsub2(v.z, cu);
+	v.w = bsub2(v.w, cu);
+	stats2(v.x, a1, a2);
+	stats2(v.y, a1, a2);
+	stats2(v.z, a1, a2);
+	stats2(v.w, a1, a2);
 }
 
 // The tensor-core kernels' last step: the output tile staged in shared

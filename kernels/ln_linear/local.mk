@@ -23,10 +23,10 @@ $(lnl_objects): kernels/ln_linear/internal.h kernels/ln_linear/ln_linear.h \
 
 ## The Hopper kernels use wgmma, setmaxnreg and cluster multicast, which
 ## only the architecture-specific sm_90a target has: fwd_wgmma.cu,
-## fwd_skinny_wg.cu and fwd_skinny_xt.cu alone are built for sm_90a wherever the configured
-## targets ask for sm_90 (the code runs on the same GPUs; other targets
-## compile their kernels empty and never launch them, see the guard in
-## wgmma.cuh).
+## fwd_skinny_wg.cu and fwd_skinny_xt.cu alone are built for sm_90a
+## wherever the configured targets ask for sm_90 (the code runs on the
+## same GPUs; other targets compile their kernels empty and never launch
+## them, see the guard in wgmma.cuh).
 lnl_comma = ,
 lnl_gencode = $(sort $(patsubst -gencode=arch=compute_90$(lnl_comma)code=sm_90,\
 	-gencode=arch=compute_90a$(lnl_comma)code=sm_90a,$(NVCC_GENCODE)))

@@ -50,14 +50,7 @@ __device__ __forceinline__ void sk_shift_chunk(uint4 *p, bool ok, uint32_t cu, f
 	if (ok) {
 		uint4 v = *p;
 
-		v.x = bsub2(v.x, cu);
-		v.y = bsub2(v.y, cu);
-		v.z = bsub2(v.z, cu);
-		v.w = bsub2(v.w, cu);
-		stats2(v.x, a1, a2);
-		stats2(v.y, a1, a2);
-		stats2(v.z, a1, a2);
-		stats2(v.w, a1, a2);
+		shift_stats4(v, cu, a1, a2);
 		*p = v;
 	} else {
 		*p = make_uint4(0, 0, 0, 0);

@@ -1,9 +1,10 @@
 // wgmma.cuh - the wgmma primitives of the Hopper forward kernels
-// (fwd_wgmma.cu, fwd_skinny_wg.cu; both built for sm_90a, local.mk):
-// descriptors, the wgmma forms they issue, the fences and waits around
-// them, and the math warps' k-tile of x as A (shifted and summed in
+// (fwd_wgmma.cu, fwd_skinny_wg.cu, fwd_skinny_xt.cu; all built for sm_90a,
+// local.mk): descriptors, the wgmma forms they issue, the fences and waits
+// around them, the math warps' k-tile of x as A (shifted and summed in
 // registers) that the warp-specialized kernel and the x-as-A skinny kernel
-// share.
+// share, and the staging of s and b' and the epilogue that the x-as-A and
+// x~ skinny kernels share.
 //
 // The architecture guard: a device pass for any target but sm_90a
 // compiles none of the Hopper code (SM90A_CODE 0), and its kernels trap
@@ -336,6 +337,89 @@ __device__ __forceinline__ void wgmma_m64n96k16_ss(float *d, uint64_t da, uint64
 		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
 		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
 		     : "l"(da), "l"(db), "r"(1));
+}
+
+// d += a b, m64nNk16, both operands from shared memory (N a multiple of 8
+// from 32 to 96: the skinny kernels' x rows, or the x~ kernel's tile of
+// W', as the wgmma's N).
+template <int N>
+__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
+{
+	static_assert(N % 8 == 0 && N >= 32 && N <= 96, "a wgmma we have");
+	if constexpr (N == 32)
+		wgmma_m64n32k16_ss(d, da, db);
+	else if constexpr (N == 40)
+		wgmma_m64n40k16_ss(d, da, db);
+	else if constexpr (N == 48)
+		wgmma_m64n48k16_ss(d, da, db);
+	else if constexpr (N == 56)
+		wgmma_m64n56k16_ss(d, da, db);
+	else if constexpr (N == 64)
+		wgmma_m64n64k16_ss(d, da, db);
+	else if constexpr (N == 72)
+		wgmma_m64n72k16_ss(d, da, db);
+	else if constexpr (N == 80)
+		wgmma_m64n80k16_ss(d, da, db);
+	else if constexpr (N == 88)
+		wgmma_m64n88k16_ss(d, da, db);
+	else
+		wgmma_m64n96k16_ss(d, da, db);
+}
+
+// The x-as-A kernels' s and b' of their tile's rows of W' (BN from n0 on;
+// column perm32 of a row where wperm says), staged in shared memory at
+// the start, a thread a row (0 past wrows and N): read from global memory
+// in the epilogue, each multiply-add of the block's last stores waited on
+// a load, 12 % of k_fwd_skinny_xa's warp samples at 64 x 3072 -> 9216.
+template <int BN>
+__device__ __forceinline__ void xa_stage_fold(float *ep_s, float *ep_b,
+					      const float *__restrict__ sW,
+					      const float *__restrict__ bf, long n0, int tid,
+					      long wrows, int N, int wperm)
+{
+	if (tid < BN) {
+		const long wr = n0 + tid, col = wperm ? perm32(wr) : wr;
+		const bool ok = wr < wrows && col < N;
+
+		ep_s[tid] = ok ? sW[col] : 0.f;
+		ep_b[tid] = ok ? bf[col] : 0.f;
+	}
+}
+
+// Their epilogue, a thread's share of the tile: y = rstd (acc - (mean - c)
+// s) + b', acc(i) the thread's accumulator i (4 j + 2 h + e: x row row0 +
+// g + 8 h, W' row n0 + 8 j + 2 t + e, g and t the lane's quad and place in
+// it), mt[h] and rs[h] those rows' mean - c and rstd, s and b' staged
+// (xa_stage_fold); rows past M and columns past N not stored.
+template <int BN, typename Acc>
+__device__ __forceinline__ void xa_store(__nv_bfloat16 *__restrict__ y, Acc acc, const float *mt,
+					 const float *rs, int row0, int lane, long n0, int M,
+					 int N, long wrows, int wperm, const float *ep_s,
+					 const float *ep_b)
+{
+	const int g = lane >> 2, t = lane & 3;
+
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			const long wr = n0 + 8 * j + 2 * t + e;
+			const long col = wperm ? perm32(wr) : wr;
+
+			if (wr >= wrows || col >= N)
+				continue;
+			const float sc = ep_s[wr - n0], bc = ep_b[wr - n0];
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int m = row0 + g + 8 * h, i = 4 * j + 2 * h + e;
+
+				if (m < M)
+					y[(long)m * N + col] = __float2bfloat16_rn(
+						rs[h] * (acc(i) - mt[h] * sc) + bc);
+			}
+		}
+	}
 }
 
 // One k-tile of a wgmma kernel's math warp: its A fragments (rows row0..

@@ -128,14 +128,10 @@ static int xt_choose(struct lnl_op *op, long Nw, int perm)
 	const int ts = op->ko.v[OPT_XT_STAGE], tt = op->ko.v[OPT_XT_TILE];
 	const int v = op->ko.v[OPT_SKINNY_X];
 
-	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats)
+	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats ||
+	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, Nw, op->sms)))
 		return 0;
-	op->xbn = v == SKX_AUTO ? lnl_skinny_xt_auto(op->M, Nw, op->sms)
-				: lnl_skinny_xt_tile(Nw, op->sms);
-	if (!op->xbn && v == SKX_AUTO)
-		return 0;
-	if (tt != XTT_AUTO)
-		op->xbn = atoi(xt_tile_values[tt]);
+	op->xbn = tt == XTT_AUTO ? lnl_skinny_xt_tile(Nw, op->sms) : atoi(xt_tile_values[tt]);
 	if (!op->xbn)
 		return 0;
 	op->xks = ts == XTS_AUTO ? lnl_skinny_xt_stage(op->xbn) : atoi(xt_stage_values[ts]);
