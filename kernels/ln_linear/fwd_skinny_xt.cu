@@ -93,8 +93,13 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 // k-tiles: x~'s at ring + s STAGE + j XS (64-row slots of which the first
 // mp rows are loaded: the rows past them only reach rows of the product
 // past M, which are not stored), W''s at + KS XS + j WS. The warpgroup
-// queues a stage's wgmmas, then waits for the stage before's (wait<1>) and
-// frees it; y = rstd (acc - (mean - c) s) + b' at the end. A stage always
+// queues a stage's wgmmas, waits for them (wait<0>) and frees the stage at
+// once: the stage's TMA refill is what the kernel waits on, not its math,
+// and holding it until the next stage's wgmmas were queued (wait<1>) kept
+// a stage fewer of the 2-4 in flight (0.90-0.97x the time at 24 to 64 rows
+// of 2048 to 4096 -> 5120: bench/RESULTS.md, "the x~ kernel frees a stage
+// as soon as its wgmmas are done"); y = rstd (acc - (mean - c) s) + b' at
+// the end. A stage always
 // holds KS k-tiles (those past K load as zeros), so that no branch stands
 // around the wgmmas: with one (the last stage's k-tiles counted) ptxas
 // serialized every wgmma of the kernel (its warning C7520), and the kernel
@@ -182,12 +187,12 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 				wgmma_ss<BN>(d, wg_desc(sa + j * XS + ks * 32),
 					     wg_desc(sa + KS * XS + j * WS + ks * 32));
 		wg_commit();
-		wg_wait<1>();  // the stage before's wgmmas are done: free it
+		wg_wait<0>();  // this stage's wgmmas are done: free it
 #pragma unroll
 		for (int i = 0; i < BN / 2; i++)
 			wg_fence_operand(d[i]);
-		if (st > 0 && lane == 0)
-			mbar_arrive(eb + 8 * ((st - 1) % ST));
+		if (lane == 0)
+			mbar_arrive(eb + 8 * s);
 	}
 	wg_wait<0>();
 #pragma unroll
