@@ -96,14 +96,14 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 // queues a stage's wgmmas, waits for them (wait<0>) and frees the stage at
 // once: the stage's TMA refill is what the kernel waits on, not its math,
 // and holding it until the next stage's wgmmas were queued (wait<1>) kept
-// a stage fewer of the 2-4 in flight (0.90-0.97x the time at 24 to 64 rows
-// of 2048 to 4096 -> 5120: bench/RESULTS.md, "the x~ kernel frees a stage
-// as soon as its wgmmas are done"); y = rstd (acc - (mean - c) s) + b' at
-// the end. A stage always
-// holds KS k-tiles (those past K load as zeros), so that no branch stands
-// around the wgmmas: with one (the last stage's k-tiles counted) ptxas
-// serialized every wgmma of the kernel (its warning C7520), and the kernel
-// took 1.5-2x as long.
+// a stage fewer of the 2-4 in flight (on an H200, 0.89-0.97x the time at
+// 15 of 50 shapes of 17 to 64 rows, K and N of 1024 to 9216, the others
+// 0.97-1.01x: bench/RESULTS.md, "the x~ kernel frees a stage as soon as
+// its wgmmas are done"); y = rstd (acc - (mean - c) s) + b' at the end. A
+// stage always holds KS k-tiles (those past K load as zeros), so that no
+// branch stands around the wgmmas: with one (the last stage's k-tiles
+// counted) ptxas serialized every wgmma of the kernel (its warning C7520),
+// and the kernel took 1.5-2x as long.
 template <int BN, int KS>
 __device__ __forceinline__ void
 skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
