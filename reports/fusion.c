@@ -128,7 +128,7 @@ void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair
 	p->fusion_bound_ns = p->fusion_bound_pct = NAN;
 	if (strcmp(b->role, "unfused") == 0) {
 		p->fusion_removed_bytes = fmax0(b->model_variant_bytes - f->model_variant_bytes);
-		p->fusion_removed_launches = fmax0(b->launches - f->launches);
+		p->fusion_removed_launches = fmax0(b->launches - 1);
 		p->fusion_bound_ns = 1e9 * p->fusion_removed_bytes / b->dram_bw +
 				     p->fusion_removed_launches * FP_FUSION_LAUNCH_NS;
 		p->fusion_bound_pct = 100.0 * p->fusion_bound_ns / b->time_ns;

@@ -23,8 +23,9 @@ struct fu_pair {
 	double fused_roof_pct, base_roof_pct, fused_eff_bw_pct, base_eff_bw_pct;
 	/* Fusion cannot pay here (views.h, FP_FUSION_NOISE_PCT): best_unfused
 	 * is 1 on the row of the fused op's fastest unfused twin; the bound
-	 * of what fusion can win (bytes, launches it removes, their time in
-	 * ns and as a percentage of base_time_ns) is NaN unless the base is
+	 * of what fusion can win (the bytes it removes, and the base's
+	 * launches but one, which a single fused kernel would save; their time
+	 * in ns and as a percentage of base_time_ns) is NaN unless the base is
 	 * unfused; note is the verdict where the fused op is slower than
 	 * that twin, else NULL. */
 	long long best_unfused;

@@ -500,7 +500,8 @@ static void ranks_table(const struct rk_rows *r, struct table *t, int display)
 #define FUSION_NOTE_TEXT "A note marks each fused variant slower than its " \
 	"fastest unfused twin: \"fusion cannot pay here\" where the bytes fusion " \
 	"removes (the byte models' difference) at the unfused op's DRAM roof, " \
-	"plus " FP_STR(FP_FUSION_LAUNCH_NS) " ns for each launch it saves, bound " \
+	"plus " FP_STR(FP_FUSION_LAUNCH_NS) " ns for each of the unfused op's " \
+	"launches but one (what a single fused kernel would save), bound " \
 	"the gain under " FP_STR(FP_FUSION_NOISE_PCT) " % of the unfused time; " \
 	"else \"a missing kernel\": fusion could save more than the fused " \
 	"kernel loses."

@@ -119,14 +119,18 @@ extern const char fp_v_runs_live_sql[];
  * A fused variant slower than its best unfused twin (the unfused variant
  * of least time at its workload, dtype and shape in the run) is either a
  * missing kernel or a case where fusion has nothing to win. What fusion can
- * win at most is what it removes: the bytes (the unfused variant's model
- * variant_bytes minus the fused one's, at least 0) at the unfused op's DRAM
- * roof (v_roofline.dram_bw: the run's measured ceiling at its read/write
- * mix, the copy's without counters), plus FP_FUSION_LAUNCH_NS for each
- * launch it saves (the unfused op's launches minus the fused one's, at
- * least 0). time_ns sums kernel time and counts no launch gap, so a launch
- * saves only a kernel's ramp and tail there: 2 µs is generous on purpose,
- * so that the rule blames a kernel before it excuses one. That bound, as a
+ * win at most is the bytes it removes (the unfused variant's model
+ * variant_bytes minus the fused one's, at least 0: the intermediates
+ * neither of them avoids, such as a GEMM's re-reads of its tiles, are no
+ * gain of fusion) at the unfused op's DRAM roof (v_roofline.dram_bw: the
+ * run's measured ceiling at its read/write mix, the copy's without
+ * counters), plus FP_FUSION_LAUNCH_NS for each launch of the unfused op but
+ * one: the launches a single fused kernel would save, not those this fused
+ * variant saves (one that takes two launches, a pass and a GEMM, is not
+ * excused by its second: a one-launch kernel may be what is missing).
+ * time_ns sums kernel time and counts no launch gap, so a launch saves
+ * only a kernel's ramp and tail there: 2 µs is generous on purpose, so
+ * that the rule blames a kernel before it excuses one. That bound, as a
  * percentage of the unfused time (fusion_bound_pct), decides:
  *   under FP_FUSION_NOISE_PCT (5 %, the run-to-run spread a fused ÷
  *   unfused ratio is not read past): "fusion cannot pay here: it removes
@@ -174,7 +178,7 @@ extern const char fp_v_runs_live_sql[];
 	" CASE WHEN b.role = 'unfused' THEN" \
 	"  max(b.model_variant_bytes - f.model_variant_bytes, 0.0) END" \
 	"  AS fusion_removed_bytes," \
-	" CASE WHEN b.role = 'unfused' THEN max(b.launches - f.launches, 0.0) END" \
+	" CASE WHEN b.role = 'unfused' THEN max(b.launches - 1, 0.0) END" \
 	"  AS fusion_removed_launches," \
 	" b.dram_bw AS base_dram_bw" \
 	" FROM r f JOIN r b ON b.run_id = f.run_id AND b.device_id IS f.device_id" \

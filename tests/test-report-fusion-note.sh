@@ -18,6 +18,10 @@ db=$tmp/f.db
 # (b) 16384 x 1024 -> 4096: 67.1 MB more: 22.4 + 2 us, 11.5 % of 212.2 us,
 #     where the fused kernel loses 17.7 %; a slower second unfused variant
 #     (lt) and a naive one get no note;
+# (c) 64 x 2048 -> 5120: a fused variant of two launches (a pass and a
+#     GEMM) moving its twin's bytes saves neither, but a single fused kernel
+#     would save the twin's second launch: 2 us, 23.8 % of 8.4 us, a missing
+#     kernel, not "cannot pay";
 # ln_gelu: no byte model; softmax: the fused variant wins.
 "$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
 device NVIDIA-H100
@@ -33,6 +37,9 @@ model 1e11 267.1e6
 op ln_linear_fwd unfused bf16 M=16384,K=1024,N=4096 ok 2 - - 212200 0 3
 op ln_linear_fwd lt bf16 M=16384,K=1024,N=4096 ok 2 - - 230000 0 3
 op ln_linear_fwd naive bf16 M=16384,K=1024,N=4096 ok 1 - - 900000 0 3
+model 1e9 22e6
+op ln_linear_fwd fused bf16 M=64,K=2048,N=5120 ok 2 - - 9000 0 3
+op ln_linear_fwd unfused bf16 M=64,K=2048,N=5120 ok 2 - - 8400 0 3
 model -
 op ln_gelu fused fp32 M=64,N=768 ok 1 - - 12000 0 3
 op ln_gelu unfused fp32 M=64,N=768 ok 2 - - 10000 0 3
@@ -42,7 +49,7 @@ model 1e6 4e6
 op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3
 SPEC
 
-# The view: three notes, each on the fastest unfused twin, worded by case.
+# The view: four notes, each on the fastest unfused twin, worded by case.
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 	"SELECT shape, base_variant, best_unfused, fusion_note FROM v_fusion
 	 WHERE fusion_note IS NOT NULL ORDER BY workload, shape"
@@ -52,6 +59,7 @@ shape,base_variant,best_unfused,fusion_note
 "M=64,N=768",unfused,1,fused kernel 1.20x unfused; no byte model or DRAM roof to bound what fusion could save
 "M=16384,K=1024,N=4096",unfused,1,fused kernel 1.18x unfused where fusion could save up to 11.5 %: a missing kernel
 "M=4096,K=8192,N=28672",unfused,1,"fusion cannot pay here: it removes at most 134.2 MB and 1 launch (46.7 µs, 1.6 % of 2917 µs)"
+"M=64,K=2048,N=5120",unfused,1,fused kernel 1.07x unfused where fusion could save up to 23.8 %: a missing kernel
 EOF2
 diff "$tmp/want" "$tmp/got" >&2 || fail "v_fusion's notes differ (above)"
 
