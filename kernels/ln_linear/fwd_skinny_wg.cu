@@ -342,8 +342,10 @@ __device__ __forceinline__ void xa_pass_stats(const __nv_bfloat16 *__restrict__ 
 // 128 + thread] = d[4 j + 2 h], d[4 j + 2 h + 1]; st_sum), then past a
 // cluster barrier the rows' statistics and this rank's 1/C of the tile's
 // float2s are added over the ranks in rank order (sk_slices_sum) and
-// stored (s and b' from the block's staged ep_s, ep_b); a second barrier
-// keeps every rank's shared memory until all have read it.
+// stored (s and b' from the block's staged ep_s, ep_b; a float2's two
+// columns in one 4-byte store where y keeps them side by side, as
+// xa_store's); a second barrier keeps every rank's shared memory until all
+// have read it.
 template <int BN, bool PASS>
 __device__ __forceinline__ void
 xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
@@ -393,6 +395,12 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 
 		if (m >= M)
 			continue;
+		if (!wperm && !(N & 1) && wr + 1 < wrows && wr + 1 < N) {  // both: one store
+			*(__nv_bfloat162 *)(y + (long)m * N + wr) = __floats2bfloat162_rn(
+				st_rs[m] * (e[0] - st_mt[m] * ep_s[wr - n0]) + ep_b[wr - n0],
+				st_rs[m] * (e[1] - st_mt[m] * ep_s[wr + 1 - n0]) + ep_b[wr + 1 - n0]);
+			continue;
+		}
 #pragma unroll
 		for (int c = 0; c < 2; c++) {
 			const long col = wperm ? perm32(wr + c) : wr + c;

@@ -390,7 +390,14 @@ __device__ __forceinline__ void xa_stage_fold(float *ep_s, float *ep_b,
 // s) + b', acc(i) the thread's accumulator i (4 j + 2 h + e: x row row0 +
 // g + 8 h, W' row n0 + 8 j + 2 t + e, g and t the lane's quad and place in
 // it), mt[h] and rs[h] those rows' mean - c and rstd, s and b' staged
-// (xa_stage_fold); rows past M and columns past N not stored.
+// (xa_stage_fold); rows past M and columns past N not stored. A thread's
+// two columns side by side (e = 0, 1) go out as one 4-byte store where y
+// keeps them side by side (N even, W' in y's order): stored as two 2-byte
+// halves, a warp's store wrote each 32-byte sector in eight pieces, and
+// the x~ kernel took 7.3 us at 64 x 2048 -> 5120 where it takes 6.5 with
+// the pairs (on an H200 the op took 0.90-1.00x the time at 49 of 50 shapes
+// of 17 to 64 rows, the fiftieth within noise: bench/RESULTS.md, "the
+// skinny epilogues store column pairs").
 template <int BN, typename Acc>
 __device__ __forceinline__ void xa_store(__nv_bfloat16 *__restrict__ y, Acc acc, const float *mt,
 					 const float *rs, int row0, int lane, long n0, int M,
@@ -401,6 +408,25 @@ __device__ __forceinline__ void xa_store(__nv_bfloat16 *__restrict__ y, Acc acc,
 
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++) {
+		// Two columns side by side in y (N even, W' in y's order): one
+		// 4-byte store a row for both.
+		const long wr2 = n0 + 8 * j + 2 * t;
+
+		if (!wperm && !(N & 1) && wr2 + 1 < wrows && wr2 + 1 < N) {
+			const float s0 = ep_s[wr2 - n0], s1 = ep_s[wr2 + 1 - n0];
+			const float b0 = ep_b[wr2 - n0], b1 = ep_b[wr2 + 1 - n0];
+
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int m = row0 + g + 8 * h, i = 4 * j + 2 * h;
+
+				if (m < M)
+					*(__nv_bfloat162 *)(y + (long)m * N + wr2) = __floats2bfloat162_rn(
+						rs[h] * (acc(i) - mt[h] * s0) + b0,
+						rs[h] * (acc(i + 1) - mt[h] * s1) + b1);
+			}
+			continue;
+		}
 #pragma unroll
 		for (int e = 0; e < 2; e++) {
 			const long wr = n0 + 8 * j + 2 * t + e;
