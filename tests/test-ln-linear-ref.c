@@ -844,8 +844,9 @@ static void test_xa_plan(void)
 /* The x~ kernel's tile, stage and auto rule (lnl_skinny_xt_tile, _stage,
  * _auto) on 132 SMs: the fewest rows a multiple of 8 from 32 to 96 that
  * make at most one block an SM; 4 k-tiles a stage up to 48 rows; auto from
- * 17 rows where x~'s rows are fewer than twice the tile's, up to 88, and
- * to 32 rows where its blocks are 0.9 an SM. */
+ * 17 rows where x~'s rows are fewer than twice the tile's, up to 88, or
+ * twice from K = 1536 where its blocks are 0.8 an SM, and to 32 rows where
+ * its blocks are 0.9 an SM. */
 static void test_xt_plan(void)
 {
 	ASSERT_EQ(lnl_skinny_xt_tile(5120, 132), 40);   /* 128 blocks */
@@ -859,17 +860,25 @@ static void test_xt_plan(void)
 	ASSERT_EQ(lnl_skinny_xt_stage(48), 4);
 	ASSERT_EQ(lnl_skinny_xt_stage(56), 2);
 	ASSERT_EQ(lnl_skinny_xt_stage(96), 2);
-	ASSERT_EQ(lnl_skinny_xt_auto(33, 5120, 132), 40);
-	ASSERT_EQ(lnl_skinny_xt_auto(17, 4096, 132), 32);
-	ASSERT_EQ(lnl_skinny_xt_auto(17, 3072, 132), 0);   /* 96 blocks: resident */
-	ASSERT_EQ(lnl_skinny_xt_auto(33, 3072, 132), 32);  /* from 33 rows it takes them */
-	ASSERT_EQ(lnl_skinny_xt_auto(16, 5120, 132), 0);   /* the skinny kernel's */
-	ASSERT_EQ(lnl_skinny_xt_auto(65, 5120, 132), 0);
-	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 132), 0);   /* x~ 64 rows, tile 32 */
-	ASSERT_EQ(lnl_skinny_xt_auto(57, 5120, 132), 40);  /* 64 < 80 */
-	ASSERT_EQ(lnl_skinny_xt_auto(64, 5120, 132), 40);  /* 64 < 2 x 40 */
-	ASSERT_EQ(lnl_skinny_xt_auto(40, 12288, 132), 0);  /* 96-row tiles */
-	ASSERT_EQ(lnl_skinny_xt_auto(64, 9216, 132), 72);
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 4096, 5120, 132), 40);
+	ASSERT_EQ(lnl_skinny_xt_auto(17, 4096, 4096, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(17, 4096, 3072, 132), 0);   /* 96 blocks: resident */
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 4096, 3072, 132), 32);  /* from 33 rows it takes them */
+	ASSERT_EQ(lnl_skinny_xt_auto(16, 4096, 5120, 132), 0);   /* the skinny kernel's */
+	ASSERT_EQ(lnl_skinny_xt_auto(65, 4096, 5120, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 4096, 132), 32);  /* x~ twice the tile: K */
+	ASSERT_EQ(lnl_skinny_xt_auto(57, 1536, 4096, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 1535, 4096, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 1024, 4096, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 3380, 132), 32);  /* 106 blocks, 0.8 an SM */
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 3360, 132), 0);   /* 105 */
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 4096, 3776, 132), 32);  /* 33 rows: any blocks */
+	ASSERT_EQ(lnl_skinny_xt_auto(24, 4096, 3776, 132), 0);   /* 118 < 0.9 an SM */
+	ASSERT_EQ(lnl_skinny_xt_auto(56, 1024, 3072, 132), 32);  /* 56 < 64: any K, any blocks */
+	ASSERT_EQ(lnl_skinny_xt_auto(57, 4096, 5120, 132), 40);  /* 64 < 80 */
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 5120, 132), 40);  /* 64 < 2 x 40 */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 4096, 12288, 132), 0);  /* 96-row tiles */
+	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 9216, 132), 72);
 	for (long N = 1; N <= 20000; N += 37)
 		for (int sms = 1; sms <= 160; sms += 13) {
 			const int bn = lnl_skinny_xt_tile(N, sms);
@@ -880,6 +889,11 @@ static void test_xt_plan(void)
 			ASSERT(bn != 0 || (N + 95) / 96 > sms);
 		}
 	printf("ok   x~ kernel: tile, stage and auto rule\n");
+	ASSERT(lnl_fwd_split_rows32(1, FP_F32));
+	ASSERT(lnl_fwd_split_rows32(32, FP_F32));
+	ASSERT(!lnl_fwd_split_rows32(33, FP_F32));
+	ASSERT(!lnl_fwd_split_rows32(24, FP_BF16));
+	printf("ok   split-K tiles: 32 rows for fp32 up to 32 rows\n");
 }
 
 /* The x-streamed kernel's slices of K (lnl_skinny_st_plan) on an H200's

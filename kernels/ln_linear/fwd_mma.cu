@@ -34,7 +34,9 @@
 // Tiles: 128 x 256 (one block per SM, 192 KB of ring) when there are enough
 // of them for half the SMs, or 128 x 192 where those come in fewer whole
 // rounds of the SMs (option mma_tile, lnl_ws_bn's rule), else 64 x 128 (two
-// blocks per SM), so small M still spreads. At M = 16384, N = 256 a block
+// blocks per SM), so small M still spreads; over slices of K, 32 x 128 for
+// fp32 up to 32 rows (split_tile, lnl_fwd_split_rows32), the warps 2 x 4
+// with a 16-row warp tile each. At M = 16384, N = 256 a block
 // owns whole rows of y and reads its rows of x exactly once; W' (0.4 / 2 MB)
 // comes from L2 for every block: 2 bytes of W' per byte of x through L2.
 // Measured in bench/RESULTS.md, "LayerNorm+Linear forward, tensor-core
@@ -396,7 +398,8 @@ int fwd_mma_setup(void)
 		return 0;
 	if (mma_smem_limit<__nv_bfloat16, 128, 256>() || mma_smem_limit<__nv_bfloat16, 64, 128>() ||
 	    mma_smem_limit<float, 128, 256>() || mma_smem_limit<float, 64, 128>() ||
-	    mma_smem_limit<__nv_bfloat16, 128, 192>() || mma_smem_limit<float, 128, 192>())
+	    mma_smem_limit<__nv_bfloat16, 128, 192>() || mma_smem_limit<float, 128, 192>() ||
+	    mma_smem_limit<__nv_bfloat16, 32, 128>() || mma_smem_limit<float, 32, 128>())
 		return -1;
 	done = 1;
 	return 0;
@@ -424,12 +427,12 @@ static int mma_run(const struct lnl_op *op, const T *x, int big, cudaStream_t st
 				 : mma_tiles<T, 128, 256>(op, x, st);
 }
 
-template <typename T>
+template <typename T, int BM>
 static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 {
 	const long M = op->M;
 	const int K = (int)op->K, N = (int)op->N;
-	const long small = ((M + 63) / 64) * ((N + 127) / 128);
+	const long small = ((M + BM - 1) / BM) * ((N + 127) / 128);
 	const int KT = lnl_ktiles(op->K, op->dt);
 	// slices of equal k-tiles; the last may be short, none empty
 	const int kchunk = (KT + op->splits - 1) / op->splits;
@@ -437,8 +440,8 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 
 	if (!op->fpart || op->splits < 2)
 		return error("ln_linear_fwd: split-K without its partials");
-	k_fwd_fused_mma<T, 64, 128><<<dim3((unsigned)small, (unsigned)splits), MMA_THREADS,
-				      MMA_SMEM(64, 128), st>>>(
+	k_fwd_fused_mma<T, BM, 128><<<dim3((unsigned)small, (unsigned)splits), MMA_THREADS,
+				      MMA_SMEM(BM, 128), st>>>(
 		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk,
 		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
@@ -448,8 +451,13 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
-	return op->dt == FP_BF16 ? mma_split_run(op, (const __nv_bfloat16 *)x, st)
-				 : mma_split_run(op, (const float *)x, st);
+	if (op->mma_bm == 32)
+		return op->dt == FP_BF16 ? mma_split_run<__nv_bfloat16, 32>(
+						   op, (const __nv_bfloat16 *)x, st)
+					 : mma_split_run<float, 32>(op, (const float *)x, st);
+	return op->dt == FP_BF16 ? mma_split_run<__nv_bfloat16, 64>(op, (const __nv_bfloat16 *)x,
+								    st)
+				 : mma_split_run<float, 64>(op, (const float *)x, st);
 }
 
 int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t st)

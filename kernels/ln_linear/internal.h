@@ -163,12 +163,14 @@ enum lnl_fwd_kernel {
 enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
-	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE
+	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
+	OPT_SPLIT_TILE
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
+enum { SPT_AUTO, SPT_64, SPT_32 };
 enum { DECODE_AUTO, DECODE_ON, DECODE_OFF };
 enum { SKINNY_AUTO, SKINNY_ON, SKINNY_OFF };
 enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
@@ -270,6 +272,7 @@ struct lnl_op {
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
+	int mma_bm;          // FK_MMA_SPLIT: rows a tile, 64 or 32 (split_tile)
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA):
 	                     // slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round

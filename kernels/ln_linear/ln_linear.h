@@ -154,6 +154,12 @@ int lnl_few_big_tiles(long M, long N, int sms);
  * LNL_SPLIT_MAX. The workload's choice and the library's workspace both
  * come from it. */
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
+/* 1 where the split-K kernel takes 32-row tiles instead of 64 (option
+ * split_tile=auto): fp32 up to 32 rows, where 3xTF32 multiplies each
+ * tile's padding three times. On an H200 (bench/RESULTS.md, "fp32 split-K
+ * in 32-row tiles") the op took 0.65-0.78x the time of 64-row tiles at 30
+ * shapes of 9 to 32 rows (K 1024 to 4096, N 2048 to 9216). */
+int lnl_fwd_split_rows32(long M, enum fp_dtype dt);
 
 /* ---- the decode forward (split.c) -----------------------------------------
  * For a few rows (M <= LNL_GEMV_MAX_M) the fused forward is bound by
@@ -406,9 +412,10 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * 0: from LNL_SKINNY_MAX_M + 1 to LNL_SKINNY_RES_MAX_M rows, in tiles of
  * up to LNL_SKINNY_XT_AUTO_MAX_BN rows, where x~'s rows (M rounded up to
  * 8), which every block streams beside its tile, are fewer than twice the
- * tile's, and, up to LNL_SKINNY_XT_FEW_M rows, where its blocks are at
- * least 0.9 an SM (there the x-resident kernel's slices of K fill every
- * SM). On an H200, of 44 shapes of 17 to 64 rows in the rule
+ * tile's, or twice (57 to 64 rows in 32-row tiles) from K =
+ * LNL_SKINNY_XT_TWICE_MIN_K where its blocks are at least 0.8 an SM, and,
+ * up to LNL_SKINNY_XT_FEW_M rows, where its blocks are at least 0.9 an SM
+ * (there the x-resident kernel's slices of K fill every SM). On an H200, of 44 shapes of 17 to 64 rows in the rule
  * (bench/RESULTS.md, "the x~ kernel"), it took 0.70-0.97x the time of the
  * kernels before it at 29 (33 x 2048 -> 5120: 1.01 of unfused against
  * 1.29; 33 x 4096 -> 4096: 0.87 against 1.25), 0.98-1.02x at 11 and
@@ -421,9 +428,10 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 #define LNL_SKINNY_XT_KS4_MAX_BN 48
 #define LNL_SKINNY_XT_AUTO_MAX_BN 88
 #define LNL_SKINNY_XT_FEW_M 32
+#define LNL_SKINNY_XT_TWICE_MIN_K 1536
 int lnl_skinny_xt_tile(long Nw, int sms);
 int lnl_skinny_xt_stage(int bn);
-int lnl_skinny_xt_auto(long M, long Nw, int sms);
+int lnl_skinny_xt_auto(long M, long K, long Nw, int sms);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

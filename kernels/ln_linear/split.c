@@ -168,14 +168,16 @@ int lnl_skinny_xt_stage(int bn)
 	return bn <= LNL_SKINNY_XT_KS4_MAX_BN ? 4 : 2;
 }
 
-int lnl_skinny_xt_auto(long M, long Nw, int sms)
+int lnl_skinny_xt_auto(long M, long K, long Nw, int sms)
 {
 	const int bn = lnl_skinny_xt_tile(Nw, sms);
 	const long mp = (M + 7) / 8 * 8;
+	const long blocks = bn ? ceil_div(Nw, bn) : 0;
 
 	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || !bn ||
-	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp >= 2 * bn ||
-	    (M <= LNL_SKINNY_XT_FEW_M && 10 * ceil_div(Nw, bn) < 9 * (long)sms))
+	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp > 2 * bn ||
+	    (mp == 2 * bn && (K < LNL_SKINNY_XT_TWICE_MIN_K || 10 * blocks < 8 * (long)sms)) ||
+	    (M <= LNL_SKINNY_XT_FEW_M && 10 * blocks < 9 * (long)sms))
 		return 0;
 	return bn;
 }
@@ -204,6 +206,11 @@ int lnl_ws_bn(long M, long Np, int cl, long slots)
 int lnl_few_big_tiles(long M, long N, int sms)
 {
 	return 2 * (((M + 127) / 128) * ((N + 255) / 256)) < sms;
+}
+
+int lnl_fwd_split_rows32(long M, enum fp_dtype dt)
+{
+	return dt == FP_F32 && M <= 32;
 }
 
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms)

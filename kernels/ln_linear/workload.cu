@@ -129,7 +129,7 @@ static int xt_choose(struct lnl_op *op, long Nw, int perm)
 	const int v = op->ko.v[OPT_SKINNY_X];
 
 	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats ||
-	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, Nw, op->sms)))
+	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, op->K, Nw, op->sms)))
 		return 0;
 	op->xbn = tt == XTT_AUTO ? lnl_skinny_xt_tile(Nw, op->sms) : atoi(xt_tile_values[tt]);
 	if (!op->xbn)
@@ -217,9 +217,10 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   under half the SMs (skinny=)    one wave at most (lnl_fwd_skinny)
 //   the same from 17 rows, in W'    k_xt_pass, then k_fwd_skinny_xt
 //   tiles of up to 88 rows over     (fwd_skinny_xt.cu): x~ = x - c and the
-//   half x's (and up to 32 rows,    statistics from a pass, then a GEMM of
-//   0.9 blocks an SM; skinny_x=     x~ and W' in stages of 2-4 k-tiles
-//   stream_xt, xt_tile=,            (lnl_skinny_xt_auto)
+//   half x's (half from K = 1536    statistics from a pass, then a GEMM of
+//   at 0.8 blocks an SM; up to 32   x~ and W' in stages of 2-4 k-tiles
+//   rows, 0.9 blocks an SM;         (lnl_skinny_xt_auto)
+//   skinny_x=stream_xt, xt_tile=,
 //   xt_stage=)
 //   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu; on
 //   to LNL_SKINNY_RES_MAX_M rows    wgmma k_fwd_skinny_wg, skinny_mma=): x's
@@ -350,8 +351,12 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
 			op->splits = lnl_fwd_splits(op->M, op->K, op->N, op->dt, op->sms);
 		if (op->splits > 1) {
+			const int t = op->ko.v[OPT_SPLIT_TILE];
+
 			op->fk = FK_MMA_SPLIT;
 			op->wperm = perm;
+			op->mma_bm = t == SPT_32 || (t == SPT_AUTO && lnl_fwd_split_rows32(op->M, op->dt))
+					     ? 32 : 64;
 			return 0;
 		}
 		if (!perm) {
@@ -492,8 +497,8 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "%smma.sync 64x128", tf);
 		break;
 	case FK_MMA_SPLIT:
-		snprintf(buf, n, "%smma.sync 64x128 over %d slices of K, then a reduction",
-			 tf, op->splits);
+		snprintf(buf, n, "%smma.sync %dx128 over %d slices of K, then a reduction",
+			 tf, op->mma_bm, op->splits);
 		break;
 	case FK_MMA:
 		snprintf(buf, n, "%smma.sync 128x%d", tf, op->mma_bn);
@@ -553,6 +558,7 @@ static const char *const gemm_values[] = { "auto", "wgmma-ws", "wgmma", "mma", N
 static const char *const clusters_values[] = { "auto", "1", "2", NULL };
 static const char *const pass_values[] = { "auto", "on", "off", NULL };
 static const char *const split_values[] = { "auto", "off", NULL };
+static const char *const split_tile_values[] = { "auto", "64", "32", NULL };
 static const char *const decode_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
@@ -608,8 +614,8 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "the statistics from a pass, then a GEMM of x~ as A and W' tiles of xt_tile rows "
 	  "as B, xt_stage k-tiles a ring stage; auto takes stream_xt before all of these "
 	  "from 17 rows in tiles of up to 88 rows where x~'s rows are fewer than twice the "
-	  "tile's (up to 32 rows where its blocks are 0.9 an SM or more: "
-	  "lnl_skinny_xt_auto)",
+	  "tile's, or twice from K = 1536 where its blocks are 0.8 an SM or more (up to 32 "
+	  "rows only where they are 0.9 an SM or more: lnl_skinny_xt_auto)",
 	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
@@ -659,6 +665,11 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "picks it): 32 to 96, a multiple of 8; auto: the fewest that make no more blocks "
 	  "than SMs (lnl_skinny_xt_tile)",
 	  "96" },
+	{ "split_tile", split_tile_values,
+	  "rows of the split-K mma.sync kernel's tiles (split_k): 64, or 32, half the "
+	  "padding of up to 32 rows of x; auto: 32 for fp32 up to 32 rows, where 3xTF32 "
+	  "multiplies each tile three times (lnl_fwd_split_rows32), else 64",
+	  "32" },
 	{ "xt_stage", xt_stage_values,
 	  "k-tiles of x~ and W' a ring stage of the x~ skinny kernel: 1, 2 or 4; auto: 4 in "
 	  "tiles of up to 48 rows, else 2 (lnl_skinny_xt_stage)",
