@@ -424,7 +424,12 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * (1.05 of unfused against 0.95 at 64 x 1024 -> 4096), 96-row tiles (N =
  * 12288: 1.10-1.30 against 1.02-1.25), 17 and 24 rows in 96 blocks (3072
  * -> 3072: 0.96-0.98 against 0.91-0.92), and up to 16 rows, where the
- * skinny kernel with W' as A won 5 of 8 shapes. */
+ * skinny kernel with W' as A won 5 of 8 shapes. Where x~ is twice the
+ * tile (57 to 64 rows, N of 3584 to 4224: bench/RESULTS.md, "the x~
+ * kernel where x~ is twice its tile"), once its epilogue stored column
+ * pairs, it beat the x-as-A kernel at all 6 shapes of K = 1536 (0.96-1.01
+ * of unfused against 1.01-1.08) and 23 of 24 of K = 2048 to 8192, and
+ * lost at all 8 of K = 1024 (0.95-1.01 against 0.91-0.98). */
 #define LNL_SKINNY_XT_KS4_MAX_BN 48
 #define LNL_SKINNY_XT_AUTO_MAX_BN 88
 #define LNL_SKINNY_XT_FEW_M 32
