@@ -449,15 +449,17 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	return fwd_split_reduce_launch(op, splits, st);
 }
 
+// In op->mma_bm-row tiles (split_tile).
+template <typename T>
+static int mma_split_rows(const struct lnl_op *op, const T *x, cudaStream_t st)
+{
+	return op->mma_bm == 32 ? mma_split_run<T, 32>(op, x, st) : mma_split_run<T, 64>(op, x, st);
+}
+
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
-	if (op->mma_bm == 32)
-		return op->dt == FP_BF16 ? mma_split_run<__nv_bfloat16, 32>(
-						   op, (const __nv_bfloat16 *)x, st)
-					 : mma_split_run<float, 32>(op, (const float *)x, st);
-	return op->dt == FP_BF16 ? mma_split_run<__nv_bfloat16, 64>(op, (const __nv_bfloat16 *)x,
-								    st)
-				 : mma_split_run<float, 64>(op, (const float *)x, st);
+	return op->dt == FP_BF16 ? mma_split_rows(op, (const __nv_bfloat16 *)x, st)
+				 : mma_split_rows(op, (const float *)x, st);
 }
 
 int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t st)

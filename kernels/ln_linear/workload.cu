@@ -565,7 +565,7 @@ static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL }
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  "stream_xt", NULL };
 static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
-static const struct fp_kopt fwd_kopts[] = {
+static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
 	  "only), mma (mma.sync); auto: wgmma-ws from K = 64, wgmma below, mma off Hopper; "
@@ -665,17 +665,38 @@ static const struct fp_kopt fwd_kopts[] = {
 	  "picks it): 32 to 96, a multiple of 8; auto: the fewest that make no more blocks "
 	  "than SMs (lnl_skinny_xt_tile)",
 	  "96" },
+	{ "xt_stage", xt_stage_values,
+	  "k-tiles of x~ and W' a ring stage of the x~ skinny kernel: 1, 2 or 4; auto: 4 in "
+	  "tiles of up to 48 rows, else 2 (lnl_skinny_xt_stage)",
+	  "1" },
 	{ "split_tile", split_tile_values,
 	  "rows of the split-K mma.sync kernel's tiles (split_k): 64, or 32, half the "
 	  "padding of up to 32 rows of x; auto: 32 for fp32 up to 32 rows, where 3xTF32 "
 	  "multiplies each tile three times (lnl_fwd_split_rows32), else 64",
 	  "32" },
-	{ "xt_stage", xt_stage_values,
-	  "k-tiles of x~ and W' a ring stage of the x~ skinny kernel: 1, 2 or 4; auto: 4 in "
-	  "tiles of up to 48 rows, else 2 (lnl_skinny_xt_stage)",
-	  "1" },
 	{ NULL, NULL, NULL },
 };
+
+// The launcher reads an option's value at its OPT_* index (internal.h):
+// the table above must list them in that order.
+static constexpr bool kopt_at(int i, const char *name)
+{
+	const char *a = fwd_kopts[i].name;
+
+	while (*a && *a == *name)
+		a++, name++;
+	return *a == *name;
+}
+static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
+		      kopt_at(OPT_STATS_PASS, "stats_pass") && kopt_at(OPT_SPLIT_K, "split_k") &&
+		      kopt_at(OPT_DECODE, "decode") && kopt_at(OPT_SKINNY, "skinny") &&
+		      kopt_at(OPT_SKINNY_MMA, "skinny_mma") && kopt_at(OPT_SKINNY_X, "skinny_x") &&
+		      kopt_at(OPT_WS_TILE, "ws_tile") && kopt_at(OPT_MMA_TILE, "mma_tile") &&
+		      kopt_at(OPT_XA_TILE, "xa_tile") && kopt_at(OPT_XA_SPLIT, "xa_split") &&
+		      kopt_at(OPT_ST_SPLIT, "st_split") && kopt_at(OPT_XA_PASS, "xa_pass") &&
+		      kopt_at(OPT_RES_SPLIT, "res_split") && kopt_at(OPT_XT_TILE, "xt_tile") &&
+		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile"),
+	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
 // The workload contract
