@@ -253,10 +253,22 @@ static void check_plan(void)
 					continue;
 				}
 				if (!tpr) {
-					/* only rows past the register capacity */
+					/* only rows past the register capacity;
+					 * the backward's up to twice it take 512
+					 * threads of 32 (layernorm_bwd_wide) */
 					ASSERT(n > (bwd ? 512L : 1024L) * e);
+					if (bwd) {
+						int wide = n <= 512L * 32;
+
+						ASSERT_EQ(layernorm_bwd_wide(n, (enum fp_dtype)dt), wide);
+						ASSERT_EQ(layernorm_bwd_held(n, (enum fp_dtype)dt),
+							  wide ? 32 : 0);
+						ASSERT(!layernorm_bwd_full(n, (enum fp_dtype)dt));
+					}
 					continue;
 				}
+				if (bwd)
+					ASSERT(!layernorm_bwd_wide(n, (enum fp_dtype)dt));
 				ASSERT(tpr >= 32 && tpr <= 1024 && !(tpr & (tpr - 1)));
 				ASSERT((long)tpr * e >= n);
 				/* and the smallest such */
@@ -297,6 +309,11 @@ static void check_plan(void)
 	ASSERT_EQ(layernorm_bwd_held(6144, FP_F32), 16);   /* 512: kept at 4 */
 	ASSERT_EQ(layernorm_bwd_held(768, FP_BF16), 16);
 	ASSERT_EQ(layernorm_bwd_held(50257, FP_F32), 0);   /* the wide kernel */
+	ASSERT_EQ(layernorm_bwd_held(8200, FP_BF16), 32);  /* 512 threads of 32 */
+	ASSERT_EQ(layernorm_bwd_held(16384, FP_F32), 32);
+	ASSERT_EQ(layernorm_bwd_held(16392, FP_BF16), 0);  /* past 512 x 32 */
+	ASSERT(!layernorm_bwd_wide(8192, FP_BF16));        /* 512 x 16 */
+	ASSERT(!layernorm_bwd_wide(9001, FP_F32));         /* unaligned: wide kernel */
 	ASSERT_EQ(layernorm_fwd_held(768, FP_BF16), 24);   /* 32 threads a row */
 	ASSERT_EQ(layernorm_fwd_held(520, FP_BF16), 24);
 	ASSERT_EQ(layernorm_fwd_held(512, FP_BF16), 32);   /* 16 a thread: 2 chunks, kept at 4 */

@@ -35,6 +35,14 @@ extern "C" int layernorm_plan(int bwd, long N, enum fp_dtype dt)
 	return tpr * E >= N ? tpr : 0;  // 0: wider than the register kernels
 }
 
+extern "C" int layernorm_bwd_wide(long N, enum fp_dtype dt)
+{
+	const long V = 16 / (long)fp_dtype_size(dt);
+
+	return N % V == 0 && N > (long)WIDE_THREADS * BWD_PER_THREAD &&
+	       N <= (long)WIDE_THREADS * BWD_WIDE_PER_THREAD;
+}
+
 // The elements a thread of the register kernel of direction bwd holds in
 // rows of N: 3 of its 4 16-byte chunks where rows of dtype `three` and of
 // `least` to ROW_BLOCK threads fill no more than that (N in (2, 3] chunks
@@ -45,6 +53,8 @@ static int held(int bwd, long N, enum fp_dtype dt, enum fp_dtype three, int leas
 	const int tpr = layernorm_plan(bwd, N, dt);
 	const long E = layernorm_per_thread(bwd), chunk = E / 4;
 
+	if (bwd && layernorm_bwd_wide(N, dt))
+		return BWD_WIDE_PER_THREAD;
 	if (!tpr)
 		return 0;
 	if (dt == three && tpr >= least && tpr <= ROW_BLOCK && N > 2 * chunk * tpr &&
@@ -149,8 +159,6 @@ extern "C" long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N,
 	struct kcfg k = bwd_rows(dt, N, recompute);
 	int grid = 0;
 
-	if (!k.fn)
-		return 0;
 	if (kcfg_ready(&k) || persistent_grid(&k, M, &grid))
 		return -1;
 	return grid;
@@ -193,8 +201,6 @@ extern "C" int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh,
 {
 	struct kcfg k = bwd_rows(dt, N, 1);
 
-	if (!k.fn)
-		return error("layernorm: no fused LayerNorm backward for rows of %ld", N);
 	return launch_bwd(&k, (unsigned)blocks, dh, x, gamma, beta, dx, NULL,
 			  partial, M, N, h, st) ||
 	       layernorm_bwd_reduce(dt, partial, blocks, N, dgamma, dbeta, st) ? -1 : 0;

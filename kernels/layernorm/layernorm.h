@@ -30,6 +30,15 @@ extern "C" {
  * than the registers hold). Touches no GPU. */
 int layernorm_plan(int bwd, long N, enum fp_dtype dt);
 
+/* Whether the backward's rows of N, too wide for layernorm_plan(1, ...)'s
+ * kernels, take LayerNorm's widest register kernel instead of the wide-row
+ * one: 512 threads of 32 values (N a multiple of the 16-byte vector
+ * width, 8192 < N <= 16384), their dgamma/dbeta sums in shared memory.
+ * The LayerNorm and LayerNorm+GELU backwards take it; RMSNorm's, whose
+ * row kernels hold layernorm_plan()'s widths only, do not. Touches no
+ * GPU. */
+int layernorm_bwd_wide(long N, enum fp_dtype dt);
+
 /* Elements of a row each thread keeps in registers (a multiple of the
  * vector width): threads per row * this >= N whenever layernorm_plan() > 0. */
 int layernorm_per_thread(int bwd);
@@ -38,8 +47,8 @@ int layernorm_per_thread(int bwd);
  * holds: layernorm_per_thread(1), or 12 for fp32 rows of 64 to 256
  * threads that fill no more than 3 of a thread's 4 16-byte chunks (N in
  * (8, 12] x the threads a row: 768, 1536, 3072), which take an instance
- * that keeps fewer registers; 0 where the row goes to the wide-row
- * kernel. Touches no GPU. */
+ * that keeps fewer registers, or 32 where layernorm_bwd_wide(); 0 where
+ * the row goes to the wide-row kernel. Touches no GPU. */
 int layernorm_bwd_held(long N, enum fp_dtype dt);
 
 /* Elements of a row of N the forward's register kernel has each thread
@@ -77,9 +86,9 @@ int layernorm_stats(enum fp_dtype dt, const void *x, float *stats, long M,
 /* The persistent grid of layernorm_bwd (recompute 0) or of
  * layernorm_bwd_recompute (1) for M x N: it needs blocks * 2 N floats of
  * partials. Call once per shape, before launching (it also lets the kernel
- * have its shared memory). 0 when the recomputing form has no kernel for
- * rows of N (they must fit the register kernels: layernorm_plan(1, N, dt)
- * > 0), -1 on error (reported). */
+ * have its shared memory). Rows the register kernels do not hold
+ * (layernorm_plan(1, N, dt) == 0) take the wide-row kernel, one block a
+ * row, in either form. -1 on error (reported). */
 long layernorm_bwd_blocks(enum fp_dtype dt, long M, long N, int recompute);
 
 /* Given dh, the gradient at the LayerNorm's output, and the statistics of
@@ -93,8 +102,8 @@ int layernorm_bwd(enum fp_dtype dt, const void *dh, const void *x,
 		  cudaStream_t st);
 
 /* The same from x alone (no saved statistics), also writing h =
- * LayerNorm(x; gamma, beta) (M N): x is read once for both. blocks comes
- * from layernorm_bwd_blocks(dt, M, N, 1) and must be > 0. */
+ * LayerNorm(x; gamma, beta) (M N): x is read from DRAM once for both.
+ * blocks comes from layernorm_bwd_blocks(dt, M, N, 1). */
 int layernorm_bwd_recompute(enum fp_dtype dt, const void *dh, const void *x,
 			    const void *gamma, const void *beta, void *h,
 			    void *dx, void *dgamma, void *dbeta, float *partial,

@@ -72,6 +72,13 @@
 // register budgets (see ln_rows_bwd's launch bounds) assume these.
 #define FWD_PER_THREAD 32
 #define BWD_PER_THREAD 16
+// Rows of the backward wider than 512 threads hold at BWD_PER_THREAD (8192
+// values) and up to twice that: 512 threads holding BWD_WIDE_PER_THREAD
+// values each, their dgamma/dbeta accumulators in shared memory instead of
+// registers (bwd_shape::ACCS), where the wide-row kernel (kernel 4) took
+// 6-8x the time of its bytes at 14336 and 16384 (bench/RESULTS.md, "Wide
+// rows in the LayerNorm backward's registers").
+#define BWD_WIDE_PER_THREAD 32
 // Per storage type (F32, BF16): the blocks per SM the backward's 256-thread
 // instances ask registers for (1: no cap, 2 caps them at 128, 3 at 80, 4
 // at 64). Its dgamma/dbeta accumulators live in registers: at 2 blocks per
@@ -604,10 +611,15 @@ reduce_partials(const float *__restrict__ partial, int P, long N,
 //              row statistics (the first kernel of the unfused backward)
 //   BWD_LN     reads dh (in dy) and the statistics; LayerNorm backward
 //   BWD_FUSED  both in one: dy, x in; dx out
-// BWD_LN and BWD_FUSED add dh xhat and dh into this block's partial row
-// (each column always owned by the same thread: no race, fixed order),
-// then dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)) in one more
-// pass. Reads x four times and dy twice, mostly from L2.
+//   BWD_LNH    BWD_LN with the statistics recomputed from x and h =
+//              LayerNorm(x) written to aux in the dh pass (the
+//              LayerNorm+Linear backward's fused form: x read once)
+// BWD_LN, BWD_FUSED and BWD_LNH add dh xhat and dh into this block's
+// partial row (each column always owned by the same thread: no race,
+// fixed order), then dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat
+// xhat)) in one more pass. Reads x four times and dy twice, mostly from
+// L2: a row of 14336 bf16 values and its dy take 57 KB, and the rows of
+// the blocks in flight (132 SMs x 4) fit the L2.
 template <typename T, int MODE, int ERF>
 __global__ void __launch_bounds__(WIDE_THREADS)
 ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
@@ -644,7 +656,9 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 			float xh = ((to_f(xr[j]) - hi) - lo) * rstd, gm = to_f(gamma[j]);
 			float dh = to_f(dyr[j]);
 
-			if constexpr (MODE != BWD_LN)
+			if constexpr (MODE == BWD_LNH)
+				aux[row * N + j] = from_f<T>(fmaf(xh, gm, to_f(beta[j])));
+			else if constexpr (MODE != BWD_LN)
 				dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
 			if constexpr (MODE == BWD_DH) {
 				outr[j] = from_f<T>(dh);
@@ -665,7 +679,7 @@ ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 				float xh = ((to_f(xr[j]) - hi) - lo) * rstd, gm = to_f(gamma[j]);
 				float dh = to_f(dyr[j]);
 
-				if constexpr (MODE != BWD_LN)
+				if constexpr (MODE != BWD_LN && MODE != BWD_LNH)
 					dh *= gelu_grad<FAST>(fmaf(xh, gm, to_f(beta[j])), ERF);
 				// __fmul_rn: no FMA contraction, so dxhat is the same
 				// rounded value the row sums saw, and a row of N = 1
@@ -688,10 +702,14 @@ struct bwd_shape {
 	static constexpr int BLOCK = TPR > ROW_BLOCK ? TPR : ROW_BLOCK, RPB = BLOCK / TPR;
 	static constexpr int CAP = TPR * CH * V;  // widest row this instance holds
 	static constexpr bool NARROW = sizeof(T) == 4 && TPR <= BWD_NARROW_F32;
-	// The 3-chunk fp32 instance never stages (see BWD_MIN_BLOCKS_F32_3).
+	// dgamma/dbeta accumulators in shared memory (BWD_WIDE_PER_THREAD)
+	static constexpr bool ACCS = CH * V > BWD_PER_THREAD && MODE != BWD_DH;
+	// The 3-chunk fp32 instance never stages (see BWD_MIN_BLOCKS_F32_3);
+	// the wide one stages bf16 only (fp32's ring and accumulators would
+	// take 256 KB).
 	static constexpr bool STAGE = (sizeof(T) == 2 ? BWD_STAGE_BF16 : NARROW ?
 				       BWD_STAGE_F32_NARROW : BWD_STAGE_F32) &&
-				      MODE != BWD_DH && CH == BWD_PER_THREAD / V;
+				      MODE != BWD_DH && CH * V >= BWD_PER_THREAD;
 	// blocks an SM its registers are budgeted for (__launch_bounds__)
 	static constexpr int MIN_BLOCKS = TPR > ROW_BLOCK ? 1 : sizeof(T) == 2 ?
 		BWD_MIN_BLOCKS_BF16 : CH < BWD_PER_THREAD / V ? BWD_MIN_BLOCKS_F32_3 :
@@ -703,7 +721,8 @@ struct bwd_shape {
 	static constexpr int FULL_BLOCKS = MODE == BWD_DH ?
 		(sizeof(T) == 4 && CH < BWD_PER_THREAD / V ? 4 : 3) :
 		MIN_BLOCKS > 2 ? MIN_BLOCKS : 2;
-	static constexpr size_t SMEM = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
+	static constexpr size_t STAGE_BYTES = STAGE ? (size_t)2 * RPB * CH * TPR * 16 : 0;
+	static constexpr size_t SMEM = STAGE_BYTES + (ACCS ? (size_t)2 * CAP * 4 : 0);
 };
 
 // Kernel 5: the backward with the row in registers (changes over kernel 4
@@ -763,7 +782,23 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 	// over only BWD_PER_THREAD elements per thread).
 	const float inv_n = 1.0f / (float)N;
 	const long stride = (long)gridDim.x * RPB;
-	float ag[CH][V], ab[CH][V];
+	// dgamma/dbeta accumulators of this thread's columns: registers, or
+	// (ACCS) its slots of shared memory after the staging ring, laid out
+	// [2][CH V][TPR] so that a warp's threads touch consecutive words.
+	float ag[S::ACCS ? 1 : CH][V], ab[S::ACCS ? 1 : CH][V];
+	float *const sacc = (float *)(dsm + S::STAGE_BYTES) + t;
+	auto acc_g = [&](int c, int k) -> float & {
+		if constexpr (S::ACCS)
+			return sacc[(c * V + k) * TPR];
+		else
+			return ag[c][k];
+	};
+	auto acc_b = [&](int c, int k) -> float & {
+		if constexpr (S::ACCS)
+			return sacc[(CH * V + c * V + k) * TPR];
+		else
+			return ab[c][k];
+	};
 	// This thread's staged chunk c: stx[c * TPR] (x), sty[c * TPR] (dy).
 	uint4 *const stx = (uint4 *)dsm + g * CH * TPR + t;
 	uint4 *const sty = stx + RPB * CH * TPR;
@@ -785,7 +820,7 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 	for (int c = 0; c < CH; c++)
 #pragma unroll
 		for (int k = 0; k < V; k++)
-			ag[c][k] = ab[c][k] = 0.0f;
+			acc_g(c, k) = acc_b(c, k) = 0.0f;
 	if constexpr (STAGE) {
 		// The slots no copy will ever fill are zeroed once (padding
 		// columns; every column of a group whose first row is past M),
@@ -900,8 +935,8 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 					} else {
 						const float dxh = __fmul_rn(dh[k], gm[k]);
 
-						ag[c][k] = fmaf(dh[k], xh, ag[c][k]);
-						ab[c][k] += dh[k];
+						acc_g(c, k) = fmaf(dh[k], xh, acc_g(c, k));
+						acc_b(c, k) += dh[k];
 						gv[c][k] = dxh;
 						p[0] += dxh;
 						p[1] = fmaf(dxh, xh, p[1]);
@@ -950,8 +985,14 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 				if (FULL || j < N)
 #pragma unroll
 					for (int k = 0; k < V; k += 4) {
-						st16<false>(pg + j + k, &ag[c][k]);
-						st16<false>(pb + j + k, &ab[c][k]);
+						float g4[4], b4[4];
+#pragma unroll
+						for (int e = 0; e < 4; e++) {
+							g4[e] = acc_g(c, k + e);
+							b4[e] = acc_b(c, k + e);
+						}
+						st16<false>(pg + j + k, g4);
+						st16<false>(pb + j + k, b4);
 					}
 			}
 		} else {
@@ -964,8 +1005,9 @@ __device__ __forceinline__ void ln_rows_bwd_body(BWD_ARGS)
 #pragma unroll
 						for (int k = 0; k < V; k++) {
 							const int j = (c * TPR + t) * V + k;
-							acc[j] = s ? acc[j] + ag[c][k] : ag[c][k];
-							acc[CAP + j] = s ? acc[CAP + j] + ab[c][k] : ab[c][k];
+							acc[j] = s ? acc[j] + acc_g(c, k) : acc_g(c, k);
+							acc[CAP + j] = s ? acc[CAP + j] + acc_b(c, k) :
+									   acc_b(c, k);
 						}
 				__syncthreads();
 			}
@@ -1069,12 +1111,16 @@ static inline const void *bwd_fn()
 		 bwd_shape<T, TPR, MODE, CH>::SMEM, 0 }
 // chunks: the 16-byte chunks of a row each thread holds (see
 // layernorm_bwd_held); fp32 rows of 3 at 64-256 threads take an instance
-// of their own.
+// of their own, and so do rows of 512 threads holding BWD_WIDE_PER_THREAD.
 #define BWD_CASE(TPR, T, MODE, ERF)                                           \
 	case TPR:                                                             \
 		if constexpr (sizeof(T) == 4 && TPR >= 64 && TPR <= ROW_BLOCK) \
 			if (chunks == 3)                                      \
 				CASE_CH(BWD, TPR, T, MODE, ERF, 3);          \
+		if constexpr (TPR == WIDE_THREADS)                            \
+			if (chunks == BWD_WIDE_PER_THREAD / (16 / sizeof(T)))   \
+				CASE_CH(BWD, TPR, T, MODE, ERF,              \
+					BWD_WIDE_PER_THREAD / (16 / sizeof(T))); \
 		CASE_CH(BWD, TPR, T, MODE, ERF, BWD_PER_THREAD / (16 / sizeof(T)))
 
 template <typename T, int MODE, int ERF>
@@ -1103,10 +1149,7 @@ static struct kcfg bwd_kernel(int tpr, int chunks, bool full)
 	BWD_CASE(256, T, MODE, ERF);
 	BWD_CASE(512, T, MODE, ERF);
 	default:
-		if constexpr (MODE == BWD_LNH)  // no wide-row form: fn NULL
-			return { NULL, 0, 1, 0, 0 };
-		else
-			return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0, 0 };
+		return { (const void *)ln_wide_bwd<T, MODE, ERF>, WIDE_THREADS, 1, 0, 0 };
 	}
 }
 
@@ -1151,7 +1194,7 @@ static struct kcfg fwd_pick(long N, enum fp_dtype dt)
 template <int MODE, int ERF>
 static struct kcfg bwd_pick(long N, enum fp_dtype dt)
 {
-	const int tpr = layernorm_plan(1, N, dt);
+	const int tpr = layernorm_bwd_wide(N, dt) ? WIDE_THREADS : layernorm_plan(1, N, dt);
 	const int chunks = layernorm_bwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
 	const bool full = layernorm_bwd_full(N, dt);
 

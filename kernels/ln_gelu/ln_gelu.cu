@@ -407,12 +407,14 @@ enum { P_NORMAL, P_OFFSET, P_CONSTANT, P_SPIKY };
 // 1536 and 2600: 64, 128 and 256 threads a row; at 2600 the last chunk
 // part full) and the bf16 forward's (768 and 520 at 32 threads a row, at
 // 520 one thread's third chunk only; 1536 at 64, 2600 at 128, 6144 at
-// 256), and the full-row instances (rows of exactly the threads' chunks,
-// N a constant: 768-6144, 512 and 2048 among them, at tails of M).
+// 256), the full-row instances (rows of exactly the threads' chunks,
+// N a constant: 768-6144, 512 and 2048 among them, at tails of M), and
+// the backward's widest register rows (512 threads of 32 values,
+// layernorm_bwd_wide: 9000 with its last chunks empty, 16384 full).
 #define LN_GELU_TESTS "M=1,N=1;M=1,N=4097;M=3,N=1023,erf=1;M=16384,N=768;" \
 	"M=4,N=50257;M=7,N=64,erf=1;M=5,N=4096;M=3,N=16384,erf=1;" \
 	"M=2,N=32768;M=1000,N=1024;M=37,N=1536,erf=1;M=5,N=2600;M=9,N=520;" \
-	"M=3,N=6144;M=33,N=2048;M=5,N=512;M=3,N=3072"
+	"M=3,N=6144;M=33,N=2048;M=5,N=512;M=3,N=3072;M=5,N=9000"
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused3", FP_UNFUSED,
@@ -701,7 +703,8 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // grid, which the device sets.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
-	const int tpr = layernorm_plan(op->bwd, op->N, op->dt);
+	const int tpr = op->bwd && layernorm_bwd_wide(op->N, op->dt) ? WIDE_THREADS :
+			layernorm_plan(op->bwd, op->N, op->dt);
 	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
 	int len;
 

@@ -474,12 +474,13 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	if (op->bwd) {
 		if (op->variant == BWD_NAIVE)
 			snprintf(buf, n, "one thread a row, fp32 atomics, %s", loads);
-		else if (op->variant == BWD_FUSED && op->lnh)
+		else if (op->variant == BWD_FUSED)
 			snprintf(buf, n, "cuBLASLt dh, LayerNorm backward recomputing h "
-				 "(rows in registers), cuBLASLt dW, db column sums");
+				 "(%s), cuBLASLt dW, db column sums",
+				 layernorm_plan(1, op->K, op->dt) || layernorm_bwd_wide(op->K, op->dt) ?
+				 "rows in registers" : "rows of any width, a block a row");
 		else
-			snprintf(buf, n, "%s%s", op->variant == BWD_FUSED ?
-				 "rows too wide to recompute in registers: " : "", unfused);
+			snprintf(buf, n, "%s", unfused);
 		return;
 	}
 	switch (op->fk) {
@@ -929,11 +930,9 @@ static void bwd_model(const struct fp_shape *s, enum fp_dtype dt, int variant,
 				   2 * 4 * (N * K + 2 * K + N);
 	else  // h and dh written and read; dy read by both GEMMs and the db
 	      // column sums; unfused: x read twice, statistics (3 floats a
-	      // row) written and read (fused: x once, statistics in registers;
-	      // rows too wide for them take the unfused path)
+	      // row) written and read (fused: x once, statistics recomputed)
 		m->variant_bytes = m->min_bytes + 4 * E * es + 2 * M * N * es + 2 * wre +
-				   (variant == BWD_UNFUSED || layernorm_plan(1, s->v[1], dt) == 0 ?
-				    E * es + 24 * M : 0);
+				   (variant == BWD_UNFUSED ? E * es + 24 * M : 0);
 }
 
 static void lnl_destroy(struct fp_op *fop)
@@ -1031,8 +1030,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
 		goto out_free;
 	if (bwd && variant != BWD_NAIVE) {
-		op->lnh = variant == BWD_FUSED &&
-			  layernorm_bwd_blocks(dt, op->M, op->K, 1) > 0;
+		op->lnh = variant == BWD_FUSED;
 		op->lnb = layernorm_bwd_blocks(dt, op->M, op->K, op->lnh);
 		if (op->lnb < 0 || op->lnb > LNL_PARTIALS) {
 			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
@@ -1259,7 +1257,7 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
-	"M=20,K=6152,N=700;M=2,K=1544,N=4100"
+	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
