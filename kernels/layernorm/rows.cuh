@@ -72,12 +72,13 @@
 // register budgets (see ln_rows_bwd's launch bounds) assume these.
 #define FWD_PER_THREAD 32
 #define BWD_PER_THREAD 16
-// Rows of the backward wider than 512 threads hold at BWD_PER_THREAD (8192
-// values) and up to twice that: 512 threads holding BWD_WIDE_PER_THREAD
-// values each, their dgamma/dbeta accumulators in shared memory instead of
-// registers (bwd_shape::ACCS), where the wide-row kernel (kernel 4) took
-// 6-8x the time of its bytes at 14336 and 16384 (bench/RESULTS.md, "Wide
-// rows in the LayerNorm backward's registers").
+// The backward's rows past 512 threads of BWD_PER_THREAD (8192 values), up
+// to twice that, take 512 threads of BWD_WIDE_PER_THREAD values each, their
+// dgamma/dbeta accumulators in shared memory instead of registers
+// (bwd_shape::ACCS; layernorm_bwd_wide): the wide-row kernel (kernel 4)
+// took 3.4-7x the copy time of their bytes at 12288 to 16384, this one
+// 2.2-4.2x less time (bench/RESULTS.md, "Wide rows in the LayerNorm
+// backward's registers").
 #define BWD_WIDE_PER_THREAD 32
 // Per storage type (F32, BF16): the blocks per SM the backward's 256-thread
 // instances ask registers for (1: no cap, 2 caps them at 128, 3 at 80, 4
@@ -618,8 +619,8 @@ reduce_partials(const float *__restrict__ partial, int P, long N,
 // partial row (each column always owned by the same thread: no race,
 // fixed order), then dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat
 // xhat)) in one more pass. Reads x four times and dy twice, mostly from
-// L2: a row of 14336 bf16 values and its dy take 57 KB, and the rows of
-// the blocks in flight (132 SMs x 4) fit the L2.
+// L2. The fallback for rows no register kernel holds (not a multiple of
+// the 16-byte vector, or past 16384: layernorm_bwd_wide).
 template <typename T, int MODE, int ERF>
 __global__ void __launch_bounds__(WIDE_THREADS)
 ln_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
