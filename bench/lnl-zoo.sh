@@ -10,7 +10,9 @@
 # of the unfused time: v_fusion's bound, bytes at the DRAM roof plus
 # launches) and, where the fused variant loses, v_fusion's verdict:
 # "cannot pay" (that bound under 5 %), "missing kernel", or "no bound"
-# (no byte model or DRAM roof).
+# (no byte model or DRAM roof). The forward's unfused variant also runs
+# with cuBLASLt's fastest algorithm (lt_algo=fastest, a run of its own):
+# fused_over_best is the fused time over the better of the two.
 #   sh bench/lnl-zoo.sh [fuseprof run option]...
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,11 +31,17 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 ./fuseprof run --db "$out/zoo.db" --tag lnl-zoo --workload ln_linear_fwd,ln_linear_bwd \
 	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }
+./fuseprof run --db "$out/zoo.db" --tag lnl-zoo-lt --workload ln_linear_fwd \
+	--variant unfused --kernel-opt lt_algo=fastest --no-counters --reps 20 --shape "$zoo" "$@" \
+	>"$out/run-lt.txt" 2>"$out/run-lt.err" || { echo "run exit $?"; tail -n 5 "$out/run-lt.err"; }
 ./fuseprof query --db "$out/zoo.db" --format md \
 	"SELECT f.workload, f.dtype, f.shape, f.kernel AS fused_kernel,
 	        round(f.time_ns / 1e3, 1) AS fused_us,
 	        round(u.time_ns / 1e3, 1) AS unfused_us,
 	        round(f.time_ns / u.time_ns, 3) AS fused_over_unfused,
+	        round(t.time_ns / 1e3, 1) AS unfused_fastest_us,
+	        round(f.time_ns / min(u.time_ns, coalesce(t.time_ns, u.time_ns)), 3)
+	          AS fused_over_best,
 	        round(v.fusion_bound_pct, 1) AS fusion_can_save_pct,
 	        CASE WHEN v.fusion_note LIKE 'fusion cannot pay%' THEN 'cannot pay'
 	             WHEN v.fusion_note LIKE '%a missing kernel' THEN 'missing kernel'
@@ -41,6 +49,9 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 	             ELSE '' END AS verdict
 	   FROM v_ops f JOIN v_ops u ON u.run_id = f.run_id AND u.workload = f.workload
 	    AND u.dtype = f.dtype AND u.shape = f.shape AND u.variant = 'unfused'
+	   LEFT JOIN v_ops t ON t.workload = f.workload AND t.dtype = f.dtype
+	    AND t.shape = f.shape AND t.variant = 'unfused'
+	    AND t.run_id = (SELECT max(run_id) FROM v_runs WHERE tag = 'lnl-zoo-lt')
 	   LEFT JOIN v_fusion v ON v.fused_op_id = f.op_id AND v.base_op_id = u.op_id
 	  WHERE f.variant = 'fused' AND f.tag = 'lnl-zoo'
 	    AND f.run_id = (SELECT max(run_id) FROM v_runs WHERE tag = 'lnl-zoo')

@@ -7,7 +7,9 @@
 //   dW^T (K x N)  = h^T (K x M) . dy (as N x M, transposed)
 //   dh^T (K x M)  = W (K x N) . dy^T (N x M)
 // fp32 uses CUBLAS_COMPUTE_32F (plain SGEMM arithmetic: no TF32); bf16
-// multiplies on tensor cores with fp32 accumulation.
+// multiplies on tensor cores with fp32 accumulation. The algorithm is the
+// heuristic's first choice, or with option lt_algo=fastest the fastest of
+// those it offers, timed once when the op is made (lt_tune).
 #include "config.h"
 
 #include <string.h>
@@ -81,15 +83,86 @@ int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 	if (nres < 1)
 		return error("cublasLt: no algorithm for a %ld x %ld x %ld GEMM", m, n, k);
 	g->algo = res.algo;
+	g->rank = 0;
+	g->offered = 1;
 	return 0;
+}
+
+// One run of g's GEMM with algorithm algo; its cuBLAS status.
+static cublasStatus_t lt_matmul(const struct lt_gemm *g, cublasLtHandle_t h,
+				const cublasLtMatmulAlgo_t *algo, const void *A, const void *B,
+				void *D, void *workspace, cudaStream_t st)
+{
+	const float one = 1.f, zero = 0.f;
+
+	return cublasLtMatmul(h, g->desc, &one, A, g->la, B, g->lb, &zero, D, g->ld, D, g->ld,
+			      algo, workspace, LT_WORKSPACE_BYTES, st);
+}
+
+int lt_tune(struct lt_gemm *g, cublasLtHandle_t h, const void *A, const void *B, void *D,
+	    void *workspace, cudaStream_t st)
+{
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasLtMatmulHeuristicResult_t res[LT_TUNE_ALGOS];
+	size_t wsize = LT_WORKSPACE_BYTES;
+	cudaEvent_t ev[2] = { NULL, NULL };
+	float best = -1.f;
+	int nres = 0, rc = -1;
+	cublasStatus_t s;
+
+	LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+	s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+						 &wsize, sizeof wsize);
+	if (s == CUBLAS_STATUS_SUCCESS)
+		s = cublasLtMatmulAlgoGetHeuristic(h, g->desc, g->la, g->lb, g->ld, g->ld, pref,
+						   LT_TUNE_ALGOS, res, &nres);
+	cublasLtMatmulPreferenceDestroy(pref);
+	if (s != CUBLAS_STATUS_SUCCESS)
+		return lt_fail("heuristic", s);
+	if (CUDA_CHECK(cudaEventCreate(&ev[0])) || CUDA_CHECK(cudaEventCreate(&ev[1])))
+		goto out;
+	g->offered = nres;
+	for (int i = 0; i < nres; i++) {
+		float ms = 0.f;
+		int reps = 1;
+
+		// One untimed run (an algorithm that fails is skipped), one
+		// timed, then as many back to back as take about
+		// LT_TUNE_SPAN_MS (LT_TUNE_REPS to 100), their mean compared.
+		if (res[i].state != CUBLAS_STATUS_SUCCESS ||
+		    lt_matmul(g, h, &res[i].algo, A, B, D, workspace, st) != CUBLAS_STATUS_SUCCESS)
+			continue;
+		for (int pass = 0; pass < 2; pass++) {
+			if (CUDA_CHECK(cudaEventRecord(ev[0], st)))
+				goto out;
+			for (int r = 0; r < reps; r++)
+				lt_matmul(g, h, &res[i].algo, A, B, D, workspace, st);
+			if (CUDA_CHECK(cudaEventRecord(ev[1], st)) ||
+			    CUDA_CHECK(cudaEventSynchronize(ev[1])) ||
+			    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1])))
+				goto out;
+			ms /= (float)reps;
+			reps = ms > 0.f ? (int)(LT_TUNE_SPAN_MS / ms) : 100;
+			reps = reps < LT_TUNE_REPS ? LT_TUNE_REPS : reps > 100 ? 100 : reps;
+		}
+		if (best < 0 || ms < best) {
+			best = ms;
+			g->algo = res[i].algo;
+			g->rank = i;
+		}
+	}
+	rc = best < 0 ? error("cublasLt: none of the %d algorithms offered for the GEMM ran",
+			      nres) : 0;
+out:
+	for (int i = 0; i < 2; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+	return rc;
 }
 
 int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
 	   const void *B, void *D, void *workspace, cudaStream_t st)
 {
-	const float one = 1.f, zero = 0.f;
-
-	LT_CHECK(cublasLtMatmul(h, g->desc, &one, A, g->la, B, g->lb, &zero, D,
-				g->ld, D, g->ld, &g->algo, workspace, LT_WORKSPACE_BYTES, st));
+	LT_CHECK(lt_matmul(g, h, &g->algo, A, B, D, workspace, st));
 	return 0;
 }

@@ -164,9 +164,14 @@ enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
-	OPT_SPLIT_TILE
+	OPT_SPLIT_TILE, OPT_LT_ALGO
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
+/* lt_algo (the forward's OPT_LT_ALGO, the backward's BOPT_LT_ALGO): the
+ * cuBLASLt GEMMs' algorithm, the heuristic's first choice or the fastest
+ * it offers (lt_tune). */
+enum { LTA_HEURISTIC, LTA_FASTEST };
+enum { BOPT_LT_ALGO };
 enum { CLUSTERS_AUTO, CLUSTERS_1, CLUSTERS_2 };
 enum { PASS_AUTO, PASS_ON, PASS_OFF };
 enum { SPLIT_AUTO, SPLIT_OFF };
@@ -225,7 +230,15 @@ struct lt_gemm {
 	cublasLtMatmulDesc_t desc;
 	cublasLtMatrixLayout_t la, lb, ld;
 	cublasLtMatmulAlgo_t algo;
+	int rank;     // algo's place in the heuristic's list (0: its first choice)
+	int offered;  // algorithms the heuristic offered (lt_tune), else 1
 };
+/* lt_tune: the most algorithms asked of cuBLASLt's heuristic, and the
+ * fewest timed runs of each, back to back, or as many as take about
+ * LT_TUNE_SPAN_MS (at most 100). */
+#define LT_TUNE_ALGOS 16
+#define LT_TUNE_REPS 5
+#define LT_TUNE_SPAN_MS 1.0f
 
 /* An instance (struct fp_op is opaque to the run loop; this is its layout). */
 struct lnl_op {
@@ -378,6 +391,12 @@ int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 	    long lda, long ldb, cudaDataType_t dt, long ldd, const void *bias);
 int lt_run(const struct lt_gemm *g, cublasLtHandle_t h, const void *A,
 	   const void *B, void *D, void *workspace, cudaStream_t st);
+/* The fastest of the algorithms cuBLASLt's heuristic offers for g's case
+ * (up to LT_TUNE_ALGOS; one untimed run each, then timed runs back to
+ * back on st, which it synchronizes), run on these operands, into g->algo
+ * (g->rank, g->offered say which of how many). 0, or -1 after error(). */
+int lt_tune(struct lt_gemm *g, cublasLtHandle_t h, const void *A, const void *B, void *D,
+	    void *workspace, cudaStream_t st);
 void lt_release(struct lt_gemm *g);
 /* check.cu: the outputs of the run just made on set 0 compared, into r
  * (check_begin'd), with double references on the inputs it read (profile

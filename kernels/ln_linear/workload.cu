@@ -37,6 +37,8 @@ static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", 
 // Option xt_stage's: k-tiles a ring stage of the x~ kernel, as numbers but
 // auto.
 static const char *const xt_stage_values[] = { "auto", "1", "2", "4", NULL };
+// Option lt_algo's (both workloads): LTA_HEURISTIC, LTA_FASTEST.
+static const char *const lt_algo_values[] = { "heuristic", "fastest", NULL };
 // Option xt_tile's: rows of W' a block of the x~ kernel, as numbers but auto.
 static const char *const xt_tile_values[] = { "auto", "32", "40", "48", "56", "64", "72", "80",
 					      "88", "96", NULL };
@@ -470,17 +472,27 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	const char *tf = op->dt == FP_BF16 ? "" : "3xTF32 ";
 	const char *unfused = "LayerNorm rows, cuBLASLt dW and dh, LayerNorm "
 			      "backward, db column sums";
+	char algo[128] = "";
 
+	// lt_algo=fastest: which of the algorithms offered each GEMM runs
+	// (1 = the heuristic's first choice).
+	if (op->bwd && op->g0.offered > 1)
+		snprintf(algo, sizeof algo, "; by time, cuBLASLt's algorithm %d of %d for dW, "
+			 "%d of %d for dh", op->g0.rank + 1, op->g0.offered, op->g1.rank + 1,
+			 op->g1.offered);
+	else if (!op->bwd && op->g0.offered > 1)
+		snprintf(algo, sizeof algo, "; by time, its algorithm %d of %d",
+			 op->g0.rank + 1, op->g0.offered);
 	if (op->bwd) {
 		if (op->variant == BWD_NAIVE)
 			snprintf(buf, n, "one thread a row, fp32 atomics, %s", loads);
 		else if (op->variant == BWD_FUSED)
 			snprintf(buf, n, "cuBLASLt dh, LayerNorm backward recomputing h "
-				 "(%s), cuBLASLt dW, db column sums",
+				 "(%s), cuBLASLt dW, db column sums%s",
 				 layernorm_plan(1, op->K, op->dt) || layernorm_bwd_wide(op->K, op->dt) ?
-				 "rows in registers" : "rows of any width, a block a row");
+				 "rows in registers" : "rows of any width, a block a row", algo);
 		else
-			snprintf(buf, n, "%s", unfused);
+			snprintf(buf, n, "%s%s", unfused, algo);
 		return;
 	}
 	switch (op->fk) {
@@ -488,7 +500,7 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "one thread a row, %s", loads);
 		break;
 	case FK_UNFUSED:
-		snprintf(buf, n, "LayerNorm rows + cuBLASLt (bias in its epilogue)");
+		snprintf(buf, n, "LayerNorm rows + cuBLASLt (bias in its epilogue%s)", algo);
 		break;
 	case FK_SIMT:
 		snprintf(buf, n, "first fused kernel 128x128 on %s, element loads",
@@ -675,6 +687,11 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "padding of up to 32 rows of x; auto: 32 for fp32 up to 32 rows, where 3xTF32 "
 	  "multiplies each tile three times (lnl_fwd_split_rows32), else 64",
 	  "32" },
+	{ "lt_algo", lt_algo_values,
+	  "the unfused variant's cuBLASLt GEMM: the algorithm cuBLASLt's heuristic puts "
+	  "first, or the fastest of those it offers (up to 16), each timed when the op is "
+	  "made on drawn operands; the kernel line says which of how many",
+	  "fastest" },
 	{ NULL, NULL, NULL },
 };
 
@@ -696,7 +713,8 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_XA_TILE, "xa_tile") && kopt_at(OPT_XA_SPLIT, "xa_split") &&
 		      kopt_at(OPT_ST_SPLIT, "st_split") && kopt_at(OPT_XA_PASS, "xa_pass") &&
 		      kopt_at(OPT_RES_SPLIT, "res_split") && kopt_at(OPT_XT_TILE, "xt_tile") &&
-		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile"),
+		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
+		      kopt_at(OPT_LT_ALGO, "lt_algo"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
@@ -952,7 +970,29 @@ static void lnl_destroy(struct fp_op *fop)
 	free(op);
 }
 
-// The cuBLASLt plans of the unfused variants.
+// lt_algo=fastest: the op's GEMMs timed on drawn operands (set 0's; the
+// check and the timing draw their own later) with each algorithm the
+// heuristic offers, the fastest kept. 0, or -1 (reported).
+static int lnl_lt_tune(struct lnl_op *op)
+{
+	const size_t MK = (size_t)(op->M * op->K), NK = (size_t)(op->N * op->K);
+	const size_t MN = (size_t)(op->M * op->N);
+	const uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	if (!op->bwd)  // y = h W^T + b
+		return dev_fill_normal(op->W, op->dt, NK, seed, 0.f, 0.03f, 0) ||
+		       dev_fill_normal(op->h, op->dt, MK, seed + 1, 0.f, 1.f, 0) ||
+		       dev_fill_normal(op->b, op->dt, (size_t)op->N, seed + 2, 0.f, 0.1f, 0) ||
+		       lt_tune(&op->g0, op->lt, op->W, op->h, op->y, op->workspace, 0) ? -1 : 0;
+	return dev_fill_normal(op->W, op->dt, NK, seed, 0.f, 0.03f, 0) ||  // dW, dh
+	       dev_fill_normal(op->h, op->dt, MK, seed + 1, 0.f, 1.f, 0) ||
+	       dev_fill_normal(op->dy, op->dt, MN, seed + 3, 0.f, 1.f, 0) ||
+	       lt_tune(&op->g0, op->lt, op->h, op->dy, op->dW, op->workspace, 0) ||
+	       lt_tune(&op->g1, op->lt, op->W, op->dy, op->dh, op->workspace, 0) ? -1 : 0;
+}
+
+// The cuBLASLt plans of the unfused variants (and of the fused backward's
+// GEMMs).
 static int lnl_plan(struct lnl_op *op)
 {
 	const long M = op->M, K = op->K, N = op->N;
@@ -964,11 +1004,13 @@ static int lnl_plan(struct lnl_op *op)
 	}
 	if (!op->bwd)
 		return lt_init(&op->g0, op->lt, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K,
-			       t, K, K, t, N, op->b);
+			       t, K, K, t, N, op->b) ||
+		       (op->ko.v[OPT_LT_ALGO] == LTA_FASTEST && lnl_lt_tune(op));
 	return lt_init(&op->g0, op->lt, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M,
 		       t, K, N, t, K, NULL) ||
 	       lt_init(&op->g1, op->lt, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N,
-		       t, K, N, t, K, NULL);
+		       t, K, N, t, K, NULL) ||
+	       (op->ko.v[BOPT_LT_ALGO] == LTA_FASTEST && lnl_lt_tune(op));
 }
 
 static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
@@ -1302,6 +1344,15 @@ extern "C" const struct workload wl_ln_linear_fwd = {
 	.destroy = lnl_destroy,
 };
 
+static const struct fp_kopt bwd_kopts[] = {
+	{ "lt_algo", lt_algo_values,
+	  "the unfused and fused variants' cuBLASLt GEMMs (dW, dh): the algorithm cuBLASLt's "
+	  "heuristic puts first, or the fastest of those it offers (up to 16), each timed "
+	  "when the op is made on drawn operands",
+	  "fastest" },
+	{ NULL, NULL, NULL },
+};
+
 static const struct fp_variant bwd_variants[] = {
 	{ "naive", FP_NAIVE,
 	  "1 kernel + 4 conversions, one thread per row: dx, and dgamma, dbeta, dW, db by fp32 atomics",
@@ -1327,6 +1378,7 @@ extern "C" const struct workload wl_ln_linear_bwd = {
 	.suite = LNL_SUITE,
 	.quick = LNL_QUICK,
 	.tests = LNL_TESTS,
+	.kopts = bwd_kopts,
 	.validate = lnl_validate,
 	.device_bytes = bwd_device_bytes,
 	.model = bwd_model,
