@@ -372,7 +372,6 @@ struct bwd_plan {
 	enum fp_dtype dt = FP_F32;
 	cublasLtHandle_t lt;
 	struct lt_gemm g0, g1;
-	int lnh;
 	long lnb;
 };
 
@@ -422,8 +421,7 @@ static struct bwd_plan *plan_for(long M, long K, long N, enum fp_dtype dt)
 	if (lt_init(&p->g0, p->lt, CUBLAS_OP_N, CUBLAS_OP_T, K, N, M, t, K, N, t, K, NULL) ||
 	    lt_init(&p->g1, p->lt, CUBLAS_OP_N, CUBLAS_OP_N, K, M, N, t, K, N, t, K, NULL))
 		goto fail;
-	p->lnh = layernorm_bwd_blocks(dt, M, K, 1) > 0;
-	p->lnb = layernorm_bwd_blocks(dt, M, K, p->lnh);
+	p->lnb = layernorm_bwd_blocks(dt, M, K, 1);
 	if (p->lnb < 0)
 		goto fail;
 	if (p->lnb > LNL_PARTIALS) {
@@ -499,7 +497,6 @@ FPK_EXPORT int fpk_ln_linear_bwd(const void *dy, const void *x, const void *gamm
 	op.lt = p->lt;
 	op.g0 = p->g0;
 	op.g1 = p->g1;
-	op.lnh = p->lnh;
 	op.lnb = p->lnb;
 	rc = bwd_launch(&op, x, dy, stream);
 	return rc ? FPK_ECUDA : FPK_OK;

@@ -43,6 +43,11 @@ extern "C" int layernorm_bwd_wide(long N, enum fp_dtype dt)
 	       N <= (long)WIDE_THREADS * BWD_WIDE_PER_THREAD;
 }
 
+extern "C" int layernorm_bwd_threads(long N, enum fp_dtype dt)
+{
+	return layernorm_bwd_wide(N, dt) ? WIDE_THREADS : layernorm_plan(1, N, dt);
+}
+
 // The elements a thread of the register kernel of direction bwd holds in
 // rows of N: 3 of its 4 16-byte chunks where rows of dtype `three` and of
 // `least` to ROW_BLOCK threads fill no more than that (N in (2, 3] chunks

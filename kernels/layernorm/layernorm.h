@@ -39,6 +39,12 @@ int layernorm_plan(int bwd, long N, enum fp_dtype dt);
  * GPU. */
 int layernorm_bwd_wide(long N, enum fp_dtype dt);
 
+/* Threads a row of the backward's register kernel for rows of N:
+ * layernorm_plan(1, ...), or 512 where layernorm_bwd_wide(); 0 where the
+ * row goes to the wide-row kernel. The rule LayerNorm's backward instances
+ * are picked by. Touches no GPU. */
+int layernorm_bwd_threads(long N, enum fp_dtype dt);
+
 /* Elements of a row each thread keeps in registers (a multiple of the
  * vector width): threads per row * this >= N whenever layernorm_plan() > 0. */
 int layernorm_per_thread(int bwd);

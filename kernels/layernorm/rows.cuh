@@ -1195,7 +1195,7 @@ static struct kcfg fwd_pick(long N, enum fp_dtype dt)
 template <int MODE, int ERF>
 static struct kcfg bwd_pick(long N, enum fp_dtype dt)
 {
-	const int tpr = layernorm_bwd_wide(N, dt) ? WIDE_THREADS : layernorm_plan(1, N, dt);
+	const int tpr = layernorm_bwd_threads(N, dt);
 	const int chunks = layernorm_bwd_held(N, dt) / (16 / (int)fp_dtype_size(dt));
 	const bool full = layernorm_bwd_full(N, dt);
 

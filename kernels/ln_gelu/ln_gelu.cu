@@ -703,8 +703,8 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // grid, which the device sets.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
-	const int tpr = op->bwd && layernorm_bwd_wide(op->N, op->dt) ? WIDE_THREADS :
-			layernorm_plan(op->bwd, op->N, op->dt);
+	const int tpr = op->bwd ? layernorm_bwd_threads(op->N, op->dt)
+				: layernorm_plan(0, op->N, op->dt);
 	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
 	int len;
 

@@ -229,7 +229,7 @@ static int bwd_run(const struct lnl_op *op, const T *x, const T *dy, cudaStream_
 	// kernel) gives dx, dgamma and dbeta. Fused: dh first, then one pass
 	// over x and dh recomputes the statistics, writes h and does the
 	// LayerNorm backward (x read once, no statistics in memory); then dW.
-	if (op->lnh) {
+	if (op->variant == BWD_FUSED) {
 		if (lt_run(&op->g1, op->lt, op->W, dy, op->dh, op->workspace, st) ||
 		    layernorm_bwd_recompute(op->dt, op->dh, x, op->gamma, op->beta,
 					     op->h, op->dx, op->dg, op->dbeta, op->part, op->lnb,

@@ -271,8 +271,6 @@ struct lnl_op {
 	void *dh;            // backward: dh = dy W, M x K (dtype)
 	float *part;         // backward: dgamma/dbeta and db partials
 	long lnb;            // backward: the LayerNorm backward's blocks
-	int lnh;             // fused backward: the LayerNorm backward recomputes
-	                     // h itself (rows the register kernels hold)
 	float *acc;          // naive backward: fp32 atomics targets
 	cublasLtHandle_t lt;
 	void *workspace;     // cuBLASLt's, LT_WORKSPACE_BYTES

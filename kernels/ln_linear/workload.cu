@@ -489,8 +489,8 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		else if (op->variant == BWD_FUSED)
 			snprintf(buf, n, "cuBLASLt dh, LayerNorm backward recomputing h "
 				 "(%s), cuBLASLt dW, db column sums%s",
-				 layernorm_plan(1, op->K, op->dt) || layernorm_bwd_wide(op->K, op->dt) ?
-				 "rows in registers" : "rows of any width, a block a row", algo);
+				 layernorm_bwd_threads(op->K, op->dt) ? "rows in registers" :
+				 "rows of any width, a block a row", algo);
 		else
 			snprintf(buf, n, "%s%s", unfused, algo);
 		return;
@@ -1072,8 +1072,7 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	if ((bwd ? variant != BWD_NAIVE : variant == FWD_UNFUSED) && lnl_plan(op))
 		goto out_free;
 	if (bwd && variant != BWD_NAIVE) {
-		op->lnh = variant == BWD_FUSED;
-		op->lnb = layernorm_bwd_blocks(dt, op->M, op->K, op->lnh);
+		op->lnb = layernorm_bwd_blocks(dt, op->M, op->K, variant == BWD_FUSED);
 		if (op->lnb < 0 || op->lnb > LNL_PARTIALS) {
 			error("ln_linear_bwd: the LayerNorm backward wants %ld blocks "
 			      "(at most %d)", op->lnb, LNL_PARTIALS);
