@@ -72,12 +72,16 @@ static struct kcfg fwd_pick_rms(long N, enum fp_dtype dt)
 			     : rms_fwd_kernel<float, MODE>(tpr);
 }
 
+// The fused backward's row kernel: layernorm_plan()'s threads a row of
+// BWD_PER_THREAD values, 512 of BWD_WIDE_PER_THREAD where
+// layernorm_bwd_wide() (8193 to 16384), else the wide-row kernel 3.
 static struct kcfg bwd_pick_rms(long N, enum fp_dtype dt)
 {
 	const int tpr = layernorm_plan(1, N, dt);
+	const bool wide = layernorm_bwd_wide(N, dt);
 
-	return dt == FP_BF16 ? rms_bwd_kernel<__nv_bfloat16>(tpr)
-			     : rms_bwd_kernel<float>(tpr);
+	return dt == FP_BF16 ? rms_bwd_kernel<__nv_bfloat16>(tpr, wide)
+			     : rms_bwd_kernel<float>(tpr, wide);
 }
 
 struct fp_op {
@@ -208,7 +212,7 @@ static int launch_fused_bwd(const struct fp_op *op, const void *dy, const void *
 	void *args[] = { &dy, &x, &g, &out, &partial, &M, &N };
 
 	return CUDA_CHECK(cudaLaunchKernel(op->main.fn, dim3((unsigned)op->pgrid),
-					   dim3(op->main.block), args, 0, st)) ||
+					   dim3(op->main.block), args, op->main.smem, st)) ||
 	       launch_reduce(op, st) ? -1 : 0;
 }
 
@@ -286,9 +290,12 @@ enum { P_NORMAL, P_OFFSET, P_TINY, P_ZEROROWS, P_SPIKY };
 // Awkward widths (1, 3, odd, not a multiple of the bf16 vector: 4100)
 // take the wide-row kernels; the rest hit the register kernels' block
 // shapes, a partial last block (M=5), many rows per persistent block
-// (M=1000) and rows past the register capacity (N=65536, 131101).
+// (M=1000), the fused backward's widest register rows (N=9000, 16384:
+// 512 threads of 32 values; 300 rows, a few a block of the persistent
+// grid) and rows past the register capacity (N=65536, 131101).
 #define RMS_TESTS "M=1,N=1;M=7,N=3;M=3,N=1023;M=16384,N=768;M=5,N=4096;" \
-	"M=4,N=4100;M=33,N=8;M=1000,N=1024;M=2,N=65536;M=3,N=131101"
+	"M=4,N=4100;M=33,N=8;M=1000,N=1024;M=5,N=9000;M=300,N=16384;" \
+	"M=2,N=65536;M=3,N=131101"
 
 static const struct fp_variant fwd_variants[] = {
 	{ "unfused", FP_UNFUSED,
@@ -488,7 +495,7 @@ extern "C" int rmsnorm_fused_bwd(enum fp_dtype dt, const void *dy, const void *x
 	op.dg = (char *)dgamma;
 	op.partial = partial;
 	op.main = bwd_pick_rms(N, dt);
-	if (persistent_grid(&op.main, M, &op.pgrid))
+	if (kcfg_ready(&op.main) || persistent_grid(&op.main, M, &op.pgrid))
 		return -1;
 	op.prows = op.pgrid;
 	if (op.prows > rmsnorm_fused_partials(dt, M, N))
@@ -540,7 +547,8 @@ static int op_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	op->partial = (float *)dev_carve(&cur, z.partial);
 	if (bwd && variant == V_FUSED) {
 		op->main = bwd_pick_rms(op->N, dt);
-		if (persistent_grid(&op->main, op->M, &op->pgrid))
+		if (kcfg_ready(&op->main) ||
+		    persistent_grid(&op->main, op->M, &op->pgrid))
 			goto out_free;
 		op->prows = op->pgrid;
 		// partial is sized for partial_rows_max() rows, what
@@ -593,8 +601,9 @@ static int bwd_create(struct fp_op **op, const struct fp_shape *s,
 // width.
 static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
+	const bool wide = op->bwd && op->variant == V_FUSED && layernorm_bwd_wide(op->N, op->dt);
 	const int tpr = !op->bwd && op->variant == V_FUSED && rms_fused_plan(op->N, op->dt)
-		? ROW_BLOCK : layernorm_plan(op->bwd, op->N, op->dt);
+		? ROW_BLOCK : wide ? WIDE_THREADS : layernorm_plan(op->bwd, op->N, op->dt);
 	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
 	int len;
 
@@ -603,7 +612,10 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 			 op->N % (long)(16 / op->es) ? "scalar (rows unaligned)" : "16-byte");
 		return;
 	}
-	if (tpr)
+	if (wide)
+		len = snprintf(buf, n, "rows in registers, %d threads a row of %d values each, "
+			       "dgamma accumulated in shared memory", tpr, BWD_WIDE_PER_THREAD);
+	else if (tpr)
 		len = snprintf(buf, n, "rows in registers, %d threads a row", tpr);
 	else
 		len = snprintf(buf, n, "rows of any width, a block of %d a row",
