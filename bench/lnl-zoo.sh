@@ -61,7 +61,7 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 	          AS own_kernels_ratio,
 	        round(v.fusion_bound_pct, 1) AS fusion_can_save_pct,
 	        CASE WHEN v.fusion_note LIKE 'fusion cannot pay%' THEN 'cannot pay'
-	             WHEN v.fusion_note LIKE '%a missing kernel' THEN 'missing kernel'
+	             WHEN v.fusion_note LIKE '%a missing kernel%' THEN 'missing kernel'
 	             WHEN v.fusion_note IS NOT NULL THEN 'no bound'
 	             ELSE '' END AS verdict
 	   FROM v_ops f JOIN v_ops u ON u.run_id = f.run_id AND u.workload = f.workload

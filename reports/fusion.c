@@ -30,6 +30,7 @@ static const struct col pair_cols[] = {
 	R(fused_roof_pct), R(base_roof_pct), R(fused_eff_bw_pct), R(base_eff_bw_pct),
 	I(best_unfused), R(fusion_removed_bytes), R(fusion_removed_launches),
 	R(fusion_bound_ns), R(fusion_bound_pct),
+	R(shared_kernels), R(shared_delta_ns), R(own_ratio),
 	{ "fusion_note", COL_TEXT_NULL, offsetof(struct fu_pair, fusion_note) },
 };
 #undef T
@@ -133,6 +134,26 @@ void fusion_compute(const struct rf_op *f, const struct rf_op *b, struct fu_pair
 				     p->fusion_removed_launches * FP_FUSION_LAUNCH_NS;
 		p->fusion_bound_pct = 100.0 * p->fusion_bound_ns / b->time_ns;
 	}
+	p->shared_kernels = 0;
+	p->shared_delta_ns = p->own_ratio = NAN;
+}
+
+void fusion_shared(struct fu_pair *p, const struct fu_kernel *fk, size_t nf,
+		   const struct fu_kernel *bk, size_t nb)
+{
+	double tf = 0, tb = 0, n = 0;
+
+	for (size_t i = 0; i < nf; i++)
+		for (size_t j = 0; j < nb; j++)
+			if (strcmp(fk[i].name, bk[j].name) == 0) {
+				tf += fk[i].ns;
+				tb += bk[j].ns;
+				n++;
+			}
+	p->shared_kernels = n;
+	p->shared_delta_ns = n ? tf - tb : NAN;
+	p->own_ratio = n && p->fused_time_ns - tf > 0 && p->base_time_ns - tb > 0
+		       ? (p->fused_time_ns - tf) / (p->base_time_ns - tb) : NAN;
 }
 
 char *fusion_note(const struct fu_pair *p, int best)
@@ -155,6 +176,12 @@ char *fusion_note(const struct fu_pair *p, int best)
 	else
 		strbuf_addf(&sb, "fused kernel %.2fx unfused where fusion could save up "
 			    "to %.1f %%: a missing kernel", p->fused_time_ns / base, pct);
+	if (p->shared_delta_ns > 0 && !isnan(p->own_ratio))
+		strbuf_addf(&sb, "; the %.0f kernel%s both ops run took %.1f µs longer in "
+			    "the fused op (the same kernels: clocks, caches), the rest "
+			    "%.2fx unfused", p->shared_kernels,
+			    p->shared_kernels == 1 ? "" : "s", p->shared_delta_ns / 1e3,
+			    p->own_ratio);
 	note = xstrdup(strbuf_str(&sb));
 	strbuf_release(&sb);
 	return note;

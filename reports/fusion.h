@@ -31,7 +31,22 @@ struct fu_pair {
 	long long best_unfused;
 	double fusion_removed_bytes, fusion_removed_launches;
 	double fusion_bound_ns, fusion_bound_pct;
+	/* The kernels both ops run (same name, as a backward's two GEMMs in
+	 * both variants): how many, how much longer they took in the fused
+	 * op (ns a repetition; NaN where none is shared) and the rest of the
+	 * fused op's time over the rest of the base's (NaN unless both rests
+	 * are positive). The note says so where the fused op loses and they
+	 * took longer in it: time fusion did not change. */
+	double shared_kernels, shared_delta_ns, own_ratio;
 	char *fusion_note;
+};
+
+/* One kernel of an op for fusion_shared: its name and its time a
+ * repetition (duration times launches, summed over its rows of that
+ * name). */
+struct fu_kernel {
+	const char *name;
+	double ns;
 };
 
 struct fu_pairs {
@@ -59,6 +74,12 @@ void fusion_release(struct fu_pairs *p);
  * ids, best_unfused and fusion_note are left alone). */
 void fusion_compute(const struct rf_op *fused, const struct rf_op *base,
 		    struct fu_pair *p);
+
+/* The reference of v_fusion's shared_kernels, shared_delta_ns and
+ * own_ratio for a pair fusion_compute filled: the fused op's kernels fk
+ * (nf, one per name) and the base's bk (nb). */
+void fusion_shared(struct fu_pair *p, const struct fu_kernel *fk, size_t nf,
+		   const struct fu_kernel *bk, size_t nb);
 
 /* The rule "fusion cannot pay here" (views.h, above FP_FUSION_NOISE_PCT)
  * for a pair fusion_compute filled, whose base is the fused op's fastest

@@ -310,7 +310,8 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 		"fused_model_bytes", "base_model_bytes", "predicted_speedup",
 		"kernel_ceiling", "fused_roof_pct", "base_roof_pct", "fused_eff_bw_pct", "base_eff_bw_pct",
 		"best_unfused", "fusion_removed_bytes", "fusion_removed_launches",
-		"fusion_bound_ns", "fusion_bound_pct", "fusion_note",
+		"fusion_bound_ns", "fusion_bound_pct", "shared_kernels",
+		"shared_delta_ns", "own_ratio", "fusion_note",
 	};
 	static const char *const disp[] = {
 		"workload", "dtype", "shape", "fused", "vs", "fused µs", "vs µs",
@@ -334,6 +335,7 @@ static void fusion_table(const struct fu_pairs *p, struct table *t, int display)
 			const double bound[] = {
 				x->fusion_removed_bytes, x->fusion_removed_launches,
 				x->fusion_bound_ns, x->fusion_bound_pct,
+				x->shared_kernels, x->shared_delta_ns, x->own_ratio,
 			};
 
 			table_add_text(t, x->workload);
@@ -504,7 +506,11 @@ static void ranks_table(const struct rk_rows *r, struct table *t, int display)
 	"launches but one (what a single fused kernel would save), bound " \
 	"the gain under " FP_STR(FP_FUSION_NOISE_PCT) " % of the unfused time; " \
 	"else \"a missing kernel\": fusion could save more than the fused " \
-	"kernel loses."
+	"kernel loses. Where both ops run kernels of the same name (a " \
+	"backward's GEMMs) and those took longer in the fused op, the note " \
+	"says by how much and compares the rest of the two ops' time: the " \
+	"same kernels, slower under another mix of work (clocks, caches), " \
+	"not fusion's doing."
 
 static int fusion_noted(const struct fu_pairs *p)
 {

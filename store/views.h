@@ -141,6 +141,15 @@ extern const char fp_v_runs_live_sql[];
  *   a missing kernel";
  *   with no byte model or no DRAM roof, the note says the bound is
  *   unknown.
+ * Where both ops run kernels of the same name (shared_kernels: the
+ * LayerNorm+Linear backward's cuBLASLt GEMMs run in both variants) and
+ * those took longer in the fused op (shared_delta_ns > 0: their
+ * duration times launches, summed, fused minus base), the note goes on
+ * "; the 2 kernels both ops run took 91.2 µs longer in the fused op (the
+ * same kernels: clocks, caches), the rest 0.93x unfused", own_ratio being
+ * the rest of the fused op's time over the rest of the base's (given
+ * where both rests are positive): at the power limit the same GEMM runs
+ * slower beside less memory-bound work, which is not fusion's doing.
  * fusion_note holds it on the row of that twin only (NULL elsewhere, and
  * where the fused variant is not slower). fusion_removed_bytes,
  * fusion_removed_launches, fusion_bound_ns and fusion_bound_pct are given
@@ -185,17 +194,21 @@ extern const char fp_v_runs_live_sql[];
 	"  AND b.workload = f.workload AND b.dtype = f.dtype AND b.shape = f.shape" \
 	"  AND b.op_id != f.op_id" \
 	" WHERE f.role = 'fused' AND f.status = 'ok' AND b.status = 'ok')," \
-	" q AS (SELECT *, 1e9 * fusion_removed_bytes / base_dram_bw" \
-	"  + fusion_removed_launches * " FP_STR(FP_FUSION_LAUNCH_NS) " AS fusion_bound_ns" \
-	"  FROM p)" \
-	" SELECT run_id, workload, dtype, shape, fused_op_id, fused_variant," \
-	" base_op_id, base_variant, base_role, fused_time_ns, base_time_ns, speedup," \
-	" fused_dram_bytes, base_dram_bytes, dram_ratio, fused_launches," \
-	" base_launches, launch_ratio, fused_model_bytes, base_model_bytes," \
-	" predicted_speedup, kernel_ceiling, fused_roof_pct, base_roof_pct," \
-	" fused_eff_bw_pct, base_eff_bw_pct, best_unfused, fusion_removed_bytes," \
-	" fusion_removed_launches, fusion_bound_ns," \
-	" 100.0 * fusion_bound_ns / base_time_ns AS fusion_bound_pct," \
+	" kn AS (SELECT op_id, name, sum(dur_ns * launches) AS t FROM kernels" \
+	"  WHERE op_id IN (SELECT op_id FROM r) GROUP BY op_id, name)," \
+	" sh AS (SELECT p.fused_op_id AS s_f, p.base_op_id AS s_b, count(*) AS n," \
+	"  sum(a.t) AS t_f, sum(c.t) AS t_b FROM p" \
+	"  JOIN kn a ON a.op_id = p.fused_op_id" \
+	"  JOIN kn c ON c.op_id = p.base_op_id AND c.name = a.name" \
+	"  GROUP BY p.fused_op_id, p.base_op_id)," \
+	" q AS (SELECT p.*, 1e9 * fusion_removed_bytes / base_dram_bw" \
+	"  + fusion_removed_launches * " FP_STR(FP_FUSION_LAUNCH_NS) " AS fusion_bound_ns," \
+	"  coalesce(sh.n, 0) AS shared_kernels," \
+	"  sh.t_f - sh.t_b AS shared_delta_ns," \
+	"  CASE WHEN fused_time_ns - sh.t_f > 0 AND base_time_ns - sh.t_b > 0 THEN" \
+	"   (fused_time_ns - sh.t_f) / (base_time_ns - sh.t_b) END AS own_ratio" \
+	"  FROM p LEFT JOIN sh ON sh.s_f = p.fused_op_id AND sh.s_b = p.base_op_id)," \
+	" n AS (SELECT *," \
 	" CASE WHEN best_unfused AND fused_time_ns > base_time_ns THEN" \
 	"  CASE WHEN fusion_bound_ns IS NULL OR base_time_ns <= 0 THEN" \
 	"   printf('fused kernel %.2fx unfused; no byte model or DRAM roof to bound" \
@@ -209,8 +222,24 @@ extern const char fp_v_runs_live_sql[];
 	"   CAST(round(base_time_ns / 1e3) AS INTEGER))" \
 	"  ELSE printf('fused kernel %.2fx unfused where fusion could save up to" \
 	" %.1f %%: a missing kernel', fused_time_ns / base_time_ns," \
-	"   100.0 * fusion_bound_ns / base_time_ns) END END AS fusion_note" \
-	" FROM q"
+	"   100.0 * fusion_bound_ns / base_time_ns) END END AS verdict" \
+	" FROM q)" \
+	" SELECT run_id, workload, dtype, shape, fused_op_id, fused_variant," \
+	" base_op_id, base_variant, base_role, fused_time_ns, base_time_ns, speedup," \
+	" fused_dram_bytes, base_dram_bytes, dram_ratio, fused_launches," \
+	" base_launches, launch_ratio, fused_model_bytes, base_model_bytes," \
+	" predicted_speedup, kernel_ceiling, fused_roof_pct, base_roof_pct," \
+	" fused_eff_bw_pct, base_eff_bw_pct, best_unfused, fusion_removed_bytes," \
+	" fusion_removed_launches, fusion_bound_ns," \
+	" 100.0 * fusion_bound_ns / base_time_ns AS fusion_bound_pct," \
+	" shared_kernels, shared_delta_ns, own_ratio," \
+	" CASE WHEN verdict IS NOT NULL AND shared_delta_ns > 0 AND own_ratio IS NOT NULL" \
+	"  THEN verdict || printf('; the %d kernel%s both ops run took %.1f µs longer" \
+	" in the fused op (the same kernels: clocks, caches), the rest %.2fx unfused'," \
+	"   shared_kernels, CASE WHEN shared_kernels = 1 THEN '' ELSE 's' END," \
+	"   shared_delta_ns / 1e3, own_ratio)" \
+	"  ELSE verdict END AS fusion_note" \
+	" FROM n"
 
 /* ---- save or recompute ------------------------------------------------
  * What a forward keeps alive for its backward is memory a training step

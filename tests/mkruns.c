@@ -34,6 +34,11 @@
  *                            DRAM bytes DRAM (a quarter written, WB of
  *                            them as write-back), L2 bytes L2 and no FLOPs;
  *                            'second -' (default): one kernel
+ *   kernels NAME FRAC [NAME2]  the ops that follow run kernel NAME for FRAC
+ *                            of their median time, one launch, and NAME2
+ *                            (if given) for the rest; 'kernels -'
+ *                            (default): test_kernel for all of it, the
+ *                            op's launches (not with 'second')
  *   ceiling NAME UNIT VALUE  a measured ceiling of the current run's device
  *   saved BYTES|- [BACKWARD] the bytes the ops that follow keep for their
  *                            backward ('-', the default: NULL) and, for a
@@ -136,6 +141,8 @@ static char kind[16] = "run";
  * that follow. */
 static double saved_bytes = NAN;
 static double second_dram = NAN, second_l2, second_wb;
+static char kname1[128], kname2[128];  /* 'kernels': '' for the default */
+static double kfrac = 1;
 static char backward[128];
 
 /* parse_double, with '-' for NAN. */
@@ -323,9 +330,10 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 	op.launches = launches;
 	op.model_flops = model_flops;
 	op.model_min_bytes = op.model_variant_bytes = model_bytes;
-	k[0].name = "test_kernel";
-	k[0].launches = launches;
-	k[0].dur_ns_median = k[0].dur_ns_min = k[0].dur_ns_max = median;
+	k[0].name = *kname1 ? kname1 : "test_kernel";
+	k[0].launches = *kname1 ? 1 : launches;
+	k[0].dur_ns_median = k[0].dur_ns_min = k[0].dur_ns_max =
+		*kname1 ? kfrac * median : median;
 	if (counters) {
 		vals[C_READ] = round(dram * 0.75);
 		vals[C_WRITE] = dram - vals[C_READ];
@@ -351,7 +359,17 @@ static int add_op(struct store *st, long long run, char **f, int lineno)
 		k[0].counter_values = vals;
 	}
 	op.nkernels = 1;
-	if (counters && !isnan(second_dram)) {
+	if (*kname2) {
+		if (counters && !isnan(second_dram)) {
+			free(t);
+			return error("line %d: 'kernels' with two names and 'second'", lineno);
+		}
+		k[1].name = kname2;
+		k[1].launches = 1;
+		k[1].dur_ns_median = k[1].dur_ns_min = k[1].dur_ns_max = (1 - kfrac) * median;
+		op.nkernels = 2;
+	}
+	if (counters && !isnan(second_dram) && !*kname2) {
 		double read = round(second_dram * 0.75);
 
 		k[1].name = "test_kernel_2";
@@ -476,6 +494,16 @@ int main(int argc, char **argv)
 				error("line %d: bad number", lineno);
 				goto out;
 			}
+		} else if (!strcmp(f[0], "kernels") && n == 2 && !strcmp(f[1], "-")) {
+			kname1[0] = kname2[0] = '\0';
+			kfrac = 1;
+		} else if (!strcmp(f[0], "kernels") && (n == 3 || n == 4)) {
+			if (parse_double(f[2], &kfrac) || !(kfrac > 0 && kfrac <= 1)) {
+				error("line %d: bad fraction", lineno);
+				goto out;
+			}
+			snprintf(kname1, sizeof kname1, "%s", f[1]);
+			snprintf(kname2, sizeof kname2, "%s", n == 4 ? f[3] : "");
 		} else if (!strcmp(f[0], "writeback") && n == 2) {
 			if (number_or_dash(f[1], &writeback_bytes)) {
 				error("line %d: bad number", lineno);

@@ -81,7 +81,7 @@ diff "$tmp/want" "$tmp/got" >&2 || fail "v_fusion's bounds differ (above)"
 out=$tmp/r
 expect_exit 0 "$FUSEPROF" report --db "$db" --run notes --out "$out" --no-plots \
 	--format md,html,csv
-head -n 1 "$out/fusion.csv" | tr -d '\r' | grep -q ',best_unfused,fusion_removed_bytes,fusion_removed_launches,fusion_bound_ns,fusion_bound_pct,fusion_note$' ||
+head -n 1 "$out/fusion.csv" | tr -d '\r' | grep -q ',best_unfused,fusion_removed_bytes,fusion_removed_launches,fusion_bound_ns,fusion_bound_pct,shared_kernels,shared_delta_ns,own_ratio,fusion_note$' ||
 	fail "fusion.csv header: $(head -n 1 "$out/fusion.csv")"
 [ "$(grep -c 'fusion cannot pay here: it removes at most 134.2 MB' "$out/fusion.csv")" = 1 ] ||
 	fail "fusion.csv: the case (a) note is not on one row"
@@ -96,6 +96,51 @@ done
 # softmax's fused variant wins: its row has no note.
 grep '| softmax |' "$out/report.md" | grep -q 'fused kernel\|cannot pay' &&
 	fail "report.md: a note on a fused variant that wins"
+
+# Kernels both ops run: a backward whose two variants run the same GEMM
+# (one kernel here, 79 % of the fused op, 78 % of the unfused one), which
+# took 127.6 µs longer in the fused op, and kernels of their own (the
+# fused 714 µs, the unfused 721.6): the fused op loses 3.7 % where fusion
+# could save 2.1 %, and its note says the shared kernel took longer and
+# the rest is 0.99x. Beside it a fused variant whose only kernel is
+# shared (a missing kernel: no rest to compare, no clause) and softmax,
+# whose variants both run test_kernel and whose fused one wins (no note).
+"$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
+device NVIDIA-H100
+run shared
+ceiling dram_bw B/s 3e12
+model 1e12 10e9
+kernels nvjet_gemm 0.79 ln_bwd_recompute
+op ln_linear_bwd fused bf16 M=16384,K=14336,N=2048 ok 4 - - 3400000 0 3
+model 1e12 10.2e9
+kernels nvjet_gemm 0.78 ln_fwd_then_bwd
+op ln_linear_bwd unfused bf16 M=16384,K=14336,N=2048 ok 2 - - 3280000 0 3
+kernels nvjet_gemm 1
+model 1e12 10e9
+op ln_linear_bwd fused bf16 M=8192,K=2048,N=8192 ok 1 - - 800000 0 3
+model 1e12 10.2e9
+op ln_linear_bwd unfused bf16 M=8192,K=2048,N=8192 ok 1 - - 780000 0 3
+kernels -
+model 1e6 2e6
+op softmax fused fp32 M=4,N=8 ok 1 - - 100000 0 3
+model 1e6 4e6
+op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3
+SPEC
+expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
+	"SELECT v.shape, shared_kernels, round(shared_delta_ns), round(own_ratio, 4), fusion_note
+	 FROM v_fusion v JOIN runs r ON r.id = v.run_id WHERE r.tag = 'shared'
+	 ORDER BY v.workload, v.shape"
+tr -d '\r' <"$tmp/out" | tail -n +2 >"$tmp/got"
+cat >"$tmp/want" <<'EOF2'
+"M=16384,K=14336,N=2048",1,127600,0.9895,"fusion cannot pay here: it removes at most 200.0 MB and 1 launch (68.7 µs, 2.1 % of 3280 µs); the 1 kernel both ops run took 127.6 µs longer in the fused op (the same kernels: clocks, caches), the rest 0.99x unfused"
+"M=8192,K=2048,N=8192",1,20000,,fused kernel 1.03x unfused where fusion could save up to 8.5 %: a missing kernel
+"M=4,N=8",1,-200000,,
+EOF2
+diff "$tmp/want" "$tmp/got" >&2 || fail "v_fusion's shared kernels differ (above)"
+expect_exit 0 "$FUSEPROF" report --db "$db" --run shared --out "$tmp/s" --no-plots --format md,csv
+grep -q 'the 1 kernel both ops run took 127.6 µs longer in the fused op' "$tmp/s/report.md" ||
+	fail "report.md: no shared-kernel clause"
+grep -q 'not fusion.s doing' "$tmp/s/report.md" || fail "report.md: the clause is not explained"
 
 # A run where every fused variant wins has no notes and no explanation.
 "$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
