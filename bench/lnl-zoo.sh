@@ -20,7 +20,8 @@
 # GEMMs, the column sums), shared_kernels_delta_us is how much longer they
 # took in the fused op (clocks, caches: not fusion's doing) and
 # own_kernels_ratio the rest of the fused op's time over the rest of the
-# unfused one's (what fusion changed).
+# unfused one's (what fusion changed; fused / unfused where nothing is
+# shared): v_fusion's shared_delta_ns and own_ratio.
 #   sh bench/lnl-zoo.sh [fuseprof run option]...
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,12 +44,7 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 	--variant fused,unfused --kernel-opt lt_algo=fastest --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run-lt.txt" 2>"$out/run-lt.err" || { echo "run exit $?"; tail -n 5 "$out/run-lt.err"; }
 ./fuseprof query --db "$out/zoo.db" --format md \
-	"WITH kn AS (SELECT run_id, op_id, name, sum(dur_ns * launches) AS t
-	             FROM v_kernels GROUP BY op_id, name),
-	      sh AS (SELECT a.op_id AS f_id, b.op_id AS u_id, sum(a.t) AS f_t, sum(b.t) AS u_t
-	             FROM kn a JOIN kn b ON b.run_id = a.run_id AND b.name = a.name
-	              AND b.op_id != a.op_id GROUP BY a.op_id, b.op_id)
-	 SELECT f.workload, f.dtype, f.shape, f.kernel AS fused_kernel,
+	"SELECT f.workload, f.dtype, f.shape, f.kernel AS fused_kernel,
 	        round(f.time_ns / 1e3, 1) AS fused_us,
 	        round(u.time_ns / 1e3, 1) AS unfused_us,
 	        round(f.time_ns / u.time_ns, 3) AS fused_over_unfused,
@@ -56,9 +52,8 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 	        round(tf.time_ns / t.time_ns, 3) AS fused_over_fastest,
 	        round(max(f.time_ns / u.time_ns, coalesce(tf.time_ns / t.time_ns, 0)), 3)
 	          AS fused_over_best,
-	        round((s.f_t - s.u_t) / 1e3, 1) AS shared_kernels_delta_us,
-	        round((f.time_ns - coalesce(s.f_t, 0)) / (u.time_ns - coalesce(s.u_t, 0)), 3)
-	          AS own_kernels_ratio,
+	        round(v.shared_delta_ns / 1e3, 1) AS shared_kernels_delta_us,
+	        round(coalesce(v.own_ratio, f.time_ns / u.time_ns), 3) AS own_kernels_ratio,
 	        round(v.fusion_bound_pct, 1) AS fusion_can_save_pct,
 	        CASE WHEN v.fusion_note LIKE 'fusion cannot pay%' THEN 'cannot pay'
 	             WHEN v.fusion_note LIKE '%a missing kernel%' THEN 'missing kernel'
@@ -72,7 +67,6 @@ zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 	   LEFT JOIN v_ops t ON t.run_id = tf.run_id AND t.workload = f.workload
 	    AND t.dtype = f.dtype AND t.shape = f.shape AND t.variant = 'unfused'
 	   LEFT JOIN v_fusion v ON v.fused_op_id = f.op_id AND v.base_op_id = u.op_id
-	   LEFT JOIN sh s ON s.f_id = f.op_id AND s.u_id = u.op_id
 	  WHERE f.variant = 'fused' AND f.tag = 'lnl-zoo'
 	    AND f.run_id = (SELECT max(run_id) FROM v_runs WHERE tag = 'lnl-zoo')
 	  ORDER BY f.workload, f.dtype, f.op_id" | tee "$out/ratios.md"
