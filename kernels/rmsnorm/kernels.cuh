@@ -192,12 +192,14 @@ rms_wide_bwd(const T *__restrict__ dy, const T *__restrict__ x,
 // BWD_WIDE_PER_THREAD in rows of 8193 to 16384 (a multiple of the vector;
 // layernorm_bwd_wide), 512 threads a row as LayerNorm's backward takes
 // them: there gamma is loaded from L1 where it is used, each row, and the
-// dgamma accumulators live in dynamic shared memory (rms_bwd_smem bytes,
+// dgamma accumulators live in dynamic shared memory (RMS_BWD_SMEM bytes,
 // [E][TPR], each thread its own slots: no race, a warp's threads on
 // consecutive words), which leaves x, dy and the next row's prefetch the
 // registers. Before, those rows took kernel 3 (two passes through L2, the
 // partial row updated in global memory every row): bf16 16384 x 12288
-// fused 1071 µs against the unfused chain's 882.
+// fused 1059 µs against the unfused chain's 885, now 374 (H200,
+// bench/RESULTS.md, "RMSNorm's fused backward: rows of 8193-16384 in
+// registers").
 template <typename T, int TPR, int E = BWD_PER_THREAD>
 __global__ void __launch_bounds__(TPR > ROW_BLOCK ? TPR : ROW_BLOCK,
 				  TPR > ROW_BLOCK ? 1 : 2)
