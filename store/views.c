@@ -572,7 +572,7 @@ const struct view_def fp_views[] = {
 	 * saying whether fusion can pay there at all. The SELECT is
 	 * FP_FUSION_SQL in views.h, shared with `fuseprof report`. */
 	{ "v_fusion", FP_FUSION_SQL("v_roofline"),
-	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup; the most fusion can win against an unfused variant, and a note where the fused variant loses (fusion cannot pay here, or a missing kernel)" },
+	  "fused vs each other variant of one workload, dtype and shape: speedup, byte and launch ratios, predicted speedup; the most fusion can win against an unfused variant; the kernels both ops run and how much longer they took in the fused one; and a note where the fused variant loses (fusion cannot pay here, or a missing kernel, and whether the shared kernels took longer)" },
 
 	/* Save or recompute: each forward variant beside its backward
 	 * variant of the same name, their total time, and what keeping less
