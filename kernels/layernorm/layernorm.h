@@ -34,9 +34,8 @@ int layernorm_plan(int bwd, long N, enum fp_dtype dt);
  * kernels, take LayerNorm's widest register kernel instead of the wide-row
  * one: 512 threads of 32 values (N a multiple of the 16-byte vector
  * width, 8192 < N <= 16384), their dgamma/dbeta sums in shared memory.
- * The LayerNorm and LayerNorm+GELU backwards take it; RMSNorm's, whose
- * row kernels hold layernorm_plan()'s widths only, do not. Touches no
- * GPU. */
+ * The LayerNorm and LayerNorm+GELU backwards take it, and RMSNorm's fused
+ * backward its own instance of the same shape. Touches no GPU. */
 int layernorm_bwd_wide(long N, enum fp_dtype dt);
 
 /* Threads a row of the backward's register kernel for rows of N:

@@ -603,7 +603,8 @@ static void op_kernel(const struct fp_op *op, char *buf, size_t n)
 {
 	const bool wide = op->bwd && op->variant == V_FUSED && layernorm_bwd_wide(op->N, op->dt);
 	const int tpr = !op->bwd && op->variant == V_FUSED && rms_fused_plan(op->N, op->dt)
-		? ROW_BLOCK : wide ? WIDE_THREADS : layernorm_plan(op->bwd, op->N, op->dt);
+		? ROW_BLOCK : op->bwd ? layernorm_bwd_threads(op->N, op->dt)
+		: layernorm_plan(0, op->N, op->dt);
 	const int rpb = tpr >= ROW_BLOCK ? 1 : ROW_BLOCK / (tpr ? tpr : ROW_BLOCK);
 	int len;
 
