@@ -896,6 +896,35 @@ static void test_xt_plan(void)
 			ASSERT(bn != 0 || (N + 95) / 96 > sms);
 		}
 	printf("ok   x~ kernel: tile, stage and auto rule\n");
+	/* Its slices of K: multiples of the stage's k-tiles, none empty,
+	 * covering K, the slices asked for or fewer */
+	{
+		int kc;
+
+		ASSERT_EQ(lnl_skinny_xt_slices(4096, 2, 2, &kc), 2);  /* 64 k-tiles */
+		ASSERT_EQ(kc, 32);
+		ASSERT_EQ(lnl_skinny_xt_slices(4096, 4, 3, &kc), 3);  /* 24, 24, 16 */
+		ASSERT_EQ(kc, 24);
+		ASSERT_EQ(lnl_skinny_xt_slices(1024, 4, 3, &kc), 2);  /* 16: 8 and 8 */
+		ASSERT_EQ(kc, 8);
+		ASSERT_EQ(lnl_skinny_xt_slices(4104, 4, 1, &kc), 1);  /* 65 k-tiles */
+		ASSERT_EQ(kc, 68);
+		ASSERT_EQ(lnl_skinny_xt_slices(64, 4, 8, &kc), 1);
+		for (long K = 8; K <= 20000; K += 88)
+			for (int ks = 1; ks <= 4; ks *= 2)
+				for (int s = 1; s <= 8; s++) {
+					const int kt = (int)((K + 63) / 64);
+					const int n = lnl_skinny_xt_slices(K, ks, s, &kc);
+					int kc2;
+
+					ASSERT(n >= 1 && n <= s && kc % ks == 0);
+					ASSERT((long)n * kc >= kt && (long)(n - 1) * kc < kt);
+					/* the launch recomputes the same cut */
+					ASSERT_EQ(lnl_skinny_xt_slices(K, ks, n, &kc2), n);
+					ASSERT_EQ(kc2, kc);
+				}
+		printf("ok   x~ kernel: slices of K\n");
+	}
 	ASSERT(lnl_fwd_split_rows32(1, FP_F32));
 	ASSERT(lnl_fwd_split_rows32(32, FP_F32));
 	ASSERT(!lnl_fwd_split_rows32(33, FP_F32));

@@ -92,19 +92,6 @@ __device__ __forceinline__ void stream_ring_init(uint32_t fb, uint32_t eb)
 	__syncthreads();
 }
 
-// The producer warp, done: in a cluster of C > 1 blocks it joins the
-// consumers' two cluster barriers (their sums shared, then read).
-__device__ __forceinline__ void stream_producer_join(int C)
-{
-	if (C > 1) {
-		__syncwarp();
-		cluster_arrive();
-		cluster_wait();
-		cluster_arrive();
-		cluster_wait();
-	}
-}
-
 // The producer warp's lane 0: the KT k-tiles from k-tile k0 on, the
 // block's kt-th of ta (rows from ra) and of tb (from rb) into stage kt %
 // ST once the warpgroup before has released it (zeros past K and the
@@ -340,12 +327,10 @@ __device__ __forceinline__ void xa_pass_stats(const __nv_bfloat16 *__restrict__ 
 // thread; red holds warpgroup 1's accumulators, st_part its rows' sums):
 // warpgroup 0 leaves the block's sums in shared memory (red2[(2 j + h)
 // 128 + thread] = d[4 j + 2 h], d[4 j + 2 h + 1]; st_sum), then past a
-// cluster barrier the rows' statistics and this rank's 1/C of the tile's
-// float2s are added over the ranks in rank order (sk_slices_sum) and
-// stored (s and b' from the block's staged ep_s, ep_b; a float2's two
-// columns in one 4-byte store where y keeps them side by side, as
-// xa_store's); a second barrier keeps every rank's shared memory until all
-// have read it.
+// cluster barrier the rows' statistics are merged and this rank's 1/C of
+// the tile added over the ranks and stored (sk_tile_slices_store, s and
+// b' from the block's staged ep_s, ep_b); a second barrier keeps every
+// rank's shared memory until all have read it.
 template <int BN, bool PASS>
 __device__ __forceinline__ void
 xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
@@ -356,8 +341,6 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 {
 	cg::cluster_group cl = cg::this_cluster();
 	float2 *const red2 = (float2 *)(red + 64 * BN);
-	constexpr int U = BN / 4 * 128;  // float2s of a tile
-	const int lo = rank * U / C, hi = (rank + 1) * U / C;
 
 	if (wg == 0) {
 		const int lane = tid & 31, g = lane >> 2, row0 = 16 * (tid >> 5);
@@ -384,33 +367,8 @@ xa_cluster_sum(float *red, const float *d, const float *s1, const float *s2,
 		sk_merge_stats<64, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
 	}
 	bar_sync(3, 256);
-	for (int u = lo + tid; u < hi; u += 256) {
-		// float2 u: thread to = u % 128 of warpgroup 0 (warp to / 32,
-		// lane lq), pair q = u / 128 = 2 j + h
-		const int to = u & 127, q = u >> 7, lq = to & 31;
-		const int m = 16 * (to >> 5) + (lq >> 2) + 8 * (q & 1);
-		const long wr = n0 + 8 * (q >> 1) + 2 * (lq & 3);
-		const float2 v = sk_slices_sum(cl, red2 + u, C);
-		const float e[2] = { v.x, v.y };
-
-		if (m >= M)
-			continue;
-		if (!wperm && !(N & 1) && wr + 1 < wrows && wr + 1 < N) {  // both: one store
-			*(__nv_bfloat162 *)(y + (long)m * N + wr) = __floats2bfloat162_rn(
-				st_rs[m] * (e[0] - st_mt[m] * ep_s[wr - n0]) + ep_b[wr - n0],
-				st_rs[m] * (e[1] - st_mt[m] * ep_s[wr + 1 - n0]) + ep_b[wr + 1 - n0]);
-			continue;
-		}
-#pragma unroll
-		for (int c = 0; c < 2; c++) {
-			const long col = wperm ? perm32(wr + c) : wr + c;
-
-			if (wr + c < wrows && col < N)
-				y[(long)m * N + col] = __float2bfloat16_rn(
-					st_rs[m] * (e[c] - st_mt[m] * ep_s[wr + c - n0]) +
-					ep_b[wr + c - n0]);
-		}
-	}
+	sk_tile_slices_store<BN, 256>(cl, red2, C, rank, tid, st_mt, st_rs, n0, y, M, N, wrows,
+				      wperm, ep_s, ep_b);
 	cluster_arrive();
 	cluster_wait();
 }

@@ -19,6 +19,7 @@
 
 #include "error.h"
 #include "internal.h"
+#include "skinny.cuh"
 #include "wgmma.cuh"
 
 #define XT_PASS_THREADS 128
@@ -104,20 +105,27 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 // branch stands around the wgmmas: with one (the last stage's k-tiles
 // counted) ptxas serialized every wgmma of the kernel (its warning C7520),
 // and the kernel took 1.5-2x as long.
-template <int BN, int KS>
+template <int BN, int KS, bool SLICED>
 __device__ __forceinline__ void
 skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
-	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm, int mp)
+	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm, int mp,
+	       int kchunk)
 {
 	constexpr int ST = XT_STAGES(BN, KS), XS = 64 * 128, WS = BN * 128;
 	constexpr int STAGE = XT_STAGE(BN, KS);
 	static_assert(WS % 1024 == 0 && STAGE % 1024 == 0, "slots 1024-aligned");
+	static_assert(BN * 256 <= ST * STAGE, "the tile's sums fit in the ring");
 	unsigned char *smem = dyn_smem();
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
 	__shared__ float ep_s[BN], ep_b[BN];  // s and b' of the tile's W' rows
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE, NS = (KT + KS - 1) / KS;
+	const int C = SLICED ? (int)cluster_nctarank() : 1;
+	const int rank = SLICED ? (int)cluster_ctarank() : 0;
+	// This block's k-tiles: kb on, KT of them (a slice of kchunk, a
+	// multiple of KS: no stage reaches into the next slice's k-tiles)
+	const int KA = (K + LNL_KTILE - 1) / LNL_KTILE, kb = rank * kchunk;
+	const int KT = SLICED ? min(KA, kb + kchunk) - kb : KA, NS = (KT + KS - 1) / KS;
 	const long n0 = (long)blockIdx.x * BN;
 	const uint32_t ring = (smem_u32(smem) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
@@ -131,15 +139,17 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 	}
 	__syncthreads();
 	if (w == 4) {
-		if (lane != 0)
+		if (lane != 0) {
+			stream_producer_join(C);
 			return;
+		}
 		// The first stages' W' now, their x~ once the pass has ended.
 		const int pre = NS < ST ? NS : ST;
 		auto load_x = [&](int st) {
 			const uint32_t sa = ring + (st % ST) * STAGE;
 
 			for (int j = 0; j < KS; j++)
-				tma_load(sa + j * XS, tx, (st * KS + j) * LNL_KTILE, 0,
+				tma_load(sa + j * XS, tx, (kb + st * KS + j) * LNL_KTILE, 0,
 					 fb + 8 * (st % ST));
 		};
 
@@ -151,8 +161,8 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 				mbar_wait(eb + 8 * s, (st / ST - 1) & 1);
 			mbar_expect(fb + 8 * s, KS * (mp * 128 + WS));
 			for (int j = 0; j < KS; j++)
-				tma_load(sa + KS * XS + j * WS, tw, (st * KS + j) * LNL_KTILE, (int)n0,
-					 fb + 8 * s);
+				tma_load(sa + KS * XS + j * WS, tw, (kb + st * KS + j) * LNL_KTILE,
+					 (int)n0, fb + 8 * s);
 			if (st >= ST)
 				load_x(st);
 			if (st == pre - 1) {
@@ -161,6 +171,7 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 					load_x(p);
 			}
 		}
+		stream_producer_join(C);
 		return;
 	}
 
@@ -199,6 +210,34 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 	for (int i = 0; i < BN / 2; i++)
 		wg_fence_operand(d[i]);
 
+	if constexpr (SLICED) {
+		// Over C slices: the block's sums into the ring (every stage
+		// consumed, no load in flight), the pass's statistics beside
+		// them; past a cluster barrier this rank adds and stores its
+		// 1/C of the tile, and a second barrier keeps every rank's
+		// shared memory until all have read it.
+		__shared__ float st_mt[64], st_rs[64];
+		float2 *const red2 = (float2 *)(smem + (ring - smem_u32(smem)));
+		cg::cluster_group cl = cg::this_cluster();
+
+		bar_sync(1, 128);  // every warp's wgmmas done: the ring is free
+#pragma unroll
+		for (int q = 0; q < BN / 4; q++)
+			red2[q * 128 + tid] = make_float2(d[2 * q], d[2 * q + 1]);
+		grid_dep_wait();  // the pass's statistics
+		if (tid < 64) {
+			st_mt[tid] = tid < M ? stats[tid] : 0.f;
+			st_rs[tid] = tid < M ? stats[M + tid] : 0.f;
+		}
+		cluster_arrive();
+		cluster_wait();
+		sk_tile_slices_store<BN, 128>(cl, red2, C, rank, tid, st_mt, st_rs, n0, y, M, N,
+					      wrows, wperm, ep_s, ep_b);
+		cluster_arrive();
+		cluster_wait();
+		return;
+	}
+
 	// Epilogue: warp w's rows 16 w on, the pass's statistics.
 	const int g = lane >> 2;
 	float mt[2], rs[2];
@@ -217,25 +256,28 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 }
 #endif  // SM90A_CODE
 
-template <int BN, int KS>
+template <int BN, int KS, bool SLICED>
 __global__ void __launch_bounds__(XT_THREADS, 1)
 k_fwd_skinny_xt(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const float *__restrict__ stats, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
-		long wrows, int wperm, int mp)
+		long wrows, int wperm, int mp, int kchunk)
 {
-	SM90A_ONLY((skinny_xt_body<BN, KS>(&tx, &tw, stats, sW, bf, y, M, K, N, wrows, wperm,
-					    mp)));
+	SM90A_ONLY((skinny_xt_body<BN, KS, SLICED>(&tx, &tw, stats, sW, bf, y, M, K, N, wrows,
+						    wperm, mp, kchunk)));
 }
 
 typedef void (*xt_kernel)(CUtensorMap, CUtensorMap, const float *, const float *, const float *,
-			  __nv_bfloat16 *, int, int, int, long, int, int);
+			  __nv_bfloat16 *, int, int, int, long, int, int, int);
 
-#define XT_INSTANCE(BN, KS) { BN, KS, k_fwd_skinny_xt<BN, KS>, XT_SMEM(BN, KS) }
+// Each tile and stage twice: a block a tile over all of K (k), and a
+// cluster of blocks a tile over slices of K (ks).
+#define XT_INSTANCE(BN, KS) \
+	{ BN, KS, k_fwd_skinny_xt<BN, KS, false>, k_fwd_skinny_xt<BN, KS, true>, XT_SMEM(BN, KS) }
 #define XT_INSTANCES(BN) XT_INSTANCE(BN, 1), XT_INSTANCE(BN, 2), XT_INSTANCE(BN, 4)
 static const struct xt_instance {
 	int bn, ks;
-	xt_kernel k;
+	xt_kernel k, ksl;
 	int smem;
 } xt_instances[] = {
 	XT_INSTANCES(32), XT_INSTANCES(40), XT_INSTANCES(48), XT_INSTANCES(56), XT_INSTANCES(64),
@@ -251,22 +293,27 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	const struct xt_instance *in = NULL;
 	CUtensorMap tx, tw;
 	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute attr;
+	cudaLaunchAttribute attr[2];
+	int kchunk, slices;
 
 	for (const auto &i : xt_instances)
 		if (i.bn == op->xbn && i.ks == op->xks)
 			in = &i;
 	if (!in || op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !op->h || !op->stats ||
-	    op->K % 8)
+	    op->K % 8 || op->splits < 1 || op->splits > LNL_SKINNY_MAX_SPLITS)
 		return error("ln_linear_fwd: no x~ skinny kernel for %ld x %ld of this dtype in "
-			     "%d-row tiles of %d k-tiles a stage", op->M, op->K, op->xbn, op->xks);
+			     "%d-row tiles of %d k-tiles a stage over %d slices of K", op->M,
+			     op->K, op->xbn, op->xks, op->splits);
 	if (!ready) {
 		for (const auto &i : xt_instances)
 			if (CUDA_CHECK(cudaFuncSetAttribute(
-				    i.k, cudaFuncAttributeMaxDynamicSharedMemorySize, i.smem)))
+				    i.k, cudaFuncAttributeMaxDynamicSharedMemorySize, i.smem)) ||
+			    CUDA_CHECK(cudaFuncSetAttribute(
+				    i.ksl, cudaFuncAttributeMaxDynamicSharedMemorySize, i.smem)))
 				return -1;
 		ready = 1;
 	}
+	slices = lnl_skinny_xt_slices(op->K, op->xks, op->splits, &kchunk);
 	if (lnl_tma_map(&tx, op->h, op->K, op->M, mp) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, op->xbn))
 		return -1;
@@ -274,16 +321,23 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 							       op->stats, (int)op->M, (int)op->K);
 	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
 		return -1;
-	cfg.gridDim = dim3((unsigned)((wrows + op->xbn - 1) / op->xbn));
+	// Over slices: a cluster of `slices` blocks along y a tile (rank =
+	// blockIdx.y, the slice), as the x-as-A kernel's.
+	cfg.gridDim = dim3((unsigned)((wrows + op->xbn - 1) / op->xbn), (unsigned)slices);
 	cfg.blockDim = dim3(XT_THREADS);
 	cfg.dynamicSmemBytes = (size_t)in->smem;
 	cfg.stream = st;
-	attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr.val.programmaticStreamSerializationAllowed = 1;
-	cfg.attrs = &attr;
-	cfg.numAttrs = 1;
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, in->k, tx, tw, (const float *)op->stats,
-					     (const float *)op->sW, (const float *)op->bf,
-					     (__nv_bfloat16 *)op->y, (int)op->M, (int)op->K,
-					     (int)op->N, wrows, op->wperm, mp));
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	attr[1].id = cudaLaunchAttributeClusterDimension;
+	attr[1].val.clusterDim.x = 1;
+	attr[1].val.clusterDim.y = (unsigned)slices;
+	attr[1].val.clusterDim.z = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = slices > 1 ? 2 : 1;
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, slices > 1 ? in->ksl : in->k, tx, tw,
+					     (const float *)op->stats, (const float *)op->sW,
+					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
+					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm, mp,
+					     kchunk));
 }

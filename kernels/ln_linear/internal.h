@@ -155,7 +155,9 @@ enum lnl_fwd_kernel {
 	FK_SKINNY_XT,  /* k_xt_pass (x~ = x - c and the statistics), then
 	                  k_fwd_skinny_xt (bf16, 17 to 64 rows, sm_90a): x~
 	                  as the wgmma's A, W' tiles of op->xbn rows as its
-	                  B, op->xks k-tiles a ring stage */
+	                  B, op->xks k-tiles a ring stage, over
+	                  op->splits slices of K in a cluster where they
+	                  are more than one */
 };
 
 /* The forward's kernel options, in the order of its kopts[] (values[0],
@@ -164,7 +166,7 @@ enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
-	OPT_SPLIT_TILE, OPT_LT_ALGO
+	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT
 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 /* lt_algo (the forward's OPT_LT_ALGO, the backward's BOPT_LT_ALGO): the
@@ -284,7 +286,7 @@ struct lnl_op {
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
 	int mma_bm;          // FK_MMA_SPLIT: rows a tile, 64 or 32 (split_tile)
-	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA):
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA, _XT):
 	                     // slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)

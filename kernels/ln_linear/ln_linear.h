@@ -437,6 +437,12 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 int lnl_skinny_xt_tile(long Nw, int sms);
 int lnl_skinny_xt_stage(int bn);
 int lnl_skinny_xt_auto(long M, long K, long Nw, int sms);
+/* The x~ kernel over s slices of K (option xt_split): the k-tiles a slice
+ * (*kchunk: K's k-tiles over s, rounded up to a multiple of the ring's ks
+ * k-tiles a stage, so that no stage reaches into the next slice) and the
+ * slices that makes, none empty (fewer than s where rounding leaves the
+ * last ones nothing). */
+int lnl_skinny_xt_slices(long K, int ks, int s, int *kchunk);
 /* k_fwd_skinny_xa's rows of W' a block for Nw rows on sms SMs: 72 where
  * that makes no more blocks than SMs, else 96. */
 int lnl_skinny_xa_rows(long Nw, int sms);

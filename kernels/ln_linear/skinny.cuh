@@ -143,6 +143,70 @@ __device__ __forceinline__ void cluster_wait(void)
 	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// The producer warp of a streaming kernel, done: in a cluster of C > 1
+// blocks it joins the consumers' two cluster barriers (their sums shared,
+// then read).
+__device__ __forceinline__ void stream_producer_join(int C)
+{
+	if (C > 1) {
+		__syncwarp();
+		cluster_arrive();
+		cluster_wait();
+		cluster_arrive();
+		cluster_wait();
+	}
+}
+
+// A wgmma kernel's 64 x BN tile over C > 1 slices of K in a cluster, past
+// the barrier that shares the slices' sums: this rank's 1/C of the tile's
+// float2s (red2[q 128 + t] = thread t's accumulators 2 q and 2 q + 1 in
+// each rank's shared memory, q = 2 j + h: x row 16 (t / 32) + g + 8 h, W'
+// rows n0 + 8 j + 2 tq and the next, g and tq the lane's quad and place in
+// it) added over the ranks in rank order (sk_slices_sum: the same bits
+// every run) by the NT threads tid, and stored: y = rstd (acc - (mean - c)
+// s) + b' (the rows' st_mt and st_rs, s and b' staged in ep_s, ep_b), a
+// float2's two columns in one 4-byte store where y keeps them side by
+// side, as xa_store's (wgmma.cuh); rows past M, W' rows past wrows and
+// columns past N not stored.
+template <int BN, int NT>
+__device__ __forceinline__ void
+sk_tile_slices_store(cg::cluster_group &cl, const float2 *red2, int C, int rank, int tid,
+		     const float *st_mt, const float *st_rs, long n0,
+		     __nv_bfloat16 *__restrict__ y, int M, int N, long wrows, int wperm,
+		     const float *ep_s, const float *ep_b)
+{
+	constexpr int U = BN / 4 * 128;  // float2s of a tile
+	const int lo = rank * U / C, hi = (rank + 1) * U / C;
+
+	for (int u = lo + tid; u < hi; u += NT) {
+		// float2 u: thread to = u % 128 of warpgroup 0 (warp to / 32,
+		// lane lq), pair q = u / 128 = 2 j + h
+		const int to = u & 127, q = u >> 7, lq = to & 31;
+		const int m = 16 * (to >> 5) + (lq >> 2) + 8 * (q & 1);
+		const long wr = n0 + 8 * (q >> 1) + 2 * (lq & 3);
+		const float2 v = sk_slices_sum(cl, red2 + u, C);
+		const float e[2] = { v.x, v.y };
+
+		if (m >= M)
+			continue;
+		if (!wperm && !(N & 1) && wr + 1 < wrows && wr + 1 < N) {  // both: one store
+			*(__nv_bfloat162 *)(y + (long)m * N + wr) = __floats2bfloat162_rn(
+				st_rs[m] * (e[0] - st_mt[m] * ep_s[wr - n0]) + ep_b[wr - n0],
+				st_rs[m] * (e[1] - st_mt[m] * ep_s[wr + 1 - n0]) + ep_b[wr + 1 - n0]);
+			continue;
+		}
+#pragma unroll
+		for (int c = 0; c < 2; c++) {
+			const long col = wperm ? perm32(wr + c) : wr + c;
+
+			if (wr + c < wrows && col < N)
+				y[(long)m * N + col] = __float2bfloat16_rn(
+					st_rs[m] * (e[c] - st_mt[m] * ep_s[wr + c - n0]) +
+					ep_b[wr + c - n0]);
+		}
+	}
+}
+
 // The resident kernel's multiply of one k-tile on mma.sync: warp w's NAF
 // A fragments (rows 16 (NAF wa + a) of the W' stage at sw) against its
 // NFW B fragments (x~ rows 8 f0 on, of the resident k-tile at sx), both

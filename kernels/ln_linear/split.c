@@ -168,6 +168,15 @@ int lnl_skinny_xt_stage(int bn)
 	return bn <= LNL_SKINNY_XT_KS4_MAX_BN ? 4 : 2;
 }
 
+int lnl_skinny_xt_slices(long K, int ks, int s, int *kchunk)
+{
+	const long kt = lnl_ktiles(K, FP_BF16);
+	const long kc = ceil_div(ceil_div(kt, s < 1 ? 1 : s), ks) * ks;
+
+	*kchunk = (int)kc;
+	return (int)ceil_div(kt, kc);
+}
+
 int lnl_skinny_xt_auto(long M, long K, long Nw, int sms)
 {
 	const int bn = lnl_skinny_xt_tile(Nw, sms);

@@ -128,15 +128,22 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 static int xt_choose(struct lnl_op *op, long Nw, int perm)
 {
 	const int ts = op->ko.v[OPT_XT_STAGE], tt = op->ko.v[OPT_XT_TILE];
-	const int v = op->ko.v[OPT_SKINNY_X];
+	const int v = op->ko.v[OPT_SKINNY_X], sv = slices_asked(op, OPT_XT_SPLIT);
+	const int s = sv ? sv : 1;
+	int kchunk;
 
 	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats ||
 	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, op->K, Nw, op->sms)))
 		return 0;
-	op->xbn = tt == XTT_AUTO ? lnl_skinny_xt_tile(Nw, op->sms) : atoi(xt_tile_values[tt]);
+	// The tile: as asked, or the fewest rows whose tiles times the
+	// slices are no more blocks than SMs (else than the SMs alone)
+	op->xbn = tt != XTT_AUTO ? atoi(xt_tile_values[tt])
+		  : lnl_skinny_xt_tile(Nw, op->sms / s) ? lnl_skinny_xt_tile(Nw, op->sms / s)
+							 : lnl_skinny_xt_tile(Nw, op->sms);
 	if (!op->xbn)
 		return 0;
 	op->xks = ts == XTS_AUTO ? lnl_skinny_xt_stage(op->xbn) : atoi(xt_stage_values[ts]);
+	op->splits = lnl_skinny_xt_slices(op->K, op->xks, s, &kchunk);
 	op->wperm = perm;
 	op->fk = FK_SKINNY_XT;
 	return 1;
@@ -543,9 +550,15 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 				 op->xa_pass ? ", statistics pass" : "");
 		break;
 	case FK_SKINNY_XT:
-		snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and W' as B "
-			 "(%d rows a block, all of K), both by TMA, %d k-tiles a stage", op->xbn,
-			 op->xks);
+		if (op->splits > 1)
+			snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and "
+				 "W' as B (%d rows a block), both by TMA, %d k-tiles a stage, over "
+				 "%d slices of K in a cluster, reduced through DSMEM", op->xbn,
+				 op->xks, op->splits);
+		else
+			snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and "
+				 "W' as B (%d rows a block, all of K), both by TMA, %d k-tiles a "
+				 "stage", op->xbn, op->xks);
 		break;
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
@@ -692,6 +705,13 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "first, or the fastest of those it offers (up to 16), each timed when the op is "
 	  "made on drawn operands; the kernel line says which of how many",
 	  "fastest" },
+	{ "xt_split", xa_split_values,
+	  "slices of K of the x~ skinny kernel (where it runs): a cluster of that many blocks "
+	  "a tile, their sums added in rank order through DSMEM, each slice a multiple of "
+	  "xt_stage's k-tiles (fewer slices where that leaves the last ones none); with "
+	  "xt_tile=auto the tile is then the fewest rows whose tiles times the slices are no "
+	  "more blocks than SMs; auto: 1",
+	  "3" },
 	{ NULL, NULL, NULL },
 };
 
@@ -714,7 +734,7 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_ST_SPLIT, "st_split") && kopt_at(OPT_XA_PASS, "xa_pass") &&
 		      kopt_at(OPT_RES_SPLIT, "res_split") && kopt_at(OPT_XT_TILE, "xt_tile") &&
 		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
-		      kopt_at(OPT_LT_ALGO, "lt_algo"),
+		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
@@ -1349,6 +1369,13 @@ static const struct fp_kopt bwd_kopts[] = {
 	  "heuristic puts first, or the fastest of those it offers (up to 16), each timed "
 	  "when the op is made on drawn operands",
 	  "fastest" },
+	{ "xt_split", xa_split_values,
+	  "slices of K of the x~ skinny kernel (where it runs): a cluster of that many blocks "
+	  "a tile, their sums added in rank order through DSMEM, each slice a multiple of "
+	  "xt_stage's k-tiles (fewer slices where that leaves the last ones none); with "
+	  "xt_tile=auto the tile is then the fewest rows whose tiles times the slices are no "
+	  "more blocks than SMs; auto: 1",
+	  "3" },
 	{ NULL, NULL, NULL },
 };
 
