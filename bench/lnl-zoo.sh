@@ -35,8 +35,13 @@ zoo="$zoo;M=16384,K=1024,N=4096;M=16384,K=14336,N=2048;M=2000,K=1000,N=3000"
 # over 1.05x: 17 to 48 rows ...")
 zoo="$zoo;M=17|33|48,K=2048,N=5120;M=24,K=4096,N=5120;M=40,K=2048,N=3000"
 # and where the launcher's rules changed last (57 to 64 rows at N = 4096:
-# x~ twice its tile; fp32 at 17 to 32 rows: 32-row split-K tiles)
+# x~ twice its tile; fp32 at 17 to 32 rows: 32-row split-K tiles; 33 to
+# 64 rows where the x~ kernel's tiles would leave most SMs idle: the
+# x-as-A kernel's slices of K), and 24 x 8192 -> 1024 (a 70B model's
+# key/value projection at 24 decode rows), where the kernels for 17 to 32
+# rows still lose
 zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
+zoo="$zoo;M=40,K=14336,N=1024;M=56,K=8192,N=2048;M=24,K=8192,N=1024"
 ./fuseprof run --db "$out/zoo.db" --tag lnl-zoo --workload ln_linear_fwd,ln_linear_bwd \
 	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }

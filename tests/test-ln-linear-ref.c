@@ -853,7 +853,8 @@ static void test_xa_plan(void)
  * make at most one block an SM; 4 k-tiles a stage up to 48 rows; auto from
  * 17 rows where x~'s rows are fewer than twice the tile's, up to 88, or
  * twice from K = 1536 where its blocks are 0.8 an SM, and to 32 rows where
- * its blocks are 0.9 an SM. */
+ * its blocks are 0.9 an SM; everywhere where they are 0.7 an SM, or 0.45
+ * up to K = 2048 (4096 where x~ has up to 40 rows). */
 static void test_xt_plan(void)
 {
 	ASSERT_EQ(lnl_skinny_xt_tile(5120, 132), 40);   /* 128 blocks */
@@ -886,6 +887,21 @@ static void test_xt_plan(void)
 	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 5120, 132), 40);  /* 64 < 2 x 40 */
 	ASSERT_EQ(lnl_skinny_xt_auto(40, 4096, 12288, 132), 0);  /* 96-row tiles */
 	ASSERT_EQ(lnl_skinny_xt_auto(64, 4096, 9216, 132), 72);
+	/* under 0.7 blocks an SM (0.45 up to K = 2048): the x-as-A kernel's
+	 * slices of K */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 8192, 2048, 132), 0);   /* 64 blocks */
+	ASSERT_EQ(lnl_skinny_xt_auto(48, 4096, 2560, 132), 0);   /* 80 */
+	ASSERT_EQ(lnl_skinny_xt_auto(48, 4096, 2976, 132), 32);  /* 93 = 0.7 an SM */
+	ASSERT_EQ(lnl_skinny_xt_auto(48, 4096, 2944, 132), 0);   /* 92 */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 4096, 2560, 132), 32);  /* x~ of 40 rows: K 4096 */
+	ASSERT_EQ(lnl_skinny_xt_auto(33, 4096, 1920, 132), 32);
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 4160, 2560, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(41, 4096, 2560, 132), 0);   /* x~ of 48 rows */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 2048, 2048, 132), 32);  /* short K: 64 */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 2048, 1920, 132), 32);  /* 60 = 0.45 an SM */
+	ASSERT_EQ(lnl_skinny_xt_auto(40, 2048, 1888, 132), 0);   /* 59 */
+	ASSERT_EQ(lnl_skinny_xt_auto(48, 2049, 2048, 132), 0);
+	ASSERT_EQ(lnl_skinny_xt_auto(56, 14336, 1024, 132), 0);
 	for (long N = 1; N <= 20000; N += 37)
 		for (int sms = 1; sms <= 160; sms += 13) {
 			const int bn = lnl_skinny_xt_tile(N, sms);
@@ -910,6 +926,14 @@ static void test_xt_plan(void)
 		ASSERT_EQ(lnl_skinny_xt_slices(4104, 4, 1, &kc), 1);  /* 65 k-tiles */
 		ASSERT_EQ(kc, 68);
 		ASSERT_EQ(lnl_skinny_xt_slices(64, 4, 8, &kc), 1);
+		/* the test shapes LNL_TESTS names for it (workload.cu) */
+		ASSERT_EQ(lnl_skinny_xt_auto(45, 3000, 4000, 132), 32);
+		ASSERT_EQ(lnl_skinny_xt_tile(4000, 132 / 3), 96);
+		ASSERT_EQ(lnl_skinny_xt_stage(96), 2);
+		ASSERT_EQ(lnl_skinny_xt_slices(3000, 2, 3, &kc), 3);  /* 47 k-tiles */
+		ASSERT_EQ(kc, 16);
+		ASSERT_EQ(lnl_skinny_xt_auto(50, 4104, 999, 132), 0);
+		ASSERT_EQ(lnl_skinny_xt_auto(33, 3000, 520, 132), 0);
 		for (long K = 8; K <= 20000; K += 88)
 			for (int ks = 1; ks <= 4; ks *= 2)
 				for (int s = 1; s <= 8; s++) {

@@ -415,7 +415,20 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * tile's, or twice (57 to 64 rows in 32-row tiles) from K =
  * LNL_SKINNY_XT_TWICE_MIN_K where its blocks are at least 0.8 an SM, and,
  * up to LNL_SKINNY_XT_FEW_M rows, where its blocks are at least 0.9 an SM
- * (there the x-resident kernel's slices of K fill every SM). On an H200, of 44 shapes of 17 to 64 rows in the rule
+ * (there the x-resident kernel's slices of K fill every SM); and
+ * everywhere where its blocks are at least 0.7 an SM, or 0.45 up to K =
+ * LNL_SKINNY_XT_SHORT_K (twice that where x~ has up to
+ * LNL_SKINNY_XT_NARROW_MP rows): below, a block a tile over all of K left
+ * most SMs idle. On an H200, at 33 to 56 rows, K = 4096 to 14336, 32-80
+ * blocks, the x-as-A kernel over slices of K (lnl_skinny_xa_plan) took
+ * 0.45-0.98x its time at 31 of 32 shapes that the rule gives it (40 x
+ * 14336 -> 1024: 0.98 of unfused against 1.91; 56 x 8192 -> 2048: 0.92
+ * against 1.19; 33 x 8192 -> 2560: 1.01x), but 1.00-1.19x at 33 and 40
+ * rows, K = 4096, 64-80 blocks (33 x 4096 -> 2560: 1.03 against 0.87)
+ * and 1.00-1.13x at K = 2048 with 64-80 blocks (40 x 2048 -> 2048: 0.95
+ * against 0.85; bench/RESULTS.md, "the x~ kernel over slices of K, and
+ * where its tiles leave the SMs idle").
+ * On an H200, of 44 shapes of 17 to 64 rows in the rule
  * (bench/RESULTS.md, "the x~ kernel"), it took 0.70-0.97x the time of the
  * kernels before it at 29 (33 x 2048 -> 5120: 1.01 of unfused against
  * 1.29; 33 x 4096 -> 4096: 0.87 against 1.25), 0.98-1.02x at 11 and
@@ -433,6 +446,8 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 #define LNL_SKINNY_XT_KS4_MAX_BN 48
 #define LNL_SKINNY_XT_AUTO_MAX_BN 88
 #define LNL_SKINNY_XT_FEW_M 32
+#define LNL_SKINNY_XT_SHORT_K 2048
+#define LNL_SKINNY_XT_NARROW_MP 40
 #define LNL_SKINNY_XT_TWICE_MIN_K 1536
 int lnl_skinny_xt_tile(long Nw, int sms);
 int lnl_skinny_xt_stage(int bn);

@@ -186,7 +186,10 @@ int lnl_skinny_xt_auto(long M, long K, long Nw, int sms)
 	if (M <= LNL_SKINNY_MAX_M || M > LNL_SKINNY_RES_MAX_M || !bn ||
 	    bn > LNL_SKINNY_XT_AUTO_MAX_BN || mp > 2 * bn ||
 	    (mp == 2 * bn && (K < LNL_SKINNY_XT_TWICE_MIN_K || 10 * blocks < 8 * (long)sms)) ||
-	    (M <= LNL_SKINNY_XT_FEW_M && 10 * blocks < 9 * (long)sms))
+	    (M <= LNL_SKINNY_XT_FEW_M && 10 * blocks < 9 * (long)sms) ||
+	    (10 * blocks < 7 * (long)sms &&
+	     (20 * blocks < 9 * (long)sms ||
+	      K > (mp <= LNL_SKINNY_XT_NARROW_MP ? 2 : 1) * LNL_SKINNY_XT_SHORT_K)))
 		return 0;
 	return bn;
 }

@@ -227,8 +227,10 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   the same from 17 rows, in W'    k_xt_pass, then k_fwd_skinny_xt
 //   tiles of up to 88 rows over     (fwd_skinny_xt.cu): x~ = x - c and the
 //   half x's (half from K = 1536    statistics from a pass, then a GEMM of
-//   at 0.8 blocks an SM; up to 32   x~ and W' in stages of 2-4 k-tiles
-//   rows, 0.9 blocks an SM;         (lnl_skinny_xt_auto)
+//   at 0.8 blocks an SM), at 0.7    x~ and W' in stages of 2-4 k-tiles
+//   blocks an SM or more (0.45 up   (lnl_skinny_xt_auto), over slices of K
+//   to K = 2048, 4096 for up to 40  in a cluster with xt_split
+//   rows; up to 32 rows, 0.9;
 //   skinny_x=stream_xt, xt_tile=,
 //   xt_stage=)
 //   the same, LNL_SKINNY_MAX_M + 1  k_fwd_skinny_res (fwd_skinny.cu; on
@@ -640,8 +642,9 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "the statistics from a pass, then a GEMM of x~ as A and W' tiles of xt_tile rows "
 	  "as B, xt_stage k-tiles a ring stage; auto takes stream_xt before all of these "
 	  "from 17 rows in tiles of up to 88 rows where x~'s rows are fewer than twice the "
-	  "tile's, or twice from K = 1536 where its blocks are 0.8 an SM or more (up to 32 "
-	  "rows only where they are 0.9 an SM or more: lnl_skinny_xt_auto)",
+	  "tile's, or twice from K = 1536 where its blocks are 0.8 an SM or more, and only "
+	  "where they are 0.7 an SM or more (0.45 up to K = 2048, or 4096 up to 40 rows; up "
+	  "to 32 rows 0.9: lnl_skinny_xt_auto)",
 	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
@@ -710,7 +713,9 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "a tile, their sums added in rank order through DSMEM, each slice a multiple of "
 	  "xt_stage's k-tiles (fewer slices where that leaves the last ones none); with "
 	  "xt_tile=auto the tile is then the fewest rows whose tiles times the slices are no "
-	  "more blocks than SMs; auto: 1",
+	  "more blocks than SMs; auto: 1 (on an H200, 2 slices took 1.04-1.45x the time of "
+	  "1 where its tiles fill the SMs, and where they do not beat auto's x-as-A slices "
+	  "at 4 of 24 shapes, by 1-6 %; 3 and 4 slices took 1.15-3x the time of 1)",
 	  "3" },
 	{ NULL, NULL, NULL },
 };
@@ -1312,13 +1317,17 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // x-as-A skinny kernel in 32- and 48-row tiles (lnl_skinny_xa_narrow), K
 // and N past whole tiles, M past whole 16-row fragments; 50 x 4104 -> 999
 // and 33 x 3000 -> 520 take it over slices of K in a cluster
-// (lnl_skinny_xa_plan: 8 slices on an H100), K's last k-tile partial.
+// (lnl_skinny_xa_plan: 8 slices on an H100), K's last k-tile partial
+// (the x~ kernel leaves them: too few tiles, lnl_skinny_xt_auto). 45 x
+// 3000 -> 4000 takes the x~ kernel in 32-row tiles, K's last k-tile
+// partial; with the tested xt_split=3, in 96-row tiles, the last partial,
+// over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
-	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40"
+	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
@@ -1374,7 +1383,9 @@ static const struct fp_kopt bwd_kopts[] = {
 	  "a tile, their sums added in rank order through DSMEM, each slice a multiple of "
 	  "xt_stage's k-tiles (fewer slices where that leaves the last ones none); with "
 	  "xt_tile=auto the tile is then the fewest rows whose tiles times the slices are no "
-	  "more blocks than SMs; auto: 1",
+	  "more blocks than SMs; auto: 1 (on an H200, 2 slices took 1.04-1.45x the time of "
+	  "1 where its tiles fill the SMs, and where they do not beat auto's x-as-A slices "
+	  "at 4 of 24 shapes, by 1-6 %; 3 and 4 slices took 1.15-3x the time of 1)",
 	  "3" },
 	{ NULL, NULL, NULL },
 };
