@@ -1378,15 +1378,6 @@ static const struct fp_kopt bwd_kopts[] = {
 	  "heuristic puts first, or the fastest of those it offers (up to 16), each timed "
 	  "when the op is made on drawn operands",
 	  "fastest" },
-	{ "xt_split", xa_split_values,
-	  "slices of K of the x~ skinny kernel (where it runs): a cluster of that many blocks "
-	  "a tile, their sums added in rank order through DSMEM, each slice a multiple of "
-	  "xt_stage's k-tiles (fewer slices where that leaves the last ones none); with "
-	  "xt_tile=auto the tile is then the fewest rows whose tiles times the slices are no "
-	  "more blocks than SMs; auto: 1 (on an H200, 2 slices took 1.04-1.45x the time of "
-	  "1 where its tiles fill the SMs, and where they do not beat auto's x-as-A slices "
-	  "at 4 of 24 shapes, by 1-6 %; 3 and 4 slices took 1.15-3x the time of 1)",
-	  "3" },
 	{ NULL, NULL, NULL },
 };
 
