@@ -9,8 +9,13 @@
 // 8-KB stages, 3.6 in 32-KB ones), and the other skinny kernels' stages
 // are one k-tile of each operand (12-16 KB). The producer issues the first
 // stages' W' before the pass has ended and their x~ once it has, so W'
-// streams while the pass runs. Built for sm_90a (local.mk) with the
-// primitives of wgmma.cuh; lnl_fwd_choose (workload.cu) says where it runs.
+// streams while the pass runs. With xt_split, a cluster of blocks takes a
+// tile over slices of K and adds their sums through DSMEM (skinny.cuh's
+// sk_tile_slices_store): wider tiles at the same block count, so less x~
+// a block, but slower wherever one slice's tiles fill the SMs
+// (bench/RESULTS.md, "the x~ kernel over 2, 3 and 4 slices of K"), so
+// auto never takes it. Built for sm_90a (local.mk) with the primitives of
+// wgmma.cuh; lnl_fwd_choose (workload.cu) says where it runs.
 #include "config.h"
 
 #include <cuda.h>
@@ -89,8 +94,11 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 }
 
 #if SM90A_CODE
-// The GEMM: a block a tile of BN rows of W' over all of K; warps 0-3 (one
-// warpgroup) multiply, warp 4's lane 0 fills the ring. Stage s holds KS
+// The GEMM: a block a tile of BN rows of W' over all of K (SLICED: over
+// its rank's slice of kchunk k-tiles, the tile's C slices in a cluster
+// along y); warps 0-3 (one warpgroup) multiply, warp 4's lane 0 fills the
+// ring (in a cluster, the whole warp joins the two cluster barriers of
+// the end). Stage s holds KS
 // k-tiles: x~'s at ring + s STAGE + j XS (64-row slots of which the first
 // mp rows are loaded: the rows past them only reach rows of the product
 // past M, which are not stored), W''s at + KS XS + j WS. The warpgroup
