@@ -11,6 +11,11 @@
 
 MKRUNS=${MKRUNS:-${top_builddir:-..}/tests/mkruns}
 db=$tmp/f.db
+# softmax at 4 x 8, its fused variant winning (no note): in every run below
+softmax_wins='model 1e6 2e6
+op softmax fused fp32 M=4,N=8 ok 1 - - 100000 0 3
+model 1e6 4e6
+op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3'
 
 # (a) 4096 x 8192 -> 28672: the unfused variant's model moves 134.2 MB more
 #     (h written and read): 44.7 us at 3 TB/s, plus 2 us for its second
@@ -23,7 +28,7 @@ db=$tmp/f.db
 #     would save the twin's second launch: 2 us, 23.8 % of 8.4 us, a missing
 #     kernel, not "cannot pay";
 # ln_gelu: no byte model; softmax: the fused variant wins.
-"$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
+"$MKRUNS" "$db" >/dev/null 2>&1 <<SPEC
 device NVIDIA-H100
 run notes
 ceiling dram_bw B/s 3e12
@@ -43,10 +48,7 @@ op ln_linear_fwd unfused bf16 M=64,K=2048,N=5120 ok 2 - - 8400 0 3
 model -
 op ln_gelu fused fp32 M=64,N=768 ok 1 - - 12000 0 3
 op ln_gelu unfused fp32 M=64,N=768 ok 2 - - 10000 0 3
-model 1e6 2e6
-op softmax fused fp32 M=4,N=8 ok 1 - - 100000 0 3
-model 1e6 4e6
-op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3
+$softmax_wins
 SPEC
 
 # The view: four notes, each on the fastest unfused twin, worded by case.
@@ -105,7 +107,7 @@ grep '| softmax |' "$out/report.md" | grep -q 'fused kernel\|cannot pay' &&
 # the rest is 0.99x. Beside it a fused variant whose only kernel is
 # shared (a missing kernel: no rest to compare, no clause) and softmax,
 # whose variants both run test_kernel and whose fused one wins (no note).
-"$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
+"$MKRUNS" "$db" >/dev/null 2>&1 <<SPEC
 device NVIDIA-H100
 run shared
 ceiling dram_bw B/s 3e12
@@ -121,10 +123,7 @@ op ln_linear_bwd fused bf16 M=8192,K=2048,N=8192 ok 1 - - 800000 0 3
 model 1e12 10.2e9
 op ln_linear_bwd unfused bf16 M=8192,K=2048,N=8192 ok 1 - - 780000 0 3
 kernels -
-model 1e6 2e6
-op softmax fused fp32 M=4,N=8 ok 1 - - 100000 0 3
-model 1e6 4e6
-op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3
+$softmax_wins
 SPEC
 expect_exit 0 "$FUSEPROF" query --db "$db" --format csv \
 	"SELECT v.shape, shared_kernels, round(shared_delta_ns), round(own_ratio, 4), fusion_note
@@ -143,14 +142,11 @@ grep -q 'the 1 kernel both ops run took 127.6 µs longer in the fused op' "$tmp/
 grep -q 'not fusion.s doing' "$tmp/s/report.md" || fail "report.md: the clause is not explained"
 
 # A run where every fused variant wins has no notes and no explanation.
-"$MKRUNS" "$db" >/dev/null 2>&1 <<'SPEC'
+"$MKRUNS" "$db" >/dev/null 2>&1 <<SPEC
 device NVIDIA-H100
 run wins
 ceiling dram_bw B/s 3e12
-model 1e6 2e6
-op softmax fused fp32 M=4,N=8 ok 1 - - 100000 0 3
-model 1e6 4e6
-op softmax unfused fp32 M=4,N=8 ok 2 - - 150000 0 3
+$softmax_wins
 SPEC
 expect_exit 0 "$FUSEPROF" report --db "$db" --run wins --out "$tmp/w" --no-plots --format md
 ! grep -q 'A note marks' "$tmp/w/report.md" || fail "a run without notes explains them"

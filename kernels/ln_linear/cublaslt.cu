@@ -43,17 +43,34 @@ void lt_release(struct lt_gemm *g)
 	memset(g, 0, sizeof *g);
 }
 
+// Up to want algorithms cuBLASLt's heuristic offers for g's case (within
+// LT_WORKSPACE_BYTES of workspace), best first, into res; *nres of them.
+// 0, or -1 (reported).
+static int lt_heuristic(const struct lt_gemm *g, cublasLtHandle_t h, int want,
+			cublasLtMatmulHeuristicResult_t *res, int *nres)
+{
+	cublasLtMatmulPreference_t pref = NULL;
+	size_t wsize = LT_WORKSPACE_BYTES;
+	cublasStatus_t s;
+
+	LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+	s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+						 &wsize, sizeof wsize);
+	if (s == CUBLAS_STATUS_SUCCESS)
+		s = cublasLtMatmulAlgoGetHeuristic(h, g->desc, g->la, g->lb, g->ld, g->ld, pref,
+						   want, res, nres);
+	cublasLtMatmulPreferenceDestroy(pref);
+	return s == CUBLAS_STATUS_SUCCESS ? 0 : lt_fail("heuristic", s);
+}
+
 // D (m x n, column-major, ldd) = op(A) op(B) [+ bias per row of D].
 int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 	    cublasOperation_t tb, long m, long n, long k,
 	    cudaDataType_t ab, long lda, long ldb, cudaDataType_t dt,
 	    long ldd, const void *bias)
 {
-	cublasLtMatmulPreference_t pref = NULL;
 	cublasLtMatmulHeuristicResult_t res;
-	size_t wsize = LT_WORKSPACE_BYTES;
 	int nres = 0;
-	cublasStatus_t s;
 
 	LT_CHECK(cublasLtMatmulDescCreate(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
 	LT_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
@@ -71,15 +88,8 @@ int lt_init(struct lt_gemm *g, cublasLtHandle_t h, cublasOperation_t ta,
 	LT_CHECK(cublasLtMatrixLayoutCreate(&g->lb, ab, tb == CUBLAS_OP_N ? k : n,
 					    tb == CUBLAS_OP_N ? n : k, ldb));
 	LT_CHECK(cublasLtMatrixLayoutCreate(&g->ld, dt, m, n, ldd));
-	LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-	s = cublasLtMatmulPreferenceSetAttribute(pref,
-			CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsize, sizeof wsize);
-	if (s == CUBLAS_STATUS_SUCCESS)
-		s = cublasLtMatmulAlgoGetHeuristic(h, g->desc, g->la, g->lb, g->ld,
-						   g->ld, pref, 1, &res, &nres);
-	cublasLtMatmulPreferenceDestroy(pref);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		return lt_fail("heuristic", s);
+	if (lt_heuristic(g, h, 1, &res, &nres))
+		return -1;
 	if (nres < 1)
 		return error("cublasLt: no algorithm for a %ld x %ld x %ld GEMM", m, n, k);
 	g->algo = res.algo;
@@ -102,23 +112,13 @@ static cublasStatus_t lt_matmul(const struct lt_gemm *g, cublasLtHandle_t h,
 int lt_tune(struct lt_gemm *g, cublasLtHandle_t h, const void *A, const void *B, void *D,
 	    void *workspace, cudaStream_t st)
 {
-	cublasLtMatmulPreference_t pref = NULL;
 	cublasLtMatmulHeuristicResult_t res[LT_TUNE_ALGOS];
-	size_t wsize = LT_WORKSPACE_BYTES;
 	cudaEvent_t ev[2] = { NULL, NULL };
 	float best = -1.f;
 	int nres = 0, rc = -1;
-	cublasStatus_t s;
 
-	LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-	s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-						 &wsize, sizeof wsize);
-	if (s == CUBLAS_STATUS_SUCCESS)
-		s = cublasLtMatmulAlgoGetHeuristic(h, g->desc, g->la, g->lb, g->ld, g->ld, pref,
-						   LT_TUNE_ALGOS, res, &nres);
-	cublasLtMatmulPreferenceDestroy(pref);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		return lt_fail("heuristic", s);
+	if (lt_heuristic(g, h, LT_TUNE_ALGOS, res, &nres))
+		return -1;
 	if (CUDA_CHECK(cudaEventCreate(&ev[0])) || CUDA_CHECK(cudaEventCreate(&ev[1])))
 		goto out;
 	g->offered = nres;

@@ -130,16 +130,15 @@ static int xt_choose(struct lnl_op *op, long Nw, int perm)
 	const int ts = op->ko.v[OPT_XT_STAGE], tt = op->ko.v[OPT_XT_TILE];
 	const int v = op->ko.v[OPT_SKINNY_X], sv = slices_asked(op, OPT_XT_SPLIT);
 	const int s = sv ? sv : 1;
-	int kchunk;
+	int kchunk, bn;
 
 	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats ||
 	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, op->K, Nw, op->sms)))
 		return 0;
 	// The tile: as asked, or the fewest rows whose tiles times the
 	// slices are no more blocks than SMs (else than the SMs alone)
-	op->xbn = tt != XTT_AUTO ? atoi(xt_tile_values[tt])
-		  : lnl_skinny_xt_tile(Nw, op->sms / s) ? lnl_skinny_xt_tile(Nw, op->sms / s)
-							 : lnl_skinny_xt_tile(Nw, op->sms);
+	bn = lnl_skinny_xt_tile(Nw, op->sms / s);
+	op->xbn = tt != XTT_AUTO ? atoi(xt_tile_values[tt]) : bn ? bn : lnl_skinny_xt_tile(Nw, op->sms);
 	if (!op->xbn)
 		return 0;
 	op->xks = ts == XTS_AUTO ? lnl_skinny_xt_stage(op->xbn) : atoi(xt_stage_values[ts]);
