@@ -962,34 +962,80 @@ static void test_xt_plan(void)
 static void test_st_plan(void)
 {
 	static const int caps[] = { 0, 264, 132, 79, 62, 47, 39, 32, 30 };
-	int s = 0;
+	int s = 0, d = 0;
 
-	ASSERT(lnl_skinny_st_plan(24, 8192, 2048, FP_BF16, caps, 132, &s));
+	ASSERT(lnl_skinny_st_plan(24, 8192, 2048, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	ASSERT_EQ(s, 7);  /* 224 blocks of 19 k-tiles; 8 slices: 32 tiles > 30 */
-	ASSERT(lnl_skinny_st_plan(24, 6144, 4096, FP_BF16, caps, 132, &s));
+	ASSERT(lnl_skinny_st_plan(24, 6144, 4096, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	ASSERT_EQ(s, 2);  /* 128 blocks of 48; 3 slices: two blocks of 32 an SM */
-	ASSERT(lnl_skinny_st_plan(17, 6144, 3072, FP_BF16, caps, 132, &s));
+	ASSERT(lnl_skinny_st_plan(17, 6144, 3072, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	ASSERT_EQ(s, 4);  /* 192 blocks of 24 beat 96 of 48 */
-	ASSERT(lnl_skinny_st_plan(32, 8192, 1024, FP_BF16, caps, 132, &s));
+	ASSERT(lnl_skinny_st_plan(32, 8192, 1024, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	ASSERT_EQ(s, 8);  /* 128 blocks, one an SM */
-	ASSERT(lnl_skinny_st_plan(24, 128, 1024, FP_BF16, caps, 132, &s));
+	ASSERT(lnl_skinny_st_plan(24, 128, 1024, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	ASSERT_EQ(s, 2);  /* no more slices than k-tiles */
-	ASSERT(!lnl_skinny_st_plan(16, 8192, 2048, FP_BF16, caps, 132, &s));
-	ASSERT(!lnl_skinny_st_plan(33, 8192, 2048, FP_BF16, caps, 132, &s));
-	ASSERT(!lnl_skinny_st_plan(24, 8192, 2048, FP_F32, caps, 132, &s));
-	ASSERT(!lnl_skinny_st_plan(24, 8191, 2048, FP_BF16, caps, 132, &s));  /* rows unaligned */
-	ASSERT(!lnl_skinny_st_plan(24, 8192, 64 * 265, FP_BF16, caps, 132, &s));
+	ASSERT(!lnl_skinny_st_plan(16, 8192, 2048, FP_BF16, caps, NULL, 132, 0, &s, &d));
+	ASSERT(!lnl_skinny_st_plan(33, 8192, 2048, FP_BF16, caps, NULL, 132, 0, &s, &d));
+	ASSERT(!lnl_skinny_st_plan(24, 8192, 2048, FP_F32, caps, NULL, 132, 0, &s, &d));
+	ASSERT(!lnl_skinny_st_plan(24, 8191, 2048, FP_BF16, caps, NULL, 132, 0, &s, &d));  /* rows unaligned */
+	ASSERT(!lnl_skinny_st_plan(24, 8192, 64 * 265, FP_BF16, caps, NULL, 132, 0, &s, &d));
 	for (long K = 8; K <= 20000; K += 488)
 		for (long N = 1; N <= 17000; N += 331) {
 			const int kt = lnl_ktiles(K, FP_BF16);
 
-			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, 132, &s))
+			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, NULL, 132, 0, &s, &d))
 				continue;
 			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
 			ASSERT((N + 63) / 64 <= caps[s]);
 			ASSERT_EQ(lnl_even_slices(kt, s), s);
 		}
 	printf("ok   x-streamed slices of K: the auto rule\n");
+}
+
+/* The x-streamed kernel's deep ring (lnl_skinny_st_plan with dcaps) on
+ * one-block-an-SM capacities like an H200's: taken where the two-an-SM
+ * ring's slices put one block an SM, with its own slices in one wave. */
+static void test_st_plan_deep(void)
+{
+	static const int caps[] = { 0, 264, 132, 79, 62, 47, 39, 32, 30 };
+	static const int dcaps[] = { 0, 132, 66, 42, 30, 26, 21, 15, 15 };
+	int s = 0, d = 0;
+
+	/* 16 tiles: 8 slices, 128 blocks one an SM; deep: 8 would be 128 >
+	 * 15 x 8, so 6 (96 blocks of 22 k-tiles) */
+	ASSERT(lnl_skinny_st_plan(24, 8192, 1024, FP_BF16, caps, dcaps, 132, 0, &s, &d));
+	ASSERT_EQ(d, 1);
+	ASSERT_EQ(s, 6);
+	ASSERT(lnl_skinny_st_plan(24, 8192, 1024, FP_BF16, caps, dcaps, 132, 1, &s, &d));
+	ASSERT_EQ(d, 0);  /* the two-an-SM ring asked for */
+	ASSERT_EQ(s, 8);
+	/* 12 tiles: 8 slices in either ring */
+	ASSERT(lnl_skinny_st_plan(17, 14336, 768, FP_BF16, caps, dcaps, 132, 0, &s, &d));
+	ASSERT_EQ(d, 1);
+	ASSERT_EQ(s, 8);
+	/* 32 tiles: 7 slices pair blocks on SMs, so the two-an-SM ring stays
+	 * unless the deep one is asked for (3 slices: 96 blocks) */
+	ASSERT(lnl_skinny_st_plan(24, 8192, 2048, FP_BF16, caps, dcaps, 132, 0, &s, &d));
+	ASSERT_EQ(d, 0);
+	ASSERT_EQ(s, 7);
+	ASSERT(lnl_skinny_st_plan(24, 8192, 2048, FP_BF16, caps, dcaps, 132, 2, &s, &d));
+	ASSERT_EQ(d, 1);
+	ASSERT_EQ(s, 3);
+	/* more tiles than any deep cluster count holds: the two-an-SM ring */
+	ASSERT(lnl_skinny_st_plan(24, 8192, 64 * 140, FP_BF16, caps, dcaps, 132, 2, &s, &d));
+	ASSERT_EQ(d, 0);
+	for (long K = 8; K <= 20000; K += 488)
+		for (long N = 1; N <= 17000; N += 331) {
+			const int kt = lnl_ktiles(K, FP_BF16);
+
+			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, dcaps, 132, 0, &s, &d))
+				continue;
+			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
+			ASSERT((N + 63) / 64 <= (d ? dcaps : caps)[s]);
+			ASSERT(!d || s >= 2);
+			ASSERT_EQ(lnl_even_slices(kt, s), s);
+		}
+	printf("ok   x-streamed slices of K: the deep ring where blocks are one an SM\n");
 }
 
 /* The warp-specialized forward's tile width (lnl_ws_bn) on an H100's 66
@@ -1163,6 +1209,7 @@ int main(void)
 	test_xa_plan();
 	test_xt_plan();
 	test_st_plan();
+	test_st_plan_deep();
 	test_ws_bn();
 	test_gemv();
 	return 0;

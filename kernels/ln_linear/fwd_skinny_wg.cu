@@ -113,14 +113,14 @@ __device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, co
 	}
 }
 
-template <int MP, bool SLICED>
+template <int MP, bool SLICED, int ST>
 __device__ __forceinline__ void
 skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
 	       __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int wperm,
 	       int kchunk)
 {
-	constexpr int ST = LNL_SKINNY_ST_STAGES(MP), WB = ST_BW * 128, STAGE = WB + MP * 128;
+	constexpr int WB = ST_BW * 128, STAGE = WB + MP * 128;
 	constexpr int TPR = 128 / MP, NA = MP / 2;  // threads a row; accumulators a thread
 	static_assert(MP == 32 || MP == 64, "a warpgroup's B");
 	unsigned char *smem = dyn_smem();
@@ -501,18 +501,20 @@ const void *fwd_skinny_wg_kernel(int mp)
 }
 
 // k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an
-// SM; SLICED: in clusters along y, slices of kchunk k-tiles, added through
-// DSMEM as k_fwd_skinny_xa's are.
-template <int MP, bool SLICED>
-__global__ void __launch_bounds__(ST_THREADS, 2)
+// SM (DEEP: one, in a ring of LNL_SKINNY_ST_DEEP_STAGES stages, twice the
+// bytes in flight a block); SLICED: in clusters along y, slices of kchunk
+// k-tiles, added through DSMEM as k_fwd_skinny_xa's are.
+template <int MP, bool SLICED, bool DEEP>
+__global__ void __launch_bounds__(ST_THREADS, DEEP ? 1 : 2)
 k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
 		long wrows, int wperm, int kchunk, const float *__restrict__ stats)
 {
 	(void)stats;
-	SM90A_ONLY((skinny_st_body<MP, SLICED>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
-						kchunk)));
+	SM90A_ONLY((skinny_st_body<MP, SLICED,
+				   DEEP ? LNL_SKINNY_ST_DEEP_STAGES : LNL_SKINNY_ST_STAGES(MP)>(
+		&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm, kchunk)));
 }
 
 // k_fwd_skinny_xa: the x-as-A skinny body, one block an SM; SLICED: in
@@ -540,7 +542,8 @@ typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, c
 // Their instances: rows of W' a block (k_fwd_skinny_xa) or of x
 // (k_fwd_skinny_st), the kernel over all of K and over slices.
 // With the rows' statistics from a pass (kp, kps: the x-as-A kernel's
-// tiles of 48 rows and more), none for the x-streamed kernel.
+// tiles of 48 rows and more), none for the x-streamed kernel; over slices
+// in the deep ring (ksd: the x-streamed kernel's 32 rows of x).
 #define XA_KERNELS(BN) { BN, k_fwd_skinny_xa<BN, false, false>, k_fwd_skinny_xa<BN, true, false>, \
 			 NULL, NULL }
 #define XA_KERNELS_PASS(BN) { BN, k_fwd_skinny_xa<BN, false, false>, \
@@ -548,13 +551,15 @@ typedef void (*stream_kernel)(CUtensorMap, CUtensorMap, const __nv_bfloat16 *, c
 			      k_fwd_skinny_xa<BN, true, true> }
 static const struct stream_kernels {
 	int rows;
-	stream_kernel k, ks, kp, kps;
+	stream_kernel k, ks, kp, kps, ksd;
 } xa_kernels[] = {
 	XA_KERNELS(16), XA_KERNELS(32), XA_KERNELS_PASS(48),
 	XA_KERNELS_PASS(64), XA_KERNELS_PASS(72), XA_KERNELS_PASS(96),
 }, st_kernels[] = {
-	{ 32, k_fwd_skinny_st<32, false>, k_fwd_skinny_st<32, true>, NULL, NULL },
-	{ 64, k_fwd_skinny_st<64, false>, k_fwd_skinny_st<64, true>, NULL, NULL },
+	{ 32, k_fwd_skinny_st<32, false, false>, k_fwd_skinny_st<32, true, false>, NULL, NULL,
+	  k_fwd_skinny_st<32, true, true> },
+	{ 64, k_fwd_skinny_st<64, false, false>, k_fwd_skinny_st<64, true, false>, NULL, NULL,
+	  NULL },
 };
 
 // The x-streamed kernels' dynamic shared memory, once a process.
@@ -565,11 +570,11 @@ static int stream_setup(void)
 	if (done)
 		return 0;
 	for (const auto &st : st_kernels)
-		if (CUDA_CHECK(cudaFuncSetAttribute(st.k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    (int)lnl_skinny_st_smem(st.rows))) ||
-		    CUDA_CHECK(cudaFuncSetAttribute(st.ks, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    (int)lnl_skinny_st_smem(st.rows))))
-			return -1;
+		for (stream_kernel k : { st.k, st.ks, st.ksd })
+			if (k && CUDA_CHECK(cudaFuncSetAttribute(
+					 k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 (int)lnl_skinny_st_smem(st.rows, k == st.ksd))))
+				return -1;
 	for (const auto &xa : xa_kernels)
 		for (stream_kernel k : { xa.k, xa.ks, xa.kp, xa.kps })
 			if (k && CUDA_CHECK(cudaFuncSetAttribute(
@@ -584,13 +589,17 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 {
 	// [0]: k_fwd_skinny_xa (every instance takes an SM's shared memory,
 	// XA_SMEM: the widest speaks for all); [1], [2]: k_fwd_skinny_st of
-	// 32 and 64 rows of x (two blocks an SM)
-	static int have[3][LNL_SKINNY_MAX_SPLITS + 1], done[3];
+	// 32 and 64 rows of x (two blocks an SM); [3]: k_fwd_skinny_st of 32
+	// rows in the deep ring (one block an SM)
+	static int have[4][LNL_SKINNY_MAX_SPLITS + 1], done[4];
 	const stream_kernel k = which == 0 ? k_fwd_skinny_xa<96, true, false>
-				: which == 1 ? k_fwd_skinny_st<32, true> : k_fwd_skinny_st<64, true>;
-	const size_t smem = which == 0 ? XA_SMEM(96) : lnl_skinny_st_smem(which == 1 ? 32 : 64);
+				: which == 1 ? k_fwd_skinny_st<32, true, false>
+				: which == 2 ? k_fwd_skinny_st<64, true, false>
+					     : k_fwd_skinny_st<32, true, true>;
+	const size_t smem = which == 0 ? XA_SMEM(96)
+			    : lnl_skinny_st_smem(which == 2 ? 64 : 32, which == 3);
 
-	if (which < 0 || which > 2)
+	if (which < 0 || which > 3)
 		return error("ln_linear_fwd: no streamed skinny kernel %d", which);
 	if (!done[which]) {
 		if (stream_setup())
@@ -621,7 +630,7 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 // in an error.
 static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 			 const struct stream_kernels *ks, size_t nks, int rows, int xbox, int wbox,
-			 size_t smem, int pass, cudaStream_t st, const char *what)
+			 size_t smem, int pass, int deep, cudaStream_t st, const char *what)
 {
 	const long wrows = op->wperm ? op->Np : op->N;
 	const int KT = lnl_ktiles(op->K, op->dt);
@@ -634,13 +643,14 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 
 	for (size_t i = 0; i < nks; i++)
 		if (ks[i].rows == rows)
-			k = pass ? (slices > 1 ? ks[i].kps : ks[i].kp)
-				 : (slices > 1 ? ks[i].ks : ks[i].k);
+			k = deep ? (slices > 1 && !pass ? ks[i].ksd : NULL)
+			    : pass ? (slices > 1 ? ks[i].kps : ks[i].kp)
+				   : (slices > 1 ? ks[i].ks : ks[i].k);
 	if (op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !k || op->splits < 1 ||
 	    op->splits > LNL_SKINNY_MAX_SPLITS || (pass && !op->stats))
 		return error("ln_linear_fwd: no %s skinny kernel for %ld rows of this dtype in "
-			     "%d-row tiles over %d slices of K%s", what, op->M, rows, op->splits,
-			     pass ? " with a statistics pass" : "");
+			     "%d-row tiles over %d slices of K%s%s", what, op->M, rows, op->splits,
+			     pass ? " with a statistics pass" : "", deep ? " in the deep ring" : "");
 	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
 		return -1;
@@ -669,12 +679,12 @@ int fwd_skinny_st_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 
 	return stream_launch(op, (const __nv_bfloat16 *)xv, st_kernels,
 			     sizeof st_kernels / sizeof st_kernels[0], mp, mp, ST_BW,
-			     lnl_skinny_st_smem(mp), 0, st, "x-streamed");
+			     lnl_skinny_st_smem(mp, op->st_deep), 0, op->st_deep, st, "x-streamed");
 }
 
 int fwd_skinny_xa_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	return stream_launch(op, (const __nv_bfloat16 *)xv, xa_kernels,
 			     sizeof xa_kernels / sizeof xa_kernels[0], op->xbn, 64, op->xbn,
-			     XA_SMEM(op->xbn), op->xa_pass, st, "x-as-A");
+			     XA_SMEM(op->xbn), op->xa_pass, 0, st, "x-as-A");
 }

@@ -166,8 +166,10 @@ enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
-	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT
+	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING
 };
+/* st_ring's values, as lnl_skinny_st_plan's ring argument takes them. */
+enum { STR_AUTO, STR_8, STR_16 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
 /* lt_algo (the forward's OPT_LT_ALGO, the backward's BOPT_LT_ALGO): the
  * cuBLASLt GEMMs' algorithm, the heuristic's first choice or the fastest
@@ -293,6 +295,7 @@ struct lnl_op {
 	int xbn;             // FK_SKINNY_XA: rows of W' a block (16 to 96)
 	int xa_pass;         // FK_SKINNY_XA: the rows' statistics from a pass
 	                     // of their own (layernorm_stats into stats)
+	int st_deep;         // FK_SKINNY_ST: the deep ring, one block an SM
 	int xks;             // FK_SKINNY_XT: k-tiles a ring stage (1, 2, 4);
 	                     // its tile's rows of W' in xbn (32 to 96)
 	int wperm;           // FK_MMA_SPLIT: W' in perm32's order (the library's
@@ -344,10 +347,12 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st
 /* fwd_skinny_wg.cu: clusters of a streamed skinny kernel the device holds
  * at once, (*caps)[s] for s = 1 .. LNL_SKINNY_MAX_SPLITS blocks (asked once
  * a process): which 0 for k_fwd_skinny_xa, 1 and 2 for k_fwd_skinny_st of
- * 32 and 64 rows of x (FWD_CAPS_XA, FWD_CAPS_ST(mp)). 0, or -1 (reported). */
+ * 32 and 64 rows of x, 3 for it at 32 rows in the deep ring (FWD_CAPS_XA,
+ * FWD_CAPS_ST(mp), FWD_CAPS_ST_DEEP). 0, or -1 (reported). */
 int fwd_skinny_stream_caps(int which, const int **caps);
 #define FWD_CAPS_XA 0
 #define FWD_CAPS_ST(mp) ((mp) > 32 ? 2 : 1)
+#define FWD_CAPS_ST_DEEP 3
 /* fwd_gemv.cu: the decode forward of plan op->gv (lnl_fwd_gemv), its
  * reduction after it where the plan takes slices. */
 int fwd_gemv_launch(const struct lnl_op *op, const void *x, cudaStream_t st);

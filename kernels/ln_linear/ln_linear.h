@@ -312,12 +312,18 @@ int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clu
  * k_fwd_skinny_st, a block a tile of LNL_SKINNY_ST_BW rows of W' over all of
  * K (or a cluster of blocks a tile over slices of K, lnl_skinny_st_plan),
  * x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of
- * LNL_SKINNY_ST_STAGES(mp) stages, two blocks an SM. */
+ * LNL_SKINNY_ST_STAGES(mp) stages, two blocks an SM; over slices of K at
+ * up to 32 rows also in a deep ring of LNL_SKINNY_ST_DEEP_STAGES stages,
+ * one block an SM (lnl_skinny_st_plan says which). */
 #define LNL_SKINNY_ST_BW 64
 #define LNL_SKINNY_ST_STAGES(mp) ((mp) > 32 ? 6 : 8)
-static inline size_t lnl_skinny_st_smem(int mp)
+#define LNL_SKINNY_ST_DEEP_STAGES 16
+/* Its dynamic shared memory: the ring (1024-aligned: 1 KB more) of the
+ * deep or the two-an-SM stages. */
+static inline size_t lnl_skinny_st_smem(int mp, int deep)
 {
-	return 1024 + (size_t)LNL_SKINNY_ST_STAGES(mp) * (LNL_SKINNY_ST_BW + mp) * 128;
+	return 1024 + (size_t)(deep ? LNL_SKINNY_ST_DEEP_STAGES : LNL_SKINNY_ST_STAGES(mp)) *
+			      (LNL_SKINNY_ST_BW + mp) * 128;
 }
 /* skinny_x=auto's choice for M rows of x, K columns, W' of Nw rows on sms
  * SMs, as the rows of W' a block of the x-streamed kernels takes: 64
@@ -381,8 +387,14 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * blocks fit on the device at once: the slices whose blocks run in one
  * wave with the fewest k-tiles an SM, an SM with two blocks counted as
  * LNL_SKINNY_ST_PAIR_COST / 10 of one block's k-tiles for both (two
- * blocks' rings hide each other's latency); ties to more blocks. 1 with
- * *slices set, 0 where it does not serve. skinny_x=auto takes it from
+ * blocks' rings hide each other's latency); ties to more blocks. Where
+ * those slices put one block an SM (no SM holds two), the deep ring
+ * instead (LNL_SKINNY_ST_DEEP_STAGES stages, dcaps[s] clusters of s at
+ * once, one block an SM; NULL: not considered): its slices of the fewest
+ * k-tiles a block in one wave, ties to more blocks. ring: 0 that rule, 1
+ * the two-an-SM ring only, 2 the deep one wherever it has a plan. 1 with
+ * *slices and *deep set, 0 where it does not serve.
+ * skinny_x=auto takes it from
  * LNL_SKINNY_ST_SPLIT_MIN_KT k-tiles of K, and where the x-resident kernel
  * does not serve. Measured on an H200 (bench/RESULTS.md, "the x-streamed
  * kernel over slices of K"): of 60 shapes at 17, 24 and 32 rows (K 1536
@@ -390,11 +402,17 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * best of slices 2 to 8; from K = 7168 it beat the x-resident kernel
  * (0.66-0.95x) but at N = 1024 and 3072 (1.03-1.06x), at K = 5120 and
  * 6144 the two were within 5 % but for N = 6144 (0.85-0.95x), below 5120
- * the x-resident kernel was faster (0.91-0.99x the pick). */
+ * the x-resident kernel was faster (0.91-0.99x the pick). The deep ring
+ * (bench/RESULTS.md, "the x-streamed kernel's deep ring"), of 54 shapes
+ * of 17, 24 and 32 rows, K 6144, 8192 and 14336: where the two-an-SM
+ * plan put one block an SM (N = 512 to 1024) it took 0.88-0.99x its time
+ * (24 x 14336 -> 1024: 1.08 of unfused against 1.22; 24 x 8192 -> 1024:
+ * 1.01 against 1.10, in 6 slices where the two-an-SM ring had 8), where
+ * that plan paired blocks (N = 2048 to 3072) 1.11-1.34x. */
 #define LNL_SKINNY_ST_PAIR_COST 16
 #define LNL_SKINNY_ST_SPLIT_MIN_KT 96
-int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int sms,
-		       int *slices);
+int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps,
+		       const int *dcaps, int sms, int ring, int *slices, int *deep);
 /* The x~ skinny kernel (k_fwd_skinny_xt: x~ = x - c from a pass, then a
  * GEMM of x~ and W' with stages of several k-tiles) for M rows of x, Nw
  * rows of W' on sms SMs.

@@ -129,16 +129,17 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 	return best >= 0;
 }
 
-int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps, int sms,
-		       int *slices)
+int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps,
+		       const int *dcaps, int sms, int ring, int *slices, int *deep)
 {
 	const int kt = lnl_ktiles(K, dt);
 	const long tiles = ceil_div(Nw, LNL_SKINNY_ST_BW);
-	long best = -1, best_blocks = 0;
+	long best = -1, best_blocks = 0, dbest = -1;
 
 	if (dt != FP_BF16 || M <= LNL_SKINNY_MAX_M || lnl_skinny_res_mp(M) > 32 || K < 1 ||
 	    Nw < 1 || sms < 1 || lnl_vec_width(K, dt) == 1)
 		return 0;
+	/* the two-an-SM ring */
 	for (int s = 1; s <= LNL_SKINNY_MAX_SPLITS && s <= kt; s++) {
 		const long blocks = tiles * s;
 		long cost;
@@ -152,7 +153,21 @@ int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
 			*slices = s;
 		}
 	}
-	return best >= 0;
+	*deep = 0;
+	/* the deep ring where that puts one block an SM (or asked for): its
+	 * fewest k-tiles a block in one wave of one block an SM */
+	if (!dcaps || ring == 1 || (ring != 2 && (best < 0 || best_blocks > sms)))
+		return best >= 0;
+	for (int s = 2; s <= LNL_SKINNY_MAX_SPLITS && s <= kt; s++) {
+		if (lnl_even_slices(kt, s) != s || tiles > dcaps[s])
+			continue;
+		if (dbest < 0 || ceil_div(kt, s) <= dbest) {  /* ties: more blocks */
+			dbest = ceil_div(kt, s);
+			*slices = s;
+			*deep = 1;
+		}
+	}
+	return best >= 0 || dbest >= 0;
 }
 
 int lnl_skinny_xt_tile(long Nw, int sms)

@@ -34,6 +34,8 @@ static const char *const xa_tile_values[] = { "auto", "16", "32", "48", "64", "7
 // Option xa_split's: slices of K of the x-as-A kernel, as numbers but auto.
 static const char *const xa_split_values[] = { "auto", "1", "2", "3", "4", "5", "6", "7", "8",
 					       NULL };
+// Option st_ring's: stages of the x-streamed kernel's ring (STR_*).
+static const char *const st_ring_values[] = { "auto", "8", "16", NULL };
 // Option xt_stage's: k-tiles a ring stage of the x~ kernel, as numbers but
 // auto.
 static const char *const xt_stage_values[] = { "auto", "1", "2", "4", NULL };
@@ -66,26 +68,39 @@ static void xa_slices(struct lnl_op *op, long Nw, const int *caps)
 	op->splits = lnl_even_slices(kt, s);
 }
 
-// op->splits: the x-streamed kernel's (W' as A) slices of K for op and Nw
-// rows of W': st_split's, or auto's (lnl_skinny_st_plan at 17 to 32 rows,
-// else 1), at most a k-tile a slice, as the launch cuts them (none empty).
-// 0, or -1 (reported).
+// The x-streamed kernel's clusters that fit at once at 32 rows of x, in
+// its two-an-SM ring (*caps) and its deep ring (*dcaps). 0, or -1.
+static int st_caps(const int **caps, const int **dcaps)
+{
+	return fwd_skinny_stream_caps(FWD_CAPS_ST(32), caps) ||
+			       fwd_skinny_stream_caps(FWD_CAPS_ST_DEEP, dcaps)
+		       ? -1 : 0;
+}
+
+// op->splits, st_deep: the x-streamed kernel's (W' as A) slices of K for
+// op and Nw rows of W' (st_split's, or auto's: lnl_skinny_st_plan at 17 to
+// 32 rows, else 1; at most a k-tile a slice, as the launch cuts them, none
+// empty) and its ring (the deep one where the plan or st_ring=16 says and
+// there are slices, 17 to 32 rows). 0, or -1 (reported).
 static int st_slices(struct lnl_op *op, long Nw)
 {
 	const int kt = lnl_ktiles(op->K, op->dt), mp = lnl_skinny_res_mp(op->M);
-	const int asked = slices_asked(op, OPT_ST_SPLIT);
-	const int *caps;
-	int s = 1;
+	const int asked = slices_asked(op, OPT_ST_SPLIT), ring = op->ko.v[OPT_ST_RING];
+	const int *caps, *dcaps;
+	int s = 1, deep = 0;
 
 	if (asked) {
 		s = asked;
+		deep = ring == STR_16;
 	} else if (mp <= 32) {
-		if (fwd_skinny_stream_caps(FWD_CAPS_ST(mp), &caps))
+		if (st_caps(&caps, &dcaps))
 			return -1;
-		if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, op->sms, &s))
-			s = 1;
+		if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, dcaps, op->sms, ring, &s,
+					&deep))
+			s = 1, deep = 0;
 	}
 	op->splits = lnl_even_slices(kt, s);
+	op->st_deep = mp <= 32 && deep && op->splits > 1;
 	return 0;
 }
 
@@ -97,14 +112,15 @@ static int st_slices(struct lnl_op *op, long Nw)
 static int st_auto(struct lnl_op *op, long Nw)
 {
 	const int kt = lnl_ktiles(op->K, op->dt), mp = lnl_skinny_res_mp(op->M);
-	const int *caps;
-	int s, rs, rg;
+	const int *caps, *dcaps;
+	int s, d, rs, rg;
 
 	if (mp > 32)
 		return 0;
-	if (fwd_skinny_stream_caps(FWD_CAPS_ST(mp), &caps))
+	if (st_caps(&caps, &dcaps))
 		return -1;
-	if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, op->sms, &s) ||
+	if (!lnl_skinny_st_plan(op->M, op->K, Nw, op->dt, caps, dcaps, op->sms,
+				op->ko.v[OPT_ST_RING], &s, &d) ||
 	    (kt < LNL_SKINNY_ST_SPLIT_MIN_KT &&
 	     fwd_skinny_res_plan(op->M, op->K, Nw, op->dt, 0, &rs, &rg)))
 		return 0;
@@ -281,6 +297,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->swg = 0;
 	op->xbn = 0;
 	op->xa_pass = 0;
+	op->st_deep = 0;
 	op->xks = 0;
 	op->wperm = 0;
 	if (op->variant != FWD_FUSED) {
@@ -536,8 +553,16 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 			 LNL_SKINNY_RES_BW, op->sgroups, op->splits);
 		break;
 	case FK_SKINNY_ST:
-		snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block, all "
-			 "of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
+		if (op->splits > 1)
+			snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block) "
+				 "and x's k-tiles as B, both by TMA, over %d slices of K in a "
+				 "cluster, reduced through DSMEM, %d-stage ring", LNL_SKINNY_ST_BW,
+				 op->splits,
+				 op->st_deep ? LNL_SKINNY_ST_DEEP_STAGES
+					     : LNL_SKINNY_ST_STAGES(lnl_skinny_res_mp(op->M)));
+		else
+			snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block, "
+				 "all of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
 		break;
 	case FK_SKINNY_XA:
 		if (op->splits > 1)
@@ -716,6 +741,13 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "1 where its tiles fill the SMs, and where they do not beat auto's x-as-A slices "
 	  "at 4 of 24 shapes, by 1-6 %; 3 and 4 slices took 1.15-3x the time of 1)",
 	  "3" },
+	{ "st_ring", st_ring_values,
+	  "stages of the x-streamed skinny kernel's ring over slices of K at 17 to 32 rows: "
+	  "8, two blocks an SM, or 16, one block an SM with twice the bytes in flight, its "
+	  "slices the fewest k-tiles a block in one wave; auto: 16 where the slices of 8 "
+	  "(lnl_skinny_st_plan) put one block an SM (on an H200 0.88-0.99x their time), "
+	  "else 8 (16 took 1.11-1.34x where 8 paired blocks on SMs)",
+	  "8,16" },
 	{ NULL, NULL, NULL },
 };
 
@@ -738,7 +770,8 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_ST_SPLIT, "st_split") && kopt_at(OPT_XA_PASS, "xa_pass") &&
 		      kopt_at(OPT_RES_SPLIT, "res_split") && kopt_at(OPT_XT_TILE, "xt_tile") &&
 		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
-		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split"),
+		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split") &&
+		      kopt_at(OPT_ST_RING, "st_ring"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
