@@ -71,8 +71,22 @@ struct SkWgmma {
 // takes as many blocks as W' has tiles (two an SM fit), each one stream
 // of W' from start to end; the x-resident kernel (skinny.cuh) cuts K into
 // slices instead and adds them through DSMEM at each tile's end.
+// Over slices of K at up to 32 rows it also runs one block an SM in a
+// deep ring (LNL_SKINNY_ST_DEEP_STAGES stages) with four warpgroups
+// taking the k-tiles in turn (their sums added in order, 0 + 1 + 2 + 3):
+// a block one an SM took about 0.23 us a k-tile (12 KB: about 50 GB/s)
+// at 64 and at 128 blocks alike, and with the shift in shared memory
+// left out (timing only) a launch at 24 x 14336 -> 1024 took 13.6 us
+// where one with it in the deep ring took 16.8: the shift and its fence
+// before the wgmma, not DRAM, held it. Twice the stages in flight and
+// twice the warpgroups shifting take 0.81-0.99x the time of the two-an-SM
+// ring where that ring's slices put one block an SM (bench/RESULTS.md,
+// "the x-streamed kernel's deep ring").
 #define ST_BW LNL_SKINNY_ST_BW
 #define ST_THREADS 288  // two warpgroups, then the producer warp
+// k_fwd_skinny_st's consumer warpgroups: two, four in the deep ring
+#define ST_WGS(DEEP) ((DEEP) ? 4 : 2)
+#define ST_WG_THREADS(DEEP) (ST_WGS(DEEP) * 128 + 32)
 
 // The x-streamed kernels' ring: ST stages of STAGE bytes from ring, each
 // the k-tile of the wgmma's A at its start and of its B at BOFF, with full
@@ -113,7 +127,7 @@ __device__ __forceinline__ void stream_produce(const CUtensorMap *ta, int ra, co
 	}
 }
 
-template <int MP, bool SLICED, int ST>
+template <int MP, bool SLICED, int ST, int NWG>
 __device__ __forceinline__ void
 skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16 *__restrict__ x,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
@@ -122,10 +136,12 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 {
 	constexpr int WB = ST_BW * 128, STAGE = WB + MP * 128;
 	constexpr int TPR = 128 / MP, NA = MP / 2;  // threads a row; accumulators a thread
+	constexpr int NT = NWG * 128;  // the consumers
 	static_assert(MP == 32 || MP == 64, "a warpgroup's B");
+	static_assert(NWG == 2 || NWG == 4, "named barriers 1 .. NWG + 1");
 	unsigned char *smem = dyn_smem();
 	__shared__ __align__(8) uint64_t full[ST], empty[ST];
-	__shared__ float2 st_part[2][MP], st_sum[MP];
+	__shared__ float2 st_part[NWG][MP], st_sum[MP];
 	__shared__ float st_mt[MP], st_rs[MP];
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int C = SLICED ? (int)cluster_nctarank() : 1;
@@ -138,14 +154,14 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 
 	stream_ring_init<ST>(fb, eb);
-	if (w == 8) {  // the producer warp: W' as A, x as B
+	if (w == 4 * NWG) {  // the producer warp: W' as A, x as B
 		if (lane == 0)
 			stream_produce<ST, STAGE, WB>(tw, (int)n0, tx, 0, ring, fb, eb, kb, KT);
 		stream_producer_join(C);
 		return;
 	}
 
-	// Warpgroup wg takes k-tiles wg, wg + 2, ...; its row r of each x
+	// Warpgroup wg takes k-tiles wg, wg + NWG, ...; its row r of each x
 	// k-tile is shifted and summed by TPR adjacent threads, 8 / TPR
 	// 16-byte chunks each.
 	const int wg = w >> 2, wt = tid & 127, r = wt / TPR, sub = wt % TPR;
@@ -171,18 +187,22 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 #pragma unroll
 	for (int i = 0; i < NA; i++)
 		d[i] = 0.f;
-	// Warpgroup wg's own barrier (constant ids: named barriers 1 and 2).
+	// Warpgroup wg's own barrier (constant ids: named barriers 1 to NWG).
 	auto wg_sync = [&]() {
 		if (wg == 0)
 			bar_sync(1, 128);
-		else
+		else if (NWG == 2 || wg == 1)
 			bar_sync(2, 128);
+		else if (wg == 2)
+			bar_sync(3, 128);
+		else
+			bar_sync(4, 128);
 	};
 
 	if (wg < KT)
 		shift(wg);
 	wg_sync();
-	for (int kt = wg; kt < KT; kt += 2) {
+	for (int kt = wg; kt < KT; kt += NWG) {
 		const uint32_t sa = ring + (kt % ST) * STAGE;
 
 #pragma unroll
@@ -193,8 +213,8 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
 			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sa + WB + ks * 32));
 		wg_commit();
-		if (kt + 2 < KT)
-			shift(kt + 2);  // while the tensor cores multiply kt
+		if (kt + NWG < KT)
+			shift(kt + NWG);  // while the tensor cores multiply kt
 		wg_wait<0>();
 #pragma unroll
 		for (int i = 0; i < NA; i++)
@@ -202,10 +222,10 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		__syncwarp();
 		if (lane == 0)
 			mbar_arrive(eb + 8 * (kt % ST));
-		wg_sync();  // k-tile kt + 2 shifted by every warp
+		wg_sync();  // k-tile kt + NWG shifted by every warp
 	}
 
-	// The rows' sums: the TPR threads', then warpgroup 0's + 1's.
+	// The rows' sums: the TPR threads', then the warpgroups' in order.
 #pragma unroll
 	for (int o = 1; o < TPR; o <<= 1) {
 		a1 += __shfl_xor_sync(FP_FULL_MASK, a1, o);
@@ -213,43 +233,57 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 	}
 	if (sub == 0)
 		st_part[wg][r] = make_float2(a1, a2);
-	// The second warpgroup's accumulators through the ring (every stage
-	// consumed: both warpgroups are past their loops).
+	// The other warpgroups' accumulators through the ring (every stage
+	// consumed: every warpgroup is past its loop), warpgroup g's at red +
+	// (g - 1) NA 128; warpgroup 0 adds them to its own in order.
 	float *const red = (float *)(smem + (ring - sbase));
+	auto add_wgs = [&]() {
+#pragma unroll
+		for (int g = 1; g < NWG; g++)
+#pragma unroll
+			for (int i = 0; i < NA; i++)
+				d[i] += red[((g - 1) * NA + i) * 128 + wt];
+	};
+	auto stats_sum = [&]() {
+		float2 a = st_part[0][r];
 
-	bar_sync(3, 256);
-	if (wg == 1) {
+#pragma unroll
+		for (int g = 1; g < NWG; g++)
+			a = make_float2(a.x + st_part[g][r].x, a.y + st_part[g][r].y);
+		return a;
+	};
+
+	bar_sync(NWG + 1, NT);
+	if (wg > 0) {
 #pragma unroll
 		for (int i = 0; i < NA; i++)
-			red[i * 128 + wt] = d[i];
+			red[((wg - 1) * NA + i) * 128 + wt] = d[i];
 	}
-	bar_sync(3, 256);
+	bar_sync(NWG + 1, NT);
 	if (C > 1) {
-		// Slices in a cluster: the block's sums (warpgroup 0's plus
-		// 1's) as float4 j of thread wt at red4[j 128 + wt] past red,
-		// then each rank's 1/C of the tile over the ranks in rank order.
+		// Slices in a cluster: the block's sums (the warpgroups' added
+		// in order) as float4 j of thread wt at red4[j 128 + wt] past
+		// red, then each rank's 1/C of the tile over the ranks in rank
+		// order.
 		cg::cluster_group cl = cg::this_cluster();
-		float4 *const red4 = (float4 *)(red + NA * 128);
+		float4 *const red4 = (float4 *)(red + (NWG - 1) * NA * 128);
 		constexpr int U = MP / 8 * 128;
 		const int lo = rank * U / C, hi = (rank + 1) * U / C;
 
 		if (wg == 0) {
+			add_wgs();
 #pragma unroll
 			for (int j = 0; j < MP / 8; j++)
-				red4[j * 128 + wt] = make_float4(
-					d[4 * j] + red[4 * j * 128 + wt],
-					d[4 * j + 1] + red[(4 * j + 1) * 128 + wt],
-					d[4 * j + 2] + red[(4 * j + 2) * 128 + wt],
-					d[4 * j + 3] + red[(4 * j + 3) * 128 + wt]);
+				red4[j * 128 + wt] = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2],
+								 d[4 * j + 3]);
 			if (sub == 0)
-				st_sum[r] = make_float2(st_part[0][r].x + st_part[1][r].x,
-							st_part[0][r].y + st_part[1][r].y);
+				st_sum[r] = stats_sum();
 		}
 		cluster_arrive();
 		cluster_wait();
-		sk_merge_stats<MP, 256>(cl, st_sum, C, K, tid, st_mt, st_rs);
-		bar_sync(3, 256);
-		for (int u = lo + tid; u < hi; u += 256) {
+		sk_merge_stats<MP, NT>(cl, st_sum, C, K, tid, st_mt, st_rs);
+		bar_sync(NWG + 1, NT);
+		for (int u = lo + tid; u < hi; u += NT) {
 			const int to = u & 127, j = u >> 7, lq = to & 31;
 
 			sk_store(y, sk_slices_sum(cl, red4 + u, C), n0 + 16 * (to >> 5) + (lq >> 2),
@@ -259,14 +293,14 @@ skinny_st_body(const CUtensorMap *tx, const CUtensorMap *tw, const __nv_bfloat16
 		cluster_wait();
 		return;
 	}
-	if (wg == 1)
+	if (wg > 0)
 		return;
-	if (sub == 0)
-		shifted_stats(st_part[0][r].x + st_part[1][r].x, st_part[0][r].y + st_part[1][r].y,
-			      K, &st_mt[r], &st_rs[r]);
-#pragma unroll
-	for (int i = 0; i < NA; i++)
-		d[i] += red[i * 128 + wt];
+	if (sub == 0) {
+		const float2 a = stats_sum();
+
+		shifted_stats(a.x, a.y, K, &st_mt[r], &st_rs[r]);
+	}
+	add_wgs();
 	bar_sync(1, 128);
 #pragma unroll
 	for (int j = 0; j < MP / 8; j++)
@@ -502,10 +536,11 @@ const void *fwd_skinny_wg_kernel(int mp)
 
 // k_fwd_skinny_st: the x-streamed skinny body (MP = 32, 64), two blocks an
 // SM (DEEP: one, in a ring of LNL_SKINNY_ST_DEEP_STAGES stages, twice the
-// bytes in flight a block); SLICED: in clusters along y, slices of kchunk
-// k-tiles, added through DSMEM as k_fwd_skinny_xa's are.
+// bytes in flight a block, with four warpgroups); SLICED: in clusters
+// along y, slices of kchunk k-tiles, added through DSMEM as
+// k_fwd_skinny_xa's are.
 template <int MP, bool SLICED, bool DEEP>
-__global__ void __launch_bounds__(ST_THREADS, DEEP ? 1 : 2)
+__global__ void __launch_bounds__(ST_WG_THREADS(DEEP), DEEP ? 1 : 2)
 k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
 		const __nv_bfloat16 *__restrict__ x, const float *__restrict__ sW,
 		const float *__restrict__ bf, __nv_bfloat16 *__restrict__ y, int M, int K, int N,
@@ -513,8 +548,9 @@ k_fwd_skinny_st(const __grid_constant__ CUtensorMap tx, const __grid_constant__ 
 {
 	(void)stats;
 	SM90A_ONLY((skinny_st_body<MP, SLICED,
-				   DEEP ? LNL_SKINNY_ST_DEEP_STAGES : LNL_SKINNY_ST_STAGES(MP)>(
-		&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm, kchunk)));
+				   DEEP ? LNL_SKINNY_ST_DEEP_STAGES : LNL_SKINNY_ST_STAGES(MP),
+				   ST_WGS(DEEP)>(&tx, &tw, x, sW, bf, y, M, K, N, wrows, wperm,
+						 kchunk)));
 }
 
 // k_fwd_skinny_xa: the x-as-A skinny body, one block an SM; SLICED: in
@@ -608,7 +644,8 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 			cudaLaunchConfig_t cfg;
 			cudaLaunchAttribute attr;
 
-			cluster_config(&cfg, &attr, 1, 1, ST_THREADS, smem, 0);
+			cluster_config(&cfg, &attr, 1, 1,
+				       which == 3 ? ST_WG_THREADS(true) : ST_THREADS, smem, 0);
 			cfg.gridDim.y = (unsigned)c;
 			attr.val.clusterDim.y = (unsigned)c;
 			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&have[which][c], k, &cfg)))
@@ -656,8 +693,8 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 		return -1;
 	if (pass && layernorm_stats(FP_BF16, x, op->stats, op->M, op->K, st))
 		return -1;
-	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + wbox - 1) / wbox), ST_THREADS, smem,
-		       st);
+	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + wbox - 1) / wbox),
+		       deep ? ST_WG_THREADS(true) : ST_THREADS, smem, st);
 	cfg.gridDim.y = (unsigned)slices;
 	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)

@@ -314,7 +314,7 @@ int lnl_fwd_skinny_res(long M, long K, long Nw, enum fp_dtype dt, const int *clu
  * x's k-tiles (MP = lnl_skinny_res_mp(M) rows) beside W''s in a ring of
  * LNL_SKINNY_ST_STAGES(mp) stages, two blocks an SM; over slices of K at
  * up to 32 rows also in a deep ring of LNL_SKINNY_ST_DEEP_STAGES stages,
- * one block an SM (lnl_skinny_st_plan says which). */
+ * one block an SM with four warpgroups (lnl_skinny_st_plan says which). */
 #define LNL_SKINNY_ST_BW 64
 #define LNL_SKINNY_ST_STAGES(mp) ((mp) > 32 ? 6 : 8)
 #define LNL_SKINNY_ST_DEEP_STAGES 16
@@ -405,10 +405,11 @@ int lnl_skinny_xa_plan(long M, long K, long Nw, enum fp_dtype dt, const int *cap
  * the x-resident kernel was faster (0.91-0.99x the pick). The deep ring
  * (bench/RESULTS.md, "the x-streamed kernel's deep ring"), of 54 shapes
  * of 17, 24 and 32 rows, K 6144, 8192 and 14336: where the two-an-SM
- * plan put one block an SM (N = 512 to 1024) it took 0.88-0.99x its time
- * (24 x 14336 -> 1024: 1.08 of unfused against 1.22; 24 x 8192 -> 1024:
- * 1.01 against 1.10, in 6 slices where the two-an-SM ring had 8), where
- * that plan paired blocks (N = 2048 to 3072) 1.11-1.34x. */
+ * plan put one block an SM (N = 512 to 1024) it took 0.81-0.99x its time
+ * (24 x 14336 -> 1024: 1.01 of unfused against 1.22; 24 x 8192 -> 1024:
+ * 1.01-1.02 against 1.12, in 6 slices where the two-an-SM ring had 8);
+ * where that plan paired blocks (N = 2048 to 3072) the deep ring with two
+ * warpgroups took 1.11-1.34x its time. */
 #define LNL_SKINNY_ST_PAIR_COST 16
 #define LNL_SKINNY_ST_SPLIT_MIN_KT 96
 int lnl_skinny_st_plan(long M, long K, long Nw, enum fp_dtype dt, const int *caps,

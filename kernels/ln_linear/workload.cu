@@ -743,10 +743,10 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "3" },
 	{ "st_ring", st_ring_values,
 	  "stages of the x-streamed skinny kernel's ring over slices of K at 17 to 32 rows: "
-	  "8, two blocks an SM, or 16, one block an SM with twice the bytes in flight, its "
-	  "slices the fewest k-tiles a block in one wave; auto: 16 where the slices of 8 "
-	  "(lnl_skinny_st_plan) put one block an SM (on an H200 0.88-0.99x their time), "
-	  "else 8 (16 took 1.11-1.34x where 8 paired blocks on SMs)",
+	  "8, two blocks an SM, or 16, one block an SM with twice the bytes in flight and "
+	  "four warpgroups, its slices the fewest k-tiles a block in one wave; auto: 16 "
+	  "where the slices of 8 (lnl_skinny_st_plan) put one block an SM (on an H200 "
+	  "0.81-0.99x their time), else 8 (16 took 1.11-1.34x where 8 paired blocks)",
 	  "8,16" },
 	{ NULL, NULL, NULL },
 };
