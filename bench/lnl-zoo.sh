@@ -37,11 +37,12 @@ zoo="$zoo;M=17|33|48,K=2048,N=5120;M=24,K=4096,N=5120;M=40,K=2048,N=3000"
 # and where the launcher's rules changed last (57 to 64 rows at N = 4096:
 # x~ twice its tile; fp32 at 17 to 32 rows: 32-row split-K tiles; 33 to
 # 64 rows where the x~ kernel's tiles would leave most SMs idle: the
-# x-as-A kernel's slices of K), and 24 x 8192 -> 1024 (a 70B model's
-# key/value projection at 24 decode rows), where the kernels for 17 to 32
-# rows still lose
+# x-as-A kernel's slices of K; 17 to 32 rows over slices of K in the deep
+# ring: 24 x 8192 -> 1024, a 70B model's key/value projection at 24 decode
+# rows), and 24 x 8192 -> 2560, where the kernels for 17 to 32 rows still
+# lose (40 tiles of W' in 5 slices: two blocks on half the SMs)
 zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
-zoo="$zoo;M=40,K=14336,N=1024;M=56,K=8192,N=2048;M=24,K=8192,N=1024"
+zoo="$zoo;M=40,K=14336,N=1024;M=56,K=8192,N=2048;M=24,K=8192,N=1024;M=24,K=8192,N=2560"
 ./fuseprof run --db "$out/zoo.db" --tag lnl-zoo --workload ln_linear_fwd,ln_linear_bwd \
 	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }

@@ -956,6 +956,27 @@ static void test_xt_plan(void)
 	printf("ok   split-K tiles: 32 rows for fp32 up to 32 rows\n");
 }
 
+/* lnl_skinny_st_plan at 20 rows over a grid of K and N, with the deep ring
+ * (dcaps) or without (NULL): every plan's slices are s slices as the
+ * kernel cuts them, at least 2 in the deep ring, and run in one wave of
+ * the ring's clusters. */
+static void st_plan_sweep(const int *caps, const int *dcaps)
+{
+	int s = 0, d = 0;
+
+	for (long K = 8; K <= 20000; K += 488)
+		for (long N = 1; N <= 17000; N += 331) {
+			const int kt = lnl_ktiles(K, FP_BF16);
+
+			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, dcaps, 132, 0, &s, &d))
+				continue;
+			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
+			ASSERT(!d || (dcaps && s >= 2));
+			ASSERT((N + 63) / 64 <= (d ? dcaps : caps)[s]);
+			ASSERT_EQ(lnl_even_slices(kt, s), s);
+		}
+}
+
 /* The x-streamed kernel's slices of K (lnl_skinny_st_plan) on an H200's
  * capacities for its clusters (two blocks an SM) and 132 SMs: the picks the
  * sweep measured best, one wave always. */
@@ -979,16 +1000,7 @@ static void test_st_plan(void)
 	ASSERT(!lnl_skinny_st_plan(24, 8192, 2048, FP_F32, caps, NULL, 132, 0, &s, &d));
 	ASSERT(!lnl_skinny_st_plan(24, 8191, 2048, FP_BF16, caps, NULL, 132, 0, &s, &d));  /* rows unaligned */
 	ASSERT(!lnl_skinny_st_plan(24, 8192, 64 * 265, FP_BF16, caps, NULL, 132, 0, &s, &d));
-	for (long K = 8; K <= 20000; K += 488)
-		for (long N = 1; N <= 17000; N += 331) {
-			const int kt = lnl_ktiles(K, FP_BF16);
-
-			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, NULL, 132, 0, &s, &d))
-				continue;
-			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
-			ASSERT((N + 63) / 64 <= caps[s]);
-			ASSERT_EQ(lnl_even_slices(kt, s), s);
-		}
+	st_plan_sweep(caps, NULL);
 	printf("ok   x-streamed slices of K: the auto rule\n");
 }
 
@@ -1024,17 +1036,7 @@ static void test_st_plan_deep(void)
 	/* more tiles than any deep cluster count holds: the two-an-SM ring */
 	ASSERT(lnl_skinny_st_plan(24, 8192, 64 * 140, FP_BF16, caps, dcaps, 132, 2, &s, &d));
 	ASSERT_EQ(d, 0);
-	for (long K = 8; K <= 20000; K += 488)
-		for (long N = 1; N <= 17000; N += 331) {
-			const int kt = lnl_ktiles(K, FP_BF16);
-
-			if (!lnl_skinny_st_plan(20, K, N, FP_BF16, caps, dcaps, 132, 0, &s, &d))
-				continue;
-			ASSERT(s >= 1 && s <= LNL_SKINNY_MAX_SPLITS && s <= kt);
-			ASSERT((N + 63) / 64 <= (d ? dcaps : caps)[s]);
-			ASSERT(!d || s >= 2);
-			ASSERT_EQ(lnl_even_slices(kt, s), s);
-		}
+	st_plan_sweep(caps, dcaps);
 	printf("ok   x-streamed slices of K: the deep ring where blocks are one an SM\n");
 }
 
