@@ -555,11 +555,11 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	case FK_SKINNY_ST:
 		if (op->splits > 1)
 			snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block) "
-				 "and x's k-tiles as B, both by TMA, over %d slices of K in a "
-				 "cluster, reduced through DSMEM, %d-stage ring", LNL_SKINNY_ST_BW,
-				 op->splits,
+				 "and x's k-tiles as B, both by TMA, %d-stage ring, %d slices of "
+				 "K in a cluster, added through DSMEM", LNL_SKINNY_ST_BW,
 				 op->st_deep ? LNL_SKINNY_ST_DEEP_STAGES
-					     : LNL_SKINNY_ST_STAGES(lnl_skinny_res_mp(op->M)));
+					     : LNL_SKINNY_ST_STAGES(lnl_skinny_res_mp(op->M)),
+				 op->splits);
 		else
 			snprintf(buf, n, "skinny, x streamed: wgmma with W' as A (%d rows a block, "
 				 "all of K) and x's k-tiles as B, both by TMA", LNL_SKINNY_ST_BW);
