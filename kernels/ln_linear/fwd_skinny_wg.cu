@@ -74,14 +74,13 @@ struct SkWgmma {
 // Over slices of K at up to 32 rows it also runs one block an SM in a
 // deep ring (LNL_SKINNY_ST_DEEP_STAGES stages) with four warpgroups
 // taking the k-tiles in turn (their sums added in order, 0 + 1 + 2 + 3):
-// a block one an SM took about 0.23 us a k-tile (12 KB: about 50 GB/s)
-// at 64 and at 128 blocks alike, and with the shift in shared memory
-// left out (timing only) a launch at 24 x 14336 -> 1024 took 13.6 us
-// where one with it in the deep ring took 16.8: the shift and its fence
-// before the wgmma, not DRAM, held it. Twice the stages in flight and
-// twice the warpgroups shifting take 0.81-0.99x the time of the two-an-SM
-// ring where that ring's slices put one block an SM (bench/RESULTS.md,
-// "the x-streamed kernel's deep ring").
+// with the shift in shared memory left out (timing only) a launch at 24 x
+// 14336 -> 1024 took 13.6 us where one with it in the deep ring took
+// 16.8, so the shift and its fence before the wgmma, not DRAM, held a
+// block. Twice the stages in flight and twice the warpgroups shifting
+// take 0.81-0.99x the time of the two-an-SM ring where that ring's slices
+// put one block an SM (bench/RESULTS.md, "the x-streamed kernel's deep
+// ring").
 #define ST_BW LNL_SKINNY_ST_BW
 #define ST_THREADS 288  // two warpgroups, then the producer warp
 // k_fwd_skinny_st's consumer warpgroups: two, four in the deep ring
