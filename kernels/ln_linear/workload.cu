@@ -260,6 +260,12 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //   the same from 33 rows where a   k_fwd_skinny_xa over slices of K in a
 //   tile of W' runs in one wave     cluster, added through DSMEM (xa_tile=,
 //                                   xa_split=; lnl_skinny_xa_plan)
+//   the same at 17 to 32 rows from  k_fwd_skinny_st over slices of K in a
+//   96 k-tiles (or where x's slice  cluster (st_split=), in a 16-stage ring
+//   would not stay resident)        one block an SM, four warpgroups, where
+//                                   the 8-stage ring's slices leave no SM
+//                                   two blocks (st_ring=;
+//                                   lnl_skinny_st_plan)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
