@@ -82,10 +82,11 @@ struct SkWgmma {
 // put one block an SM (bench/RESULTS.md, "the x-streamed kernel's deep
 // ring").
 #define ST_BW LNL_SKINNY_ST_BW
-#define ST_THREADS 288  // two warpgroups, then the producer warp
-// k_fwd_skinny_st's consumer warpgroups: two, four in the deep ring
+// The streamed kernels' consumer warpgroups (two; k_fwd_skinny_st's deep
+// ring four), then the producer warp
 #define ST_WGS(DEEP) ((DEEP) ? 4 : 2)
 #define ST_WG_THREADS(DEEP) (ST_WGS(DEEP) * 128 + 32)
+#define ST_THREADS ST_WG_THREADS(false)
 
 // The x-streamed kernels' ring: ST stages of STAGE bytes from ring, each
 // the k-tile of the wgmma's A at its start and of its B at BOFF, with full
@@ -643,8 +644,7 @@ int fwd_skinny_stream_caps(int which, const int **caps)
 			cudaLaunchConfig_t cfg;
 			cudaLaunchAttribute attr;
 
-			cluster_config(&cfg, &attr, 1, 1,
-				       which == 3 ? ST_WG_THREADS(true) : ST_THREADS, smem, 0);
+			cluster_config(&cfg, &attr, 1, 1, ST_WG_THREADS(which == 3), smem, 0);
 			cfg.gridDim.y = (unsigned)c;
 			attr.val.clusterDim.y = (unsigned)c;
 			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(&have[which][c], k, &cfg)))
@@ -693,7 +693,7 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 	if (pass && layernorm_stats(FP_BF16, x, op->stats, op->M, op->K, st))
 		return -1;
 	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + wbox - 1) / wbox),
-		       deep ? ST_WG_THREADS(true) : ST_THREADS, smem, st);
+		       ST_WG_THREADS(deep), smem, st);
 	cfg.gridDim.y = (unsigned)slices;
 	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)

@@ -300,7 +300,7 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	const int mp = (int)((op->M + 7) / 8 * 8);
 	const struct xt_instance *in = NULL;
 	CUtensorMap tx, tw;
-	cudaLaunchConfig_t cfg = {};
+	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute attr[2];
 	int kchunk, slices;
 
@@ -330,19 +330,17 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
 		return -1;
 	// Over slices: a cluster of `slices` blocks along y a tile (rank =
-	// blockIdx.y, the slice), as the x-as-A kernel's.
-	cfg.gridDim = dim3((unsigned)((wrows + op->xbn - 1) / op->xbn), (unsigned)slices);
-	cfg.blockDim = dim3(XT_THREADS);
-	cfg.dynamicSmemBytes = (size_t)in->smem;
-	cfg.stream = st;
-	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr[0].val.programmaticStreamSerializationAllowed = 1;
-	attr[1].id = cudaLaunchAttributeClusterDimension;
-	attr[1].val.clusterDim.x = 1;
-	attr[1].val.clusterDim.y = (unsigned)slices;
-	attr[1].val.clusterDim.z = 1;
-	cfg.attrs = attr;
-	cfg.numAttrs = slices > 1 ? 2 : 1;
+	// blockIdx.y, the slice), as the x-as-A kernel's (stream_launch); the
+	// launch programmatic behind the pass either way.
+	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + op->xbn - 1) / op->xbn), XT_THREADS,
+		       (size_t)in->smem, st);
+	cfg.gridDim.y = (unsigned)slices;
+	attr[0].val.clusterDim.y = (unsigned)slices;
+	if (slices < 2)
+		cfg.numAttrs = 0;  // one slice: no cluster
+	attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+	cfg.numAttrs++;
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, slices > 1 ? in->ksl : in->k, tx, tw,
 					     (const float *)op->stats, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
