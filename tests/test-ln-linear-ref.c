@@ -1040,6 +1040,28 @@ static void test_st_plan_deep(void)
 	printf("ok   x-streamed slices of K: the deep ring where blocks are one an SM\n");
 }
 
+/* The row stride the forward gives W' and x~ (lnl_row_ld): K rounded up
+ * to whole 128-byte lines, never less than K, and K itself where K fills
+ * its lines. */
+static void test_row_ld(void)
+{
+	ASSERT_EQ(lnl_row_ld(8192, FP_BF16), 8192);
+	ASSERT_EQ(lnl_row_ld(8200, FP_BF16), 8256);
+	ASSERT_EQ(lnl_row_ld(1000, FP_BF16), 1024);
+	ASSERT_EQ(lnl_row_ld(1, FP_BF16), 64);
+	ASSERT_EQ(lnl_row_ld(1000, FP_F32), 1024);
+	ASSERT_EQ(lnl_row_ld(1016, FP_F32), 1024);
+	ASSERT_EQ(lnl_row_ld(1024, FP_F32), 1024);
+	for (long K = 1; K <= 20000; K += 7)
+		for (int d = 0; d < 2; d++) {
+			const enum fp_dtype dt = d ? FP_BF16 : FP_F32;
+			const long ld = lnl_row_ld(K, dt), e = 128 / (long)fp_dtype_size(dt);
+
+			ASSERT(ld >= K && ld < K + e && ld % e == 0);
+		}
+	printf("ok   W' and x~ rows in whole 128-byte lines\n");
+}
+
 /* The warp-specialized forward's tile width (lnl_ws_bn) on an H100's 66
  * pairs: 192 at the shapes whose 256-wide units leave the last round
  * of the SMs far from full, 256 at the zoo's training shapes; and the
@@ -1214,5 +1236,6 @@ int main(void)
 	test_st_plan_deep();
 	test_ws_bn();
 	test_gemv();
+	test_row_ld();
 	return 0;
 }

@@ -207,6 +207,7 @@ static void lnl_base(struct lnl_op *op, long M, long K, long N, enum fp_dtype dt
 	op->K = K;
 	op->N = N;
 	op->Np = (N + 31) / 32 * 32;
+	op->ldw = K;  // the fold serves every kernel: rows of K
 	op->nsets = 1;
 }
 
@@ -259,7 +260,7 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 
 // The forward's workspace, in this order: the rows' statistics where the
 // bf16 statistics pass or the x~ skinny kernel may run (3 M floats), x~
-// where that kernel may (M x K bf16), then, where the launcher splits K on
+// where that kernel may (M rows of lnl_row_ld(K) bf16), then, where the launcher splits K on
 // a device of sms multiprocessors (lnl_fwd_part_slices; sms = 0: the
 // device is not known yet, and the partials are left out), the split-K
 // partials of that many slices.
@@ -271,7 +272,7 @@ static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 
 static size_t fwd_xt_bytes(long M, long K, enum fp_dtype dt)
 {
-	return lnl_fwd_xt_possible(M, K, dt) ? pad((size_t)M * K * 2) : 0;
+	return lnl_fwd_xt_possible(M, K, dt) ? pad((size_t)M * (size_t)lnl_row_ld(K, dt) * 2) : 0;
 }
 
 static size_t fwd_ws_bytes(long M, long K, long N, enum fp_dtype dt, int sms)

@@ -67,25 +67,25 @@ __global__ void k_fwd_naive(const T *__restrict__ x, const T *__restrict__ gamma
 // W'[n] = round(W[n] o gamma), s[n] = sum of the rounded W'[n],
 // b'[n] = W[n] . beta + b[n]. Preparation (create/check), not timed.
 // perm: W' in perm32's order, over N rounded up to 32 rows (the rows of
-// columns past N zero); s and b' stay in column order.
+// columns past N zero); s and b' stay in column order. W''s rows are ld
+// elements apart, zero past K.
 template <typename T>
 __global__ void k_fold(const T *__restrict__ W, const T *__restrict__ gamma,
 		       const T *__restrict__ beta, const T *__restrict__ b,
 		       T *__restrict__ Wf, float *__restrict__ sW,
-		       float *__restrict__ bf, int N, int K, int perm)
+		       float *__restrict__ bf, int N, int K, long ld, int perm)
 {
 	long n = blockIdx.x * (long)(blockDim.x / FP_WARP) + threadIdx.x / FP_WARP;
 	int lane = threadIdx.x % FP_WARP;
 	float s = 0, bb = 0;
-	T *wr = Wf + (perm ? perm32(n) : n) * K;
+	T *wr = Wf + (perm ? perm32(n) : n) * ld;
 
 	if (n >= (perm ? (N + 31L) / 32 * 32 : N))
 		return;
-	if (n >= N) {
-		for (int k = lane; k < K; k += FP_WARP)
-			wr[k] = from_f<T>(0.f);
+	for (long k = (n >= N ? 0 : K) + lane; k < ld; k += FP_WARP)
+		wr[k] = from_f<T>(0.f);
+	if (n >= N)
 		return;
-	}
 	for (int k = lane; k < K; k += FP_WARP) {
 		float w = to_f(W[n * K + k]);
 		T wf = from_f<T>(w * to_f(gamma[k]));
@@ -321,7 +321,7 @@ static int fold_run(const struct lnl_op *op, cudaStream_t st)
 	k_fold<T><<<blocks, 256, 0, st>>>((const T *)op->W, (const T *)op->gamma,
 					  (const T *)op->beta, (const T *)op->b,
 					  (T *)op->Wf, op->sW, op->bf, (int)op->N,
-					  (int)op->K, perm);
+					  (int)op->K, op->ldw, perm);
 	return CUDA_CHECK_LAUNCH("k_fold");
 }
 

@@ -356,7 +356,7 @@ int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 		const void *fn = op->swg ? fwd_skinny_wg_kernel(k->mp) : k->fn;
 		CUtensorMap tw;
 
-		if (lnl_tma_map(&tw, op->Wf, op->K, wrows, LNL_SKINNY_RES_BW))
+		if (lnl_tma_map(&tw, op->Wf, op->K, op->ldw, wrows, LNL_SKINNY_RES_BW))
 			return -1;
 		return sk_launch(fn, op, x, (unsigned)op->sgroups,
 				 op->swg ? (unsigned)SR_THREADS(1, 1) : (unsigned)k->threads,

@@ -687,8 +687,8 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 		return error("ln_linear_fwd: no %s skinny kernel for %ld rows of this dtype in "
 			     "%d-row tiles over %d slices of K%s%s", what, op->M, rows, op->splits,
 			     pass ? " with a statistics pass" : "", deep ? " in the deep ring" : "");
-	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->M, xbox) ||
-	    lnl_tma_map(&tw, op->Wf, op->K, wrows, wbox))
+	if (stream_setup() || lnl_tma_map(&tx, x, op->K, op->K, op->M, xbox) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, op->ldw, wrows, wbox))
 		return -1;
 	if (pass && layernorm_stats(FP_BF16, x, op->stats, op->M, op->K, st))
 		return -1;

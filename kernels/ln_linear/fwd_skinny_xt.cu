@@ -37,7 +37,8 @@
 #define XT_STAGES(BN, KS) (XT_RING / XT_STAGE(BN, KS) < 16 ? XT_RING / XT_STAGE(BN, KS) : 16)
 #define XT_SMEM(BN, KS) (1024 + XT_STAGES(BN, KS) * XT_STAGE(BN, KS))
 
-// The pass: a block a row m. x~ (the GEMM's A, M x K bf16 at xt) and the
+// The pass: a block a row m. x~ (the GEMM's A, M rows of K bf16 at xt, ld
+// elements apart: lnl_row_ld, whole 128-byte lines a row) and the
 // row's statistics in the shifted form the epilogue takes (stats[m] = mean
 // - c, stats[M + m] = rstd), summed from x~ as the other skinny kernels sum
 // them. Its first act lets the GEMM be scheduled (grid_dep_launch): the
@@ -45,12 +46,12 @@
 // waits for this kernel's end.
 __global__ void __launch_bounds__(XT_PASS_THREADS)
 k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
-	  float *__restrict__ stats, int M, int K)
+	  float *__restrict__ stats, int M, int K, int ld)
 {
 	__shared__ float2 part[XT_PASS_THREADS / 32];
 	const int m = blockIdx.x, tid = threadIdx.x, lane = tid & 31;
 	const uint4 *src = (const uint4 *)(x + (long)m * K);
-	uint4 *dst = (uint4 *)(xt + (long)m * K);
+	uint4 *dst = (uint4 *)(xt + (long)m * ld);
 	const __nv_bfloat16 c = x[(long)m * K];
 	const __nv_bfloat162 cc = __halves2bfloat162(c, c);
 	const uint32_t cu = *(const uint32_t *)&cc;
@@ -298,6 +299,7 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
 	const long wrows = op->wperm ? op->Np : op->N;
 	const int mp = (int)((op->M + 7) / 8 * 8);
+	const long ldx = lnl_row_ld(op->K, FP_BF16);  // x~'s rows (lnl_fwd_xt_possible)
 	const struct xt_instance *in = NULL;
 	CUtensorMap tx, tw;
 	cudaLaunchConfig_t cfg;
@@ -322,11 +324,11 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 		ready = 1;
 	}
 	slices = lnl_skinny_xt_slices(op->K, op->xks, op->splits, &kchunk);
-	if (lnl_tma_map(&tx, op->h, op->K, op->M, mp) ||
-	    lnl_tma_map(&tw, op->Wf, op->K, wrows, op->xbn))
+	if (lnl_tma_map(&tx, op->h, op->K, ldx, op->M, mp) ||
+	    lnl_tma_map(&tw, op->Wf, op->K, op->ldw, wrows, op->xbn))
 		return -1;
-	k_xt_pass<<<(unsigned)op->M, XT_PASS_THREADS, 0, st>>>(x, (__nv_bfloat16 *)op->h,
-							       op->stats, (int)op->M, (int)op->K);
+	k_xt_pass<<<(unsigned)op->M, XT_PASS_THREADS, 0, st>>>(
+		x, (__nv_bfloat16 *)op->h, op->stats, (int)op->M, (int)op->K, (int)ldx);
 	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
 		return -1;
 	// Over slices: a cluster of `slices` blocks along y a tile (rank =

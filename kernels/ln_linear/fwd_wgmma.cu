@@ -649,11 +649,11 @@ int fwd_wgmma_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_wgmma");
 }
 
-int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows)
+int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, int box_rows)
 {
 	static PFN_cuTensorMapEncodeTiled_v12000 encode;
 	cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
-	cuuint64_t stride[1] = { (cuuint64_t)cols * 2 };
+	cuuint64_t stride[1] = { (cuuint64_t)ld * 2 };
 	cuuint32_t box[2] = { LNL_KTILE, (cuuint32_t)box_rows }, step[2] = { 1, 1 };
 	CUresult r;
 
@@ -715,7 +715,8 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 
 	if (bn != 256 && bn != 192)
 		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles", bn);
-	if (lnl_tma_map(&tx, x, K, op->M, 128) || lnl_tma_map(&tw, op->Wf, K, op->Np, bn / cl))
+	if (lnl_tma_map(&tx, x, K, K, op->M, 128) ||
+	    lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
 		return -1;
 	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, op->M, K, st))
 		return -1;

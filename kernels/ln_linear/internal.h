@@ -265,7 +265,11 @@ struct lnl_op {
 	void *h;             // unfused: the normalised x (M x K, dtype); bf16
 	                     // fused forward where lnl_fwd_xt_possible: x~
 	                     // (FK_SKINNY_XT)
-	void *Wf;            // fused forward: W' (Np x K, dtype)
+	void *Wf;            // fused forward: W' (Np rows of K, dtype) at a
+	                     // row stride of ldw elements: lnl_row_ld where
+	                     // op->fk reads W' by TMA (lnl_fwd_tma_w), K in
+	                     // the library's fold (it serves every kernel)
+	long ldw;
 	long Np;             // N rounded up to 32
 	float *sW, *bf;      // fused forward: s, b'
 	float *stats;        // backward, and the bf16 fused forward where a
@@ -317,6 +321,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m);
 /* workload.cu: enqueue the kernels op->fk names (lnl_fwd_choose) on st.
  * 0, or -1 (reported). */
 int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* Whether forward kernel fk reads W' by TMA alone (and so takes W''s row
+ * stride, op->ldw, from its tensor map): the others read rows of K. */
+int lnl_fwd_tma_w(enum lnl_fwd_kernel fk);
 /* Whether the fused forward's fold at K and dt on a device with (hopper =
  * 1) or without the sm_90a kernels is the warp-specialized kernel's
  * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=
@@ -326,8 +333,8 @@ int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
  * floats of statistics). */
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt);
 /* Whether the bf16 x~ skinny kernel (FK_SKINNY_XT) may run at M rows and K
- * (17 to 64 rows, 16-byte rows; then the forward needs x~, M x K bf16, and
- * 3 M floats of statistics). */
+ * (17 to 64 rows, 16-byte rows; then the forward needs x~, M rows of
+ * lnl_row_ld(K) bf16, and 3 M floats of statistics). */
 int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt);
 
 /* fwd_simt.cu */
@@ -367,10 +374,10 @@ int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int want, int
 			int *groups);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu: a TMA descriptor of a row-major bf16 tensor (rows x cols,
- * cols % 8 == 0) copied in boxes of box_rows x 64 with the 128-byte
+ * ld elements from a row to the next, ld % 8 == 0) copied in boxes of box_rows x 64 with the 128-byte
  * swizzle; reads past its edges give zeros. The driver's encoder is found
  * once through the runtime (nothing links libcuda). */
-int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long rows, int box_rows);
+int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, int box_rows);
 /* fwd_skinny_wg.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
 const void *fwd_skinny_wg_kernel(int mp);
 /* fwd_skinny_wg.cu: the x-streamed skinny forwards (FK_SKINNY_ST, FK_SKINNY_XA). */

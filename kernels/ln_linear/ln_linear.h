@@ -124,6 +124,19 @@ static inline int lnl_ktiles(long K, enum fp_dtype dt)
 	return (int)((K * (long)fp_dtype_size(dt) + 127) / 128);
 }
 
+/* The row stride, in elements, of a matrix of K-element rows that the
+ * forward writes for its own TMA reads (W' from the fold, x~ from the x~
+ * kernel's pass): K rounded up to whole 128-byte k-tiles, so that every
+ * TMA box row starts on a 128-byte line. Rows of 8200 bf16 (16400 bytes)
+ * start 16 bytes further along a line each row, and every box row then
+ * spans two lines: the x~ kernel at 24 x 8200 -> 4096 took 1.5x its time
+ * at 8192 (bench/RESULTS.md, "W' and x~ in rows of whole 128-byte
+ * lines"). */
+static inline long lnl_row_ld(long K, enum fp_dtype dt)
+{
+	return (long)lnl_ktiles(K, dt) * (128 / (long)fp_dtype_size(dt));
+}
+
 /* Elements of a row's 16-byte chunks when they are aligned (K a multiple
  * of 8 bf16 / 4 fp32 elements), else 1: the element-wise kernels, and
  * whether the tensor-core kernels may run at all. */

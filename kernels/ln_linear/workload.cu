@@ -422,8 +422,17 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	return 0;
 }
 
+int lnl_fwd_tma_w(enum lnl_fwd_kernel fk)
+{
+	return fk == FK_WS || fk == FK_SKINNY_RES || fk == FK_SKINNY_ST || fk == FK_SKINNY_XA ||
+	       fk == FK_SKINNY_XT;
+}
+
 int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
+	if (op->Wf && op->ldw != op->K && !lnl_fwd_tma_w(op->fk))
+		return error("ln_linear_fwd: kernel %d reads W' in rows of K, not of %ld",
+			     (int)op->fk, op->ldw);
 	switch (op->fk) {
 	case FK_NAIVE:
 		return fwd_naive_launch(op, x, st);
@@ -885,14 +894,15 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 			z->workspace = LT_WORKSPACE_BYTES;
 		}
 		if (variant == FWD_FUSED) {  // W', s, b'; the statistics
-			z->Wf = dev_pad((N + 31) / 32 * 32 * K * es);
+			// W''s rows at lnl_row_ld, whatever kernel runs
+			z->Wf = dev_pad((N + 31) / 32 * 32 * (size_t)lnl_row_ld((long)K, dt) * es);
 			z->fold = 2 * dev_pad(N * sizeof(float));
 			const int xt = lnl_fwd_xt_possible((long)M, (long)K, dt);
 
 			if (fwd_pass_possible(s, dt) || xt)
 				z->stats = dev_pad(3 * M * sizeof(float));
-			if (xt)  // x~
-				z->h = z->xset;
+			if (xt)  // x~, rows at lnl_row_ld
+				z->h = dev_pad(M * (size_t)lnl_row_ld((long)K, dt) * es);
 			z->fpart = dev_pad(lnl_split_bytes((long)M, (long)K, (long)N, dt));
 		}
 		z->wset = z->y + z->h + z->stats + z->workspace + z->fpart;
@@ -1152,6 +1162,8 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	}
 	if (!bwd && lnl_fwd_choose(op, 0))
 		goto out_free;
+	// W''s rows in whole 128-byte lines where the kernel reads it by TMA
+	op->ldw = !bwd && lnl_fwd_tma_w(op->fk) ? lnl_row_ld(op->K, dt) : op->K;
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
 	// for the distributions).
@@ -1307,14 +1319,14 @@ static int lnl_check(struct fp_op *fop, int profile, unsigned long long seed,
 		     struct fp_check *r)
 {
 	struct lnl_op *op = (struct lnl_op *)fop;
-	const long K = op->K, N = op->N;
+	const long N = op->N;
 	const size_t es = fp_dtype_size(op->dt);
 
 	if (profile < 0 || profile >= LNL_NPROFILES)
 		return error("ln_linear: no input profile %d", profile);
 	if (draw_inputs(op, profile, seed))
 		return -1;
-	if (op->Wf && (dev_poison(op->Wf, (size_t)(op->Np * K) * es) ||
+	if (op->Wf && (dev_poison(op->Wf, (size_t)(op->Np * op->ldw) * es) ||
 		       dev_poison(op->sW, (size_t)N * 4) ||
 		       dev_poison(op->bf, (size_t)N * 4) || fold_launch(op, 0)))
 		return -1;
