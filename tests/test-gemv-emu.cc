@@ -76,7 +76,8 @@ static void run(const struct lnl_gemv &g, const std::vector<T> &x, const std::ve
 	const long nw = wperm ? Np : N;
 
 	emu_launch(dim3(grid_x, (unsigned)g.splits), dim3(32 * (unsigned)g.warps), [=] {
-		k_fwd_gemv<T, MP>(xp, wp, sp, bp, yp, (int)M, (int)K, (int)N, nw, wperm,
+		k_fwd_gemv<T, MP>(xp, wp, lnl_row_ld(K, sizeof(T) == 2 ? FP_BF16 : FP_F32), sp,
+				  bp, yp, (int)M, (int)K, (int)N, nw, wperm,
 				  g.brows, g.blocks, g.cps, pp);
 	});
 	if (g.splits > 1)
@@ -105,8 +106,9 @@ template <typename T>
 static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 {
 	const long M = s.M, K = s.K, N = s.N, Np = (N + 31) / 32 * 32;
+	const long ld = lnl_row_ld(K, dt);  /* W''s rows, as the workload folds them */
 	std::normal_distribution<double> normal;
-	std::vector<T> x(M * K), wf(Np * K), y(M * N), y2(M * N);
+	std::vector<T> x(M * K), wf(Np * ld), y(M * N), y2(M * N);
 	std::vector<double> W(N * K), gamma(K), beta(K), b(N);
 	std::vector<float> sw(N), bf(N), part;
 	struct lnl_gemv g;
@@ -129,8 +131,13 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 	for (auto &v : b)
 		v = normal(rng);
 	/* The fold as k_fold makes it: W' rounded to the dtype (rows past N
-	 * zero in perm32's order), s its rows' sums, b' = W beta + b. */
+	 * zero in perm32's order), s its rows' sums, b' = W beta + b; rows ld
+	 * apart, NaN past K here (k_fold writes zeros), which the kernel must
+	 * not read. */
 	std::fill(wf.begin(), wf.end(), from_f<T>(0.f));
+	for (long r = 0; r < Np; r++)
+		for (long k = K; k < ld; k++)
+			wf[r * ld + k] = from_f<T>(NAN);
 	for (long n = 0; n < N; n++) {
 		const long r = s.wperm ? perm32(n) : n;
 		double sum = 0, bb = b[n];
@@ -138,7 +145,7 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 		for (long k = 0; k < K; k++) {
 			const T w = from_f<T>((float)(W[n * K + k] * gamma[k]));
 
-			wf[r * K + k] = w;
+			wf[r * ld + k] = w;
 			sum += to_f(w);
 			bb += W[n * K + k] * beta[k];
 		}
@@ -169,7 +176,7 @@ static void check(const struct shape &s, enum fp_dtype dt, std::mt19937_64 &rng)
 
 			for (long k = 0; k < K; k++)
 				acc += (to_f(x[m * K + k]) - mean) / std::sqrt(var + LNL_EPS) *
-				       to_f(wf[r * K + k]);
+				       to_f(wf[r * ld + k]);
 			acc += bf[n];
 			scale = std::fmax(scale, std::fabs(acc));
 			worst = std::isfinite(got) ? std::fmax(worst, std::fabs(got - acc)) : INFINITY;

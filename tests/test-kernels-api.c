@@ -58,6 +58,8 @@ static void check_ln_linear(void)
 	 * each padded to 512 bytes */
 	ASSERT_EQ(fb, 256 * 768 * 2 + 2 * 1024);
 	ASSERT_EQ(fpk_ln_linear_folded_bytes(768, 250, FPK_F32), 256 * 768 * 4 + 2 * 1024);
+	/* W''s rows in room for whole 128-byte lines (lnl_row_ld) */
+	ASSERT_EQ(fpk_ln_linear_folded_bytes(1000, 250, FPK_BF16), 256 * 1024 * 2 + 2 * 1024);
 	ASSERT_EQ(fpk_ln_linear_folded_bytes(0, 250, FPK_F32), 0);
 	ASSERT(strstr(fpk_last_error(), "K=0"));
 	ASSERT_EQ(fpk_ln_linear_folded_bytes(8, 8, 7), 0);

@@ -173,10 +173,12 @@ static int device_sms(int *sms)
 // ---------------------------------------------------------------------------
 // LayerNorm + Linear
 
-// The fold: W' (Np x K, dtype), then s and b' (N floats each), each padded.
+// The fold: W' (Np rows at lnl_fold_ld, in room for rows of lnl_row_ld), then
+// s and b' (N floats each), each padded.
 static size_t fold_wf_bytes(long K, long N, enum fp_dtype dt)
 {
-	return pad((size_t)((N + 31) / 32 * 32) * (size_t)K * fp_dtype_size(dt));
+	// rows of lnl_row_ld: what lnl_fold_ld gives on any device
+	return pad((size_t)((N + 31) / 32 * 32) * (size_t)lnl_row_ld(K, dt) * fp_dtype_size(dt));
 }
 
 static void fold_view(struct lnl_op *op, const void *folded)
@@ -207,7 +209,7 @@ static void lnl_base(struct lnl_op *op, long M, long K, long N, enum fp_dtype dt
 	op->K = K;
 	op->N = N;
 	op->Np = (N + 31) / 32 * 32;
-	op->ldw = K;  // the fold serves every kernel: rows of K
+	op->ldw = K;  // lnl_fold_ld once the device is known
 	op->nsets = 1;
 }
 
@@ -255,6 +257,7 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 	if (fwd_mma_setup() || fwd_wgmma_setup(&hopper))
 		return FPK_ECUDA;
 	op.fk = lnl_fold_perm(K, dt, hopper) ? FK_WS : FK_MMA;
+	op.ldw = lnl_fold_ld(K, dt, hopper);
 	return fold_launch(&op, stream) ? FPK_ECUDA : FPK_OK;
 }
 
@@ -314,6 +317,7 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 	struct lnl_op op;
 	enum fp_dtype dt = FP_F32;
 	size_t sbytes, xbytes;
+	int hopper = 0;
 
 	enter("fpk_ln_linear_fwd");
 	CHECK(lnl_args(M, K, N, dtype, &dt));
@@ -335,6 +339,9 @@ FPK_EXPORT int fpk_ln_linear_fwd(const void *x, const void *folded, void *y, lon
 	CHECK(check_workspace(workspace, workspace_bytes, fwd_ws_bytes(M, K, N, dt, op.sms)));
 	if (lnl_fwd_part_slices(M, K, N, dt, op.sms) > 1)
 		op.fpart = (float *)((char *)workspace + sbytes + xbytes);
+	if (fwd_mma_setup() || fwd_wgmma_setup(&hopper))
+		return FPK_ECUDA;
+	op.ldw = lnl_fold_ld(K, dt, hopper);  // as fpk_ln_linear_fold wrote W'
 	if (lnl_fwd_choose(&op, 1))
 		return FPK_ECUDA;
 	if (op.ws_pass && op.stats == NULL)

@@ -96,7 +96,7 @@ static int gemv_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 	if (grid < 1)
 		grid = 1;
 	k_fwd_gemv<T, MP><<<dim3((unsigned)grid, (unsigned)g->splits), 32 * g->warps, 0, st>>>(
-		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, (int)op->M, (int)op->K,
+		x, (const T *)op->Wf, op->ldw, op->sW, op->bf, (T *)op->y, (int)op->M, (int)op->K,
 		(int)op->N, op->wperm ? op->Np : op->N, op->wperm, g->brows, g->blocks, g->cps,
 		part);
 	if (CUDA_CHECK_LAUNCH("k_fwd_gemv"))

@@ -69,11 +69,12 @@
 // to itself, and plain fp32 adds (round to nearest) take the partials
 // into the accumulator.
 // cp.async of one k-tile of ROWS rows of a row-major tensor (rows r0..,
-// each K long) into the swizzled tile at dst: the eight 16-byte chunks from
-// column k0 of each row, zero-filled past row lim and column K.
+// each K long, ld elements apart) into the swizzled tile at dst: the eight
+// 16-byte chunks from column k0 of each row, zero-filled past row lim and
+// column K.
 template <typename T, int ROWS>
 __device__ __forceinline__ void copy_tile(uint32_t dst, const T *__restrict__ src,
-					  long r0, long lim, int K, int k0, int tid)
+					  long r0, long lim, int K, long ld, int k0, int tid)
 {
 	constexpr int E = 16 / sizeof(T);
 
@@ -84,13 +85,13 @@ __device__ __forceinline__ void copy_tile(uint32_t dst, const T *__restrict__ sr
 		const bool ok = gr < lim && k < K;
 
 		cp_async16(dst + r * 128 + ((ch ^ (r & 7)) << 4),
-			   ok ? src + gr * K + k : src, ok ? 16 : 0);
+			   ok ? src + gr * ld + k : src, ok ? 16 : 0);
 	}
 }
 
 template <typename T, int BM, int BN>
 __global__ void __launch_bounds__(MMA_THREADS, BM >= 128 ? 1 : 2)
-k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
+k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf, long ldw,
 		const float *__restrict__ sW, const float *__restrict__ bf,
 		T *__restrict__ y, long M, int K, int N, float *__restrict__ part,
 		int kchunk, int wperm)
@@ -132,8 +133,8 @@ k_fwd_fused_mma(const T *__restrict__ x, const T *__restrict__ Wf,
 	auto load_tile = [&](int stage, int kt) {
 		const uint32_t sa = sbase + stage * STAGE;
 
-		copy_tile<T, BM>(sa, x, m0, M, K, kt * KTILE, tid);
-		copy_tile<T, BN>(sa + A_BYTES, Wf, n0, wrows, K, kt * KTILE, tid);
+		copy_tile<T, BM>(sa, x, m0, M, K, K, kt * KTILE, tid);
+		copy_tile<T, BN>(sa + A_BYTES, Wf, n0, wrows, K, ldw, kt * KTILE, tid);
 	};
 
 #pragma unroll
@@ -414,7 +415,7 @@ static int mma_tiles(const struct lnl_op *op, const T *x, cudaStream_t st)
 	const long tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
 
 	k_fwd_fused_mma<T, BM, BN><<<(unsigned)tiles, MMA_THREADS, MMA_SMEM(BM, BN), st>>>(
-		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, nullptr, 0, 0);
+		x, (const T *)op->Wf, op->ldw, op->sW, op->bf, (T *)op->y, M, K, N, nullptr, 0, 0);
 	return CUDA_CHECK_LAUNCH("k_fwd_fused_mma");
 }
 
@@ -442,7 +443,7 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		return error("ln_linear_fwd: split-K without its partials");
 	k_fwd_fused_mma<T, BM, 128><<<dim3((unsigned)small, (unsigned)splits), MMA_THREADS,
 				      MMA_SMEM(BM, 128), st>>>(
-		x, (const T *)op->Wf, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk,
+		x, (const T *)op->Wf, op->ldw, op->sW, op->bf, (T *)op->y, M, K, N, op->fpart, kchunk,
 		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
 		return -1;

@@ -48,7 +48,7 @@
 template <int BW, int MP>
 __global__ void __launch_bounds__(2 * BW)
 k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ Wf,
-	     const float *__restrict__ sW, const float *__restrict__ bf,
+	     long ldw, const float *__restrict__ sW, const float *__restrict__ bf,
 	     __nv_bfloat16 *__restrict__ y, int M, int K, int N, long wrows, int kchunk,
 	     int wperm)
 {
@@ -71,8 +71,8 @@ k_fwd_skinny(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restric
 	auto load_tile = [&](int stage, int kt) {
 		const uint32_t sa = sbase + stage * STAGE;
 
-		sk_copy<BW, NT>(sa, Wf, n0, wrows, K, kt * LNL_KTILE, tid);
-		sk_copy<MP, NT>(sa + BW * 128, x, 0, M, K, kt * LNL_KTILE, tid);
+		sk_copy<BW, NT>(sa, Wf, n0, wrows, K, ldw, kt * LNL_KTILE, tid);
+		sk_copy<MP, NT>(sa + BW * 128, x, 0, M, K, K, kt * LNL_KTILE, tid);
 	};
 
 #pragma unroll
@@ -327,7 +327,9 @@ static int sk_launch(const void *fn, const struct lnl_op *op, const void *xv, un
 	const float *sW = (const float *)op->sW, *bf = (const float *)op->bf;
 	__nv_bfloat16 *y = (__nv_bfloat16 *)op->y;
 	int M = (int)op->M, K = (int)op->K, N = (int)op->N, wperm = op->wperm;
-	void *args_sk[] = { &x, &Wf, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &wperm };
+	long ldw = op->ldw;
+	void *args_sk[] = { &x, &Wf, &ldw, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk,
+			    &wperm };
 	void *args_sr[] = { &x, &sW, &bf, &y, &M, &K, &N, (void *)&wrows, &kchunk, &extra, &wperm,
 			    (void *)tw };
 	cudaLaunchConfig_t cfg;

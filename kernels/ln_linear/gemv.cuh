@@ -165,7 +165,7 @@ __device__ __forceinline__ void gemv_row_block_end(
 // own, and it took 64 registers at 512 threads and spilled (bf16, one row).
 template <typename T, int MP>
 __global__ void __launch_bounds__(32 * LNL_GEMV_WARPS, LNL_GEMV_MIN_BLOCKS(MP, sizeof(T)))
-k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
+k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf, long ldw,
 	   const float *__restrict__ sW, const float *__restrict__ bf, T *__restrict__ y,
 	   int M, int K, int N, long Nw, int wperm, int brows, long nrb, int cps,
 	   float *__restrict__ part)
@@ -237,7 +237,7 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf,
 					const long j = row0 + (long)gi * G + r;
 
 					if (j < Nw && k < K) {
-						gemv_load<T, true>(Wf + j * K + k, w[r]);
+						gemv_load<T, true>(Wf + j * ldw + k, w[r]);
 					} else {
 #pragma unroll
 						for (int e = 0; e < E; e++)

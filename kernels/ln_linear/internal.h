@@ -267,8 +267,8 @@ struct lnl_op {
 	                     // (FK_SKINNY_XT)
 	void *Wf;            // fused forward: W' (Np rows of K, dtype) at a
 	                     // row stride of ldw elements: lnl_row_ld where
-	                     // op->fk reads W' by TMA (lnl_fwd_tma_w), K in
-	                     // the library's fold (it serves every kernel)
+	                     // op->fk takes it (lnl_fwd_takes_ldw), else K;
+	                     // the library's: lnl_fold_ld
 	long ldw;
 	long Np;             // N rounded up to 32
 	float *sW, *bf;      // fused forward: s, b'
@@ -321,9 +321,16 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m);
 /* workload.cu: enqueue the kernels op->fk names (lnl_fwd_choose) on st.
  * 0, or -1 (reported). */
 int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
-/* Whether forward kernel fk reads W' by TMA alone (and so takes W''s row
- * stride, op->ldw, from its tensor map): the others read rows of K. */
-int lnl_fwd_tma_w(enum lnl_fwd_kernel fk);
+/* Whether forward kernel fk reads W' at its row stride op->ldw: every
+ * fused kernel but k_fwd_fused (FK_SIMT, rows without aligned 16-byte
+ * chunks) and k_fwd_fused_wgmma (FK_WGMMA), which read rows of K. */
+int lnl_fwd_takes_ldw(enum lnl_fwd_kernel fk);
+/* W''s row stride in the library's fold, which serves every kernel the
+ * library's choice (lnl_fwd_choose with ws_every_m) may take for K and dt
+ * on a device with (hopper = 1) or without the sm_90a kernels:
+ * lnl_row_ld where the fold is the warp-specialized kernel's
+ * (lnl_fold_perm: then neither FK_SIMT nor FK_WGMMA runs), else K. */
+long lnl_fold_ld(long K, enum fp_dtype dt, int hopper);
 /* Whether the fused forward's fold at K and dt on a device with (hopper =
  * 1) or without the sm_90a kernels is the warp-specialized kernel's
  * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=

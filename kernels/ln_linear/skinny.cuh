@@ -16,11 +16,11 @@
 namespace cg = cooperative_groups;
 
 // cp.async of one k-tile (columns k0 .. k0 + 63) of ROWS rows from r0 of a
-// row-major bf16 tensor (rows K long) into the swizzled tile at dst, zero-
-// filled past row lim and column K.
+// row-major bf16 tensor (rows K long, ld elements apart) into the swizzled
+// tile at dst, zero-filled past row lim and column K.
 template <int ROWS, int NT>
 __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__restrict__ src,
-					long r0, long lim, int K, int k0, int tid)
+					long r0, long lim, int K, long ld, int k0, int tid)
 {
 	// Thread tid copies chunk tid % 8 of rows tid / 8, + NT / 8, ...: the
 	// same column and (NT / 8 a multiple of 8) the same swizzle each time.
@@ -28,7 +28,7 @@ __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__res
 	static_assert(NT % 64 == 0, "rows a pass a multiple of 8");
 	const int ch = tid & 7, rt = tid >> 3, k = k0 + ch * 8;
 	const bool kok = k < K;
-	const __nv_bfloat16 *p = src + (r0 + rt) * (long)K + k;
+	const __nv_bfloat16 *p = src + (r0 + rt) * ld + k;
 	const uint32_t d = dst + rt * 128 + ((ch ^ (rt & 7)) << 4);
 
 #pragma unroll
@@ -37,7 +37,7 @@ __device__ __forceinline__ void sk_copy(uint32_t dst, const __nv_bfloat16 *__res
 			break;
 		const bool ok = kok && r0 + rt + i * RPI < lim;
 
-		cp_async16(d + i * RPI * 128, ok ? p + (long)i * RPI * K : src, ok ? 16 : 0);
+		cp_async16(d + i * RPI * 128, ok ? p + (long)i * RPI * ld : src, ok ? 16 : 0);
 	}
 }
 
@@ -376,7 +376,7 @@ skinny_res_body(const __nv_bfloat16 *__restrict__ x, const float *__restrict__ s
 	const __nv_bfloat16 c = r < M ? x[(long)r * K] : __float2bfloat16_rn(0.f);
 
 	for (int lk = 0; lk < NKT; lk++)
-		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, (kb + lk) * LNL_KTILE, tid);
+		sk_copy<MP, NT>(xs + lk * MP * 128, x, 0, M, K, K, (kb + lk) * LNL_KTILE, tid);
 	cp_async_commit();
 	cp_async_wait<0>();
 	bar_sync(1, NT);

@@ -422,15 +422,14 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	return 0;
 }
 
-int lnl_fwd_tma_w(enum lnl_fwd_kernel fk)
+int lnl_fwd_takes_ldw(enum lnl_fwd_kernel fk)
 {
-	return fk == FK_WS || fk == FK_SKINNY_RES || fk == FK_SKINNY_ST || fk == FK_SKINNY_XA ||
-	       fk == FK_SKINNY_XT;
+	return fk != FK_NAIVE && fk != FK_UNFUSED && fk != FK_SIMT && fk != FK_WGMMA;
 }
 
 int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
 {
-	if (op->Wf && op->ldw != op->K && !lnl_fwd_tma_w(op->fk))
+	if (op->Wf && op->ldw != op->K && !lnl_fwd_takes_ldw(op->fk))
 		return error("ln_linear_fwd: kernel %d reads W' in rows of K, not of %ld",
 			     (int)op->fk, op->ldw);
 	switch (op->fk) {
@@ -836,6 +835,11 @@ int lnl_fold_perm(long K, enum fp_dtype dt, int hopper)
 	return dt == FP_BF16 && hopper && lnl_vec_width(K, dt) > 1 && K >= WS_MIN_K;
 }
 
+long lnl_fold_ld(long K, enum fp_dtype dt, int hopper)
+{
+	return lnl_fold_perm(K, dt, hopper) ? lnl_row_ld(K, dt) : K;
+}
+
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt)
 {
 	const struct fp_shape s = { { 1, K, 1 } };
@@ -1162,8 +1166,13 @@ static int lnl_create(int bwd, struct fp_op **out, const struct fp_shape *s,
 	}
 	if (!bwd && lnl_fwd_choose(op, 0))
 		goto out_free;
-	// W''s rows in whole 128-byte lines where the kernel reads it by TMA
-	op->ldw = !bwd && lnl_fwd_tma_w(op->fk) ? lnl_row_ld(op->K, dt) : op->K;
+	// W''s rows in whole 128-byte lines where the kernel takes them, but
+	// for the decode kernel's (its 512-byte warp loads took 1.00-1.06x
+	// their time in rows of whole lines, fp32 at 1 and 8 rows, K = 1000
+	// to 8200: bench/RESULTS.md, "W' and x~ in rows of whole 128-byte
+	// lines")
+	op->ldw = !bwd && lnl_fwd_takes_ldw(op->fk) && op->fk != FK_GEMV ? lnl_row_ld(op->K, dt)
+									 : op->K;
 
 	// Profile-0 inputs for timing, drawn on the device (see lnl_gen_inputs
 	// for the distributions).
