@@ -59,10 +59,12 @@ NAMES = ["forward", "grad_input", "grad_ln_weight", "grad_ln_bias",
 # split-K forward: at 1 x 768 -> 256, 37 x 1000 -> 300 (a short last slice
 # ending in a partial k-tile, N past a multiple of 32) and 1 x 2048 -> 40
 # (columns of W''s padding rows) it reads, in bf16 on a Hopper GPU, the
-# warp-specialized kernel's permuted fold.
+# warp-specialized kernel's permuted fold, its rows of 1000 elements
+# 1024 apart (whole 128-byte lines), as 24 x 6152 -> 700 (the x-streamed
+# kernel over slices of K, a partial last k-tile) reads them 6208 apart.
 SHAPES = [((4, 4), 8, 16), ((3, 5), 17, 33), ((1,), 768, 256), ((37,), 1000, 300),
           ((1,), 2048, 40), ((2048,), 768, 256), ((16384,), 768, 256),
-          ((4096,), 4096, 1024)]
+          ((4096,), 4096, 1024), ((24,), 6152, 700)]
 FULL = [((16384,), 4096, 16384)]
 DECODE = [((m,), k, n) for k, n in ((2048, 2048), (3072, 9216)) for m in (1, 2, 8, 64)] + [
     ((32,), 3072, 9216)]
