@@ -263,10 +263,10 @@ FPK_EXPORT int fpk_ln_linear_fold(const void *gamma, const void *beta, const voi
 
 // The forward's workspace, in this order: the rows' statistics where the
 // bf16 statistics pass or the x~ skinny kernel may run (3 M floats), x~
-// where that kernel may (M rows of lnl_row_ld(K) bf16), then, where the launcher splits K on
-// a device of sms multiprocessors (lnl_fwd_part_slices; sms = 0: the
-// device is not known yet, and the partials are left out), the split-K
-// partials of that many slices.
+// where that kernel may (M rows of lnl_row_ld(K) bf16), then, where the
+// launcher splits K on a device of sms multiprocessors
+// (lnl_fwd_part_slices; sms = 0: the device is not known yet, and the
+// partials are left out), the split-K partials of that many slices.
 static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 {
 	return lnl_fwd_pass_possible(K, dt) || lnl_fwd_xt_possible(M, K, dt)

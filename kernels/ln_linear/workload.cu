@@ -1301,9 +1301,11 @@ static int poison_run(struct lnl_op *op)
 {
 	const long M = op->M, K = op->K, N = op->N;
 	const size_t es = fp_dtype_size(op->dt);
+	// the fused forward's h is x~, in rows of lnl_row_ld (lnl_sizes)
+	const long hK = !op->bwd && op->variant == FWD_FUSED ? lnl_row_ld(K, op->dt) : K;
 
 	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
-	    (op->h && dev_poison(op->h, (size_t)(M * K) * es)) ||
+	    (op->h && dev_poison(op->h, (size_t)(M * hK) * es)) ||
 	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
 	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
 	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
