@@ -1059,6 +1059,13 @@ static void test_row_ld(void)
 
 			ASSERT(ld >= K && ld < K + e && ld % e == 0);
 		}
+	/* the library's fold: whole lines for bf16 on Hopper from K = 64 */
+	ASSERT_EQ(lnl_fold_ld(1000, FP_BF16, 1), 1024);
+	ASSERT_EQ(lnl_fold_ld(8200, FP_BF16, 1), 8256);
+	ASSERT_EQ(lnl_fold_ld(1000, FP_BF16, 0), 1000);
+	ASSERT_EQ(lnl_fold_ld(1000, FP_F32, 1), 1000);
+	ASSERT_EQ(lnl_fold_ld(56, FP_BF16, 1), 56);
+	ASSERT_EQ(lnl_fold_ld(1001, FP_BF16, 1), 1001);
 	printf("ok   W' and x~ rows in whole 128-byte lines\n");
 }
 

@@ -325,12 +325,9 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
  * fused kernel but k_fwd_fused (FK_SIMT, rows without aligned 16-byte
  * chunks) and k_fwd_fused_wgmma (FK_WGMMA), which read rows of K. */
 int lnl_fwd_takes_ldw(enum lnl_fwd_kernel fk);
-/* W''s row stride in the library's fold, which serves every kernel the
- * library's choice (lnl_fwd_choose with ws_every_m) may take for K and dt
- * on a device with (hopper = 1) or without the sm_90a kernels:
- * lnl_row_ld where the fold is the warp-specialized kernel's
- * (lnl_fold_perm: then neither FK_SIMT nor FK_WGMMA runs), else K. */
-long lnl_fold_ld(long K, enum fp_dtype dt, int hopper);
+/* lnl_fold_ld (ln_linear.h): where it is lnl_row_ld, the fold is the
+ * warp-specialized kernel's (lnl_fold_perm), so that neither FK_SIMT nor
+ * FK_WGMMA, which read rows of K, runs. */
 /* Whether the fused forward's fold at K and dt on a device with (hopper =
  * 1) or without the sm_90a kernels is the warp-specialized kernel's
  * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=

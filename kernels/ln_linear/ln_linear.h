@@ -137,6 +137,13 @@ static inline long lnl_row_ld(long K, enum fp_dtype dt)
 	return (long)lnl_ktiles(K, dt) * (128 / (long)fp_dtype_size(dt));
 }
 
+/* W''s row stride in the library's fold (kernels/api), which must serve
+ * every kernel the library's choice may take for K and dt on a device
+ * with (hopper = 1) or without the sm_90a kernels: lnl_row_ld for bf16 on
+ * Hopper with rows of aligned 16-byte chunks from K = 64, else K
+ * (workload.cu). */
+long lnl_fold_ld(long K, enum fp_dtype dt, int hopper);
+
 /* Elements of a row's 16-byte chunks when they are aligned (K a multiple
  * of 8 bf16 / 4 fp32 elements), else 1: the element-wise kernels, and
  * whether the tensor-core kernels may run at all. */
