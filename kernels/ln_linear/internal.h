@@ -325,13 +325,12 @@ int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
  * fused kernel but k_fwd_fused (FK_SIMT, rows without aligned 16-byte
  * chunks) and k_fwd_fused_wgmma (FK_WGMMA), which read rows of K. */
 int lnl_fwd_takes_ldw(enum lnl_fwd_kernel fk);
-/* lnl_fold_ld (ln_linear.h): where it is lnl_row_ld, the fold is the
- * warp-specialized kernel's (lnl_fold_perm), so that neither FK_SIMT nor
- * FK_WGMMA, which read rows of K, runs. */
 /* Whether the fused forward's fold at K and dt on a device with (hopper =
  * 1) or without the sm_90a kernels is the warp-specialized kernel's
  * permuted one (whenever that kernel may run: bf16, 16-byte rows, K >=
- * WS_MIN_K). */
+ * WS_MIN_K). Only there does the library's fold have rows of lnl_row_ld
+ * (lnl_fold_ld, ln_linear.h): there neither FK_SIMT nor FK_WGMMA, which
+ * read rows of K, runs. */
 int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
 /* Whether the bf16 statistics pass may run at K (then the forward needs 3 M
  * floats of statistics). */
