@@ -81,8 +81,11 @@ static void check_ln_linear(void)
 	expect(fpk_ln_linear_fwd(P, P, NULL, 16, 768, 256, FPK_F32, NULL, 0, 0), FPK_EINVAL,
 	       fwd, "y is NULL", NULL);
 	/* the bf16 statistics pass needs 3 M floats from K = 2048 on; rows
-	 * too many for split-K's partials (M > K es / 16) on any device */
-	ASSERT_EQ(fpk_ln_linear_fwd_workspace(128, 768, 256, FPK_BF16), 0);
+	 * too many for split-K's partials (M > K es / 16) on any device; bf16
+	 * from 17 to LNL_XT_MAX_M rows, the x~ kernel's x~ and statistics */
+	ASSERT_EQ(fpk_ln_linear_fwd_workspace(128, 768, 256, FPK_F32), 0);
+	ASSERT_EQ(fpk_ln_linear_fwd_workspace(128, 768, 256, FPK_BF16),
+		  3 * 128 * 4 + 128 * 768 * 2);
 	ASSERT_EQ(fpk_ln_linear_fwd_workspace(2048, 4096, 256, FPK_F32), 0);
 	ASSERT_EQ(fpk_ln_linear_fwd_workspace(1100, 4096, 256, FPK_BF16), 13312);
 	expect(fpk_ln_linear_fwd(P, P, Q, 1100, 4096, 256, FPK_BF16, P, 13000, 0), FPK_EINVAL,

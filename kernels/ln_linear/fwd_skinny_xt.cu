@@ -41,9 +41,10 @@
 // elements apart: lnl_row_ld, whole 128-byte lines a row) and the
 // row's statistics in the shifted form the epilogue takes (stats[m] = mean
 // - c, stats[M + m] = rstd), summed from x~ as the other skinny kernels sum
-// them. Its first act lets the GEMM be scheduled (grid_dep_launch): the
-// GEMM reads x~ and the statistics only past its grid_dep_wait, which
-// waits for this kernel's end.
+// them; the blocks past M (up to lnl_xt_rows) write rows of zeros, so that
+// the GEMM's boxes lie within x~. Its first act lets the GEMM be scheduled
+// (grid_dep_launch): the GEMM reads x~ and the statistics only past its
+// grid_dep_wait, which waits for this kernel's end.
 __global__ void __launch_bounds__(XT_PASS_THREADS)
 k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 	  float *__restrict__ stats, int M, int K, int ld)
@@ -52,12 +53,18 @@ k_xt_pass(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ xt,
 	const int m = blockIdx.x, tid = threadIdx.x, lane = tid & 31;
 	const uint4 *src = (const uint4 *)(x + (long)m * K);
 	uint4 *dst = (uint4 *)(xt + (long)m * ld);
+
+	grid_dep_launch();
+	if (m >= M) {  // a padding row
+		for (int i = tid; i < K / 8; i += XT_PASS_THREADS)
+			dst[i] = make_uint4(0, 0, 0, 0);
+		return;
+	}
 	const __nv_bfloat16 c = x[(long)m * K];
 	const __nv_bfloat162 cc = __halves2bfloat162(c, c);
 	const uint32_t cu = *(const uint32_t *)&cc;
 	float a1 = 0.f, a2 = 0.f;
 
-	grid_dep_launch();
 	for (int i0 = tid; i0 < K / 8; i0 += XT_PASS_UNROLL * XT_PASS_THREADS) {
 		uint4 v[XT_PASS_UNROLL];
 
@@ -136,6 +143,11 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 	const int KA = (K + LNL_KTILE - 1) / LNL_KTILE, kb = rank * kchunk;
 	const int KT = SLICED ? min(KA, kb + kchunk) - kb : KA, NS = (KT + KS - 1) / KS;
 	const long n0 = (long)blockIdx.x * BN;
+	// This block's rows of x~: m0 on, Ml of them (blockIdx.z, a 64-row
+	// tile of M; the rows' statistics at stats[m0 ..] and [M + m0 ..])
+	const int m0 = (int)blockIdx.z * 64, Ml = min(64, M - m0);
+	const float *st_m = stats + m0, *st_r = stats + M + m0;
+	__nv_bfloat16 *const yt = y + (long)m0 * N;
 	const uint32_t ring = (smem_u32(smem) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 
@@ -158,7 +170,7 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 			const uint32_t sa = ring + (st % ST) * STAGE;
 
 			for (int j = 0; j < KS; j++)
-				tma_load(sa + j * XS, tx, (kb + st * KS + j) * LNL_KTILE, 0,
+				tma_load(sa + j * XS, tx, (kb + st * KS + j) * LNL_KTILE, m0,
 					 fb + 8 * (st % ST));
 		};
 
@@ -235,12 +247,12 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 			red2[q * 128 + tid] = make_float2(d[2 * q], d[2 * q + 1]);
 		grid_dep_wait();  // the pass's statistics
 		if (tid < 64) {
-			st_mt[tid] = tid < M ? stats[tid] : 0.f;
-			st_rs[tid] = tid < M ? stats[M + tid] : 0.f;
+			st_mt[tid] = tid < Ml ? st_m[tid] : 0.f;
+			st_rs[tid] = tid < Ml ? st_r[tid] : 0.f;
 		}
 		cluster_arrive();
 		cluster_wait();
-		sk_tile_slices_store<BN, 128>(cl, red2, C, rank, tid, st_mt, st_rs, n0, y, M, N,
+		sk_tile_slices_store<BN, 128>(cl, red2, C, rank, tid, st_mt, st_rs, n0, yt, Ml, N,
 					      wrows, wperm, ep_s, ep_b);
 		cluster_arrive();
 		cluster_wait();
@@ -257,11 +269,11 @@ skinny_xt_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__rest
 	for (int h = 0; h < 2; h++) {
 		const int m = 16 * w + g + 8 * h;
 
-		mt[h] = m < M ? stats[m] : 0.f;
-		rs[h] = m < M ? stats[M + m] : 0.f;
+		mt[h] = m < Ml ? st_m[m] : 0.f;
+		rs[h] = m < Ml ? st_r[m] : 0.f;
 	}
-	xa_store<BN>(y, [&](int i) { return d[i]; }, mt, rs, 16 * w, lane, n0, M, N, wrows, wperm,
-		     ep_s, ep_b);
+	xa_store<BN>(yt, [&](int i) { return d[i]; }, mt, rs, 16 * w, lane, n0, Ml, N, wrows,
+		     wperm, ep_s, ep_b);
 }
 #endif  // SM90A_CODE
 
@@ -298,7 +310,9 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	static int ready;
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
 	const long wrows = op->wperm ? op->Np : op->N;
-	const int mp = (int)((op->M + 7) / 8 * 8);
+	// x~'s rows a block: all M (up to 64, whole 8-row groups), or 64-row
+	// tiles of them along z
+	const int mp = op->M > 64 ? 64 : (int)((op->M + 7) / 8 * 8);
 	const long ldx = lnl_row_ld(op->K, FP_BF16);  // x~'s rows (lnl_fwd_xt_possible)
 	const struct xt_instance *in = NULL;
 	CUtensorMap tx, tw;
@@ -309,7 +323,8 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	for (const auto &i : xt_instances)
 		if (i.bn == op->xbn && i.ks == op->xks)
 			in = &i;
-	if (!in || op->dt != FP_BF16 || op->M > LNL_SKINNY_RES_MAX_M || !op->h || !op->stats ||
+	if (!in || op->dt != FP_BF16 || !lnl_fwd_xt_possible(op->M, op->K, op->dt) || !op->h ||
+	    !op->stats ||
 	    op->K % 8 || op->splits < 1 || op->splits > LNL_SKINNY_MAX_SPLITS)
 		return error("ln_linear_fwd: no x~ skinny kernel for %ld x %ld of this dtype in "
 			     "%d-row tiles of %d k-tiles a stage over %d slices of K", op->M,
@@ -324,10 +339,10 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 		ready = 1;
 	}
 	slices = lnl_skinny_xt_slices(op->K, op->xks, op->splits, &kchunk);
-	if (lnl_tma_map(&tx, op->h, op->K, ldx, op->M, mp) ||
+	if (lnl_tma_map(&tx, op->h, op->K, ldx, lnl_xt_rows(op->M), mp) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, op->ldw, wrows, op->xbn))
 		return -1;
-	k_xt_pass<<<(unsigned)op->M, XT_PASS_THREADS, 0, st>>>(
+	k_xt_pass<<<(unsigned)lnl_xt_rows(op->M), XT_PASS_THREADS, 0, st>>>(
 		x, (__nv_bfloat16 *)op->h, op->stats, (int)op->M, (int)op->K, (int)ldx);
 	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
 		return -1;
@@ -337,6 +352,7 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	cluster_config(&cfg, &attr[0], 1, (unsigned)((wrows + op->xbn - 1) / op->xbn), XT_THREADS,
 		       (size_t)in->smem, st);
 	cfg.gridDim.y = (unsigned)slices;
+	cfg.gridDim.z = (unsigned)((op->M + 63) / 64);
 	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)
 		cfg.numAttrs = 0;  // one slice: no cluster

@@ -304,6 +304,61 @@ __device__ __forceinline__ void regs_inc(void)
 	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGS));
 }
 
+// A unit's sums over its slice sl of K into the split-K partials: rows r
+// and r + 8 (this thread's, under M), its 8 adjacent columns of each
+// group of 32 (W' in perm32's order: acc[4 (4b + u) + 2h + e] is column
+// n0 + 32b + 8t + 2u + e), and where n0 = 0 the rows' shifted sums (s1,
+// s2 over the quad first).
+template <int BN>
+__device__ __forceinline__ void ws_part_store(float *__restrict__ part, const float *acc,
+					      float *s1, float *s2, long sl, int splits, long r,
+					      long n0, long M, int N, int t, bool vec8)
+{
+	float *ps = part + (size_t)sl * M * N;
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		s1[h] += __shfl_xor_sync(0xffffffffu, s1[h], 1);
+		s2[h] += __shfl_xor_sync(0xffffffffu, s2[h], 1);
+		s1[h] += __shfl_xor_sync(0xffffffffu, s1[h], 2);
+		s2[h] += __shfl_xor_sync(0xffffffffu, s2[h], 2);
+	}
+	if (n0 == 0 && t == 0) {
+		float *pst = part + (size_t)splits * M * N + (size_t)sl * 2 * M;
+
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			if (r + 8 * h < M) {
+				pst[2 * (r + 8 * h)] = s1[h];
+				pst[2 * (r + 8 * h) + 1] = s2[h];
+			}
+	}
+#pragma unroll
+	for (int b = 0; b < BN / 32; b++) {
+		const long n = n0 + 32 * b + 8 * t;
+
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const float *a = &acc[16 * b + 2 * h];
+			float *p = ps + (r + 8 * h) * N + n;
+
+			if (r + 8 * h >= M || n >= N)
+				continue;
+			if (vec8) {  // N % 8 == 0: all 8 columns in, 32-byte aligned
+				((float4 *)p)[0] = make_float4(a[0], a[1], a[4], a[5]);
+				((float4 *)p)[1] = make_float4(a[8], a[9], a[12], a[13]);
+				continue;
+			}
+#pragma unroll
+			for (int u = 0; u < 4; u++)
+#pragma unroll
+				for (int e = 0; e < 2; e++)
+					if (n + 2 * u + e < N)
+						p[2 * u + e] = a[4 * u + e];
+		}
+	}
+}
+
 // PASS: the rows' statistics come from a LayerNorm statistics pass run
 // before (stats: hi, lo, rstd, as layernorm_stats writes them) instead of
 // being summed from the tiles; the pivot is then hi rounded to bf16. W' is
@@ -316,11 +371,19 @@ __device__ __forceinline__ void regs_inc(void)
 // rows). A stage is free once both blocks' math warps released it (the
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
+//
+// Over slices of K (part not NULL, PASS false): a unit is a tile and a
+// slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
+// sums leave in part as the split-K forward's (x~ W'^T in
+// part[slice][row][col], the rows' shifted sums after every slice's M x N,
+// from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
+// order. Every slice shifts by the row's first element, read from x.
 template <bool PASS, int CL, int BN>
 __device__ __forceinline__ void
 ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	const float *__restrict__ sW, const float *__restrict__ bf,
-	__nv_bfloat16 *__restrict__ y, long M, int K, int N)
+	__nv_bfloat16 *__restrict__ y, long M, int K, int N,
+	const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
 	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -330,17 +393,21 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 	const int tid = threadIdx.x;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile.
-	const long units_m = (tiles_m + CL - 1) / CL, units = units_m * tiles_n;
+	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile,
+	// each over all of K or over each of the slices.
+	const long units_m = (tiles_m + CL - 1) / CL, tiles = units_m * tiles_n;
+	const long units = tiles * splits;
 	const long unit0 = blockIdx.x / CL, nunits = gridDim.x / CL;
 	const uint32_t rank = CL == 2 ? cluster_rank() : 0;
-	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE;
+	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE, kchunk = (KT + splits - 1) / splits;
 	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
-	// This block's tile of unit q.
-	auto tile_of = [&](long q, long *m0, long *n0) {
-		group_tile(q, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+	// This block's tile of unit q, and its k-tiles kb..ke - 1.
+	auto tile_of = [&](long q, long *m0, long *n0, int *kb, int *ke) {
+		group_tile(q % tiles, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
 		*m0 += rank * BM;
+		*kb = (int)(q / tiles) * kchunk;
+		*ke = min(KT, *kb + kchunk);
 	};
 
 	if (tid == 0) {
@@ -362,9 +429,10 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 			for (long q = unit0; q < units; q += nunits) {
 				long m0, n0;
+				int kb, ke;
 
-				tile_of(q, &m0, &n0);
-				for (int kt = 0; kt < KT; kt++, it++) {
+				tile_of(q, &m0, &n0, &kb, &ke);
+				for (int kt = kb; kt < ke; kt++, it++) {
 					const int s = it % WS_STAGES;
 					const uint32_t sa = sbase + s * STAGE;
 
@@ -397,7 +465,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	int nt = 0;                // tiles this block has done
 	uint32_t a0[LNL_KTILE / 16][4], a1[LNL_KTILE / 16][4], piv[2];
 	float s1[2], s2[2], acc[BN / 2];
-	int it = 0;
+	int it = 0, kb = 0, ke = KT;
 
 	auto release = [&](int i) {
 		if (lane == 0) {
@@ -416,10 +484,10 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		const int kleft = K - kt * LNL_KTILE;
 
 		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
-		if (!PASS && kt == 0)
+		if (!PASS && !part && kt == 0)
 			wg_pivots_smem(sa, row0 + g, piv);
 		wg_ktile<!PASS, BN>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
-		if (kt > 0)
+		if (kt > kb)
 			release(it - 1);
 		it++;
 	};
@@ -429,7 +497,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 		float mt[2], rs[2];
 
-		tile_of(q, &m0, &n0);
+		tile_of(q, &m0, &n0, &kb, &ke);
 		// The tile's s and b', two columns a math thread of each
 		// warpgroup: loaded now, kept in registers through the k loop,
 		// shared in the warpgroup for the epilogue.
@@ -461,9 +529,16 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 			}
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
+			if (part)  // a slice's: from x
+				wg_pivots(x, m0 + row0 + g, M, K, piv);
 		}
-		wg_kloop<BN / 2>(0, 1, KT, step, a0, a1, acc);
+		wg_kloop<BN / 2>(kb, 1, ke, step, a0, a1, acc);
 		release(it - 1);
+		if (!PASS && part) {
+			ws_part_store<BN>(part, acc, s1, s2, q / tiles, splits, m0 + row0 + g, n0,
+					  M, N, t, vec8);
+			continue;
+		}
 		if constexpr (!PASS) {
 #pragma unroll
 			for (int h = 0; h < 2; h++)
@@ -589,9 +664,10 @@ __global__ void __launch_bounds__(WS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw, const float *__restrict__ stats,
 	       const float *__restrict__ sW, const float *__restrict__ bf,
-	       __nv_bfloat16 *__restrict__ y, long M, int K, int N)
+	       __nv_bfloat16 *__restrict__ y, long M, int K, int N,
+	       const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
-	SM90A_ONLY((ws_body<PASS, CL, BN>(&tx, &tw, stats, sW, bf, y, M, K, N)));
+	SM90A_ONLY((ws_body<PASS, CL, BN>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part, splits)));
 }
 
 // Its dynamic shared memory, once a process, for each of its forms.
@@ -623,7 +699,7 @@ int fwd_wgmma_setup(int *have)
 	if (!done) {
 		if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM)) ||
-		    ws_setup<256>() || ws_setup<192>() ||
+		    ws_setup<256>() || ws_setup<192>() || ws_setup<128>() ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
 		k_wgmma_probe<<<1, 1>>>(d);
@@ -675,53 +751,66 @@ int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, in
 // One launch of k_fwd_fused_ws<PASS, CL, BN> on grid blocks, in clusters
 // of CL.
 template <bool PASS, int CL, int BN>
-static int ws_run(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
-		  unsigned grid, cudaStream_t st)
+static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
+		  const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at;
+
+	const int splits = PASS ? 1 : op->splits;
 
 	cluster_config(&cfg, &at, CL, grid, WS_THREADS, WS_SMEM(BN), st);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL, BN>, tx, tw,
 					     (const float *)(PASS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
-					     (int)op->N));
+					     (int)op->N, (const __nv_bfloat16 *)x,
+					     splits > 1 ? op->fpart : (float *)NULL, splits));
 }
 
 template <int BN>
-static int ws_run_bn(const struct lnl_op *op, const CUtensorMap &tx, const CUtensorMap &tw,
-		     unsigned grid, cudaStream_t st)
+static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
+		     const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	if (op->ws_pass)
-		return op->ws_cl == 2 ? ws_run<true, 2, BN>(op, tx, tw, grid, st)
-				      : ws_run<true, 1, BN>(op, tx, tw, grid, st);
-	return op->ws_cl == 2 ? ws_run<false, 2, BN>(op, tx, tw, grid, st)
-			      : ws_run<false, 1, BN>(op, tx, tw, grid, st);
+		return op->ws_cl == 2 ? ws_run<true, 2, BN>(op, x, tx, tw, grid, st)
+				      : ws_run<true, 1, BN>(op, x, tx, tw, grid, st);
+	return op->ws_cl == 2 ? ws_run<false, 2, BN>(op, x, tx, tw, grid, st)
+			      : ws_run<false, 1, BN>(op, x, tx, tw, grid, st);
 }
 
 // The warp-specialized kernel: a persistent grid, one block per SM (as many
-// two-block clusters as fit at once with ws_cl = 2), at most one a tile (a
-// pair of tiles) of 128 x ws_bn; with ws_pass, the rows' statistics pass
-// first.
+// two-block clusters as fit at once with ws_cl = 2), at most one a unit (a
+// tile, or a pair of tiles, of 128 x ws_bn, over all of K or one of
+// op->splits slices); with ws_pass, the rows' statistics pass first; over
+// slices, the reduction after.
 int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
-	const int K = (int)op->K, cl = op->ws_cl, bn = op->ws_bn;
-	const long units = lnl_ws_units(op->M, op->Np, cl, bn);
+	const int K = (int)op->K, cl = op->ws_cl, bn = op->ws_bn, splits = op->splits;
+	const long units = lnl_ws_units(op->M, op->Np, cl, bn) * splits;
 	const long most = cl == 2 ? op->ws_pairs : op->sms;
 	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
+	const int KT = lnl_ktiles(K, FP_BF16);
 	CUtensorMap tx, tw;
+	int r;
 
-	if (bn != 256 && bn != 192)
+	if (bn != 256 && bn != 192 && bn != 128)
 		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles", bn);
+	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass)) ||
+	    lnl_even_slices(KT, splits) != splits)
+		return error("ln_linear_fwd: the warp-specialized kernel cannot take %d slices "
+			     "of %d k-tiles%s", splits, KT,
+			     splits > 1 && op->ws_pass ? " with a statistics pass" : "");
 	if (lnl_tma_map(&tx, x, K, K, op->M, 128) ||
 	    lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
 		return -1;
 	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, op->M, K, st))
 		return -1;
-	return bn == 192 ? ws_run_bn<192>(op, tx, tw, grid, st)
-			 : ws_run_bn<256>(op, tx, tw, grid, st);
+	r = bn == 192 ? ws_run_bn<192>(op, x, tx, tw, grid, st)
+	    : bn == 128 ? ws_run_bn<128>(op, x, tx, tw, grid, st)
+			: ws_run_bn<256>(op, x, tx, tw, grid, st);
+	return r || splits < 2 ? r : fwd_split_reduce_launch(op, splits, st);
 }
 
 // (Measured with the 256-column form, which has the most shared memory:

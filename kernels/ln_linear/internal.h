@@ -166,8 +166,9 @@ enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
-	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING
+	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING, OPT_WS_SPLIT, OPT_FEW_TILES
 };
+enum { FEW_AUTO, FEW_XT, FEW_WS, FEW_MMA };
 /* st_ring's values, as lnl_skinny_st_plan's ring argument takes them. */
 enum { STR_AUTO, STR_8, STR_16 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
@@ -186,7 +187,7 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA, SKX_STREAM_XT };
 enum { XTT_AUTO };  // xt_tile: the other values are the tile's rows
 enum { XTS_AUTO };  // xt_stage: the other values are k-tiles a stage
-enum { WST_AUTO, WST_256, WST_192 };
+enum { WST_AUTO, WST_256, WST_192, WST_128 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
 enum { XAS_AUTO };  // xa_split, st_split, res_split: the other values are slices of K
 
@@ -289,11 +290,12 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
-	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn)
+	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn),
+	                     // or 128 where the tiles are few (lnl_ws_plan)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
 	int mma_bm;          // FK_MMA_SPLIT: rows a tile, 64 or 32 (split_tile)
-	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA, _XT):
-	                     // slices of K
+	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA, _XT),
+	                     // FK_WS: slices of K
 	int sgroups;         // FK_SKINNY_RES: clusters, W''s tiles dealt round
 	int swg;             // FK_SKINNY_RES: on wgmma (k_fwd_skinny_wg)
 	int xbn;             // FK_SKINNY_XA: rows of W' a block (16 to 96)

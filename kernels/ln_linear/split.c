@@ -42,7 +42,9 @@ size_t lnl_part_bytes(long M, long N, int splits)
 
 size_t lnl_split_bytes(long M, long K, long N, enum fp_dtype dt)
 {
-	return lnl_part_bytes(M, N, lnl_split_max(M, K, dt));
+	const int s = lnl_split_max(M, K, dt), w = lnl_ws_split_max(M, K, N, dt);
+
+	return lnl_part_bytes(M, N, s > w ? s : w);
 }
 
 /* Slices of K for `small` tiles of KT k-tiles on `slots` blocks at once
@@ -235,6 +237,60 @@ int lnl_few_big_tiles(long M, long N, int sms)
 	return 2 * (((M + 127) / 128) * ((N + 255) / 256)) < sms;
 }
 
+int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
+{
+	const int kt = lnl_ktiles(K, dt);
+	int s = kt / LNL_SPLIT_MIN_KT;
+
+	if (dt != FP_BF16 || M <= LNL_SKINNY_RES_MAX_M || K < 1 ||
+	    !lnl_few_big_tiles(M, N, LNL_HOPPER_SMS))
+		return 1;
+	if (s > LNL_WS_SPLIT_MAX)
+		s = LNL_WS_SPLIT_MAX;
+	return s < 2 ? 1 : s;
+}
+
+void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits, int parts,
+		 int *bn, int *splits)
+{
+	static const int widths[] = { 256, 192, 128 };
+	const int kt = lnl_ktiles(K, FP_BF16);
+	int smax = kt / LNL_SPLIT_MIN_KT;
+	double best = -1.0;
+
+	if (smax > LNL_WS_SPLIT_MAX)
+		smax = LNL_WS_SPLIT_MAX;
+	if (!parts || smax < 1)
+		smax = 1;
+	*bn = want_bn ? want_bn : 256;
+	*splits = 1;
+	if (sms < 1 || M < 1 || Np < 1 || kt < 1)
+		return;
+	for (int i = 0; i < 3; i++) {
+		const long tiles = ceil_div(M, 128) * ceil_div(Np, widths[i]);
+
+		if (want_bn && widths[i] != want_bn)
+			continue;
+		for (int s = 1; s <= (want_splits ? want_splits : smax); s++) {
+			const int se = lnl_even_slices(kt, s), kc = (int)ceil_div(kt, se);
+			const long rounds = ceil_div(tiles * se, sms);
+			double t;
+
+			if ((want_splits && s != want_splits) || (s > 1 && se != s))
+				continue;
+			t = (double)rounds * kc * (widths[i] + LNL_WS_KT_COLS);
+			if (se > 1)
+				t += LNL_WS_RED_COLS +
+				     (double)M * (double)Np * (8.0 * se + 2.0) / LNL_WS_RED_BYTES;
+			if (best < 0 || t < best) {
+				best = t;
+				*bn = widths[i];
+				*splits = se;
+			}
+		}
+	}
+}
+
 int lnl_fwd_split_rows32(long M, enum fp_dtype dt)
 {
 	return dt == FP_F32 && M <= 32;
@@ -307,13 +363,35 @@ int lnl_fwd_gemv_bf16_big(long K, long N, int sms)
 	return sms > 0 && 2.0 * (double)K * (double)N > (double)LNL_GEMV_BF16_SM_W * sms;
 }
 
+int lnl_few_tiles_ws(long M, long Np, int sms)
+{
+	const long t128 = ceil_div(M, 128) * ceil_div(Np, 128);
+
+	return M > LNL_XT_MAX_M ||
+	       (25 * t128 >= 12L * sms && 2 * ceil_div(M, 128) == ceil_div(M, 64));
+}
+
+int lnl_fwd_ws_splits(long M, long K, long N, enum fp_dtype dt, int sms)
+{
+	int bn, s;
+
+	if (dt != FP_BF16 || M <= LNL_SKINNY_RES_MAX_M || lnl_vec_width(K, dt) == 1 ||
+	    !lnl_few_big_tiles(M, N, sms))
+		return 1;
+	lnl_ws_plan(M, K, ceil_div(N, 32) * 32, sms, 0, 0, 1, &bn, &s);
+	return s;
+}
+
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 {
 	struct lnl_gemv g;
+	int s, w;
 
 	if (lnl_fwd_gemv_auto(M, dt) && lnl_fwd_gemv(M, K, N, dt, sms, &g))
 		return g.splits;
-	return lnl_fwd_splits(M, K, N, dt, sms);
+	s = lnl_fwd_splits(M, K, N, dt, sms);
+	w = lnl_fwd_ws_splits(M, K, N, dt, sms);
+	return s > w ? s : w;
 }
 
 int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slots,

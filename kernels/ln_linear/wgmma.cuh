@@ -103,8 +103,8 @@ __device__ __forceinline__ void fence_proxy_async(void)
 // d (this warpgroup's 64 x N, N / 2 floats a thread) += a (64 x 16, this
 // thread's fragment in registers, mma.sync's m16n8k16 layout) b (16 x N,
 // shared memory through its descriptor): N = 72 and 96, the x-as-A
-// skinny kernel's tiles of W', and 192, the warp-specialized kernel's
-// narrower tile.
+// skinny kernel's tiles of W', and 128 and 192, the warp-specialized
+// kernel's narrower tiles.
 __device__ __forceinline__ void wgmma_m64n72k16(float *d, const uint32_t *a, uint64_t desc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
@@ -137,6 +137,27 @@ __device__ __forceinline__ void wgmma_m64n96k16(float *d, const uint32_t *a, uin
 		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
+
+__device__ __forceinline__ void wgmma_m64n128k16(float *d, const uint32_t *a, uint64_t desc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+		     "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+
 
 __device__ __forceinline__ void wgmma_m64n192k16(float *d, const uint32_t *a, uint64_t desc)
 {
@@ -497,7 +518,7 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 		load(std::false_type());
 	else
 		load(std::true_type());
-	static_assert(BN == 256 || BN == 192 || BN == 96 || BN == 72 || BN == 64 || BN == 48 ||
+	static_assert(BN == 256 || BN == 192 || BN == 128 || BN == 96 || BN == 72 || BN == 64 || BN == 48 ||
 			      BN == 32 || BN == 16,
 		      "a wgmma we have");
 #pragma unroll
@@ -510,6 +531,8 @@ __device__ __forceinline__ void wg_ktile(uint32_t sa, uint32_t sb, int row0, int
 			wgmma_m64n256k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else if constexpr (BN == 192)
 			wgmma_m64n192k16(acc, a[ks], wg_desc(sb + ks * 32));
+		else if constexpr (BN == 128)
+			wgmma_m64n128k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else if constexpr (BN == 96)
 			wgmma_m64n96k16(acc, a[ks], wg_desc(sb + ks * 32));
 		else if constexpr (BN == 72)

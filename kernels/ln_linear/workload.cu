@@ -133,28 +133,35 @@ static int st_auto(struct lnl_op *op, long Nw)
 // or lnl_ws_bn's choice for units of cl blocks over slots at once.
 static int tile_bn(int opt, long M, long Np, int cl, long slots)
 {
-	return opt == WST_256 ? 256 : opt == WST_192 ? 192 : lnl_ws_bn(M, Np, cl, slots);
+	return opt == WST_256   ? 256
+	       : opt == WST_192 ? 192
+	       : opt == WST_128 ? 128
+				: lnl_ws_bn(M, Np, cl, slots);
 }
 
 // The x~ skinny kernel (FK_SKINNY_XT) where its buffers are there (x~ in
 // op->h, the statistics) and skinny_x asks for it (stream_xt) or auto
-// takes it (lnl_skinny_xt_auto): its tile and stage as xt_tile and
-// xt_stage say, or lnl_skinny_xt_tile's and _stage's. 1 where it takes op,
-// 0 where not.
-static int xt_choose(struct lnl_op *op, long Nw, int perm)
+// takes it (lnl_skinny_xt_auto; mid: from 65 rows, where the caller has
+// chosen it): its tile and stage as xt_tile and xt_stage say, or
+// lnl_skinny_xt_tile's and _stage's. 1 where it takes op, 0 where not.
+static int xt_choose(struct lnl_op *op, long Nw, int perm, int mid)
 {
 	const int ts = op->ko.v[OPT_XT_STAGE], tt = op->ko.v[OPT_XT_TILE];
 	const int v = op->ko.v[OPT_SKINNY_X], sv = slices_asked(op, OPT_XT_SPLIT);
-	const int s = sv ? sv : 1;
+	const int s = sv ? sv : 1, mt = (int)((op->M + 63) / 64);
 	int kchunk, bn;
 
-	if ((v != SKX_STREAM_XT && v != SKX_AUTO) || !op->h || !op->stats ||
-	    (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, op->K, Nw, op->sms)))
+	if (!op->h || !op->stats || !lnl_fwd_xt_possible(op->M, op->K, op->dt) ||
+	    (!mid && ((v != SKX_STREAM_XT && v != SKX_AUTO) ||
+		      (v == SKX_AUTO && !lnl_skinny_xt_auto(op->M, op->K, Nw, op->sms)))))
 		return 0;
 	// The tile: as asked, or the fewest rows whose tiles times the
-	// slices are no more blocks than SMs (else than the SMs alone)
-	bn = lnl_skinny_xt_tile(Nw, op->sms / s);
-	op->xbn = tt != XTT_AUTO ? atoi(xt_tile_values[tt]) : bn ? bn : lnl_skinny_xt_tile(Nw, op->sms);
+	// slices and x~'s 64-row tiles are no more blocks than SMs (else
+	// than the SMs alone, else 96)
+	bn = lnl_skinny_xt_tile(Nw, op->sms / (s * mt));
+	if (!bn)
+		bn = lnl_skinny_xt_tile(Nw, op->sms / mt);
+	op->xbn = tt != XTT_AUTO ? atoi(xt_tile_values[tt]) : bn ? bn : mid ? 96 : lnl_skinny_xt_tile(Nw, op->sms);
 	if (!op->xbn)
 		return 0;
 	op->xks = ts == XTS_AUTO ? lnl_skinny_xt_stage(op->xbn) : atoi(xt_stage_values[ts]);
@@ -266,6 +273,11 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //                                   the 8-stage ring's slices leave no SM
 //                                   two blocks (st_ring=;
 //                                   lnl_skinny_st_plan)
+//   fused bf16 on Hopper from 65    k_fwd_fused_ws (below) in the tiles
+//   rows, too few 128 x 256 tiles   (ws_tile=) and slices of K (ws_split=)
+//   (or gemm=wgmma-ws)              of least modelled time (lnl_ws_plan):
+//                                   over slices, fp32 partials and the
+//                                   split-K reduction
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -291,9 +303,9 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 {
 	const int gemm = op->ko.v[OPT_GEMM], clusters = op->ko.v[OPT_CLUSTERS];
 	const int pass = op->ko.v[OPT_STATS_PASS];
-	const int xa_pass = op->ko.v[OPT_XA_PASS];
+	const int xa_pass = op->ko.v[OPT_XA_PASS], few = op->ko.v[OPT_FEW_TILES];
 	const struct fp_shape sh = { { op->M, op->K, op->N } };
-	int hopper = 0, perm, skinny, skinny_big;
+	int hopper = 0, perm, skinny, skinny_big, ws_few;
 
 	op->ws_cl = 1;
 	op->ws_pairs = op->ws_pass = 0;
@@ -355,7 +367,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 		if (fwd_skinny_setup())
 			return -1;
-		if (xt_choose(op, Nw, perm))
+		if (xt_choose(op, Nw, perm, 0))
 			return 0;
 		if (op->M <= LNL_SKINNY_MAX_M) {
 			if (fwd_skinny_slots(op->M, op->sms, &slots))
@@ -380,7 +392,20 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 				return r < 0 ? -1 : 0;
 		}
 	}
-	if (lnl_few_big_tiles(op->M, op->N, op->sms)) {
+	// bf16 on Hopper from 65 rows where the 128 x 256 tiles are few: the
+	// warp-specialized kernel in tiles and slices of K from lnl_ws_plan
+	// (the 64 x 128 mma.sync kernel took 1.5-3.5x the unfused variant's
+	// time there, bench/RESULTS.md, "The warp-specialized kernel where its
+	// tiles are few"); gemm=wgmma-ws at any rows, gemm=mma not.
+	ws_few = lnl_few_big_tiles(op->M, op->N, op->sms) && op->dt == FP_BF16 && hopper &&
+		 op->M > LNL_SKINNY_RES_MAX_M && few != FEW_MMA && gemm != GEMM_MMA;
+	if (ws_few && (few == FEW_XT || (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->Np, op->sms)))) {
+		if (fwd_skinny_setup())
+			return -1;
+		if (xt_choose(op, perm ? op->Np : op->N, perm, 1))
+			return 0;
+	}
+	if (lnl_few_big_tiles(op->M, op->N, op->sms) && !ws_few) {
 		if (op->fpart && op->ko.v[OPT_SPLIT_K] == SPLIT_AUTO)
 			op->splits = lnl_fwd_splits(op->M, op->K, op->N, op->dt, op->sms);
 		if (op->splits > 1) {
@@ -407,18 +432,30 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		return 0;
 	}
 	op->fk = FK_WS;
-	op->ws_pass = fwd_pass_possible(&sh, op->dt) &&
+	if (ws_few) {
+		const int t = op->ko.v[OPT_WS_TILE];
+
+		lnl_ws_plan(op->M, op->K, op->Np, op->sms, t == WST_AUTO ? 0 : tile_bn(t, 0, 0, 0, 0),
+			    slices_asked(op, OPT_WS_SPLIT),
+			    op->fpart != NULL, &op->ws_bn, &op->splits);
+	}
+	op->ws_pass = op->splits == 1 && fwd_pass_possible(&sh, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
-	op->ws_cl = clusters == CLUSTERS_AUTO ? (op->N > 256 && op->K > WS_SOLO_MAX_K ? 2 : 1)
-						: clusters == CLUSTERS_2 ? 2 : 1;
+	// pairs: not where the tiles are few (one block a tile was faster at
+	// 34 of 35 shapes there, bench/RESULTS.md, "The warp-specialized
+	// kernel where its tiles are few")
+	op->ws_cl = clusters == CLUSTERS_AUTO
+			    ? (op->N > 256 && op->K > WS_SOLO_MAX_K && !ws_few ? 2 : 1)
+			    : clusters == CLUSTERS_2 ? 2 : 1;
 	if (op->ws_cl == 2) {
 		if (ws_pairs_resident(op->sms, &op->ws_pairs))
 			return -1;
 		if (op->ws_pairs < 1)
 			op->ws_cl = 1;  // no room for a pair: one block a cluster
 	}
-	op->ws_bn = tile_bn(op->ko.v[OPT_WS_TILE], op->M, op->Np, op->ws_cl,
-			    op->ws_cl == 2 ? op->ws_pairs : op->sms);
+	if (!ws_few)
+		op->ws_bn = tile_bn(op->ko.v[OPT_WS_TILE], op->M, op->Np, op->ws_cl,
+				    op->ws_cl == 2 ? op->ws_pairs : op->sms);
 	return 0;
 }
 
@@ -589,23 +626,31 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 				 "as B (%d rows a block, all of K), both by TMA%s", op->xbn,
 				 op->xa_pass ? ", statistics pass" : "");
 		break;
-	case FK_SKINNY_XT:
+	case FK_SKINNY_XT: {
+		const char *what = op->M > 64 ? "x~ from a pass, in 64-row tiles"
+					      : "skinny, x~ from a pass";
+
 		if (op->splits > 1)
-			snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and "
+			snprintf(buf, n, "%s: wgmma with x~'s k-tiles as A and "
 				 "W' as B (%d rows a block), both by TMA, %d k-tiles a stage, over "
-				 "%d slices of K in a cluster, reduced through DSMEM", op->xbn,
+				 "%d slices of K in a cluster, reduced through DSMEM", what, op->xbn,
 				 op->xks, op->splits);
 		else
-			snprintf(buf, n, "skinny, x~ from a pass: wgmma with x~'s k-tiles as A and "
+			snprintf(buf, n, "%s: wgmma with x~'s k-tiles as A and "
 				 "W' as B (%d rows a block, all of K), both by TMA, %d k-tiles a "
-				 "stage", op->xbn, op->xks);
+				 "stage", what, op->xbn, op->xks);
 		break;
+	}
 	case FK_WGMMA:
 		snprintf(buf, n, "wgmma 128x256");
 		break;
 	case FK_WS:
-		snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d%s", op->ws_bn,
-			 op->ws_cl, op->ws_pass ? ", statistics pass" : "");
+		if (op->splits > 1)
+			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d, over %d "
+				 "slices of K, then a reduction", op->ws_bn, op->ws_cl, op->splits);
+		else
+			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d%s",
+				 op->ws_bn, op->ws_cl, op->ws_pass ? ", statistics pass" : "");
 		break;
 	case FK_GEMV:
 		if (op->gv.splits > 1)
@@ -630,7 +675,9 @@ static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  "stream_xt", NULL };
-static const char *const ws_tile_values[] = { "auto", "256", "192", NULL };
+static const char *const ws_tile_values[] = { "auto", "256", "192", "128", NULL };
+static const char *const mma_tile_values[] = { "auto", "256", "192", NULL };
+static const char *const few_tiles_values[] = { "auto", "xt", "ws", "mma", NULL };
 static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
@@ -685,11 +732,12 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "to 32 rows 0.9: lnl_skinny_xt_auto)",
 	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
-	  "columns of the warp-specialized kernel's 128-row tiles: 256, or 192 where the "
-	  "tiles come in fewer whole rounds of the SMs; auto: 192 where its rounds times "
-	  "192 are under 0.85 of 256's (lnl_ws_bn)",
-	  "192" },
-	{ "mma_tile", ws_tile_values,
+	  "columns of the warp-specialized kernel's 128-row tiles: 256, 192 or 128; auto: "
+	  "192 where its rounds times 192 are under 0.85 of 256's (lnl_ws_bn), and where "
+	  "the 128x256 tiles would fill under half the SMs (bf16 from 65 rows) the width "
+	  "and slices of K the least time as lnl_ws_plan models it",
+	  "192,128" },
+	{ "mma_tile", mma_tile_values,
 	  "columns of the mma.sync kernel's 128-row tiles (fp32, and bf16 off Hopper or "
 	  "with gemm=mma): 256, or 192 where the tiles come in fewer whole rounds of the "
 	  "SMs; auto: the rule of ws_tile, one block an SM (lnl_ws_bn)",
@@ -762,6 +810,20 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "where the slices of 8 (lnl_skinny_st_plan) put one block an SM (on an H200 "
 	  "0.81-0.99x their time), else 8 (16 took 1.11-1.34x where 8 paired blocks)",
 	  "8,16" },
+	{ "ws_split", xa_split_values,
+	  "slices of K of the warp-specialized kernel where its 128x256 tiles would fill "
+	  "under half the SMs (bf16 from 65 rows, or any with gemm=wgmma-ws): a block a "
+	  "tile and slice, fp32 partials added in slice order by a reduction (deterministic; "
+	  "1: all of K a block, no reduction); at most 8, 2 k-tiles a slice or more; auto: "
+	  "the tiles and slices of least time as lnl_ws_plan models them",
+	  "2,1" },
+	{ "few_tiles", few_tiles_values,
+	  "bf16 on Hopper from 65 rows where the 128x256 tiles would fill under half the SMs: "
+	  "x~ = x - c and the statistics from a pass, then the x~ kernel's GEMM over 64-row "
+	  "tiles of x~ (xt; xt_tile, xt_split, xt_stage), the warp-specialized kernel in "
+	  "tiles and slices of K (ws; ws_tile, ws_split), or the 64x128 mma.sync kernel or "
+	  "its slices of K (mma); auto: xt",
+	  "ws,mma" },
 	{ NULL, NULL, NULL },
 };
 
@@ -785,7 +847,8 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_RES_SPLIT, "res_split") && kopt_at(OPT_XT_TILE, "xt_tile") &&
 		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
 		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split") &&
-		      kopt_at(OPT_ST_RING, "st_ring"),
+		      kopt_at(OPT_ST_RING, "st_ring") && kopt_at(OPT_WS_SPLIT, "ws_split") &&
+		      kopt_at(OPT_FEW_TILES, "few_tiles"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
@@ -857,8 +920,7 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt)
 
 int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 {
-	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_SKINNY_RES_MAX_M &&
-	       K % 8 == 0;
+	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;
 }
 
 // Whether it runs by default (stats_pass=auto), where the warp-specialized
@@ -905,8 +967,9 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 
 			if (fwd_pass_possible(s, dt) || xt)
 				z->stats = dev_pad(3 * M * sizeof(float));
-			if (xt)  // x~, rows at lnl_row_ld
-				z->h = dev_pad(M * (size_t)lnl_row_ld((long)K, dt) * es);
+			if (xt)  // x~: lnl_xt_rows rows at lnl_row_ld
+				z->h = dev_pad((size_t)lnl_xt_rows((long)M) *
+					       (size_t)lnl_row_ld((long)K, dt) * es);
 			z->fpart = dev_pad(lnl_split_bytes((long)M, (long)K, (long)N, dt));
 		}
 		z->wset = z->y + z->h + z->stats + z->workspace + z->fpart;
@@ -1301,11 +1364,12 @@ static int poison_run(struct lnl_op *op)
 {
 	const long M = op->M, K = op->K, N = op->N;
 	const size_t es = fp_dtype_size(op->dt);
-	// the fused forward's h is x~, in rows of lnl_row_ld (lnl_sizes)
-	const long hK = !op->bwd && op->variant == FWD_FUSED ? lnl_row_ld(K, op->dt) : K;
+	// the fused forward's h is x~: lnl_xt_rows rows of lnl_row_ld (lnl_sizes)
+	const int xt = !op->bwd && op->variant == FWD_FUSED;
+	const long hK = xt ? lnl_row_ld(K, op->dt) : K, hM = xt ? lnl_xt_rows(M) : M;
 
 	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
-	    (op->h && dev_poison(op->h, (size_t)(M * hK) * es)) ||
+	    (op->h && dev_poison(op->h, (size_t)(hM * hK) * es)) ||
 	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
 	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
 	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
@@ -1382,13 +1446,19 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // (the x~ kernel leaves them: too few tiles, lnl_skinny_xt_auto). 45 x
 // 3000 -> 4000 takes the x~ kernel in 32-row tiles, K's last k-tile
 // partial; with the tested xt_split=3, in 96-row tiles, the last partial,
-// over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200).
+// over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200). 300 x 1000
+// -> 1000 and 130 x 3000 -> 2052 take the warp-specialized kernel where
+// its tiles are few (lnl_ws_plan), over slices of K with a partial last
+// k-tile, M past a row tile, N past a column tile (and at 2052 not a
+// multiple of 8: the partials' scalar stores); 70 x 2048 -> 130 and 200
+// x 264 -> 100 do too, with one tile.
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
-	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000"
+	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000;" \
+	"M=300,K=1000,N=1000;M=130,K=3000,N=2052"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
