@@ -372,13 +372,13 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
 //
-// Over slices of K (part not NULL, PASS false): a unit is a tile and a
+// SPLIT (PASS false, CL 1): over slices of K, a unit is a tile and a
 // slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
 // sums leave in part as the split-K forward's (x~ W'^T in
 // part[slice][row][col], the rows' shifted sums after every slice's M x N,
 // from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
 // order. Every slice shifts by the row's first element, read from x.
-template <bool PASS, int CL, int BN>
+template <bool PASS, int CL, int BN, bool SPLIT>
 __device__ __forceinline__ void
 ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	const float *__restrict__ sW, const float *__restrict__ bf,
@@ -396,7 +396,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile,
 	// each over all of K or over each of the slices.
 	const long units_m = (tiles_m + CL - 1) / CL, tiles = units_m * tiles_n;
-	const long units = tiles * splits;
+	const long units = SPLIT ? tiles * splits : tiles;
 	const long unit0 = blockIdx.x / CL, nunits = gridDim.x / CL;
 	const uint32_t rank = CL == 2 ? cluster_rank() : 0;
 	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE, kchunk = (KT + splits - 1) / splits;
@@ -404,10 +404,16 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
 	// This block's tile of unit q, and its k-tiles kb..ke - 1.
 	auto tile_of = [&](long q, long *m0, long *n0, int *kb, int *ke) {
-		group_tile(q % tiles, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+		if constexpr (SPLIT) {
+			group_tile(q % tiles, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+			*kb = (int)(q / tiles) * kchunk;
+			*ke = min(KT, *kb + kchunk);
+		} else {
+			group_tile(q, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+			*kb = 0;
+			*ke = KT;
+		}
 		*m0 += rank * BM;
-		*kb = (int)(q / tiles) * kchunk;
-		*ke = min(KT, *kb + kchunk);
 	};
 
 	if (tid == 0) {
@@ -484,7 +490,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		const int kleft = K - kt * LNL_KTILE;
 
 		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
-		if (!PASS && !part && kt == 0)
+		if (!PASS && !SPLIT && kt == 0)
 			wg_pivots_smem(sa, row0 + g, piv);
 		wg_ktile<!PASS, BN>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
 		if (kt > kb)
@@ -529,12 +535,12 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 			}
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
-			if (part)  // a slice's: from x
+			if constexpr (SPLIT)  // a slice's: from x
 				wg_pivots(x, m0 + row0 + g, M, K, piv);
 		}
 		wg_kloop<BN / 2>(kb, 1, ke, step, a0, a1, acc);
 		release(it - 1);
-		if (!PASS && part) {
+		if constexpr (SPLIT) {
 			ws_part_store<BN>(part, acc, s1, s2, q / tiles, splits, m0 + row0 + g, n0,
 					  M, N, t, vec8);
 			continue;
@@ -659,7 +665,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	SM90A_ONLY(wgmma_body(x, Wf, sW, bf, y, M, K, N));
 }
 
-template <bool PASS, int CL, int BN>
+template <bool PASS, int CL, int BN, bool SPLIT = false>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw, const float *__restrict__ stats,
@@ -667,7 +673,8 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       __nv_bfloat16 *__restrict__ y, long M, int K, int N,
 	       const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
-	SM90A_ONLY((ws_body<PASS, CL, BN>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part, splits)));
+	SM90A_ONLY((ws_body<PASS, CL, BN, SPLIT>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part,
+						  splits)));
 }
 
 // Its dynamic shared memory, once a process, for each of its forms.
@@ -684,6 +691,9 @@ static int ws_setup(void)
 					       cudaFuncAttributeMaxDynamicSharedMemorySize,
 					       WS_SMEM(BN))) ||
 	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 2, BN>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN))) ||
+	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1, BN, true>,
 					       cudaFuncAttributeMaxDynamicSharedMemorySize,
 					       WS_SMEM(BN))) ? -1 : 0;
 }
@@ -748,30 +758,31 @@ int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, in
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// One launch of k_fwd_fused_ws<PASS, CL, BN> on grid blocks, in clusters
-// of CL.
-template <bool PASS, int CL, int BN>
+// One launch of k_fwd_fused_ws<PASS, CL, BN, SPLIT> on grid blocks, in
+// clusters of CL.
+template <bool PASS, int CL, int BN, bool SPLIT = false>
 static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		  const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at;
 
-	const int splits = PASS ? 1 : op->splits;
-
 	cluster_config(&cfg, &at, CL, grid, WS_THREADS, WS_SMEM(BN), st);
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL, BN>, tx, tw,
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL, BN, SPLIT>, tx, tw,
 					     (const float *)(PASS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
 					     (int)op->N, (const __nv_bfloat16 *)x,
-					     splits > 1 ? op->fpart : (float *)NULL, splits));
+					     SPLIT ? op->fpart : (float *)NULL,
+					     SPLIT ? op->splits : 1));
 }
 
 template <int BN>
 static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		     const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
+	if (op->splits > 1)
+		return ws_run<false, 1, BN, true>(op, x, tx, tw, grid, st);
 	if (op->ws_pass)
 		return op->ws_cl == 2 ? ws_run<true, 2, BN>(op, x, tx, tw, grid, st)
 				      : ws_run<true, 1, BN>(op, x, tx, tw, grid, st);
@@ -797,11 +808,12 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 
 	if (bn != 256 && bn != 192 && bn != 128)
 		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles", bn);
-	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass)) ||
+	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || cl != 1)) ||
 	    lnl_even_slices(KT, splits) != splits)
 		return error("ln_linear_fwd: the warp-specialized kernel cannot take %d slices "
 			     "of %d k-tiles%s", splits, KT,
-			     splits > 1 && op->ws_pass ? " with a statistics pass" : "");
+			     splits > 1 && op->ws_pass ? " with a statistics pass"
+			     : splits > 1 && cl != 1 ? " in clusters" : "");
 	if (lnl_tma_map(&tx, x, K, K, op->M, 128) ||
 	    lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
 		return -1;

@@ -337,10 +337,6 @@ int lnl_fold_perm(long K, enum fp_dtype dt, int hopper);
 /* Whether the bf16 statistics pass may run at K (then the forward needs 3 M
  * floats of statistics). */
 int lnl_fwd_pass_possible(long K, enum fp_dtype dt);
-/* Whether the bf16 x~ skinny kernel (FK_SKINNY_XT) may run at M rows and K
- * (17 to 64 rows, 16-byte rows; then the forward needs x~, M rows of
- * lnl_row_ld(K) bf16, and 3 M floats of statistics). */
-int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt);
 
 /* fwd_simt.cu */
 int fold_launch(const struct lnl_op *op, cudaStream_t st);

@@ -176,21 +176,19 @@ int lnl_few_big_tiles(long M, long N, int sms);
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 /* The warp-specialized kernel where its 128 x 256 tiles fill under half
  * the SMs (bf16 on Hopper, more than LNL_SKINNY_RES_MAX_M rows): its
- * tiles' width (*bn: 256, 192 or 128) and slices of K (*splits, none
- * empty; over 1: fp32 partials as the split-K forward's, added by its
- * reduction) with the least time as a model has it: one block an SM in
- * rounds of sms (a partial round costs a whole one), a k-tile costing
- * its columns plus LNL_WS_KT_COLS (the A fragments' shift and sums,
- * whatever the width), and a reduction LNL_WS_RED_COLS plus the
- * partials' bytes (written and read, y written) at LNL_WS_RED_BYTES a
- * column's k-tile. want_bn / want_splits: that one only (0: any); slices
- * up to LNL_WS_SPLIT_MAX with at least LNL_SPLIT_MIN_KT k-tiles each, and
- * none where parts is 0 (no room for partials). Ties go to wider tiles
- * and fewer slices. */
+ * slices of K (*splits: want_splits, at most LNL_WS_SPLIT_MAX with
+ * LNL_SPLIT_MIN_KT k-tiles each, none empty, 1 where parts is 0 (no room
+ * for partials) or want_splits 0; over 1, fp32 partials as the split-K
+ * forward's, added by its reduction) and its tiles' width (*bn: want_bn,
+ * or of 256, 192 and 128 the one of least time as a model has it: one
+ * block an SM in rounds of sms, a partial round costing a whole one, a
+ * k-tile costing its columns plus LNL_WS_KT_COLS, the A fragments' shift
+ * and sums whatever the width; ties to the wider). Auto never slices K:
+ * over 2 and 4 slices the op took 0.90-3.7x the time of one slice on an
+ * H200 at the 12 shapes of 65 to 1024 rows where auto takes this kernel,
+ * slower at 21 of the 24 (bench/RESULTS.md, "Few tiles from 65 rows"). */
 #define LNL_WS_SPLIT_MAX 8
 #define LNL_WS_KT_COLS 64
-#define LNL_WS_RED_COLS 750
-#define LNL_WS_RED_BYTES 10
 void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits, int parts,
 		 int *bn, int *splits);
 /* Where the 128 x 256 tiles are few (bf16 on Hopper, more than
@@ -198,23 +196,17 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits,
  * kernel (lnl_ws_plan) rather than the x~ kernel in 64-row tiles of x~:
  * past LNL_XT_MAX_M rows, and where its 128 x 128 tiles come to 0.48 of
  * the SMs or more with no row tile half empty (M % 128 not in 1..64).
- * On an H200, 63 shapes of 65 to 1024 rows (bench/RESULTS.md, "Few
- * tiles from 65 rows: the x~ kernel in 64-row tiles, the warp-
- * specialized kernel in 128-column tiles"): the x~ kernel was faster at
- * 29 of the 31 shapes where this says x~, the warp-specialized one at 13
- * of the 15 where it says so. */
+ * On an H200, at the 53 shapes of that class among 63 of 65 to 1024 rows
+ * (bench/RESULTS.md, "Few tiles from 65 rows: the x~ kernel in 64-row
+ * tiles, the warp-specialized kernel in 128-column tiles"), this took the
+ * faster of the two everywhere: x~ at 36, the warp-specialized kernel at
+ * 17. */
 int lnl_few_tiles_ws(long M, long Np, int sms);
 /* The most slices lnl_ws_plan may take at M x K -> N of dt on any Hopper
  * (at most LNL_HOPPER_SMS multiprocessors), 1 where it takes none: what
  * the workload's partials are sized for (lnl_split_bytes). */
 #define LNL_HOPPER_SMS 132
 int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt);
-/* The slices lnl_ws_plan takes with auto's choices where the launcher
- * takes the warp-specialized kernel for few tiles (bf16 from
- * LNL_SKINNY_RES_MAX_M + 1 rows, rows of aligned 16-byte chunks,
- * lnl_few_big_tiles), else 1: part of the library's workspace
- * (lnl_fwd_part_slices). */
-int lnl_fwd_ws_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 /* 1 where the split-K kernel takes 32-row tiles instead of 64 (option
  * split_tile=auto): fp32 up to 32 rows, where 3xTF32 multiplies each
  * tile's padding three times. On an H200 (bench/RESULTS.md, "fp32 split-K
@@ -357,6 +349,11 @@ static inline long lnl_xt_rows(long M)
 {
 	return M > 64 ? (M + 63) / 64 * 64 : (M + 7) / 8 * 8;
 }
+/* Whether the bf16 x~ kernel (FK_SKINNY_XT) may run at M rows and K
+ * (LNL_SKINNY_MAX_M + 1 to LNL_XT_MAX_M rows, 16-byte rows; then the
+ * forward needs x~, lnl_xt_rows(M) rows of lnl_row_ld(K) bf16, and 3 M
+ * floats of statistics: split.c). */
+int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt);
 /* 4: at 17-32 rows on an H200 every value from 2 to 12 picks the fastest of
  * 1-8 slices at 18 shapes, 1 missed it at 6 (up to 1.13x: 8 slices where 2
  * fit; bench/RESULTS.md, "The x-resident kernel's slices"). */
@@ -572,9 +569,8 @@ long lnl_ws_units(long M, long Np, int cl, int bn);
 int lnl_ws_bn(long M, long Np, int cl, long slots);
 
 /* The slices of K whose partials the fused forward writes with its
- * default options (decode=auto, split_k=auto, ws_split=auto): the decode
- * forward's where auto takes it, else the larger of lnl_fwd_splits and
- * lnl_fwd_ws_splits (the device may lack the sm_90a kernels); what the
+ * default options (decode=auto, split_k=auto; ws_split=auto takes none):
+ * the decode forward's where auto takes it, else lnl_fwd_splits; what the
  * library sizes its workspace by. */
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms);
 

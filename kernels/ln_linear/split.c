@@ -255,38 +255,27 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits,
 {
 	static const int widths[] = { 256, 192, 128 };
 	const int kt = lnl_ktiles(K, FP_BF16);
-	int smax = kt / LNL_SPLIT_MIN_KT;
-	double best = -1.0;
+	int s = want_splits, smax = kt / LNL_SPLIT_MIN_KT;
+	long best = -1;
 
 	if (smax > LNL_WS_SPLIT_MAX)
 		smax = LNL_WS_SPLIT_MAX;
-	if (!parts || smax < 1)
-		smax = 1;
+	if (!parts || s < 1 || smax < 2)
+		s = 1;
+	else if (s > smax)  // as many as may be
+		s = smax;
+	*splits = lnl_even_slices(kt, s);
 	*bn = want_bn ? want_bn : 256;
-	*splits = 1;
-	if (sms < 1 || M < 1 || Np < 1 || kt < 1)
+	if (want_bn || sms < 1 || M < 1 || Np < 1 || kt < 1)
 		return;
 	for (int i = 0; i < 3; i++) {
 		const long tiles = ceil_div(M, 128) * ceil_div(Np, widths[i]);
+		const long t = ceil_div(tiles * *splits, sms) * ceil_div(kt, *splits) *
+			       (widths[i] + LNL_WS_KT_COLS);
 
-		if (want_bn && widths[i] != want_bn)
-			continue;
-		for (int s = 1; s <= (want_splits ? want_splits : smax); s++) {
-			const int se = lnl_even_slices(kt, s), kc = (int)ceil_div(kt, se);
-			const long rounds = ceil_div(tiles * se, sms);
-			double t;
-
-			if ((want_splits && s != want_splits) || (s > 1 && se != s))
-				continue;
-			t = (double)rounds * kc * (widths[i] + LNL_WS_KT_COLS);
-			if (se > 1)
-				t += LNL_WS_RED_COLS +
-				     (double)M * (double)Np * (8.0 * se + 2.0) / LNL_WS_RED_BYTES;
-			if (best < 0 || t < best) {
-				best = t;
-				*bn = widths[i];
-				*splits = se;
-			}
+		if (best < 0 || t < best) {
+			best = t;
+			*bn = widths[i];
 		}
 	}
 }
@@ -363,6 +352,11 @@ int lnl_fwd_gemv_bf16_big(long K, long N, int sms)
 	return sms > 0 && 2.0 * (double)K * (double)N > (double)LNL_GEMV_BF16_SM_W * sms;
 }
 
+int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
+{
+	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;
+}
+
 int lnl_few_tiles_ws(long M, long Np, int sms)
 {
 	const long t128 = ceil_div(M, 128) * ceil_div(Np, 128);
@@ -371,27 +365,13 @@ int lnl_few_tiles_ws(long M, long Np, int sms)
 	       (25 * t128 >= 12L * sms && 2 * ceil_div(M, 128) == ceil_div(M, 64));
 }
 
-int lnl_fwd_ws_splits(long M, long K, long N, enum fp_dtype dt, int sms)
-{
-	int bn, s;
-
-	if (dt != FP_BF16 || M <= LNL_SKINNY_RES_MAX_M || lnl_vec_width(K, dt) == 1 ||
-	    !lnl_few_big_tiles(M, N, sms))
-		return 1;
-	lnl_ws_plan(M, K, ceil_div(N, 32) * 32, sms, 0, 0, 1, &bn, &s);
-	return s;
-}
-
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)
 {
 	struct lnl_gemv g;
-	int s, w;
 
 	if (lnl_fwd_gemv_auto(M, dt) && lnl_fwd_gemv(M, K, N, dt, sms, &g))
 		return g.splits;
-	s = lnl_fwd_splits(M, K, N, dt, sms);
-	w = lnl_fwd_ws_splits(M, K, N, dt, sms);
-	return s > w ? s : w;
+	return lnl_fwd_splits(M, K, N, dt, sms);
 }
 
 int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slots,

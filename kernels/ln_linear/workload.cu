@@ -273,11 +273,15 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //                                   the 8-stage ring's slices leave no SM
 //                                   two blocks (st_ring=;
 //                                   lnl_skinny_st_plan)
-//   fused bf16 on Hopper from 65    k_fwd_fused_ws (below) in the tiles
-//   rows, too few 128 x 256 tiles   (ws_tile=) and slices of K (ws_split=)
-//   (or gemm=wgmma-ws)              of least modelled time (lnl_ws_plan):
-//                                   over slices, fp32 partials and the
-//                                   split-K reduction
+//   fused bf16 on Hopper from 65    k_xt_pass, then k_fwd_skinny_xt over
+//   rows, too few 128 x 256 tiles   64-row tiles of x~ (few_tiles=), or
+//                                   where 128 x 128 tiles are about half
+//                                   the SMs or more (lnl_few_tiles_ws)
+//                                   k_fwd_fused_ws (below) in tiles of
+//                                   least modelled time (lnl_ws_plan,
+//                                   ws_tile=), over slices of K with
+//                                   ws_split= (fp32 partials, the split-K
+//                                   reduction)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -393,13 +397,15 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		}
 	}
 	// bf16 on Hopper from 65 rows where the 128 x 256 tiles are few: the
-	// warp-specialized kernel in tiles and slices of K from lnl_ws_plan
-	// (the 64 x 128 mma.sync kernel took 1.5-3.5x the unfused variant's
-	// time there, bench/RESULTS.md, "The warp-specialized kernel where its
-	// tiles are few"); gemm=wgmma-ws at any rows, gemm=mma not.
+	// x~ kernel over 64-row tiles of x~, or where lnl_few_tiles_ws says
+	// (or x~ cannot run) the warp-specialized kernel in the tiles of
+	// lnl_ws_plan; the 64 x 128 mma.sync kernel (few_tiles=mma,
+	// gemm=mma) took 1.49-4.04x the unfused variant's time there, these
+	// 0.80-1.66x (bench/RESULTS.md, "Few tiles from 65 rows").
 	ws_few = lnl_few_big_tiles(op->M, op->N, op->sms) && op->dt == FP_BF16 && hopper &&
 		 op->M > LNL_SKINNY_RES_MAX_M && few != FEW_MMA && gemm != GEMM_MMA;
-	if (ws_few && (few == FEW_XT || (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->Np, op->sms)))) {
+	if (ws_few && (few == FEW_XT ||
+		       (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->Np, op->sms)))) {
 		if (fwd_skinny_setup())
 			return -1;
 		if (xt_choose(op, perm ? op->Np : op->N, perm, 1))
@@ -446,7 +452,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// kernel where its tiles are few")
 	op->ws_cl = clusters == CLUSTERS_AUTO
 			    ? (op->N > 256 && op->K > WS_SOLO_MAX_K && !ws_few ? 2 : 1)
-			    : clusters == CLUSTERS_2 ? 2 : 1;
+			    : clusters == CLUSTERS_2 && op->splits == 1 ? 2 : 1;
 	if (op->ws_cl == 2) {
 		if (ws_pairs_resident(op->sms, &op->ws_pairs))
 			return -1;
@@ -685,7 +691,8 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel" },
 	{ "clusters", clusters_values,
 	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
-	  "(1 where no pair fits); auto: 2 where N > 256 and K > 512" },
+	  "(1 where no pair fits, or over slices of K, ws_split); auto: 2 where N > 256 and "
+	  "K > 512 but where its 128x256 tiles fill under half the SMs" },
 	{ "stats_pass", pass_values,
 	  "row statistics of the warp-specialized kernel from a pass of their own (on) or "
 	  "summed from its tiles (off); bf16 from K = 2048 only; auto: on from N = 2048" },
@@ -734,8 +741,8 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "ws_tile", ws_tile_values,
 	  "columns of the warp-specialized kernel's 128-row tiles: 256, 192 or 128; auto: "
 	  "192 where its rounds times 192 are under 0.85 of 256's (lnl_ws_bn), and where "
-	  "the 128x256 tiles would fill under half the SMs (bf16 from 65 rows) the width "
-	  "and slices of K the least time as lnl_ws_plan models it",
+	  "the 128x256 tiles would fill under half the SMs (bf16 from 65 rows) the width of "
+	  "least time as lnl_ws_plan models it",
 	  "192,128" },
 	{ "mma_tile", mma_tile_values,
 	  "columns of the mma.sync kernel's 128-row tiles (fp32, and bf16 off Hopper or "
@@ -814,9 +821,9 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "slices of K of the warp-specialized kernel where its 128x256 tiles would fill "
 	  "under half the SMs (bf16 from 65 rows, or any with gemm=wgmma-ws): a block a "
 	  "tile and slice, fp32 partials added in slice order by a reduction (deterministic; "
-	  "1: all of K a block, no reduction); at most 8, 2 k-tiles a slice or more; auto: "
-	  "the tiles and slices of least time as lnl_ws_plan models them",
-	  "2,1" },
+	  "1: all of K a block, no reduction); at most 8, 2 k-tiles a slice or more; auto: 1 "
+	  "(2 and 4 slices were slower at 21 of 24 points where auto takes the kernel)",
+	  "2" },
 	{ "few_tiles", few_tiles_values,
 	  "bf16 on Hopper from 65 rows where the 128x256 tiles would fill under half the SMs: "
 	  "x~ = x - c and the statistics from a pass, then the x~ kernel's GEMM over 64-row "
@@ -918,10 +925,6 @@ static int fwd_pass_possible(const struct fp_shape *s, enum fp_dtype dt)
 	return dt == FP_BF16 && s->v[1] >= WS_PASS_K;
 }
 
-int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
-{
-	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;
-}
 
 // Whether it runs by default (stats_pass=auto), where the warp-specialized
 // kernel serves: only that kernel has the choice, and the pass was measured
