@@ -1089,6 +1089,13 @@ static void test_few_tiles(void)
 	ASSERT(lnl_few_tiles_ws(96, 9216, 132));      /* 72, 128 rows as x~'s two tiles */
 	ASSERT(!lnl_few_tiles_ws(1024, 896, 132));    /* 56 */
 	ASSERT(lnl_few_tiles_ws(2000, 256, 132));     /* past LNL_XT_MAX_M */
+	/* pairs where the row tiles are even or 8 and more */
+	ASSERT(!lnl_ws_pairs_pay(100));
+	ASSERT(!lnl_ws_pairs_pay(384));
+	ASSERT(lnl_ws_pairs_pay(512));
+	ASSERT(!lnl_ws_pairs_pay(896));
+	ASSERT(lnl_ws_pairs_pay(1000));
+	ASSERT(lnl_ws_pairs_pay(16384));
 	/* the plan: one wave of 128 x 128 tiles over all of K at 1024 x 2048
 	 * -> 2048; a width or slices asked for are taken (and slices only
 	 * where there is room for partials, none empty) */

@@ -202,6 +202,12 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits,
  * faster of the two everywhere: x~ at 36, the warp-specialized kernel at
  * 17. */
 int lnl_few_tiles_ws(long M, long Np, int sms);
+/* Whether the warp-specialized kernel's blocks may pair up (clusters=auto,
+ * where N and K call for it) at M rows: the 128-row tiles even, or 8 and
+ * more (an odd count leaves one pair in (tiles + 1) / 2 half idle: at 384
+ * x 3072 -> 9216, three row tiles, pairs took 1.55x the time of one block
+ * a tile on an H200, bench/RESULTS.md, "Few tiles from 65 rows"). */
+int lnl_ws_pairs_pay(long M);
 /* The most slices lnl_ws_plan may take at M x K -> N of dt on any Hopper
  * (at most LNL_HOPPER_SMS multiprocessors), 1 where it takes none: what
  * the workload's partials are sized for (lnl_split_bytes). */

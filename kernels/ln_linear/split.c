@@ -352,6 +352,13 @@ int lnl_fwd_gemv_bf16_big(long K, long N, int sms)
 	return sms > 0 && 2.0 * (double)K * (double)N > (double)LNL_GEMV_BF16_SM_W * sms;
 }
 
+int lnl_ws_pairs_pay(long M)
+{
+	const long tm = ceil_div(M, 128);
+
+	return tm % 2 == 0 || tm >= 8;
+}
+
 int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 {
 	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;

@@ -447,11 +447,16 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	}
 	op->ws_pass = op->splits == 1 && fwd_pass_possible(&sh, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
-	// pairs: not where the tiles are few (one block a tile was faster at
-	// 34 of 35 shapes there, bench/RESULTS.md, "The warp-specialized
-	// kernel where its tiles are few")
+	// pairs: not where the tiles are few (one block a tile took 0.51-0.99x
+	// the pairs' time at all 30 such shapes timed, bench/RESULTS.md, "Few
+	// tiles from 65 rows"), nor where an odd count of row tiles under 8
+	// leaves a pair's second block empty at 1/8 of the units or more (at
+	// 384 x 3072 -> 9216, three row tiles, pairs took 1.55x one block's
+	// time, lnl_ws_pairs_pay)
 	op->ws_cl = clusters == CLUSTERS_AUTO
-			    ? (op->N > 256 && op->K > WS_SOLO_MAX_K && !ws_few ? 2 : 1)
+			    ? (op->N > 256 && op->K > WS_SOLO_MAX_K && !ws_few &&
+					       lnl_ws_pairs_pay(op->M)
+				       ? 2 : 1)
 			    : clusters == CLUSTERS_2 && op->splits == 1 ? 2 : 1;
 	if (op->ws_cl == 2) {
 		if (ws_pairs_resident(op->sms, &op->ws_pairs))
@@ -692,7 +697,8 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "clusters", clusters_values,
 	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
 	  "(1 where no pair fits, or over slices of K, ws_split); auto: 2 where N > 256 and "
-	  "K > 512 but where its 128x256 tiles fill under half the SMs" },
+	  "K > 512 but where its 128x256 tiles fill under half the SMs or the 128-row tiles "
+	  "are an odd count under 8 (lnl_ws_pairs_pay)" },
 	{ "stats_pass", pass_values,
 	  "row statistics of the warp-specialized kernel from a pass of their own (on) or "
 	  "summed from its tiles (off); bf16 from K = 2048 only; auto: on from N = 2048" },
