@@ -349,8 +349,9 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
  * the rows its GEMM's TMA boxes take (whole 8-row groups up to 64 rows,
  * whole 64-row tiles past that), so that no box reaches past the tensor:
  * boxes past its rows, filled with zeros by the TMA unit, took the GEMM
- * up to 1.9x the time of whole ones on an H200 (65 rows against 128 at K
- * = 8192, N = 2048: bench/RESULTS.md, "Few tiles from 65 rows"). */
+ * 2.0x the time of whole ones on an H200 (65 rows against 128, the same
+ * grid, at K = 8192, N = 2048: bench/RESULTS.md, "Few tiles from 65
+ * rows"). */
 static inline long lnl_xt_rows(long M)
 {
 	return M > 64 ? (M + 63) / 64 * 64 : (M + 7) / 8 * 8;
