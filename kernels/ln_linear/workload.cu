@@ -400,8 +400,8 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// x~ kernel over 64-row tiles of x~, or where lnl_few_tiles_ws says
 	// (or x~ cannot run) the warp-specialized kernel in the tiles of
 	// lnl_ws_plan; the 64 x 128 mma.sync kernel (few_tiles=mma,
-	// gemm=mma) took 1.49-4.04x the unfused variant's time there, these
-	// 0.80-1.66x (bench/RESULTS.md, "Few tiles from 65 rows").
+	// gemm=mma) took 1.48-4.09x the unfused variant's time there, these
+	// 0.80-1.64x (bench/RESULTS.md, "Few tiles from 65 rows").
 	ws_few = lnl_few_big_tiles(op->M, op->N, op->sms) && op->dt == FP_BF16 && hopper &&
 		 op->M > LNL_SKINNY_RES_MAX_M && few != FEW_MMA && gemm != GEMM_MMA;
 	if (ws_few && (few == FEW_XT ||
