@@ -1456,18 +1456,22 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // 3000 -> 4000 takes the x~ kernel in 32-row tiles, K's last k-tile
 // partial; with the tested xt_split=3, in 96-row tiles, the last partial,
 // over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200). 300 x 1000
-// -> 1000 and 130 x 3000 -> 2052 take the warp-specialized kernel where
-// its tiles are few (lnl_ws_plan), over slices of K with a partial last
-// k-tile, M past a row tile, N past a column tile (and at 2052 not a
-// multiple of 8: the partials' scalar stores); 70 x 2048 -> 130 and 200
-// x 264 -> 100 do too, with one tile.
+// -> 1000 and 130 x 3000 -> 2052 take the x~ kernel over 64-row tiles of
+// x~ where the 128 x 256 tiles are few (x~'s rows padded to whole tiles,
+// M past a tile, K's last k-tile partial, 2052 not a multiple of 8), and
+// with the tested few_tiles=ws the warp-specialized kernel in 128 x 128
+// tiles; 70 x 2048 -> 130 and 200 x 264 -> 100 likewise, one tile of W'.
+// 256 x 1000 -> 4100 takes the warp-specialized kernel by auto (66 tiles
+// of 128 x 128 on 132 SMs: lnl_few_tiles_ws), and with the tested
+// ws_split=2 its slices of K (the partials' scalar stores: N not a
+// multiple of 8).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
 	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000;" \
-	"M=300,K=1000,N=1000;M=130,K=3000,N=2052"
+	"M=300,K=1000,N=1000;M=130,K=3000,N=2052;M=256,K=1000,N=4100"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
