@@ -693,7 +693,8 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "gemm", gemm_values,
 	  "fused bf16 tensor-core kernel: wgmma-ws (warp-specialized), wgmma (both Hopper "
 	  "only), mma (mma.sync); auto: wgmma-ws from K = 64, wgmma below, mma off Hopper; "
-	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel" },
+	  "fp32, unaligned rows and too few tiles for the SMs keep their mma.sync/first kernel "
+	  "(bf16 from 65 rows: as few_tiles says, but mma takes the 64x128 mma.sync kernel)" },
 	{ "clusters", clusters_values,
 	  "blocks a cluster of the warp-specialized kernel: 2 share each W' tile by multicast "
 	  "(1 where no pair fits, or over slices of K, ws_split); auto: 2 where N > 256 and "
@@ -825,7 +826,7 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "8,16" },
 	{ "ws_split", xa_split_values,
 	  "slices of K of the warp-specialized kernel where its 128x256 tiles would fill "
-	  "under half the SMs (bf16 from 65 rows, or any with gemm=wgmma-ws): a block a "
+	  "under half the SMs (bf16 from 65 rows, where few_tiles takes it): a block a "
 	  "tile and slice, fp32 partials added in slice order by a reduction (deterministic; "
 	  "1: all of K a block, no reduction); at most 8, 2 k-tiles a slice or more; auto: 1 "
 	  "(2 and 4 slices were slower at 21 of 24 points where auto takes the kernel)",
@@ -835,7 +836,9 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "x~ = x - c and the statistics from a pass, then the x~ kernel's GEMM over 64-row "
 	  "tiles of x~ (xt; xt_tile, xt_split, xt_stage), the warp-specialized kernel in "
 	  "tiles and slices of K (ws; ws_tile, ws_split), or the 64x128 mma.sync kernel or "
-	  "its slices of K (mma); auto: xt",
+	  "its slices of K (mma); auto: ws where its 128x128 tiles come to 0.48 of the SMs "
+	  "or more with no 128-row tile half empty, or past 1024 rows (lnl_few_tiles_ws), "
+	  "else xt",
 	  "ws,mma" },
 	{ NULL, NULL, NULL },
 };
