@@ -1347,7 +1347,9 @@ static int draw_inputs(struct lnl_op *op, int p, uint64_t seed)
 }
 
 // Split-K adds its slices in a fixed order: a second run, from poisoned
-// partials and output, gives the first run's bits, or the check fails.
+// partials and output, gives the first run's bits, or the check fails
+// (the mma.sync, warp-specialized and decode kernels' partials, the
+// skinny kernels' DSMEM sums).
 static int same_bits_again(struct lnl_op *op)
 {
 	const size_t bytes = (size_t)(op->M * op->N) * fp_dtype_size(op->dt);
@@ -1391,8 +1393,11 @@ static int poison_run(struct lnl_op *op)
 	    (op->dh && dev_poison(op->dh, (size_t)(M * K) * es)) ||
 	    lnl_launch((struct fp_op *)op, 0, 0) || CUDA_CHECK(cudaDeviceSynchronize()))
 		return -1;
+	// the kernels that add slices of K (or may): once more, the same bits
 	if (op->bwd || (op->fk != FK_MMA_SPLIT && op->fk != FK_SKINNY && op->fk != FK_SKINNY_RES &&
-			op->fk != FK_SKINNY_ST && op->fk != FK_SKINNY_XA && op->fk != FK_SKINNY_XT))
+			op->fk != FK_SKINNY_ST && op->fk != FK_SKINNY_XA && op->fk != FK_SKINNY_XT &&
+			!(op->fk == FK_WS && op->splits > 1) &&
+			!(op->fk == FK_GEMV && op->gv.splits > 1)))
 		return 0;
 	return same_bits_again(op);
 }
