@@ -3,7 +3,7 @@
 // (skinny.cuh) with wgmma as its multiply (k_fwd_skinny_wg), and the
 // x-streamed kernels (k_fwd_skinny_st: W' as wgmma's A; k_fwd_skinny_xa: x
 // as A). Built for sm_90a (local.mk), with the primitives of wgmma.cuh;
-// lnl_fwd_choose (workload.cu) says which runs where, fwd_skinny.cu has the
+// lnl_fwd_choose (choose.cu) says which runs where, fwd_skinny.cu has the
 // kernels of fewer rows and the resident kernel on mma.sync.
 #include "config.h"
 

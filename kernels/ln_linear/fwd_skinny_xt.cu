@@ -15,7 +15,7 @@
 // a block, but slower wherever one slice's tiles fill the SMs
 // (bench/RESULTS.md, "the x~ kernel over 2, 3 and 4 slices of K"), so
 // auto never takes it. Built for sm_90a (local.mk) with the primitives of
-// wgmma.cuh; lnl_fwd_choose (workload.cu) says where it runs.
+// wgmma.cuh; lnl_fwd_choose (choose.cu) says where it runs.
 #include "config.h"
 
 #include <cuda.h>
@@ -323,9 +323,8 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	for (const auto &i : xt_instances)
 		if (i.bn == op->xbn && i.ks == op->xks)
 			in = &i;
-	if (!in || op->dt != FP_BF16 || !lnl_fwd_xt_possible(op->M, op->K, op->dt) || !op->h ||
-	    !op->stats ||
-	    op->K % 8 || op->splits < 1 || op->splits > LNL_SKINNY_MAX_SPLITS)
+	if (!in || !lnl_fwd_xt_possible(op->M, op->K, op->dt) || !op->h || !op->stats ||
+	    op->splits < 1 || op->splits > LNL_SKINNY_MAX_SPLITS)
 		return error("ln_linear_fwd: no x~ skinny kernel for %ld x %ld of this dtype in "
 			     "%d-row tiles of %d k-tiles a stage over %d slices of K", op->M,
 			     op->K, op->xbn, op->xks, op->splits);

@@ -231,7 +231,7 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // from N = 1024 on, no better at N = 256 ("fuseprof run times a case's
 // variants side by side; the bf16 fused forward in block pairs (H100)"),
 // so pairs serve from N = 512 on, and above K = 512, where single blocks
-// won (WS_SOLO_MAX_K; lnl_fwd_choose in workload.cu, option clusters). At
+// won (WS_SOLO_MAX_K; lnl_fwd_choose in choose.cu, option clusters). At
 // short K ("the warp-specialized kernel's epilogue", H100)
 // the tiles that cross M or N store 16 bytes at a time too, checked, and a
 // tile's pivots come from its first k-tile in shared memory; tiles of
@@ -317,12 +317,8 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 	float *ps = part + (size_t)sl * M * N;
 
 #pragma unroll
-	for (int h = 0; h < 2; h++) {
-		s1[h] += __shfl_xor_sync(0xffffffffu, s1[h], 1);
-		s2[h] += __shfl_xor_sync(0xffffffffu, s2[h], 1);
-		s1[h] += __shfl_xor_sync(0xffffffffu, s1[h], 2);
-		s2[h] += __shfl_xor_sync(0xffffffffu, s2[h], 2);
-	}
+	for (int h = 0; h < 2; h++)
+		quad_sums(s1[h], s2[h]);
 	if (n0 == 0 && t == 0) {
 		float *pst = part + (size_t)splits * M * N + (size_t)sl * 2 * M;
 

@@ -23,7 +23,8 @@
  *   cublaslt.cu    the cuBLASLt plumbing of the unfused variants
  *   check.cu       the checks' host side: the sampled double references
  *                  and what they download
- *   workload.cu    the forward's kernel choice, the kernel options, sizes,
+ *   choose.cu      the forward's kernel choice (lnl_fwd_choose)
+ *   workload.cu    the forward's launch, the kernel options, sizes,
  *                  models, create/check/destroy: the contract, last
  *   gpu.sh         what to run on a GPU machine after a change here
  *
@@ -127,7 +128,7 @@ static const int FWD_NAIVE = 0, FWD_UNFUSED = 1, FWD_FUSED = 2;
 static const int BWD_NAIVE = 0, BWD_UNFUSED = 1, BWD_FUSED = 2;
 
 /* The kernels a forward instance's launch runs, chosen once in create()
- * (lnl_fwd_choose in workload.cu) from the variant, shape, device and options. */
+ * (lnl_fwd_choose in choose.cu) from the variant, shape, device and options. */
 enum lnl_fwd_kernel {
 	FK_NAIVE,      /* k_fwd_naive */
 	FK_UNFUSED,    /* LayerNorm rows, then cuBLASLt */
@@ -313,13 +314,21 @@ struct lnl_op {
 	struct lnl_gemv gv;  // FK_GEMV: the decode forward's plan
 };
 
-/* workload.cu: the forward's kernel choice (op->fk and the warp-
+/* choose.cu: the forward's kernel choice (op->fk and the warp-
  * specialized kernel's settings) from op's shape, dtype, device (sms) and
  * options (ko). ws_every_m (the library, kernels/api, whose one fold must
  * serve every M): where the fold is the warp-specialized kernel's
  * (lnl_fold_perm), take that kernel for few rows too, rather than the
  * small-tile kernel whose fold differs. 0, or -1 (reported). */
 int lnl_fwd_choose(struct lnl_op *op, int ws_every_m);
+/* choose.cu: the option values lnl_fwd_choose reads as numbers (all but
+ * values[0], "auto"), which the forward's option table (workload.cu)
+ * lists: xa_tile's, xa_split's (also st_split's, res_split's, xt_split's,
+ * ws_split's), xt_stage's and xt_tile's. */
+extern const char *const lnl_xa_tile_values[];
+extern const char *const lnl_xa_split_values[];
+extern const char *const lnl_xt_stage_values[];
+extern const char *const lnl_xt_tile_values[];
 /* workload.cu: enqueue the kernels op->fk names (lnl_fwd_choose) on st.
  * 0, or -1 (reported). */
 int lnl_fwd_launch(const struct lnl_op *op, const void *x, cudaStream_t st);

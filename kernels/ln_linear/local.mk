@@ -8,7 +8,7 @@ lnl_cu = kernels/ln_linear/fwd_simt.cu kernels/ln_linear/fwd_mma.cu \
 	kernels/ln_linear/fwd_skinny_xt.cu \
 	kernels/ln_linear/bwd.cu \
 	kernels/ln_linear/cublaslt.cu kernels/ln_linear/check.cu \
-	kernels/ln_linear/workload.cu
+	kernels/ln_linear/choose.cu kernels/ln_linear/workload.cu
 kernels_libfpkernels_a_SOURCES += kernels/ln_linear/ln_linear.h \
 	kernels/ln_linear/internal.h kernels/ln_linear/lnl-math.cuh \
 	kernels/ln_linear/gemv.cuh kernels/ln_linear/skinny.cuh kernels/ln_linear/wgmma.cuh \

@@ -1,7 +1,7 @@
 /* split.c - the LayerNorm+Linear fused forward's split-K arithmetic on the
  * host: how many slices of K the launcher takes at a shape and device, and
  * the bytes of partial sums they need. Plain C, so that the workload's
- * choice (workload.cu), the library's workspace (kernels/api/fpk.cu) and
+ * choice (choose.cu), the library's workspace (kernels/api/fpk.cu) and
  * a CPU test (tests/test-ln-linear-ref.c) share one rule. */
 #include "config.h"
 
@@ -237,30 +237,32 @@ int lnl_few_big_tiles(long M, long N, int sms)
 	return 2 * (((M + 127) / 128) * ((N + 255) / 256)) < sms;
 }
 
+/* The warp-specialized kernel's most slices of kt k-tiles: LNL_SPLIT_MIN_KT
+ * k-tiles a slice or more, LNL_WS_SPLIT_MAX at most (1: none). */
+static int ws_slices_max(int kt)
+{
+	const int s = kt / LNL_SPLIT_MIN_KT;
+
+	return s < 2 ? 1 : s > LNL_WS_SPLIT_MAX ? LNL_WS_SPLIT_MAX : s;
+}
+
 int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
 {
-	const int kt = lnl_ktiles(K, dt);
-	int s = kt / LNL_SPLIT_MIN_KT;
-
 	if (dt != FP_BF16 || M <= LNL_SKINNY_RES_MAX_M || K < 1 ||
 	    !lnl_few_big_tiles(M, N, LNL_HOPPER_SMS))
 		return 1;
-	if (s > LNL_WS_SPLIT_MAX)
-		s = LNL_WS_SPLIT_MAX;
-	return s < 2 ? 1 : s;
+	return ws_slices_max(lnl_ktiles(K, dt));
 }
 
 void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits, int parts,
 		 int *bn, int *splits)
 {
 	static const int widths[] = { 256, 192, 128 };
-	const int kt = lnl_ktiles(K, FP_BF16);
-	int s = want_splits, smax = kt / LNL_SPLIT_MIN_KT;
+	const int kt = lnl_ktiles(K, FP_BF16), smax = ws_slices_max(kt);
+	int s = want_splits;
 	long best = -1;
 
-	if (smax > LNL_WS_SPLIT_MAX)
-		smax = LNL_WS_SPLIT_MAX;
-	if (!parts || s < 1 || smax < 2)
+	if (!parts || s < 1)
 		s = 1;
 	else if (s > smax)  // as many as may be
 		s = smax;

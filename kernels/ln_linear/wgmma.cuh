@@ -608,14 +608,21 @@ __device__ __forceinline__ void wg_pivots_smem(uint32_t sa, int r, uint32_t *piv
 	}
 }
 
-// A row's mean - c and rstd from sums spread over the 4 lanes of a quad;
-// every lane of the quad gets them.
-__device__ __forceinline__ void quad_stats(float s1, float s2, int K, float *mt, float *rs)
+// A row's shifted sums spread over the 4 lanes of a quad, added: every
+// lane of the quad gets them.
+__device__ __forceinline__ void quad_sums(float &s1, float &s2)
 {
 	s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
 	s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
 	s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
 	s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
+}
+
+// A row's mean - c and rstd from sums spread over the 4 lanes of a quad;
+// every lane of the quad gets them.
+__device__ __forceinline__ void quad_stats(float s1, float s2, int K, float *mt, float *rs)
+{
+	quad_sums(s1, s2);
 	shifted_stats(s1, s2, K, mt, rs);
 }
 
