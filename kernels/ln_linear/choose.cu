@@ -117,6 +117,7 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 	return opt == WST_256   ? 256
 	       : opt == WST_192 ? 192
 	       : opt == WST_128 ? 128
+	       : opt == WST_64	? 64
 				: lnl_ws_bn(M, Np, cl, slots);
 }
 
@@ -294,7 +295,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	int hopper = 0, perm, skinny, skinny_big, ws_few;
 
 	op->ws_cl = 1;
-	op->ws_pairs = op->ws_pass = 0;
+	op->ws_pairs = op->ws_pass = op->ws_xt = 0;
 	op->ws_bn = 256;
 	op->mma_bn = 256;
 	op->splits = 1;
@@ -420,14 +421,19 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		return 0;
 	}
 	op->fk = FK_WS;
+	// ws_a=xt: x~ from its pass as A, where its buffers are (65 to
+	// LNL_XT_MAX_M rows); all of K a block, no statistics pass
+	op->ws_xt = op->ko.v[OPT_WS_A] == WSA_XT && op->h && op->stats &&
+		    lnl_fwd_xt_possible(op->M, op->K, op->dt);
 	if (ws_few) {
 		const int t = op->ko.v[OPT_WS_TILE];
 
-		lnl_ws_plan(op->M, op->K, op->Np, op->sms, t == WST_AUTO ? 0 : tile_bn(t, 0, 0, 0, 0),
-			    slices_asked(op, OPT_WS_SPLIT),
+		lnl_ws_plan(op->M, op->K, op->Np, op->sms,
+			    t == WST_AUTO || (t == WST_64 && !op->ws_xt) ? 0 : tile_bn(t, 0, 0, 0, 0),
+			    op->ws_xt ? 1 : slices_asked(op, OPT_WS_SPLIT),
 			    op->fpart != NULL, &op->ws_bn, &op->splits);
 	}
-	op->ws_pass = op->splits == 1 && lnl_fwd_pass_possible(op->K, op->dt) &&
+	op->ws_pass = op->splits == 1 && !op->ws_xt && lnl_fwd_pass_possible(op->K, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
 	// pairs: not where the tiles are few (one block a tile took 0.51-0.99x
 	// the pairs' time at all 30 such shapes timed, bench/RESULTS.md, "Few
@@ -446,8 +452,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		if (op->ws_pairs < 1)
 			op->ws_cl = 1;  // no room for a pair: one block a cluster
 	}
-	if (!ws_few)
-		op->ws_bn = tile_bn(op->ko.v[OPT_WS_TILE], op->M, op->Np, op->ws_cl,
-				    op->ws_cl == 2 ? op->ws_pairs : op->sms);
+	if (!ws_few) {
+		const int t = op->ko.v[OPT_WS_TILE];
+
+		op->ws_bn = tile_bn(t == WST_64 && !op->ws_xt ? WST_AUTO : t, op->M, op->Np,
+				    op->ws_cl, op->ws_cl == 2 ? op->ws_pairs : op->sms);
+	}
 	return 0;
 }

@@ -305,6 +305,14 @@ static const struct xt_instance {
 	XT_INSTANCES(72), XT_INSTANCES(80), XT_INSTANCES(88), XT_INSTANCES(96),
 };
 
+int fwd_xt_pass_launch(const struct lnl_op *op, const void *x, cudaStream_t st)
+{
+	k_xt_pass<<<(unsigned)lnl_xt_rows(op->M), XT_PASS_THREADS, 0, st>>>(
+		(const __nv_bfloat16 *)x, (__nv_bfloat16 *)op->h, op->stats, (int)op->M,
+		(int)op->K, (int)lnl_row_ld(op->K, FP_BF16));
+	return CUDA_CHECK_LAUNCH("k_xt_pass");
+}
+
 int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	static int ready;
@@ -341,9 +349,7 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	if (lnl_tma_map(&tx, op->h, op->K, ldx, lnl_xt_rows(op->M), mp) ||
 	    lnl_tma_map(&tw, op->Wf, op->K, op->ldw, wrows, op->xbn))
 		return -1;
-	k_xt_pass<<<(unsigned)lnl_xt_rows(op->M), XT_PASS_THREADS, 0, st>>>(
-		x, (__nv_bfloat16 *)op->h, op->stats, (int)op->M, (int)op->K, (int)ldx);
-	if (CUDA_CHECK_LAUNCH("k_xt_pass"))
+	if (fwd_xt_pass_launch(op, x, st))
 		return -1;
 	// Over slices: a cluster of `slices` blocks along y a tile (rank =
 	// blockIdx.y, the slice), as the x-as-A kernel's (stream_launch); the

@@ -31,6 +31,11 @@
 #define WS_STAGES 4
 #define WS_GROUP 16
 #define WS_SMEM(BN) (WS_STAGES * (128 + (BN)) * 128 + 1024)
+// The warp-specialized kernel's forms of A (template argument MODE): x,
+// shifted and summed in the math warps' registers (WS_SUMS); x, shifted by
+// the statistics of a pass run before (WS_PASS); x~ = x - c from the x~
+// kernel's pass (WS_XT), read by wgmma from shared memory like W'.
+enum { WS_SUMS, WS_PASS, WS_XT };
 
 // The architecture guard (wgmma.cuh): the Hopper code below is compiled in
 // the host pass and the sm_90a device pass only.
@@ -368,13 +373,45 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
 //
-// SPLIT (PASS false, CL 1): over slices of K, a unit is a tile and a
+// XT (MODE WS_XT): A is x~ = x - c (fwd_skinny_xt.cu's k_xt_pass, run
+// before and launched programmatically: the producer waits for its end
+// before the first load, the math warps before reading its statistics,
+// stats[r] = mean - c, stats[M + r] = rstd), whole 128-row boxes of it
+// (lnl_xt_rows), which wgmma reads from shared memory as it reads W': a
+// plain GEMM on the same ring, with no work on A in the math warps. Where
+// the 128 x 256 tiles are few, the register path's k-tile (the A
+// fragments' loads, shifts and sums, a k-tile's wgmmas waited before the
+// next one's A is ready) paced the kernel: about 0.4 us a k-tile whatever
+// the tile's width (64 to 128 columns; bench/RESULTS.md, "the warp-
+// specialized kernel over x~").
+//
+// SPLIT (MODE WS_SUMS, CL 1): over slices of K, a unit is a tile and a
 // slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
 // sums leave in part as the split-K forward's (x~ W'^T in
 // part[slice][row][col], the rows' shifted sums after every slice's M x N,
 // from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
 // order. Every slice shifts by the row's first element, read from x.
-template <bool PASS, int CL, int BN, bool SPLIT>
+// One k-tile of x~ (WS_XT) in a math warpgroup: its 64 rows at sa, W''s
+// BN at sb, four wgmmas queued; returns once the previous k-tile's are
+// done (their stage is free).
+template <int BN>
+__device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc)
+{
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+	wg_arrive();
+#pragma unroll
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+		wgmma_ss<BN>(acc, wg_desc(sa + ks * 32), wg_desc(sb + ks * 32));
+	wg_commit();
+	wg_wait<1>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+}
+
+template <int MODE, int CL, int BN, bool SPLIT>
 __device__ __forceinline__ void
 ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	const float *__restrict__ sW, const float *__restrict__ bf,
@@ -382,6 +419,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
 	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
+	constexpr bool PASS = MODE == WS_PASS, XT = MODE == WS_XT;
+	static_assert(!SPLIT || MODE == WS_SUMS, "slices of K sum their own statistics");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
 	// s and b' of a tile, each math warpgroup's own copy (two buffers)
@@ -429,6 +468,9 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		if (tid == 0) {
 			int it = 0;
 
+			if constexpr (XT)
+				grid_dep_wait();  // x~ written
+
 			for (long q = unit0; q < units; q += nunits) {
 				long m0, n0;
 				int kb, ke;
@@ -460,9 +502,12 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	}
 
 	regs_inc<232>();
+	if constexpr (XT)
+		grid_dep_wait();  // the pass's statistics
 	const int lane = tid & 31, cw = (tid >> 5) - 4, g = lane >> 2, t = lane & 3;
 	const int row0 = cw * 16;  // warp cw of the math warps: rows row0..+15
 	const int mi = tid - 128;  // 0..255 among the math threads
+	const int wgi = cw >> 2, li = mi & 127;  // its math warpgroup, thread in it
 	const bool vec8 = (N & 7) == 0;  // rows of y 16-byte aligned
 	int nt = 0;                // tiles this block has done
 	uint32_t a0[LNL_KTILE / 16][4], a1[LNL_KTILE / 16][4], piv[2];
@@ -486,9 +531,13 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		const int kleft = K - kt * LNL_KTILE;
 
 		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
-		if (!PASS && !SPLIT && kt == 0)
-			wg_pivots_smem(sa, row0 + g, piv);
-		wg_ktile<!PASS, BN>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
+		if constexpr (XT) {
+			ws_xt_ktile<BN>(sa + wgi * 64 * 128, sb, acc);
+		} else {
+			if (!PASS && !SPLIT && kt == 0)
+				wg_pivots_smem(sa, row0 + g, piv);
+			wg_ktile<!PASS, BN>(sa, sb, row0, lane, kleft, piv, a, s1, s2, acc);
+		}
 		if (kt > kb)
 			release(it - 1);
 		it++;
@@ -503,7 +552,6 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		// The tile's s and b', two columns a math thread of each
 		// warpgroup: loaded now, kept in registers through the k loop,
 		// shared in the warpgroup for the epilogue.
-		const int wgi = cw >> 2, li = mi & 127;
 		float my_s[2], my_b[2];
 
 #pragma unroll
@@ -529,6 +577,14 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 				mt[h] = r < M ? hi - __bfloat162float(c) + stats[M + r] : 0.f;
 				rs[h] = r < M ? stats[2 * M + r] : 0.f;
 			}
+		} else if constexpr (XT) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const long r = m0 + row0 + g + 8 * h;
+
+				mt[h] = r < M ? stats[r] : 0.f;
+				rs[h] = r < M ? stats[M + r] : 0.f;
+			}
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
 			if constexpr (SPLIT)  // a slice's: from x
@@ -541,7 +597,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 					  M, N, t, vec8);
 			continue;
 		}
-		if constexpr (!PASS) {
+		if constexpr (MODE == WS_SUMS) {
 #pragma unroll
 			for (int h = 0; h < 2; h++)
 				quad_stats(s1[h], s2[h], K, &mt[h], &rs[h]);
@@ -661,7 +717,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	SM90A_ONLY(wgmma_body(x, Wf, sW, bf, y, M, K, N));
 }
 
-template <bool PASS, int CL, int BN, bool SPLIT = false>
+template <int MODE, int CL, int BN, bool SPLIT = false>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw, const float *__restrict__ stats,
@@ -669,29 +725,32 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       __nv_bfloat16 *__restrict__ y, long M, int K, int N,
 	       const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
-	SM90A_ONLY((ws_body<PASS, CL, BN, SPLIT>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part,
+	SM90A_ONLY((ws_body<MODE, CL, BN, SPLIT>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part,
 						  splits)));
 }
 
-// Its dynamic shared memory, once a process, for each of its forms.
+// Its dynamic shared memory, once a process, for each of its forms (the
+// 64-column tiles over x~ only: on x they took 1.0-2.6x the time of
+// LayerNorm + cuBLASLt at the few-tile shapes that the x~ form serves).
+template <int MODE, int CL, int BN, bool SPLIT = false>
+static int ws_smem(void)
+{
+	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<MODE, CL, BN, SPLIT>,
+					       cudaFuncAttributeMaxDynamicSharedMemorySize,
+					       WS_SMEM(BN)));
+}
+
 template <int BN>
 static int ws_setup(void)
 {
-	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1, BN>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN))) ||
-	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 1, BN>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN))) ||
-	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 2, BN>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN))) ||
-	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<true, 2, BN>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN))) ||
-	       CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<false, 1, BN, true>,
-					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN))) ? -1 : 0;
+	if (ws_smem<WS_XT, 1, BN>() || ws_smem<WS_XT, 2, BN>())
+		return -1;
+	if constexpr (BN != 64)
+		return ws_smem<WS_SUMS, 1, BN>() || ws_smem<WS_PASS, 1, BN>() ||
+				       ws_smem<WS_SUMS, 2, BN>() || ws_smem<WS_PASS, 2, BN>() ||
+				       ws_smem<WS_SUMS, 1, BN, true>()
+			       ? -1 : 0;
+	return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -705,7 +764,7 @@ int fwd_wgmma_setup(int *have)
 	if (!done) {
 		if (CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_wgmma,
 				cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM)) ||
-		    ws_setup<256>() || ws_setup<192>() || ws_setup<128>() ||
+		    ws_setup<256>() || ws_setup<192>() || ws_setup<128>() || ws_setup<64>() ||
 		    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d)))
 			return -1;
 		k_wgmma_probe<<<1, 1>>>(d);
@@ -754,18 +813,24 @@ int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, in
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// One launch of k_fwd_fused_ws<PASS, CL, BN, SPLIT> on grid blocks, in
-// clusters of CL.
-template <bool PASS, int CL, int BN, bool SPLIT = false>
+// One launch of k_fwd_fused_ws<MODE, CL, BN, SPLIT> on grid blocks, in
+// clusters of CL (WS_XT: programmatically, behind the x~ pass).
+template <int MODE, int CL, int BN, bool SPLIT = false>
 static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		  const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
-	cudaLaunchAttribute at;
+	cudaLaunchAttribute at[2];
 
-	cluster_config(&cfg, &at, CL, grid, WS_THREADS, WS_SMEM(BN), st);
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<PASS, CL, BN, SPLIT>, tx, tw,
-					     (const float *)(PASS ? op->stats : NULL),
+	cluster_config(&cfg, &at[0], CL, grid, WS_THREADS, WS_SMEM(BN), st);
+	if (MODE == WS_XT) {
+		at[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		at[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+		cfg.attrs = at;
+		cfg.numAttrs++;
+	}
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<MODE, CL, BN, SPLIT>, tx, tw,
+					     (const float *)(MODE != WS_SUMS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
 					     (int)op->N, (const __nv_bfloat16 *)x,
@@ -777,20 +842,29 @@ template <int BN>
 static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		     const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
-	if (op->splits > 1)
-		return ws_run<false, 1, BN, true>(op, x, tx, tw, grid, st);
-	if (op->ws_pass)
-		return op->ws_cl == 2 ? ws_run<true, 2, BN>(op, x, tx, tw, grid, st)
-				      : ws_run<true, 1, BN>(op, x, tx, tw, grid, st);
-	return op->ws_cl == 2 ? ws_run<false, 2, BN>(op, x, tx, tw, grid, st)
-			      : ws_run<false, 1, BN>(op, x, tx, tw, grid, st);
+	if (op->ws_xt)
+		return op->ws_cl == 2 ? ws_run<WS_XT, 2, BN>(op, x, tx, tw, grid, st)
+				      : ws_run<WS_XT, 1, BN>(op, x, tx, tw, grid, st);
+	if constexpr (BN == 64)
+		return error("ln_linear_fwd: the warp-specialized kernel has 64-column tiles "
+			     "over x~ only");
+	else {
+		if (op->splits > 1)
+			return ws_run<WS_SUMS, 1, BN, true>(op, x, tx, tw, grid, st);
+		if (op->ws_pass)
+			return op->ws_cl == 2 ? ws_run<WS_PASS, 2, BN>(op, x, tx, tw, grid, st)
+					      : ws_run<WS_PASS, 1, BN>(op, x, tx, tw, grid, st);
+		return op->ws_cl == 2 ? ws_run<WS_SUMS, 2, BN>(op, x, tx, tw, grid, st)
+				      : ws_run<WS_SUMS, 1, BN>(op, x, tx, tw, grid, st);
+	}
 }
 
 // The warp-specialized kernel: a persistent grid, one block per SM (as many
 // two-block clusters as fit at once with ws_cl = 2), at most one a unit (a
 // tile, or a pair of tiles, of 128 x ws_bn, over all of K or one of
-// op->splits slices); with ws_pass, the rows' statistics pass first; over
-// slices, the reduction after.
+// op->splits slices); with ws_pass, the rows' statistics pass first; with
+// ws_xt, the x~ pass first (x~ in op->h); over slices, the reduction
+// after.
 int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
@@ -802,21 +876,32 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	CUtensorMap tx, tw;
 	int r;
 
-	if (bn != 256 && bn != 192 && bn != 128)
-		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles", bn);
-	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || cl != 1)) ||
+	if (bn != 256 && bn != 192 && bn != 128 && (bn != 64 || !op->ws_xt))
+		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles%s",
+			     bn, op->ws_xt ? " over x~" : "");
+	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || op->ws_xt || cl != 1)) ||
 	    lnl_even_slices(KT, splits) != splits)
 		return error("ln_linear_fwd: the warp-specialized kernel cannot take %d slices "
 			     "of %d k-tiles%s", splits, KT,
 			     splits > 1 && op->ws_pass ? " with a statistics pass"
+			     : splits > 1 && op->ws_xt ? " over x~"
 			     : splits > 1 && cl != 1 ? " in clusters" : "");
-	if (lnl_tma_map(&tx, x, K, K, op->M, 128) ||
-	    lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
+	if (op->ws_xt && (op->ws_pass || !op->h || !op->stats ||
+			  !lnl_fwd_xt_possible(op->M, op->K, op->dt)))
+		return error("ln_linear_fwd: no warp-specialized kernel over x~ for %ld x %ld",
+			     op->M, op->K);
+	if (op->ws_xt ? lnl_tma_map(&tx, op->h, K, lnl_row_ld(K, FP_BF16), lnl_xt_rows(op->M), 128)
+		      : lnl_tma_map(&tx, x, K, K, op->M, 128))
+		return -1;
+	if (lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
 		return -1;
 	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, op->M, K, st))
 		return -1;
+	if (op->ws_xt && fwd_xt_pass_launch(op, x, st))
+		return -1;
 	r = bn == 192 ? ws_run_bn<192>(op, x, tx, tw, grid, st)
 	    : bn == 128 ? ws_run_bn<128>(op, x, tx, tw, grid, st)
+	    : bn == 64  ? ws_run_bn<64>(op, x, tx, tw, grid, st)
 			: ws_run_bn<256>(op, x, tx, tw, grid, st);
 	return r || splits < 2 ? r : fwd_split_reduce_launch(op, splits, st);
 }
@@ -830,5 +915,5 @@ int ws_pairs_resident(int sms, int *n)
 
 	*n = 0;
 	cluster_config(&cfg, &at, 2, 2u * (unsigned)sms, WS_THREADS, WS_SMEM(256), 0);
-	return CUDA_CHECK(cudaOccupancyMaxActiveClusters(n, k_fwd_fused_ws<false, 2, 256>, &cfg));
+	return CUDA_CHECK(cudaOccupancyMaxActiveClusters(n, k_fwd_fused_ws<WS_SUMS, 2, 256>, &cfg));
 }

@@ -167,9 +167,12 @@ enum {
 	OPT_GEMM, OPT_CLUSTERS, OPT_STATS_PASS, OPT_SPLIT_K, OPT_DECODE, OPT_SKINNY, OPT_SKINNY_MMA,
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
-	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING, OPT_WS_SPLIT, OPT_FEW_TILES
+	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING, OPT_WS_SPLIT, OPT_FEW_TILES,
+	OPT_WS_A
 };
 enum { FEW_AUTO, FEW_XT, FEW_WS, FEW_MMA };
+/* ws_a: the warp-specialized kernel's A, x (shifted in registers) or x~ */
+enum { WSA_AUTO, WSA_X, WSA_XT };
 /* st_ring's values, as lnl_skinny_st_plan's ring argument takes them. */
 enum { STR_AUTO, STR_8, STR_16 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
@@ -188,7 +191,7 @@ enum { SKMMA_AUTO, SKMMA_SYNC, SKMMA_WGMMA };
 enum { SKX_AUTO, SKX_RESIDENT, SKX_STREAM, SKX_STREAM_XA, SKX_STREAM_XT };
 enum { XTT_AUTO };  // xt_tile: the other values are the tile's rows
 enum { XTS_AUTO };  // xt_stage: the other values are k-tiles a stage
-enum { WST_AUTO, WST_256, WST_192, WST_128 };
+enum { WST_AUTO, WST_256, WST_192, WST_128, WST_64 };
 enum { XAT_AUTO };  // xa_tile: the other values are the tile's rows
 enum { XAS_AUTO };  // xa_split, st_split, res_split: the other values are slices of K
 
@@ -266,7 +269,7 @@ struct lnl_op {
 	void *y;             // forward output
 	void *h;             // unfused: the normalised x (M x K, dtype); bf16
 	                     // fused forward where lnl_fwd_xt_possible: x~
-	                     // (FK_SKINNY_XT)
+	                     // (FK_SKINNY_XT, FK_WS with ws_xt)
 	void *Wf;            // fused forward: W' (Np rows of K, dtype) at a
 	                     // row stride of ldw elements: lnl_row_ld where
 	                     // op->fk takes it (lnl_fwd_takes_ldw), else K;
@@ -291,8 +294,10 @@ struct lnl_op {
 	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
+	int ws_xt;           // FK_WS: A is x~ from the x~ pass (op->h), not x
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn),
-	                     // or 128 where the tiles are few (lnl_ws_plan)
+	                     // or 128 where the tiles are few (lnl_ws_plan;
+	                     // over x~ also 64)
 	int mma_bn;          // FK_MMA: columns a tile, 256 or 192 (the same rule)
 	int mma_bm;          // FK_MMA_SPLIT: rows a tile, 64 or 32 (split_tile)
 	int splits;          // FK_MMA_SPLIT, FK_SKINNY(_RES, _ST, _XA, _XT),
@@ -396,6 +401,10 @@ int fwd_skinny_xa_launch(const struct lnl_op *op, const void *x, cudaStream_t st
 /* fwd_skinny_xt.cu: FK_SKINNY_XT's pass and GEMM (op->h, op->stats
  * written). */
 int fwd_skinny_xt_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
+/* fwd_skinny_xt.cu: the x~ pass alone (x~ in op->h, lnl_xt_rows(M) rows at
+ * lnl_row_ld(K); stats: mean - c, rstd), the dependent kernel launched
+ * programmatically behind it. */
+int fwd_xt_pass_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu. fwd_wgmma_setup sets *have to whether this build has the
  * Hopper kernels for the current device (sm_90a code on a compute
  * capability 9.0 GPU); ws_pairs_resident, how many clusters of two blocks

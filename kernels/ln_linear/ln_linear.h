@@ -347,14 +347,15 @@ int lnl_fwd_skinny(long M, long K, long Nw, enum fp_dtype dt, int sms, long slot
 #define LNL_XT_MAX_M 1024
 /* x~'s rows as the x~ kernel's pass writes them: M, then zero rows up to
  * the rows its GEMM's TMA boxes take (whole 8-row groups up to 64 rows,
- * whole 64-row tiles past that), so that no box reaches past the tensor:
+ * whole 128-row tiles past that, as the warp-specialized kernel over x~
+ * takes them: ws_a=xt), so that no box reaches past the tensor:
  * boxes past its rows, filled with zeros by the TMA unit, took the GEMM
  * 2.0x the time of whole ones on an H200 (65 rows against 128, the same
  * grid, at K = 8192, N = 2048: bench/RESULTS.md, "Few tiles from 65
  * rows"). */
 static inline long lnl_xt_rows(long M)
 {
-	return M > 64 ? (M + 63) / 64 * 64 : (M + 7) / 8 * 8;
+	return M > 64 ? (M + 127) / 128 * 128 : (M + 7) / 8 * 8;
 }
 /* Whether the bf16 x~ kernel (FK_SKINNY_XT) may run at M rows and K
  * (LNL_SKINNY_MAX_M + 1 to LNL_XT_MAX_M rows, 16-byte rows; then the

@@ -220,7 +220,9 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 				 "slices of K, then a reduction", op->ws_bn, op->ws_cl, op->splits);
 		else
 			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d%s",
-				 op->ws_bn, op->ws_cl, op->ws_pass ? ", statistics pass" : "");
+				 op->ws_bn, op->ws_cl,
+				 op->ws_xt     ? ", x~ = x - c and the statistics from a pass as A"
+				 : op->ws_pass ? ", statistics pass" : "");
 		break;
 	case FK_GEMV:
 		if (op->gv.splits > 1)
@@ -249,7 +251,8 @@ static const char *const skinny_values[] = { "auto", "on", "off", NULL };
 static const char *const skinny_mma_values[] = { "auto", "sync", "wgmma", NULL };
 static const char *const skinny_x_values[] = { "auto", "resident", "stream", "stream_xa",
 						  "stream_xt", NULL };
-static const char *const ws_tile_values[] = { "auto", "256", "192", "128", NULL };
+static const char *const ws_tile_values[] = { "auto", "256", "192", "128", "64", NULL };
+static const char *const ws_a_values[] = { "auto", "x", "xt", NULL };
 static const char *const mma_tile_values[] = { "auto", "256", "192", NULL };
 static const char *const few_tiles_values[] = { "auto", "xt", "ws", "mma", NULL };
 static constexpr struct fp_kopt fwd_kopts[] = {
@@ -309,7 +312,8 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "to 32 rows 0.9: lnl_skinny_xt_auto)",
 	  "stream,stream_xa,stream_xt" },
 	{ "ws_tile", ws_tile_values,
-	  "columns of the warp-specialized kernel's 128-row tiles: 256, 192 or 128; auto: "
+	  "columns of the warp-specialized kernel's 128-row tiles: 256, 192, 128, or 64 "
+	  "over x~ (ws_a=xt; 128 over x); auto: "
 	  "192 where its rounds times 192 are under 0.85 of 256's (lnl_ws_bn), and where "
 	  "the 128x256 tiles would fill under half the SMs (bf16 from 65 rows) the width of "
 	  "least time as lnl_ws_plan models it",
@@ -403,6 +407,13 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "or more with no 128-row tile half empty, or past 1024 rows (lnl_few_tiles_ws), "
 	  "else xt",
 	  "ws,mma" },
+	{ "ws_a", ws_a_values,
+	  "the warp-specialized kernel's A operand: x, shifted by each row's first element "
+	  "and summed into the statistics in the math warps' registers (x), or x~ = x - c "
+	  "and the statistics from the x~ kernel's pass, read by wgmma from shared memory "
+	  "like W' (xt: bf16, 65 to 1024 rows, all of K a block, no statistics pass); "
+	  "auto: x",
+	  "xt" },
 	{ NULL, NULL, NULL },
 };
 
@@ -427,7 +438,7 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
 		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split") &&
 		      kopt_at(OPT_ST_RING, "st_ring") && kopt_at(OPT_WS_SPLIT, "ws_split") &&
-		      kopt_at(OPT_FEW_TILES, "few_tiles"),
+		      kopt_at(OPT_FEW_TILES, "few_tiles") && kopt_at(OPT_WS_A, "ws_a"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
