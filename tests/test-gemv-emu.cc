@@ -82,7 +82,7 @@ static void run(const struct lnl_gemv &g, const std::vector<T> &x, const std::ve
 	});
 	if (g.splits > 1)
 		emu_launch(dim3((unsigned)((M * N + 255) / 256)), dim3(256), [=] {
-			k_fwd_split_reduce<T>(pp, g.splits, M, (int)K, (int)N, sp, bp, yp);
+			k_fwd_split_reduce<T>(pp, g.splits, M, (int)K, (int)N, sp, bp, yp, nullptr);
 		});
 }
 

@@ -430,7 +430,7 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 
 		lnl_ws_plan(op->M, op->K, op->Np, op->sms,
 			    t == WST_AUTO || (t == WST_64 && !op->ws_xt) ? 0 : tile_bn(t, 0, 0, 0, 0),
-			    op->ws_xt ? 1 : slices_asked(op, OPT_WS_SPLIT),
+			    slices_asked(op, OPT_WS_SPLIT),
 			    op->fpart != NULL, &op->ws_bn, &op->splits);
 	}
 	op->ws_pass = op->splits == 1 && !op->ws_xt && lnl_fwd_pass_possible(op->K, op->dt) &&

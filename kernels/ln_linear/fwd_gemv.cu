@@ -64,15 +64,17 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st
 {
 	const long outs = op->M * op->N;
 	const unsigned blocks = (unsigned)((outs + 255) / 256);
+	// the warp-specialized kernel's slices over x~ leave no sums
+	const float *stats = op->fk == FK_WS && op->ws_xt ? op->stats : NULL;
 
 	if (op->dt == FP_BF16)
 		k_fwd_split_reduce<__nv_bfloat16><<<blocks, 256, 0, st>>>(
 			op->fpart, splits, op->M, (int)op->K, (int)op->N, op->sW, op->bf,
-			(__nv_bfloat16 *)op->y);
+			(__nv_bfloat16 *)op->y, stats);
 	else
 		k_fwd_split_reduce<float><<<blocks, 256, 0, st>>>(
 			op->fpart, splits, op->M, (int)op->K, (int)op->N, op->sW, op->bf,
-			(float *)op->y);
+			(float *)op->y, stats);
 	return CUDA_CHECK_LAUNCH("k_fwd_split_reduce");
 }
 

@@ -30,12 +30,22 @@
 #define WS_THREADS 384
 #define WS_STAGES 4
 #define WS_GROUP 16
-#define WS_SMEM(BN) (WS_STAGES * (128 + (BN)) * 128 + 1024)
 // The warp-specialized kernel's forms of A (template argument MODE): x,
 // shifted and summed in the math warps' registers (WS_SUMS); x, shifted by
 // the statistics of a pass run before (WS_PASS); x~ = x - c from the x~
-// kernel's pass (WS_XT), read by wgmma from shared memory like W'.
+// kernel's pass (WS_XT), read by wgmma from shared memory like W'. Its
+// ring: WS_STAGES stages on x; on x~ as many as WS_XT_RING bytes hold (8
+// at 64 columns, 6 at 128, 5 at 192, 4 at 256), at most WS_XT_STAGES_MAX.
 enum { WS_SUMS, WS_PASS, WS_XT };
+#define WS_XT_RING (200 * 1024)
+#define WS_XT_STAGES_MAX 8
+static constexpr int ws_stages(int mode, int bn)
+{
+	return mode != WS_XT ? WS_STAGES
+	       : WS_XT_RING / ((128 + bn) * 128) < WS_XT_STAGES_MAX ? WS_XT_RING / ((128 + bn) * 128)
+								     : WS_XT_STAGES_MAX;
+}
+#define WS_SMEM(MODE, BN) (ws_stages(MODE, BN) * (128 + (BN)) * 128 + 1024)
 
 // The architecture guard (wgmma.cuh): the Hopper code below is compiled in
 // the host pass and the sm_90a device pass only.
@@ -314,17 +324,19 @@ __device__ __forceinline__ void regs_inc(void)
 // group of 32 (W' in perm32's order: acc[4 (4b + u) + 2h + e] is column
 // n0 + 32b + 8t + 2u + e), and where n0 = 0 the rows' shifted sums (s1,
 // s2 over the quad first).
-template <int BN>
+template <int BN, bool SUMS>
 __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const float *acc,
 					      float *s1, float *s2, long sl, int splits, long r,
 					      long n0, long M, int N, int t, bool vec8)
 {
 	float *ps = part + (size_t)sl * M * N;
 
+	if constexpr (SUMS) {
 #pragma unroll
-	for (int h = 0; h < 2; h++)
-		quad_sums(s1[h], s2[h]);
-	if (n0 == 0 && t == 0) {
+		for (int h = 0; h < 2; h++)
+			quad_sums(s1[h], s2[h]);
+	}
+	if (SUMS && n0 == 0 && t == 0) {
 		float *pst = part + (size_t)splits * M * N + (size_t)sl * 2 * M;
 
 #pragma unroll
@@ -360,6 +372,26 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 	}
 }
 
+// One k-tile of x~ (WS_XT) in a math warpgroup: its 64 rows at sa, W''s
+// BN at sb, four wgmmas queued; returns once the previous k-tile's are
+// done (their stage is free).
+template <int BN>
+__device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc)
+{
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+	wg_arrive();
+#pragma unroll
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+		wgmma_ss<BN>(acc, wg_desc(sa + ks * 32), wg_desc(sb + ks * 32));
+	wg_commit();
+	wg_wait<1>();
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		wg_fence_operand(acc[i]);
+}
+
 // PASS: the rows' statistics come from a LayerNorm statistics pass run
 // before (stats: hi, lo, rstd, as layernorm_stats writes them) instead of
 // being summed from the tiles; the pivot is then hi rounded to bf16. W' is
@@ -385,32 +417,13 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 // the tile's width (64 to 128 columns; bench/RESULTS.md, "the warp-
 // specialized kernel over x~").
 //
-// SPLIT (MODE WS_SUMS, CL 1): over slices of K, a unit is a tile and a
+// SPLIT (MODE WS_SUMS or WS_XT, CL 1): over slices of K, a unit is a tile and a
 // slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
 // sums leave in part as the split-K forward's (x~ W'^T in
 // part[slice][row][col], the rows' shifted sums after every slice's M x N,
 // from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
-// order. Every slice shifts by the row's first element, read from x.
-// One k-tile of x~ (WS_XT) in a math warpgroup: its 64 rows at sa, W''s
-// BN at sb, four wgmmas queued; returns once the previous k-tile's are
-// done (their stage is free).
-template <int BN>
-__device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc)
-{
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		wg_fence_operand(acc[i]);
-	wg_arrive();
-#pragma unroll
-	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
-		wgmma_ss<BN>(acc, wg_desc(sa + ks * 32), wg_desc(sb + ks * 32));
-	wg_commit();
-	wg_wait<1>();
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		wg_fence_operand(acc[i]);
-}
-
+// order. Every slice shifts by the row's first element, read from x (over
+// x~, no sums: the reduction takes the pass's statistics).
 template <int MODE, int CL, int BN, bool SPLIT>
 __device__ __forceinline__ void
 ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
@@ -420,9 +433,10 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 {
 	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	constexpr bool PASS = MODE == WS_PASS, XT = MODE == WS_XT;
-	static_assert(!SPLIT || MODE == WS_SUMS, "slices of K sum their own statistics");
+	constexpr int WS_ST = ws_stages(MODE, BN);
+	static_assert(!SPLIT || !PASS, "slices of K: statistics summed, or x~'s");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
-	__shared__ __align__(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
+	__shared__ __align__(8) uint64_t full[WS_ST], empty[WS_ST];
 	// s and b' of a tile, each math warpgroup's own copy (two buffers)
 	__shared__ __align__(16) float ep_s[2][2][BN], ep_b[2][2][BN];
 
@@ -452,7 +466,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	};
 
 	if (tid == 0) {
-		for (int s = 0; s < WS_STAGES; s++) {
+		for (int s = 0; s < WS_ST; s++) {
 			mbar_init(fb + 8 * s, 1);
 			mbar_init(eb + 8 * s, 8 * CL);  // the math warps
 		}
@@ -477,12 +491,12 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 				tile_of(q, &m0, &n0, &kb, &ke);
 				for (int kt = kb; kt < ke; kt++, it++) {
-					const int s = it % WS_STAGES;
+					const int s = it % WS_ST;
 					const uint32_t sa = sbase + s * STAGE;
 
 					// Fresh barriers count as done with
 					// the phase before: no wait at first.
-					mbar_wait(eb + 8 * s, (it / WS_STAGES & 1) ^ 1);
+					mbar_wait(eb + 8 * s, (it / WS_ST & 1) ^ 1);
 					mbar_expect(fb + 8 * s, STAGE);
 					tma_load(sa, tx, kt * LNL_KTILE, (int)m0, fb + 8 * s);
 					if constexpr (CL == 2)
@@ -516,9 +530,9 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 	auto release = [&](int i) {
 		if (lane == 0) {
-			mbar_arrive(eb + 8 * (i % WS_STAGES));
+			mbar_arrive(eb + 8 * (i % WS_ST));
 			if constexpr (CL == 2)
-				mbar_arrive_remote(eb + 8 * (i % WS_STAGES), rank ^ 1);
+				mbar_arrive_remote(eb + 8 * (i % WS_ST), rank ^ 1);
 		}
 	};
 
@@ -526,11 +540,11 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	// queue the four wgmmas, wait for the previous k-tile's (whose A
 	// registers the next call rewrites) and free its stage.
 	auto step = [&](int kt, uint32_t (&a)[LNL_KTILE / 16][4]) {
-		const int s = it % WS_STAGES;
+		const int s = it % WS_ST;
 		const uint32_t sa = sbase + s * STAGE, sb = sa + A_BYTES;
 		const int kleft = K - kt * LNL_KTILE;
 
-		mbar_wait(fb + 8 * s, it / WS_STAGES & 1);
+		mbar_wait(fb + 8 * s, it / WS_ST & 1);
 		if constexpr (XT) {
 			ws_xt_ktile<BN>(sa + wgi * 64 * 128, sb, acc);
 		} else {
@@ -578,12 +592,14 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 				rs[h] = r < M ? stats[2 * M + r] : 0.f;
 			}
 		} else if constexpr (XT) {
+			if constexpr (!SPLIT) {  // (slices: the reduction reads them)
 #pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const long r = m0 + row0 + g + 8 * h;
+				for (int h = 0; h < 2; h++) {
+					const long r = m0 + row0 + g + 8 * h;
 
-				mt[h] = r < M ? stats[r] : 0.f;
-				rs[h] = r < M ? stats[M + r] : 0.f;
+					mt[h] = r < M ? stats[r] : 0.f;
+					rs[h] = r < M ? stats[M + r] : 0.f;
+				}
 			}
 		} else {
 			s1[0] = s1[1] = s2[0] = s2[1] = 0.f;  // pivots: step(0)
@@ -593,8 +609,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		wg_kloop<BN / 2>(kb, 1, ke, step, a0, a1, acc);
 		release(it - 1);
 		if constexpr (SPLIT) {
-			ws_part_store<BN>(part, acc, s1, s2, q / tiles, splits, m0 + row0 + g, n0,
-					  M, N, t, vec8);
+			ws_part_store<BN, !XT>(part, acc, s1, s2, q / tiles, splits, m0 + row0 + g,
+					       n0, M, N, t, vec8);
 			continue;
 		}
 		if constexpr (MODE == WS_SUMS) {
@@ -609,12 +625,14 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		// warp writes this tile's while another of its warpgroup may
 		// still read the last one's; the one before that is free,
 		// since all its warps passed the barrier below since.
+		if constexpr (!SPLIT) {
 #pragma unroll
-		for (int c = 0; c < 2; c++)
-			if (li + 128 * c < BN) {
-				ep_s[wgi][buf][li + 128 * c] = my_s[c];
-				ep_b[wgi][buf][li + 128 * c] = my_b[c];
-			}
+			for (int c = 0; c < 2; c++)
+				if (li + 128 * c < BN) {
+					ep_s[wgi][buf][li + 128 * c] = my_s[c];
+					ep_b[wgi][buf][li + 128 * c] = my_b[c];
+				}
+		}
 		if (wgi)
 			bar_sync(3, 128);
 		else
@@ -737,13 +755,13 @@ static int ws_smem(void)
 {
 	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<MODE, CL, BN, SPLIT>,
 					       cudaFuncAttributeMaxDynamicSharedMemorySize,
-					       WS_SMEM(BN)));
+					       WS_SMEM(MODE, BN)));
 }
 
 template <int BN>
 static int ws_setup(void)
 {
-	if (ws_smem<WS_XT, 1, BN>() || ws_smem<WS_XT, 2, BN>())
+	if (ws_smem<WS_XT, 1, BN>() || ws_smem<WS_XT, 2, BN>() || ws_smem<WS_XT, 1, BN, true>())
 		return -1;
 	if constexpr (BN != 64)
 		return ws_smem<WS_SUMS, 1, BN>() || ws_smem<WS_PASS, 1, BN>() ||
@@ -822,7 +840,7 @@ static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at[2];
 
-	cluster_config(&cfg, &at[0], CL, grid, WS_THREADS, WS_SMEM(BN), st);
+	cluster_config(&cfg, &at[0], CL, grid, WS_THREADS, WS_SMEM(MODE, BN), st);
 	if (MODE == WS_XT) {
 		at[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
 		at[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
@@ -842,6 +860,8 @@ template <int BN>
 static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		     const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
+	if (op->ws_xt && op->splits > 1)
+		return ws_run<WS_XT, 1, BN, true>(op, x, tx, tw, grid, st);
 	if (op->ws_xt)
 		return op->ws_cl == 2 ? ws_run<WS_XT, 2, BN>(op, x, tx, tw, grid, st)
 				      : ws_run<WS_XT, 1, BN>(op, x, tx, tw, grid, st);
@@ -879,12 +899,11 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	if (bn != 256 && bn != 192 && bn != 128 && (bn != 64 || !op->ws_xt))
 		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles%s",
 			     bn, op->ws_xt ? " over x~" : "");
-	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || op->ws_xt || cl != 1)) ||
+	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || cl != 1)) ||
 	    lnl_even_slices(KT, splits) != splits)
 		return error("ln_linear_fwd: the warp-specialized kernel cannot take %d slices "
 			     "of %d k-tiles%s", splits, KT,
 			     splits > 1 && op->ws_pass ? " with a statistics pass"
-			     : splits > 1 && op->ws_xt ? " over x~"
 			     : splits > 1 && cl != 1 ? " in clusters" : "");
 	if (op->ws_xt && (op->ws_pass || !op->h || !op->stats ||
 			  !lnl_fwd_xt_possible(op->M, op->K, op->dt)))
@@ -914,6 +933,6 @@ int ws_pairs_resident(int sms, int *n)
 	cudaLaunchAttribute at;
 
 	*n = 0;
-	cluster_config(&cfg, &at, 2, 2u * (unsigned)sms, WS_THREADS, WS_SMEM(256), 0);
+	cluster_config(&cfg, &at, 2, 2u * (unsigned)sms, WS_THREADS, WS_SMEM(WS_SUMS, 256), 0);
 	return CUDA_CHECK(cudaOccupancyMaxActiveClusters(n, k_fwd_fused_ws<WS_SUMS, 2, 256>, &cfg));
 }

@@ -272,11 +272,14 @@ k_fwd_gemv(const T *__restrict__ x, const T *__restrict__ Wf, long ldw,
 // The split-K forward's second kernel: y = rstd (acc - (mean - c) s) + b'
 // with acc, and the row statistics' shifted sums, added over the slices in
 // slice order (deterministic). One thread an output; the statistics of its
-// row summed again by each (splits x 2 floats, from L1/L2).
+// row summed again by each (splits x 2 floats, from L1/L2), or where stats
+// is not NULL read from there (mean - c at stats[r], rstd at stats[M + r]:
+// the x~ pass's, whose slices leave no sums).
 template <typename T>
 __global__ void k_fwd_split_reduce(const float *__restrict__ part, int splits, long M,
 				   int K, int N, const float *__restrict__ sW,
-				   const float *__restrict__ bf, T *__restrict__ y)
+				   const float *__restrict__ bf, T *__restrict__ y,
+				   const float *__restrict__ stats)
 {
 	const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -286,12 +289,18 @@ __global__ void k_fwd_split_reduce(const float *__restrict__ part, int splits, l
 	const float *pst = part + (size_t)splits * M * N;
 	float acc = 0.f, a1 = 0.f, a2 = 0.f, mt, rs;
 
-	for (int z = 0; z < splits; z++) {
+	for (int z = 0; z < splits; z++)
 		acc += part[(size_t)z * M * N + i];
-		a1 += pst[(size_t)z * 2 * M + 2 * r];
-		a2 += pst[(size_t)z * 2 * M + 2 * r + 1];
+	if (stats) {
+		mt = stats[r];
+		rs = stats[M + r];
+	} else {
+		for (int z = 0; z < splits; z++) {
+			a1 += pst[(size_t)z * 2 * M + 2 * r];
+			a2 += pst[(size_t)z * 2 * M + 2 * r + 1];
+		}
+		shifted_stats(a1, a2, K, &mt, &rs);
 	}
-	shifted_stats(a1, a2, K, &mt, &rs);
 	const float v = rs * (acc - mt * sW[c]) + bf[c];
 
 	if constexpr (sizeof(T) == 2)
