@@ -1078,17 +1078,20 @@ static void test_few_tiles(void)
 {
 	int bn, s;
 
-	/* x~ where 128 x 128 tiles fill under 0.48 of the SMs or leave a row
-	 * tile half empty; the warp-specialized kernel otherwise and past
-	 * LNL_XT_MAX_M rows */
-	ASSERT(!lnl_few_tiles_ws(512, 1024, 132));    /* 32 tiles */
-	ASSERT(!lnl_few_tiles_ws(128, 4096, 132));    /* 32 */
-	ASSERT(lnl_few_tiles_ws(256, 4096, 132));     /* 64 */
-	ASSERT(lnl_few_tiles_ws(1024, 1024, 132));    /* 64 */
-	ASSERT(!lnl_few_tiles_ws(192, 4096, 132));    /* 64, but 256 rows for 192 */
-	ASSERT(lnl_few_tiles_ws(96, 9216, 132));      /* 72, 128 rows as x~'s two tiles */
-	ASSERT(!lnl_few_tiles_ws(1024, 896, 132));    /* 56 */
-	ASSERT(lnl_few_tiles_ws(2000, 256, 132));     /* past LNL_XT_MAX_M */
+	/* the x~ kernel or the warp-specialized kernel over x~, as the model
+	 * has them (the faster of the two on an H200 at each of these); the
+	 * warp-specialized kernel over x past LNL_XT_MAX_M rows and where x~
+	 * cannot be (K not a multiple of 8) */
+	ASSERT(!lnl_few_tiles_ws(65, 1000, 1024, 132));   /* 32-row tiles of W' */
+	ASSERT(!lnl_few_tiles_ws(256, 4096, 1024, 132));  /* one round either way */
+	ASSERT(!lnl_few_tiles_ws(512, 4096, 1024, 132));
+	ASSERT(lnl_few_tiles_ws(65, 1024, 4096, 132));    /* 128 x 64: 64 tiles */
+	ASSERT(lnl_few_tiles_ws(256, 4096, 4096, 132));   /* 128 x 64: 128 tiles */
+	ASSERT(lnl_few_tiles_ws(96, 3072, 9216, 132));    /* 128 x 128: 72 tiles */
+	ASSERT(lnl_few_tiles_ws(1024, 4096, 1024, 132));  /* x~'s 2 rounds of 96 */
+	ASSERT(lnl_few_tiles_ws(384, 1000, 1024, 132));
+	ASSERT(lnl_few_tiles_ws(2000, 256, 256, 132));    /* past LNL_XT_MAX_M */
+	ASSERT(lnl_few_tiles_ws(300, 1001, 1024, 132));   /* no x~ */
 	/* pairs where the row tiles are even or 8 and more */
 	ASSERT(!lnl_ws_pairs_pay(100));
 	ASSERT(!lnl_ws_pairs_pay(384));
@@ -1099,42 +1102,54 @@ static void test_few_tiles(void)
 	/* the plan: one wave of 128 x 128 tiles over all of K at 1024 x 2048
 	 * -> 2048; a width or slices asked for are taken (and slices only
 	 * where there is room for partials, none empty) */
-	lnl_ws_plan(1024, 2048, 2048, 132, 0, 0, 1, &bn, &s);
+	lnl_ws_plan(1024, 2048, 2048, 132, 0, 0, 0, 1, &bn, &s);
 	ASSERT_EQ(bn, 128);
 	ASSERT_EQ(s, 1);
-	lnl_ws_plan(1024, 2048, 2048, 132, 256, 0, 1, &bn, &s);
+	lnl_ws_plan(1024, 2048, 2048, 132, 0, 256, 0, 1, &bn, &s);
 	ASSERT_EQ(bn, 256);
-	lnl_ws_plan(96, 1000, 1024, 132, 128, 3, 1, &bn, &s);
+	lnl_ws_plan(96, 1000, 1024, 132, 0, 128, 3, 1, &bn, &s);
 	ASSERT_EQ(bn, 128);
 	ASSERT_EQ(s, 3);
-	lnl_ws_plan(96, 1000, 1024, 132, 128, 3, 0, &bn, &s);
+	lnl_ws_plan(96, 1000, 1024, 132, 0, 128, 3, 0, &bn, &s);
 	ASSERT_EQ(s, 1);
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 1, &bn, &s); /* auto: all of K */
+	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 0, 1, &bn, &s); /* auto: all of K */
 	ASSERT_EQ(s, 1);
 	ASSERT_EQ(bn, 128);  /* 8 tiles: one round whatever the width */
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 5, 1, &bn, &s); /* 5 of 26, 26, 26, 26, 24 */
+	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 5, 1, &bn, &s); /* 5 of 26, 26, 26, 26, 24 */
 	ASSERT_EQ(s, 5);
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 8, 1, &bn, &s);
+	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 8, 1, &bn, &s);
 	ASSERT_EQ(s, 8);
-	lnl_ws_plan(96, 200, 1024, 132, 0, 8, 1, &bn, &s); /* 4 k-tiles: 2 a slice */
+	lnl_ws_plan(96, 200, 1024, 132, 0, 0, 8, 1, &bn, &s); /* 4 k-tiles: 2 a slice */
 	ASSERT_EQ(s, 2);
+	/* over x~, 64 columns too: the narrowest where every width is one
+	 * round; 128 where 64 would take two */
+	lnl_ws_plan(96, 8192, 1024, 132, 1, 0, 0, 1, &bn, &s);
+	ASSERT_EQ(bn, 64);
+	lnl_ws_plan(256, 4096, 4096, 132, 1, 0, 0, 1, &bn, &s); /* 128 tiles */
+	ASSERT_EQ(bn, 64);
+	lnl_ws_plan(512, 4096, 4096, 132, 1, 0, 0, 1, &bn, &s); /* 256 tiles of 64 */
+	ASSERT_EQ(bn, 128);
 	for (long K = 64; K <= 9000; K += 424)
-		for (int w = 0; w <= 8; w++) {
-			lnl_ws_plan(300, K, 1024, 132, 0, w, 1, &bn, &s);
-			ASSERT(bn == 128 || bn == 192 || bn == 256);
-			ASSERT(s >= 1 && s <= lnl_ws_split_max(300, K, 1024, FP_BF16));
-			ASSERT(lnl_part_bytes(300, 1024, s) <= lnl_split_bytes(300, K, 1024, FP_BF16));
-		}
+		for (int w = 0; w <= 8; w++)
+			for (int xt = 0; xt < 2; xt++) {
+				lnl_ws_plan(300, K, 1024, 132, xt, 0, w, 1, &bn, &s);
+				ASSERT(bn == 128 || bn == 192 || bn == 256 || (xt && bn == 64));
+				ASSERT(s >= 1 && s <= lnl_ws_split_max(300, K, 1024, FP_BF16));
+				ASSERT(lnl_part_bytes(300, 1024, s) <=
+				       lnl_split_bytes(300, K, 1024, FP_BF16));
+			}
 	/* the workload's partials: room for the slices an option may ask */
 	ASSERT_EQ(lnl_ws_split_max(96, 8192, 1024, FP_BF16), LNL_WS_SPLIT_MAX);
 	ASSERT_EQ(lnl_ws_split_max(96, 200, 1024, FP_BF16), 2);
 	ASSERT_EQ(lnl_ws_split_max(96, 8192, 1024, FP_F32), 1);
 	ASSERT_EQ(lnl_ws_split_max(64, 8192, 1024, FP_BF16), 1);
 	ASSERT_EQ(lnl_ws_split_max(8192, 4096, 4096, FP_BF16), 1); /* many tiles */
-	/* x~'s rows: whole 8-row groups to 64, whole 64-row tiles past */
+	/* x~'s rows: whole 8-row groups to 64, whole 128-row tiles past */
 	ASSERT_EQ(lnl_xt_rows(17), 24);
 	ASSERT_EQ(lnl_xt_rows(64), 64);
 	ASSERT_EQ(lnl_xt_rows(65), 128);
+	ASSERT_EQ(lnl_xt_rows(130), 256);
+	ASSERT_EQ(lnl_xt_rows(300), 384);
 	ASSERT_EQ(lnl_xt_rows(1000), 1024);
 	ASSERT(lnl_fwd_xt_possible(1024, 1000, FP_BF16));
 	ASSERT(!lnl_fwd_xt_possible(1025, 1000, FP_BF16));

@@ -257,13 +257,14 @@ static int skinny_x_choose(struct lnl_op *op, long Nw, int perm)
 //                                   lnl_skinny_st_plan)
 //   fused bf16 on Hopper from 65    k_xt_pass, then k_fwd_skinny_xt over
 //   rows, too few 128 x 256 tiles   64-row tiles of x~ (few_tiles=), or
-//                                   where 128 x 128 tiles are about half
-//                                   the SMs or more (lnl_few_tiles_ws)
-//                                   k_fwd_fused_ws (below) in tiles of
-//                                   least modelled time (lnl_ws_plan,
-//                                   ws_tile=), over slices of K with
-//                                   ws_split= (fp32 partials, the split-K
-//                                   reduction)
+//                                   where a model has it faster
+//                                   (lnl_few_tiles_ws) k_xt_pass, then
+//                                   k_fwd_fused_ws (below) over x~ (ws_a=)
+//                                   in tiles of least modelled time
+//                                   (lnl_ws_plan, ws_tile=; over x past
+//                                   LNL_XT_MAX_M rows), over slices of K
+//                                   with ws_split= (fp32 partials, the
+//                                   split-K reduction)
 //   fused, too few 128 x 256 tiles  k_fwd_fused_mma 64 x 128 (fill half the
 //                                   SMs, else small M would not spread)
 //   fused, fewer 64 x 128 tiles     the same over slices of K (split-K,
@@ -381,14 +382,14 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	}
 	// bf16 on Hopper from 65 rows where the 128 x 256 tiles are few: the
 	// x~ kernel over 64-row tiles of x~, or where lnl_few_tiles_ws says
-	// (or x~ cannot run) the warp-specialized kernel in the tiles of
-	// lnl_ws_plan; the 64 x 128 mma.sync kernel (few_tiles=mma,
-	// gemm=mma) took 1.48-4.09x the unfused variant's time there, these
-	// 0.80-1.64x (bench/RESULTS.md, "Few tiles from 65 rows").
+	// (or x~ cannot run) the warp-specialized kernel over x~ (over x
+	// without it) in the tiles of lnl_ws_plan; the 64 x 128 mma.sync
+	// kernel (few_tiles=mma, gemm=mma) took 1.48-4.09x the unfused
+	// variant's time there (bench/RESULTS.md, "Few tiles from 65 rows").
 	ws_few = few_big && op->dt == FP_BF16 && hopper &&
 		 op->M > LNL_SKINNY_RES_MAX_M && few != FEW_MMA && gemm != GEMM_MMA;
 	if (ws_few && (few == FEW_XT ||
-		       (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->Np, op->sms)))) {
+		       (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->K, op->Np, op->sms)))) {
 		if (fwd_skinny_setup())
 			return -1;
 		if (xt_choose(op, perm ? op->Np : op->N, perm, 1))
@@ -421,14 +422,17 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 		return 0;
 	}
 	op->fk = FK_WS;
-	// ws_a=xt: x~ from its pass as A, where its buffers are (65 to
-	// LNL_XT_MAX_M rows); all of K a block, no statistics pass
-	op->ws_xt = op->ko.v[OPT_WS_A] == WSA_XT && op->h && op->stats &&
-		    lnl_fwd_xt_possible(op->M, op->K, op->dt);
+	// x~ from its pass as A where its buffers are (65 to LNL_XT_MAX_M
+	// rows) and ws_a asks for it, or auto where the tiles are few (there
+	// the kernel over x took 1.0-2.6x the time of the one over x~ at 57
+	// shapes of 65 to 1024 rows on an H200, bench/RESULTS.md, "The warp-
+	// specialized kernel over x~"); no statistics pass then
+	op->ws_xt = op->h && op->stats && lnl_fwd_xt_possible(op->M, op->K, op->dt) &&
+		    (op->ko.v[OPT_WS_A] == WSA_XT || (op->ko.v[OPT_WS_A] == WSA_AUTO && ws_few));
 	if (ws_few) {
 		const int t = op->ko.v[OPT_WS_TILE];
 
-		lnl_ws_plan(op->M, op->K, op->Np, op->sms,
+		lnl_ws_plan(op->M, op->K, op->Np, op->sms, op->ws_xt,
 			    t == WST_AUTO || (t == WST_64 && !op->ws_xt) ? 0 : tile_bn(t, 0, 0, 0, 0),
 			    slices_asked(op, OPT_WS_SPLIT),
 			    op->fpart != NULL, &op->ws_bn, &op->splits);

@@ -180,28 +180,42 @@ int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
  * LNL_SPLIT_MIN_KT k-tiles each, none empty, 1 where parts is 0 (no room
  * for partials) or want_splits 0; over 1, fp32 partials as the split-K
  * forward's, added by its reduction) and its tiles' width (*bn: want_bn,
- * or of 256, 192 and 128 the one of least time as a model has it: one
- * block an SM in rounds of sms, a partial round costing a whole one, a
- * k-tile costing its columns plus LNL_WS_KT_COLS, the A fragments' shift
- * and sums whatever the width; ties to the wider). Auto never slices K:
+ * or the one of least time as a model has it: one block an SM in rounds
+ * of sms, a partial round costing a whole one; over x (xt 0: 256, 192 or
+ * 128) a k-tile costing its columns plus LNL_WS_KT_COLS, the A fragments'
+ * shift and sums whatever the width; over x~ (xt 1: 256, 192, 128 or 64)
+ * plus LNL_WS_XT_KT_COLS; ties to the wider). Auto never slices K: on x,
  * over 2 and 4 slices the op took 0.90-3.7x the time of one slice on an
- * H200 at the 12 shapes of 65 to 1024 rows where auto takes this kernel,
- * slower at 21 of the 24 (bench/RESULTS.md, "Few tiles from 65 rows"). */
+ * H200 at the 12 shapes of 65 to 1024 rows where auto took this kernel,
+ * slower at 21 of the 24 (bench/RESULTS.md, "Few tiles from 65 rows"); on
+ * x~ the best of 2 to 4 slices beat one slice at 3 of 67 shapes (the
+ * reduction alone took 6.6-7.3 us at 1024 x 1024 and 512 x 2048 outputs;
+ * "The warp-specialized kernel over x~"). */
 #define LNL_WS_SPLIT_MAX 8
 #define LNL_WS_KT_COLS 64
-void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits, int parts,
-		 int *bn, int *splits);
+#define LNL_WS_XT_KT_COLS 56
+void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want_splits,
+		 int parts, int *bn, int *splits);
 /* Where the 128 x 256 tiles are few (bf16 on Hopper, more than
  * LNL_SKINNY_RES_MAX_M rows), whether auto takes the warp-specialized
- * kernel (lnl_ws_plan) rather than the x~ kernel in 64-row tiles of x~:
- * past LNL_XT_MAX_M rows, and where its 128 x 128 tiles come to 0.48 of
- * the SMs or more with no row tile half empty (M % 128 not in 1..64).
- * On an H200, at the 53 shapes of that class among 63 of 65 to 1024 rows
- * (bench/RESULTS.md, "Few tiles from 65 rows: the x~ kernel in 64-row
- * tiles, the warp-specialized kernel in 128-column tiles"), this took the
- * faster of the two everywhere: x~ at 36, the warp-specialized kernel at
- * 17. */
-int lnl_few_tiles_ws(long M, long Np, int sms);
+ * kernel (over x~ in lnl_ws_plan's tiles, or over x past LNL_XT_MAX_M
+ * rows, where there is no x~) rather than the x~ kernel in 64-row tiles
+ * of x~ (its tile of W' as lnl_skinny_xt_tile picks it, else 96 rows): the
+ * one of less time as a model fitted on an H200 has it, rounds of blocks
+ * (one an SM) times their k-tiles times a k-tile's cost, in units of about
+ * 0.2 ns: LNL_FEW_WS_C (columns + LNL_WS_XT_KT_COLS) for the warp-
+ * specialized kernel's 128 x w tile, LNL_FEW_XT_C (rows of W' +
+ * LNL_FEW_XT_KT_ROWS) for the x~ kernel's 64-row block, which also pays
+ * LNL_FEW_XT_FILL k-tiles more (its ring's fill before the first wgmma).
+ * At the 57 shapes of 65 to 1024 rows in the class timed there it took the
+ * faster of the two kernels at 53, and at most 1.03x the faster's time
+ * at the others (bench/RESULTS.md, "The warp-specialized kernel over
+ * x~"). */
+#define LNL_FEW_WS_C 7
+#define LNL_FEW_XT_C 8
+#define LNL_FEW_XT_KT_ROWS 24
+#define LNL_FEW_XT_FILL 8
+int lnl_few_tiles_ws(long M, long K, long Np, int sms);
 /* Whether the warp-specialized kernel's blocks may pair up (clusters=auto,
  * where N and K call for it) at M rows: the 128-row tiles even, or 8 and
  * more (an odd count leaves one pair in (tiles + 1) / 2 half idle: at 384

@@ -254,11 +254,12 @@ int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
 	return ws_slices_max(lnl_ktiles(K, dt));
 }
 
-void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits, int parts,
-		 int *bn, int *splits)
+void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want_splits,
+		 int parts, int *bn, int *splits)
 {
-	static const int widths[] = { 256, 192, 128 };
+	static const int widths[] = { 256, 192, 128, 64 };
 	const int kt = lnl_ktiles(K, FP_BF16), smax = ws_slices_max(kt);
+	const int cols = xt ? LNL_WS_XT_KT_COLS : LNL_WS_KT_COLS;
 	int s = want_splits;
 	long best = -1;
 
@@ -270,10 +271,10 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int want_bn, int want_splits,
 	*bn = want_bn ? want_bn : 256;
 	if (want_bn || sms < 1 || M < 1 || Np < 1 || kt < 1)
 		return;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < (xt ? 4 : 3); i++) {
 		const long tiles = ceil_div(M, 128) * ceil_div(Np, widths[i]);
 		const long t = ceil_div(tiles * *splits, sms) * ceil_div(kt, *splits) *
-			       (widths[i] + LNL_WS_KT_COLS);
+			       (widths[i] + cols);
 
 		if (best < 0 || t < best) {
 			best = t;
@@ -366,12 +367,25 @@ int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;
 }
 
-int lnl_few_tiles_ws(long M, long Np, int sms)
+int lnl_few_tiles_ws(long M, long K, long Np, int sms)
 {
-	const long t128 = ceil_div(M, 128) * ceil_div(Np, 128);
+	const long kt = lnl_ktiles(K, FP_BF16), mt = ceil_div(M, 64);
+	int w, s, xbn;
+	long ws, xt;
 
-	return M > LNL_XT_MAX_M ||
-	       (25 * t128 >= 12L * sms && 2 * ceil_div(M, 128) == ceil_div(M, 64));
+	if (!lnl_fwd_xt_possible(M, K, FP_BF16))
+		return 1;
+	if (sms < 1 || kt < 1)
+		return 0;
+	lnl_ws_plan(M, K, Np, sms, 1, 0, 1, 0, &w, &s);
+	ws = ceil_div(ceil_div(M, 128) * ceil_div(Np, w), sms) * kt * LNL_FEW_WS_C *
+	     (w + LNL_WS_XT_KT_COLS);
+	xbn = lnl_skinny_xt_tile(Np, (int)(sms / mt));
+	if (!xbn)
+		xbn = 96;
+	xt = ceil_div(mt * ceil_div(Np, xbn), sms) * (kt + LNL_FEW_XT_FILL) * LNL_FEW_XT_C *
+	     (xbn + LNL_FEW_XT_KT_ROWS);
+	return ws < xt;
 }
 
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)

@@ -217,7 +217,8 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 	case FK_WS:
 		if (op->splits > 1)
 			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d, over %d "
-				 "slices of K, then a reduction", op->ws_bn, op->ws_cl, op->splits);
+				 "slices of K, then a reduction%s", op->ws_bn, op->ws_cl, op->splits,
+				 op->ws_xt ? ", x~ = x - c and the statistics from a pass as A" : "");
 		else
 			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d%s",
 				 op->ws_bn, op->ws_cl,
@@ -317,7 +318,7 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "192 where its rounds times 192 are under 0.85 of 256's (lnl_ws_bn), and where "
 	  "the 128x256 tiles would fill under half the SMs (bf16 from 65 rows) the width of "
 	  "least time as lnl_ws_plan models it",
-	  "192,128" },
+	  "192,128,64" },
 	{ "mma_tile", mma_tile_values,
 	  "columns of the mma.sync kernel's 128-row tiles (fp32, and bf16 off Hopper or "
 	  "with gemm=mma): 256, or 192 where the tiles come in fewer whole rounds of the "
@@ -402,18 +403,19 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "bf16 on Hopper from 65 rows where the 128x256 tiles would fill under half the SMs: "
 	  "x~ = x - c and the statistics from a pass, then the x~ kernel's GEMM over 64-row "
 	  "tiles of x~ (xt; xt_tile, xt_split, xt_stage), the warp-specialized kernel in "
-	  "tiles and slices of K (ws; ws_tile, ws_split), or the 64x128 mma.sync kernel or "
-	  "its slices of K (mma); auto: ws where its 128x128 tiles come to 0.48 of the SMs "
-	  "or more with no 128-row tile half empty, or past 1024 rows (lnl_few_tiles_ws), "
-	  "else xt",
+	  "tiles and slices of K (ws; ws_a, ws_tile, ws_split), or the 64x128 mma.sync kernel or "
+	  "its slices of K (mma); auto: the faster of xt and ws over x~ in a model of their "
+	  "rounds of blocks and k-tiles fitted on an H200, ws over x past 1024 rows "
+	  "(lnl_few_tiles_ws)",
 	  "ws,mma" },
 	{ "ws_a", ws_a_values,
 	  "the warp-specialized kernel's A operand: x, shifted by each row's first element "
 	  "and summed into the statistics in the math warps' registers (x), or x~ = x - c "
 	  "and the statistics from the x~ kernel's pass, read by wgmma from shared memory "
 	  "like W' (xt: bf16, 65 to 1024 rows, all of K a block, no statistics pass); "
-	  "auto: x",
-	  "xt" },
+	  "auto: xt where the 128x256 tiles would fill under half the SMs (there the kernel "
+	  "over x took 1.0-2.6x its time on an H200), else x",
+	  "x,xt" },
 	{ NULL, NULL, NULL },
 };
 
@@ -1046,23 +1048,29 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // (the x~ kernel leaves them: too few tiles, lnl_skinny_xt_auto). 45 x
 // 3000 -> 4000 takes the x~ kernel in 32-row tiles, K's last k-tile
 // partial; with the tested xt_split=3, in 96-row tiles, the last partial,
-// over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200). 300 x 1000
-// -> 1000 and 130 x 3000 -> 2052 take the x~ kernel over 64-row tiles of
-// x~ where the 128 x 256 tiles are few (x~'s rows padded to whole tiles,
-// M past a tile, K's last k-tile partial, 2052 not a multiple of 8), and
-// with the tested few_tiles=ws the warp-specialized kernel in 128 x 128
-// tiles; 70 x 2048 -> 130 and 200 x 264 -> 100 likewise, one tile of W'.
-// 256 x 1000 -> 4100 takes the warp-specialized kernel by auto (66 tiles
-// of 128 x 128 on 132 SMs: lnl_few_tiles_ws), and with the tested
-// ws_split=2 its slices of K (the partials' scalar stores: N not a
-// multiple of 8).
+// over 3 slices of 16, 16 and 15 k-tiles (on an H100 or H200). Where the
+// 128 x 256 tiles are few from 65 rows (lnl_few_tiles_ws's model): 300 x
+// 1000 -> 1000, 130 x 3000 -> 2052 and 70 x 2048 -> 130 take the x~ kernel
+// over 64-row tiles of x~ (x~'s rows padded to whole tiles, M past a tile,
+// K's last k-tile partial, 2052 not a multiple of 8; 130 rows: one tile of
+// W'), and with the tested few_tiles=ws the warp-specialized kernel over
+// x~; 200 x 264 -> 100 and 256 x 1000 -> 4100 take that kernel in 128 x 64
+// tiles (N not a multiple of 8: the scalar epilogue; K's last k-tile
+// partial, M past a row tile), 333 x 1000 -> 3000 in 128 x 128 tiles (M
+// and N past whole tiles), with the tested ws_tile=64 in 128 x 64, with
+// ws_split=2 over slices of K (the reduction taking the x~ pass's
+// statistics) and with ws_a=x over x; 512 x 4096 -> 16384 takes it over x~
+// in pairs with ws_a=xt. 1100 x 1000 -> 200 has too few tiles and too many
+// rows for x~: the kernel over x in 128 x 128 tiles, with ws_split=2 over
+// slices of K (N past its last 128-column tile).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
 	"M=37,K=1000,N=300;M=70,K=2048,N=130;M=1,K=520,N=8500;M=5,K=1000,N=300;" \
 	"M=2,K=4096,N=130;M=8,K=4104,N=4300;M=13,K=1032,N=700;M=29,K=528,N=1100;" \
 	"M=4000,K=40,N=520;M=4000,K=200,N=520;M=16384,K=768,N=256;M=512,K=4096,N=16384;" \
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
 	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000;" \
-	"M=300,K=1000,N=1000;M=130,K=3000,N=2052;M=256,K=1000,N=4100"
+	"M=300,K=1000,N=1000;M=130,K=3000,N=2052;M=256,K=1000,N=4100;M=333,K=1000,N=3000;" \
+	"M=1100,K=1000,N=200"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
