@@ -404,6 +404,10 @@ __device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc
 // rows). A stage is free once both blocks' math warps released it (the
 // empty barriers count 16 arrivals, half of them from the other block),
 // and neither block leaves before the other is done with its barriers.
+// Over x~ in tiles of up to 128 columns (PAIR_A) the pair walks two
+// adjacent column tiles of one row tile instead, each producer loading
+// half of the x~ tile (64 rows) for both: x~'s 16 KB a k-tile are then
+// the larger share (W''s 8 or 16).
 //
 // XT (MODE WS_XT): A is x~ = x - c (fwd_skinny_xt.cu's k_xt_pass, run
 // before and launched programmatically: the producer waits for its end
@@ -434,6 +438,9 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	constexpr int BM = 128, A_BYTES = BM * 128, STAGE = (BM + BN) * 128;
 	constexpr bool PASS = MODE == WS_PASS, XT = MODE == WS_XT;
 	constexpr int WS_ST = ws_stages(MODE, BN);
+	// pairs over x~ in tiles of up to 128 columns share the x~ tile (two
+	// column tiles of one row tile), not the W' tile: the larger of the two
+	constexpr bool PAIR_A = XT && CL == 2 && BN <= 128;
 	static_assert(!SPLIT || !PASS, "slices of K: statistics summed, or x~'s");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_ST], empty[WS_ST];
@@ -442,9 +449,11 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 	const int tid = threadIdx.x;
 	const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile,
-	// each over all of K or over each of the slices.
-	const long units_m = (tiles_m + CL - 1) / CL, tiles = units_m * tiles_n;
+	// Work units: tiles, or with CL = 2 pairs of tiles on one W' tile (on
+	// one x~ tile: PAIR_A), each over all of K or over each of the slices.
+	const long units_m = PAIR_A ? tiles_m : (tiles_m + CL - 1) / CL;
+	const long units_n = PAIR_A ? (tiles_n + 1) / 2 : tiles_n, tiles = units_m * units_n;
+	constexpr int UBM = PAIR_A ? BM : CL * BM, UBN = PAIR_A ? 2 * BN : BN;
 	const long units = SPLIT ? tiles * splits : tiles;
 	const long unit0 = blockIdx.x / CL, nunits = gridDim.x / CL;
 	const uint32_t rank = CL == 2 ? cluster_rank() : 0;
@@ -454,15 +463,18 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	// This block's tile of unit q, and its k-tiles kb..ke - 1.
 	auto tile_of = [&](long q, long *m0, long *n0, int *kb, int *ke) {
 		if constexpr (SPLIT) {
-			group_tile(q % tiles, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+			group_tile(q % tiles, units_m, units_n, WS_GROUP / CL, UBM, UBN, m0, n0);
 			*kb = (int)(q / tiles) * kchunk;
 			*ke = min(KT, *kb + kchunk);
 		} else {
-			group_tile(q, units_m, tiles_n, WS_GROUP / CL, CL * BM, BN, m0, n0);
+			group_tile(q, units_m, units_n, WS_GROUP / CL, UBM, UBN, m0, n0);
 			*kb = 0;
 			*ke = KT;
 		}
-		*m0 += rank * BM;
+		if constexpr (PAIR_A)
+			*n0 += rank * BN;
+		else
+			*m0 += rank * BM;
 	};
 
 	if (tid == 0) {
@@ -498,6 +510,15 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 					// the phase before: no wait at first.
 					mbar_wait(eb + 8 * s, (it / WS_ST & 1) ^ 1);
 					mbar_expect(fb + 8 * s, STAGE);
+					if constexpr (PAIR_A) {  // half of x~'s box each
+						tma_load_mc(sa + rank * (BM / 2) * 128, tx,
+							    kt * LNL_KTILE,
+							    (int)(m0 + rank * (BM / 2)),
+							    fb + 8 * s, 3);
+						tma_load(sa + A_BYTES, tw, kt * LNL_KTILE,
+							 (int)n0, fb + 8 * s);
+						continue;
+					}
 					tma_load(sa, tx, kt * LNL_KTILE, (int)m0, fb + 8 * s);
 					if constexpr (CL == 2)
 						tma_load_mc(sa + A_BYTES + rank * (BN / 2) * 128,
@@ -889,7 +910,10 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
 	const int K = (int)op->K, cl = op->ws_cl, bn = op->ws_bn, splits = op->splits;
-	const long units = lnl_ws_units(op->M, op->Np, cl, bn) * splits;
+	// pairs over x~ at up to 128 columns share x~'s tile (PAIR_A)
+	const int pair_a = op->ws_xt && cl == 2 && bn <= 128;
+	const long units = (pair_a ? (op->M + 127) / 128 * (((op->Np + bn - 1) / bn + 1) / 2)
+				   : lnl_ws_units(op->M, op->Np, cl, bn)) * splits;
 	const long most = cl == 2 ? op->ws_pairs : op->sms;
 	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
 	const int KT = lnl_ktiles(K, FP_BF16);
@@ -909,10 +933,11 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 			  !lnl_fwd_xt_possible(op->M, op->K, op->dt)))
 		return error("ln_linear_fwd: no warp-specialized kernel over x~ for %ld x %ld",
 			     op->M, op->K);
-	if (op->ws_xt ? lnl_tma_map(&tx, op->h, K, lnl_row_ld(K, FP_BF16), lnl_xt_rows(op->M), 128)
+	if (op->ws_xt ? lnl_tma_map(&tx, op->h, K, lnl_row_ld(K, FP_BF16), lnl_xt_rows(op->M),
+				    pair_a ? 64 : 128)
 		      : lnl_tma_map(&tx, x, K, K, op->M, 128))
 		return -1;
-	if (lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, bn / cl))
+	if (lnl_tma_map(&tw, op->Wf, K, op->ldw, op->Np, pair_a ? bn : bn / cl))
 		return -1;
 	if (op->ws_pass && layernorm_stats(FP_BF16, x, op->stats, op->M, K, st))
 		return -1;
