@@ -217,7 +217,8 @@ wgmma_body(const __nv_bfloat16 *__restrict__ x,
 // M, N and K arrive as zeros) and gives its registers to the other two
 // with setmaxnreg (40 a thread there, 232 in the math warpgroups: a
 // 64 x 256 accumulator is 128 of them, two sets of A fragments 32 more).
-// A block's tile is 128 x BN, BN = 256 or 192.
+// A block's tile is 128 x BN, BN = 256 or 192 (128 where tiles are few;
+// over x~, WS_XT below, 64 too).
 // Every ring stage has a "full" mbarrier the copies complete and an
 // "empty" one each math warp arrives on when its wgmmas are done with it.
 // The grid is persistent: each block walks tiles blockIdx.x, + gridDim.x,
@@ -769,8 +770,9 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 }
 
 // Its dynamic shared memory, once a process, for each of its forms (the
-// 64-column tiles over x~ only: on x they took 1.0-2.6x the time of
-// LayerNorm + cuBLASLt at the few-tile shapes that the x~ form serves).
+// 64-column tiles over x~ only: on x they took 0.97-2.56x the best
+// unfused time at 42 shapes of 128 to 1024 rows with few tiles, on an
+// H200, bench/RESULTS.md, "The warp-specialized kernel over x~").
 template <int MODE, int CL, int BN, bool SPLIT = false>
 static int ws_smem(void)
 {
