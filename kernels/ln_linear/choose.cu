@@ -424,9 +424,10 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	op->fk = FK_WS;
 	// x~ from its pass as A where its buffers are (65 to LNL_XT_MAX_M
 	// rows) and ws_a asks for it, or auto where the tiles are few (there
-	// the kernel over x took 1.0-2.6x the time of the one over x~ at 57
-	// shapes of 65 to 1024 rows on an H200, bench/RESULTS.md, "The warp-
-	// specialized kernel over x~"); no statistics pass then
+	// the kernel over x took 1.01-2.0x the time of the one over x~ in its
+	// best width at 55 shapes of 65 to 1024 rows on an H200,
+	// bench/RESULTS.md, "The warp-specialized kernel over x~"); no
+	// statistics pass then
 	op->ws_xt = op->h && op->stats && lnl_fwd_xt_possible(op->M, op->K, op->dt) &&
 		    (op->ko.v[OPT_WS_A] == WSA_XT || (op->ko.v[OPT_WS_A] == WSA_AUTO && ws_few));
 	if (ws_few) {

@@ -207,10 +207,10 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want
  * specialized kernel's 128 x w tile, LNL_FEW_XT_C (rows of W' +
  * LNL_FEW_XT_KT_ROWS) for the x~ kernel's 64-row block, which also pays
  * LNL_FEW_XT_FILL k-tiles more (its ring's fill before the first wgmma).
- * At the 57 shapes of 65 to 1024 rows in the class timed there it took the
- * faster of the two kernels at 53, and at most 1.03x the faster's time
- * at the others (bench/RESULTS.md, "The warp-specialized kernel over
- * x~"). */
+ * At the 55 shapes of 65 to 1024 rows in the class timed there it took the
+ * fastest of the five (the x~ kernel; the warp-specialized kernel in four
+ * widths) at 53, and 1.016x and 1.029x the fastest's time at the other
+ * two (bench/RESULTS.md, "The warp-specialized kernel over x~"). */
 #define LNL_FEW_WS_C 7
 #define LNL_FEW_XT_C 8
 #define LNL_FEW_XT_KT_ROWS 24
