@@ -44,9 +44,11 @@ zoo="$zoo;M=17|33|48,K=2048,N=5120;M=24,K=4096,N=5120;M=40,K=2048,N=3000"
 zoo="$zoo;M=60,K=4096,N=4096;M=24,K=3072,N=9216"
 zoo="$zoo;M=40,K=14336,N=1024;M=56,K=8192,N=2048;M=24,K=8192,N=1024;M=24,K=8192,N=2560"
 # and 65 to 1024 rows where the 128 x 256 tiles are few (the x~ kernel in
-# 64-row tiles, the warp-specialized kernel in 128 x 128 ones), and three
-# 128-row tiles of a wide N (one block a tile, not pairs)
+# 64-row tiles, or the warp-specialized kernel over x~ in 128 x 64 to 128
+# x 256 ones, as lnl_few_tiles_ws's model has them), and three 128-row
+# tiles of a wide N (one block a tile, not pairs)
 zoo="$zoo;M=96,K=2048,N=2048;M=512,K=1000,N=1000;M=256,K=4096,N=4096;M=384,K=3072,N=9216"
+zoo="$zoo;M=1024,K=4096,N=1024"
 ./fuseprof run --db "$out/zoo.db" --tag lnl-zoo --workload ln_linear_fwd,ln_linear_bwd \
 	--variant fused,unfused --no-counters --reps 20 --shape "$zoo" "$@" \
 	>"$out/run.txt" 2>"$out/run.err" || { echo "run exit $?"; tail -n 5 "$out/run.err"; }
