@@ -56,6 +56,15 @@ extern "C" void cluster_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *att
 	cfg->numAttrs = 1;
 }
 
+extern "C" void config_programmatic(cudaLaunchConfig_t *cfg)
+{
+	cudaLaunchAttribute *a = &cfg->attrs[cfg->numAttrs++];
+
+	*a = cudaLaunchAttribute{};
+	a->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	a->val.programmaticStreamSerializationAllowed = 1;
+}
+
 extern "C" void rng_seed_item(struct fp_rng *r, uint64_t base, long item)
 {
 	rng_seed(r, base ^ 0x9e3779b97f4a7c15ull * (uint64_t)(item + 1));

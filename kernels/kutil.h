@@ -128,10 +128,15 @@ int dev_poison(void *p, size_t bytes);
 
 /* The configuration of a launch (cudaLaunchKernelEx) of grid blocks of block
  * threads with smem bytes of dynamic shared memory on st, in clusters of
- * cluster blocks along x; cfg points to attr, its one attribute. */
+ * cluster blocks along x; cfg points to attr, its one attribute.
+ * config_programmatic adds to cfg's attributes (its array must have room
+ * for one more) that the launch may begin before the kernel before it on
+ * the stream ends (programmatic dependent launch: the kernel's
+ * grid_dep_wait waits for that end). */
 void cluster_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
 		    unsigned cluster, unsigned grid, unsigned block, size_t smem,
 		    cudaStream_t st);
+void config_programmatic(cudaLaunchConfig_t *cfg);
 
 /* Accumulates the error of one output against its reference. */
 struct fp_cmp {

@@ -275,8 +275,7 @@ static size_t fwd_stats_bytes(long M, long K, enum fp_dtype dt)
 
 static size_t fwd_xt_bytes(long M, long K, enum fp_dtype dt)
 {
-	return lnl_fwd_xt_possible(M, K, dt)
-		       ? pad((size_t)lnl_xt_rows(M) * (size_t)lnl_row_ld(K, dt) * 2) : 0;
+	return lnl_fwd_xt_possible(M, K, dt) ? pad(lnl_xt_bytes(M, K)) : 0;
 }
 
 static size_t fwd_ws_bytes(long M, long K, long N, enum fp_dtype dt, int sms)

@@ -121,6 +121,15 @@ static int tile_bn(int opt, long M, long Np, int cl, long slots)
 				: lnl_ws_bn(M, Np, cl, slots);
 }
 
+// The warp-specialized kernel's tile width ws_tile asks for, 0 for auto's
+// (64 serves over x~ only: over x it is auto's too).
+static int ws_tile_asked(const struct lnl_op *op)
+{
+	const int t = op->ko.v[OPT_WS_TILE];
+
+	return t == WST_AUTO || (t == WST_64 && !op->ws_xt) ? 0 : tile_bn(t, 0, 0, 0, 0);
+}
+
 // The x~ skinny kernel (FK_SKINNY_XT) where its buffers are there (x~ in
 // op->h, the statistics) and skinny_x asks for it (stream_xt) or auto
 // takes it (lnl_skinny_xt_auto; mid: from 65 rows, where the caller has
@@ -430,14 +439,10 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// statistics pass then
 	op->ws_xt = op->h && op->stats && lnl_fwd_xt_possible(op->M, op->K, op->dt) &&
 		    (op->ko.v[OPT_WS_A] == WSA_XT || (op->ko.v[OPT_WS_A] == WSA_AUTO && ws_few));
-	if (ws_few) {
-		const int t = op->ko.v[OPT_WS_TILE];
-
-		lnl_ws_plan(op->M, op->K, op->Np, op->sms, op->ws_xt,
-			    t == WST_AUTO || (t == WST_64 && !op->ws_xt) ? 0 : tile_bn(t, 0, 0, 0, 0),
-			    slices_asked(op, OPT_WS_SPLIT),
-			    op->fpart != NULL, &op->ws_bn, &op->splits);
-	}
+	if (ws_few)
+		lnl_ws_plan(op->M, op->K, op->Np, op->sms, op->ws_xt, ws_tile_asked(op),
+			    slices_asked(op, OPT_WS_SPLIT), op->fpart != NULL, &op->ws_bn,
+			    &op->splits);
 	op->ws_pass = op->splits == 1 && !op->ws_xt && lnl_fwd_pass_possible(op->K, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
 	// pairs: not where the tiles are few (one block a tile took 0.51-0.99x
@@ -458,10 +463,10 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 			op->ws_cl = 1;  // no room for a pair: one block a cluster
 	}
 	if (!ws_few) {
-		const int t = op->ko.v[OPT_WS_TILE];
+		const int w = ws_tile_asked(op);
 
-		op->ws_bn = tile_bn(t == WST_64 && !op->ws_xt ? WST_AUTO : t, op->M, op->Np,
-				    op->ws_cl, op->ws_cl == 2 ? op->ws_pairs : op->sms);
+		op->ws_bn = w ? w : lnl_ws_bn(op->M, op->Np, op->ws_cl,
+					      op->ws_cl == 2 ? op->ws_pairs : op->sms);
 	}
 	return 0;
 }

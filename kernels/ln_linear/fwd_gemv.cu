@@ -60,12 +60,11 @@ static int gemv_slots(int warps, int sms, int *slots)
 	return 0;
 }
 
-int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st)
+int fwd_split_reduce_launch(const struct lnl_op *op, int splits, const float *stats,
+			    cudaStream_t st)
 {
 	const long outs = op->M * op->N;
 	const unsigned blocks = (unsigned)((outs + 255) / 256);
-	// the warp-specialized kernel's slices over x~ leave no sums
-	const float *stats = op->fk == FK_WS && op->ws_xt ? op->stats : NULL;
 
 	if (op->dt == FP_BF16)
 		k_fwd_split_reduce<__nv_bfloat16><<<blocks, 256, 0, st>>>(
@@ -103,7 +102,7 @@ static int gemv_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		part);
 	if (CUDA_CHECK_LAUNCH("k_fwd_gemv"))
 		return -1;
-	return part ? fwd_split_reduce_launch(op, g->splits, st) : 0;
+	return part ? fwd_split_reduce_launch(op, g->splits, NULL, st) : 0;
 }
 
 template <typename T>

@@ -447,7 +447,7 @@ static int mma_split_run(const struct lnl_op *op, const T *x, cudaStream_t st)
 		op->wperm);
 	if (CUDA_CHECK_LAUNCH("k_fwd_fused_mma split-K"))
 		return -1;
-	return fwd_split_reduce_launch(op, splits, st);
+	return fwd_split_reduce_launch(op, splits, NULL, st);
 }
 
 // In op->mma_bm-row tiles (split_tile).

@@ -698,11 +698,8 @@ static int stream_launch(const struct lnl_op *op, const __nv_bfloat16 *x,
 	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)
 		cfg.numAttrs = 0;  // one slice: no cluster, as it was launched
-	if (pass) {
-		attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-		attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-		cfg.numAttrs++;
-	}
+	if (pass)
+		config_programmatic(&cfg);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, tx, tw, x, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,
 					     (int)op->M, (int)op->K, (int)op->N, wrows, op->wperm,

@@ -361,9 +361,7 @@ int fwd_skinny_xt_launch(const struct lnl_op *op, const void *xv, cudaStream_t s
 	attr[0].val.clusterDim.y = (unsigned)slices;
 	if (slices < 2)
 		cfg.numAttrs = 0;  // one slice: no cluster
-	attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-	cfg.numAttrs++;
+	config_programmatic(&cfg);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, slices > 1 ? in->ksl : in->k, tx, tw,
 					     (const float *)op->stats, (const float *)op->sW,
 					     (const float *)op->bf, (__nv_bfloat16 *)op->y,

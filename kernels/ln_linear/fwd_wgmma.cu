@@ -2,9 +2,9 @@
 // wgmma kernel (k_fwd_fused_wgmma), then the warp-specialized persistent
 // one (k_fwd_fused_ws: TMA, mbarriers, setmaxnreg, clusters multicasting
 // W' or x~; A is x shifted in its registers, or x~ from the x~ kernel's
-// pass read from shared memory). Built for sm_90a (local.mk), as fwd_skinny_wg.cu is: wgmma,
-// setmaxnreg and the cluster instructions exist only there; wgmma.cuh holds
-// the primitives both files use. See internal.h for the numerics and
+// pass read from shared memory). Built for sm_90a (local.mk), as
+// fwd_skinny_wg.cu is: wgmma, setmaxnreg and the cluster instructions exist
+// only there; wgmma.cuh holds the primitives both files use. See internal.h for the numerics and
 // fwd_mma.cu for the data path both kernels build on.
 #include "config.h"
 
@@ -423,8 +423,8 @@ __device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc
 // the tile's width (64 to 128 columns; bench/RESULTS.md, "the warp-
 // specialized kernel over x~").
 //
-// SPLIT (MODE WS_SUMS or WS_XT, CL 1): over slices of K, a unit is a tile and a
-// slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
+// SPLIT (MODE WS_SUMS or WS_XT, CL 1): over slices of K, a unit is a tile
+// and a slice of `splits` (kchunk k-tiles each, none empty), slice-major; its
 // sums leave in part as the split-K forward's (x~ W'^T in
 // part[slice][row][col], the rows' shifted sums after every slice's M x N,
 // from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
@@ -442,7 +442,7 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	constexpr int WS_ST = ws_stages(MODE, BN);
 	// pairs over x~ in tiles of up to 128 columns share the x~ tile (two
 	// column tiles of one row tile), not the W' tile: the larger of the two
-	constexpr bool PAIR_A = XT && CL == 2 && BN <= 128;
+	constexpr bool PAIR_A = LNL_WS_PAIR_X(XT, CL, BN);
 	static_assert(!SPLIT || !PASS, "slices of K: statistics summed, or x~'s");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_ST], empty[WS_ST];
@@ -865,12 +865,8 @@ static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 	cudaLaunchAttribute at[2];
 
 	cluster_config(&cfg, &at[0], CL, grid, WS_THREADS, WS_SMEM(MODE, BN), st);
-	if (MODE == WS_XT) {
-		at[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-		at[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-		cfg.attrs = at;
-		cfg.numAttrs++;
-	}
+	if (MODE == WS_XT)
+		config_programmatic(&cfg);
 	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<MODE, CL, BN, SPLIT>, tx, tw,
 					     (const float *)(MODE != WS_SUMS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
@@ -914,7 +910,7 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
 	const int K = (int)op->K, cl = op->ws_cl, bn = op->ws_bn, splits = op->splits;
 	// pairs over x~ at up to 128 columns share x~'s tile (PAIR_A)
-	const int pair_a = op->ws_xt && cl == 2 && bn <= 128;
+	const int pair_a = LNL_WS_PAIR_X(op->ws_xt, cl, bn);
 	const long units = (pair_a ? (op->M + 127) / 128 * (((op->Np + bn - 1) / bn + 1) / 2)
 				   : lnl_ws_units(op->M, op->Np, cl, bn)) * splits;
 	const long most = cl == 2 ? op->ws_pairs : op->sms;
@@ -950,7 +946,9 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	    : bn == 128 ? ws_run_bn<128>(op, x, tx, tw, grid, st)
 	    : bn == 64  ? ws_run_bn<64>(op, x, tx, tw, grid, st)
 			: ws_run_bn<256>(op, x, tx, tw, grid, st);
-	return r || splits < 2 ? r : fwd_split_reduce_launch(op, splits, st);
+	// slices over x~ leave no sums: the reduction takes the pass's statistics
+	return r || splits < 2 ? r
+			       : fwd_split_reduce_launch(op, splits, op->ws_xt ? op->stats : NULL, st);
 }
 
 // (Measured with the 256-column form, which has the most shared memory:

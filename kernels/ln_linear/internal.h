@@ -291,7 +291,7 @@ struct lnl_op {
 	int sms;             // multiprocessors of the device (tile choice)
 	struct fp_kopts ko;  // the kernel options create() was given
 	enum lnl_fwd_kernel fk;  // forward: what the launch runs
-	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W')
+	int ws_cl;           // FK_WS: blocks a cluster (1, or 2 sharing W' or x~)
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_xt;           // FK_WS: A is x~ from the x~ pass (op->h), not x
@@ -364,8 +364,11 @@ int fwd_mma_launch(const struct lnl_op *op, const void *x, int big, cudaStream_t
 int fwd_mma_split_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_gemv.cu: the reduction and epilogue alone (k_fwd_split_reduce,
  * gemv.cuh), over `splits` slices of partials in op->fpart (the split-K
- * forward's layout, lnl_part_bytes). */
-int fwd_split_reduce_launch(const struct lnl_op *op, int splits, cudaStream_t st);
+ * forward's layout, lnl_part_bytes); the rows' statistics from their
+ * shifted sums there, or where stats is not NULL from stats (mean - c,
+ * rstd: the x~ pass's). */
+int fwd_split_reduce_launch(const struct lnl_op *op, int splits, const float *stats,
+			    cudaStream_t st);
 /* fwd_skinny_wg.cu: clusters of a streamed skinny kernel the device holds
  * at once, (*caps)[s] for s = 1 .. LNL_SKINNY_MAX_SPLITS blocks (asked once
  * a process): which 0 for k_fwd_skinny_xa, 1 and 2 for k_fwd_skinny_st of
@@ -389,9 +392,10 @@ int fwd_skinny_res_plan(long M, long K, long Nw, enum fp_dtype dt, int want, int
 			int *groups);
 int fwd_skinny_launch(const struct lnl_op *op, const void *x, cudaStream_t st);
 /* fwd_wgmma.cu: a TMA descriptor of a row-major bf16 tensor (rows x cols,
- * ld elements from a row to the next, ld % 8 == 0) copied in boxes of box_rows x 64 with the 128-byte
- * swizzle; reads past its edges give zeros. The driver's encoder is found
- * once through the runtime (nothing links libcuda). */
+ * ld elements from a row to the next, ld % 8 == 0) copied in boxes of
+ * box_rows x 64 with the 128-byte swizzle; reads past its edges give
+ * zeros. The driver's encoder is found once through the runtime (nothing
+ * links libcuda). */
 int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, int box_rows);
 /* fwd_skinny_wg.cu: k_fwd_skinny_wg<mp> (mp = 32, 64; else NULL). */
 const void *fwd_skinny_wg_kernel(int mp);

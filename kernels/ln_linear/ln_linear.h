@@ -371,6 +371,11 @@ static inline long lnl_xt_rows(long M)
 {
 	return M > 64 ? (M + 127) / 128 * 128 : (M + 7) / 8 * 8;
 }
+/* x~'s bytes at M x K: lnl_xt_rows(M) rows of lnl_row_ld(K) bf16. */
+static inline size_t lnl_xt_bytes(long M, long K)
+{
+	return (size_t)lnl_xt_rows(M) * (size_t)lnl_row_ld(K, FP_BF16) * 2;
+}
 /* Whether the bf16 x~ kernel (FK_SKINNY_XT) may run at M rows and K
  * (LNL_SKINNY_MAX_M + 1 to LNL_XT_MAX_M rows, 16-byte rows; then the
  * forward needs x~, lnl_xt_rows(M) rows of lnl_row_ld(K) bf16, and 3 M
@@ -577,7 +582,9 @@ int lnl_skinny_xa_rows(long Nw, int sms);
 
 /* The warp-specialized forward's work units for M rows and Np rows of W'
  * (N rounded up to 32) in 128 x bn tiles, pairs of them along M where cl
- * is 2. */
+ * is 2 (over x~ in tiles of up to 128 columns, LNL_WS_PAIR_X, the pairs lie
+ * along N instead, sharing the x~ tile). */
+#define LNL_WS_PAIR_X(xt, cl, bn) ((xt) && (cl) == 2 && (bn) <= 128)
 long lnl_ws_units(long M, long Np, int cl, int bn);
 /* Its tile width, 256 or 192, for the units of cl blocks that slots
  * places hold at once: the persistent grid takes ceil(units / slots)

@@ -254,6 +254,15 @@ int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
 	return ws_slices_max(lnl_ktiles(K, dt));
 }
 
+/* The warp-specialized kernel's modelled time at M x Np in 128 x w tiles
+ * over `splits` slices of kt k-tiles: rounds of one block an SM, a k-tile
+ * costing w + cols. */
+static long ws_cost(long M, long kt, long Np, int sms, int w, int splits, int cols)
+{
+	return ceil_div(ceil_div(M, 128) * ceil_div(Np, w) * splits, sms) *
+	       ceil_div(kt, splits) * (w + cols);
+}
+
 void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want_splits,
 		 int parts, int *bn, int *splits)
 {
@@ -272,9 +281,7 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want
 	if (want_bn || sms < 1 || M < 1 || Np < 1 || kt < 1)
 		return;
 	for (int i = 0; i < (xt ? 4 : 3); i++) {
-		const long tiles = ceil_div(M, 128) * ceil_div(Np, widths[i]);
-		const long t = ceil_div(tiles * *splits, sms) * ceil_div(kt, *splits) *
-			       (widths[i] + cols);
+		const long t = ws_cost(M, kt, Np, sms, widths[i], *splits, cols);
 
 		if (best < 0 || t < best) {
 			best = t;
@@ -378,8 +385,7 @@ int lnl_few_tiles_ws(long M, long K, long Np, int sms)
 	if (sms < 1 || kt < 1)
 		return 0;
 	lnl_ws_plan(M, K, Np, sms, 1, 0, 1, 0, &w, &s);
-	ws = ceil_div(ceil_div(M, 128) * ceil_div(Np, w), sms) * kt * LNL_FEW_WS_C *
-	     (w + LNL_WS_XT_KT_COLS);
+	ws = LNL_FEW_WS_C * ws_cost(M, kt, Np, sms, w, 1, LNL_WS_XT_KT_COLS);
 	xbn = lnl_skinny_xt_tile(Np, (int)(sms / mt));
 	if (!xbn)
 		xbn = 96;

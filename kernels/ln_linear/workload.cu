@@ -555,9 +555,8 @@ static void lnl_sizes(int bwd, const struct fp_shape *s, enum fp_dtype dt,
 
 			if (fwd_pass_possible(s, dt) || xt)
 				z->stats = dev_pad(3 * M * sizeof(float));
-			if (xt)  // x~: lnl_xt_rows rows at lnl_row_ld
-				z->h = dev_pad((size_t)lnl_xt_rows((long)M) *
-					       (size_t)lnl_row_ld((long)K, dt) * es);
+			if (xt)
+				z->h = dev_pad(lnl_xt_bytes((long)M, (long)K));
 			z->fpart = dev_pad(lnl_split_bytes((long)M, (long)K, (long)N, dt));
 		}
 		z->wset = z->y + z->h + z->stats + z->workspace + z->fpart;
@@ -954,12 +953,12 @@ static int poison_run(struct lnl_op *op)
 {
 	const long M = op->M, K = op->K, N = op->N;
 	const size_t es = fp_dtype_size(op->dt);
-	// the fused forward's h is x~: lnl_xt_rows rows of lnl_row_ld (lnl_sizes)
-	const int xt = !op->bwd && op->variant == FWD_FUSED;
-	const long hK = xt ? lnl_row_ld(K, op->dt) : K, hM = xt ? lnl_xt_rows(M) : M;
+	// the fused forward's h is x~ (lnl_sizes)
+	const size_t hbytes = !op->bwd && op->variant == FWD_FUSED ? lnl_xt_bytes(M, K)
+								  : (size_t)(M * K) * es;
 
 	if ((op->y && dev_poison(op->y, (size_t)(M * N) * es)) ||
-	    (op->h && dev_poison(op->h, (size_t)(hM * hK) * es)) ||
+	    (op->h && dev_poison(op->h, hbytes)) ||
 	    (op->dx && dev_poison(op->dx, (size_t)(M * K) * es)) ||
 	    (op->dW && dev_poison(op->dW, (size_t)(N * K) * es)) ||
 	    (op->dg && dev_poison(op->dg, (size_t)K * es)) ||
