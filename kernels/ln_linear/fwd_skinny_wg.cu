@@ -41,18 +41,7 @@ struct SkWgmma {
 
 		(void)lane;
 		(void)f0;
-#pragma unroll
-		for (int i = 0; i < MP / 2; i++)
-			wg_fence_operand(d[i]);
-		wg_arrive();
-#pragma unroll
-		for (int ks = 0; ks < LNL_KTILE / 16; ks++)
-			wgmma_ss<MP>(d, wg_desc(sa + ks * 32), wg_desc(sx + ks * 32));
-		wg_commit();
-		wg_wait<0>();
-#pragma unroll
-		for (int i = 0; i < MP / 2; i++)
-			wg_fence_operand(d[i]);
+		wg_ktile_ss<MP, 0>(sa, sx, d);
 	}
 };
 

@@ -374,26 +374,6 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 	}
 }
 
-// One k-tile of x~ (WS_XT) in a math warpgroup: its 64 rows at sa, W''s
-// BN at sb, four wgmmas queued; returns once the previous k-tile's are
-// done (their stage is free).
-template <int BN>
-__device__ __forceinline__ void ws_xt_ktile(uint32_t sa, uint32_t sb, float *acc)
-{
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		wg_fence_operand(acc[i]);
-	wg_arrive();
-#pragma unroll
-	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
-		wgmma_ss<BN>(acc, wg_desc(sa + ks * 32), wg_desc(sb + ks * 32));
-	wg_commit();
-	wg_wait<1>();
-#pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		wg_fence_operand(acc[i]);
-}
-
 // PASS: the rows' statistics come from a LayerNorm statistics pass run
 // before (stats: hi, lo, rstd, as layernorm_stats writes them) instead of
 // being summed from the tiles; the pivot is then hi rounded to bf16. W' is
@@ -569,7 +549,9 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 
 		mbar_wait(fb + 8 * s, it / WS_ST & 1);
 		if constexpr (XT) {
-			ws_xt_ktile<BN>(sa + wgi * 64 * 128, sb, acc);
+			// its warpgroup's 64 rows of x~; the previous
+			// k-tile's wgmmas done (their stage free) on return
+			wg_ktile_ss<BN, 1>(sa + wgi * 64 * 128, sb, acc);
 		} else {
 			if (!PASS && !SPLIT && kt == 0)
 				wg_pivots_smem(sa, row0 + g, piv);

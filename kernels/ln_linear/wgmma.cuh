@@ -249,6 +249,27 @@ __device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db)
 		wgmma_m64n256k16_ss(d, da, db);
 }
 
+// One k-tile of d += a b, both from shared memory (sa, sb: K-major tiles
+// of LNL_KTILE columns, 128-byte swizzled), as LNL_KTILE / 16 wgmmas of N
+// columns queued in one group; returns once at most PENDING groups are in
+// flight (0: this one done; 1: the one before it).
+template <int N, int PENDING>
+__device__ __forceinline__ void wg_ktile_ss(uint32_t sa, uint32_t sb, float *d)
+{
+#pragma unroll
+	for (int i = 0; i < N / 2; i++)
+		wg_fence_operand(d[i]);
+	wg_arrive();
+#pragma unroll
+	for (int ks = 0; ks < LNL_KTILE / 16; ks++)
+		wgmma_ss<N>(d, wg_desc(sa + ks * 32), wg_desc(sb + ks * 32));
+	wg_commit();
+	wg_wait<PENDING>();
+#pragma unroll
+	for (int i = 0; i < N / 2; i++)
+		wg_fence_operand(d[i]);
+}
+
 // The x-as-A kernels' s and b' of their tile's rows of W' (BN from n0 on;
 // column perm32 of a row where wperm says), staged in shared memory at
 // the start, a thread a row (0 past wrows and N): read from global memory
