@@ -104,7 +104,7 @@ struct fp_check {
  * the default, conventionally "auto" (the launcher decides by shape and
  * device). The options in force and the kernel picked are stored with each
  * op, so two runs that ran different kernels can be told apart. */
-#define FP_MAX_KOPTS 24
+#define FP_MAX_KOPTS 32
 #define FP_MAX_KOPT_VALUES 16
 struct fp_kopt {
 	const char *name;                /* "fwd_kernel" */

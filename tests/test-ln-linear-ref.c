@@ -1071,27 +1071,42 @@ static void test_row_ld(void)
 
 /* Few tiles from 65 rows (bf16 on Hopper, 132 SMs): which kernel auto
  * takes (lnl_few_tiles_ws), the warp-specialized kernel's tiles and
- * slices (lnl_ws_plan: auto's width, slices only as asked), room for
- * the partials an option may ask in the workload's sizing, and x~'s
- * padded rows. */
+ * slices (lnl_ws_plan: auto's width; over x slices only as asked, over x~
+ * the model's in a cluster), room for the partials an option may ask in
+ * the workload's sizing, and x~'s padded rows. */
 static void test_few_tiles(void)
 {
+	/* clusters of 1 to 8 blocks held at once, as an H200 might hold them */
+	static const int caps[] = { 0, 132, 66, 39, 31, 26, 22, 18, 16 };
+	static const int caps3[] = { 0, 132, 66, 0, 31, 26, 22, 18, 16 };
 	int bn, s;
 
 	/* the x~ kernel or the warp-specialized kernel over x~, as the model
 	 * has them (the faster of the two on an H200 at each of these); the
 	 * warp-specialized kernel over x past LNL_XT_MAX_M rows and where x~
 	 * cannot be (K not a multiple of 8) */
-	ASSERT(!lnl_few_tiles_ws(65, 1000, 1024, 132));   /* 32-row tiles of W' */
-	ASSERT(!lnl_few_tiles_ws(256, 4096, 1024, 132));  /* one round either way */
-	ASSERT(!lnl_few_tiles_ws(512, 4096, 1024, 132));
-	ASSERT(lnl_few_tiles_ws(65, 1024, 4096, 132));    /* 128 x 64: 64 tiles */
-	ASSERT(lnl_few_tiles_ws(256, 4096, 4096, 132));   /* 128 x 64: 128 tiles */
-	ASSERT(lnl_few_tiles_ws(96, 3072, 9216, 132));    /* 128 x 128: 72 tiles */
-	ASSERT(lnl_few_tiles_ws(1024, 4096, 1024, 132));  /* x~'s 2 rounds of 96 */
-	ASSERT(lnl_few_tiles_ws(384, 1000, 1024, 132));
-	ASSERT(lnl_few_tiles_ws(2000, 256, 256, 132));    /* past LNL_XT_MAX_M */
-	ASSERT(lnl_few_tiles_ws(300, 1001, 1024, 132));   /* no x~ */
+	ASSERT(!lnl_few_tiles_ws(65, 1000, 1024, 132, caps));   /* 32-row tiles of W' */
+	ASSERT(!lnl_few_tiles_ws(256, 4096, 1024, 132, caps));  /* one round either way */
+	ASSERT(!lnl_few_tiles_ws(384, 1000, 1024, 132, caps));
+	ASSERT(lnl_few_tiles_ws(512, 4096, 1024, 132, caps));   /* 128 x 64 in 2 slices */
+	ASSERT(lnl_few_tiles_ws(65, 1024, 4096, 132, caps));    /* 128 x 64: 64 tiles */
+	ASSERT(lnl_few_tiles_ws(256, 4096, 4096, 132, caps));   /* 128 x 64: 128 tiles */
+	ASSERT(lnl_few_tiles_ws(96, 3072, 9216, 132, caps));    /* 128 x 128: 72 tiles */
+	ASSERT(lnl_few_tiles_ws(1024, 4096, 1024, 132, caps));  /* x~'s 2 rounds of 96 */
+	ASSERT(lnl_few_tiles_ws(65, 8192, 2048, 132, caps));    /* 3 slices */
+	ASSERT(!lnl_few_tiles_ws(65, 8192, 2048, 132, NULL));   /* none: x~'s */
+	ASSERT(lnl_few_tiles_ws(2000, 256, 256, 132, caps));    /* past LNL_XT_MAX_M */
+	ASSERT(lnl_few_tiles_ws(300, 1001, 1024, 132, caps));   /* no x~ */
+	/* the model's times: slices cut the k-tiles a block; a round more
+	 * where the clusters held at once are fewer than the tiles; none
+	 * where no cluster of s is held */
+	ASSERT(lnl_few_ws_ns(65, 8192, 2048, 132, caps, 64, 3) <
+	       lnl_few_ws_ns(65, 8192, 2048, 132, caps, 64, 1));
+	ASSERT(lnl_few_ws_ns(65, 8192, 2048, 132, caps, 64, 4) >
+	       1.5 * lnl_few_ws_ns(65, 8192, 2048, 132, caps, 64, 3));  /* 32 tiles, 31 held */
+	ASSERT(lnl_few_ws_ns(65, 8192, 2048, 132, caps3, 64, 3) < 0);
+	ASSERT(lnl_few_xt_ns(65, 8192, 2048, 132) > 0);
+	ASSERT(lnl_few_xt_ns(65, 8192, 2048, 0) < 0);
 	/* pairs where the row tiles are even or 8 and more */
 	ASSERT(!lnl_ws_pairs_pay(100));
 	ASSERT(!lnl_ws_pairs_pay(384));
@@ -1102,37 +1117,59 @@ static void test_few_tiles(void)
 	/* the plan: one wave of 128 x 128 tiles over all of K at 1024 x 2048
 	 * -> 2048; a width or slices asked for are taken (and slices only
 	 * where there is room for partials, none empty) */
-	lnl_ws_plan(1024, 2048, 2048, 132, 0, 0, 0, 1, &bn, &s);
+	lnl_ws_plan(1024, 2048, 2048, 132, 0, NULL, 0, 0, 1, &bn, &s);
 	ASSERT_EQ(bn, 128);
 	ASSERT_EQ(s, 1);
-	lnl_ws_plan(1024, 2048, 2048, 132, 0, 256, 0, 1, &bn, &s);
+	lnl_ws_plan(1024, 2048, 2048, 132, 0, NULL, 256, 0, 1, &bn, &s);
 	ASSERT_EQ(bn, 256);
-	lnl_ws_plan(96, 1000, 1024, 132, 0, 128, 3, 1, &bn, &s);
+	lnl_ws_plan(96, 1000, 1024, 132, 0, NULL, 128, 3, 1, &bn, &s);
 	ASSERT_EQ(bn, 128);
 	ASSERT_EQ(s, 3);
-	lnl_ws_plan(96, 1000, 1024, 132, 0, 128, 3, 0, &bn, &s);
+	lnl_ws_plan(96, 1000, 1024, 132, 0, NULL, 128, 3, 0, &bn, &s);
 	ASSERT_EQ(s, 1);
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 0, 1, &bn, &s); /* auto: all of K */
+	lnl_ws_plan(96, 8192, 1024, 132, 0, NULL, 0, 0, 1, &bn, &s); /* auto: all of K */
 	ASSERT_EQ(s, 1);
 	ASSERT_EQ(bn, 128);  /* 8 tiles: one round whatever the width */
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 5, 1, &bn, &s); /* 5 of 26, 26, 26, 26, 24 */
+	lnl_ws_plan(96, 8192, 1024, 132, 0, NULL, 0, 5, 1, &bn, &s); /* 5 of 26, 26, 26, 26, 24 */
 	ASSERT_EQ(s, 5);
-	lnl_ws_plan(96, 8192, 1024, 132, 0, 0, 8, 1, &bn, &s);
+	lnl_ws_plan(96, 8192, 1024, 132, 0, NULL, 0, 8, 1, &bn, &s);
 	ASSERT_EQ(s, 8);
-	lnl_ws_plan(96, 200, 1024, 132, 0, 0, 8, 1, &bn, &s); /* 4 k-tiles: 2 a slice */
+	lnl_ws_plan(96, 200, 1024, 132, 0, NULL, 0, 8, 1, &bn, &s); /* 4 k-tiles: 2 a slice */
 	ASSERT_EQ(s, 2);
-	/* over x~, 64 columns too: the narrowest where every width is one
+	/* over x~, 64 columns too, and without caps (ws_reduce=kernel) all
+	 * of K a block unless asked: the narrowest where every width is one
 	 * round; 128 where 64 would take two */
-	lnl_ws_plan(96, 8192, 1024, 132, 1, 0, 0, 1, &bn, &s);
+	lnl_ws_plan(96, 8192, 1024, 132, 1, NULL, 0, 0, 1, &bn, &s);
 	ASSERT_EQ(bn, 64);
-	lnl_ws_plan(256, 4096, 4096, 132, 1, 0, 0, 1, &bn, &s); /* 128 tiles */
+	lnl_ws_plan(256, 4096, 4096, 132, 1, NULL, 0, 0, 1, &bn, &s); /* 128 tiles */
 	ASSERT_EQ(bn, 64);
-	lnl_ws_plan(512, 4096, 4096, 132, 1, 0, 0, 1, &bn, &s); /* 256 tiles of 64 */
+	lnl_ws_plan(512, 4096, 4096, 132, 1, NULL, 0, 0, 1, &bn, &s); /* 256 tiles of 64 */
 	ASSERT_EQ(bn, 128);
+	/* over x~ with caps: the model's slices, in a cluster (none past
+	 * LNL_WS_DSUM_AUTO, none of a size no cluster of is held), or as
+	 * asked */
+	lnl_ws_plan(65, 8192, 2048, 132, 1, caps, 0, 0, 0, &bn, &s);
+	ASSERT_EQ(bn, 64);
+	ASSERT_EQ(s, 3);
+	lnl_ws_plan(65, 8192, 2048, 132, 1, caps3, 0, 0, 0, &bn, &s);
+	ASSERT(s != 3);
+	lnl_ws_plan(512, 8192, 2048, 132, 1, caps, 0, 0, 0, &bn, &s);
+	ASSERT_EQ(bn, 128);
+	ASSERT_EQ(s, 2);
+	lnl_ws_plan(96, 8192, 1024, 132, 1, caps, 0, 0, 1, &bn, &s);
+	ASSERT_EQ(bn, 64);
+	ASSERT_EQ(s, LNL_WS_DSUM_AUTO);
+	lnl_ws_plan(96, 8192, 1024, 132, 1, caps, 0, 6, 1, &bn, &s);
+	ASSERT_EQ(s, 6);
+	lnl_ws_plan(96, 8192, 1024, 132, 1, caps, 192, 0, 1, &bn, &s);
+	ASSERT_EQ(bn, 192);
+	lnl_ws_plan(1024, 1000, 1024, 132, 1, caps, 0, 0, 1, &bn, &s);
+	ASSERT_EQ(s, 1);  /* 64 tiles of 128 x 128: slices would take rounds */
 	for (long K = 64; K <= 9000; K += 424)
 		for (int w = 0; w <= 8; w++)
 			for (int xt = 0; xt < 2; xt++) {
-				lnl_ws_plan(300, K, 1024, 132, xt, 0, w, 1, &bn, &s);
+				lnl_ws_plan(300, K, 1024, 132, xt, xt ? caps : NULL, 0, w, 1,
+					    &bn, &s);
 				ASSERT(bn == 128 || bn == 192 || bn == 256 || (xt && bn == 64));
 				ASSERT(s >= 1 && s <= lnl_ws_split_max(300, K, 1024, FP_BF16));
 				ASSERT(lnl_part_bytes(300, 1024, s) <=

@@ -302,10 +302,11 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	const int xa_pass = op->ko.v[OPT_XA_PASS], few = op->ko.v[OPT_FEW_TILES];
 	// the 128 x 256 tiles would fill under half the SMs
 	const int few_big = lnl_few_big_tiles(op->M, op->N, op->sms);
-	int hopper = 0, perm, skinny, skinny_big, ws_few;
+	int hopper = 0, perm, skinny, skinny_big, ws_few, dsum;
+	const int *caps = NULL;  // clusters of the kernel over x~ in slices
 
 	op->ws_cl = 1;
-	op->ws_pairs = op->ws_pass = op->ws_xt = 0;
+	op->ws_pairs = op->ws_pass = op->ws_xt = op->ws_dsum = 0;
 	op->ws_bn = 256;
 	op->mma_bn = 256;
 	op->splits = 1;
@@ -397,8 +398,13 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// variant's time there (bench/RESULTS.md, "Few tiles from 65 rows").
 	ws_few = few_big && op->dt == FP_BF16 && hopper &&
 		 op->M > LNL_SKINNY_RES_MAX_M && few != FEW_MMA && gemm != GEMM_MMA;
+	// slices of K over x~ added in their cluster unless ws_reduce asks
+	// for the reduction kernel: the model's clusters held at once
+	if (ws_few && op->ko.v[OPT_WS_REDUCE] != WSR_KERNEL && fwd_ws_dsum_caps(&caps))
+		return -1;
 	if (ws_few && (few == FEW_XT ||
-		       (few == FEW_AUTO && !lnl_few_tiles_ws(op->M, op->K, op->Np, op->sms)))) {
+		       (few == FEW_AUTO &&
+			!lnl_few_tiles_ws(op->M, op->K, op->Np, op->sms, caps)))) {
 		if (fwd_skinny_setup())
 			return -1;
 		if (xt_choose(op, perm ? op->Np : op->N, perm, 1))
@@ -439,10 +445,14 @@ int lnl_fwd_choose(struct lnl_op *op, int ws_every_m)
 	// statistics pass then
 	op->ws_xt = op->h && op->stats && lnl_fwd_xt_possible(op->M, op->K, op->dt) &&
 		    (op->ko.v[OPT_WS_A] == WSA_XT || (op->ko.v[OPT_WS_A] == WSA_AUTO && ws_few));
+	// over x~, slices of K added in their cluster (no partials needed)
+	// unless ws_reduce asks for the reduction kernel
+	dsum = op->ws_xt && caps;
 	if (ws_few)
-		lnl_ws_plan(op->M, op->K, op->Np, op->sms, op->ws_xt, ws_tile_asked(op),
-			    slices_asked(op, OPT_WS_SPLIT), op->fpart != NULL, &op->ws_bn,
-			    &op->splits);
+		lnl_ws_plan(op->M, op->K, op->Np, op->sms, op->ws_xt, dsum ? caps : NULL,
+			    ws_tile_asked(op), slices_asked(op, OPT_WS_SPLIT),
+			    op->fpart != NULL || dsum, &op->ws_bn, &op->splits);
+	op->ws_dsum = dsum && op->splits > 1;
 	op->ws_pass = op->splits == 1 && !op->ws_xt && lnl_fwd_pass_possible(op->K, op->dt) &&
 		      (pass == PASS_ON || (pass == PASS_AUTO && op->N >= WS_PASS_N));
 	// pairs: not where the tiles are few (one block a tile took 0.51-0.99x

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "internal.h"
 #include "layernorm/layernorm.h"
+#include "skinny.cuh"
 #include "wgmma.cuh"
 
 // The kernels' configurations (their comments below say why): threads a
@@ -410,7 +411,17 @@ __device__ __forceinline__ void ws_part_store(float *__restrict__ part, const fl
 // from the tiles at n0 = 0), and k_fwd_split_reduce adds them in slice
 // order. Every slice shifts by the row's first element, read from x (over
 // x~, no sums: the reduction takes the pass's statistics).
-template <int MODE, int CL, int BN, bool SPLIT>
+//
+// DSUM (MODE WS_XT, CL 1): over slices of K as a cluster's blocks, one
+// a slice of one tile (`splits` blocks a cluster, a cluster a tile, one
+// tile a cluster: the grid is every tile's cluster, not persistent). Past
+// the k loop each block puts its sums into its ring (every stage consumed,
+// both warpgroups' wgmmas done); past a cluster barrier the math warps of
+// rank q (warps cw with cw % splits = q) add every rank's sums for their
+// rows in rank order through distributed shared memory (the same bits
+// every run) and store them; a second barrier keeps each block's shared
+// memory until all have read it. No partials in memory, no second kernel.
+template <int MODE, int CL, int BN, bool SPLIT, bool DSUM>
 __device__ __forceinline__ void
 ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ stats,
 	const float *__restrict__ sW, const float *__restrict__ bf,
@@ -424,6 +435,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	// column tiles of one row tile), not the W' tile: the larger of the two
 	constexpr bool PAIR_A = LNL_WS_PAIR_X(XT, CL, BN);
 	static_assert(!SPLIT || !PASS, "slices of K: statistics summed, or x~'s");
+	static_assert(!DSUM || (XT && CL == 1 && !SPLIT), "slices in a cluster: over x~ only");
+	static_assert(!DSUM || BM * BN * 4 <= WS_ST * STAGE, "a block's sums fit its ring");
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ __align__(8) uint64_t full[WS_ST], empty[WS_ST];
 	// s and b' of a tile, each math warpgroup's own copy (two buffers)
@@ -437,8 +450,9 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 	const long units_n = PAIR_A ? (tiles_n + 1) / 2 : tiles_n, tiles = units_m * units_n;
 	constexpr int UBM = PAIR_A ? BM : CL * BM, UBN = PAIR_A ? 2 * BN : BN;
 	const long units = SPLIT ? tiles * splits : tiles;
-	const long unit0 = blockIdx.x / CL, nunits = gridDim.x / CL;
-	const uint32_t rank = CL == 2 ? cluster_rank() : 0;
+	const int cs = DSUM ? splits : CL;  // blocks a cluster
+	const long unit0 = blockIdx.x / cs, nunits = gridDim.x / cs;
+	const uint32_t rank = CL == 2 || DSUM ? cluster_rank() : 0;
 	const int KT = (K + LNL_KTILE - 1) / LNL_KTILE, kchunk = (KT + splits - 1) / splits;
 	const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
 	const uint32_t fb = smem_u32(full), eb = smem_u32(empty);
@@ -450,12 +464,12 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 			*ke = min(KT, *kb + kchunk);
 		} else {
 			group_tile(q, units_m, units_n, WS_GROUP / CL, UBM, UBN, m0, n0);
-			*kb = 0;
-			*ke = KT;
+			*kb = DSUM ? (int)rank * kchunk : 0;
+			*ke = DSUM ? min(KT, *kb + kchunk) : KT;
 		}
 		if constexpr (PAIR_A)
 			*n0 += rank * BN;
-		else
+		else if constexpr (CL == 2)
 			*m0 += rank * BM;
 	};
 
@@ -515,6 +529,10 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		}
 		if constexpr (CL == 2)
 			cluster_sync();
+		if constexpr (DSUM) {  // the math warps' two
+			cluster_sync();
+			cluster_sync();
+		}
 		return;
 	}
 
@@ -613,6 +631,36 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 		}
 		wg_kloop<BN / 2>(kb, 1, ke, step, a0, a1, acc);
 		release(it - 1);
+		if constexpr (DSUM) {
+			float4 *const red = (float4 *)(smem_raw + (sbase - smem_u32(smem_raw)));
+			cg::cluster_group cl = cg::this_cluster();
+
+			bar_sync(1, 256);  // both warpgroups' wgmmas done: the ring is free
+#pragma unroll
+			for (int i = 0; i < BN / 8; i++)
+				red[i * 256 + mi] = make_float4(acc[4 * i], acc[4 * i + 1],
+								acc[4 * i + 2], acc[4 * i + 3]);
+			cluster_sync();
+			// rank 0's sums, then rank 1's added, ...: a rank's
+			// loads in flight at once, up to 64 registers' worth
+			constexpr int CH = BN / 8 < 16 ? BN / 8 : 16;
+#pragma unroll
+			for (int c = 0; c < BN / 8; c += CH)
+			for (int q = 0; cw % splits == (int)rank && q < splits; q++) {
+				const float4 *rq = cl.map_shared_rank(red, q) + mi;
+
+#pragma unroll
+				for (int i = c; i < c + CH; i++) {
+					const float4 v = rq[i * 256];
+
+					acc[4 * i] = q ? acc[4 * i] + v.x : v.x;
+					acc[4 * i + 1] = q ? acc[4 * i + 1] + v.y : v.y;
+					acc[4 * i + 2] = q ? acc[4 * i + 2] + v.z : v.z;
+					acc[4 * i + 3] = q ? acc[4 * i + 3] + v.w : v.w;
+				}
+			}
+			cluster_sync();
+		}
 		if constexpr (SPLIT) {
 			ws_part_store<BN, !XT>(part, acc, s1, s2, q / tiles, splits, m0 + row0 + g,
 					       n0, M, N, t, vec8);
@@ -642,6 +690,8 @@ ws_body(const CUtensorMap *tx, const CUtensorMap *tw, const float *__restrict__ 
 			bar_sync(3, 128);
 		else
 			bar_sync(2, 128);
+		if (DSUM && cw % splits != (int)rank)
+			continue;  // another rank stores these rows
 
 		// Epilogue, from the accumulators: y = rstd * (acc - (mean -
 		// c) * s) + b'. acc[4j + 2h + e] is row row0 + g + 8h, tile
@@ -740,7 +790,7 @@ k_fwd_fused_wgmma(const __nv_bfloat16 *__restrict__ x,
 	SM90A_ONLY(wgmma_body(x, Wf, sW, bf, y, M, K, N));
 }
 
-template <int MODE, int CL, int BN, bool SPLIT = false>
+template <int MODE, int CL, int BN, bool SPLIT = false, bool DSUM = false>
 __global__ void __launch_bounds__(WS_THREADS, 1)
 k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       const __grid_constant__ CUtensorMap tw, const float *__restrict__ stats,
@@ -748,18 +798,18 @@ k_fwd_fused_ws(const __grid_constant__ CUtensorMap tx,
 	       __nv_bfloat16 *__restrict__ y, long M, int K, int N,
 	       const __nv_bfloat16 *__restrict__ x, float *__restrict__ part, int splits)
 {
-	SM90A_ONLY((ws_body<MODE, CL, BN, SPLIT>(&tx, &tw, stats, sW, bf, y, M, K, N, x, part,
-						  splits)));
+	SM90A_ONLY((ws_body<MODE, CL, BN, SPLIT, DSUM>(&tx, &tw, stats, sW, bf, y, M, K, N, x,
+							part, splits)));
 }
 
 // Its dynamic shared memory, once a process, for each of its forms (the
 // 64-column tiles over x~ only: on x they took 0.97-2.56x the best
 // unfused time at 42 shapes of 128 to 1024 rows with few tiles, on an
 // H200, bench/RESULTS.md, "The warp-specialized kernel over x~").
-template <int MODE, int CL, int BN, bool SPLIT = false>
+template <int MODE, int CL, int BN, bool SPLIT = false, bool DSUM = false>
 static int ws_smem(void)
 {
-	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<MODE, CL, BN, SPLIT>,
+	return CUDA_CHECK(cudaFuncSetAttribute(k_fwd_fused_ws<MODE, CL, BN, SPLIT, DSUM>,
 					       cudaFuncAttributeMaxDynamicSharedMemorySize,
 					       WS_SMEM(MODE, BN)));
 }
@@ -767,7 +817,8 @@ static int ws_smem(void)
 template <int BN>
 static int ws_setup(void)
 {
-	if (ws_smem<WS_XT, 1, BN>() || ws_smem<WS_XT, 2, BN>() || ws_smem<WS_XT, 1, BN, true>())
+	if (ws_smem<WS_XT, 1, BN>() || ws_smem<WS_XT, 2, BN>() || ws_smem<WS_XT, 1, BN, true>() ||
+	    ws_smem<WS_XT, 1, BN, false, true>())
 		return -1;
 	if constexpr (BN != 64)
 		return ws_smem<WS_SUMS, 1, BN>() || ws_smem<WS_PASS, 1, BN>() ||
@@ -837,25 +888,27 @@ int lnl_tma_map(CUtensorMap *m, const void *p, long cols, long ld, long rows, in
 	return r == CUDA_SUCCESS ? 0 : error("cuTensorMapEncodeTiled failed (error %d)", (int)r);
 }
 
-// One launch of k_fwd_fused_ws<MODE, CL, BN, SPLIT> on grid blocks, in
-// clusters of CL (WS_XT: programmatically, behind the x~ pass).
-template <int MODE, int CL, int BN, bool SPLIT = false>
+// One launch of k_fwd_fused_ws<MODE, CL, BN, SPLIT, DSUM> on grid blocks,
+// in clusters of CL (DSUM: of op->splits; WS_XT: programmatically, behind
+// the x~ pass).
+template <int MODE, int CL, int BN, bool SPLIT = false, bool DSUM = false>
 static int ws_run(const struct lnl_op *op, const void *x, const CUtensorMap &tx,
 		  const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at[2];
 
-	cluster_config(&cfg, &at[0], CL, grid, WS_THREADS, WS_SMEM(MODE, BN), st);
+	cluster_config(&cfg, &at[0], DSUM ? (unsigned)op->splits : CL, grid, WS_THREADS,
+		       WS_SMEM(MODE, BN), st);
 	if (MODE == WS_XT)
 		config_programmatic(&cfg);
-	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<MODE, CL, BN, SPLIT>, tx, tw,
+	return CUDA_CHECK(cudaLaunchKernelEx(&cfg, k_fwd_fused_ws<MODE, CL, BN, SPLIT, DSUM>, tx, tw,
 					     (const float *)(MODE != WS_SUMS ? op->stats : NULL),
 					     (const float *)op->sW, (const float *)op->bf,
 					     (__nv_bfloat16 *)op->y, op->M, (int)op->K,
 					     (int)op->N, (const __nv_bfloat16 *)x,
 					     SPLIT ? op->fpart : (float *)NULL,
-					     SPLIT ? op->splits : 1));
+					     SPLIT || DSUM ? op->splits : 1));
 }
 
 template <int BN>
@@ -863,7 +916,8 @@ static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &
 		     const CUtensorMap &tw, unsigned grid, cudaStream_t st)
 {
 	if (op->ws_xt && op->splits > 1)
-		return ws_run<WS_XT, 1, BN, true>(op, x, tx, tw, grid, st);
+		return op->ws_dsum ? ws_run<WS_XT, 1, BN, false, true>(op, x, tx, tw, grid, st)
+				   : ws_run<WS_XT, 1, BN, true>(op, x, tx, tw, grid, st);
 	if (op->ws_xt)
 		return op->ws_cl == 2 ? ws_run<WS_XT, 2, BN>(op, x, tx, tw, grid, st)
 				      : ws_run<WS_XT, 1, BN>(op, x, tx, tw, grid, st);
@@ -886,7 +940,8 @@ static int ws_run_bn(const struct lnl_op *op, const void *x, const CUtensorMap &
 // tile, or a pair of tiles, of 128 x ws_bn, over all of K or one of
 // op->splits slices); with ws_pass, the rows' statistics pass first; with
 // ws_xt, the x~ pass first (x~ in op->h); over slices, the reduction
-// after.
+// after, or with ws_dsum none: a cluster of op->splits blocks a tile,
+// every tile's cluster launched.
 int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 {
 	const __nv_bfloat16 *x = (const __nv_bfloat16 *)xv;
@@ -895,7 +950,7 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	const int pair_a = LNL_WS_PAIR_X(op->ws_xt, cl, bn);
 	const long units = (pair_a ? (op->M + 127) / 128 * (((op->Np + bn - 1) / bn + 1) / 2)
 				   : lnl_ws_units(op->M, op->Np, cl, bn)) * splits;
-	const long most = cl == 2 ? op->ws_pairs : op->sms;
+	const long most = op->ws_dsum ? units : cl == 2 ? op->ws_pairs : op->sms;
 	const unsigned grid = (unsigned)(cl * (units < most ? units : most));
 	const int KT = lnl_ktiles(K, FP_BF16);
 	CUtensorMap tx, tw;
@@ -904,7 +959,8 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	if (bn != 256 && bn != 192 && bn != 128 && (bn != 64 || !op->ws_xt))
 		return error("ln_linear_fwd: no warp-specialized kernel with %d-column tiles%s",
 			     bn, op->ws_xt ? " over x~" : "");
-	if (splits < 1 || (splits > 1 && (!op->fpart || op->ws_pass || cl != 1)) ||
+	if (splits < 1 || (splits > 1 && ((!op->fpart && !op->ws_dsum) || op->ws_pass || cl != 1)) ||
+	    (op->ws_dsum && (!op->ws_xt || splits > LNL_SKINNY_MAX_SPLITS)) ||
 	    lnl_even_slices(KT, splits) != splits)
 		return error("ln_linear_fwd: the warp-specialized kernel cannot take %d slices "
 			     "of %d k-tiles%s", splits, KT,
@@ -929,8 +985,30 @@ int fwd_ws_launch(const struct lnl_op *op, const void *xv, cudaStream_t st)
 	    : bn == 64  ? ws_run_bn<64>(op, x, tx, tw, grid, st)
 			: ws_run_bn<256>(op, x, tx, tw, grid, st);
 	// slices over x~ leave no sums: the reduction takes the pass's statistics
-	return r || splits < 2 ? r
-			       : fwd_split_reduce_launch(op, splits, op->ws_xt ? op->stats : NULL, st);
+	return r || splits < 2 || op->ws_dsum
+		       ? r : fwd_split_reduce_launch(op, splits, op->ws_xt ? op->stats : NULL, st);
+}
+
+int fwd_ws_dsum_caps(const int **caps)
+{
+	// the 256-column form's shared memory speaks for all (one block an SM)
+	static int have[LNL_SKINNY_MAX_SPLITS + 1], done;
+
+	if (!done) {
+		for (int c = 1; c <= LNL_SKINNY_MAX_SPLITS; c++) {
+			cudaLaunchConfig_t cfg;
+			cudaLaunchAttribute at;
+
+			cluster_config(&cfg, &at, (unsigned)c, (unsigned)c, WS_THREADS,
+				       WS_SMEM(WS_XT, 256), 0);
+			if (CUDA_CHECK(cudaOccupancyMaxActiveClusters(
+					&have[c], k_fwd_fused_ws<WS_XT, 1, 256, false, true>, &cfg)))
+				return -1;
+		}
+		done = 1;
+	}
+	*caps = have;
+	return 0;
 }
 
 // (Measured with the 256-column form, which has the most shared memory:

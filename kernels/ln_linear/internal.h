@@ -168,11 +168,13 @@ enum {
 	OPT_SKINNY_X, OPT_WS_TILE, OPT_MMA_TILE, OPT_XA_TILE, OPT_XA_SPLIT, OPT_ST_SPLIT,
 	OPT_XA_PASS, OPT_RES_SPLIT, OPT_XT_TILE, OPT_XT_STAGE,
 	OPT_SPLIT_TILE, OPT_LT_ALGO, OPT_XT_SPLIT, OPT_ST_RING, OPT_WS_SPLIT, OPT_FEW_TILES,
-	OPT_WS_A
+	OPT_WS_A, OPT_WS_REDUCE
 };
 enum { FEW_AUTO, FEW_XT, FEW_WS, FEW_MMA };
 /* ws_a: the warp-specialized kernel's A, x (shifted in registers) or x~ */
 enum { WSA_AUTO, WSA_X, WSA_XT };
+/* ws_reduce: where the warp-specialized kernel's slices of K are added */
+enum { WSR_AUTO, WSR_CLUSTER, WSR_KERNEL };
 /* st_ring's values, as lnl_skinny_st_plan's ring argument takes them. */
 enum { STR_AUTO, STR_8, STR_16 };
 enum { GEMM_AUTO, GEMM_WS, GEMM_WGMMA, GEMM_MMA };
@@ -295,6 +297,8 @@ struct lnl_op {
 	int ws_pairs;        // ws_cl = 2: clusters of two resident at once
 	int ws_pass;         // FK_WS: statistics from a pass of their own
 	int ws_xt;           // FK_WS: A is x~ from the x~ pass (op->h), not x
+	int ws_dsum;         // FK_WS over x~ and slices of K: a cluster of
+	                     // `splits` blocks a tile, added through DSMEM
 	int ws_bn;           // FK_WS: columns a tile, 256 or 192 (lnl_ws_bn),
 	                     // or 128 where the tiles are few (lnl_ws_plan;
 	                     // over x~ also 64)
@@ -375,6 +379,10 @@ int fwd_split_reduce_launch(const struct lnl_op *op, int splits, const float *st
  * 32 and 64 rows of x, 3 for it at 32 rows in the deep ring (FWD_CAPS_XA,
  * FWD_CAPS_ST(mp), FWD_CAPS_ST_DEEP). 0, or -1 (reported). */
 int fwd_skinny_stream_caps(int which, const int **caps);
+/* fwd_wgmma.cu: clusters of the warp-specialized kernel over x~ in slices
+ * of K (ws_dsum) the device holds at once, (*caps)[s] for s = 1 ..
+ * LNL_SKINNY_MAX_SPLITS blocks (asked once a process). 0, or -1 (reported). */
+int fwd_ws_dsum_caps(const int **caps);
 #define FWD_CAPS_XA 0
 #define FWD_CAPS_ST(mp) ((mp) > 32 ? 2 : 1)
 #define FWD_CAPS_ST_DEEP 3

@@ -176,46 +176,74 @@ int lnl_few_big_tiles(long M, long N, int sms);
 int lnl_fwd_splits(long M, long K, long N, enum fp_dtype dt, int sms);
 /* The warp-specialized kernel where its 128 x 256 tiles fill under half
  * the SMs (bf16 on Hopper, more than LNL_SKINNY_RES_MAX_M rows): its
- * slices of K (*splits: want_splits, at most LNL_WS_SPLIT_MAX with
+ * slices of K (*splits) and its tiles' width (*bn).
+ *
+ * Over x (xt 0): want_splits, at most LNL_WS_SPLIT_MAX with
  * LNL_SPLIT_MIN_KT k-tiles each, none empty, 1 where parts is 0 (no room
- * for partials) or want_splits 0; over 1, fp32 partials as the split-K
- * forward's, added by its reduction) and its tiles' width (*bn: want_bn,
- * or the one of least time as a model has it: one block an SM in rounds
- * of sms, a partial round costing a whole one; over x (xt 0: 256, 192 or
- * 128) a k-tile costing its columns plus LNL_WS_KT_COLS, the A fragments'
- * shift and sums whatever the width; over x~ (xt 1: 256, 192, 128 or 64)
- * plus LNL_WS_XT_KT_COLS; ties to the wider). Auto never slices K: on x,
- * over 2 and 4 slices the op took 0.90-3.7x the time of one slice on an
- * H200 at the 12 shapes of 65 to 1024 rows where auto took this kernel,
- * slower at 21 of the 24 (bench/RESULTS.md, "Few tiles from 65 rows"); on
- * x~ the best of 2 to 4 slices beat one slice at 3 of 67 shapes (the
- * reduction alone took 6.6-7.3 us at 1024 x 1024 and 512 x 2048 outputs;
- * "The warp-specialized kernel over x~"). */
+ * for partials) or want_splits 0 (auto never slices K over x: over 2 and
+ * 4 slices the op took 0.90-3.7x the time of one slice on an H200 at the
+ * 12 shapes of 65 to 1024 rows where auto took this kernel, bench/
+ * RESULTS.md, "Few tiles from 65 rows"); fp32 partials as the split-K
+ * forward's, added by its reduction; the width want_bn, or of 256, 192
+ * and 128 the one of least time as a model has it: one block an SM in
+ * rounds of sms, a partial round costing a whole one, a k-tile its
+ * columns plus LNL_WS_KT_COLS (the A fragments' shift and sums whatever
+ * the width; ties to the wider).
+ *
+ * Over x~ (xt 1): the width (256, 192, 128 or 64) and, where caps is not
+ * NULL and want_splits 0, the slices (1 to LNL_WS_DSUM_AUTO, each a
+ * cluster's block, their sums added through distributed shared memory:
+ * caps[s] clusters of s blocks held at once) of least time as
+ * lnl_few_ws_ns has it; want_bn and want_splits fix either (slices with
+ * parts 0 and caps NULL: 1). */
 #define LNL_WS_SPLIT_MAX 8
 #define LNL_WS_KT_COLS 64
+#define LNL_WS_DSUM_AUTO 3
+void lnl_ws_plan(long M, long K, long Np, int sms, int xt, const int *caps, int want_bn,
+		 int want_splits, int parts, int *bn, int *splits);
+/* The few-tile class (bf16 on Hopper, more than LNL_SKINNY_RES_MAX_M rows,
+ * the 128 x 256 tiles under half the SMs) over x~, in a model fitted on an
+ * H200 (bench/RESULTS.md, "Slices of K in a cluster over x~"): modelled
+ * times in ns of the GEMM after the x~ pass (the same pass for both).
+ *
+ * lnl_few_ws_ns: the warp-specialized kernel over x~ in 128 x w tiles
+ * over s slices of K (a cluster of s blocks a tile; caps[s] clusters held
+ * at once, sms blocks at s = 1): rounds of the clusters held at once, each
+ * round its k-tiles of a slice times a k-tile's cost plus LNL_FEW_ROUND_NS
+ * (fill, epilogue) and, over slices, the sums' exchange (LNL_FEW_DSUM_NS
+ * plus LNL_FEW_DSUM_COL_NS a column). A k-tile costs LNL_FEW_WS_KT_NS a
+ * column plus LNL_WS_XT_KT_COLS (the multiply), or where the blocks at
+ * once are many, LNL_FEW_L2_NS for each byte-row (128 + w) of each block
+ * running (the tiles' share of L2's bandwidth), whichever is more.
+ *
+ * lnl_few_xt_ns: the x~ kernel in 64-row tiles of x~ and lnl_skinny_xt_tile's
+ * rows of W' (else 96): rounds of sms blocks, each its k-tiles plus
+ * LNL_FEW_XT_FILL (the ring's fill) times LNL_FEW_XT_KT_NS a row of W'
+ * plus LNL_FEW_XT_KT_ROWS, plus LNL_FEW_XT_ROUND_NS.
+ *
+ * Fitted on 65 shapes of 65 to 1024 rows (K 264-14336, N 100-9216; the
+ * x~ kernel and 13 forms of the kernel over x~ timed at each) so that the
+ * form of least modelled time is the fastest measured or near it: in
+ * sample it took the fastest at 58, within 1.05x of it at 61, at most
+ * 1.17x (the previous model, without slices: the fastest at 44, within
+ * 1.05x at 48, at most 2.3x). */
 #define LNL_WS_XT_KT_COLS 56
-void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want_splits,
-		 int parts, int *bn, int *splits);
-/* Where the 128 x 256 tiles are few (bf16 on Hopper, more than
- * LNL_SKINNY_RES_MAX_M rows), whether auto takes the warp-specialized
- * kernel (over x~ in lnl_ws_plan's tiles, or over x past LNL_XT_MAX_M
- * rows, where there is no x~) rather than the x~ kernel in 64-row tiles
- * of x~ (its tile of W' as lnl_skinny_xt_tile picks it, else 96 rows): the
- * one of less time as a model fitted on an H200 has it, rounds of blocks
- * (one an SM) times their k-tiles times a k-tile's cost, in units of about
- * 0.2 ns: LNL_FEW_WS_C (columns + LNL_WS_XT_KT_COLS) for the warp-
- * specialized kernel's 128 x w tile, LNL_FEW_XT_C (rows of W' +
- * LNL_FEW_XT_KT_ROWS) for the x~ kernel's 64-row block, which also pays
- * LNL_FEW_XT_FILL k-tiles more (its ring's fill before the first wgmma).
- * At the 55 shapes of 65 to 1024 rows in the class timed there it took the
- * fastest of the five (the x~ kernel; the warp-specialized kernel in four
- * widths) at 53, and 1.016x and 1.029x the fastest's time at the other
- * two (bench/RESULTS.md, "The warp-specialized kernel over x~"). */
-#define LNL_FEW_WS_C 7
-#define LNL_FEW_XT_C 8
-#define LNL_FEW_XT_KT_ROWS 24
-#define LNL_FEW_XT_FILL 8
-int lnl_few_tiles_ws(long M, long K, long Np, int sms);
+#define LNL_FEW_WS_KT_NS 1.91
+#define LNL_FEW_L2_NS 0.0104
+#define LNL_FEW_ROUND_NS 2100.0
+#define LNL_FEW_DSUM_NS 83.0
+#define LNL_FEW_DSUM_COL_NS 42.3
+#define LNL_FEW_XT_KT_NS 1.90
+#define LNL_FEW_XT_KT_ROWS 28
+#define LNL_FEW_XT_FILL 7
+#define LNL_FEW_XT_ROUND_NS 1773.0
+double lnl_few_ws_ns(long M, long K, long Np, int sms, const int *caps, int w, int s);
+double lnl_few_xt_ns(long M, long K, long Np, int sms);
+/* Whether auto takes the warp-specialized kernel where the 128 x 256 tiles
+ * are few (over x~ in lnl_ws_plan's tiles and slices, or over x past
+ * LNL_XT_MAX_M rows, where there is no x~) rather than the x~ kernel: the
+ * one of less modelled time (above). caps as lnl_ws_plan's. */
+int lnl_few_tiles_ws(long M, long K, long Np, int sms, const int *caps);
 /* Whether the warp-specialized kernel's blocks may pair up (clusters=auto,
  * where N and K call for it) at M rows: the 128-row tiles even, or 8 and
  * more (an odd count leaves one pair in (tiles + 1) / 2 half idle: at 384

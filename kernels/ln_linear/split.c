@@ -254,21 +254,77 @@ int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
 	return ws_slices_max(lnl_ktiles(K, dt));
 }
 
-/* The warp-specialized kernel's modelled time at M x Np in 128 x w tiles
- * over `splits` slices of kt k-tiles: rounds of one block an SM, a k-tile
- * costing w + cols. */
-static long ws_cost(long M, long kt, long Np, int sms, int w, int splits, int cols)
+/* The warp-specialized kernel's modelled time over x at M x Np in 128 x w
+ * tiles: rounds of one block an SM, a k-tile costing w + LNL_WS_KT_COLS. */
+static long ws_cost(long M, long kt, long Np, int sms, int w)
 {
-	return ceil_div(ceil_div(M, 128) * ceil_div(Np, w) * splits, sms) *
-	       ceil_div(kt, splits) * (w + cols);
+	return ceil_div(ceil_div(M, 128) * ceil_div(Np, w), sms) * kt * (w + LNL_WS_KT_COLS);
 }
 
-void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want_splits,
-		 int parts, int *bn, int *splits)
+double lnl_few_ws_ns(long M, long K, long Np, int sms, const int *caps, int w, int s)
+{
+	const long kt = lnl_ktiles(K, FP_BF16), tiles = ceil_div(M, 128) * ceil_div(Np, w);
+	// (clusters held at once: as caps says, else as many as fit the SMs)
+	const long held = s == 1 ? sms : caps ? caps[s] : sms / s;
+	const long at_once = (tiles < held ? tiles : held) * s;
+	double kt_ns = LNL_FEW_WS_KT_NS * (w + LNL_WS_XT_KT_COLS), round_ns;
+
+	if (held < 1 || kt < 1)
+		return -1;
+	if (LNL_FEW_L2_NS * at_once * (128 + w) > kt_ns)
+		kt_ns = LNL_FEW_L2_NS * at_once * (128 + w);
+	round_ns = ceil_div(kt, s) * kt_ns + LNL_FEW_ROUND_NS;
+	if (s > 1)
+		round_ns += LNL_FEW_DSUM_NS + LNL_FEW_DSUM_COL_NS * w;
+	return ceil_div(tiles, held) * round_ns;
+}
+
+double lnl_few_xt_ns(long M, long K, long Np, int sms)
+{
+	const long kt = lnl_ktiles(K, FP_BF16), mt = ceil_div(M, 64);
+	int xbn;
+
+	if (sms < 1 || kt < 1)
+		return -1;
+	xbn = lnl_skinny_xt_tile(Np, (int)(sms / mt));
+	if (!xbn)
+		xbn = 96;
+	return ceil_div(mt * ceil_div(Np, xbn), sms) *
+	       ((kt + LNL_FEW_XT_FILL) * LNL_FEW_XT_KT_NS * (xbn + LNL_FEW_XT_KT_ROWS) +
+		LNL_FEW_XT_ROUND_NS);
+}
+
+/* Over x~: the width and slices of least lnl_few_ws_ns (want_bn, want_s
+ * fix either; slices up to smax); its time. */
+static double ws_xt_best(long M, long K, long Np, int sms, const int *caps, int want_bn,
+			 int want_s, int smax, int *bn, int *splits)
 {
 	static const int widths[] = { 256, 192, 128, 64 };
+	const int kt = lnl_ktiles(K, FP_BF16);
+	double best = -1;
+
+	for (int i = 0; i < 4; i++) {
+		if (want_bn && widths[i] != want_bn)
+			continue;
+		for (int s = want_s ? want_s : 1; s <= (want_s ? want_s : smax); s++) {
+			const int se = lnl_even_slices(kt, s);
+			const double t = lnl_few_ws_ns(M, K, Np, sms, caps, widths[i], se);
+
+			if (t >= 0 && (best < 0 || t < best)) {
+				best = t;
+				*bn = widths[i];
+				*splits = se;
+			}
+		}
+	}
+	return best;
+}
+
+void lnl_ws_plan(long M, long K, long Np, int sms, int xt, const int *caps, int want_bn,
+		 int want_splits, int parts, int *bn, int *splits)
+{
+	static const int widths[] = { 256, 192, 128 };
 	const int kt = lnl_ktiles(K, FP_BF16), smax = ws_slices_max(kt);
-	const int cols = xt ? LNL_WS_XT_KT_COLS : LNL_WS_KT_COLS;
 	int s = want_splits;
 	long best = -1;
 
@@ -278,10 +334,21 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int xt, int want_bn, int want
 		s = smax;
 	*splits = lnl_even_slices(kt, s);
 	*bn = want_bn ? want_bn : 256;
-	if (want_bn || sms < 1 || M < 1 || Np < 1 || kt < 1)
+	if (sms < 1 || M < 1 || Np < 1 || kt < 1)
 		return;
-	for (int i = 0; i < (xt ? 4 : 3); i++) {
-		const long t = ws_cost(M, kt, Np, sms, widths[i], *splits, cols);
+	if (xt) {
+		// slices: as asked, else the model's where they may be added
+		// in a cluster (caps), none past LNL_WS_DSUM_AUTO
+		const int sa = want_splits > 0 ? *splits : caps ? 0 : 1;
+		const int sm = smax < LNL_WS_DSUM_AUTO ? smax : LNL_WS_DSUM_AUTO;
+
+		ws_xt_best(M, K, Np, sms, caps, want_bn, sa, sm, bn, splits);
+		return;
+	}
+	if (want_bn)
+		return;
+	for (int i = 0; i < 3; i++) {
+		const long t = ws_cost(M, kt, Np, sms, widths[i]);
 
 		if (best < 0 || t < best) {
 			best = t;
@@ -374,24 +441,20 @@ int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 	return dt == FP_BF16 && M > LNL_SKINNY_MAX_M && M <= LNL_XT_MAX_M && K % 8 == 0;
 }
 
-int lnl_few_tiles_ws(long M, long K, long Np, int sms)
+int lnl_few_tiles_ws(long M, long K, long Np, int sms, const int *caps)
 {
-	const long kt = lnl_ktiles(K, FP_BF16), mt = ceil_div(M, 64);
-	int w, s, xbn;
-	long ws, xt;
+	const int kt = lnl_ktiles(K, FP_BF16), smax = ws_slices_max(kt);
+	int w, sl;
+	double ws, xt;
 
 	if (!lnl_fwd_xt_possible(M, K, FP_BF16))
 		return 1;
 	if (sms < 1 || kt < 1)
 		return 0;
-	lnl_ws_plan(M, K, Np, sms, 1, 0, 1, 0, &w, &s);
-	ws = LNL_FEW_WS_C * ws_cost(M, kt, Np, sms, w, 1, LNL_WS_XT_KT_COLS);
-	xbn = lnl_skinny_xt_tile(Np, (int)(sms / mt));
-	if (!xbn)
-		xbn = 96;
-	xt = ceil_div(mt * ceil_div(Np, xbn), sms) * (kt + LNL_FEW_XT_FILL) * LNL_FEW_XT_C *
-	     (xbn + LNL_FEW_XT_KT_ROWS);
-	return ws < xt;
+	ws = ws_xt_best(M, K, Np, sms, caps, 0, caps ? 0 : 1,
+			smax < LNL_WS_DSUM_AUTO ? smax : LNL_WS_DSUM_AUTO, &w, &sl);
+	xt = lnl_few_xt_ns(M, K, Np, sms);
+	return ws >= 0 && ws < xt;
 }
 
 int lnl_fwd_part_slices(long M, long K, long N, enum fp_dtype dt, int sms)

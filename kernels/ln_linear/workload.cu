@@ -215,7 +215,11 @@ static void lnl_kernel(const struct fp_op *fop, char *buf, size_t n)
 		snprintf(buf, n, "wgmma 128x256");
 		break;
 	case FK_WS:
-		if (op->splits > 1)
+		if (op->ws_dsum)
+			snprintf(buf, n, "wgmma warp-specialized 128x%d over %d slices of K in a "
+				 "cluster, reduced through DSMEM, x~ = x - c and the statistics "
+				 "from a pass as A", op->ws_bn, op->splits);
+		else if (op->splits > 1)
 			snprintf(buf, n, "wgmma warp-specialized 128x%d, clusters of %d, over %d "
 				 "slices of K, then a reduction%s", op->ws_bn, op->ws_cl, op->splits,
 				 op->ws_xt ? ", x~ = x - c and the statistics from a pass as A" : "");
@@ -254,6 +258,7 @@ static const char *const skinny_x_values[] = { "auto", "resident", "stream", "st
 						  "stream_xt", NULL };
 static const char *const ws_tile_values[] = { "auto", "256", "192", "128", "64", NULL };
 static const char *const ws_a_values[] = { "auto", "x", "xt", NULL };
+static const char *const ws_reduce_values[] = { "auto", "cluster", "kernel", NULL };
 static const char *const mma_tile_values[] = { "auto", "256", "192", NULL };
 static const char *const few_tiles_values[] = { "auto", "xt", "ws", "mma", NULL };
 static constexpr struct fp_kopt fwd_kopts[] = {
@@ -395,18 +400,19 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	{ "ws_split", lnl_xa_split_values,
 	  "slices of K of the warp-specialized kernel where its 128x256 tiles would fill "
 	  "under half the SMs (bf16 from 65 rows, where few_tiles takes it): a block a "
-	  "tile and slice, fp32 partials added in slice order by a reduction (deterministic; "
-	  "1: all of K a block, no reduction); at most 8, 2 k-tiles a slice or more; auto: 1 "
-	  "(2 and 4 slices were slower at 21 of 24 points where auto takes the kernel)",
+	  "tile and slice, their sums added in slice order (deterministic) as ws_reduce says "
+	  "(1: all of K a block); at most 8, 2 k-tiles a slice or more; auto: over x~ with "
+	  "ws_reduce=cluster the model's 1 to 3 (lnl_ws_plan, lnl_few_ws_ns), else 1 (over "
+	  "x, 2 and 4 slices were slower at 21 of 24 points where auto takes the kernel)",
 	  "2" },
 	{ "few_tiles", few_tiles_values,
 	  "bf16 on Hopper from 65 rows where the 128x256 tiles would fill under half the SMs: "
 	  "x~ = x - c and the statistics from a pass, then the x~ kernel's GEMM over 64-row "
 	  "tiles of x~ (xt; xt_tile, xt_split, xt_stage), the warp-specialized kernel in "
 	  "tiles and slices of K (ws; ws_a, ws_tile, ws_split), or the 64x128 mma.sync kernel or "
-	  "its slices of K (mma); auto: the faster of xt and ws over x~ in a model of their "
-	  "rounds of blocks and k-tiles fitted on an H200, ws over x past 1024 rows "
-	  "(lnl_few_tiles_ws)",
+	  "its slices of K (mma); auto: the faster of xt and ws over x~ (its tiles and "
+	  "slices of K in a cluster) in a model of their rounds of blocks and k-tiles fitted "
+	  "on an H200, ws over x past 1024 rows (lnl_few_tiles_ws)",
 	  "ws,mma" },
 	{ "ws_a", ws_a_values,
 	  "the warp-specialized kernel's A operand: x, shifted by each row's first element "
@@ -416,6 +422,13 @@ static constexpr struct fp_kopt fwd_kopts[] = {
 	  "auto: xt where the 128x256 tiles would fill under half the SMs (there the kernel "
 	  "over x took 1.01-2.0x its time on an H200), else x",
 	  "x,xt" },
+	{ "ws_reduce", ws_reduce_values,
+	  "where the warp-specialized kernel's slices of K (ws_split) are added: over x~, "
+	  "in the cluster of a tile's slices through distributed shared memory, in rank "
+	  "order, no partials in memory (cluster), or by a reduction kernel after, from fp32 "
+	  "partials in memory (kernel; over x always); auto: cluster over x~ (on an H200 "
+	  "the reduction kernel alone took 6.6-7.3 us at 1M outputs)",
+	  "kernel" },
 	{ NULL, NULL, NULL },
 };
 
@@ -440,7 +453,8 @@ static_assert(kopt_at(OPT_GEMM, "gemm") && kopt_at(OPT_CLUSTERS, "clusters") &&
 		      kopt_at(OPT_XT_STAGE, "xt_stage") && kopt_at(OPT_SPLIT_TILE, "split_tile") &&
 		      kopt_at(OPT_LT_ALGO, "lt_algo") && kopt_at(OPT_XT_SPLIT, "xt_split") &&
 		      kopt_at(OPT_ST_RING, "st_ring") && kopt_at(OPT_WS_SPLIT, "ws_split") &&
-		      kopt_at(OPT_FEW_TILES, "few_tiles") && kopt_at(OPT_WS_A, "ws_a"),
+		      kopt_at(OPT_FEW_TILES, "few_tiles") && kopt_at(OPT_WS_A, "ws_a") &&
+		      kopt_at(OPT_WS_REDUCE, "ws_reduce"),
 	      "fwd_kopts in the order of the OPT_* indices");
 
 // ---------------------------------------------------------------------------
@@ -1053,13 +1067,18 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 // over 64-row tiles of x~ (x~'s rows padded to whole tiles, M past a tile,
 // K's last k-tile partial, 2052 not a multiple of 8; 130 rows: one tile of
 // W'), and with the tested few_tiles=ws the warp-specialized kernel over
-// x~; 200 x 264 -> 100 and 256 x 1000 -> 4100 take that kernel in 128 x 64
-// tiles (N not a multiple of 8: the scalar epilogue; K's last k-tile
-// partial, M past a row tile), 333 x 1000 -> 3000 in 128 x 128 tiles (M
-// and N past whole tiles), with the tested ws_tile=64 in 128 x 64, with
-// ws_split=2 over slices of K (the reduction taking the x~ pass's
-// statistics) and with ws_a=x over x; 512 x 4096 -> 16384 takes it over x~
-// in pairs with ws_a=xt. 1100 x 1000 -> 200 has too few tiles and too many
+// x~ (200 x 264 -> 100 in 128 x 64 tiles: N not a multiple of 8, the
+// scalar epilogue); 256 x 1000 -> 4100 takes that kernel in 128 x 64
+// tiles (K's last k-tile partial, M past a row tile), 333 x 1000 -> 3000
+// in 128 x 128 tiles (M and N past whole tiles), with the tested
+// ws_tile=64 in 128 x 64, with ws_split=2 over slices of K in a cluster,
+// with ws_split=2 and ws_reduce=kernel by the reduction kernel (taking
+// the x~ pass's statistics) and with ws_a=x over x; 100 x 4104 -> 1000
+// over 3 slices of K in a cluster (22, 22 and 21 k-tiles, the last
+// partial; N past a 64-column tile), 200 x 6000 -> 2100 over 2 (N not a
+// multiple of 8: the scalar epilogue of each rank's rows; M past a row
+// tile), and with ws_reduce=kernel both by the reduction kernel; 512 x
+// 4096 -> 16384 takes it over x~ in pairs with ws_a=xt. 1100 x 1000 -> 200 has too few tiles and too many
 // rows for x~: the kernel over x in 128 x 128 tiles, with ws_split=2 over
 // slices of K (N past its last 128-column tile).
 #define LNL_TESTS "M=1,K=1,N=1;M=3,K=1023,N=17;M=200,K=264,N=100;M=1,K=2048,N=200;" \
@@ -1069,7 +1088,7 @@ static const char *const lnl_profiles[] = { "normal", "offset", "constant", NULL
 	"M=40,K=1000,N=2100;M=20,K=300,N=5000;M=50,K=4104,N=999;M=33,K=3000,N=520;" \
 	"M=20,K=6152,N=700;M=2,K=1544,N=4100;M=9,K=8200,N=40;M=45,K=3000,N=4000;" \
 	"M=300,K=1000,N=1000;M=130,K=3000,N=2052;M=256,K=1000,N=4100;M=333,K=1000,N=3000;" \
-	"M=1100,K=1000,N=200"
+	"M=1100,K=1000,N=200;M=100,K=4104,N=1000;M=200,K=6000,N=2100"
 // The naive variants run the suite's smallest shape only (still paired
 // with the fused variant there): their place on the roofline shows at any
 // size, and at K = 4096, N = 16384 one naive forward repetition takes ~22 s.
