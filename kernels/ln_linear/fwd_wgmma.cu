@@ -1,11 +1,13 @@
 // fwd_wgmma.cu - the LayerNorm+Linear bf16 fused forward on Hopper: the
 // wgmma kernel (k_fwd_fused_wgmma), then the warp-specialized persistent
 // one (k_fwd_fused_ws: TMA, mbarriers, setmaxnreg, clusters multicasting
-// W' or x~; A is x shifted in its registers, or x~ from the x~ kernel's
-// pass read from shared memory). Built for sm_90a (local.mk), as
+// W' or x~, or adding a tile's slices of K through distributed shared
+// memory; A is x shifted in its registers, or x~ from the x~ kernel's pass
+// read from shared memory). Built for sm_90a (local.mk), as
 // fwd_skinny_wg.cu is: wgmma, setmaxnreg and the cluster instructions exist
-// only there; wgmma.cuh holds the primitives both files use. See internal.h for the numerics and
-// fwd_mma.cu for the data path both kernels build on.
+// only there; wgmma.cuh holds the primitives both files use. See
+// internal.h for the numerics and fwd_mma.cu for the data path both
+// kernels build on.
 #include "config.h"
 
 #include <cuda.h>

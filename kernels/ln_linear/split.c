@@ -246,6 +246,14 @@ static int ws_slices_max(int kt)
 	return s < 2 ? 1 : s > LNL_WS_SPLIT_MAX ? LNL_WS_SPLIT_MAX : s;
 }
 
+/* Over x~, auto's most slices in a cluster of kt k-tiles. */
+static int ws_dsum_max(int kt)
+{
+	const int s = ws_slices_max(kt);
+
+	return s < LNL_WS_DSUM_AUTO ? s : LNL_WS_DSUM_AUTO;
+}
+
 int lnl_ws_split_max(long M, long K, long N, enum fp_dtype dt)
 {
 	if (dt != FP_BF16 || M <= LNL_SKINNY_RES_MAX_M || K < 1 ||
@@ -340,9 +348,8 @@ void lnl_ws_plan(long M, long K, long Np, int sms, int xt, const int *caps, int 
 		// slices: as asked, else the model's where they may be added
 		// in a cluster (caps), none past LNL_WS_DSUM_AUTO
 		const int sa = want_splits > 0 ? *splits : caps ? 0 : 1;
-		const int sm = smax < LNL_WS_DSUM_AUTO ? smax : LNL_WS_DSUM_AUTO;
 
-		ws_xt_best(M, K, Np, sms, caps, want_bn, sa, sm, bn, splits);
+		ws_xt_best(M, K, Np, sms, caps, want_bn, sa, ws_dsum_max(kt), bn, splits);
 		return;
 	}
 	if (want_bn)
@@ -443,7 +450,7 @@ int lnl_fwd_xt_possible(long M, long K, enum fp_dtype dt)
 
 int lnl_few_tiles_ws(long M, long K, long Np, int sms, const int *caps)
 {
-	const int kt = lnl_ktiles(K, FP_BF16), smax = ws_slices_max(kt);
+	const int kt = lnl_ktiles(K, FP_BF16);
 	int w, sl;
 	double ws, xt;
 
@@ -451,8 +458,7 @@ int lnl_few_tiles_ws(long M, long K, long Np, int sms, const int *caps)
 		return 1;
 	if (sms < 1 || kt < 1)
 		return 0;
-	ws = ws_xt_best(M, K, Np, sms, caps, 0, caps ? 0 : 1,
-			smax < LNL_WS_DSUM_AUTO ? smax : LNL_WS_DSUM_AUTO, &w, &sl);
+	ws = ws_xt_best(M, K, Np, sms, caps, 0, caps ? 0 : 1, ws_dsum_max(kt), &w, &sl);
 	xt = lnl_few_xt_ns(M, K, Np, sms);
 	return ws >= 0 && ws < xt;
 }
