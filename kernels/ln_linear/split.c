@@ -308,13 +308,13 @@ static double ws_xt_best(long M, long K, long Np, int sms, const int *caps, int 
 			 int want_s, int smax, int *bn, int *splits)
 {
 	static const int widths[] = { 256, 192, 128, 64 };
-	const int kt = lnl_ktiles(K, FP_BF16);
+	const int kt = lnl_ktiles(K, FP_BF16), lo = want_s ? want_s : 1, hi = want_s ? want_s : smax;
 	double best = -1;
 
 	for (int i = 0; i < 4; i++) {
 		if (want_bn && widths[i] != want_bn)
 			continue;
-		for (int s = want_s ? want_s : 1; s <= (want_s ? want_s : smax); s++) {
+		for (int s = lo; s <= hi; s++) {
 			const int se = lnl_even_slices(kt, s);
 			const double t = lnl_few_ws_ns(M, K, Np, sms, caps, widths[i], se);
 
